@@ -1,0 +1,13 @@
+//! Bristlecone: a GPU many-body frictional contact engine.
+//!
+//! The compute runs as WGSL compute shaders through `wgpu`; the CPU builds the scene,
+//! records command buffers and reads back results at output frames. Every GPU stage has a
+//! plain f64 CPU twin in [`reference`] that tests compare against.
+
+pub mod collide;
+pub mod gpu;
+pub mod io;
+pub mod reference;
+pub mod scene;
+pub mod solve;
+pub mod step;
