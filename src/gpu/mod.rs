@@ -1,1 +1,8 @@
-//! (in progress)
+//! GPU plumbing: device, kernels, buffers.
+
+pub mod buffers;
+pub mod context;
+pub mod kernel;
+
+pub use context::{shared_context, BackendChoice, GpuContext, GpuError, WORKGROUP_SIZE};
+pub use kernel::{Kernel, ShaderSource, SHADERS};

@@ -1,1 +1,3 @@
-//! (in progress)
+//! Plain CPU (f64) twins of the GPU stages: the oracles the tests compare against.
+
+pub mod integrate;

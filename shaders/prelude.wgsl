@@ -1,0 +1,36 @@
+// Shared by every stage: constants, indexing, quaternion maths.
+// Quaternions are vec4(x, y, z, w), unit length, rotating body frame -> world frame.
+
+const WG: u32 = 256u;
+
+// Body motion kinds (info.x).
+const MOTION_DYNAMIC: u32 = 0u;
+const MOTION_KINEMATIC: u32 = 1u;
+const MOTION_FIXED: u32 = 2u;
+
+// Shape kinds (info.z). Boundaries are bodies too, so moving walls need no special case.
+const SHAPE_SPHERE: u32 = 0u;
+const SHAPE_PLANE: u32 = 1u;
+const SHAPE_BOX_CONTAINER: u32 = 2u;
+const SHAPE_SOLID_BOX: u32 = 3u;
+const SHAPE_CYLINDER_CONTAINER: u32 = 4u;
+const SHAPE_SOLID_CYLINDER: u32 = 5u;
+const SHAPE_MESH: u32 = 6u;
+
+// Flat invocation index of a (possibly 2-D) grid of WG-wide workgroups.
+fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + gid.y * nwg.x * WG;
+}
+
+fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
+}
+
+fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    let t = 2.0 * cross(q.xyz, v);
+    return v + q.w * t + cross(q.xyz, t);
+}
+
+fn quat_rotate_inv(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
+    return quat_rotate(vec4<f32>(-q.xyz, q.w), v);
+}

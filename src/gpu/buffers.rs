@@ -1,0 +1,108 @@
+//! Buffer helpers: typed creation, upload and blocking readback.
+
+use super::context::{GpuContext, GpuError};
+use wgpu::util::DeviceExt;
+
+pub const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+/// A storage buffer holding `data` (at least 16 bytes: zero-sized bindings are invalid).
+pub fn storage_from<T: bytemuck::Pod>(ctx: &GpuContext, label: &str, data: &[T]) -> wgpu::Buffer {
+    let bytes: &[u8] = bytemuck::cast_slice(data);
+    if bytes.len() < 16 {
+        let mut padded = bytes.to_vec();
+        padded.resize(16, 0);
+        return ctx
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &padded,
+                usage: STORAGE,
+            });
+    }
+    ctx.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytes,
+            usage: STORAGE,
+        })
+}
+
+/// A zeroed storage buffer of `bytes` bytes (rounded up to 16), checked against the limit.
+pub fn storage_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer, GpuError> {
+    let size = bytes.max(16).next_multiple_of(16);
+    if size > ctx.max_binding() {
+        return Err(GpuError::TooLarge {
+            what: label.into(),
+            needed: size,
+            limit: ctx.max_binding(),
+        });
+    }
+    Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: STORAGE | wgpu::BufferUsages::INDIRECT,
+        mapped_at_creation: false,
+    }))
+}
+
+/// A uniform buffer initialised with `value`.
+pub fn uniform_from<T: bytemuck::Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu::Buffer {
+    ctx.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytemuck::bytes_of(value),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        })
+}
+
+/// Reads `count` elements of `T` from the start of `buffer` (blocking).
+pub fn read_buffer<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    count: usize,
+) -> Result<Vec<T>, GpuError> {
+    let bytes = (count * std::mem::size_of::<T>()) as u64;
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size: bytes.next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes.next_multiple_of(4));
+    ctx.queue.submit([enc.finish()]);
+    map_and_read(ctx, &staging, count)
+}
+
+/// Maps a MAP_READ buffer and copies out `count` elements.
+pub fn map_and_read<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    staging: &wgpu::Buffer,
+    count: usize,
+) -> Result<Vec<T>, GpuError> {
+    let bytes = (count * std::mem::size_of::<T>()) as u64;
+    let slice = staging.slice(0..bytes.next_multiple_of(4));
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| GpuError::Readback(e.to_string()))?;
+    rx.recv()
+        .map_err(|e| GpuError::Readback(e.to_string()))?
+        .map_err(|e| GpuError::Readback(e.to_string()))?;
+    let out = {
+        let view = slice
+            .get_mapped_range()
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        bytemuck::pod_collect_to_vec::<u8, T>(&view[..bytes as usize])
+    };
+    staging.unmap();
+    Ok(out)
+}

@@ -1,0 +1,227 @@
+//! Adapter choice and device creation.
+//!
+//! Hardware adapters are preferred; a software adapter (Mesa lavapipe, llvmpipe) is the
+//! fallback so that machines without a GPU run the very same kernels.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+/// Which graphics API to open the GPU through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// `WGPU_BACKEND` when set, else every backend this build supports.
+    #[default]
+    Auto,
+    Vulkan,
+    Gl,
+}
+
+impl BackendChoice {
+    fn backends(self) -> wgpu::Backends {
+        match self {
+            BackendChoice::Auto => {
+                wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN | wgpu::Backends::GL)
+            }
+            BackendChoice::Vulkan => wgpu::Backends::VULKAN,
+            BackendChoice::Gl => wgpu::Backends::GL,
+        }
+    }
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "auto" => Ok(Self::Auto),
+            "vulkan" | "vk" => Ok(Self::Vulkan),
+            "gl" | "gles" | "opengl" => Ok(Self::Gl),
+            other => Err(format!(
+                "unknown backend '{other}' (expected vulkan, gl or auto)"
+            )),
+        }
+    }
+}
+
+/// What the engine needs from a device; requested explicitly so that a kernel that
+/// outgrows them fails at start-up, not in the middle of a run.
+pub const MIN_STORAGE_BUFFERS_PER_STAGE: u32 = 10;
+pub const WORKGROUP_SIZE: u32 = 256;
+
+const INSTALL_HINT: &str = "Bristlecone needs a GPU adapter. On a machine without a GPU install \
+Mesa's software Vulkan driver (lavapipe): `sudo apt-get install mesa-vulkan-drivers` on \
+Debian/Ubuntu, `sudo dnf install mesa-vulkan-drivers` on Fedora. Check with \
+`bristlecone info`.";
+
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("no usable GPU adapter for backends {backends}: {detail}. {INSTALL_HINT}")]
+    NoAdapter { backends: String, detail: String },
+    #[error("could not open device on '{adapter}': {source}")]
+    Device {
+        adapter: String,
+        source: wgpu::RequestDeviceError,
+    },
+    #[error("shader '{name}': {message}")]
+    Shader { name: String, message: String },
+    #[error("GPU buffer readback failed: {0}")]
+    Readback(String),
+    #[error("{what} needs {needed} bytes but the device allows at most {limit} per buffer")]
+    TooLarge {
+        what: String,
+        needed: u64,
+        limit: u64,
+    },
+}
+
+/// An open device with its queue and the facts users want to see.
+pub struct GpuContext {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+    pub features: wgpu::Features,
+    /// Timestamp queries inside compute passes are available (per-stage timing).
+    pub timestamps: bool,
+}
+
+impl fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "GpuContext({})", self.describe())
+    }
+}
+
+fn type_rank(t: wgpu::DeviceType) -> u32 {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Cpu => 3,
+        wgpu::DeviceType::Other => 4,
+    }
+}
+
+fn backend_rank(b: wgpu::Backend) -> u32 {
+    match b {
+        wgpu::Backend::Vulkan | wgpu::Backend::Metal | wgpu::Backend::Dx12 => 0,
+        _ => 1,
+    }
+}
+
+impl GpuContext {
+    /// Opens the best adapter for `choice`: hardware first, then software.
+    pub fn new(choice: BackendChoice) -> Result<Self, GpuError> {
+        let backends = choice.backends();
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        desc.backends = backends;
+        let instance = wgpu::Instance::new(desc);
+        let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
+        if adapters.is_empty() {
+            return Err(GpuError::NoAdapter {
+                backends: format!("{backends:?}"),
+                detail: "none found".into(),
+            });
+        }
+        adapters.sort_by_key(|a| {
+            let i = a.get_info();
+            (type_rank(i.device_type), backend_rank(i.backend))
+        });
+        let mut rejected = Vec::new();
+        for adapter in adapters {
+            let info = adapter.get_info();
+            let have = adapter.limits();
+            if have.max_storage_buffers_per_shader_stage < MIN_STORAGE_BUFFERS_PER_STAGE
+                || have.max_compute_invocations_per_workgroup < WORKGROUP_SIZE
+                || !adapter
+                    .get_downlevel_capabilities()
+                    .flags
+                    .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            {
+                rejected.push(format!(
+                    "{} ({:?}): too few storage buffers per stage or no compute",
+                    info.name, info.backend
+                ));
+                continue;
+            }
+            let limits = wgpu::Limits {
+                max_storage_buffers_per_shader_stage: have
+                    .max_storage_buffers_per_shader_stage
+                    .min(16),
+                max_storage_buffer_binding_size: have.max_storage_buffer_binding_size,
+                max_buffer_size: have.max_buffer_size,
+                max_compute_invocations_per_workgroup: WORKGROUP_SIZE,
+                max_compute_workgroup_size_x: WORKGROUP_SIZE,
+                max_compute_workgroup_storage_size: have
+                    .max_compute_workgroup_storage_size
+                    .min(16384),
+                max_bind_groups: 4,
+                ..wgpu::Limits::downlevel_defaults()
+            };
+            let timestamps = adapter.features().contains(
+                wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+            );
+            let features = if timestamps {
+                wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+            } else {
+                wgpu::Features::empty()
+            };
+            let request = adapter.request_device(&wgpu::DeviceDescriptor {
+                label: Some("bristlecone"),
+                required_features: features,
+                required_limits: limits.clone(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            });
+            match pollster::block_on(request) {
+                Ok((device, queue)) => {
+                    return Ok(GpuContext {
+                        device,
+                        queue,
+                        info,
+                        limits,
+                        features,
+                        timestamps,
+                    })
+                }
+                Err(e) => rejected.push(format!("{} ({:?}): {e}", info.name, info.backend)),
+            }
+        }
+        Err(GpuError::NoAdapter {
+            backends: format!("{backends:?}"),
+            detail: rejected.join("; "),
+        })
+    }
+
+    /// One line: adapter name, backend, device type.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({:?}, {:?}, driver {} {})",
+            self.info.name,
+            self.info.backend,
+            self.info.device_type,
+            self.info.driver,
+            self.info.driver_info
+        )
+    }
+
+    /// Largest single storage buffer binding, in bytes.
+    pub fn max_binding(&self) -> u64 {
+        self.limits.max_storage_buffer_binding_size
+    }
+
+    /// Blocks until all submitted work has finished.
+    pub fn wait(&self) {
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
+    }
+}
+
+/// One context shared by every test of a test binary. Without an adapter this fails
+/// loudly with the install hint: a GPU test never skips silently.
+pub fn shared_context() -> Arc<GpuContext> {
+    static CTX: OnceLock<Arc<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| match GpuContext::new(BackendChoice::Auto) {
+        Ok(ctx) => Arc::new(ctx),
+        Err(e) => panic!("{e}"),
+    })
+    .clone()
+}
