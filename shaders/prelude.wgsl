@@ -34,3 +34,20 @@ fn quat_rotate(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
 fn quat_rotate_inv(q: vec4<f32>, v: vec3<f32>) -> vec3<f32> {
     return quat_rotate(vec4<f32>(-q.xyz, q.w), v);
 }
+
+// Tangent basis (u, w) of a unit normal n: a deterministic, branch-light function of n
+// (Duff et al. 2017, "Building an orthonormal basis, revisited"). The CPU twin is
+// `reference::tangent_basis`; friction impulses are expressed in this basis.
+fn tangent_u(n: vec3<f32>) -> vec3<f32> {
+    let s = select(-1.0, 1.0, n.z >= 0.0);
+    let a = -1.0 / (s + n.z);
+    let b = n.x * n.y * a;
+    return vec3<f32>(1.0 + s * n.x * n.x * a, s * b, -s * n.x);
+}
+
+fn tangent_w(n: vec3<f32>) -> vec3<f32> {
+    let s = select(-1.0, 1.0, n.z >= 0.0);
+    let a = -1.0 / (s + n.z);
+    let b = n.x * n.y * a;
+    return vec3<f32>(b, s + n.y * n.y * a, -n.y);
+}

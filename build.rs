@@ -1,0 +1,24 @@
+//! Registers every `shaders/*.wgsl` stage (all but the prelude) so that a new stage file is
+//! compiled into the binary and validated by the tests without editing a list by hand.
+
+use std::fmt::Write;
+
+fn main() {
+    println!("cargo::rerun-if-changed=shaders");
+    let mut names: Vec<String> = std::fs::read_dir("shaders")
+        .expect("shaders/ directory")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            let stem = name.strip_suffix(".wgsl")?.to_string();
+            (stem != "prelude").then_some(stem)
+        })
+        .collect();
+    names.sort();
+    let mut out = String::from("pub const SHADERS: &[ShaderSource] = &[\n");
+    for n in &names {
+        writeln!(out, "    shader!(\"{n}\"),").unwrap();
+    }
+    out.push_str("];\n");
+    let path = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
+    std::fs::write(path, out).unwrap();
+}
