@@ -14,13 +14,19 @@ pub struct ShaderSource {
     pub body: &'static str,
 }
 
-pub const PRELUDE: &str = include_str!("../../shaders/prelude.wgsl");
+pub const PRELUDE: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/prelude.wgsl"));
 
 macro_rules! shader {
     ($name:literal) => {
         ShaderSource {
             name: $name,
-            body: include_str!(concat!("../../shaders/", $name, ".wgsl")),
+            body: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/",
+                $name,
+                ".wgsl"
+            )),
         }
     };
 }
