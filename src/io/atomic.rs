@@ -22,7 +22,7 @@ pub fn temp_path(path: &Path) -> io::Result<PathBuf> {
 
 /// Writes `path` atomically: `f` writes into `.name.tmp` next to it, which is flushed,
 /// fsynced and renamed over `path`. On any error the temp file is removed and an existing
-/// `path` is left untouched.
+/// `path` is left untouched. The temp name is fixed, so one writer per path at a time.
 pub fn write_atomic(
     path: &Path,
     f: impl FnOnce(&mut dyn Write) -> io::Result<()>,

@@ -4,7 +4,7 @@
 //! and the bytes depend only on the input (no timestamps, no compression-library variance).
 //!
 //! Step and time are not stored inside the `.vtp` (vtkio 0.6 cannot write PolyData
-//! FieldData); ParaView takes them from the [`Collection`](crate::io::Collection) index.
+//! FieldData); ParaView takes them from the [`Collection`] (`.pvd`) index.
 
 use std::path::Path;
 
@@ -12,6 +12,7 @@ use vtkio::model::{
     Attribute, Attributes, ByteOrder, DataSet, IOBuffer, PolyDataPiece, Version, VertexNumbers, Vtk,
 };
 
+pub use super::pvd::Collection;
 use super::{write_atomic, IoError};
 
 /// One output frame of spheres. All slices are indexed by particle.
