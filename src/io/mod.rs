@@ -1,1 +1,22 @@
-//! (in progress)
+//! Output: per-frame VTK files with a ParaView time-series index, per-step statistics CSV,
+//! and binary checkpoints the engine restarts from bit-identically.
+//!
+//! Every file is written through [`write_atomic`], so a killed run leaves either the previous
+//! version of a file or the new one, never a torn one.
+
+pub mod atomic;
+pub mod checkpoint;
+mod error;
+pub mod pvd;
+pub mod stats;
+pub mod vtk;
+
+pub use atomic::write_atomic;
+pub use checkpoint::{
+    hash_bytes, read_checkpoint, write_checkpoint, Checkpoint, CHECKPOINT_MAGIC,
+    CHECKPOINT_VERSION, SUPPORTED_CHECKPOINT_VERSIONS,
+};
+pub use error::IoError;
+pub use pvd::Collection;
+pub use stats::{read_stats, StatsRow, StatsWriter, STATS_HEADER};
+pub use vtk::{write_contacts, write_particles, ContactFrame, ParticleFrame};

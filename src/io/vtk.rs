@@ -1,0 +1,248 @@
+//! Per-frame ParaView output: spheres and contacts as VTK XML PolyData (`.vtp`).
+//!
+//! Arrays are base64 "binary" encoded, little-endian, uncompressed: exact f32 round trip,
+//! and the bytes depend only on the input (no timestamps, no compression-library variance).
+//!
+//! Step and time are not stored inside the `.vtp` (vtkio 0.6 cannot write PolyData
+//! FieldData); ParaView takes them from the [`Collection`] (`.pvd`) index.
+
+use std::path::Path;
+
+use vtkio::model::{
+    Attribute, Attributes, ByteOrder, DataSet, IOBuffer, PolyDataPiece, Version, VertexNumbers, Vtk,
+};
+
+pub use super::pvd::Collection;
+use super::{write_atomic, IoError};
+
+/// One output frame of spheres. All slices are indexed by particle.
+#[derive(Clone, Debug)]
+pub struct ParticleFrame<'a> {
+    pub step: u64,
+    pub time: f64,
+    pub positions: &'a [[f32; 3]],
+    pub radii: &'a [f32],
+    pub velocities: &'a [[f32; 3]],
+    pub angular_velocities: &'a [[f32; 3]],
+    pub ids: &'a [u32],
+    /// Extra per-particle scalar arrays, written under the given names.
+    pub scalars: Vec<(&'a str, &'a [f32])>,
+    /// Extra per-particle vector arrays, written under the given names.
+    pub vectors: Vec<(&'a str, &'a [[f32; 3]])>,
+}
+
+/// Contact points of one frame, for force-chain views. Indexed by contact.
+#[derive(Clone, Debug)]
+pub struct ContactFrame<'a> {
+    pub points: &'a [[f32; 3]],
+    pub normals: &'a [[f32; 3]],
+    pub gaps: &'a [f32],
+    /// Contact forces, when the solver has them for this frame.
+    pub forces: Option<&'a [[f32; 3]]>,
+    pub body_a: &'a [u32],
+    pub body_b: &'a [u32],
+}
+
+const PARTICLE_ARRAYS: [&str; 4] = ["radius", "velocity", "angular_velocity", "id"];
+
+/// Writes the particles as points with one vertex cell each, plus point data `radius`
+/// (the active scalars, for ParaView's sphere glyphs), `velocity`, `angular_velocity`, `id`
+/// and the frame's extra arrays. Atomic; refuses mismatched lengths and NaN/inf.
+pub fn write_particles(path: &Path, frame: &ParticleFrame) -> Result<(), IoError> {
+    let n = frame.positions.len();
+    check_len(path, "radius", n, frame.radii.len())?;
+    check_len(path, "velocity", n, frame.velocities.len())?;
+    check_len(path, "angular_velocity", n, frame.angular_velocities.len())?;
+    check_len(path, "id", n, frame.ids.len())?;
+    let extra_names = frame
+        .scalars
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(frame.vectors.iter().map(|(name, _)| *name));
+    check_names(path, &PARTICLE_ARRAYS, extra_names)?;
+    for (name, data) in &frame.scalars {
+        check_len(path, name, n, data.len())?;
+    }
+    for (name, data) in &frame.vectors {
+        check_len(path, name, n, data.len())?;
+    }
+
+    check_finite3(path, "position", frame.positions)?;
+    check_finite(path, "radius", frame.radii)?;
+    check_finite3(path, "velocity", frame.velocities)?;
+    check_finite3(path, "angular_velocity", frame.angular_velocities)?;
+    for (name, data) in &frame.scalars {
+        check_finite(path, name, data)?;
+    }
+    for (name, data) in &frame.vectors {
+        check_finite3(path, name, data)?;
+    }
+
+    let mut point = vec![
+        Attribute::scalars("radius", 1).with_data(frame.radii.to_vec()),
+        Attribute::vectors("velocity").with_data(flatten(frame.velocities)),
+        Attribute::vectors("angular_velocity").with_data(flatten(frame.angular_velocities)),
+        Attribute::generic("id", 1).with_data(frame.ids.to_vec()),
+    ];
+    for (name, data) in &frame.scalars {
+        point.push(Attribute::generic(*name, 1).with_data(data.to_vec()));
+    }
+    for (name, data) in &frame.vectors {
+        point.push(Attribute::generic(*name, 3).with_data(flatten(data)));
+    }
+    write_points(path, frame.positions, point)
+}
+
+/// Writes contacts as points with one vertex cell each, plus point data `normal`, `gap`,
+/// `body_a`, `body_b` and, when forces are given, `force` and `force_magnitude` (the
+/// latter for colouring/scaling force chains without a calculator filter).
+pub fn write_contacts(path: &Path, frame: &ContactFrame) -> Result<(), IoError> {
+    let n = frame.points.len();
+    check_len(path, "normal", n, frame.normals.len())?;
+    check_len(path, "gap", n, frame.gaps.len())?;
+    check_len(path, "body_a", n, frame.body_a.len())?;
+    check_len(path, "body_b", n, frame.body_b.len())?;
+    if let Some(forces) = frame.forces {
+        check_len(path, "force", n, forces.len())?;
+    }
+
+    check_finite3(path, "point", frame.points)?;
+    check_finite3(path, "normal", frame.normals)?;
+    check_finite(path, "gap", frame.gaps)?;
+    if let Some(forces) = frame.forces {
+        check_finite3(path, "force", forces)?;
+    }
+
+    let mut point = vec![
+        Attribute::vectors("normal").with_data(flatten(frame.normals)),
+        Attribute::scalars("gap", 1).with_data(frame.gaps.to_vec()),
+        Attribute::generic("body_a", 1).with_data(frame.body_a.to_vec()),
+        Attribute::generic("body_b", 1).with_data(frame.body_b.to_vec()),
+    ];
+    if let Some(forces) = frame.forces {
+        let magnitude: Vec<f32> = forces
+            .iter()
+            .map(|f| (f[0] * f[0] + f[1] * f[1] + f[2] * f[2]).sqrt())
+            .collect();
+        // Finite inputs can still overflow when squared.
+        check_finite(path, "force_magnitude", &magnitude)?;
+        point.push(Attribute::vectors("force").with_data(flatten(forces)));
+        point.push(Attribute::generic("force_magnitude", 1).with_data(magnitude));
+    }
+    write_points(path, frame.points, point)
+}
+
+/// Encodes a point cloud with vertex cells and the given point data, then writes it
+/// atomically. Encoding happens fully in memory first so a vtkio error never leaves a
+/// partial file.
+fn write_points(path: &Path, points: &[[f32; 3]], point: Vec<Attribute>) -> Result<(), IoError> {
+    let n = points.len() as u64;
+    let vtk = Vtk {
+        version: Version::new((1, 0)),
+        byte_order: ByteOrder::LittleEndian,
+        title: String::new(),
+        file_path: None,
+        data: DataSet::inline(PolyDataPiece {
+            points: IOBuffer::F32(flatten(points)),
+            verts: Some(VertexNumbers::XML {
+                connectivity: (0..n).collect(),
+                offsets: (1..=n).collect(),
+            }),
+            lines: None,
+            polys: None,
+            strips: None,
+            data: Attributes {
+                point,
+                cell: Vec::new(),
+            },
+        }),
+    };
+    let mut bytes = Vec::new();
+    vtk.write_xml(&mut bytes).map_err(|e| IoError::Vtk {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    write_atomic(path, |w| w.write_all(&bytes)).map_err(|e| IoError::os(path, e))
+}
+
+fn flatten(v: &[[f32; 3]]) -> Vec<f32> {
+    bytemuck::cast_slice::<[f32; 3], f32>(v).to_vec()
+}
+
+pub(crate) fn check_len(
+    path: &Path,
+    array: &str,
+    expected: usize,
+    actual: usize,
+) -> Result<(), IoError> {
+    if expected == actual {
+        Ok(())
+    } else {
+        Err(IoError::LengthMismatch {
+            path: path.to_path_buf(),
+            array: array.to_string(),
+            expected,
+            actual,
+        })
+    }
+}
+
+pub(crate) fn check_finite(path: &Path, array: &str, data: &[f32]) -> Result<(), IoError> {
+    match data.iter().position(|x| !x.is_finite()) {
+        None => Ok(()),
+        Some(index) => Err(IoError::NonFinite {
+            path: path.to_path_buf(),
+            array: array.to_string(),
+            index,
+            component: None,
+            value: data[index] as f64,
+        }),
+    }
+}
+
+pub(crate) fn check_finite3(path: &Path, array: &str, data: &[[f32; 3]]) -> Result<(), IoError> {
+    for (index, v) in data.iter().enumerate() {
+        if let Some(component) = v.iter().position(|x| !x.is_finite()) {
+            return Err(IoError::NonFinite {
+                path: path.to_path_buf(),
+                array: array.to_string(),
+                index,
+                component: Some(component),
+                value: v[component] as f64,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Extra array names must be non-empty, unique, distinct from the built-in arrays, and
+/// free of characters that would need XML escaping (ParaView shows them verbatim).
+fn check_names<'n>(
+    path: &Path,
+    builtin: &[&str],
+    extra: impl Iterator<Item = &'n str>,
+) -> Result<(), IoError> {
+    let mut seen: Vec<&str> = builtin.to_vec();
+    for name in extra {
+        let bad = |why: &str| {
+            Err(IoError::InvalidInput {
+                path: path.to_path_buf(),
+                message: format!("array name {name:?} {why}"),
+            })
+        };
+        if name.trim().is_empty() {
+            return bad("is empty");
+        }
+        if name
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '<' | '>' | '&' | '"' | '\''))
+        {
+            return bad("contains a control or XML-special character");
+        }
+        if seen.contains(&name) {
+            return bad("is used twice in this frame");
+        }
+        seen.push(name);
+    }
+    Ok(())
+}
