@@ -303,12 +303,15 @@ pub(crate) fn lattice(
     let (nx, ny, nz) = (n(0), n(1), n(2));
     let limit = max_count.unwrap_or(usize::MAX);
     let mut out = Vec::new();
+    // Bound the work when most sites are rejected (e.g. a region mostly covered by obstacles).
+    let mut visits_left = 4 * MAX_GENERATED;
     'outer: for iz in 0..nz {
         for iy in 0..ny {
             for ix in 0..nx {
-                if out.len() >= limit {
+                if out.len() >= limit || visits_left == 0 {
                     break 'outer;
                 }
+                visits_left -= 1;
                 let site = [
                     lo[0] + margin + ix as f64 * spacing,
                     lo[1] + margin + iy as f64 * spacing,
@@ -358,7 +361,7 @@ pub(crate) struct FillShortfall {
 }
 
 /// Upper bound on the number of spheres one generator may create.
-pub(crate) const MAX_GENERATED: usize = 20_000_000;
+pub(crate) const MAX_GENERATED: usize = 10_000_000;
 
 /// Random sequential addition. The radii are drawn first (until `count` is reached or the
 /// drawn sphere volume reaches `volume_fraction × region volume`, whichever comes first),
@@ -419,4 +422,90 @@ pub(crate) fn random_fill(
         .copied()
         .zip(grid.radii[first_new..].iter().copied())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grid_matches_brute_force() {
+        let mut rng = ChaCha8Rng::seed_from_u64(42);
+        let mut grid = SphereGrid::new(0.05);
+        let mut all: Vec<([f64; 3], f64)> = Vec::new();
+        for i in 0..400 {
+            let c = [
+                rng.random::<f64>(),
+                rng.random::<f64>(),
+                rng.random::<f64>(),
+            ];
+            // Mostly small spheres, a few big ones (which go to the brute-force list).
+            let r = if i % 50 == 0 {
+                0.2
+            } else {
+                0.01 + 0.04 * rng.random::<f64>()
+            };
+            grid.insert(c, r, i);
+            all.push((c, r));
+        }
+        for _ in 0..2000 {
+            let c = [
+                rng.random::<f64>(),
+                rng.random::<f64>(),
+                rng.random::<f64>(),
+            ];
+            let r = 0.05 * rng.random::<f64>();
+            let brute = all.iter().any(|&(p, rp)| spheres_overlap(c, r, p, rp));
+            let hit = grid.find_overlap(c, r);
+            assert_eq!(hit.is_some(), brute);
+            if let Some(k) = hit {
+                assert!(spheres_overlap(c, r, grid.centers[k], grid.radii[k]));
+            }
+        }
+    }
+
+    #[test]
+    fn touching_is_not_overlapping() {
+        assert!(!spheres_overlap([0.0; 3], 0.5, [1.0, 0.0, 0.0], 0.5));
+        assert!(spheres_overlap([0.0; 3], 0.5, [0.999, 0.0, 0.0], 0.5));
+    }
+
+    #[test]
+    fn cylinder_region_sampling_stays_inside() {
+        let region = Region::Cylinder {
+            base: [1.0, -1.0, 2.0],
+            radius: 0.3,
+            height: 0.5,
+        };
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for _ in 0..1000 {
+            let c = region.sample(0.1, &mut rng);
+            assert!(region.contains_sphere(c, 0.1));
+        }
+        assert!(region.fits_radius(0.25));
+        assert!(!region.fits_radius(0.26));
+    }
+
+    #[test]
+    fn lattice_avoids_obstacles() {
+        let region = Region::Box {
+            min: [0.0; 3],
+            max: [1.0; 3],
+        };
+        let obstacles = Obstacles {
+            centers: &[[0.5, 0.5, 0.5]],
+            radii: &[0.3],
+        };
+        let none = Obstacles {
+            centers: &[],
+            radii: &[],
+        };
+        let free = lattice(&region, 0.05, 0.1, 0.0, None, 0, &none);
+        let blocked = lattice(&region, 0.05, 0.1, 0.0, None, 0, &obstacles);
+        assert_eq!(free.len(), 1000);
+        assert!(blocked.len() < free.len());
+        assert!(blocked
+            .iter()
+            .all(|&c| !spheres_overlap(c, 0.05, [0.5, 0.5, 0.5], 0.3)));
+    }
 }

@@ -18,7 +18,7 @@
 //! path, e.g. `scene.toml:12:10: body[2].radius: must be positive (got -0.01)`. Array
 //! indices in field paths are 0-based and count the entries of that array in the file
 //! (`body[2]` is the third `[[body]]` table). Valid but suspicious scenes load, with the
-//! findings listed in [`Scene::warnings`] (see [`build`] for the rules).
+//! findings listed in [`Scene::warnings`] (the rules are listed there).
 
 use std::path::{Path, PathBuf};
 
@@ -94,7 +94,16 @@ pub struct Scene {
     pub bodies: Vec<BodyDesc>,
     pub boundaries: Vec<Boundary>,
     pub output: OutputSettings,
-    /// Valid-but-suspicious findings, each `file:line: field: message`.
+    /// Valid-but-suspicious findings, each `file:line: field: message`. The rules:
+    /// * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)`, `r_min` the smallest body
+    ///   radius (a body falls a noticeable part of its radius within a few steps);
+    /// * **time step vs. speed**: the fastest initial speed `v` gives `v·dt > 0.2·r_min`;
+    /// * **outside containers**: when there are container boundaries, bodies whose centre
+    ///   is outside every container (an open top extends a container upwards);
+    /// * **below a plane**: bodies whose centre is on the solid side of a plane;
+    /// * **high friction**: a material with `μ > 2`;
+    /// * **unphysical inertia**: explicit principal moments violating the triangle
+    ///   inequality (`Ixx + Iyy ≥ Izz` and permutations).
     pub warnings: Vec<String>,
 }
 

@@ -102,3 +102,38 @@ impl PathIndex {
         best(&contains_all).or_else(|| best(&contains_start))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_characters() {
+        let src = Source::new("ab\nµx = 1\n\nz");
+        assert_eq!(src.line_col(0), (1, 1));
+        assert_eq!(src.line_col(2), (1, 3));
+        assert_eq!(src.line_col(3), (2, 1));
+        // 'µ' is two bytes: byte 5 is the second character of line 2.
+        assert_eq!(src.line_col(5), (2, 2));
+        assert_eq!(src.line_col(11), (3, 1));
+        assert_eq!(src.line_col(12), (4, 1));
+        assert_eq!(src.line_col(1000), (4, 2));
+    }
+
+    #[test]
+    fn paths_of_spans() {
+        let text = "[a]\nx = [1.0, nan]\n[[b]]\ny = 1\n[[b]]\nz = { w = 2 }\n";
+        let doc = DeTable::parse(text).unwrap();
+        let idx = PathIndex::new(doc.get_ref());
+        let at = |needle: &str| {
+            let s = text.find(needle).unwrap();
+            idx.path_at(&(s..s + needle.len())).map(str::to_string)
+        };
+        assert_eq!(at("x").as_deref(), Some("a.x"));
+        assert_eq!(at("nan").as_deref(), Some("a.x[1]"));
+        assert_eq!(at("y").as_deref(), Some("b[0].y"));
+        assert_eq!(at("w").as_deref(), Some("b[1].z.w"));
+        assert_eq!(idx.non_finite.len(), 1);
+        assert_eq!(idx.non_finite[0].1, "a.x[1]");
+    }
+}
