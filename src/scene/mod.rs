@@ -1,1 +1,291 @@
-//! (in progress)
+//! Scene files: TOML text → a validated [`Scene`].
+//!
+//! Conventions: z is up, SI units, quaternions are `[x, y, z, w]` (glam order), and the
+//! whole model is `f64`. The file format is documented in the comment block at the top of
+//! `assets/scenes/default.toml`; in short:
+//!
+//! * `[simulation]` — `name`, `dt`, exactly one of `steps` / `duration`, `gravity`.
+//! * `[solver]` — `kind` (`"apgd"` | `"jacobi"`), `max_iterations`, `tolerance`, `omega`,
+//!   `recovery_speed`, `warm_start`, `envelope`.
+//! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
+//! * `[[body]]` — explicitly placed bodies (spheres for now).
+//! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
+//! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
+//! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
+//!   `checkpoint_every`, `stats_every`.
+//!
+//! Every error is a [`SceneError`] naming the file, line, column (when known) and the field
+//! path, e.g. `scene.toml:12:10: body[2].radius: must be positive (got -0.01)`. Array
+//! indices in field paths are 0-based and count the entries of that array in the file
+//! (`body[2]` is the third `[[body]]` table). Valid but suspicious scenes load, with the
+//! findings listed in [`Scene::warnings`] (the rules are listed there).
+
+use std::path::{Path, PathBuf};
+
+mod build;
+mod generate;
+mod mesh;
+mod raw;
+mod span;
+
+/// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
+pub fn load(path: &Path) -> Result<Scene, SceneError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SceneError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        field: String::new(),
+        message: format!("cannot read scene file: {e}"),
+    })?;
+    parse_str(&text, path)
+}
+
+/// Parses scene text. `file` is used in messages, for the default name (its stem) and as
+/// the base for relative mesh paths (its parent directory).
+pub fn parse_str(text: &str, file: &Path) -> Result<Scene, SceneError> {
+    build::build(text, file)
+}
+
+/// A scene-file error: where it is and what is wrong.
+///
+/// Displays as `{file}:{line}:{column}: {field}: {message}`; the line and column are left
+/// out when unknown and `{field}: ` is left out when the error is not about one field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}", self.render())]
+pub struct SceneError {
+    pub file: PathBuf,
+    /// 1-based line.
+    pub line: Option<usize>,
+    /// 1-based column, counted in characters.
+    pub column: Option<usize>,
+    /// Field path such as `body[2].radius` (0-based indices), or empty.
+    pub field: String,
+    pub message: String,
+}
+
+impl SceneError {
+    fn render(&self) -> String {
+        let mut s = self.file.display().to_string();
+        if let Some(line) = self.line {
+            s.push_str(&format!(":{line}"));
+            if let Some(col) = self.column {
+                s.push_str(&format!(":{col}"));
+            }
+        }
+        s.push_str(": ");
+        if !self.field.is_empty() {
+            s.push_str(&self.field);
+            s.push_str(": ");
+        }
+        s.push_str(&self.message);
+        s
+    }
+}
+
+/// A validated scene, ready to be uploaded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scene {
+    /// `[simulation].name`, or the scene file's stem.
+    pub name: String,
+    pub sim: SimSettings,
+    pub solver: SolverSettings,
+    pub materials: Vec<Material>,
+    /// Explicit `[[body]]` entries first, then the bodies of each `[[generator]]` in file order.
+    pub bodies: Vec<BodyDesc>,
+    pub boundaries: Vec<Boundary>,
+    pub output: OutputSettings,
+    /// Valid-but-suspicious findings, each `file:line: field: message`. The rules:
+    /// * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)`, `r_min` the smallest body
+    ///   radius (a body falls a noticeable part of its radius within a few steps);
+    /// * **time step vs. speed**: the fastest initial speed `v` gives `v·dt > 0.2·r_min`;
+    /// * **outside containers**: when there are container boundaries, bodies whose centre
+    ///   is outside every container (an open top extends a container upwards);
+    /// * **below a plane**: bodies whose centre is on the solid side of a plane;
+    /// * **high friction**: a material with `μ > 2`;
+    /// * **unphysical inertia**: explicit principal moments violating the triangle
+    ///   inequality (`Ixx + Iyy ≥ Izz` and permutations).
+    pub warnings: Vec<String>,
+}
+
+impl Scene {
+    /// Smallest bounding radius over all bodies.
+    pub fn min_body_radius(&self) -> f64 {
+        self.bodies
+            .iter()
+            .map(|b| b.shape.bounding_radius())
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSettings {
+    /// Time step in seconds.
+    pub dt: f64,
+    /// Number of steps: `steps`, or `ceil(duration / dt)`.
+    pub steps: u64,
+    /// Default `[0, 0, -9.81]`.
+    pub gravity: [f64; 3],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SolverKind {
+    #[default]
+    Apgd,
+    Jacobi,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolverSettings {
+    /// Default [`SolverKind::Apgd`].
+    pub kind: SolverKind,
+    /// Default 100.
+    pub max_iterations: u32,
+    /// Default 1e-5.
+    pub tolerance: f64,
+    /// Jacobi relaxation / APGD step scaling, default 0.3.
+    pub omega: f64,
+    /// Maximum penetration recovery speed in m/s, default 0.1.
+    pub recovery_speed: f64,
+    /// Default true.
+    pub warm_start: bool,
+    /// Collision envelope in m; default 0.05 × the smallest body radius.
+    pub envelope: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Material {
+    pub name: String,
+    /// kg/m³, > 0.
+    pub density: f64,
+    /// Coulomb friction coefficient μ ≥ 0.
+    pub friction: f64,
+    pub model: FrictionModel,
+}
+
+/// Friction model. Parsed and stored; only [`FrictionModel::Coulomb`] is used by the engine yet.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrictionModel {
+    Coulomb,
+    Bristle {
+        stiffness: f64,
+    },
+    Compliant {
+        stiffness: f64,
+        damping: f64,
+    },
+    Tanh {
+        slip_velocity: f64,
+    },
+    LuGre {
+        sigma0: f64,
+        sigma1: f64,
+        sigma2: f64,
+        mu_static: f64,
+        v_stribeck: f64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BodyDesc {
+    pub shape: BodyShape,
+    pub position: [f64; 3],
+    /// Unit quaternion `[x, y, z, w]`.
+    pub orientation: [f64; 4],
+    pub velocity: [f64; 3],
+    /// World frame.
+    pub angular_velocity: [f64; 3],
+    /// Index into [`Scene::materials`].
+    pub material: usize,
+    pub motion: Motion,
+    pub mass: f64,
+    /// Principal moments of inertia, body frame.
+    pub inertia: [f64; 3],
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BodyShape {
+    Sphere { radius: f64 },
+}
+
+impl BodyShape {
+    /// Radius of a sphere around the body's origin that contains the shape.
+    pub fn bounding_radius(&self) -> f64 {
+        match *self {
+            BodyShape::Sphere { radius } => radius,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Motion {
+    #[default]
+    Dynamic,
+    /// Moves with its prescribed velocity; not affected by contacts or gravity.
+    Kinematic,
+    Fixed,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Boundary {
+    /// `name` from the file, or `boundary[i]`.
+    pub name: String,
+    pub shape: BoundaryShape,
+    pub position: [f64; 3],
+    /// Unit quaternion `[x, y, z, w]`.
+    pub orientation: [f64; 4],
+    /// Index into [`Scene::materials`].
+    pub material: usize,
+    /// [`Motion::Fixed`] or [`Motion::Kinematic`].
+    pub motion: Motion,
+    pub velocity: [f64; 3],
+    pub angular_velocity: [f64; 3],
+}
+
+/// Boundary geometry in the boundary's LOCAL frame (pose = position + orientation).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BoundaryShape {
+    /// The half-space z ≤ 0 is solid; bodies live on +z.
+    Plane,
+    /// Bodies are kept inside; walls at ±half_extents; the top is local +z.
+    BoxContainer {
+        half_extents: [f64; 3],
+        open_top: bool,
+    },
+    SolidBox {
+        half_extents: [f64; 3],
+    },
+    /// Axis = local +z, base at local z = 0; bodies are kept inside.
+    CylinderContainer {
+        radius: f64,
+        height: f64,
+        open_top: bool,
+    },
+    /// Axis = local +z, base at local z = 0.
+    SolidCylinder {
+        radius: f64,
+        height: f64,
+    },
+    /// Triangle mesh; vertices in the local frame (already scaled).
+    Mesh {
+        source: PathBuf,
+        vertices: Vec<[f64; 3]>,
+        triangles: Vec<[u32; 3]>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSettings {
+    /// Default `out/<name>` (relative to the working directory).
+    pub dir: PathBuf,
+    /// Steps between frames: `frame_every`, or `round(frame_interval / dt)`; default so that
+    /// about 50 frames are written.
+    pub frame_every: u64,
+    /// Default true.
+    pub vtk: bool,
+    /// Default false.
+    pub contacts: bool,
+    /// Steps between checkpoints, 0 = only at the end (default).
+    pub checkpoint_every: u64,
+    /// Default 1.
+    pub stats_every: u64,
+}

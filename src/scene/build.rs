@@ -1,0 +1,1340 @@
+//! Validation: raw TOML structs → [`Scene`].
+//!
+//! Warnings (the scene still loads; each is listed in [`Scene::warnings`]):
+//! * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)` where `r_min` is the smallest body
+//!   radius — a body falls a noticeable part of its radius within a few steps;
+//! * **time step vs. speed**: the fastest initial body speed `v` gives `v·dt > 0.2·r_min`;
+//! * **outside containers**: when the scene has container boundaries, bodies whose centre is
+//!   outside every container (an open top extends a container upwards without limit);
+//! * **below a plane**: bodies whose centre is on the solid side of a plane;
+//! * **high friction**: a material with `μ > 2`;
+//! * **unphysical inertia**: explicit principal moments that violate the triangle
+//!   inequality (`Ixx + Iyy ≥ Izz` and permutations).
+
+use std::collections::HashMap;
+use std::f64::consts::PI;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use glam::{DQuat, DVec3};
+use toml::de::DeTable;
+
+use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
+use super::mesh::load_mesh;
+use super::raw::*;
+use super::span::{PathIndex, Source};
+use super::*;
+
+type R<T> = Result<T, SceneError>;
+
+/// Names of the fields that are present in a raw table, with their spans.
+macro_rules! present {
+    ($r:expr; $($f:ident),* $(,)?) => {
+        [$((stringify!($f), $r.$f.as_ref().map(|s| s.span()))),*]
+    };
+}
+
+struct Cx<'a> {
+    file: &'a Path,
+    src: Source<'a>,
+    warnings: Vec<String>,
+}
+
+impl Cx<'_> {
+    fn err(
+        &self,
+        span: Option<Range<usize>>,
+        field: impl Into<String>,
+        msg: impl Into<String>,
+    ) -> SceneError {
+        let (line, column) = match span {
+            Some(s) => {
+                let (l, c) = self.src.line_col(s.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        SceneError {
+            file: self.file.to_path_buf(),
+            line,
+            column,
+            field: field.into(),
+            message: msg.into(),
+        }
+    }
+
+    fn line(&self, span: &Range<usize>) -> usize {
+        self.src.line_col(span.start).0
+    }
+
+    fn warn(&mut self, span: Option<Range<usize>>, field: &str, msg: impl AsRef<str>) {
+        let loc = match span {
+            Some(s) => format!("{}:{}", self.file.display(), self.line(&s)),
+            None => self.file.display().to_string(),
+        };
+        self.warnings
+            .push(format!("{loc}: {field}: {}", msg.as_ref()));
+    }
+
+    fn toml_err(&self, e: &toml::de::Error, index: Option<&PathIndex>, syntax: bool) -> SceneError {
+        let span = e.span();
+        let msg = e.message().trim().to_string();
+        let mut field = span
+            .as_ref()
+            .and_then(|s| index.and_then(|i| i.path_at(s)))
+            .unwrap_or("")
+            .to_string();
+        if let Some(name) = msg
+            .strip_prefix("missing field `")
+            .and_then(|r| r.split('`').next())
+        {
+            field = if field.is_empty() {
+                name.to_string()
+            } else {
+                format!("{field}.{name}")
+            };
+        }
+        let msg = if syntax {
+            format!("TOML syntax error: {msg}")
+        } else {
+            msg
+        };
+        self.err(span, field, msg)
+    }
+
+    fn positive(&self, v: &S<f64>, path: &str) -> R<f64> {
+        let x = *v.get_ref();
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(self.err(Some(v.span()), path, format!("must be positive (got {x})")))
+        }
+    }
+
+    fn non_negative(&self, v: &S<f64>, path: &str) -> R<f64> {
+        let x = *v.get_ref();
+        if x >= 0.0 {
+            Ok(x)
+        } else {
+            Err(self.err(
+                Some(v.span()),
+                path,
+                format!("must be non-negative (got {x})"),
+            ))
+        }
+    }
+
+    fn opt_positive(&self, v: &O<f64>, path: &str, default: f64) -> R<f64> {
+        v.as_ref().map_or(Ok(default), |v| self.positive(v, path))
+    }
+
+    fn opt_non_negative(&self, v: &O<f64>, path: &str, default: f64) -> R<f64> {
+        v.as_ref()
+            .map_or(Ok(default), |v| self.non_negative(v, path))
+    }
+
+    /// An integer in `min..=max`.
+    fn int_range(&self, v: &S<i64>, path: &str, min: i64, max: i64) -> R<u64> {
+        let x = *v.get_ref();
+        if x < min {
+            let what = if min == 1 {
+                "must be positive"
+            } else {
+                "must be non-negative"
+            };
+            return Err(self.err(Some(v.span()), path, format!("{what} (got {x})")));
+        }
+        if x > max {
+            return Err(self.err(
+                Some(v.span()),
+                path,
+                format!("must be at most {max} (got {x})"),
+            ));
+        }
+        Ok(x as u64)
+    }
+
+    fn opt_int(&self, v: &O<i64>, path: &str, min: i64, max: i64, default: u64) -> R<u64> {
+        v.as_ref()
+            .map_or(Ok(default), |v| self.int_range(v, path, min, max))
+    }
+
+    /// Rejects fields that do not apply to `kind`.
+    fn only(
+        &self,
+        base: &str,
+        what: &str,
+        kind: &str,
+        present: &[(&str, Option<Range<usize>>)],
+        allowed: &[&str],
+    ) -> R<()> {
+        for (name, span) in present {
+            if let Some(span) = span {
+                if !allowed.contains(name) {
+                    return Err(self.err(
+                        Some(span.clone()),
+                        format!("{base}.{name}"),
+                        format!("`{name}` does not apply to {what} `{kind}`"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn require<'v, T>(
+        &self,
+        v: &'v O<T>,
+        table: &Range<usize>,
+        base: &str,
+        name: &str,
+        what: &str,
+        kind: &str,
+    ) -> R<&'v S<T>> {
+        v.as_ref().ok_or_else(|| {
+            self.err(
+                Some(table.clone()),
+                format!("{base}.{name}"),
+                format!("missing field `{name}` (required for {what} `{kind}`)"),
+            )
+        })
+    }
+
+    fn orientation(&self, q: &O<[f64; 4]>, path: &str) -> R<[f64; 4]> {
+        let Some(q) = q else {
+            return Ok([0.0, 0.0, 0.0, 1.0]);
+        };
+        let v = *q.get_ref();
+        let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if n.is_nan() || n <= 1e-12 {
+            return Err(self.err(
+                Some(q.span()),
+                path,
+                "orientation is a zero quaternion; give a unit quaternion [x, y, z, w]",
+            ));
+        }
+        if (n - 1.0).abs() > 1e-3 {
+            return Err(self.err(
+                Some(q.span()),
+                path,
+                format!("orientation is not a unit quaternion (|q| = {n}); give a unit quaternion [x, y, z, w]"),
+            ));
+        }
+        Ok(v.map(|x| x / n))
+    }
+
+    /// A non-zero direction, normalized.
+    fn direction(&self, v: &S<[f64; 3]>, path: &str, what: &str) -> R<DVec3> {
+        let d = DVec3::from_array(*v.get_ref());
+        let n = d.length();
+        if n.is_nan() || n <= 1e-12 || !n.is_finite() {
+            return Err(self.err(Some(v.span()), path, format!("zero-length {what}")));
+        }
+        Ok(d / n)
+    }
+
+    fn motion(&self, m: &O<String>, path: &str, default: Motion) -> R<Motion> {
+        let Some(m) = m else { return Ok(default) };
+        match m.get_ref().as_str() {
+            "dynamic" => Ok(Motion::Dynamic),
+            "kinematic" => Ok(Motion::Kinematic),
+            "fixed" => Ok(Motion::Fixed),
+            other => Err(self.err(
+                Some(m.span()),
+                path,
+                format!("unknown motion `{other}` (expected one of: dynamic, kinematic, fixed)"),
+            )),
+        }
+    }
+
+    fn material(
+        &self,
+        m: &O<String>,
+        table: &Range<usize>,
+        base: &str,
+        materials: &[Material],
+    ) -> R<usize> {
+        let path = format!("{base}.material");
+        match m {
+            Some(name) => materials
+                .iter()
+                .position(|mat| mat.name == *name.get_ref())
+                .ok_or_else(|| {
+                    let known: Vec<&str> = materials.iter().map(|m| m.name.as_str()).collect();
+                    self.err(
+                        Some(name.span()),
+                        path,
+                        format!(
+                            "unknown material `{}` (defined: {})",
+                            name.get_ref(),
+                            if known.is_empty() {
+                                "none".to_string()
+                            } else {
+                                known.join(", ")
+                            }
+                        ),
+                    )
+                }),
+            None if materials.len() == 1 => Ok(0),
+            None if materials.is_empty() => Err(self.err(
+                Some(table.clone()),
+                path,
+                "no materials defined: add a [[material]] table",
+            )),
+            None => Err(self.err(
+                Some(table.clone()),
+                path,
+                "missing field `material` (required when the scene defines more than one material)",
+            )),
+        }
+    }
+}
+
+fn vel(v: &O<[f64; 3]>) -> [f64; 3] {
+    v.as_ref().map_or([0.0; 3], |v| *v.get_ref())
+}
+
+fn sphere_mass(density: f64, r: f64) -> (f64, [f64; 3]) {
+    let m = density * 4.0 / 3.0 * PI * r * r * r;
+    let i = 0.4 * m * r * r;
+    (m, [i; 3])
+}
+
+/// Where a body came from, for messages.
+struct Origin {
+    label: String,
+    span: Range<usize>,
+}
+
+pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
+    let mut cx = Cx {
+        file,
+        src: Source::new(text),
+        warnings: Vec::new(),
+    };
+
+    // 1. Syntax, then a pre-pass over every value (non-finite floats), then types.
+    let doc = match DeTable::parse(text) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let (partial, _) = DeTable::parse_recoverable(text);
+            let index = PathIndex::new(partial.get_ref());
+            return Err(cx.toml_err(&e, Some(&index), true));
+        }
+    };
+    let index = PathIndex::new(doc.get_ref());
+    if let Some((span, path, lit)) = index.non_finite.first() {
+        return Err(cx.err(
+            Some(span.clone()),
+            path.clone(),
+            format!("must be a finite number (got `{lit}`)"),
+        ));
+    }
+    let raw: RawScene = toml::from_str(text).map_err(|e| cx.toml_err(&e, Some(&index), false))?;
+
+    // 2. Simulation.
+    let Some(sim) = &raw.simulation else {
+        return Err(cx.err(
+            None,
+            "simulation",
+            "missing [simulation] table (it needs `dt` and one of `steps` / `duration`)",
+        ));
+    };
+    let sim_span = sim.span();
+    let sim = sim.get_ref();
+    let dt = cx.positive(&sim.dt, "simulation.dt")?;
+    let steps = match (&sim.steps, &sim.duration) {
+        (Some(_), Some(d)) => {
+            return Err(cx.err(
+                Some(d.span()),
+                "simulation.duration",
+                "give either `steps` or `duration`, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(cx.err(
+                Some(sim_span),
+                "simulation.steps",
+                "missing `steps` or `duration` (give exactly one)",
+            ))
+        }
+        (Some(s), None) => cx.int_range(s, "simulation.steps", 1, i64::MAX)?,
+        (None, Some(d)) => {
+            let d = cx.positive(d, "simulation.duration")?;
+            ((d / dt - 1e-9).ceil() as u64).max(1)
+        }
+    };
+    let gravity = sim
+        .gravity
+        .as_ref()
+        .map_or([0.0, 0.0, -9.81], |g| *g.get_ref());
+    let name = match &sim.name {
+        Some(n) if n.get_ref().trim().is_empty() => {
+            return Err(cx.err(Some(n.span()), "simulation.name", "must not be empty"))
+        }
+        Some(n) => n.get_ref().clone(),
+        None => file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .filter(|s| !s.is_empty())
+            .unwrap_or("scene")
+            .to_string(),
+    };
+
+    // 3. Materials.
+    let mut materials: Vec<Material> = Vec::new();
+    let mut material_lines: HashMap<String, usize> = HashMap::new();
+    for (i, m) in raw.material.iter().enumerate() {
+        let base = format!("material[{i}]");
+        let m = m.get_ref();
+        let mname = m.name.get_ref().clone();
+        if mname.trim().is_empty() {
+            return Err(cx.err(
+                Some(m.name.span()),
+                format!("{base}.name"),
+                "must not be empty",
+            ));
+        }
+        if let Some(line) = material_lines.get(&mname) {
+            return Err(cx.err(
+                Some(m.name.span()),
+                format!("{base}.name"),
+                format!("duplicate material name `{mname}` (first defined on line {line})"),
+            ));
+        }
+        material_lines.insert(mname.clone(), cx.line(&m.name.span()));
+        let density = cx.positive(&m.density, &format!("{base}.density"))?;
+        let friction = cx.non_negative(&m.friction, &format!("{base}.friction"))?;
+        if friction > 2.0 {
+            cx.warn(
+                Some(m.friction.span()),
+                &format!("{base}.friction"),
+                format!("friction coefficient {friction} > 2 is unusually high"),
+            );
+        }
+        let model = match &m.model {
+            None => FrictionModel::Coulomb,
+            Some(fm) => friction_model(&cx, fm, &format!("{base}.model"))?,
+        };
+        materials.push(Material {
+            name: mname,
+            density,
+            friction,
+            model,
+        });
+    }
+
+    // 4. Explicit bodies.
+    let mut bodies: Vec<BodyDesc> = Vec::new();
+    let mut origins: Vec<Origin> = Vec::new();
+    for (i, b) in raw.body.iter().enumerate() {
+        let base = format!("body[{i}]");
+        let span = b.span();
+        let b = b.get_ref();
+        let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
+        let shape_path = format!("{base}.shape");
+        match kind {
+            "sphere" => {}
+            "box" | "capsule" | "cylinder" | "clump" | "mesh" => {
+                return Err(cx.err(
+                    b.shape.as_ref().map(|s| s.span()),
+                    shape_path,
+                    format!("shape `{kind}` is not supported yet for bodies (supported: sphere)"),
+                ))
+            }
+            other => {
+                return Err(cx.err(
+                    b.shape.as_ref().map(|s| s.span()),
+                    shape_path,
+                    format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
+                ))
+            }
+        }
+        cx.only(
+            &base,
+            "shape",
+            kind,
+            &present!(b; half_extents, height, file),
+            &[],
+        )?;
+        let radius = cx.positive(
+            cx.require(&b.radius, &span, &base, "radius", "shape", kind)?,
+            &format!("{base}.radius"),
+        )?;
+        let material = cx.material(&b.material, &span, &base, &materials)?;
+        let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Dynamic)?;
+        let orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
+        let velocity = vel(&b.velocity);
+        let angular_velocity = vel(&b.angular_velocity);
+        if motion == Motion::Fixed {
+            for (v, name) in [
+                (&b.velocity, "velocity"),
+                (&b.angular_velocity, "angular_velocity"),
+            ] {
+                if let Some(v) = v {
+                    if v.get_ref().iter().any(|&x| x != 0.0) {
+                        return Err(cx.err(
+                            Some(v.span()),
+                            format!("{base}.{name}"),
+                            "a fixed body cannot move (use motion = \"kinematic\" for prescribed motion)",
+                        ));
+                    }
+                }
+            }
+        }
+        let (m_default, _) = sphere_mass(materials[material].density, radius);
+        let mass = match &b.mass {
+            Some(m) => cx.positive(m, &format!("{base}.mass"))?,
+            None => m_default,
+        };
+        let inertia = match &b.inertia {
+            Some(iv) => {
+                let v = *iv.get_ref();
+                if let Some(&x) = v.iter().find(|&&x| x.is_nan() || x <= 0.0) {
+                    return Err(cx.err(
+                        Some(iv.span()),
+                        format!("{base}.inertia"),
+                        format!("principal moments must be positive (got {x})"),
+                    ));
+                }
+                let [a, bb, c] = v;
+                if a + bb < c || a + c < bb || bb + c < a {
+                    cx.warn(
+                        Some(iv.span()),
+                        &format!("{base}.inertia"),
+                        "principal moments violate the triangle inequality (no real body has them)",
+                    );
+                }
+                v
+            }
+            None => [0.4 * mass * radius * radius; 3],
+        };
+        if !mass.is_finite() || inertia.iter().any(|x| !x.is_finite()) {
+            return Err(cx.err(
+                Some(span),
+                &*base,
+                "mass or inertia overflows (radius or density too large)",
+            ));
+        }
+        let label = match &b.name {
+            Some(n) => format!("{base} (\"{}\")", n.get_ref()),
+            None => base.clone(),
+        };
+        origins.push(Origin {
+            label,
+            span: b.position.span(),
+        });
+        bodies.push(BodyDesc {
+            shape: BodyShape::Sphere { radius },
+            position: *b.position.get_ref(),
+            orientation,
+            velocity,
+            angular_velocity,
+            material,
+            motion,
+            mass,
+            inertia,
+        });
+    }
+
+    // Explicit bodies must not overlap.
+    if !bodies.is_empty() {
+        let r_max = bodies
+            .iter()
+            .map(|b| b.shape.bounding_radius())
+            .fold(0.0, f64::max);
+        let mut grid = SphereGrid::new(r_max);
+        for (j, b) in bodies.iter().enumerate() {
+            let r = b.shape.bounding_radius();
+            if let Some(k) = grid.find_overlap(b.position, r) {
+                let i = grid.ids[k];
+                let d =
+                    DVec3::from_array(b.position).distance(DVec3::from_array(bodies[i].position));
+                return Err(cx.err(
+                    Some(origins[j].span.clone()),
+                    format!("body[{j}].position"),
+                    format!(
+                        "{} overlaps {} defined on line {}: centre distance {d} < sum of radii {}",
+                        origins[j].label,
+                        origins[i].label,
+                        cx.line(&origins[i].span),
+                        r + bodies[i].shape.bounding_radius()
+                    ),
+                ));
+            }
+            grid.insert(b.position, r, j);
+        }
+    }
+
+    // 5. Generators.
+    for (gi, g) in raw.generator.iter().enumerate() {
+        let base = format!("generator[{gi}]");
+        let span = g.span();
+        let g = g.get_ref();
+        let kind = g.kind.get_ref().as_str();
+        let region = region(&cx, &g.region, &format!("{base}.region"))?;
+        let dist = radius_dist(&cx, &g.radius, &format!("{base}.radius"))?;
+        let material = cx.material(&g.material, &span, &base, &materials)?;
+        let seed = cx.opt_int(&g.seed, &format!("{base}.seed"), 0, i64::MAX, 0)?;
+        let centers: Vec<[f64; 3]> = bodies.iter().map(|b| b.position).collect();
+        let radii: Vec<f64> = bodies.iter().map(|b| b.shape.bounding_radius()).collect();
+        let obstacles = Obstacles {
+            centers: &centers,
+            radii: &radii,
+        };
+        let fields = present!(g; spacing, jitter, max_count, count, volume_fraction, max_attempts);
+        let placed: Vec<([f64; 3], f64)> = match kind {
+            "lattice" => {
+                cx.only(
+                    &base,
+                    "generator",
+                    kind,
+                    &fields,
+                    &["spacing", "jitter", "max_count"],
+                )?;
+                let RadiusDist::Constant(r) = dist else {
+                    return Err(cx.err(
+                        Some(g.radius.span()),
+                        format!("{base}.radius"),
+                        "a lattice needs a single radius (a number)",
+                    ));
+                };
+                let jitter = cx.opt_non_negative(&g.jitter, &format!("{base}.jitter"), 0.0)?;
+                let min_spacing = 2.0 * r + 2.0 * jitter;
+                let spacing = match &g.spacing {
+                    None => min_spacing + 0.02 * r,
+                    Some(s) => {
+                        let v = cx.positive(s, &format!("{base}.spacing"))?;
+                        if v < min_spacing {
+                            return Err(cx.err(
+                                Some(s.span()),
+                                format!("{base}.spacing"),
+                                format!("must be at least 2·radius + 2·jitter = {min_spacing} so that spheres cannot overlap (got {v})"),
+                            ));
+                        }
+                        v
+                    }
+                };
+                let max_count = g
+                    .max_count
+                    .as_ref()
+                    .map(|m| cx.int_range(m, &format!("{base}.max_count"), 1, MAX_GENERATED as i64))
+                    .transpose()?
+                    .map(|m| m as usize);
+                let (lo, hi) = region.aabb();
+                let sites: f64 = (0..3)
+                    .map(|k| ((hi[k] - lo[k]) / spacing).max(0.0) + 1.0)
+                    .product();
+                if sites > MAX_GENERATED as f64 && max_count.is_none() {
+                    return Err(cx.err(
+                        Some(span),
+                        &*base,
+                        format!("lattice would have more than {MAX_GENERATED} sites; set `max_count` or enlarge `spacing`"),
+                    ));
+                }
+                let out =
+                    generate::lattice(&region, r, spacing, jitter, max_count, seed, &obstacles);
+                if out.is_empty() {
+                    return Err(cx.err(
+                        Some(g.region.span()),
+                        format!("{base}.region"),
+                        format!("the region holds no free lattice site for spheres of radius {r}"),
+                    ));
+                }
+                out.into_iter().map(|c| (c, r)).collect()
+            }
+            "random_fill" => {
+                cx.only(
+                    &base,
+                    "generator",
+                    kind,
+                    &fields,
+                    &["count", "volume_fraction", "max_attempts"],
+                )?;
+                let count = g
+                    .count
+                    .as_ref()
+                    .map(|c| cx.int_range(c, &format!("{base}.count"), 1, MAX_GENERATED as i64))
+                    .transpose()?
+                    .map(|c| c as usize);
+                let fraction = match &g.volume_fraction {
+                    None => None,
+                    Some(f) => {
+                        let v = cx.positive(f, &format!("{base}.volume_fraction"))?;
+                        if v >= 1.0 {
+                            return Err(cx.err(
+                                Some(f.span()),
+                                format!("{base}.volume_fraction"),
+                                format!("must be below 1 (got {v})"),
+                            ));
+                        }
+                        let r_min = match dist {
+                            RadiusDist::Constant(r) => r,
+                            RadiusDist::Uniform { min, .. } => min,
+                        };
+                        if count.is_none()
+                            && v * region.volume() / (4.0 / 3.0 * PI * r_min.powi(3))
+                                > MAX_GENERATED as f64
+                        {
+                            return Err(cx.err(
+                                Some(f.span()),
+                                format!("{base}.volume_fraction"),
+                                format!("would generate more than {MAX_GENERATED} spheres; set `count` as well"),
+                            ));
+                        }
+                        Some(v)
+                    }
+                };
+                if count.is_none() && fraction.is_none() {
+                    return Err(cx.err(
+                        Some(span),
+                        format!("{base}.count"),
+                        "random_fill needs `count` and/or `volume_fraction`",
+                    ));
+                }
+                if !region.fits_radius(dist.max()) {
+                    return Err(cx.err(
+                        Some(g.region.span()),
+                        format!("{base}.region"),
+                        format!(
+                            "the region is too small for spheres of radius {}",
+                            dist.max()
+                        ),
+                    ));
+                }
+                let attempts = cx.opt_int(
+                    &g.max_attempts,
+                    &format!("{base}.max_attempts"),
+                    1,
+                    1 << 40,
+                    1000,
+                )?;
+                let target = FillTarget {
+                    count,
+                    volume_fraction: fraction,
+                };
+                generate::random_fill(&region, dist, &target, attempts as usize, seed, &obstacles)
+                    .map_err(|s| {
+                        let (fspan, fname) = match (&g.count, &g.volume_fraction) {
+                            (Some(c), _) => (c.span(), "count"),
+                            (None, Some(f)) => (f.span(), "volume_fraction"),
+                            _ => (span.clone(), "count"),
+                        };
+                        cx.err(
+                            Some(fspan),
+                            format!("{base}.{fname}"),
+                            format!(
+                                "could place only {} of {} spheres: no free spot for a sphere of radius {} after {} attempts (enlarge the region, lower count/volume_fraction or raise max_attempts)",
+                                s.placed, s.wanted, s.radius, s.attempts
+                            ),
+                        )
+                    })?
+            }
+            other => {
+                return Err(cx.err(
+                    Some(g.kind.span()),
+                    format!("{base}.kind"),
+                    format!(
+                        "unknown generator kind `{other}` (expected one of: lattice, random_fill)"
+                    ),
+                ))
+            }
+        };
+        let velocity = vel(&g.velocity);
+        let angular_velocity = vel(&g.angular_velocity);
+        let density = materials[material].density;
+        for (k, (c, r)) in placed.into_iter().enumerate() {
+            let (mass, inertia) = sphere_mass(density, r);
+            origins.push(Origin {
+                label: format!("{base} sphere #{k}"),
+                span: span.clone(),
+            });
+            bodies.push(BodyDesc {
+                shape: BodyShape::Sphere { radius: r },
+                position: c,
+                orientation: [0.0, 0.0, 0.0, 1.0],
+                velocity,
+                angular_velocity,
+                material,
+                motion: Motion::Dynamic,
+                mass,
+                inertia,
+            });
+        }
+    }
+
+    if bodies.is_empty() {
+        return Err(cx.err(
+            None,
+            "body",
+            "the scene has no bodies: add [[body]] or [[generator]] tables",
+        ));
+    }
+
+    // 6. Boundaries.
+    let mut boundaries = Vec::new();
+    for (i, b) in raw.boundary.iter().enumerate() {
+        boundaries.push(boundary(&cx, b, i, &materials, file)?);
+    }
+
+    // 7. Solver.
+    let r_min = bodies
+        .iter()
+        .map(|b| b.shape.bounding_radius())
+        .fold(f64::INFINITY, f64::min);
+    let solver = {
+        let default = RawSolver {
+            kind: None,
+            max_iterations: None,
+            tolerance: None,
+            omega: None,
+            recovery_speed: None,
+            warm_start: None,
+            envelope: None,
+        };
+        let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
+        let kind = match &s.kind {
+            None => SolverKind::Apgd,
+            Some(k) => match k.get_ref().as_str() {
+                "apgd" => SolverKind::Apgd,
+                "jacobi" => SolverKind::Jacobi,
+                other => {
+                    return Err(cx.err(
+                        Some(k.span()),
+                        "solver.kind",
+                        format!("unknown solver kind `{other}` (expected one of: apgd, jacobi)"),
+                    ))
+                }
+            },
+        };
+        SolverSettings {
+            kind,
+            max_iterations: cx.opt_int(
+                &s.max_iterations,
+                "solver.max_iterations",
+                1,
+                u32::MAX as i64,
+                100,
+            )? as u32,
+            tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", 1e-5)?,
+            omega: cx.opt_positive(&s.omega, "solver.omega", 0.3)?,
+            recovery_speed: cx.opt_non_negative(&s.recovery_speed, "solver.recovery_speed", 0.1)?,
+            warm_start: s.warm_start.as_ref().is_none_or(|w| *w.get_ref()),
+            envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
+        }
+    };
+
+    // 8. Output.
+    let output = {
+        let default = RawOutput {
+            dir: None,
+            frame_every: None,
+            frame_interval: None,
+            vtk: None,
+            contacts: None,
+            checkpoint_every: None,
+            stats_every: None,
+        };
+        let o = raw.output.as_ref().map_or(&default, |o| o.get_ref());
+        let frame_every = match (&o.frame_every, &o.frame_interval) {
+            (Some(_), Some(fi)) => {
+                return Err(cx.err(
+                    Some(fi.span()),
+                    "output.frame_interval",
+                    "give either `frame_every` or `frame_interval`, not both",
+                ))
+            }
+            (Some(f), None) => cx.int_range(f, "output.frame_every", 1, i64::MAX)?,
+            (None, Some(fi)) => {
+                let t = cx.positive(fi, "output.frame_interval")?;
+                ((t / dt).round() as u64).max(1)
+            }
+            (None, None) => steps.div_ceil(50).max(1),
+        };
+        OutputSettings {
+            dir: o.dir.as_ref().map_or_else(
+                || PathBuf::from("out").join(&name),
+                |d| PathBuf::from(d.get_ref()),
+            ),
+            frame_every,
+            vtk: o.vtk.as_ref().is_none_or(|v| *v.get_ref()),
+            contacts: o.contacts.as_ref().is_some_and(|v| *v.get_ref()),
+            checkpoint_every: cx.opt_int(
+                &o.checkpoint_every,
+                "output.checkpoint_every",
+                0,
+                i64::MAX,
+                0,
+            )?,
+            stats_every: cx.opt_int(&o.stats_every, "output.stats_every", 1, i64::MAX, 1)?,
+        }
+    };
+
+    // 9. Warnings.
+    let g = DVec3::from_array(gravity).length();
+    if g > 0.0 {
+        let dt_max = 0.1 * (r_min / g).sqrt();
+        if dt > dt_max {
+            cx.warn(
+                Some(sim.dt.span()),
+                "simulation.dt",
+                format!("dt = {dt} s is large for the smallest body radius {r_min} m (rule: dt ≤ 0.1·sqrt(r_min/|g|) = {dt_max:.3e} s)"),
+            );
+        }
+    }
+    if let Some((k, v)) = bodies
+        .iter()
+        .map(|b| DVec3::from_array(b.velocity).length())
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    {
+        if v * dt > 0.2 * r_min {
+            cx.warn(
+                Some(sim.dt.span()),
+                "simulation.dt",
+                format!(
+                    "{} moves {:.3e} m per step at its initial speed {v} m/s, more than 0.2·r_min = {:.3e} m",
+                    origins[k].label,
+                    v * dt,
+                    0.2 * r_min
+                ),
+            );
+        }
+    }
+    let local = |bd: &Boundary, p: [f64; 3]| {
+        let q = DQuat::from_array(bd.orientation);
+        q.inverse() * (DVec3::from_array(p) - DVec3::from_array(bd.position))
+    };
+    let containers: Vec<&Boundary> = boundaries
+        .iter()
+        .filter(|b| {
+            matches!(
+                b.shape,
+                BoundaryShape::BoxContainer { .. } | BoundaryShape::CylinderContainer { .. }
+            )
+        })
+        .collect();
+    if !containers.is_empty() {
+        let inside = |p: [f64; 3]| {
+            containers.iter().any(|bd| {
+                let l = local(bd, p);
+                match bd.shape {
+                    BoundaryShape::BoxContainer {
+                        half_extents: h,
+                        open_top,
+                    } => {
+                        l.x.abs() <= h[0]
+                            && l.y.abs() <= h[1]
+                            && l.z >= -h[2]
+                            && (open_top || l.z <= h[2])
+                    }
+                    BoundaryShape::CylinderContainer {
+                        radius,
+                        height,
+                        open_top,
+                    } => l.x.hypot(l.y) <= radius && l.z >= 0.0 && (open_top || l.z <= height),
+                    _ => false,
+                }
+            })
+        };
+        let outside: Vec<usize> = (0..bodies.len())
+            .filter(|&k| !inside(bodies[k].position))
+            .collect();
+        if let Some(&first) = outside.first() {
+            let p = bodies[first].position;
+            cx.warn(
+                Some(origins[first].span.clone()),
+                &origins[first].label,
+                format!(
+                    "{} of {} bodies start outside every container (first: {} at [{}, {}, {}])",
+                    outside.len(),
+                    bodies.len(),
+                    origins[first].label,
+                    p[0],
+                    p[1],
+                    p[2]
+                ),
+            );
+        }
+    }
+    for (bi, bd) in boundaries.iter().enumerate() {
+        if bd.shape != BoundaryShape::Plane {
+            continue;
+        }
+        let below: Vec<usize> = (0..bodies.len())
+            .filter(|&k| local(bd, bodies[k].position).z < 0.0)
+            .collect();
+        if let Some(&first) = below.first() {
+            cx.warn(
+                Some(origins[first].span.clone()),
+                &origins[first].label,
+                format!(
+                    "{} bodies start below plane `{}` (boundary[{bi}]), first: {}",
+                    below.len(),
+                    bd.name,
+                    origins[first].label
+                ),
+            );
+        }
+    }
+
+    Ok(Scene {
+        name,
+        sim: SimSettings { dt, steps, gravity },
+        solver,
+        materials,
+        bodies,
+        boundaries,
+        output,
+        warnings: cx.warnings,
+    })
+}
+
+fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<FrictionModel> {
+    let span = fm.span();
+    let fm = fm.get_ref();
+    let kind = fm.kind.get_ref().as_str();
+    let fields = present!(fm; stiffness, damping, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck);
+    let what = "friction model";
+    let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
+        cx.positive(
+            cx.require(v, &span, base, name, what, kind)?,
+            &format!("{base}.{name}"),
+        )
+    };
+    let req_nonneg = |v: &O<f64>, name: &str| -> R<f64> {
+        cx.non_negative(
+            cx.require(v, &span, base, name, what, kind)?,
+            &format!("{base}.{name}"),
+        )
+    };
+    Ok(match kind {
+        "coulomb" => {
+            cx.only(base, what, kind, &fields, &[])?;
+            FrictionModel::Coulomb
+        }
+        "bristle" => {
+            cx.only(base, what, kind, &fields, &["stiffness"])?;
+            FrictionModel::Bristle {
+                stiffness: req_pos(&fm.stiffness, "stiffness")?,
+            }
+        }
+        "compliant" => {
+            cx.only(base, what, kind, &fields, &["stiffness", "damping"])?;
+            FrictionModel::Compliant {
+                stiffness: req_pos(&fm.stiffness, "stiffness")?,
+                damping: req_nonneg(&fm.damping, "damping")?,
+            }
+        }
+        "tanh" => {
+            cx.only(base, what, kind, &fields, &["slip_velocity"])?;
+            FrictionModel::Tanh {
+                slip_velocity: req_pos(&fm.slip_velocity, "slip_velocity")?,
+            }
+        }
+        "lugre" => {
+            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck"])?;
+            FrictionModel::LuGre {
+                sigma0: req_pos(&fm.sigma0, "sigma0")?,
+                sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
+                sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
+                mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
+                v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
+            }
+        }
+        other => {
+            return Err(cx.err(
+                Some(fm.kind.span()),
+                format!("{base}.kind"),
+                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, tanh, lugre)"),
+            ))
+        }
+    })
+}
+
+fn region(cx: &Cx<'_>, r: &S<RawRegion>, base: &str) -> R<Region> {
+    let span = r.span();
+    let r = r.get_ref();
+    let kind = r.kind.get_ref().as_str();
+    let fields = present!(r; min, max, base, radius, height);
+    let what = "region";
+    match kind {
+        "box" => {
+            cx.only(base, what, kind, &fields, &["min", "max"])?;
+            let min = *cx
+                .require(&r.min, &span, base, "min", what, kind)?
+                .get_ref();
+            let maxs = cx.require(&r.max, &span, base, "max", what, kind)?;
+            let max = *maxs.get_ref();
+            if (0..3).any(|k| max[k] <= min[k]) {
+                return Err(cx.err(
+                    Some(maxs.span()),
+                    format!("{base}.max"),
+                    "must exceed `min` on every axis",
+                ));
+            }
+            Ok(Region::Box { min, max })
+        }
+        "cylinder" => {
+            cx.only(base, what, kind, &fields, &["base", "radius", "height"])?;
+            let b = *cx
+                .require(&r.base, &span, base, "base", what, kind)?
+                .get_ref();
+            let radius = cx.positive(
+                cx.require(&r.radius, &span, base, "radius", what, kind)?,
+                &format!("{base}.radius"),
+            )?;
+            let height = cx.positive(
+                cx.require(&r.height, &span, base, "height", what, kind)?,
+                &format!("{base}.height"),
+            )?;
+            Ok(Region::Cylinder {
+                base: b,
+                radius,
+                height,
+            })
+        }
+        other => Err(cx.err(
+            Some(r.kind.span()),
+            format!("{base}.kind"),
+            format!("unknown region kind `{other}` (expected one of: box, cylinder)"),
+        )),
+    }
+}
+
+fn radius_dist(cx: &Cx<'_>, v: &S<toml::Value>, path: &str) -> R<RadiusDist> {
+    let span = v.span();
+    let num = |x: &toml::Value| match x {
+        toml::Value::Float(f) => Some(*f),
+        toml::Value::Integer(i) => Some(*i as f64),
+        _ => None,
+    };
+    let check = |x: f64, p: &str| -> R<f64> {
+        if x > 0.0 {
+            Ok(x)
+        } else {
+            Err(cx.err(Some(span.clone()), p, format!("must be positive (got {x})")))
+        }
+    };
+    match v.get_ref() {
+        toml::Value::Table(t) => {
+            for (k, val) in t {
+                match k.as_str() {
+                    "min" | "max" => {}
+                    "distribution" => {
+                        if val.as_str() != Some("uniform") {
+                            return Err(cx.err(
+                                Some(span.clone()),
+                                format!("{path}.distribution"),
+                                format!(
+                                    "unknown radius distribution {val} (supported: \"uniform\")"
+                                ),
+                            ));
+                        }
+                    }
+                    other => {
+                        return Err(cx.err(
+                            Some(span.clone()),
+                            format!("{path}.{other}"),
+                            format!(
+                                "unknown field `{other}`, expected `min`, `max` or `distribution`"
+                            ),
+                        ))
+                    }
+                }
+            }
+            let get = |k: &str| -> R<f64> {
+                let p = format!("{path}.{k}");
+                match t.get(k) {
+                    None => Err(cx.err(Some(span.clone()), p, format!("missing field `{k}`"))),
+                    Some(x) => match num(x) {
+                        Some(f) => check(f, &p),
+                        None => Err(cx.err(
+                            Some(span.clone()),
+                            p,
+                            format!("expected a number, found {}", x.type_str()),
+                        )),
+                    },
+                }
+            };
+            let min = get("min")?;
+            let max = get("max")?;
+            if max < min {
+                return Err(cx.err(
+                    Some(span.clone()),
+                    format!("{path}.max"),
+                    format!("must be at least `min` ({max} < {min})"),
+                ));
+            }
+            Ok(if max == min {
+                RadiusDist::Constant(min)
+            } else {
+                RadiusDist::Uniform { min, max }
+            })
+        }
+        other => match num(other) {
+            Some(x) => Ok(RadiusDist::Constant(check(x, path)?)),
+            None => Err(cx.err(
+                Some(span.clone()),
+                path,
+                format!(
+                    "expected a number or a {{ min = .., max = .. }} table, found {}",
+                    other.type_str()
+                ),
+            )),
+        },
+    }
+}
+
+fn boundary(
+    cx: &Cx<'_>,
+    b: &S<RawBoundary>,
+    i: usize,
+    materials: &[Material],
+    file: &Path,
+) -> R<Boundary> {
+    let base = format!("boundary[{i}]");
+    let span = b.span();
+    let b = b.get_ref();
+    let kind = b.kind.get_ref().as_str();
+    let what = "boundary kind";
+    let fields = present!(b; point, normal, position, orientation, axis, half_extents, radius, height, open_top, file, scale);
+    let allowed: &[&str] = match kind {
+        "plane" => &["point", "normal"],
+        "box_container" => &["position", "orientation", "half_extents", "open_top"],
+        "box" => &["position", "orientation", "half_extents"],
+        "cylinder_container" => &["position", "orientation", "axis", "radius", "height", "open_top"],
+        "cylinder" => &["position", "orientation", "axis", "radius", "height"],
+        "mesh" => &["position", "orientation", "file", "scale"],
+        other => {
+            return Err(cx.err(
+                Some(b.kind.span()),
+                format!("{base}.kind"),
+                format!("unknown boundary kind `{other}` (expected one of: plane, box_container, box, cylinder_container, cylinder, mesh)"),
+            ))
+        }
+    };
+    cx.only(&base, what, kind, &fields, allowed)?;
+    let material = cx.material(&b.material, &span, &base, materials)?;
+    let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Fixed)?;
+    if motion == Motion::Dynamic {
+        return Err(cx.err(
+            b.motion.as_ref().map(|m| m.span()),
+            format!("{base}.motion"),
+            "boundaries cannot be dynamic (use \"fixed\" or \"kinematic\")",
+        ));
+    }
+    if motion == Motion::Fixed {
+        for (v, name) in [
+            (&b.velocity, "velocity"),
+            (&b.angular_velocity, "angular_velocity"),
+        ] {
+            if let Some(v) = v {
+                if v.get_ref().iter().any(|&x| x != 0.0) {
+                    return Err(cx.err(
+                        Some(v.span()),
+                        format!("{base}.{name}"),
+                        "a fixed boundary cannot move (use motion = \"kinematic\" for prescribed motion)",
+                    ));
+                }
+            }
+        }
+    }
+    let mut position = b.position.as_ref().map_or([0.0; 3], |p| *p.get_ref());
+    let mut orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
+    let half_extents = |cx: &Cx<'_>| -> R<[f64; 3]> {
+        let h = cx.require(&b.half_extents, &span, &base, "half_extents", what, kind)?;
+        let v = *h.get_ref();
+        if let Some(&x) = v.iter().find(|&&x| x.is_nan() || x <= 0.0) {
+            return Err(cx.err(
+                Some(h.span()),
+                format!("{base}.half_extents"),
+                format!("must be positive (got {x})"),
+            ));
+        }
+        Ok(v)
+    };
+    let radius_height = |cx: &Cx<'_>| -> R<(f64, f64)> {
+        let r = cx.positive(
+            cx.require(&b.radius, &span, &base, "radius", what, kind)?,
+            &format!("{base}.radius"),
+        )?;
+        let h = cx.positive(
+            cx.require(&b.height, &span, &base, "height", what, kind)?,
+            &format!("{base}.height"),
+        )?;
+        Ok((r, h))
+    };
+    let open_top = b.open_top.as_ref().is_some_and(|o| *o.get_ref());
+    if let Some(axis) = &b.axis {
+        if b.orientation.is_some() {
+            return Err(cx.err(
+                Some(axis.span()),
+                format!("{base}.axis"),
+                "give either `orientation` or `axis`, not both",
+            ));
+        }
+        let a = cx.direction(axis, &format!("{base}.axis"), "axis")?;
+        orientation = DQuat::from_rotation_arc(DVec3::Z, a).normalize().to_array();
+    }
+    let shape = match kind {
+        "plane" => {
+            position = b.point.as_ref().map_or([0.0; 3], |p| *p.get_ref());
+            if let Some(n) = &b.normal {
+                let n = cx.direction(n, &format!("{base}.normal"), "normal")?;
+                orientation = DQuat::from_rotation_arc(DVec3::Z, n).normalize().to_array();
+            }
+            BoundaryShape::Plane
+        }
+        "box_container" => BoundaryShape::BoxContainer {
+            half_extents: half_extents(cx)?,
+            open_top,
+        },
+        "box" => BoundaryShape::SolidBox {
+            half_extents: half_extents(cx)?,
+        },
+        "cylinder_container" => {
+            let (radius, height) = radius_height(cx)?;
+            BoundaryShape::CylinderContainer {
+                radius,
+                height,
+                open_top,
+            }
+        }
+        "cylinder" => {
+            let (radius, height) = radius_height(cx)?;
+            BoundaryShape::SolidCylinder { radius, height }
+        }
+        _ => {
+            // mesh
+            let f = cx.require(&b.file, &span, &base, "file", what, kind)?;
+            let scale = cx.opt_positive(&b.scale, &format!("{base}.scale"), 1.0)?;
+            let rel = PathBuf::from(f.get_ref());
+            let source = if rel.is_absolute() {
+                rel
+            } else {
+                file.parent().unwrap_or(Path::new("")).join(rel)
+            };
+            let (vertices, triangles) = load_mesh(&source, scale)
+                .map_err(|m| cx.err(Some(f.span()), format!("{base}.file"), m))?;
+            BoundaryShape::Mesh {
+                source,
+                vertices,
+                triangles,
+            }
+        }
+    };
+    Ok(Boundary {
+        name: b
+            .name
+            .as_ref()
+            .map_or_else(|| base.clone(), |n| n.get_ref().clone()),
+        shape,
+        position,
+        orientation,
+        material,
+        motion,
+        velocity: vel(&b.velocity),
+        angular_velocity: vel(&b.angular_velocity),
+    })
+}

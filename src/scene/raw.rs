@@ -1,0 +1,154 @@
+//! The file format as serde sees it: every field spanned so that semantic errors can name
+//! the line. Kind-specific fields are flat optional fields; `build` checks which ones apply
+//! to which kind. Integers are read as `i64` so that negative values get our own message.
+
+use serde::Deserialize;
+use serde_spanned::Spanned;
+
+pub(crate) type S<T> = Spanned<T>;
+pub(crate) type O<T> = Option<Spanned<T>>;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawScene {
+    pub simulation: O<RawSimulation>,
+    pub solver: O<RawSolver>,
+    #[serde(default)]
+    pub material: Vec<S<RawMaterial>>,
+    #[serde(default)]
+    pub body: Vec<S<RawBody>>,
+    #[serde(default)]
+    pub generator: Vec<S<RawGenerator>>,
+    #[serde(default)]
+    pub boundary: Vec<S<RawBoundary>>,
+    pub output: O<RawOutput>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSimulation {
+    pub name: O<String>,
+    pub dt: S<f64>,
+    pub steps: O<i64>,
+    pub duration: O<f64>,
+    pub gravity: O<[f64; 3]>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawSolver {
+    pub kind: O<String>,
+    pub max_iterations: O<i64>,
+    pub tolerance: O<f64>,
+    pub omega: O<f64>,
+    pub recovery_speed: O<f64>,
+    pub warm_start: O<bool>,
+    pub envelope: O<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMaterial {
+    pub name: S<String>,
+    pub density: S<f64>,
+    pub friction: S<f64>,
+    pub model: O<RawFrictionModel>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawFrictionModel {
+    pub kind: S<String>,
+    pub stiffness: O<f64>,
+    pub damping: O<f64>,
+    pub slip_velocity: O<f64>,
+    pub sigma0: O<f64>,
+    pub sigma1: O<f64>,
+    pub sigma2: O<f64>,
+    pub mu_static: O<f64>,
+    pub v_stribeck: O<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBody {
+    pub name: O<String>,
+    pub shape: O<String>,
+    pub radius: O<f64>,
+    // Reserved for the shapes that are not supported yet (box, capsule, cylinder, mesh):
+    pub half_extents: O<[f64; 3]>,
+    pub height: O<f64>,
+    pub file: O<String>,
+    pub position: S<[f64; 3]>,
+    pub orientation: O<[f64; 4]>,
+    pub velocity: O<[f64; 3]>,
+    pub angular_velocity: O<[f64; 3]>,
+    pub material: O<String>,
+    pub motion: O<String>,
+    pub mass: O<f64>,
+    pub inertia: O<[f64; 3]>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawBoundary {
+    pub name: O<String>,
+    pub kind: S<String>,
+    pub point: O<[f64; 3]>,
+    pub normal: O<[f64; 3]>,
+    pub position: O<[f64; 3]>,
+    pub orientation: O<[f64; 4]>,
+    pub axis: O<[f64; 3]>,
+    pub half_extents: O<[f64; 3]>,
+    pub radius: O<f64>,
+    pub height: O<f64>,
+    pub open_top: O<bool>,
+    pub file: O<String>,
+    pub scale: O<f64>,
+    pub material: O<String>,
+    pub motion: O<String>,
+    pub velocity: O<[f64; 3]>,
+    pub angular_velocity: O<[f64; 3]>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGenerator {
+    pub kind: S<String>,
+    pub material: O<String>,
+    pub region: S<RawRegion>,
+    /// A number, or `{ min = .., max = .. }` (uniform), interpreted by `build`.
+    pub radius: S<toml::Value>,
+    pub spacing: O<f64>,
+    pub jitter: O<f64>,
+    pub max_count: O<i64>,
+    pub count: O<i64>,
+    pub volume_fraction: O<f64>,
+    pub max_attempts: O<i64>,
+    pub seed: O<i64>,
+    pub velocity: O<[f64; 3]>,
+    pub angular_velocity: O<[f64; 3]>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawRegion {
+    pub kind: S<String>,
+    pub min: O<[f64; 3]>,
+    pub max: O<[f64; 3]>,
+    pub base: O<[f64; 3]>,
+    pub radius: O<f64>,
+    pub height: O<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawOutput {
+    pub dir: O<String>,
+    pub frame_every: O<i64>,
+    pub frame_interval: O<f64>,
+    pub vtk: O<bool>,
+    pub contacts: O<bool>,
+    pub checkpoint_every: O<i64>,
+    pub stats_every: O<i64>,
+}

@@ -1,0 +1,1230 @@
+//! Scene files: loading, validation messages, generators and meshes.
+
+use std::path::{Path, PathBuf};
+
+use bristlecone::scene::{
+    self, BodyShape, BoundaryShape, FrictionModel, Motion, Scene, SceneError, SolverKind,
+};
+
+/// Lines 1–8; snippets appended to it start on line 9.
+const BASE: &str = r#"[simulation]
+dt = 1e-3
+steps = 10
+
+[[material]]
+name = "glass"
+density = 2500.0
+friction = 0.5
+"#;
+
+/// A valid sphere on lines 9–11.
+const SPHERE: &str = r#"[[body]]
+radius = 0.01
+position = [0.0, 0.0, 0.1]
+"#;
+
+fn parse(text: &str) -> Result<Scene, SceneError> {
+    scene::parse_str(text, Path::new("t.toml"))
+}
+
+fn ok(text: &str) -> Scene {
+    match parse(text) {
+        Ok(s) => s,
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}
+
+fn err(text: &str) -> SceneError {
+    match parse(text) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e,
+    }
+}
+
+/// Asserts field path, line and a message substring.
+#[track_caller]
+fn check(e: &SceneError, field: &str, line: Option<usize>, msg: &str) {
+    assert_eq!(e.field, field, "field of: {e}");
+    assert_eq!(e.line, line, "line of: {e}");
+    assert!(e.message.contains(msg), "message of `{e}` lacks `{msg}`");
+    assert_eq!(e.file, PathBuf::from("t.toml"));
+}
+
+fn base_with(extra: &str) -> String {
+    format!("{BASE}{extra}")
+}
+
+fn radius(b: &scene::BodyDesc) -> f64 {
+    match b.shape {
+        BodyShape::Sphere { radius } => radius,
+    }
+}
+
+fn dist(a: [f64; 3], b: [f64; 3]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+fn assert_no_overlap_brute(bodies: &[scene::BodyDesc]) {
+    for i in 0..bodies.len() {
+        for j in i + 1..bodies.len() {
+            let d = dist(bodies[i].position, bodies[j].position);
+            assert!(
+                d >= (radius(&bodies[i]) + radius(&bodies[j])) * (1.0 - 1e-9),
+                "bodies {i} and {j} overlap"
+            );
+        }
+    }
+}
+
+/// Overlap check via a uniform grid (cell = largest diameter), independent of the crate's.
+fn assert_no_overlap_grid(bodies: &[scene::BodyDesc]) {
+    use std::collections::HashMap;
+    let r_max = bodies.iter().map(radius).fold(0.0, f64::max);
+    let h = 2.0 * r_max;
+    let key = |p: [f64; 3]| {
+        (
+            (p[0] / h).floor() as i64,
+            (p[1] / h).floor() as i64,
+            (p[2] / h).floor() as i64,
+        )
+    };
+    let mut cells: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::new();
+    for (i, b) in bodies.iter().enumerate() {
+        cells.entry(key(b.position)).or_default().push(i);
+    }
+    let mut pairs = 0usize;
+    for (i, b) in bodies.iter().enumerate() {
+        let (x, y, z) = key(b.position);
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    for &j in cells.get(&(x + dx, y + dy, z + dz)).into_iter().flatten() {
+                        if j <= i {
+                            continue;
+                        }
+                        pairs += 1;
+                        let d = dist(b.position, bodies[j].position);
+                        assert!(
+                            d >= (radius(b) + radius(&bodies[j])) * (1.0 - 1e-9),
+                            "bodies {i} and {j} overlap"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(pairs > 0);
+}
+
+// ---------------------------------------------------------------------------------------
+// Default scene
+
+#[test]
+fn default_scene_round_trip() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/default.toml");
+    let s = scene::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.name, "default");
+    assert!(s.warnings.is_empty(), "warnings: {:?}", s.warnings);
+    assert_eq!(s.sim.dt, 1e-3);
+    assert_eq!(s.sim.steps, 1500);
+    assert_eq!(s.sim.gravity, [0.0, 0.0, -9.81]);
+    assert_eq!(s.solver.kind, SolverKind::Apgd);
+    assert_eq!(s.solver.max_iterations, 100);
+    assert_eq!(s.solver.tolerance, 1e-5);
+    assert_eq!(s.solver.omega, 0.3);
+    assert_eq!(s.solver.recovery_speed, 0.1);
+    assert!(s.solver.warm_start);
+    assert_eq!(s.materials.len(), 2);
+    assert_eq!(s.materials[0].name, "glass");
+    assert_eq!(s.materials[0].model, FrictionModel::Coulomb);
+    assert_eq!(s.bodies.len(), 3000);
+    let r_min = s.bodies.iter().map(radius).fold(f64::INFINITY, f64::min);
+    let r_max = s.bodies.iter().map(radius).fold(0.0, f64::max);
+    assert!((0.004..0.0041).contains(&r_min), "r_min {r_min}");
+    assert!((0.0059..=0.006).contains(&r_max), "r_max {r_max}");
+    assert!((s.solver.envelope - 0.05 * r_min).abs() < 1e-15);
+    assert_eq!(s.min_body_radius(), r_min);
+    for b in &s.bodies {
+        assert_eq!(b.material, 0);
+        assert_eq!(b.motion, Motion::Dynamic);
+        assert_eq!(b.orientation, [0.0, 0.0, 0.0, 1.0]);
+        let r = radius(b);
+        let m = 2500.0 * 4.0 / 3.0 * std::f64::consts::PI * r.powi(3);
+        assert!((b.mass - m).abs() < 1e-12 * m);
+        assert!((b.inertia[0] - 0.4 * m * r * r).abs() < 1e-12 * b.inertia[0]);
+        assert!(b.position[2] - r >= 0.02 - 1e-12 && b.position[2] + r <= 0.2 + 1e-12);
+        assert!(b.position[0].abs() + r <= 0.095 + 1e-12);
+        assert!(b.position[1].abs() + r <= 0.095 + 1e-12);
+    }
+    assert_no_overlap_grid(&s.bodies);
+    assert_eq!(s.boundaries.len(), 1);
+    let bin = &s.boundaries[0];
+    assert_eq!(bin.name, "bin");
+    assert_eq!(bin.material, 1);
+    assert_eq!(bin.motion, Motion::Fixed);
+    assert_eq!(bin.position, [0.0, 0.0, 0.15]);
+    assert_eq!(
+        bin.shape,
+        BoundaryShape::BoxContainer {
+            half_extents: [0.1, 0.1, 0.15],
+            open_top: true
+        }
+    );
+    assert_eq!(s.output.dir, PathBuf::from("out/default"));
+    assert_eq!(s.output.frame_every, 30);
+    assert!(s.output.vtk);
+    assert!(!s.output.contacts);
+    assert_eq!(s.output.checkpoint_every, 0);
+    assert_eq!(s.output.stats_every, 1);
+}
+
+#[test]
+fn defaults_and_explicit_body() {
+    let s = ok(&base_with(
+        r#"[[body]]
+name = "probe"
+radius = 0.02
+position = [1.0, 2.0, 3.0]
+velocity = [0.1, 0.0, 0.0]
+angular_velocity = [0.0, 0.0, 1.0]
+orientation = [0.0, 0.0, 0.0, 1.0001]
+motion = "kinematic"
+"#,
+    ));
+    assert_eq!(s.name, "t");
+    assert_eq!(s.sim.steps, 10);
+    assert_eq!(s.sim.gravity, [0.0, 0.0, -9.81]);
+    assert_eq!(s.output.dir, PathBuf::from("out/t"));
+    assert_eq!(s.output.frame_every, 1);
+    assert_eq!(s.solver.envelope, 0.05 * 0.02);
+    let b = &s.bodies[0];
+    assert_eq!(b.motion, Motion::Kinematic);
+    assert_eq!(b.velocity, [0.1, 0.0, 0.0]);
+    assert_eq!(b.angular_velocity, [0.0, 0.0, 1.0]);
+    assert!((b.orientation[3] - 1.0).abs() < 1e-15, "normalized");
+    let m = 2500.0 * 4.0 / 3.0 * std::f64::consts::PI * 0.02f64.powi(3);
+    assert!((b.mass - m).abs() < 1e-12 * m);
+    assert!((b.inertia[2] - 0.4 * m * 0.0004).abs() < 1e-15);
+}
+
+#[test]
+fn explicit_mass_and_inertia() {
+    let s = ok(&base_with(
+        r#"[[body]]
+radius = 0.01
+position = [0.0, 0.0, 0.0]
+mass = 2.0
+inertia = [1.0, 2.0, 2.5]
+[[body]]
+radius = 0.01
+position = [1.0, 0.0, 0.0]
+mass = 3.0
+"#,
+    ));
+    assert_eq!(s.bodies[0].mass, 2.0);
+    assert_eq!(s.bodies[0].inertia, [1.0, 2.0, 2.5]);
+    assert_eq!(s.bodies[1].mass, 3.0);
+    assert!((s.bodies[1].inertia[0] - 0.4 * 3.0 * 1e-4).abs() < 1e-15);
+    assert!(s.warnings.is_empty());
+}
+
+#[test]
+fn duration_steps_and_frame_interval() {
+    let s = ok(r#"[simulation]
+name = "x"
+dt = 1e-3
+duration = 1.5
+[[material]]
+name = "a"
+density = 1.0
+friction = 0.0
+[[body]]
+radius = 0.5
+position = [0.0, 0.0, 1.0]
+[output]
+frame_interval = 0.01
+dir = "elsewhere"
+contacts = true
+checkpoint_every = 100
+stats_every = 10
+[solver]
+kind = "jacobi"
+omega = 0.5
+envelope = 0.001
+warm_start = false
+"#);
+    assert_eq!(s.name, "x");
+    assert_eq!(s.sim.steps, 1500);
+    assert_eq!(s.output.frame_every, 10);
+    assert_eq!(s.output.dir, PathBuf::from("elsewhere"));
+    assert!(s.output.contacts);
+    assert_eq!(s.output.checkpoint_every, 100);
+    assert_eq!(s.output.stats_every, 10);
+    assert_eq!(s.solver.kind, SolverKind::Jacobi);
+    assert_eq!(s.solver.omega, 0.5);
+    assert_eq!(s.solver.envelope, 0.001);
+    assert!(!s.solver.warm_start);
+    // The body sits in no container and there is none: no warnings (dt is fine for r = 0.5).
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+}
+
+#[test]
+fn friction_models_parse() {
+    let s = ok(r#"[simulation]
+dt = 1e-3
+steps = 1
+[[material]]
+name = "a"
+density = 1.0
+friction = 0.1
+model = { kind = "bristle", stiffness = 1e5 }
+[[material]]
+name = "b"
+density = 1.0
+friction = 0.1
+model = { kind = "compliant", stiffness = 1e5, damping = 10.0 }
+[[material]]
+name = "c"
+density = 1.0
+friction = 0.1
+model = { kind = "tanh", slip_velocity = 1e-3 }
+[[material]]
+name = "d"
+density = 1.0
+friction = 0.1
+[material.model]
+kind = "lugre"
+sigma0 = 1e5
+sigma1 = 300.0
+sigma2 = 0.4
+mu_static = 0.5
+v_stribeck = 0.01
+[[material]]
+name = "e"
+density = 1.0
+friction = 0.1
+model = { kind = "coulomb" }
+[[body]]
+radius = 0.5
+material = "e"
+position = [0.0, 0.0, 1.0]
+"#);
+    assert_eq!(
+        s.materials[0].model,
+        FrictionModel::Bristle { stiffness: 1e5 }
+    );
+    assert_eq!(
+        s.materials[1].model,
+        FrictionModel::Compliant {
+            stiffness: 1e5,
+            damping: 10.0
+        }
+    );
+    assert_eq!(
+        s.materials[2].model,
+        FrictionModel::Tanh {
+            slip_velocity: 1e-3
+        }
+    );
+    assert_eq!(
+        s.materials[3].model,
+        FrictionModel::LuGre {
+            sigma0: 1e5,
+            sigma1: 300.0,
+            sigma2: 0.4,
+            mu_static: 0.5,
+            v_stribeck: 0.01
+        }
+    );
+    assert_eq!(s.materials[4].model, FrictionModel::Coulomb);
+    assert_eq!(s.bodies[0].material, 4);
+}
+
+#[test]
+fn boundaries_parse() {
+    let s = ok(&base_with(&format!(
+        r#"{SPHERE}[[boundary]]
+name = "floor"
+kind = "plane"
+point = [0.0, 0.0, -1.0]
+normal = [1.0, 0.0, 0.0]
+[[boundary]]
+kind = "cylinder_container"
+position = [0.0, 0.0, -0.5]
+radius = 1.0
+height = 2.0
+open_top = true
+[[boundary]]
+kind = "cylinder"
+axis = [0.0, 1.0, 0.0]
+position = [5.0, 0.0, 0.0]
+radius = 0.1
+height = 0.3
+motion = "kinematic"
+angular_velocity = [0.0, 1.0, 0.0]
+[[boundary]]
+kind = "box"
+position = [5.0, 5.0, 0.0]
+half_extents = [0.1, 0.2, 0.3]
+"#
+    )));
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let plane = &s.boundaries[0];
+    assert_eq!(plane.name, "floor");
+    assert_eq!(plane.shape, BoundaryShape::Plane);
+    assert_eq!(plane.position, [0.0, 0.0, -1.0]);
+    let q = glam::DQuat::from_array(plane.orientation);
+    assert!((q * glam::DVec3::Z - glam::DVec3::X).length() < 1e-12);
+    assert_eq!(s.boundaries[1].name, "boundary[1]");
+    assert_eq!(
+        s.boundaries[1].shape,
+        BoundaryShape::CylinderContainer {
+            radius: 1.0,
+            height: 2.0,
+            open_top: true
+        }
+    );
+    let cyl = &s.boundaries[2];
+    assert_eq!(cyl.motion, Motion::Kinematic);
+    assert_eq!(cyl.angular_velocity, [0.0, 1.0, 0.0]);
+    let q = glam::DQuat::from_array(cyl.orientation);
+    assert!((q * glam::DVec3::Z - glam::DVec3::Y).length() < 1e-12);
+    assert_eq!(
+        s.boundaries[3].shape,
+        BoundaryShape::SolidBox {
+            half_extents: [0.1, 0.2, 0.3]
+        }
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+#[test]
+fn display_format() {
+    let e = err(&base_with(
+        "[[body]]\nradius = -1.0\nposition = [0.0, 0.0, 0.0]\n",
+    ));
+    assert_eq!(
+        e.to_string(),
+        "t.toml:10:10: body[0].radius: must be positive (got -1)"
+    );
+    let e = SceneError {
+        file: "x.toml".into(),
+        line: None,
+        column: None,
+        field: "body".into(),
+        message: "m".into(),
+    };
+    assert_eq!(e.to_string(), "x.toml: body: m");
+    let _: &dyn std::error::Error = &e;
+}
+
+#[test]
+fn syntax_error() {
+    let e = err("[simulation]\ndt = 1e-3\nsteps = = 3\n");
+    assert_eq!(e.line, Some(3));
+    assert!(e.message.contains("TOML syntax error"), "{e}");
+    let e = err("[simulation\n");
+    assert_eq!(e.line, Some(1));
+    assert!(e.message.contains("TOML syntax error"), "{e}");
+}
+
+#[test]
+fn duplicate_key() {
+    let e = err(&base_with(
+        "[[body]]\nradius = 1.0\nradius = 2.0\nposition = [0.0, 0.0, 0.0]\n",
+    ));
+    assert_eq!(e.line, Some(11));
+    assert!(e.message.contains("duplicate key"), "{e}");
+}
+
+#[test]
+fn unknown_key() {
+    let e = err(&base_with(&format!("{SPHERE}colour = \"red\"\n")));
+    check(&e, "body[0].colour", Some(12), "unknown field `colour`");
+    assert_eq!(e.column, Some(1));
+    let e = err("[simulation]\ndt = 1e-3\nsteps = 1\nstep = 2\n");
+    check(&e, "simulation.step", Some(4), "unknown field `step`");
+    let e = err(&base_with("[sim]\n"));
+    check(&e, "sim", Some(9), "unknown field `sim`");
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"plane\"\nradius = 1.0\n"
+    )));
+    check(
+        &e,
+        "boundary[0].radius",
+        Some(14),
+        "`radius` does not apply to boundary kind `plane`",
+    );
+    let e = err(&base_with("[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = { kind = \"tanh\", stiffness = 1.0 }\n"));
+    check(
+        &e,
+        "material[1].model.stiffness",
+        Some(13),
+        "`stiffness` does not apply to friction model `tanh`",
+    );
+}
+
+#[test]
+fn wrong_types() {
+    let e = err(&base_with(
+        "[[body]]\nradius = \"big\"\nposition = [0.0, 0.0, 0.0]\n",
+    ));
+    check(
+        &e,
+        "body[0].radius",
+        Some(10),
+        "invalid type: string \"big\", expected f64",
+    );
+    let e = err(&base_with(
+        "[[body]]\nradius = 1.0\nposition = [0.0, 0.0]\n",
+    ));
+    check(&e, "body[0].position", Some(11), "invalid length 2");
+    let e = err("[simulation]\ndt = 1e-3\nsteps = 1.5\n");
+    check(
+        &e,
+        "simulation.steps",
+        Some(3),
+        "invalid type: floating point `1.5`, expected i64",
+    );
+    let e = err(&base_with("[output]\nvtk = 1\n"));
+    check(
+        &e,
+        "output.vtk",
+        Some(10),
+        "invalid type: integer `1`, expected a boolean",
+    );
+}
+
+#[test]
+fn missing_fields() {
+    let e = err(&base_with("[[body]]\nradius = 1.0\n"));
+    check(&e, "body[0].position", Some(9), "missing field `position`");
+    let e = err("[simulation]\nsteps = 3\n");
+    check(&e, "simulation.dt", Some(1), "missing field `dt`");
+    let e = err(&base_with("[[material]]\nname = \"x\"\ndensity = 1.0\n"));
+    check(
+        &e,
+        "material[1].friction",
+        Some(9),
+        "missing field `friction`",
+    );
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"box_container\"\n"
+    )));
+    check(
+        &e,
+        "boundary[0].half_extents",
+        Some(12),
+        "missing field `half_extents` (required for boundary kind `box_container`)",
+    );
+    let e = err(&base_with("[[body]]\nposition = [0.0, 0.0, 0.0]\n"));
+    check(
+        &e,
+        "body[0].radius",
+        Some(9),
+        "missing field `radius` (required for shape `sphere`)",
+    );
+    let e = err(&base_with("[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = { kind = \"bristle\" }\n"));
+    check(
+        &e,
+        "material[1].model.stiffness",
+        Some(13),
+        "missing field `stiffness` (required for friction model `bristle`)",
+    );
+    let e = err("[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\n");
+    check(&e, "simulation", None, "missing [simulation] table");
+}
+
+#[test]
+fn non_positive_values() {
+    let e = err(&base_with(
+        "[[body]]\nradius = 0.0\nposition = [0.0, 0.0, 0.0]\n",
+    ));
+    check(&e, "body[0].radius", Some(10), "must be positive (got 0)");
+    let e = err(&base_with(&format!("{SPHERE}mass = -2.0\n")));
+    check(&e, "body[0].mass", Some(12), "must be positive (got -2)");
+    let e = err(&base_with(&format!("{SPHERE}inertia = [1.0, 0.0, 1.0]\n")));
+    check(
+        &e,
+        "body[0].inertia",
+        Some(12),
+        "principal moments must be positive (got 0)",
+    );
+    let e = err(&format!("[simulation]\ndt = -1e-3\nsteps = 1\n{SPHERE}"));
+    check(
+        &e,
+        "simulation.dt",
+        Some(2),
+        "must be positive (got -0.001)",
+    );
+    let e = err("[simulation]\ndt = 1e-3\nsteps = 0\n");
+    check(&e, "simulation.steps", Some(3), "must be positive (got 0)");
+    let e = err(&format!("[simulation]\ndt = 1e-3\nsteps = 1\n[[material]]\nname = \"a\"\ndensity = 0\nfriction = 0.1\n{SPHERE}"));
+    check(
+        &e,
+        "material[0].density",
+        Some(6),
+        "must be positive (got 0)",
+    );
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"cylinder\"\nradius = -1\nheight = 1\n"
+    )));
+    check(
+        &e,
+        "boundary[0].radius",
+        Some(14),
+        "must be positive (got -1)",
+    );
+    let e = err(&base_with(&format!("{SPHERE}[output]\nframe_every = 0\n")));
+    check(
+        &e,
+        "output.frame_every",
+        Some(13),
+        "must be positive (got 0)",
+    );
+    let e = err(&base_with(&format!("{SPHERE}[solver]\ntolerance = 0.0\n")));
+    check(&e, "solver.tolerance", Some(13), "must be positive (got 0)");
+}
+
+#[test]
+fn negative_friction() {
+    let e = err("[simulation]\ndt = 1e-3\nsteps = 1\n[[material]]\nname = \"a\"\ndensity = 1.0\nfriction = -0.1\n");
+    check(
+        &e,
+        "material[0].friction",
+        Some(7),
+        "must be non-negative (got -0.1)",
+    );
+}
+
+#[test]
+fn non_finite_numbers() {
+    let e = err(&base_with(
+        "[[body]]\nradius = nan\nposition = [0.0, 0.0, 0.0]\n",
+    ));
+    check(
+        &e,
+        "body[0].radius",
+        Some(10),
+        "must be a finite number (got `nan`)",
+    );
+    let e = err(&base_with(
+        "[[body]]\nradius = 1.0\nposition = [0.0, +inf, 0.0]\n",
+    ));
+    check(
+        &e,
+        "body[0].position[1]",
+        Some(11),
+        "must be a finite number (got `+inf`)",
+    );
+    assert_eq!(e.column, Some(18));
+    let e = err("[simulation]\ndt = 1e-3\nsteps = 1\ngravity = [0.0, 0.0, -inf]\n");
+    check(
+        &e,
+        "simulation.gravity[2]",
+        Some(4),
+        "must be a finite number (got `-inf`)",
+    );
+    let e = err(&base_with(
+        "[[material]]\nname = \"b\"\ndensity = inf\nfriction = 0.1\n",
+    ));
+    check(
+        &e,
+        "material[1].density",
+        Some(11),
+        "must be a finite number",
+    );
+}
+
+#[test]
+fn unknown_material() {
+    let e = err(&base_with(&format!("{SPHERE}material = \"wood\"\n")));
+    check(
+        &e,
+        "body[0].material",
+        Some(12),
+        "unknown material `wood` (defined: glass)",
+    );
+    let two = base_with("[[material]]\nname = \"steel\"\ndensity = 7800.0\nfriction = 0.2\n");
+    let e = err(&format!("{two}{SPHERE}"));
+    check(
+        &e,
+        "body[0].material",
+        Some(13),
+        "missing field `material` (required when the scene defines more than one material)",
+    );
+    let e = err(&format!("[simulation]\ndt = 1e-3\nsteps = 1\n{SPHERE}"));
+    check(&e, "body[0].material", Some(4), "no materials defined");
+    let e = err(&base_with(
+        "[[material]]\nname = \"glass\"\ndensity = 1.0\nfriction = 0.1\n",
+    ));
+    check(
+        &e,
+        "material[1].name",
+        Some(10),
+        "duplicate material name `glass` (first defined on line 6)",
+    );
+}
+
+#[test]
+fn unknown_kinds() {
+    let e = err(&base_with(
+        "[[body]]\nshape = \"cone\"\nradius = 1.0\nposition = [0.0, 0.0, 0.0]\n",
+    ));
+    check(&e, "body[0].shape", Some(10), "unknown shape kind `cone`");
+    for kind in ["box", "capsule", "cylinder", "clump", "mesh"] {
+        let e = err(&base_with(&format!(
+            "[[body]]\nshape = \"{kind}\"\nposition = [0.0, 0.0, 0.0]\n"
+        )));
+        check(
+            &e,
+            "body[0].shape",
+            Some(10),
+            &format!("shape `{kind}` is not supported yet for bodies (supported: sphere)"),
+        );
+    }
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"torus\"\n"
+    )));
+    check(
+        &e,
+        "boundary[0].kind",
+        Some(13),
+        "unknown boundary kind `torus`",
+    );
+    let e = err(&base_with("[[generator]]\nkind = \"spiral\"\nradius = 0.01\nregion = { kind = \"box\", min = [0, 0, 0], max = [1, 1, 1] }\n"));
+    check(
+        &e,
+        "generator[0].kind",
+        Some(10),
+        "unknown generator kind `spiral` (expected one of: lattice, random_fill)",
+    );
+    let e = err(&base_with("[[generator]]\nkind = \"lattice\"\nradius = 0.01\nregion = { kind = \"sphere\", min = [0, 0, 0] }\n"));
+    check(
+        &e,
+        "generator[0].region.kind",
+        Some(12),
+        "unknown region kind `sphere`",
+    );
+    let e = err(&base_with("[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = { kind = \"viscous\" }\n"));
+    check(
+        &e,
+        "material[1].model.kind",
+        Some(13),
+        "unknown friction model kind `viscous`",
+    );
+    let e = err(&base_with(&format!("{SPHERE}motion = \"floating\"\n")));
+    check(&e, "body[0].motion", Some(12), "unknown motion `floating`");
+    let e = err(&base_with(&format!("{SPHERE}[solver]\nkind = \"gauss\"\n")));
+    check(&e, "solver.kind", Some(13), "unknown solver kind `gauss`");
+}
+
+#[test]
+fn steps_and_duration() {
+    let e = err("[simulation]\ndt = 1e-3\nsteps = 10\nduration = 1.0\n");
+    check(
+        &e,
+        "simulation.duration",
+        Some(4),
+        "give either `steps` or `duration`, not both",
+    );
+    let e = err("# comment\n[simulation]\ndt = 1e-3\n");
+    check(
+        &e,
+        "simulation.steps",
+        Some(2),
+        "missing `steps` or `duration` (give exactly one)",
+    );
+    let e = err("[simulation]\ndt = 1e-3\nduration = -1.0\n");
+    check(&e, "simulation.duration", Some(3), "must be positive");
+    let e = err(&base_with(&format!(
+        "{SPHERE}[output]\nframe_every = 3\nframe_interval = 0.1\n"
+    )));
+    check(
+        &e,
+        "output.frame_interval",
+        Some(14),
+        "give either `frame_every` or `frame_interval`, not both",
+    );
+}
+
+#[test]
+fn overlapping_bodies() {
+    let e = err(&base_with(
+        r#"[[body]]
+name = "a"
+radius = 0.1
+position = [0.0, 0.0, 0.0]
+[[body]]
+radius = 0.1
+position = [5.0, 0.0, 0.0]
+[[body]]
+name = "c"
+radius = 0.1
+position = [0.15, 0.0, 0.0]
+"#,
+    ));
+    check(
+        &e,
+        "body[2].position",
+        Some(19),
+        "body[2] (\"c\") overlaps body[0] (\"a\") defined on line 12",
+    );
+    // Exactly touching is fine.
+    ok(&base_with(
+        "[[body]]\nradius = 0.1\nposition = [0.0, 0.0, 0.0]\n[[body]]\nradius = 0.1\nposition = [0.2, 0.0, 0.0]\n",
+    ));
+}
+
+#[test]
+fn zero_length_directions() {
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"plane\"\nnormal = [0.0, 0.0, 0.0]\n"
+    )));
+    check(&e, "boundary[0].normal", Some(14), "zero-length normal");
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"cylinder_container\"\naxis = [0, 0, 0]\nradius = 1.0\nheight = 1.0\n"
+    )));
+    check(&e, "boundary[0].axis", Some(14), "zero-length axis");
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"cylinder\"\naxis = [0, 0, 1]\norientation = [0, 0, 0, 1]\nradius = 1.0\nheight = 1.0\n"
+    )));
+    check(
+        &e,
+        "boundary[0].axis",
+        Some(14),
+        "give either `orientation` or `axis`, not both",
+    );
+}
+
+#[test]
+fn orientations() {
+    let e = err(&base_with(&format!(
+        "{SPHERE}orientation = [0.0, 0.0, 0.0, 0.0]\n"
+    )));
+    check(
+        &e,
+        "body[0].orientation",
+        Some(12),
+        "orientation is a zero quaternion",
+    );
+    let e = err(&base_with(&format!(
+        "{SPHERE}orientation = [0.0, 0.0, 0.0, 2.0]\n"
+    )));
+    check(
+        &e,
+        "body[0].orientation",
+        Some(12),
+        "orientation is not a unit quaternion (|q| = 2)",
+    );
+    let s = ok(&base_with(&format!(
+        "{SPHERE}orientation = [0.0, 0.0, 0.70710, 0.70710]\n"
+    )));
+    let q = s.bodies[0].orientation;
+    let n: f64 = q.iter().map(|x| x * x).sum();
+    assert!((n - 1.0).abs() < 1e-14);
+}
+
+#[test]
+fn motion_rules() {
+    let e = err(&base_with(&format!(
+        "{SPHERE}motion = \"fixed\"\nvelocity = [1.0, 0.0, 0.0]\n"
+    )));
+    check(&e, "body[0].velocity", Some(13), "a fixed body cannot move");
+    let e = err(&base_with(&format!(
+        "{SPHERE}[[boundary]]\nkind = \"plane\"\nmotion = \"dynamic\"\n"
+    )));
+    check(
+        &e,
+        "boundary[0].motion",
+        Some(14),
+        "boundaries cannot be dynamic",
+    );
+    let s = ok(&base_with(&format!("{SPHERE}motion = \"fixed\"\n")));
+    assert_eq!(s.bodies[0].motion, Motion::Fixed);
+    assert!(s.bodies[0].mass > 0.0);
+}
+
+#[test]
+fn empty_scene() {
+    let e = err(BASE);
+    check(&e, "body", None, "the scene has no bodies");
+}
+
+#[test]
+fn load_missing_file() {
+    let e = scene::load(Path::new("/nonexistent/scene.toml")).unwrap_err();
+    assert!(e.message.contains("cannot read scene file"), "{e}");
+    assert_eq!(e.line, None);
+}
+
+#[test]
+fn never_panics_on_odd_input() {
+    for text in [
+        "",
+        "\u{0}",
+        "[[body]]\n[[body]]\n",
+        "simulation = 3",
+        "[simulation]\ndt = 1e-300\nduration = 1e300\n[[material]]\nname=\"a\"\ndensity=1e300\nfriction=0\n[[body]]\nradius=1e300\nposition=[0,0,0]\n",
+        "[simulation]\ndt = 1\nsteps = 1\n[[material]]\nname=\"a\"\ndensity=1\nfriction=0\n[[generator]]\nkind=\"lattice\"\nradius=1e-300\nregion={kind=\"box\",min=[0,0,0],max=[1,1,1]}\n",
+        "[simulation]\ndt = 1\nsteps = 1\n[[material]]\nname=\"a\"\ndensity=1\nfriction=0\n[[generator]]\nkind=\"random_fill\"\nradius=1e-300\nvolume_fraction=0.5\nregion={kind=\"box\",min=[0,0,0],max=[1,1,1]}\n",
+    ] {
+        let _ = parse(text);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Warnings
+
+#[test]
+fn warnings() {
+    // dt too large for r = 1 mm: 0.1·sqrt(0.001/9.81) ≈ 1.0e-3.
+    let s = ok(
+        "[simulation]\ndt = 0.01\nsteps = 1\n[[material]]\nname=\"a\"\ndensity=1.0\nfriction=2.5\n[[body]]\nradius = 0.001\nposition = [0.0, 0.0, 5.0]\n[[boundary]]\nkind = \"box_container\"\nhalf_extents = [1.0, 1.0, 1.0]\n[[boundary]]\nkind = \"plane\"\npoint = [0.0, 0.0, 10.0]\n",
+    );
+    let all = s.warnings.join("\n");
+    assert_eq!(s.warnings.len(), 4, "{all}");
+    assert!(
+        all.contains(
+            "t.toml:2: simulation.dt: dt = 0.01 s is large for the smallest body radius 0.001 m"
+        ),
+        "{all}"
+    );
+    assert!(
+        all.contains("t.toml:7: material[0].friction: friction coefficient 2.5 > 2"),
+        "{all}"
+    );
+    assert!(
+        all.contains("t.toml:10: body[0]: 1 of 1 bodies start outside every container"),
+        "{all}"
+    );
+    assert!(
+        all.contains("1 bodies start below plane `boundary[1]`"),
+        "{all}"
+    );
+    let s = ok(&base_with(&format!(
+        "{SPHERE}velocity = [100.0, 0.0, 0.0]\ninertia = [1.0, 1.0, 3.0]\n"
+    )));
+    let all = s.warnings.join("\n");
+    assert!(all.contains("moves 1.000e-1 m per step"), "{all}");
+    assert!(
+        all.contains("body[0].inertia: principal moments violate the triangle inequality"),
+        "{all}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Generators
+
+fn fill_scene(count: usize, radius: &str, seed: u64, region: &str) -> String {
+    format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\ncount = {count}\nradius = {radius}\nseed = {seed}\nregion = {region}\n"
+    )
+}
+
+const BOX: &str = "{ kind = \"box\", min = [0.0, 0.0, 0.0], max = [0.2, 0.2, 0.2] }";
+
+#[test]
+fn random_fill_deterministic() {
+    let a = ok(&fill_scene(500, "{ min = 0.002, max = 0.004 }", 7, BOX));
+    let b = ok(&fill_scene(500, "{ min = 0.002, max = 0.004 }", 7, BOX));
+    let c = ok(&fill_scene(500, "{ min = 0.002, max = 0.004 }", 8, BOX));
+    assert_eq!(a.bodies, b.bodies);
+    assert_ne!(a.bodies, c.bodies);
+    assert_eq!(a.bodies.len(), 500);
+    // Pin a value so that cross-platform / cross-version drift is noticed.
+    let first = a.bodies[0].position;
+    let again = ok(&fill_scene(500, "{ min = 0.002, max = 0.004 }", 7, BOX));
+    assert_eq!(again.bodies[0].position, first);
+}
+
+#[test]
+fn random_fill_no_overlap_brute_force_2000() {
+    let s = ok(&fill_scene(2000, "{ min = 0.003, max = 0.006 }", 3, BOX));
+    assert_eq!(s.bodies.len(), 2000);
+    assert_no_overlap_brute(&s.bodies);
+    for b in &s.bodies {
+        let r = radius(b);
+        assert!((0.003..=0.006).contains(&r));
+        assert!(b
+            .position
+            .iter()
+            .all(|&x| x - r >= -1e-12 && x + r <= 0.2 + 1e-12));
+    }
+}
+
+#[test]
+fn random_fill_100k_fast_and_clean() {
+    let t = std::time::Instant::now();
+    let s = ok(&fill_scene(
+        100_000,
+        "0.004",
+        11,
+        "{ kind = \"box\", min = [-0.5, -0.5, 0.0], max = [0.5, 0.5, 0.5] }",
+    ));
+    let elapsed = t.elapsed();
+    assert_eq!(s.bodies.len(), 100_000);
+    assert_no_overlap_grid(&s.bodies);
+    for b in &s.bodies {
+        let p = b.position;
+        assert!(p[0].abs() <= 0.496 + 1e-12 && p[1].abs() <= 0.496 + 1e-12);
+        assert!(p[2] >= 0.004 - 1e-12 && p[2] <= 0.496 + 1e-12);
+    }
+    assert!(elapsed.as_secs_f64() < 10.0, "took {elapsed:?}");
+}
+
+#[test]
+fn random_fill_polydisperse_1_to_5_in_cylinder() {
+    let s = ok(&fill_scene(
+        3000,
+        "{ min = 0.002, max = 0.010 }",
+        5,
+        "{ kind = \"cylinder\", base = [1.0, 2.0, 0.5], radius = 0.15, height = 0.3 }",
+    ));
+    assert_eq!(s.bodies.len(), 3000);
+    assert_no_overlap_grid(&s.bodies);
+    let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+    for b in &s.bodies {
+        let r = radius(b);
+        lo = lo.min(r);
+        hi = hi.max(r);
+        let p = b.position;
+        let rho = ((p[0] - 1.0).powi(2) + (p[1] - 2.0).powi(2)).sqrt();
+        assert!(rho + r <= 0.15 + 1e-12);
+        assert!(p[2] - r >= 0.5 - 1e-12 && p[2] + r <= 0.8 + 1e-12);
+    }
+    assert!(hi / lo > 4.5, "ratio {}", hi / lo);
+}
+
+#[test]
+fn random_fill_volume_fraction() {
+    let s = ok(&format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\nvolume_fraction = 0.2\nradius = 0.01\nregion = {BOX}\n"
+    ));
+    let v: f64 = s
+        .bodies
+        .iter()
+        .map(|b| 4.0 / 3.0 * std::f64::consts::PI * radius(b).powi(3))
+        .sum();
+    let phi = v / 0.008;
+    assert!((0.2..0.21).contains(&phi), "phi {phi}");
+}
+
+#[test]
+fn random_fill_count_not_reachable() {
+    let text = format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\ncount = 5000\nradius = 0.01\nmax_attempts = 200\nregion = {BOX}\n"
+    );
+    let e = err(&text);
+    check(&e, "generator[0].count", Some(11), "could place only");
+    assert!(e.message.contains("of 5000 spheres"), "{e}");
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\ncount = 5\nradius = 0.5\nregion = {BOX}\n"
+    ));
+    check(
+        &e,
+        "generator[0].region",
+        Some(13),
+        "the region is too small for spheres of radius 0.5",
+    );
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\nradius = 0.01\nregion = {BOX}\n"
+    ));
+    check(
+        &e,
+        "generator[0].count",
+        Some(9),
+        "random_fill needs `count` and/or `volume_fraction`",
+    );
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\ncount = 5\nradius = {{ min = 0.02, max = 0.01 }}\nregion = {BOX}\n"
+    ));
+    check(
+        &e,
+        "generator[0].radius.max",
+        Some(12),
+        "must be at least `min`",
+    );
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\ncount = 5\nradius = {{ min = 0.01, mean = 0.02 }}\nregion = {BOX}\n"
+    ));
+    check(
+        &e,
+        "generator[0].radius.mean",
+        Some(12),
+        "unknown field `mean`",
+    );
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"random_fill\"\ncount = 5\nspacing = 0.1\nradius = 0.01\nregion = {BOX}\n"
+    ));
+    check(
+        &e,
+        "generator[0].spacing",
+        Some(12),
+        "`spacing` does not apply to generator `random_fill`",
+    );
+}
+
+#[test]
+fn generators_avoid_explicit_bodies_and_each_other() {
+    let s = ok(&format!(
+        "{BASE}[[body]]\nradius = 0.05\nposition = [0.1, 0.1, 0.1]\n\
+         [[generator]]\nkind = \"lattice\"\nradius = 0.01\nregion = {BOX}\n\
+         [[generator]]\nkind = \"random_fill\"\ncount = 200\nradius = 0.005\nregion = {{ kind = \"box\", min = [0.0, 0.0, 0.2], max = [0.2, 0.2, 0.4] }}\n"
+    ));
+    assert_eq!(s.bodies[0].shape, BodyShape::Sphere { radius: 0.05 });
+    assert!(s.bodies.len() > 201);
+    assert_no_overlap_brute(&s.bodies);
+}
+
+#[test]
+fn lattice_generator() {
+    let text = |extra: &str| {
+        format!("{BASE}[[generator]]\nkind = \"lattice\"\nradius = 0.01\nspacing = 0.025\nregion = {BOX}\nvelocity = [0.0, 0.0, -1.0]\n{extra}")
+    };
+    let s = ok(&text(""));
+    // Sites at 0.01 + k·0.025 ≤ 0.19: k = 0..=7 → 8 per axis.
+    assert_eq!(s.bodies.len(), 512);
+    assert_eq!(s.bodies[0].position, [0.01, 0.01, 0.01]);
+    assert_eq!(s.bodies[1].position, [0.035, 0.01, 0.01]);
+    assert!(s.bodies.iter().all(|b| b.velocity == [0.0, 0.0, -1.0]));
+    // Lowest layer first.
+    assert!(s
+        .bodies
+        .windows(2)
+        .all(|w| w[0].position[2] <= w[1].position[2]));
+    let s = ok(&text("max_count = 70\n"));
+    assert_eq!(s.bodies.len(), 70);
+    let a = ok(&text("jitter = 0.002\nseed = 1\n"));
+    let b = ok(&text("jitter = 0.002\nseed = 1\n"));
+    let c = ok(&text("jitter = 0.002\nseed = 2\n"));
+    assert_eq!(a.bodies, b.bodies);
+    assert_ne!(a.bodies, c.bodies);
+    assert_no_overlap_brute(&a.bodies);
+    for body in &a.bodies {
+        assert!(body
+            .position
+            .iter()
+            .all(|&x| (0.01 - 1e-12..=0.19 + 1e-12).contains(&x)));
+    }
+    let e = err(&text("jitter = 0.01\n"));
+    check(
+        &e,
+        "generator[0].spacing",
+        Some(12),
+        "must be at least 2·radius + 2·jitter",
+    );
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"lattice\"\nradius = {{ min = 0.01, max = 0.02 }}\nregion = {BOX}\n"
+    ));
+    check(
+        &e,
+        "generator[0].radius",
+        Some(11),
+        "a lattice needs a single radius",
+    );
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"lattice\"\nradius = 1.0\nregion = {BOX}\n"
+    ));
+    check(
+        &e,
+        "generator[0].region",
+        Some(12),
+        "the region holds no free lattice site",
+    );
+    let e = err(&format!(
+        "{BASE}[[generator]]\nkind = \"lattice\"\nradius = 0.01\nregion = {{ kind = \"box\", min = [0, 0, 0], max = [1, 0, 1] }}\n"
+    ));
+    check(
+        &e,
+        "generator[0].region.max",
+        Some(12),
+        "must exceed `min` on every axis",
+    );
+}
+
+#[test]
+fn lattice_in_cylinder() {
+    let s = ok(&format!(
+        "{BASE}[[generator]]\nkind = \"lattice\"\nradius = 0.01\nregion = {{ kind = \"cylinder\", base = [0, 0, 0], radius = 0.1, height = 0.05 }}\n"
+    ));
+    assert!(!s.bodies.is_empty());
+    for b in &s.bodies {
+        let p = b.position;
+        assert!(p[0].hypot(p[1]) + 0.01 <= 0.1 + 1e-12);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Meshes
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/scenes")
+}
+
+#[test]
+fn mesh_boundaries_load() {
+    let s = scene::load(&fixtures().join("mesh_scene.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.name, "mesh_scene");
+    let BoundaryShape::Mesh {
+        source,
+        vertices,
+        triangles,
+    } = &s.boundaries[0].shape
+    else {
+        panic!("not a mesh")
+    };
+    assert_eq!(source, &fixtures().join("tetra.obj"));
+    assert_eq!(vertices.len(), 4);
+    assert_eq!(triangles.len(), 4);
+    assert!(vertices.contains(&[2.0, 0.0, 0.0]), "scaled: {vertices:?}");
+    // First face `f 1 3 2` of the file, whatever the vertex numbering.
+    let t = triangles[0].map(|i| vertices[i as usize]);
+    assert_eq!(t, [[0.0, 0.0, 0.0], [0.0, 2.0, 0.0], [2.0, 0.0, 0.0]]);
+    let BoundaryShape::Mesh {
+        vertices,
+        triangles,
+        ..
+    } = &s.boundaries[1].shape
+    else {
+        panic!("not a mesh")
+    };
+    assert_eq!(vertices.len(), 4);
+    assert_eq!(triangles.len(), 2);
+    assert_eq!(s.boundaries[1].position, [0.0, 0.0, -0.1]);
+}
+
+fn mesh_err(file: &str) -> SceneError {
+    let text = format!("{BASE}{SPHERE}[[boundary]]\nkind = \"mesh\"\nfile = \"{file}\"\n");
+    let scene_file = fixtures().join("inline.toml");
+    scene::parse_str(&text, &scene_file).unwrap_err()
+}
+
+#[test]
+fn mesh_errors() {
+    let e = mesh_err("nope.obj");
+    assert_eq!((e.field.as_str(), e.line), ("boundary[0].file", Some(14)));
+    assert!(
+        e.message.contains("mesh file")
+            && e.message.contains("nope.obj")
+            && e.message.contains("not found"),
+        "{e}"
+    );
+    for bad in ["broken.obj", "broken.stl"] {
+        let e = mesh_err(bad);
+        assert_eq!(
+            (e.field.as_str(), e.line),
+            ("boundary[0].file", Some(14)),
+            "{e}"
+        );
+        assert!(e.message.contains(bad), "{e}");
+        assert!(
+            e.message.contains("cannot load mesh file") || e.message.contains("no triangles"),
+            "{e}"
+        );
+    }
+    let e = mesh_err("mesh_scene.toml");
+    assert!(e.message.contains("unsupported mesh format"), "{e}");
+}
