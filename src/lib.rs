@@ -9,6 +9,8 @@ pub mod collide;
 pub mod gpu;
 pub mod io;
 pub mod reference;
+pub mod run;
 pub mod scene;
+pub mod setup;
 pub mod solve;
 pub mod step;

@@ -1,1 +1,249 @@
-fn main() {}
+//! The `bristlecone` command line: run, validate and inspect scenes.
+
+use bristlecone::gpu::{BackendChoice, GpuContext};
+use bristlecone::run::{self, Progress, RunOptions};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "bristlecone",
+    version,
+    about = "GPU granular and frictional contact engine"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scene and write frames (VTK), statistics (CSV) and a checkpoint.
+    Run {
+        /// Scene file (TOML); default: the packaged default scene.
+        scene: Option<PathBuf>,
+        /// Output directory (default: the scene's [output].dir).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Total number of steps (default: the scene's).
+        #[arg(long)]
+        steps: Option<u64>,
+        /// Continue from a checkpoint written by an earlier run of the same scene.
+        #[arg(long)]
+        resume: Option<PathBuf>,
+        /// Graphics backend: auto (honours WGPU_BACKEND), vulkan or gl.
+        #[arg(long, default_value = "auto")]
+        backend: BackendChoice,
+    },
+    /// Print the GPU adapter, its limits and features.
+    Info {
+        #[arg(long, default_value = "auto")]
+        backend: BackendChoice,
+    },
+    /// Check a scene file and print its summary and warnings.
+    Validate { scene: PathBuf },
+}
+
+/// A progress bar on a terminal; plain log lines (every 10 %) otherwise.
+struct CliProgress {
+    bar: Option<ProgressBar>,
+    total: u64,
+    next_log: u64,
+    started: std::time::Instant,
+}
+
+impl Progress for CliProgress {
+    fn start(&mut self, done: u64, total: u64) {
+        self.total = total;
+        self.started = std::time::Instant::now();
+        if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(total).with_position(done);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{bar:40} {pos}/{len} steps  {per_sec}  ETA {eta}  {msg}",
+                )
+                .unwrap(),
+            );
+            self.bar = Some(bar);
+        } else {
+            self.next_log = done + total.div_ceil(10).max(1);
+        }
+    }
+    fn advance(&mut self, step: u64) {
+        if let Some(b) = &self.bar {
+            b.set_position(step);
+        } else if step >= self.next_log || step == self.total {
+            let rate = step as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+            eprintln!("step {step}/{} ({rate:.0} steps/s)", self.total);
+            self.next_log = step + self.total.div_ceil(10).max(1);
+        }
+    }
+    fn message(&mut self, msg: &str) {
+        match &self.bar {
+            Some(b) => b.println(msg),
+            None => eprintln!("{msg}"),
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// `assets/scenes/default.toml` from the working directory, else from the source tree.
+fn default_scene() -> PathBuf {
+    let rel = PathBuf::from("assets/scenes/default.toml");
+    if rel.exists() {
+        rel
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+    }
+}
+
+fn open(backend: BackendChoice) -> Result<Arc<GpuContext>, String> {
+    let ctx = GpuContext::new(backend).map_err(|e| e.to_string())?;
+    eprintln!("adapter: {}", ctx.describe());
+    Ok(Arc::new(ctx))
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("error")).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            scene,
+            out,
+            steps,
+            resume,
+            backend,
+        } => cmd_run(
+            scene.unwrap_or_else(default_scene),
+            out,
+            steps,
+            resume,
+            backend,
+        ),
+        Command::Info { backend } => cmd_info(backend),
+        Command::Validate { scene } => cmd_validate(scene),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn cmd_run(
+    scene: PathBuf,
+    out: Option<PathBuf>,
+    steps: Option<u64>,
+    resume: Option<PathBuf>,
+    backend: BackendChoice,
+) -> Result<(), String> {
+    // Validate before opening the GPU, so a bad file fails fast with its message.
+    run::load_scene(&scene).map_err(|e| e.to_string())?;
+    let ctx = open(backend)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let _ = ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+            eprintln!("\ninterrupted: finishing the current steps and writing outputs (Ctrl-C again to abort)");
+        });
+    }
+    let mut progress = CliProgress {
+        bar: None,
+        total: 0,
+        next_log: 0,
+        started: std::time::Instant::now(),
+    };
+    let opts = RunOptions {
+        out_dir: out,
+        steps,
+        resume,
+    };
+    let r = run::run_scene(ctx, &scene, &opts, &stop, &mut progress).map_err(|e| e.to_string())?;
+    let rate = r.steps_done as f64 / r.wall_seconds.max(1e-9);
+    println!(
+        "{} '{}': {} bodies, {}/{} steps in {:.1} s ({rate:.0} steps/s)",
+        if r.interrupted { "stopped" } else { "finished" },
+        r.scene_name,
+        r.bodies,
+        r.steps_done,
+        r.total_steps,
+        r.wall_seconds
+    );
+    println!("results in {}:", r.out_dir.display());
+    println!(
+        "  frames      {} (ParaView: open this; {} frames written)",
+        r.pvd.display(),
+        r.frames_written
+    );
+    println!("  statistics  {}", r.stats.display());
+    println!("  checkpoint  {}", r.checkpoint.display());
+    if r.interrupted {
+        println!(
+            "resume with: bristlecone run {} --resume {}",
+            scene.display(),
+            r.checkpoint.display()
+        );
+    }
+    Ok(())
+}
+
+fn cmd_info(backend: BackendChoice) -> Result<(), String> {
+    let ctx = open(backend)?;
+    let l = &ctx.limits;
+    println!("adapter        {}", ctx.info.name);
+    println!("backend        {:?}", ctx.info.backend);
+    println!("device type    {:?}", ctx.info.device_type);
+    println!(
+        "driver         {} {}",
+        ctx.info.driver, ctx.info.driver_info
+    );
+    println!(
+        "max storage buffer binding  {} MiB",
+        l.max_storage_buffer_binding_size >> 20
+    );
+    println!(
+        "max buffer size             {} MiB",
+        l.max_buffer_size >> 20
+    );
+    println!(
+        "storage buffers per stage   {}",
+        l.max_storage_buffers_per_shader_stage
+    );
+    println!("timestamp queries           {}", ctx.timestamps);
+    let max_bodies = l.max_storage_buffer_binding_size / 16;
+    println!("max bodies (16 B per array element)  {max_bodies}");
+    Ok(())
+}
+
+fn cmd_validate(scene: PathBuf) -> Result<(), String> {
+    let (s, _) = run::load_scene(&scene).map_err(|e| e.to_string())?;
+    println!(
+        "{}: valid. '{}': {} bodies, {} boundaries, {} materials, dt = {} s, {} steps ({} s)",
+        scene.display(),
+        s.name,
+        s.bodies.len(),
+        s.boundaries.len(),
+        s.materials.len(),
+        s.sim.dt,
+        s.sim.steps,
+        s.sim.steps as f64 * s.sim.dt
+    );
+    for w in &s.warnings {
+        println!("warning: {w}");
+    }
+    Ok(())
+}

@@ -1,5 +1,6 @@
 //! GPU plumbing: device, kernels, buffers.
 
+pub mod bandwidth;
 pub mod buffers;
 pub mod context;
 pub mod kernel;

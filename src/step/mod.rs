@@ -25,6 +25,10 @@ pub struct StepRecord {
     pub step: u64,
     pub time: f64,
     pub totals: BodyTotals,
+    pub contacts: u32,
+    pub iterations: u32,
+    pub residual: f64,
+    pub max_penetration: f64,
 }
 
 /// Bytes per step in the statistics readback ring.
@@ -151,6 +155,7 @@ impl Simulation {
                 step: s,
                 time: s as f64 * self.settings.dt,
                 totals: stats::Stats::decode(&raw[k * 4..k * 4 + 2]),
+                ..Default::default()
             })
             .collect())
     }
@@ -160,10 +165,35 @@ impl Simulation {
         self.bodies.download(&self.ctx)
     }
 
-    /// Replaces the body state (same count) and the step counter, e.g. from a checkpoint.
+    /// Replaces the body state (same count) and the step counter.
     pub fn restore(&mut self, step_index: u64, state: &BodyState) {
         self.bodies.write(&self.ctx, state);
         self.step_index = step_index;
+    }
+
+    /// Everything the next step depends on, as named byte sections for a checkpoint.
+    pub fn checkpoint_sections(&self) -> Result<Vec<(String, Vec<u8>)>, GpuError> {
+        Ok(vec![("bodies".into(), self.read_state()?.to_bytes())])
+    }
+
+    /// Restores a state written by [`Simulation::checkpoint_sections`].
+    pub fn restore_sections(
+        &mut self,
+        step_index: u64,
+        ck: &crate::io::Checkpoint,
+    ) -> Result<(), String> {
+        let bytes = ck.section("bodies").map_err(|e| e.to_string())?;
+        let state = BodyState::from_bytes(bytes)
+            .ok_or_else(|| "the 'bodies' section is malformed".to_string())?;
+        if state.len() as u32 != self.bodies.count {
+            return Err(format!(
+                "it holds {} bodies but the scene has {}",
+                state.len(),
+                self.bodies.count
+            ));
+        }
+        self.restore(step_index, &state);
+        Ok(())
     }
 
     /// Totals of the current state.

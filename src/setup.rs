@@ -1,0 +1,103 @@
+//! From a validated [`Scene`] to what the GPU stages need: the body arrays (boundaries
+//! first, then grains) and the step settings.
+
+use crate::bodies::*;
+use crate::scene::{BodyShape, BoundaryShape, Motion, Scene};
+use crate::step::StepSettings;
+
+fn motion_code(m: Motion) -> u32 {
+    match m {
+        Motion::Dynamic => MOTION_DYNAMIC,
+        Motion::Kinematic => MOTION_KINEMATIC,
+        Motion::Fixed => MOTION_FIXED,
+    }
+}
+
+fn f3(a: [f64; 3]) -> [f32; 3] {
+    a.map(|x| x as f32)
+}
+
+/// Number of leading bodies that are boundaries.
+pub fn boundary_count(scene: &Scene) -> usize {
+    scene.boundaries.len()
+}
+
+/// Body arrays of the scene: boundaries at indices `0..nb` (shape index = boundary index),
+/// then the scene's bodies in order.
+pub fn build_bodies(scene: &Scene) -> BodyState {
+    let mut s = BodyState::default();
+    for (k, b) in scene.boundaries.iter().enumerate() {
+        let (shape, bound) = match &b.shape {
+            BoundaryShape::Plane => (SHAPE_PLANE, 0.0),
+            BoundaryShape::BoxContainer { half_extents, .. } => (
+                SHAPE_BOX_CONTAINER,
+                glam::DVec3::from_array(*half_extents).length(),
+            ),
+            BoundaryShape::SolidBox { half_extents } => (
+                SHAPE_SOLID_BOX,
+                glam::DVec3::from_array(*half_extents).length(),
+            ),
+            BoundaryShape::CylinderContainer { radius, height, .. } => {
+                (SHAPE_CYLINDER_CONTAINER, radius.hypot(*height))
+            }
+            BoundaryShape::SolidCylinder { radius, height } => {
+                (SHAPE_SOLID_CYLINDER, radius.hypot(*height))
+            }
+            BoundaryShape::Mesh { vertices, .. } => (
+                SHAPE_MESH,
+                vertices
+                    .iter()
+                    .map(|v| glam::DVec3::from_array(*v).length())
+                    .fold(0.0, f64::max),
+            ),
+        };
+        s.push(&BodyInit {
+            position: f3(b.position),
+            radius: bound as f32,
+            orientation: b.orientation.map(|x| x as f32),
+            velocity: f3(b.velocity),
+            angular_velocity: f3(b.angular_velocity),
+            inv_mass: 0.0,
+            inv_inertia: [0.0; 3],
+            motion: motion_code(b.motion),
+            material: b.material as u32,
+            shape,
+            shape_index: k as u32,
+        });
+    }
+    for b in &scene.bodies {
+        let BodyShape::Sphere { radius } = b.shape;
+        let dynamic = b.motion == Motion::Dynamic;
+        let inv = |x: f64| if dynamic { (1.0 / x) as f32 } else { 0.0 };
+        s.push(&BodyInit {
+            position: f3(b.position),
+            radius: radius as f32,
+            orientation: b.orientation.map(|x| x as f32),
+            velocity: if b.motion == Motion::Fixed {
+                [0.0; 3]
+            } else {
+                f3(b.velocity)
+            },
+            angular_velocity: if b.motion == Motion::Fixed {
+                [0.0; 3]
+            } else {
+                f3(b.angular_velocity)
+            },
+            inv_mass: inv(b.mass),
+            inv_inertia: b.inertia.map(inv),
+            motion: motion_code(b.motion),
+            material: b.material as u32,
+            shape: SHAPE_SPHERE,
+            shape_index: 0,
+        });
+    }
+    s
+}
+
+/// Step settings of the scene.
+pub fn step_settings(scene: &Scene) -> StepSettings {
+    StepSettings {
+        dt: scene.sim.dt,
+        gravity: scene.sim.gravity,
+    }
+}
