@@ -4,7 +4,10 @@
 use std::fmt::Write;
 
 fn main() {
-    println!("cargo::rerun-if-changed=shaders");
+    // Rerun on every build (a missing path is always stale): several checkouts may share one
+    // target directory, and the list must be this checkout's. The output is rewritten only
+    // when it changes, so the crate is not recompiled for nothing.
+    println!("cargo::rerun-if-changed=shaders/.always-rerun");
     let mut names: Vec<String> = std::fs::read_dir("shaders")
         .expect("shaders/ directory")
         .filter_map(|e| {
@@ -20,5 +23,7 @@ fn main() {
     }
     out.push_str("];\n");
     let path = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
-    std::fs::write(path, out).unwrap();
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(out.as_str()) {
+        std::fs::write(path, out).unwrap();
+    }
 }

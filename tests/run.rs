@@ -203,3 +203,18 @@ fn the_command_line_runs_a_scene_and_says_where_results_went() {
         20
     );
 }
+
+#[test]
+fn without_an_adapter_the_error_says_how_to_install_one() {
+    // No Metal adapter exists on Linux: the same path as a machine with no driver at all.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_bristlecone"))
+        .arg("info")
+        .env("WGPU_BACKEND", "metal")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no usable GPU adapter"), "{err}");
+    assert!(err.contains("mesa-vulkan-drivers"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
