@@ -1,0 +1,59 @@
+// Collision broad phase, part 1: counting sort of the grains by hashed grid cell.
+// keys:    per grain, hash its cell into a table of T slots (power of two) and take a rank
+//          in that slot with a u32 atomic (hist = slot populations).
+// (host)   exclusive scan of hist (T + 1 entries) -> slot start offsets.
+// scatter: sorted_idx[start[slot] + rank] = grain, sorted_pos likewise.
+// The order inside one slot depends on atomic timing, but nothing downstream depends on it:
+// counts are order-free and every contact row is sorted before it is used.
+
+struct CollideParams {
+    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = unused
+    counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
+    caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
+}
+
+@group(0) @binding(0) var<uniform> params: CollideParams;
+@group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> hist: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> rank: array<u32>;
+@group(0) @binding(4) var<storage, read_write> sorted_idx: array<u32>;
+@group(0) @binding(5) var<storage, read_write> sorted_pos: array<vec4<f32>>;
+
+const CELL_CLAMP: f32 = 1048576.0;
+
+fn cell_of(p: vec3<f32>) -> vec3<i32> {
+    let c = floor(p * params.grid.y);
+    return vec3<i32>(clamp(c, vec3<f32>(-CELL_CLAMP), vec3<f32>(CELL_CLAMP)));
+}
+
+fn cell_hash(c: vec3<i32>) -> u32 {
+    var h = (bitcast<u32>(c.x) * 73856093u) ^ (bitcast<u32>(c.y) * 19349663u) ^ (bitcast<u32>(c.z) * 83492791u);
+    h ^= h >> 16u;
+    h *= 0x7feb352du;
+    h ^= h >> 15u;
+    return h & (params.counts.w - 1u);
+}
+
+@compute @workgroup_size(256)
+fn keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = linear_index(gid, nwg);
+    if g >= params.counts.z {
+        return;
+    }
+    let p = pos[params.counts.y + g];
+    let slot = cell_hash(cell_of(p.xyz));
+    rank[g] = atomicAdd(&hist[slot], 1u);
+}
+
+@compute @workgroup_size(256)
+fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let g = linear_index(gid, nwg);
+    if g >= params.counts.z {
+        return;
+    }
+    let p = pos[params.counts.y + g];
+    let slot = cell_hash(cell_of(p.xyz));
+    let k = atomicLoad(&hist[slot]) + rank[g];
+    sorted_idx[k] = g;
+    sorted_pos[k] = p;
+}
