@@ -310,3 +310,549 @@ fn overflow_is_flagged_and_growing_recovers_everything() {
     check_csr(&c, &gpu, sc.state.len());
     assert!(!c.ensure_capacity(&ctx).unwrap());
 }
+
+// ------------------------------------------------------------------ analytic boundary tests
+
+/// One boundary body plus spheres; returns the boundary contacts of each sphere (by index).
+fn boundary_contacts(
+    shape: BoundaryShape,
+    kind: u32,
+    pose: ([f32; 3], [f32; 4]),
+    spheres: &[([f32; 3], f32)],
+    envelope: f32,
+) -> Vec<Vec<ContactRecord>> {
+    let mut state = BodyState::default();
+    state.push(&boundary(kind, 0, pose.0, pose.1));
+    for (p, r) in spheres {
+        state.push(&BodyInit::sphere(*p, *r, 1000.0));
+    }
+    let shapes = vec![shape];
+    let s = settings(envelope);
+    let (gpu, _) = gpu_detect(&state, &shapes, &s);
+    // The reference agrees on these too.
+    compare(&gpu, &state, &shapes, &s);
+    let mut out = vec![Vec::new(); spheres.len()];
+    for c in gpu.iter().filter(|c| c.ids[0] == 0) {
+        out[c.ids[1] as usize - 1].push(*c);
+    }
+    out
+}
+
+const TOL: f64 = 2e-6;
+
+/// Asserts one contact: feature, gap, normal, and the contract's contact point.
+fn expect(
+    c: &ContactRecord,
+    pose: [f32; 3],
+    centre: [f32; 3],
+    r: f32,
+    feature: u32,
+    gap: f64,
+    n: [f64; 3],
+) {
+    let n = DVec3::from(n).normalize();
+    assert_eq!(c.ids[2], feature, "{c:?}");
+    assert!(
+        (c.n_gap[3] as f64 - gap).abs() <= TOL,
+        "gap {} vs {gap}",
+        c.n_gap[3]
+    );
+    assert!(
+        (d3(c.n_gap) - n).length() <= TOL,
+        "normal {:?} vs {n}",
+        c.n_gap
+    );
+    let xb = DVec3::from(centre.map(|v| v as f64));
+    let p = xb - n * (r as f64 + 0.5 * gap);
+    assert!((d3(c.rb) - (p - xb)).length() <= TOL, "rb {:?}", c.rb);
+    let xa = DVec3::from(pose.map(|v| v as f64));
+    assert!((d3(c.ra) - (p - xa)).length() <= TOL, "ra {:?}", c.ra);
+}
+
+#[test]
+fn plane_contacts_are_exact() {
+    let pose = [0.0, 0.0, 0.5];
+    let sp = [
+        ([0.3, -0.2, 0.55], 0.1),
+        ([1.0, 1.0, 0.608], 0.1),
+        ([2.0, 0.0, 0.2], 0.1),
+    ];
+    let c = boundary_contacts(BoundaryShape::Plane, SHAPE_PLANE, (pose, ID), &sp, 0.01);
+    expect(
+        &c[0][0],
+        pose,
+        sp[0].0,
+        0.1,
+        0,
+        0.55f32 as f64 - 0.5 - 0.1,
+        [0.0, 0.0, 1.0],
+    );
+    expect(
+        &c[1][0],
+        pose,
+        sp[1].0,
+        0.1,
+        0,
+        0.608f32 as f64 - 0.5 - 0.1,
+        [0.0, 0.0, 1.0],
+    );
+    expect(
+        &c[2][0],
+        pose,
+        sp[2].0,
+        0.1,
+        0,
+        0.2f32 as f64 - 0.5 - 0.1,
+        [0.0, 0.0, 1.0],
+    );
+    // A tilted plane: +90° about x maps local +z to world -y.
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let sp = [([0.0, -0.105, 0.0], 0.1), ([0.0, -0.2, 0.0], 0.1)];
+    let c = boundary_contacts(
+        BoundaryShape::Plane,
+        SHAPE_PLANE,
+        ([0.0; 3], [h, 0.0, 0.0, h]),
+        &sp,
+        0.01,
+    );
+    assert_eq!(c[0].len(), 1);
+    assert!(c[1].is_empty(), "gap 0.1 is beyond the envelope");
+    assert!((c[0][0].n_gap[3] as f64 - 0.005).abs() < 1e-6);
+    assert!((d3(c[0][0].n_gap) - DVec3::new(0.0, -1.0, 0.0)).length() < 1e-6);
+}
+
+#[test]
+fn box_container_walls_edges_and_corners() {
+    let f = |x: f32| x as f64;
+    let shape = |open_top| BoundaryShape::BoxContainer {
+        half_extents: [1.0, 1.0, 1.0],
+        open_top,
+    };
+    let r = 0.1;
+    let sp = [
+        ([0.0, 0.0, 0.0], r),      // centre: nothing
+        ([0.95, 0.0, 0.0], r),     // +x wall
+        ([-0.92, 0.93, -0.95], r), // corner: -x, +y, -z
+        ([0.95, -0.96, 0.0], r),   // edge: +x, -y
+        ([0.0, 0.0, 0.95], r),     // top
+        ([0.0, 0.0, 1.5], r),      // above the box: nothing
+    ];
+    for open in [false, true] {
+        let c = boundary_contacts(shape(open), SHAPE_BOX_CONTAINER, ([0.0; 3], ID), &sp, 0.01);
+        let o = [0.0; 3];
+        assert!(c[0].is_empty());
+        assert_eq!(c[1].len(), 1);
+        expect(
+            &c[1][0],
+            o,
+            sp[1].0,
+            r,
+            1,
+            1.0 - f(0.95) - f(r),
+            [-1.0, 0.0, 0.0],
+        );
+        assert_eq!(c[2].len(), 3, "corner: three walls");
+        expect(
+            &c[2][0],
+            o,
+            sp[2].0,
+            r,
+            0,
+            f(-0.92) + 1.0 - f(r),
+            [1.0, 0.0, 0.0],
+        );
+        expect(
+            &c[2][1],
+            o,
+            sp[2].0,
+            r,
+            3,
+            1.0 - f(0.93) - f(r),
+            [0.0, -1.0, 0.0],
+        );
+        expect(
+            &c[2][2],
+            o,
+            sp[2].0,
+            r,
+            4,
+            f(-0.95) + 1.0 - f(r),
+            [0.0, 0.0, 1.0],
+        );
+        assert_eq!(c[3].len(), 2, "edge: two walls");
+        expect(
+            &c[3][0],
+            o,
+            sp[3].0,
+            r,
+            1,
+            1.0 - f(0.95) - f(r),
+            [-1.0, 0.0, 0.0],
+        );
+        expect(
+            &c[3][1],
+            o,
+            sp[3].0,
+            r,
+            2,
+            f(-0.96) + 1.0 - f(r),
+            [0.0, 1.0, 0.0],
+        );
+        if open {
+            assert!(c[4].is_empty(), "open top has no +z wall");
+        } else {
+            expect(
+                &c[4][0],
+                o,
+                sp[4].0,
+                r,
+                5,
+                1.0 - f(0.95) - f(r),
+                [0.0, 0.0, -1.0],
+            );
+        }
+        assert!(c[5].is_empty());
+    }
+    // A moved container: the pose comes from the body.
+    let pose = [10.0, -3.0, 2.0];
+    let sp = [([10.95, -3.0, 2.0], r)];
+    let c = boundary_contacts(shape(false), SHAPE_BOX_CONTAINER, (pose, ID), &sp, 0.01);
+    assert_eq!(c[0].len(), 1);
+    expect(
+        &c[0][0],
+        pose,
+        sp[0].0,
+        r,
+        1,
+        11.0 - f(10.95) - f(r),
+        [-1.0, 0.0, 0.0],
+    );
+    assert!((c[0][0].n_gap[3] as f64 - (1.0 - 0.95 - 0.1)).abs() < 2e-6);
+}
+
+#[test]
+fn solid_box_faces_corners_and_inside() {
+    let pose = [2.0, 0.0, 0.0];
+    let shape = BoundaryShape::SolidBox {
+        half_extents: [0.5, 0.5, 0.5],
+    };
+    let sp = [
+        ([2.6, 0.0, 0.0], 0.15),
+        ([2.6, 0.6, 0.6], 0.2),
+        ([2.4, 0.1, 0.0], 0.05),
+        ([3.0, 0.0, 0.0], 0.1),
+    ];
+    let c = boundary_contacts(shape, SHAPE_SOLID_BOX, (pose, ID), &sp, 0.01);
+    let f = |x: f32| x as f64;
+    expect(
+        &c[0][0],
+        pose,
+        sp[0].0,
+        0.15,
+        0,
+        f(2.6) - 2.5 - f(0.15),
+        [1.0, 0.0, 0.0],
+    );
+    let d = DVec3::new(f(2.6) - 2.5, f(0.6) - 0.5, f(0.6) - 0.5);
+    expect(
+        &c[1][0],
+        pose,
+        sp[1].0,
+        0.2,
+        0,
+        d.length() - f(0.2),
+        d.to_array(),
+    );
+    expect(
+        &c[2][0],
+        pose,
+        sp[2].0,
+        0.05,
+        0,
+        -(2.5 - f(2.4)) - f(0.05),
+        [1.0, 0.0, 0.0],
+    );
+    assert!(c[3].is_empty());
+}
+
+#[test]
+fn cylinder_container_side_bottom_top() {
+    let f = |x: f32| x as f64;
+    let r = 0.1;
+    let sp = [
+        ([0.95, 0.0, 1.0], r),
+        ([0.6, 0.72, 1.0], r),
+        ([0.95, 0.0, 0.05], r),
+        ([0.0, 0.0, 1.95], r),
+        ([0.0, 0.0, 1.0], r),
+    ];
+    for open in [false, true] {
+        let shape = BoundaryShape::CylinderContainer {
+            radius: 1.0,
+            height: 2.0,
+            open_top: open,
+        };
+        let c = boundary_contacts(shape, SHAPE_CYLINDER_CONTAINER, ([0.0; 3], ID), &sp, 0.1);
+        let o = [0.0; 3];
+        assert_eq!(c[0].len(), 1);
+        expect(
+            &c[0][0],
+            o,
+            sp[0].0,
+            r,
+            0,
+            1.0 - f(0.95) - f(r),
+            [-1.0, 0.0, 0.0],
+        );
+        let rho = (f(0.6).powi(2) + f(0.72).powi(2)).sqrt();
+        assert_eq!(c[1].len(), 1);
+        expect(
+            &c[1][0],
+            o,
+            sp[1].0,
+            r,
+            0,
+            1.0 - rho - f(r),
+            [-f(0.6) / rho, -f(0.72) / rho, 0.0],
+        );
+        assert_eq!(c[2].len(), 2, "side and bottom");
+        expect(
+            &c[2][0],
+            o,
+            sp[2].0,
+            r,
+            0,
+            1.0 - f(0.95) - f(r),
+            [-1.0, 0.0, 0.0],
+        );
+        expect(&c[2][1], o, sp[2].0, r, 1, f(0.05) - f(r), [0.0, 0.0, 1.0]);
+        if open {
+            assert!(c[3].is_empty());
+        } else {
+            expect(
+                &c[3][0],
+                o,
+                sp[3].0,
+                r,
+                2,
+                2.0 - f(1.95) - f(r),
+                [0.0, 0.0, -1.0],
+            );
+        }
+        assert!(c[4].is_empty());
+    }
+}
+
+#[test]
+fn solid_cylinder_side_top_and_rim() {
+    let f = |x: f32| x as f64;
+    let pose = [5.0, 0.0, 0.0];
+    let shape = BoundaryShape::SolidCylinder {
+        radius: 0.5,
+        height: 1.0,
+    };
+    let sp = [
+        ([5.6, 0.0, 0.5], 0.15),
+        ([5.0, 0.2, 1.1], 0.15),
+        ([5.6, 0.0, 1.1], 0.15),
+        ([5.0, 0.4, 0.5], 0.15),
+    ];
+    let c = boundary_contacts(shape, SHAPE_SOLID_CYLINDER, (pose, ID), &sp, 0.01);
+    expect(
+        &c[0][0],
+        pose,
+        sp[0].0,
+        0.15,
+        0,
+        f(5.6) - 5.5 - f(0.15),
+        [1.0, 0.0, 0.0],
+    );
+    expect(
+        &c[1][0],
+        pose,
+        sp[1].0,
+        0.15,
+        0,
+        f(1.1) - 1.0 - f(0.15),
+        [0.0, 0.0, 1.0],
+    );
+    let d = DVec3::new(f(5.6) - 5.5, 0.0, f(1.1) - 1.0);
+    expect(
+        &c[2][0],
+        pose,
+        sp[2].0,
+        0.15,
+        0,
+        d.length() - f(0.15),
+        d.to_array(),
+    );
+    // Inside, nearest the side: depth 0.5 - 0.4.
+    expect(
+        &c[3][0],
+        pose,
+        sp[3].0,
+        0.15,
+        0,
+        -(0.5 - f(0.4)) - f(0.15),
+        [0.0, 1.0, 0.0],
+    );
+}
+
+fn square() -> BoundaryShape {
+    BoundaryShape::Mesh {
+        vertices: vec![
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [1.0, 1.0, 0.0],
+            [0.0, 1.0, 0.0],
+        ],
+        triangles: vec![[0, 1, 2], [0, 2, 3]],
+    }
+}
+
+#[test]
+fn mesh_face_edge_and_vertex_contacts() {
+    let f = |x: f32| x as f64;
+    let r = 0.1;
+    let sp = [
+        ([0.7, 0.2, 0.05], r),     // face of triangle 0 (above)
+        ([0.7, 0.2, -0.05], r),    // face of triangle 0 (below: two-sided)
+        ([0.2, 0.7, 0.05], r),     // face of triangle 1
+        ([0.5, -0.05, 0.05], r),   // boundary edge 0 of triangle 0
+        ([-0.05, -0.05, 0.05], r), // vertex 0 (owned by triangle 0, its vertex 0)
+        ([1.05, 1.05, 0.05], r),   // vertex 2 (shared; owned by triangle 0, its vertex 2)
+        ([-0.05, 1.05, 0.05], r),  // vertex 3 (triangle 1 only, its vertex 2)
+        ([0.5, 0.5, 0.05], r),     // exactly over the shared diagonal: one contact
+        ([0.5, 0.5, 0.3], r),      // too far
+    ];
+    let o = [0.0; 3];
+    let c = boundary_contacts(square(), SHAPE_MESH, (o, ID), &sp, 0.01);
+    for (i, list) in c.iter().enumerate().take(8) {
+        assert_eq!(list.len(), 1, "sphere {i}: {list:?}");
+    }
+    expect(&c[0][0], o, sp[0].0, r, 0, f(0.05) - f(r), [0.0, 0.0, 1.0]);
+    expect(&c[1][0], o, sp[1].0, r, 0, f(0.05) - f(r), [0.0, 0.0, -1.0]);
+    expect(&c[2][0], o, sp[2].0, r, 7, f(0.05) - f(r), [0.0, 0.0, 1.0]);
+    let d = DVec3::new(0.0, f(-0.05), f(0.05));
+    expect(&c[3][0], o, sp[3].0, r, 1, d.length() - f(r), d.to_array());
+    let d = DVec3::new(f(-0.05), f(-0.05), f(0.05));
+    expect(&c[4][0], o, sp[4].0, r, 4, d.length() - f(r), d.to_array());
+    let d = DVec3::new(f(1.05) - 1.0, f(1.05) - 1.0, f(0.05));
+    expect(&c[5][0], o, sp[5].0, r, 6, d.length() - f(r), d.to_array());
+    let d = DVec3::new(f(-0.05), f(1.05) - 1.0, f(0.05));
+    expect(&c[6][0], o, sp[6].0, r, 13, d.length() - f(r), d.to_array());
+    assert!((c[7][0].n_gap[3] as f64 - (f(0.05) - f(r))).abs() < TOL);
+    assert!((d3(c[7][0].n_gap) - DVec3::Z).length() < TOL);
+    assert!(c[8].is_empty());
+}
+
+/// A sweep of spheres over a flat two-triangle square: the distance to a flat convex square is
+/// unique, so every touching sphere must get exactly one contact, with the exact gap.
+#[test]
+fn mesh_has_no_duplicate_contacts_on_a_sweep() {
+    let mut sp = Vec::new();
+    for i in 0..25 {
+        for j in 0..25 {
+            let (x, y) = (-0.1 + 0.05 * i as f32, -0.1 + 0.05 * j as f32);
+            sp.push(([x, y, 0.04 + 0.002 * ((i + j) % 5) as f32], 0.1f32));
+        }
+    }
+    let c = boundary_contacts(square(), SHAPE_MESH, ([0.0; 3], ID), &sp, 0.01);
+    for (k, ((p, r), list)) in sp.iter().zip(&c).enumerate() {
+        let q = DVec3::new(
+            (p[0] as f64).clamp(0.0, 1.0),
+            (p[1] as f64).clamp(0.0, 1.0),
+            0.0,
+        );
+        let gap = (DVec3::from(p.map(|v| v as f64)) - q).length() - *r as f64;
+        if gap <= 0.01 - 1e-6 {
+            assert_eq!(list.len(), 1, "sphere {k} at {p:?}: {list:?}");
+            assert!((list[0].n_gap[3] as f64 - gap).abs() < TOL, "sphere {k}");
+        } else if gap > 0.01 + 1e-6 {
+            assert!(list.is_empty(), "sphere {k}");
+        }
+    }
+}
+
+/// Every boundary kind in a random pose, plus a bumpy height-field mesh, against the
+/// reference with thousands of random spheres.
+#[test]
+fn boundaries_in_random_poses_match_the_reference() {
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    // Height field 12 x 12 cells.
+    let m = 12;
+    let mut vertices = Vec::new();
+    for j in 0..=m {
+        for i in 0..=m {
+            let (x, y) = (
+                i as f32 / m as f32 * 2.0 - 1.0,
+                j as f32 / m as f32 * 2.0 - 1.0,
+            );
+            vertices.push([x, y, 0.15 * (3.0 * x).sin() * (2.0 * y).cos()]);
+        }
+    }
+    let mut triangles = Vec::new();
+    for j in 0..m {
+        for i in 0..m {
+            let v = j * (m + 1) + i;
+            triangles.push([v, v + 1, v + m + 2]);
+            triangles.push([v, v + m + 2, v + m + 1]);
+        }
+    }
+    let shapes = vec![
+        BoundaryShape::Plane,
+        BoundaryShape::BoxContainer {
+            half_extents: [1.0, 0.8, 0.6],
+            open_top: true,
+        },
+        BoundaryShape::SolidBox {
+            half_extents: [0.3, 0.2, 0.4],
+        },
+        BoundaryShape::CylinderContainer {
+            radius: 0.9,
+            height: 1.2,
+            open_top: false,
+        },
+        BoundaryShape::SolidCylinder {
+            radius: 0.3,
+            height: 0.5,
+        },
+        BoundaryShape::Mesh {
+            vertices,
+            triangles,
+        },
+    ];
+    let kinds = [
+        SHAPE_PLANE,
+        SHAPE_BOX_CONTAINER,
+        SHAPE_SOLID_BOX,
+        SHAPE_CYLINDER_CONTAINER,
+        SHAPE_SOLID_CYLINDER,
+        SHAPE_MESH,
+    ];
+    let mut state = BodyState::default();
+    for (i, &k) in kinds.iter().enumerate() {
+        let axis = DVec3::new(rng.random(), rng.random(), rng.random()).normalize();
+        let q = glam::DQuat::from_axis_angle(axis, rng.random_range(-0.5..0.5));
+        let p = [0.0; 3].map(|_| rng.random_range(-0.2f32..0.2));
+        state.push(&boundary(
+            k,
+            i as u32,
+            p,
+            [q.x as f32, q.y as f32, q.z as f32, q.w as f32],
+        ));
+    }
+    for _ in 0..4000 {
+        let p = [0.0; 3].map(|_| rng.random_range(-1.2f32..1.2));
+        state.push(&BodyInit::sphere(p, rng.random_range(0.01..0.05), 1000.0));
+    }
+    let s = settings(0.005);
+    let (gpu, c) = gpu_detect(&state, &shapes, &s);
+    let (matched, amb) = compare(&gpu, &state, &shapes, &s);
+    let per_kind: Vec<usize> = (0..6)
+        .map(|w| gpu.iter().filter(|c| c.ids[0] == w).count())
+        .collect();
+    eprintln!("boundary scene: {matched} matched, {amb} ambiguous, per boundary {per_kind:?}");
+    assert!(per_kind.iter().all(|&k| k > 5), "{per_kind:?}");
+    check_csr(&c, &gpu, state.len());
+}
