@@ -26,12 +26,26 @@ fn cell_of(p: vec3<f32>) -> vec3<i32> {
     return vec3<i32>(clamp(c, vec3<f32>(-CELL_CLAMP), vec3<f32>(CELL_CLAMP)));
 }
 
+// Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
+// neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
+// has a slot; cells that alias share a slot and are told apart by their coordinates.
 fn cell_hash(c: vec3<i32>) -> u32 {
-    var h = (bitcast<u32>(c.x) * 73856093u) ^ (bitcast<u32>(c.y) * 19349663u) ^ (bitcast<u32>(c.z) * 83492791u);
+    let m = countTrailingZeros(params.counts.w);
+    let bx = (m + 2u) / 3u;
+    let by = (m + 1u) / 3u;
+    let bz = m / 3u;
+    let u = bitcast<vec3<u32>>(c);
+    let x = u.x & ((1u << bx) - 1u);
+    let y = u.y & ((1u << by) - 1u);
+    let z = u.z & ((1u << bz) - 1u);
+    // Each period of the lattice gets a pseudo-random offset, so long or scattered domains
+    // do not pile many cells onto the same slots.
+    let p = bitcast<vec3<u32>>(c >> vec3<u32>(bx, by, bz));
+    var h = (p.x * 73856093u) ^ (p.y * 19349663u) ^ (p.z * 83492791u);
     h ^= h >> 16u;
     h *= 0x7feb352du;
     h ^= h >> 15u;
-    return h & (params.counts.w - 1u);
+    return ((x | (y << bx) | (z << (bx + by))) + h) & (params.counts.w - 1u);
 }
 
 @compute @workgroup_size(256)

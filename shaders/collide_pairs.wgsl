@@ -1,6 +1,6 @@
 // Collision, grain-grain: candidate pairs from the 27 neighbouring cells of the hashed grid,
 // fused with the sphere-sphere narrow phase (no candidate-pair buffer is stored).
-// count:    per grain i (A = body nb + i), the number of grains j > i with gap <= envelope
+// count:    per grain i (A = body nb + i; threads take grains in slot order), the number of grains j > i with gap <= envelope
 //           -> offs[nb*ng + i].
 // (host)    exclusive scan of offs (walls' rows first, see collide_walls.wgsl).
 // finalize: one invocation: contact count, overflow flag, needed size, indirect args.
@@ -40,12 +40,26 @@ fn cell_of(p: vec3<f32>) -> vec3<i32> {
     return vec3<i32>(clamp(c, vec3<f32>(-CELL_CLAMP), vec3<f32>(CELL_CLAMP)));
 }
 
+// Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
+// neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
+// has a slot; cells that alias share a slot and are told apart by their coordinates.
 fn cell_hash(c: vec3<i32>) -> u32 {
-    var h = (bitcast<u32>(c.x) * 73856093u) ^ (bitcast<u32>(c.y) * 19349663u) ^ (bitcast<u32>(c.z) * 83492791u);
+    let m = countTrailingZeros(params.counts.w);
+    let bx = (m + 2u) / 3u;
+    let by = (m + 1u) / 3u;
+    let bz = m / 3u;
+    let u = bitcast<vec3<u32>>(c);
+    let x = u.x & ((1u << bx) - 1u);
+    let y = u.y & ((1u << by) - 1u);
+    let z = u.z & ((1u << bz) - 1u);
+    // Each period of the lattice gets a pseudo-random offset, so long or scattered domains
+    // do not pile many cells onto the same slots.
+    let p = bitcast<vec3<u32>>(c >> vec3<u32>(bx, by, bz));
+    var h = (p.x * 73856093u) ^ (p.y * 19349663u) ^ (p.z * 83492791u);
     h ^= h >> 16u;
     h *= 0x7feb352du;
     h ^= h >> 15u;
-    return h & (params.counts.w - 1u);
+    return ((x | (y << bx) | (z << (bx + by))) + h) & (params.counts.w - 1u);
 }
 
 fn sphere_gap(pi: vec4<f32>, pj: vec4<f32>) -> f32 {
@@ -75,9 +89,8 @@ fn pair_contact(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
 }
 
 // Visits every grain j > i within the envelope of grain i; writes when `write`.
-fn visit(i: u32, write: bool, base: u32) -> u32 {
+fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
-    let pi = pos[nb + i];
     let c = cell_of(pi.xyz);
     let env = params.grid.z;
     let cap = params.caps.x;
@@ -113,16 +126,18 @@ fn visit(i: u32, write: bool, base: u32) -> u32 {
 
 @compute @workgroup_size(256)
 fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
+    let t = linear_index(gid, nwg);
     let nb = params.counts.y;
     let ng = params.counts.z;
-    if i == 0u {
+    if t == 0u {
         offs[(nb + 1u) * ng] = 0u;
     }
-    if i >= ng {
+    if t >= ng {
         return;
     }
-    offs[nb * ng + i] = visit(i, false, 0u);
+    // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
+    let i = sorted_idx[t];
+    offs[nb * ng + i] = visit(i, sorted_pos[t], false, 0u);
 }
 
 @compute @workgroup_size(256)
@@ -154,18 +169,19 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 @compute @workgroup_size(256)
 fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
+    let t = linear_index(gid, nwg);
     let nb = params.counts.y;
     let ng = params.counts.z;
-    if i >= ng {
+    if t >= ng {
         return;
     }
+    let i = sorted_idx[t];
     let base = offs[nb * ng + i];
     let end = offs[nb * ng + i + 1u];
     if end > params.caps.x || end == base {
         return;
     }
-    let n = min(visit(i, true, base), end - base);
+    let n = min(visit(i, sorted_pos[t], true, base), end - base);
     // Insertion sort of the row by body B (ids.y); B values in a row are distinct.
     for (var a = base + 1u; a < base + n; a++) {
         let c = contacts[a];

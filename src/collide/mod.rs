@@ -5,7 +5,9 @@
 //! 1. `collide_grid::keys` — each grain hashes its cell (cell size = largest grain
 //!    diameter plus the envelope, so every contact is between neighbouring cells) into a
 //!    power-of-two table (at least 2 slots per grain; no bounding box, far-away grains only
-//!    share slots) and takes a rank in its slot (u32 atomic).
+//!    share slots) and takes a rank in its slot (u32 atomic). The hash is a wrapped grid
+//!    (neighbouring cells → neighbouring slots, for memory locality) whose periods get
+//!    pseudo-random offsets (so long or scattered domains do not pile up on few slots).
 //! 2. `scan_exclusive` over the slot populations, `collide_grid::scatter`: a counting sort of
 //!    the grains by slot (index and position copied into slot order).
 //! 3. `collide_pairs::count` (grain pairs from the 27 neighbour cells, sphere–sphere narrow
