@@ -1,1 +1,624 @@
-//! (in progress)
+//! Stage: collision detection, entirely on the GPU (DESIGN §1 steps 2–3).
+//! CPU twin: [`crate::reference::collide`].
+//!
+//! Pipeline recorded by [`Collide::record`] (one compute pass, one dispatch per step):
+//! 1. `collide_grid::keys` — each grain hashes its cell (cell size = largest grain
+//!    diameter plus the envelope, so every contact is between neighbouring cells) into a
+//!    power-of-two table (at least 2 slots per grain; no bounding box, far-away grains only
+//!    share slots) and takes a rank in its slot (u32 atomic). The hash is a wrapped grid
+//!    (neighbouring cells → neighbouring slots, for memory locality) whose periods get
+//!    pseudo-random offsets (so long or scattered domains do not pile up on few slots).
+//! 2. `scan_exclusive` over the slot populations, `collide_grid::scatter`: a counting sort of
+//!    the grains by slot (index and position copied into slot order).
+//! 3. `collide_pairs::count` (grain pairs from the 27 neighbour cells, sphere–sphere narrow
+//!    phase fused: no candidate buffer) and `collide_walls::count` (every grain against every
+//!    boundary) write per-row contact counts into one array laid out as
+//!    [boundary 0: grains…][boundary 1: grains…]…[grain–grain rows: grains…].
+//! 4. `scan_exclusive` of that array gives each row its place: the list is sorted by
+//!    (A, B, feature) by construction (boundaries are the lowest body ids; grain rows are
+//!    insertion-sorted by B in `collide_pairs::write`).
+//! 5. `collide_pairs::finalize` writes `counts` (contract: [0] contacts, [1] overflow bits,
+//!    [2] contacts needed, [3] candidate pairs needed = 0 as none are stored, [4..7] indirect
+//!    args), then the write kernels fill the records.
+//! 6. `collide_csr::*` builds the per-body CSR lists (count, scan, fill, per-row sort).
+//!
+//! Deterministic: the only atomics are u32 counters whose totals are order-free; every
+//! order-dependent result (slot order, B-side CSR entries) is sorted afterwards.
+//!
+//! Memory: per contact 64 B (record) + 8 B (two CSR entries) = 72 B of capacity.
+//! Per grain: rank 4 + sorted index 4 + sorted position 16 + hash slots (≤ 4 slots × 4 B)
+//! + row counts 4 × (boundaries + 1) + CSR degree/offset 8 ≈ 48 + 4 × (nb + 1) bytes.
+
+pub mod mesh;
+pub mod scan;
+
+use crate::bodies::{BodyState, GpuBodies, SHAPE_MESH, SHAPE_SPHERE};
+use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
+use scan::Scan;
+
+/// A static boundary's shape in its body's local frame (see the contract for conventions).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BoundaryShape {
+    /// Half-space: local +z is the outward normal, solid below z = 0.
+    Plane,
+    /// Bodies inside; walls at ±half_extents; `open_top` removes the +z wall.
+    BoxContainer {
+        half_extents: [f32; 3],
+        open_top: bool,
+    },
+    SolidBox {
+        half_extents: [f32; 3],
+    },
+    /// Axis local +z, base at z = 0; bodies inside.
+    CylinderContainer {
+        radius: f32,
+        height: f32,
+        open_top: bool,
+    },
+    SolidCylinder {
+        radius: f32,
+        height: f32,
+    },
+    /// Static in its local frame; two-sided (unsigned distance).
+    Mesh {
+        vertices: Vec<[f32; 3]>,
+        triangles: Vec<[u32; 3]>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollideSettings {
+    /// A contact is kept while its gap Φ ≤ envelope.
+    pub envelope: f32,
+    /// Friction coefficient μ per material index; a pair uses min(μ_A, μ_B).
+    pub friction: Vec<f32>,
+}
+
+/// One contact, as the GPU stores it (64 bytes; see the contract).
+#[repr(C)]
+#[derive(bytemuck::Pod, bytemuck::Zeroable, Clone, Copy, Debug, PartialEq)]
+pub struct ContactRecord {
+    /// Unit normal from A to B, w = gap Φ.
+    pub n_gap: [f32; 4],
+    /// Contact point − centre of A, w = μ.
+    pub ra: [f32; 4],
+    /// Contact point − centre of B, w = 0.
+    pub rb: [f32; 4],
+    /// A, B, feature, (material A << 16) | material B.
+    pub ids: [u32; 4],
+}
+
+/// Indices into the `counts` buffer.
+pub const COUNT_CONTACTS: usize = 0;
+pub const COUNT_OVERFLOW: usize = 1;
+pub const COUNT_NEEDED_CONTACTS: usize = 2;
+pub const COUNT_NEEDED_PAIRS: usize = 3;
+pub const COUNT_INDIRECT: usize = 4;
+/// Overflow bit: the contact buffer was too small.
+pub const OVERFLOW_CONTACTS: u32 = 2;
+
+/// Bytes of capacity per contact (record + two CSR entries).
+pub const BYTES_PER_CONTACT: u64 = 64 + 8;
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Params {
+    grid: [f32; 4],
+    counts: [u32; 4],
+    caps: [u32; 4],
+}
+
+struct Kernels {
+    grid: Kernel,
+    pairs: Kernel,
+    walls: Kernel,
+    csr: Kernel,
+    scan: Kernel,
+}
+
+struct Binds {
+    grid: wgpu::BindGroup,
+    pairs: wgpu::BindGroup,
+    walls: wgpu::BindGroup,
+    csr: wgpu::BindGroup,
+}
+
+/// The counts the GPU wrote at the last detection.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CollideCounts {
+    pub contacts: u32,
+    pub overflow: u32,
+    pub needed_contacts: u32,
+    pub needed_pairs: u32,
+    pub indirect: [u32; 3],
+}
+
+pub struct Collide {
+    params: Params,
+    params_buf: wgpu::Buffer,
+    k: Kernels,
+    pos: wgpu::Buffer,
+    rot: wgpu::Buffer,
+    info: wgpu::Buffer,
+    hist: wgpu::Buffer,
+    rank: wgpu::Buffer,
+    sorted_idx: wgpu::Buffer,
+    sorted_pos: wgpu::Buffer,
+    offs: wgpu::Buffer,
+    contacts: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    deg: wgpu::Buffer,
+    body_offsets: wgpu::Buffer,
+    body_entries: wgpu::Buffer,
+    materials: wgpu::Buffer,
+    shapes: wgpu::Buffer,
+    mesh_f: wgpu::Buffer,
+    mesh_u: wgpu::Buffer,
+    scan_hist: Scan,
+    scan_offs: Scan,
+    scan_body: Scan,
+    binds: Binds,
+    n_bodies: u32,
+    nb: u32,
+    ng: u32,
+    capacity: u32,
+    fixed_bytes: u64,
+}
+
+fn invalid(msg: String) -> GpuError {
+    GpuError::Shader {
+        name: "collide (scene)".into(),
+        message: msg,
+    }
+}
+
+/// Packs the boundary shapes: 4 vec4 per shape, plus the mesh float and u32 arrays.
+/// Shape record: [0] = (hx, hy, hz, open) or (radius, height, open, 0); for meshes
+/// [1] = bin grid origin xyz, cell; [2] = u32 (dims xyz, bin offsets base);
+/// [3] = u32 (triangle records base, vertex base, normal base, vertex-adjacency base).
+fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f32; 4]>, Vec<u32>) {
+    let mut rec = Vec::new();
+    let mut mf: Vec<[f32; 4]> = Vec::new();
+    let mut mu: Vec<u32> = Vec::new();
+    let b = |x: bool| if x { 1.0 } else { 0.0 };
+    for s in shapes {
+        let mut r = [[0.0f32; 4]; 4];
+        match s {
+            BoundaryShape::Plane => {}
+            BoundaryShape::BoxContainer {
+                half_extents: h,
+                open_top,
+            } => r[0] = [h[0], h[1], h[2], b(*open_top)],
+            BoundaryShape::SolidBox { half_extents: h } => r[0] = [h[0], h[1], h[2], 0.0],
+            BoundaryShape::CylinderContainer {
+                radius,
+                height,
+                open_top,
+            } => r[0] = [*radius, *height, b(*open_top), 0.0],
+            BoundaryShape::SolidCylinder { radius, height } => r[0] = [*radius, *height, 0.0, 0.0],
+            BoundaryShape::Mesh {
+                vertices,
+                triangles,
+            } => {
+                let topo = mesh::MeshTopology::new(vertices, triangles);
+                let bins = mesh::MeshBins::new(vertices, triangles, reach);
+                let vert = mf.len() as u32;
+                mf.extend(vertices.iter().map(|v| [v[0], v[1], v[2], 0.0]));
+                let norm = mf.len() as u32;
+                mf.extend(
+                    topo.normals
+                        .iter()
+                        .map(|n| [n.x as f32, n.y as f32, n.z as f32, 0.0]),
+                );
+                let tri = mu.len() as u32;
+                for (t, v) in triangles.iter().enumerate() {
+                    let nb = topo.nbr[t];
+                    mu.extend_from_slice(&[
+                        v[0],
+                        v[1],
+                        v[2],
+                        topo.flags[t],
+                        nb[0],
+                        nb[1],
+                        nb[2],
+                        0,
+                    ]);
+                }
+                let vadj = mu.len() as u32;
+                let lists = vadj + vertices.len() as u32 + 1;
+                let mut acc = lists;
+                for a in &topo.vadj {
+                    mu.push(acc);
+                    acc += a.len() as u32;
+                }
+                mu.push(acc);
+                for a in &topo.vadj {
+                    mu.extend_from_slice(a);
+                }
+                let bin_off = mu.len() as u32;
+                let list = bin_off + bins.offsets.len() as u32;
+                mu.extend(bins.offsets.iter().map(|o| o + list));
+                mu.extend_from_slice(&bins.list);
+                let d = bins.dims;
+                r[1] = [bins.origin[0], bins.origin[1], bins.origin[2], bins.cell];
+                r[2] = [d[0], d[1], d[2], bin_off].map(f32::from_bits);
+                r[3] = [tri, vert, norm, vadj].map(f32::from_bits);
+            }
+        }
+        rec.extend_from_slice(&r);
+    }
+    (rec, mf, mu)
+}
+
+/// Number of leading boundary bodies; every body after them must be a sphere.
+pub fn boundary_count(state: &BodyState) -> usize {
+    state
+        .info
+        .iter()
+        .position(|i| i[2] == SHAPE_SPHERE)
+        .unwrap_or(state.len())
+}
+
+impl Collide {
+    /// Builds the stage with a default contact capacity (4 per grain + 1024; grown on demand).
+    pub fn new(
+        ctx: &GpuContext,
+        bodies: &GpuBodies,
+        state: &BodyState,
+        shapes: &[BoundaryShape],
+        settings: &CollideSettings,
+    ) -> Result<Self, GpuError> {
+        let nb = boundary_count(state);
+        let cap = 4 * (state.len() - nb) as u32 + 1024;
+        Self::with_capacity(ctx, bodies, state, shapes, settings, cap)
+    }
+
+    /// As [`Collide::new`] with an explicit initial contact capacity.
+    pub fn with_capacity(
+        ctx: &GpuContext,
+        bodies: &GpuBodies,
+        state: &BodyState,
+        shapes: &[BoundaryShape],
+        settings: &CollideSettings,
+        capacity: u32,
+    ) -> Result<Self, GpuError> {
+        let n = state.len() as u32;
+        assert_eq!(n, bodies.count, "state and GPU bodies differ in length");
+        let nb = boundary_count(state) as u32;
+        let ng = n - nb;
+        for (b, i) in state.info.iter().enumerate() {
+            if (b as u32) < nb {
+                if i[2] > SHAPE_MESH || i[3] as usize >= shapes.len() {
+                    return Err(invalid(format!(
+                        "boundary body {b}: shape kind {} index {} (have {} shapes)",
+                        i[2],
+                        i[3],
+                        shapes.len()
+                    )));
+                }
+            } else if i[2] != SHAPE_SPHERE {
+                return Err(invalid(format!(
+                    "body {b} is a boundary after the first grain: boundaries must come first"
+                )));
+            }
+            if i[1] as usize >= settings.friction.len() {
+                return Err(invalid(format!(
+                    "body {b}: material {} has no friction entry",
+                    i[1]
+                )));
+            }
+        }
+        let rmax = state.pos[nb as usize..]
+            .iter()
+            .map(|p| p[3])
+            .fold(0.0f32, f32::max);
+        let env = settings.envelope;
+        let mut h = (2.0 * rmax + env) * (1.0 + 1e-4);
+        if h <= 0.0 || !h.is_finite() {
+            h = 1.0;
+        }
+        let table = (2 * ng).next_power_of_two().max(1024);
+        let offs_len = (nb + 1) * ng + 1;
+        let params = Params {
+            grid: [h, 1.0 / h, env, 0.0],
+            counts: [n, nb, ng, table],
+            caps: [capacity, settings.friction.len() as u32, offs_len, 0],
+        };
+        let k = Kernels {
+            grid: Kernel::new(ctx, ShaderSource::by_name("collide_grid").unwrap())?,
+            pairs: Kernel::new(ctx, ShaderSource::by_name("collide_pairs").unwrap())?,
+            walls: Kernel::new(ctx, ShaderSource::by_name("collide_walls").unwrap())?,
+            csr: Kernel::new(ctx, ShaderSource::by_name("collide_csr").unwrap())?,
+            scan: Kernel::new(ctx, ShaderSource::by_name("scan_exclusive").unwrap())?,
+        };
+        let z = |label: &str, bytes: u64| buffers::storage_zeroed(ctx, label, bytes);
+        let hist = z("collide hist", (table as u64 + 1) * 4)?;
+        let rank = z("collide rank", ng as u64 * 4)?;
+        let sorted_idx = z("collide sorted idx", ng as u64 * 4)?;
+        let sorted_pos = z("collide sorted pos", ng as u64 * 16)?;
+        let offs = z("collide row offsets", offs_len as u64 * 4)?;
+        let counts = z("collide counts", 64)?;
+        let deg = z("collide degrees", n as u64 * 4)?;
+        let body_offsets = z("collide body offsets", (n as u64 + 1) * 4)?;
+        let contacts = z("contacts", capacity as u64 * 64)?;
+        let body_entries = z("contact entries", capacity as u64 * 8)?;
+        let mats: Vec<[f32; 4]> = settings
+            .friction
+            .iter()
+            .map(|&m| [m, 0.0, 0.0, 0.0])
+            .collect();
+        let materials = buffers::storage_from(ctx, "materials", &mats);
+        let (rec, mf, mu) = shape_records(shapes, rmax + env);
+        let shapes_buf = buffers::storage_from(ctx, "boundary shapes", &rec);
+        let mesh_f = buffers::storage_from(ctx, "mesh floats", &mf);
+        let mesh_u = buffers::storage_from(ctx, "mesh ints", &mu);
+        let params_buf = buffers::uniform_from(ctx, "collide params", &params);
+        let scan_hist = Scan::new(ctx, &k.scan, &hist, table + 1)?;
+        let scan_offs = Scan::new(ctx, &k.scan, &offs, offs_len)?;
+        let scan_body = Scan::new(ctx, &k.scan, &body_offsets, n + 1)?;
+        let fixed_bytes = [&hist, &rank, &sorted_idx, &sorted_pos, &offs, &counts, &deg]
+            .iter()
+            .map(|b| b.size())
+            .sum::<u64>()
+            + body_offsets.size()
+            + shapes_buf.size()
+            + mesh_f.size()
+            + mesh_u.size();
+        let binds = Binds {
+            // Placeholders, replaced by `rebind` below.
+            grid: k.grid.bind(
+                ctx,
+                &[
+                    &params_buf,
+                    &bodies.pos,
+                    &hist,
+                    &rank,
+                    &sorted_idx,
+                    &sorted_pos,
+                ],
+            ),
+            pairs: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
+            walls: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
+            csr: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
+        };
+        let mut c = Collide {
+            params,
+            params_buf,
+            k,
+            pos: bodies.pos.clone(),
+            rot: bodies.rot.clone(),
+            info: bodies.info.clone(),
+            hist,
+            rank,
+            sorted_idx,
+            sorted_pos,
+            offs,
+            contacts,
+            counts,
+            deg,
+            body_offsets,
+            body_entries,
+            materials,
+            shapes: shapes_buf,
+            mesh_f,
+            mesh_u,
+            scan_hist,
+            scan_offs,
+            scan_body,
+            binds,
+            n_bodies: n,
+            nb,
+            ng,
+            capacity,
+            fixed_bytes,
+        };
+        c.rebind(ctx);
+        Ok(c)
+    }
+
+    fn rebind(&mut self, ctx: &GpuContext) {
+        let k = &self.k;
+        let p = &self.params_buf;
+        self.binds.pairs = k.pairs.bind(
+            ctx,
+            &[
+                p,
+                &self.pos,
+                &self.sorted_pos,
+                &self.sorted_idx,
+                &self.hist,
+                &self.info,
+                &self.materials,
+                &self.offs,
+                &self.contacts,
+                &self.counts,
+            ],
+        );
+        self.binds.walls = k.walls.bind(
+            ctx,
+            &[
+                p,
+                &self.pos,
+                &self.rot,
+                &self.info,
+                &self.materials,
+                &self.shapes,
+                &self.mesh_f,
+                &self.mesh_u,
+                &self.offs,
+                &self.contacts,
+            ],
+        );
+        self.binds.csr = k.csr.bind(
+            ctx,
+            &[
+                p,
+                &self.counts,
+                &self.offs,
+                &self.contacts,
+                &self.deg,
+                &self.body_offsets,
+                &self.body_entries,
+            ],
+        );
+        self.binds.grid = k.grid.bind(
+            ctx,
+            &[
+                p,
+                &self.pos,
+                &self.hist,
+                &self.rank,
+                &self.sorted_idx,
+                &self.sorted_pos,
+            ],
+        );
+    }
+
+    /// Records one detection from the current body positions.
+    pub fn record(&self, enc: &mut wgpu::CommandEncoder) {
+        enc.clear_buffer(&self.hist, 0, None);
+        enc.clear_buffer(&self.deg, 0, None);
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("collide"),
+            timestamp_writes: None,
+        });
+        let (k, b) = (&self.k, &self.binds);
+        let (ng, n) = (self.ng, self.n_bodies);
+        k.grid.dispatch(&mut pass, "keys", &b.grid, ng);
+        self.scan_hist.record(&k.scan, &mut pass);
+        k.grid.dispatch(&mut pass, "scatter", &b.grid, ng);
+        k.pairs.dispatch(&mut pass, "count", &b.pairs, ng);
+        if self.nb > 0 {
+            k.walls.dispatch(&mut pass, "count", &b.walls, ng);
+        }
+        self.scan_offs.record(&k.scan, &mut pass);
+        k.pairs.dispatch(&mut pass, "finalize", &b.pairs, 1);
+        k.pairs.dispatch(&mut pass, "write", &b.pairs, ng);
+        if self.nb > 0 {
+            k.walls.dispatch(&mut pass, "write", &b.walls, ng);
+        }
+        let args = (COUNT_INDIRECT * 4) as u64;
+        k.csr
+            .dispatch_indirect(&mut pass, "count_b", &b.csr, &self.counts, args);
+        k.csr.dispatch(&mut pass, "row_degrees", &b.csr, n + 1);
+        self.scan_body.record(&k.scan, &mut pass);
+        k.csr
+            .dispatch_indirect(&mut pass, "fill", &b.csr, &self.counts, args);
+        k.csr.dispatch(&mut pass, "sort_b", &b.csr, n);
+    }
+
+    /// Records, submits and waits for one detection; returns the counts.
+    pub fn detect_once(&self, ctx: &GpuContext) -> Result<CollideCounts, GpuError> {
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        self.record(&mut enc);
+        ctx.queue.submit([enc.finish()]);
+        self.read_counts(ctx)
+    }
+
+    /// Detects, growing the buffers and detecting again until nothing overflows.
+    pub fn detect(&mut self, ctx: &GpuContext) -> Result<CollideCounts, GpuError> {
+        loop {
+            let c = self.detect_once(ctx)?;
+            if c.overflow == 0 {
+                return Ok(c);
+            }
+            self.grow(ctx, c.needed_contacts, c.needed_pairs)?;
+        }
+    }
+
+    /// Grows the buffers if the last detection overflowed; true when it did (redo the step).
+    pub fn ensure_capacity(&mut self, ctx: &GpuContext) -> Result<bool, GpuError> {
+        let c = self.read_counts(ctx)?;
+        if c.overflow != 0 {
+            self.grow(ctx, c.needed_contacts, c.needed_pairs)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    pub fn read_counts(&self, ctx: &GpuContext) -> Result<CollideCounts, GpuError> {
+        let c = buffers::read_buffer::<u32>(ctx, &self.counts, 8)?;
+        Ok(CollideCounts {
+            contacts: c[0],
+            overflow: c[1],
+            needed_contacts: c[2],
+            needed_pairs: c[3],
+            indirect: [c[4], c[5], c[6]],
+        })
+    }
+
+    /// Re-allocates the contact buffers for 1.5 × `needed_contacts` (never shrinks) and
+    /// rebinds. Candidate pairs are not stored (pair search and narrow phase are fused), so
+    /// `needed_pairs` is accepted for the interface and ignored.
+    pub fn grow(
+        &mut self,
+        ctx: &GpuContext,
+        needed_contacts: u32,
+        _needed_pairs: u32,
+    ) -> Result<(), GpuError> {
+        let want = (needed_contacts as u64 * 3 / 2).max(1024);
+        let limit = (ctx.max_binding() / 64).min(u32::MAX as u64);
+        if needed_contacts as u64 > limit {
+            return Err(GpuError::TooLarge {
+                what: format!("{needed_contacts} contacts"),
+                needed: needed_contacts as u64 * 64,
+                limit: ctx.max_binding(),
+            });
+        }
+        let cap = want.min(limit) as u32;
+        if cap <= self.capacity {
+            return Ok(());
+        }
+        self.contacts = buffers::storage_zeroed(ctx, "contacts", cap as u64 * 64)?;
+        self.body_entries = buffers::storage_zeroed(ctx, "contact entries", cap as u64 * 8)?;
+        self.capacity = cap;
+        self.params.caps[0] = cap;
+        ctx.queue
+            .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        self.rebind(ctx);
+        Ok(())
+    }
+
+    pub fn contacts(&self) -> &wgpu::Buffer {
+        &self.contacts
+    }
+    pub fn counts(&self) -> &wgpu::Buffer {
+        &self.counts
+    }
+    pub fn body_offsets(&self) -> &wgpu::Buffer {
+        &self.body_offsets
+    }
+    pub fn body_entries(&self) -> &wgpu::Buffer {
+        &self.body_entries
+    }
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+    /// Number of leading boundary bodies.
+    pub fn boundaries(&self) -> u32 {
+        self.nb
+    }
+    /// Grid cell size (largest grain diameter + envelope, plus 1e-4 relative margin).
+    pub fn cell_size(&self) -> f32 {
+        self.params.grid[0]
+    }
+
+    /// Bytes of GPU memory held: (fixed per-body/per-scene part, per-contact part).
+    pub fn memory_bytes(&self) -> (u64, u64) {
+        (self.fixed_bytes, self.capacity as u64 * BYTES_PER_CONTACT)
+    }
+
+    /// Host copy of the contact list of the last detection (blocking).
+    pub fn read_contacts(&self, ctx: &GpuContext) -> Result<Vec<ContactRecord>, GpuError> {
+        let n = self.read_counts(ctx)?.contacts as usize;
+        buffers::read_buffer(ctx, &self.contacts, n)
+    }
+
+    /// Host copy of the per-body CSR lists (offsets, entries) of the last detection.
+    pub fn read_csr(&self, ctx: &GpuContext) -> Result<(Vec<u32>, Vec<u32>), GpuError> {
+        let offsets: Vec<u32> =
+            buffers::read_buffer(ctx, &self.body_offsets, self.n_bodies as usize + 1)?;
+        let m = *offsets.last().unwrap() as usize;
+        Ok((offsets, buffers::read_buffer(ctx, &self.body_entries, m)?))
+    }
+}

@@ -1,0 +1,195 @@
+// Collision, grain-grain: candidate pairs from the 27 neighbouring cells of the hashed grid,
+// fused with the sphere-sphere narrow phase (no candidate-pair buffer is stored).
+// count:    per grain i (A = body nb + i; threads take grains in slot order), the number of grains j > i with gap <= envelope
+//           -> offs[nb*ng + i].
+// (host)    exclusive scan of offs (walls' rows first, see collide_walls.wgsl).
+// finalize: one invocation: contact count, overflow flag, needed size, indirect args.
+// write:    the same loop writes the contacts at offs[nb*ng + i] + k, then sorts the row
+//           by body B (insertion sort; rows are short), so the list is sorted by (A, B).
+// Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
+// being visited (two neighbour cells may hash to the same slot).
+
+struct CollideParams {
+    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = unused
+    counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
+    caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
+}
+
+struct Contact {
+    n_gap: vec4<f32>,
+    ra: vec4<f32>,
+    rb: vec4<f32>,
+    ids: vec4<u32>,
+}
+
+@group(0) @binding(0) var<uniform> params: CollideParams;
+@group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> sorted_idx: array<u32>;
+@group(0) @binding(4) var<storage, read> starts: array<u32>;
+@group(0) @binding(5) var<storage, read> info: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read> materials: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> offs: array<u32>;
+@group(0) @binding(8) var<storage, read_write> contacts: array<Contact>;
+@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
+
+const CELL_CLAMP: f32 = 1048576.0;
+
+fn cell_of(p: vec3<f32>) -> vec3<i32> {
+    let c = floor(p * params.grid.y);
+    return vec3<i32>(clamp(c, vec3<f32>(-CELL_CLAMP), vec3<f32>(CELL_CLAMP)));
+}
+
+// Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
+// neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
+// has a slot; cells that alias share a slot and are told apart by their coordinates.
+fn cell_hash(c: vec3<i32>) -> u32 {
+    let m = countTrailingZeros(params.counts.w);
+    let bx = (m + 2u) / 3u;
+    let by = (m + 1u) / 3u;
+    let bz = m / 3u;
+    let u = bitcast<vec3<u32>>(c);
+    let x = u.x & ((1u << bx) - 1u);
+    let y = u.y & ((1u << by) - 1u);
+    let z = u.z & ((1u << bz) - 1u);
+    // Each period of the lattice gets a pseudo-random offset, so long or scattered domains
+    // do not pile many cells onto the same slots.
+    let p = bitcast<vec3<u32>>(c >> vec3<u32>(bx, by, bz));
+    var h = (p.x * 73856093u) ^ (p.y * 19349663u) ^ (p.z * 83492791u);
+    h ^= h >> 16u;
+    h *= 0x7feb352du;
+    h ^= h >> 15u;
+    return ((x | (y << bx) | (z << (bx + by))) + h) & (params.counts.w - 1u);
+}
+
+fn sphere_gap(pi: vec4<f32>, pj: vec4<f32>) -> f32 {
+    let d = pj.xyz - pi.xyz;
+    return sqrt(dot(d, d)) - pi.w - pj.w;
+}
+
+fn pair_contact(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
+    let d = pj.xyz - pi.xyz;
+    let dist = sqrt(dot(d, d));
+    let gap = dist - pi.w - pj.w;
+    var n = vec3<f32>(0.0, 0.0, 1.0);
+    if dist > 0.0 {
+        n = d / dist;
+    }
+    let ra = n * (pi.w + 0.5 * gap);
+    let rb = ra - d;
+    let ma = info[bi].y;
+    let mb = info[bj].y;
+    let mu = min(materials[ma].x, materials[mb].x);
+    var c: Contact;
+    c.n_gap = vec4<f32>(n, gap);
+    c.ra = vec4<f32>(ra, mu);
+    c.rb = vec4<f32>(rb, 0.0);
+    c.ids = vec4<u32>(bi, bj, 0u, (ma << 16u) | (mb & 0xffffu));
+    return c;
+}
+
+// Visits every grain j > i within the envelope of grain i; writes when `write`.
+fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
+    let nb = params.counts.y;
+    let c = cell_of(pi.xyz);
+    let env = params.grid.z;
+    let cap = params.caps.x;
+    var n = 0u;
+    for (var dz = -1; dz <= 1; dz++) {
+        for (var dy = -1; dy <= 1; dy++) {
+            for (var dx = -1; dx <= 1; dx++) {
+                let cc = c + vec3<i32>(dx, dy, dz);
+                let slot = cell_hash(cc);
+                let e = starts[slot + 1u];
+                for (var k = starts[slot]; k < e; k++) {
+                    let j = sorted_idx[k];
+                    if j <= i {
+                        continue;
+                    }
+                    let pj = sorted_pos[k];
+                    if sphere_gap(pi, pj) > env {
+                        continue;
+                    }
+                    if any(cell_of(pj.xyz) != cc) {
+                        continue;
+                    }
+                    if write && base + n < cap {
+                        contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
+                    }
+                    n += 1u;
+                }
+            }
+        }
+    }
+    return n;
+}
+
+@compute @workgroup_size(256)
+fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = linear_index(gid, nwg);
+    let nb = params.counts.y;
+    let ng = params.counts.z;
+    if t == 0u {
+        offs[(nb + 1u) * ng] = 0u;
+    }
+    if t >= ng {
+        return;
+    }
+    // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
+    let i = sorted_idx[t];
+    offs[nb * ng + i] = visit(i, sorted_pos[t], false, 0u);
+}
+
+@compute @workgroup_size(256)
+fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if gid.x != 0u || gid.y != 0u {
+        return;
+    }
+    let total = offs[params.caps.z - 1u];
+    let cap = params.caps.x;
+    let n = min(total, cap);
+    counts[0] = n;
+    counts[1] = select(0u, 2u, total > cap);
+    counts[2] = total;
+    counts[3] = 0u;
+    var groups = (n + 255u) / 256u;
+    if total > cap {
+        groups = 0u;
+    }
+    if groups > 65535u {
+        counts[4] = 65535u;
+        counts[5] = (groups + 65534u) / 65535u;
+    } else {
+        counts[4] = groups;
+        counts[5] = 1u;
+    }
+    counts[6] = 1u;
+    counts[7] = 0u;
+}
+
+@compute @workgroup_size(256)
+fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = linear_index(gid, nwg);
+    let nb = params.counts.y;
+    let ng = params.counts.z;
+    if t >= ng {
+        return;
+    }
+    let i = sorted_idx[t];
+    let base = offs[nb * ng + i];
+    let end = offs[nb * ng + i + 1u];
+    if end > params.caps.x || end == base {
+        return;
+    }
+    let n = min(visit(i, sorted_pos[t], true, base), end - base);
+    // Insertion sort of the row by body B (ids.y); B values in a row are distinct.
+    for (var a = base + 1u; a < base + n; a++) {
+        let c = contacts[a];
+        var b = a;
+        while b > base && contacts[b - 1u].ids.y > c.ids.y {
+            contacts[b] = contacts[b - 1u];
+            b -= 1u;
+        }
+        contacts[b] = c;
+    }
+}

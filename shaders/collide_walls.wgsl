@@ -1,0 +1,338 @@
+// Collision, boundary-grain: every grain against every boundary body (bodies 0..nb).
+// count: per grain j, per boundary w: number of contacts -> offs[w*ng + j].
+// write: after the scan, writes them at offs[w*ng + j] + k. Because the row-count array is
+//        laid out boundary-major, the list comes out sorted by (A = w, B = grain, feature)
+//        with no sort: features are produced in ascending order (box walls 0..5, cylinder
+//        side/bottom/top, mesh triangles ascending in each bin).
+// Boundary shapes are in their body's local frame; the pose is the body's pos/rot.
+// Mesh feature id = 7 * triangle + sub, sub 0 = face, 1 + k = edge k (v_k -> v_k+1),
+// 4 + k = vertex k. An edge / vertex is reported only by its owning triangle (lowest index)
+// and only when the sphere centre lies in its Voronoi region for every incident triangle.
+
+struct CollideParams {
+    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = unused
+    counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
+    caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
+}
+
+struct Contact {
+    n_gap: vec4<f32>,
+    ra: vec4<f32>,
+    rb: vec4<f32>,
+    ids: vec4<u32>,
+}
+
+@group(0) @binding(0) var<uniform> params: CollideParams;
+@group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> rot: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> info: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read> materials: array<vec4<f32>>;
+// 4 vec4 per boundary shape (see src/collide/mod.rs, `shape_records`).
+@group(0) @binding(5) var<storage, read> shapes: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> mesh_f: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> mesh_u: array<u32>;
+@group(0) @binding(8) var<storage, read_write> offs: array<u32>;
+@group(0) @binding(9) var<storage, read_write> contacts: array<Contact>;
+
+const NONE: u32 = 0xffffffffu;
+
+var<private> g_write: bool;
+var<private> g_base: u32;
+var<private> g_n: u32;
+var<private> g_w: u32;
+var<private> g_b: u32;
+var<private> g_xa: vec3<f32>;
+var<private> g_qa: vec4<f32>;
+var<private> g_pb: vec4<f32>;
+var<private> g_mu: f32;
+var<private> g_mat: u32;
+
+var<private> m_tri: u32;
+var<private> m_vert: u32;
+var<private> m_norm: u32;
+
+// A contact with local normal nl (from the boundary to the grain) and gap.
+fn emit(feature: u32, nl: vec3<f32>, gap: f32) {
+    if gap > params.grid.z {
+        return;
+    }
+    if g_write && g_base + g_n < params.caps.x {
+        let n = quat_rotate(g_qa, nl);
+        let p = g_pb.xyz - n * (g_pb.w + 0.5 * gap);
+        var c: Contact;
+        c.n_gap = vec4<f32>(n, gap);
+        c.ra = vec4<f32>(p - g_xa, g_mu);
+        c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
+        c.ids = vec4<u32>(g_w, g_b, feature, g_mat);
+        contacts[g_base + g_n] = c;
+    }
+    g_n += 1u;
+}
+
+fn emit_point(feature: u32, cl: vec3<f32>, q: vec3<f32>, fallback: vec3<f32>, r: f32) {
+    let d = cl - q;
+    let dist = length(d);
+    var nl = fallback;
+    if dist > 0.0 {
+        nl = d / dist;
+    }
+    emit(feature, nl, dist - r);
+}
+
+// ---------------------------------------------------------------- triangle meshes
+fn mvert(v: u32) -> vec3<f32> {
+    return mesh_f[m_vert + v].xyz;
+}
+
+fn tri_v(t: u32, k: u32) -> u32 {
+    return mesh_u[m_tri + 8u * t + k];
+}
+
+// Signed distance-like side of c w.r.t. edge k of triangle t in t's plane (>= 0: outside).
+// Computed from the canonical edge (lower vertex id first), so every triangle sharing the
+// edge evaluates the same expression.
+fn edge_side(t: u32, k: u32, c: vec3<f32>) -> f32 {
+    let va = tri_v(t, k);
+    let vb = tri_v(t, (k + 1u) % 3u);
+    let pa = mvert(min(va, vb));
+    let pb = mvert(max(va, vb));
+    let nt = mesh_f[m_norm + t].xyz;
+    let s = dot(c - pa, cross(pb - pa, nt));
+    let flags = mesh_u[m_tri + 8u * t + 3u];
+    return select(s, -s, ((flags >> (6u + k)) & 1u) != 0u);
+}
+
+// (t, L): projection of c on the canonical edge, t in [0, L] on the segment.
+fn edge_param(va: u32, vb: u32, c: vec3<f32>) -> vec2<f32> {
+    let pa = mvert(min(va, vb));
+    let e = mvert(max(va, vb)) - pa;
+    return vec2<f32>(dot(c - pa, e), dot(e, e));
+}
+
+// c lies beyond vertex v on the line of edge (v, u).
+fn vertex_side(v: u32, u: u32, c: vec3<f32>) -> bool {
+    let tl = edge_param(v, u, c);
+    if v < u {
+        return tl.x <= 0.0;
+    }
+    return tl.x >= tl.y;
+}
+
+fn mesh_triangle(t: u32, cl: vec3<f32>, r: f32, vadj: u32) {
+    let base = m_tri + 8u * t;
+    let flags = mesh_u[base + 3u];
+    if (flags & 512u) != 0u {
+        return;
+    }
+    let nt = mesh_f[m_norm + t].xyz;
+    let v = vec3<u32>(mesh_u[base], mesh_u[base + 1u], mesh_u[base + 2u]);
+    let hd = dot(cl - mvert(v.x), nt);
+    if abs(hd) - r > params.grid.z {
+        return;
+    }
+    let s = vec3<f32>(edge_side(t, 0u, cl), edge_side(t, 1u, cl), edge_side(t, 2u, cl));
+    let nl = select(nt, -nt, hd < 0.0);
+    if all(s < vec3<f32>(0.0)) {
+        emit(7u * t, nl, abs(hd) - r);
+        return;
+    }
+    for (var k = 0u; k < 3u; k++) {
+        if s[k] < 0.0 {
+            continue;
+        }
+        let va = v[k];
+        let vb = v[(k + 1u) % 3u];
+        let tl = edge_param(va, vb, cl);
+        if tl.x > 0.0 && tl.x < tl.y {
+            if ((flags >> k) & 1u) == 0u {
+                return;
+            }
+            let nbr = mesh_u[base + 4u + k];
+            if nbr != NONE && edge_side(nbr >> 2u, nbr & 3u, cl) < 0.0 {
+                return;
+            }
+            let pa = mvert(min(va, vb));
+            let q = pa + (mvert(max(va, vb)) - pa) * (tl.x / tl.y);
+            emit_point(7u * t + 1u + k, cl, q, nl, r);
+            return;
+        }
+    }
+    for (var k = 0u; k < 3u; k++) {
+        let vk = v[k];
+        if vertex_side(vk, v[(k + 1u) % 3u], cl) && vertex_side(vk, v[(k + 2u) % 3u], cl) {
+            if ((flags >> (3u + k)) & 1u) == 0u {
+                return;
+            }
+            let a0 = mesh_u[vadj + vk];
+            let a1 = mesh_u[vadj + vk + 1u];
+            for (var a = a0; a < a1; a++) {
+                if !vertex_side(vk, mesh_u[a], cl) {
+                    return;
+                }
+            }
+            emit_point(7u * t + 4u + k, cl, mvert(vk), nl, r);
+            return;
+        }
+    }
+}
+
+fn mesh_contacts(s: u32, cl: vec3<f32>, r: f32) {
+    let grid = shapes[4u * s + 1u];
+    let d = bitcast<vec4<u32>>(shapes[4u * s + 2u]);
+    let b = bitcast<vec4<u32>>(shapes[4u * s + 3u]);
+    m_tri = b.x;
+    m_vert = b.y;
+    m_norm = b.z;
+    let cf = floor((cl - grid.xyz) / grid.w);
+    if any(cf < vec3<f32>(0.0)) || any(cf >= vec3<f32>(d.xyz)) {
+        return;
+    }
+    let c = vec3<u32>(cf);
+    let bin = c.x + d.x * (c.y + d.y * c.z);
+    let t0 = mesh_u[d.w + bin];
+    let t1 = mesh_u[d.w + bin + 1u];
+    for (var k = t0; k < t1; k++) {
+        mesh_triangle(mesh_u[k], cl, r, b.w);
+    }
+}
+
+// ---------------------------------------------------------------- one boundary, one grain
+fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
+    let nb = params.counts.y;
+    g_write = write;
+    g_base = base;
+    g_n = 0u;
+    g_w = w;
+    g_b = nb + j;
+    g_xa = pos[w].xyz;
+    g_qa = rot[w];
+    g_pb = pos[nb + j];
+    let iw = info[w];
+    let ib = info[nb + j];
+    g_mu = min(materials[iw.y].x, materials[ib.y].x);
+    g_mat = (iw.y << 16u) | (ib.y & 0xffffu);
+    let cl = quat_rotate_inv(g_qa, g_pb.xyz - g_xa);
+    let r = g_pb.w;
+    let env = params.grid.z;
+    let s = iw.w;
+    let a = shapes[4u * s];
+    switch iw.z {
+        case SHAPE_PLANE: {
+            emit(0u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);
+        }
+        case SHAPE_BOX_CONTAINER: {
+            let h = a.xyz;
+            if all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z {
+                emit(0u, vec3<f32>(1.0, 0.0, 0.0), cl.x + h.x - r);
+                emit(1u, vec3<f32>(-1.0, 0.0, 0.0), h.x - cl.x - r);
+                emit(2u, vec3<f32>(0.0, 1.0, 0.0), cl.y + h.y - r);
+                emit(3u, vec3<f32>(0.0, -1.0, 0.0), h.y - cl.y - r);
+                emit(4u, vec3<f32>(0.0, 0.0, 1.0), cl.z + h.z - r);
+                if a.w == 0.0 {
+                    emit(5u, vec3<f32>(0.0, 0.0, -1.0), h.z - cl.z - r);
+                }
+            }
+        }
+        case SHAPE_SOLID_BOX: {
+            let h = a.xyz;
+            let q = clamp(cl, -h, h);
+            let d = cl - q;
+            let dist = length(d);
+            if dist > 0.0 {
+                emit(0u, d / dist, dist - r);
+            } else {
+                let depth = h - abs(cl);
+                var axis = 0u;
+                if depth.y < depth[axis] {
+                    axis = 1u;
+                }
+                if depth.z < depth[axis] {
+                    axis = 2u;
+                }
+                var nl = vec3<f32>(0.0);
+                nl[axis] = select(1.0, -1.0, cl[axis] < 0.0);
+                emit(0u, nl, -depth[axis] - r);
+            }
+        }
+        case SHAPE_CYLINDER_CONTAINER: {
+            let rad = a.x;
+            let hgt = a.y;
+            let rho = length(cl.xy);
+            if rho <= rad && cl.z >= 0.0 && cl.z <= hgt {
+                var e = vec3<f32>(1.0, 0.0, 0.0);
+                if rho > 0.0 {
+                    e = vec3<f32>(cl.xy / rho, 0.0);
+                }
+                emit(0u, -e, rad - rho - r);
+                emit(1u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);
+                if a.z == 0.0 {
+                    emit(2u, vec3<f32>(0.0, 0.0, -1.0), hgt - cl.z - r);
+                }
+            }
+        }
+        case SHAPE_SOLID_CYLINDER: {
+            let rad = a.x;
+            let hgt = a.y;
+            let rho = length(cl.xy);
+            var e = vec3<f32>(1.0, 0.0, 0.0);
+            if rho > 0.0 {
+                e = vec3<f32>(cl.xy / rho, 0.0);
+            }
+            if rho > rad || cl.z < 0.0 || cl.z > hgt {
+                var q = vec3<f32>(cl.xy, clamp(cl.z, 0.0, hgt));
+                if rho > rad {
+                    q = vec3<f32>(e.xy * rad, q.z);
+                }
+                let d = cl - q;
+                let dist = length(d);
+                emit(0u, d / dist, dist - r);
+            } else {
+                let side = rad - rho;
+                var depth = side;
+                var nl = e;
+                if cl.z < depth {
+                    depth = cl.z;
+                    nl = vec3<f32>(0.0, 0.0, -1.0);
+                }
+                if hgt - cl.z < depth {
+                    depth = hgt - cl.z;
+                    nl = vec3<f32>(0.0, 0.0, 1.0);
+                }
+                emit(0u, nl, -depth - r);
+            }
+        }
+        case SHAPE_MESH: {
+            mesh_contacts(s, cl, r);
+        }
+        default: {}
+    }
+    return g_n;
+}
+
+@compute @workgroup_size(256)
+fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let j = linear_index(gid, nwg);
+    let ng = params.counts.z;
+    if j >= ng {
+        return;
+    }
+    for (var w = 0u; w < params.counts.y; w++) {
+        offs[w * ng + j] = wall_grain(w, j, false, 0u);
+    }
+}
+
+@compute @workgroup_size(256)
+fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let j = linear_index(gid, nwg);
+    let ng = params.counts.z;
+    if j >= ng {
+        return;
+    }
+    for (var w = 0u; w < params.counts.y; w++) {
+        let base = offs[w * ng + j];
+        let end = offs[w * ng + j + 1u];
+        if end > base && end <= params.caps.x {
+            wall_grain(w, j, true, base);
+        }
+    }
+}

@@ -1,0 +1,423 @@
+//! CPU (f64) twin of `collide` (shaders `collide_*`): the same contacts, features and order.
+//! Sphere pairs by brute force for up to 2048 grains, by a simple hash grid beyond;
+//! boundaries by testing every grain against every boundary (meshes: every triangle).
+
+use crate::bodies::{
+    BodyState, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
+    SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
+};
+use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
+use crate::collide::{boundary_count, BoundaryShape, CollideSettings};
+use glam::{DQuat, DVec3};
+use std::collections::HashMap;
+
+/// One contact in f64; field meanings as in `collide::ContactRecord`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact64 {
+    pub a: u32,
+    pub b: u32,
+    pub feature: u32,
+    /// (material A << 16) | material B.
+    pub materials: u32,
+    /// Unit normal from A to B.
+    pub normal: DVec3,
+    pub gap: f64,
+    pub ra: DVec3,
+    pub rb: DVec3,
+    pub mu: f64,
+}
+
+impl Contact64 {
+    pub fn key(&self) -> (u32, u32, u32) {
+        (self.a, self.b, self.feature)
+    }
+}
+
+fn v3(p: [f32; 4]) -> DVec3 {
+    DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64)
+}
+
+fn quat(q: [f32; 4]) -> DQuat {
+    DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64)
+}
+
+struct Ctx<'a> {
+    state: &'a BodyState,
+    settings: &'a CollideSettings,
+    out: Vec<Contact64>,
+}
+
+impl Ctx<'_> {
+    fn mu_mat(&self, a: usize, b: usize) -> (f64, u32) {
+        let (ma, mb) = (self.state.info[a][1], self.state.info[b][1]);
+        let f = &self.settings.friction;
+        (
+            f[ma as usize].min(f[mb as usize]) as f64,
+            (ma << 16) | (mb & 0xffff),
+        )
+    }
+
+    fn sphere_pair(&mut self, a: usize, b: usize) {
+        let (pa, pb) = (self.state.pos[a], self.state.pos[b]);
+        let d = v3(pb) - v3(pa);
+        let dist = d.length();
+        let gap = dist - pa[3] as f64 - pb[3] as f64;
+        if gap > self.settings.envelope as f64 {
+            return;
+        }
+        let n = if dist > 0.0 { d / dist } else { DVec3::Z };
+        let ra = n * (pa[3] as f64 + 0.5 * gap);
+        let (mu, materials) = self.mu_mat(a, b);
+        self.out.push(Contact64 {
+            a: a as u32,
+            b: b as u32,
+            feature: 0,
+            materials,
+            normal: n,
+            gap,
+            ra,
+            rb: ra - d,
+            mu,
+        });
+    }
+}
+
+/// One boundary against one grain: emits in the boundary's local frame.
+struct Wall<'a, 'b> {
+    cx: &'a mut Ctx<'b>,
+    w: usize,
+    g: usize,
+    xa: DVec3,
+    q: DQuat,
+    xb: DVec3,
+    r: f64,
+}
+
+impl Wall<'_, '_> {
+    fn emit(&mut self, feature: u32, nl: DVec3, gap: f64) {
+        if gap > self.cx.settings.envelope as f64 {
+            return;
+        }
+        let n = self.q * nl;
+        let p = self.xb - n * (self.r + 0.5 * gap);
+        let (mu, materials) = self.cx.mu_mat(self.w, self.g);
+        self.cx.out.push(Contact64 {
+            a: self.w as u32,
+            b: self.g as u32,
+            feature,
+            materials,
+            normal: n,
+            gap,
+            ra: p - self.xa,
+            rb: p - self.xb,
+            mu,
+        });
+    }
+
+    fn emit_point(&mut self, feature: u32, cl: DVec3, q: DVec3, fallback: DVec3) {
+        let d = cl - q;
+        let dist = d.length();
+        let nl = if dist > 0.0 { d / dist } else { fallback };
+        self.emit(feature, nl, dist - self.r);
+    }
+}
+
+struct MeshRef<'a> {
+    v: &'a [[f32; 3]],
+    t: &'a [[u32; 3]],
+    topo: MeshTopology,
+}
+
+impl MeshRef<'_> {
+    fn p(&self, i: u32) -> DVec3 {
+        vertex(self.v, i)
+    }
+    fn edge_side(&self, t: usize, k: usize, c: DVec3) -> f64 {
+        let (va, vb) = (self.t[t][k], self.t[t][(k + 1) % 3]);
+        let pa = self.p(va.min(vb));
+        let pb = self.p(va.max(vb));
+        let s = (c - pa).dot((pb - pa).cross(self.topo.normals[t]));
+        if (self.topo.flags[t] >> (6 + k)) & 1 != 0 {
+            -s
+        } else {
+            s
+        }
+    }
+    fn edge_param(&self, va: u32, vb: u32, c: DVec3) -> (f64, f64) {
+        let pa = self.p(va.min(vb));
+        let e = self.p(va.max(vb)) - pa;
+        ((c - pa).dot(e), e.dot(e))
+    }
+    fn vertex_side(&self, v: u32, u: u32, c: DVec3) -> bool {
+        let (t, l) = self.edge_param(v, u, c);
+        if v < u {
+            t <= 0.0
+        } else {
+            t >= l
+        }
+    }
+
+    fn triangle(&self, wall: &mut Wall, t: usize, cl: DVec3) {
+        let flags = self.topo.flags[t];
+        if flags & FLAG_DEGENERATE != 0 {
+            return;
+        }
+        let nt = self.topo.normals[t];
+        let v = self.t[t];
+        let r = wall.r;
+        let hd = (cl - self.p(v[0])).dot(nt);
+        if hd.abs() - r > wall.cx.settings.envelope as f64 {
+            return;
+        }
+        let s = [0, 1, 2].map(|k| self.edge_side(t, k, cl));
+        let nl = if hd < 0.0 { -nt } else { nt };
+        let t7 = 7 * t as u32;
+        if s.iter().all(|&x| x < 0.0) {
+            wall.emit(t7, nl, hd.abs() - r);
+            return;
+        }
+        for k in 0..3 {
+            if s[k] < 0.0 {
+                continue;
+            }
+            let (va, vb) = (v[k], v[(k + 1) % 3]);
+            let (tp, l) = self.edge_param(va, vb, cl);
+            if tp > 0.0 && tp < l {
+                if (flags >> k) & 1 == 0 {
+                    return;
+                }
+                let nbr = self.topo.nbr[t][k];
+                if nbr != NONE && self.edge_side((nbr >> 2) as usize, (nbr & 3) as usize, cl) < 0.0
+                {
+                    return;
+                }
+                let pa = self.p(va.min(vb));
+                let q = pa + (self.p(va.max(vb)) - pa) * (tp / l);
+                wall.emit_point(t7 + 1 + k as u32, cl, q, nl);
+                return;
+            }
+        }
+        for k in 0..3 {
+            let vk = v[k];
+            if self.vertex_side(vk, v[(k + 1) % 3], cl) && self.vertex_side(vk, v[(k + 2) % 3], cl)
+            {
+                if (flags >> (3 + k)) & 1 == 0 {
+                    return;
+                }
+                if self.topo.vadj[vk as usize]
+                    .iter()
+                    .any(|&u| !self.vertex_side(vk, u, cl))
+                {
+                    return;
+                }
+                wall.emit_point(t7 + 4 + k as u32, cl, self.p(vk), nl);
+                return;
+            }
+        }
+    }
+}
+
+fn wall_grain(wall: &mut Wall, shape: &BoundaryShape, kind: u32, mesh: Option<&MeshRef>) {
+    let cl = wall.q.inverse() * (wall.xb - wall.xa);
+    let r = wall.r;
+    let (x, y, z) = (DVec3::X, DVec3::Y, DVec3::Z);
+    match (kind, shape) {
+        (SHAPE_PLANE, BoundaryShape::Plane) => wall.emit(0, z, cl.z - r),
+        (
+            SHAPE_BOX_CONTAINER,
+            BoundaryShape::BoxContainer {
+                half_extents,
+                open_top,
+            },
+        ) => {
+            let h = DVec3::from(half_extents.map(|v| v as f64));
+            if cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z {
+                wall.emit(0, x, cl.x + h.x - r);
+                wall.emit(1, -x, h.x - cl.x - r);
+                wall.emit(2, y, cl.y + h.y - r);
+                wall.emit(3, -y, h.y - cl.y - r);
+                wall.emit(4, z, cl.z + h.z - r);
+                if !open_top {
+                    wall.emit(5, -z, h.z - cl.z - r);
+                }
+            }
+        }
+        (SHAPE_SOLID_BOX, BoundaryShape::SolidBox { half_extents }) => {
+            let h = DVec3::from(half_extents.map(|v| v as f64));
+            let q = cl.clamp(-h, h);
+            let d = cl - q;
+            let dist = d.length();
+            if dist > 0.0 {
+                wall.emit(0, d / dist, dist - r);
+            } else {
+                let depth = h - cl.abs();
+                let mut axis = 0;
+                if depth.y < depth[axis] {
+                    axis = 1;
+                }
+                if depth.z < depth[axis] {
+                    axis = 2;
+                }
+                let mut nl = DVec3::ZERO;
+                nl[axis] = if cl[axis] < 0.0 { -1.0 } else { 1.0 };
+                wall.emit(0, nl, -depth[axis] - r);
+            }
+        }
+        (
+            SHAPE_CYLINDER_CONTAINER,
+            BoundaryShape::CylinderContainer {
+                radius,
+                height,
+                open_top,
+            },
+        ) => {
+            let (rad, hgt) = (*radius as f64, *height as f64);
+            let rho = cl.truncate().length();
+            if rho <= rad && cl.z >= 0.0 && cl.z <= hgt {
+                let e = if rho > 0.0 {
+                    (cl.truncate() / rho).extend(0.0)
+                } else {
+                    x
+                };
+                wall.emit(0, -e, rad - rho - r);
+                wall.emit(1, z, cl.z - r);
+                if !open_top {
+                    wall.emit(2, -z, hgt - cl.z - r);
+                }
+            }
+        }
+        (SHAPE_SOLID_CYLINDER, BoundaryShape::SolidCylinder { radius, height }) => {
+            let (rad, hgt) = (*radius as f64, *height as f64);
+            let rho = cl.truncate().length();
+            let e = if rho > 0.0 {
+                (cl.truncate() / rho).extend(0.0)
+            } else {
+                x
+            };
+            if rho > rad || cl.z < 0.0 || cl.z > hgt {
+                let mut q = DVec3::new(cl.x, cl.y, cl.z.clamp(0.0, hgt));
+                if rho > rad {
+                    q = DVec3::new(e.x * rad, e.y * rad, q.z);
+                }
+                let d = cl - q;
+                let dist = d.length();
+                wall.emit(0, d / dist, dist - r);
+            } else {
+                let mut depth = rad - rho;
+                let mut nl = e;
+                if cl.z < depth {
+                    depth = cl.z;
+                    nl = -z;
+                }
+                if hgt - cl.z < depth {
+                    depth = hgt - cl.z;
+                    nl = z;
+                }
+                wall.emit(0, nl, -depth - r);
+            }
+        }
+        (SHAPE_MESH, BoundaryShape::Mesh { .. }) => {
+            let m = mesh.expect("mesh prepared");
+            for t in 0..m.t.len() {
+                m.triangle(wall, t, cl);
+            }
+        }
+        _ => panic!(
+            "boundary body {}: shape kind {kind} does not match {shape:?}",
+            wall.w
+        ),
+    }
+}
+
+/// Every contact with gap ≤ envelope, sorted by (A, B, feature).
+pub fn detect(
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+    settings: &CollideSettings,
+) -> Vec<Contact64> {
+    let nb = boundary_count(state);
+    let n = state.len();
+    let mut cx = Ctx {
+        state,
+        settings,
+        out: Vec::new(),
+    };
+    // Boundaries (rows of A = boundary come first in the order).
+    let meshes: Vec<Option<MeshRef>> = shapes
+        .iter()
+        .map(|s| match s {
+            BoundaryShape::Mesh {
+                vertices,
+                triangles,
+            } => Some(MeshRef {
+                v: vertices,
+                t: triangles,
+                topo: MeshTopology::new(vertices, triangles),
+            }),
+            _ => None,
+        })
+        .collect();
+    for w in 0..nb {
+        let [_, _, kind, si] = state.info[w];
+        for g in nb..n {
+            let mut wall = Wall {
+                xa: v3(state.pos[w]),
+                q: quat(state.rot[w]),
+                xb: v3(state.pos[g]),
+                r: state.pos[g][3] as f64,
+                cx: &mut cx,
+                w,
+                g,
+            };
+            wall_grain(
+                &mut wall,
+                &shapes[si as usize],
+                kind,
+                meshes[si as usize].as_ref(),
+            );
+        }
+    }
+    // Grain pairs.
+    let ng = n - nb;
+    if ng <= 2048 {
+        for a in nb..n {
+            for b in a + 1..n {
+                cx.sphere_pair(a, b);
+            }
+        }
+    } else {
+        let rmax = state.pos[nb..]
+            .iter()
+            .map(|p| p[3] as f64)
+            .fold(0.0, f64::max);
+        let h = (2.0 * rmax + settings.envelope as f64) * (1.0 + 1e-6);
+        let cell = |g: usize| {
+            let p = v3(state.pos[g]) / h;
+            (p.x.floor() as i64, p.y.floor() as i64, p.z.floor() as i64)
+        };
+        let mut grid: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::new();
+        for g in nb..n {
+            grid.entry(cell(g)).or_default().push(g);
+        }
+        let mut near = Vec::new();
+        for a in nb..n {
+            let (x, y, z) = cell(a);
+            near.clear();
+            for dz in -1..=1 {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        if let Some(list) = grid.get(&(x + dx, y + dy, z + dz)) {
+                            near.extend(list.iter().copied().filter(|&b| b > a));
+                        }
+                    }
+                }
+            }
+            near.sort_unstable();
+            for &b in &near {
+                cx.sphere_pair(a, b);
+            }
+        }
+    }
+    cx.out.sort_by_key(|c| c.key());
+    cx.out
+}
