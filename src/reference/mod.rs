@@ -1,6 +1,8 @@
 //! Plain CPU (f64) twins of the GPU stages: the oracles the tests compare against.
 
 pub mod integrate;
+pub mod oracle;
+pub mod solve;
 
 use glam::DVec3;
 
