@@ -1,1 +1,393 @@
-fn main() {}
+//! CCP solver benchmark on contact sets shaped like a settled pile: a jittered simple-cubic
+//! lattice of spheres on a floor (6 neighbours per sphere, ≈ 3 contacts per sphere), every
+//! sphere preloaded by one step of gravity (v* = −g dt).
+//!
+//! Reports, for 10⁴ and 10⁵ spheres: sweeps (= matrix-free products) for APGD and projected
+//! Jacobi to reach a residual of 1e-4 relative to ‖p‖ (the headline ratio), time per sweep,
+//! effective bandwidth of the matrix-free product relative to the `copy` kernel measured in
+//! the same run, and warm start on vs off (second solve of the same contact set). Criterion
+//! times one sweep at 10⁴ spheres.
+//!
+//! `BRISTLECONE_BENCH_MAX=10000` skips the 10⁵ case.
+
+use bristlecone::bodies::{BodyInit, BodyState, GpuBodies, MOTION_FIXED, SHAPE_PLANE};
+use bristlecone::gpu::{buffers, shared_context, GpuContext, Kernel, ShaderSource};
+use bristlecone::reference::integrate::to_f64;
+use bristlecone::reference::solve as cpu;
+use bristlecone::solve::{build_csr, counts_words, Contact, Solve, SolverKind, SolverSettings};
+use criterion::Criterion;
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+const DT: f32 = 1e-3;
+const R: f32 = 0.005;
+
+struct Pile {
+    state: BodyState,
+    contacts: Vec<Contact>,
+}
+
+/// A bed `LAYERS` spheres deep (iterations grow with the depth, not with the width).
+const LAYERS: usize = 8;
+
+fn pile(n_target: usize) -> Pile {
+    let side = ((n_target / LAYERS) as f64).sqrt().round() as usize;
+    let (nx, ny) = (side, side);
+    let nz = n_target.div_ceil(nx * ny);
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    let mut floor = BodyInit::sphere([0.0; 3], 1.0, 1.0);
+    floor.motion = MOTION_FIXED;
+    floor.inv_mass = 0.0;
+    floor.inv_inertia = [0.0; 3];
+    floor.shape = SHAPE_PLANE;
+    let mut inits = vec![floor];
+    let jitter = 0.002 * R;
+    let id = |i: usize, j: usize, k: usize| 1 + i + nx * (j + ny * k);
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let p = [
+                    2.0 * R * i as f32 + rng.random_range(-jitter..jitter),
+                    2.0 * R * j as f32 + rng.random_range(-jitter..jitter),
+                    R + 2.0 * R * k as f32 + rng.random_range(-jitter..jitter),
+                ];
+                let mut b = BodyInit::sphere(p, R, 2500.0);
+                b.velocity = [0.0, 0.0, -9.81 * DT];
+                inits.push(b);
+            }
+        }
+    }
+    let state = BodyState::from_inits(&inits);
+    let pos = |b: usize| {
+        let p = state.pos[b];
+        DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64)
+    };
+    let mut contacts = Vec::new();
+    let mu = 0.5;
+    let mut push = |a: usize, b: usize| {
+        let d = pos(b) - pos(a);
+        let n = d.normalize();
+        let gap = d.length() - 2.0 * R as f64;
+        let ra = n * (R as f64 + gap / 2.0);
+        let rb = -n * (R as f64 + gap / 2.0);
+        contacts.push(Contact {
+            n_gap: [n.x as f32, n.y as f32, n.z as f32, gap as f32],
+            ra: [ra.x as f32, ra.y as f32, ra.z as f32, mu],
+            rb: [rb.x as f32, rb.y as f32, rb.z as f32, 0.0],
+            ids: [a as u32, b as u32, 0, 0],
+        });
+    };
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let a = id(i, j, k);
+                if i + 1 < nx {
+                    push(a, id(i + 1, j, k));
+                }
+                if j + 1 < ny {
+                    push(a, id(i, j + 1, k));
+                }
+                if k + 1 < nz {
+                    push(a, id(i, j, k + 1));
+                }
+            }
+        }
+    }
+    // Floor contacts (A = 0 sorts first).
+    let mut floor_contacts = Vec::new();
+    for j in 0..ny {
+        for i in 0..nx {
+            let a = id(i, j, 0);
+            let z = pos(a).z;
+            let gap = z - R as f64;
+            let rb = [0.0, 0.0, -(R as f64 + gap / 2.0)];
+            let ra = pos(a) + DVec3::from(rb);
+            push_floor(&mut floor_contacts, 0, a, gap, ra, rb, mu);
+        }
+    }
+    floor_contacts.extend(contacts);
+    let mut contacts = floor_contacts;
+    contacts.sort_by_key(|c| c.key());
+    Pile { state, contacts }
+}
+
+fn push_floor(
+    out: &mut Vec<Contact>,
+    floor: usize,
+    b: usize,
+    gap: f64,
+    ra: DVec3,
+    rb: [f64; 3],
+    mu: f32,
+) {
+    out.push(Contact {
+        n_gap: [0.0, 0.0, 1.0, gap as f32],
+        ra: [ra.x as f32, ra.y as f32, ra.z as f32, mu],
+        rb: [rb[0] as f32, rb[1] as f32, rb[2] as f32, 0.0],
+        ids: [floor as u32, b as u32, 0, 0],
+    });
+}
+
+struct Rig {
+    bodies: GpuBodies,
+    contacts: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    offsets: wgpu::Buffer,
+    entries: wgpu::Buffer,
+    stats: wgpu::Buffer,
+    pile: Pile,
+}
+
+impl Rig {
+    fn new(ctx: &GpuContext, pile: Pile) -> Rig {
+        let (off, ent) = build_csr(pile.state.len(), &pile.contacts);
+        Rig {
+            bodies: GpuBodies::upload(ctx, &pile.state).unwrap(),
+            contacts: buffers::storage_from(ctx, "contacts", &pile.contacts),
+            counts: buffers::storage_from(ctx, "counts", &counts_words(pile.contacts.len() as u32)),
+            offsets: buffers::storage_from(ctx, "offsets", &off),
+            entries: buffers::storage_from(ctx, "entries", &ent),
+            stats: buffers::storage_from(ctx, "stats", &[0u32; 8]),
+            pile,
+        }
+    }
+
+    fn solve(&self, ctx: &GpuContext, s: &Solve) -> f64 {
+        self.bodies.write(ctx, &self.pile.state);
+        ctx.wait();
+        let t = Instant::now();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        s.record(
+            ctx,
+            &mut enc,
+            &self.contacts,
+            &self.counts,
+            &self.offsets,
+            &self.entries,
+            &self.stats,
+        );
+        ctx.queue.submit([enc.finish()]);
+        ctx.wait();
+        t.elapsed().as_secs_f64()
+    }
+
+    fn products(&self, ctx: &GpuContext, s: &Solve, repeats: u32) -> f64 {
+        ctx.wait();
+        let t = Instant::now();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        s.record_products(
+            ctx,
+            &mut enc,
+            &self.contacts,
+            &self.counts,
+            &self.offsets,
+            &self.entries,
+            &self.stats,
+            repeats,
+        );
+        ctx.queue.submit([enc.finish()]);
+        ctx.wait();
+        t.elapsed().as_secs_f64()
+    }
+}
+
+fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32, warm: bool) -> SolverSettings {
+    SolverSettings {
+        kind,
+        max_iterations,
+        tolerance,
+        omega: 0.3,
+        recovery_speed: 0.1,
+        warm_start: warm,
+    }
+}
+
+/// Copy-kernel bandwidth (bytes read + written per second).
+fn copy_bandwidth(ctx: &GpuContext) -> f64 {
+    let n: u32 = 4 << 20; // 4 Mi vec4 = 64 MiB
+    let k = Kernel::new(ctx, ShaderSource::by_name("copy").unwrap()).unwrap();
+    let params = buffers::uniform_from(ctx, "copy params", &[n, 0, 0, 0]);
+    let src = buffers::storage_zeroed(ctx, "src", n as u64 * 16).unwrap();
+    let dst = buffers::storage_zeroed(ctx, "dst", n as u64 * 16).unwrap();
+    let bg = k.bind(ctx, &[&params, &src, &dst]);
+    let run = |reps: u32| {
+        ctx.wait();
+        let t = Instant::now();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            for _ in 0..reps {
+                k.dispatch(&mut pass, "copy", &bg, n);
+            }
+        }
+        ctx.queue.submit([enc.finish()]);
+        ctx.wait();
+        t.elapsed().as_secs_f64()
+    };
+    run(1);
+    let t = (run(6) - run(2)) / 4.0;
+    2.0 * n as f64 * 16.0 / t
+}
+
+fn report(ctx: &GpuContext, n_spheres: usize, copy_bw: f64, apgd_cap: u32, jacobi_cap: u32) {
+    let p = pile(n_spheres);
+    let (nb, nc) = (p.state.len(), p.contacts.len());
+    let b64 = to_f64(&p.state);
+    let (rhs, _) = cpu::assemble(&b64, &p.contacts, DT as f64, 0.1);
+    let pnorm = rhs.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
+    let rig = Rig::new(ctx, p);
+    println!(
+        "\n== pile: {} spheres, {nc} contacts ({:.2} per sphere), ‖p‖ = {pnorm:.3e} m/s, target residual 1e-4·‖p‖",
+        nb - 1,
+        nc as f64 / (nb - 1) as f64
+    );
+    let levels = [1e-2, 1e-3, 1e-4];
+    let mut reach = Vec::new();
+    for (kind, cap) in [
+        (SolverKind::Apgd, apgd_cap),
+        (SolverKind::Jacobi, jacobi_cap),
+    ] {
+        // Sweeps to each relative residual level: one cold solve of `cap` sweeps (tolerance 0).
+        let s = Solve::new(
+            ctx,
+            &rig.bodies,
+            nc as u32,
+            &settings(kind, cap, 0.0, false),
+            DT,
+        )
+        .unwrap();
+        let t_full = rig.solve(ctx, &s);
+        let hist = s.read_history(ctx).unwrap();
+        let first = |lvl: f64| {
+            hist.iter()
+                .position(|h| h[1] as f64 <= lvl * pnorm)
+                .map(|k| k as u32 + 1)
+        };
+        let r: Vec<Option<u32>> = levels.iter().map(|&l| first(l)).collect();
+        // Warm start on vs off: tolerance 1e-3·‖p‖, the same contact set solved twice.
+        let tol = (1e-3 * pnorm) as f32;
+        let sw = Solve::new(
+            ctx,
+            &rig.bodies,
+            nc as u32,
+            &settings(kind, cap, tol, true),
+            DT,
+        )
+        .unwrap();
+        let t_cold = rig.solve(ctx, &sw);
+        let cold = sw.read_scalars(ctx).unwrap();
+        let t_warm = rig.solve(ctx, &sw);
+        let warm = sw.read_scalars(ctx).unwrap();
+        // Time per sweep: difference of two fixed-length solves (tolerance 0).
+        let (a, b) = (10u32, 30u32);
+        let sa = Solve::new(
+            ctx,
+            &rig.bodies,
+            nc as u32,
+            &settings(kind, a, 0.0, false),
+            DT,
+        )
+        .unwrap();
+        let sb = Solve::new(
+            ctx,
+            &rig.bodies,
+            nc as u32,
+            &settings(kind, b, 0.0, false),
+            DT,
+        )
+        .unwrap();
+        rig.solve(ctx, &sa);
+        let per_sweep = (rig.solve(ctx, &sb) - rig.solve(ctx, &sa)) / (b - a) as f64;
+        let fmt = |x: Option<u32>| x.map_or(format!("> {cap}"), |v| v.to_string());
+        let conv = |sc: &bristlecone::solve::SolverScalars| {
+            if sc.converged != 0 {
+                format!("{}", sc.iterations)
+            } else {
+                format!("> {}", sc.iterations)
+            }
+        };
+        println!(
+            "{kind:?}: sweeps to residual 1e-2/1e-3/1e-4·‖p‖: {} / {} / {} (best after {cap}: {:.2e}·‖p‖, {:.1} s); \
+             {:.2} ms per sweep; to 1e-3·‖p‖ cold {} sweeps ({:.2} s) vs warm-started {} sweeps ({:.2} s)",
+            fmt(r[0]),
+            fmt(r[1]),
+            fmt(r[2]),
+            hist.last().map_or(f32::NAN, |h| h[1]) as f64 / pnorm,
+            t_full,
+            per_sweep * 1e3,
+            conv(&cold),
+            t_cold,
+            conv(&warm),
+            t_warm
+        );
+        reach.push(r);
+    }
+    for (k, l) in levels.iter().enumerate() {
+        match (reach[0][k], reach[1][k]) {
+            (Some(a), Some(j)) => println!(
+                "headline at {l:e}: Jacobi/APGD = {j}/{a} = {:.1}",
+                j as f64 / a as f64
+            ),
+            (Some(a), None) => println!(
+                "headline at {l:e}: Jacobi/APGD > {jacobi_cap}/{a} = {:.1}",
+                jacobi_cap as f64 / a as f64
+            ),
+            _ => println!("headline at {l:e}: APGD did not reach it within {apgd_cap} sweeps"),
+        }
+    }
+    // Matrix-free product bandwidth.
+    let s = Solve::new(
+        ctx,
+        &rig.bodies,
+        nc as u32,
+        &settings(SolverKind::Apgd, 1, 0.0, false),
+        DT,
+    )
+    .unwrap();
+    rig.products(ctx, &s, 2);
+    let t = (rig.products(ctx, &s, 22) - rig.products(ctx, &s, 2)) / 20.0;
+    let bytes = 72.0 * nb as f64 + 360.0 * nc as f64;
+    let bw = bytes / t;
+    println!(
+        "matrix-free product N·γ: {:.2} ms, {:.0} nominal bytes → {:.2} GB/s = {:.0}% of copy ({:.2} GB/s)",
+        t * 1e3,
+        bytes,
+        bw / 1e9,
+        100.0 * bw / copy_bw,
+        copy_bw / 1e9
+    );
+}
+
+fn main() {
+    let ctx = shared_context();
+    println!("adapter: {}", ctx.describe());
+    let copy_bw = copy_bandwidth(&ctx);
+    println!("copy kernel: {:.2} GB/s", copy_bw / 1e9);
+    let max: usize = std::env::var("BRISTLECONE_BENCH_MAX")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    report(&ctx, 10_000, copy_bw, 1000, 3000);
+    if max >= 100_000 {
+        report(&ctx, 100_000, copy_bw, 300, 600);
+    }
+
+    // Criterion: one solve of 20 sweeps at 10⁴ spheres (APGD and Jacobi).
+    let p = pile(10_000);
+    let nc = p.contacts.len() as u32;
+    let rig = Rig::new(&ctx, p);
+    let mut c = Criterion::default()
+        .sample_size(10)
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(3))
+        .configure_from_args();
+    for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
+        let s = Solve::new(&ctx, &rig.bodies, nc, &settings(kind, 20, 0.0, false), DT).unwrap();
+        c.bench_function(&format!("solve/{kind:?}/10k spheres/20 sweeps"), |b| {
+            b.iter(|| rig.solve(&ctx, &s))
+        });
+    }
+    c.final_summary();
+}

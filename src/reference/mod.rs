@@ -2,6 +2,8 @@
 
 pub mod collide;
 pub mod integrate;
+pub mod oracle;
+pub mod solve;
 
 use glam::DVec3;
 

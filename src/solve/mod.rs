@@ -1,1 +1,541 @@
-//! (in progress)
+//! Stage: the cone complementarity (CCP) contact solver (DESIGN §2), projected Jacobi or
+//! APGD, matrix-free, entirely on the GPU. CPU twin: `reference::solve`; independent oracle for
+//! small problems: `reference::oracle`.
+//!
+//! One [`Solve::record`] records, with no CPU round-trip:
+//!
+//! 1. `solve_reduce::init_args` — contact count from `counts[0]` (clamped to the capacity),
+//!    indirect dispatch arguments, scalar state reset;
+//! 2. `solve_assemble::assemble` — `p_i`, `η_i = 3/trace(N_ii)`, warm-started `γ⁰`;
+//! 3. setup product `Nγ⁰` (and, for APGD, `N(γ⁰ − 1)` for the initial Lipschitz estimate);
+//! 4. `max_iterations` sweeps, each `step → gather (Δv per body) → product (+ partial sums) →
+//!    reduce (one workgroup: scalar logic) → commit`. Sweeps after convergence are dispatched
+//!    with zero workgroups (the reduce kernel zeroes the indirect arguments), so they cost a
+//!    few empty dispatches each and never a CPU sync;
+//! 5. the returned impulses (APGD: the iterate with the smallest residual), `v⁺ = v* + M⁻¹Dγ`,
+//!    the warm-start copy (keys + γ) and the statistics.
+//!
+//! Every "iteration" counted and reported is one sweep, i.e. one matrix-free product; a
+//! rejected APGD backtracking trial (L ← 2L) counts as an iteration too, so iteration counts of
+//! Jacobi and APGD compare like for like in work.
+
+use crate::bodies::GpuBodies;
+use crate::gpu::kernel::grid;
+use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource, WORKGROUP_SIZE};
+
+/// Rows per contact: normal + 2 tangential now (6 with rolling/spinning friction later; the
+/// per-contact vectors are `vec4` so the storage layout already has a spare lane).
+pub const ROWS: usize = 3;
+
+/// The contact record of the contract (64 bytes), host side.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Contact {
+    /// Unit normal from A to B, w = gap Φ (negative = penetration).
+    pub n_gap: [f32; 4],
+    /// Contact point − centre of A (world), w = friction coefficient μ.
+    pub ra: [f32; 4],
+    /// Contact point − centre of B (world), w = 0.
+    pub rb: [f32; 4],
+    /// A, B (A < B), feature id, (material A << 16) | material B.
+    pub ids: [u32; 4],
+}
+
+impl Contact {
+    pub fn key(&self) -> (u32, u32, u32) {
+        (self.ids[0], self.ids[1], self.ids[2])
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SolverKind {
+    Jacobi,
+    #[default]
+    Apgd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverSettings {
+    pub kind: SolverKind,
+    /// Sweeps recorded per solve (each one matrix-free product).
+    pub max_iterations: u32,
+    /// Absolute tolerance on the residual ‖(γ − Π_K(γ − η ∘ ∇f))/η‖₂ (velocity units, m/s).
+    pub tolerance: f32,
+    /// Jacobi relaxation ω.
+    pub omega: f32,
+    /// Cap on the penetration recovery speed: the stabilisation term is max(Φ/dt, −v).
+    pub recovery_speed: f32,
+    pub warm_start: bool,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        SolverSettings {
+            kind: SolverKind::Apgd,
+            max_iterations: 100,
+            tolerance: 1e-5,
+            omega: 0.3,
+            recovery_speed: 1.0,
+            warm_start: true,
+        }
+    }
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct SolveParams {
+    counts: [u32; 4],
+    coef: [f32; 4],
+}
+
+/// The scalar state of the GPU solver (layout of `Scalars` in the shaders).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SolverScalars {
+    pub lip: f32,
+    pub theta: f32,
+    pub beta: f32,
+    /// Residual of the impulses returned (APGD: the best iterate; Jacobi: the last).
+    pub best: f32,
+    /// Residual of the last trial iterate.
+    pub res: f32,
+    /// Residual of the starting impulses γ⁰.
+    pub res0: f32,
+    pub max_penetration: f32,
+    pub pad0: f32,
+    pub accepted: u32,
+    pub is_best: u32,
+    pub converged: u32,
+    pub iterations: u32,
+    pub n_contacts: u32,
+    pub n_groups: u32,
+    pub pad1: u32,
+    pub pad2: u32,
+}
+
+/// Bytes of solver state per contact: `gam` (γ, y, trial, best), `nv` (Nγ, Ny, N·trial),
+/// `rhs` (p, η) and the warm-start copy (key, γ), all `vec4`.
+pub const BYTES_PER_CONTACT: u64 = (4 + 3 + 1 + 2) * 16;
+/// Bytes of solver state per body (Δv linear + angular).
+pub const BYTES_PER_BODY: u64 = 32;
+
+/// Per-capacity buffers (reallocated by [`Solve::grow`]).
+struct ContactBuffers {
+    capacity: u32,
+    gam: wgpu::Buffer,
+    nv: wgpu::Buffer,
+    rhs: wgpu::Buffer,
+    prev: wgpu::Buffer,
+    partials: wgpu::Buffer,
+}
+
+impl ContactBuffers {
+    fn new(ctx: &GpuContext, capacity: u32) -> Result<Self, GpuError> {
+        let cap = capacity.max(1) as u64;
+        let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
+        Ok(ContactBuffers {
+            capacity: capacity.max(1),
+            gam: buffers::storage_zeroed(ctx, "solve gamma", 4 * cap * 16)?,
+            nv: buffers::storage_zeroed(ctx, "solve N gamma", 3 * cap * 16)?,
+            rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
+            prev: buffers::storage_zeroed(ctx, "solve warm start", (1 + 2 * cap) * 16)?,
+            partials: buffers::storage_zeroed(ctx, "solve partials", (gx * gy) as u64 * 16)?,
+        })
+    }
+}
+
+pub struct Solve {
+    settings: SolverSettings,
+    dt: f32,
+    n_bodies: u32,
+    assemble: Kernel,
+    schur: Kernel,
+    iterate: Kernel,
+    reduce: Kernel,
+    update: Kernel,
+    params: wgpu::Buffer,
+    scal: wgpu::Buffer,
+    args: wgpu::Buffer,
+    history: wgpu::Buffer,
+    dv: wgpu::Buffer,
+    rot: wgpu::Buffer,
+    mass_props: wgpu::Buffer,
+    vel: wgpu::Buffer,
+    omega: wgpu::Buffer,
+    update_bind: wgpu::BindGroup,
+    c: ContactBuffers,
+}
+
+const ARGS_WORK: u64 = 0;
+const ARGS_BODY: u64 = 16;
+const ARGS_COMMIT: u64 = 32;
+const ARGS_ALL: u64 = 48;
+
+fn kernel(ctx: &GpuContext, name: &str) -> Result<Kernel, GpuError> {
+    Kernel::new(
+        ctx,
+        ShaderSource::by_name(name).expect("solver shader registered"),
+    )
+}
+
+impl Solve {
+    pub fn new(
+        ctx: &GpuContext,
+        bodies: &GpuBodies,
+        contact_capacity: u32,
+        settings: &SolverSettings,
+        dt: f32,
+    ) -> Result<Self, GpuError> {
+        let update = kernel(ctx, "solve_update")?;
+        let dv = buffers::storage_zeroed(ctx, "solve dv", bodies.count.max(1) as u64 * 32)?;
+        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 8]);
+        let update_bind = update.bind(
+            ctx,
+            &[&params, &dv, &bodies.vel, &bodies.omega, &bodies.info],
+        );
+        let s = Solve {
+            settings: *settings,
+            dt,
+            n_bodies: bodies.count,
+            assemble: kernel(ctx, "solve_assemble")?,
+            schur: kernel(ctx, "solve_schur")?,
+            iterate: kernel(ctx, "solve_iterate")?,
+            reduce: kernel(ctx, "solve_reduce")?,
+            update,
+            params,
+            scal: buffers::storage_zeroed(ctx, "solve scalars", 64)?,
+            args: buffers::storage_zeroed(ctx, "solve dispatch args", 64)?,
+            history: buffers::storage_zeroed(
+                ctx,
+                "solve history",
+                settings.max_iterations.max(1) as u64 * 16,
+            )?,
+            dv,
+            rot: bodies.rot.clone(),
+            mass_props: bodies.mass_props.clone(),
+            vel: bodies.vel.clone(),
+            omega: bodies.omega.clone(),
+            update_bind,
+            c: ContactBuffers::new(ctx, contact_capacity)?,
+        };
+        s.write_params(ctx);
+        Ok(s)
+    }
+
+    fn write_params(&self, ctx: &GpuContext) {
+        let st = &self.settings;
+        let p = SolveParams {
+            counts: [
+                self.n_bodies,
+                self.c.capacity,
+                match st.kind {
+                    SolverKind::Jacobi => 0,
+                    SolverKind::Apgd => 1,
+                },
+                st.warm_start as u32,
+            ],
+            coef: [self.dt, st.omega, st.recovery_speed, st.tolerance],
+        };
+        ctx.queue
+            .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+    }
+
+    pub fn settings(&self) -> &SolverSettings {
+        &self.settings
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.c.capacity
+    }
+
+    /// Changes the settings (e.g. solver kind or iteration cap) for the next recorded solve.
+    pub fn set_settings(
+        &mut self,
+        ctx: &GpuContext,
+        settings: &SolverSettings,
+    ) -> Result<(), GpuError> {
+        if settings.max_iterations > self.settings.max_iterations {
+            self.history =
+                buffers::storage_zeroed(ctx, "solve history", settings.max_iterations as u64 * 16)?;
+        }
+        self.settings = *settings;
+        self.write_params(ctx);
+        Ok(())
+    }
+
+    pub fn set_dt(&mut self, ctx: &GpuContext, dt: f32) {
+        self.dt = dt;
+        self.write_params(ctx);
+    }
+
+    /// Grows the per-contact buffers, keeping the warm-start data (previous keys and impulses).
+    pub fn grow(&mut self, ctx: &GpuContext, contact_capacity: u32) -> Result<(), GpuError> {
+        if contact_capacity <= self.c.capacity {
+            return Ok(());
+        }
+        let new = ContactBuffers::new(ctx, contact_capacity)?;
+        let (old_cap, new_cap) = (self.c.capacity as u64, new.capacity as u64);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        // Header + keys, then the impulses (which start after `capacity` keys).
+        enc.copy_buffer_to_buffer(&self.c.prev, 0, &new.prev, 0, (1 + old_cap) * 16);
+        enc.copy_buffer_to_buffer(
+            &self.c.prev,
+            (1 + old_cap) * 16,
+            &new.prev,
+            (1 + new_cap) * 16,
+            old_cap * 16,
+        );
+        ctx.queue.submit([enc.finish()]);
+        self.c = new;
+        self.write_params(ctx);
+        Ok(())
+    }
+
+    /// Forgets the warm-start data (e.g. after a scene change).
+    pub fn reset_warm_start(&self, ctx: &GpuContext) {
+        ctx.queue.write_buffer(&self.c.prev, 0, &[0u8; 16]);
+    }
+
+    /// Records one whole solve + velocity update, after collision has written contacts,
+    /// counts and the per-body CSR. Bind groups for the given buffers are created here (a few
+    /// microseconds per step), so the caller may pass different buffers every step.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &self,
+        ctx: &GpuContext,
+        enc: &mut wgpu::CommandEncoder,
+        contacts: &wgpu::Buffer,
+        counts: &wgpu::Buffer,
+        body_offsets: &wgpu::Buffer,
+        body_entries: &wgpu::Buffer,
+        step_stats: &wgpu::Buffer,
+    ) {
+        let c = &self.c;
+        let asm = self.assemble.bind(
+            ctx,
+            &[
+                &self.params,
+                contacts,
+                counts,
+                &self.rot,
+                &self.mass_props,
+                &self.vel,
+                &self.omega,
+                &c.gam,
+                &c.rhs,
+                &c.prev,
+            ],
+        );
+        let sch = self.schur.bind(
+            ctx,
+            &[
+                &self.params,
+                contacts,
+                body_offsets,
+                body_entries,
+                &self.rot,
+                &self.mass_props,
+                &c.gam,
+                &self.dv,
+            ],
+        );
+        let it = self.iterate.bind(
+            ctx,
+            &[
+                &self.params,
+                contacts,
+                &self.dv,
+                &c.gam,
+                &c.nv,
+                &c.rhs,
+                &c.partials,
+                &self.scal,
+            ],
+        );
+        let red = self.reduce.bind(
+            ctx,
+            &[
+                &self.params,
+                counts,
+                &c.partials,
+                &self.scal,
+                &self.args,
+                &self.history,
+                step_stats,
+            ],
+        );
+        let apgd = self.settings.kind == SolverKind::Apgd;
+        let args = &self.args;
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("solve"),
+            timestamp_writes: None,
+        });
+        let p = &mut pass;
+        self.reduce.dispatch_groups(p, "init_args", &red, 1);
+        self.assemble
+            .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
+        self.schur
+            .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_BODY);
+        self.iterate
+            .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
+        self.reduce.dispatch_groups(p, "reduce_init", &red, 1);
+        if apgd {
+            self.schur
+                .dispatch_indirect(p, "gather_gamma_minus_one", &sch, args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_lip", &it, args, ARGS_WORK);
+            self.reduce.dispatch_groups(p, "reduce_lip", &red, 1);
+        }
+        let (step, reduce) = if apgd {
+            ("apgd_step", "reduce_apgd")
+        } else {
+            ("jacobi_step", "reduce_jacobi")
+        };
+        for _ in 0..self.settings.max_iterations {
+            self.iterate
+                .dispatch_indirect(p, step, &it, args, ARGS_WORK);
+            self.schur
+                .dispatch_indirect(p, "gather_trial", &sch, args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_trial", &it, args, ARGS_WORK);
+            self.reduce.dispatch_groups(p, reduce, &red, 1);
+            self.iterate
+                .dispatch_indirect(p, "commit", &it, args, ARGS_COMMIT);
+        }
+        if apgd {
+            self.iterate
+                .dispatch_indirect(p, "take_best", &it, args, ARGS_ALL);
+        }
+        // v⁺ = v* + M⁻¹ D γ (direct dispatch: the work arguments are zero once converged).
+        self.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
+        self.update
+            .dispatch(p, "apply_impulses", &self.update_bind, self.n_bodies);
+        self.assemble
+            .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
+        self.reduce.dispatch_groups(p, "finish", &red, 1);
+    }
+
+    /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then
+    /// per-contact Dᵀ Δv with its partial sums), after the argument setup, and nothing else.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_products(
+        &self,
+        ctx: &GpuContext,
+        enc: &mut wgpu::CommandEncoder,
+        contacts: &wgpu::Buffer,
+        counts: &wgpu::Buffer,
+        body_offsets: &wgpu::Buffer,
+        body_entries: &wgpu::Buffer,
+        step_stats: &wgpu::Buffer,
+        repeats: u32,
+    ) {
+        let c = &self.c;
+        let sch = self.schur.bind(
+            ctx,
+            &[
+                &self.params,
+                contacts,
+                body_offsets,
+                body_entries,
+                &self.rot,
+                &self.mass_props,
+                &c.gam,
+                &self.dv,
+            ],
+        );
+        let it = self.iterate.bind(
+            ctx,
+            &[
+                &self.params,
+                contacts,
+                &self.dv,
+                &c.gam,
+                &c.nv,
+                &c.rhs,
+                &c.partials,
+                &self.scal,
+            ],
+        );
+        let red = self.reduce.bind(
+            ctx,
+            &[
+                &self.params,
+                counts,
+                &c.partials,
+                &self.scal,
+                &self.args,
+                &self.history,
+                step_stats,
+            ],
+        );
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        let p = &mut pass;
+        self.reduce.dispatch_groups(p, "init_args", &red, 1);
+        for _ in 0..repeats {
+            self.schur
+                .dispatch_indirect(p, "gather_gamma", &sch, &self.args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_init", &it, &self.args, ARGS_WORK);
+        }
+    }
+
+    /// The impulses γ (n, u, w; w lane unused) of the last solve; contact forces are γ/dt.
+    pub fn read_impulses(
+        &self,
+        ctx: &GpuContext,
+        n_contacts: u32,
+    ) -> Result<Vec<[f32; 4]>, GpuError> {
+        buffers::read_buffer(ctx, &self.c.gam, n_contacts.min(self.c.capacity) as usize)
+    }
+
+    /// The scalar state after the last solve (iterations, residuals, L, …).
+    pub fn read_scalars(&self, ctx: &GpuContext) -> Result<SolverScalars, GpuError> {
+        Ok(buffers::read_buffer::<SolverScalars>(ctx, &self.scal, 1)?[0])
+    }
+
+    /// Per sweep of the last solve: (residual of the trial, best residual, L, accepted).
+    pub fn read_history(&self, ctx: &GpuContext) -> Result<Vec<[f32; 4]>, GpuError> {
+        let s = self.read_scalars(ctx)?;
+        buffers::read_buffer(ctx, &self.history, s.iterations as usize)
+    }
+
+    /// The assembled right-hand side (p, η) of the last solve.
+    pub fn read_rhs(&self, ctx: &GpuContext, n_contacts: u32) -> Result<Vec<[f32; 4]>, GpuError> {
+        buffers::read_buffer(ctx, &self.c.rhs, n_contacts.min(self.c.capacity) as usize)
+    }
+}
+
+/// Per-body contact lists in the contract's CSR format (entry = contact * 2 + side), built on
+/// the CPU: for tests, benchmarks and hosts without the collision stage.
+pub fn build_csr(n_bodies: usize, contacts: &[Contact]) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; n_bodies + 1];
+    for c in contacts {
+        offsets[c.ids[0] as usize + 1] += 1;
+        offsets[c.ids[1] as usize + 1] += 1;
+    }
+    for b in 0..n_bodies {
+        offsets[b + 1] += offsets[b];
+    }
+    let mut fill = offsets.clone();
+    let mut entries = vec![0u32; 2 * contacts.len()];
+    // Contacts in ascending order, so every body's entries come out ascending.
+    for (i, c) in contacts.iter().enumerate() {
+        for side in 0..2 {
+            let b = c.ids[side] as usize;
+            entries[fill[b] as usize] = 2 * i as u32 + side as u32;
+            fill[b] += 1;
+        }
+    }
+    (offsets, entries)
+}
+
+/// The contract's `counts` words for `n` contacts (no overflow).
+pub fn counts_words(n: u32) -> [u32; 16] {
+    let mut w = [0u32; 16];
+    w[0] = n;
+    w[2] = n;
+    w[4] = n.div_ceil(WORKGROUP_SIZE);
+    w[5] = 1;
+    w[6] = 1;
+    w
+}

@@ -1,0 +1,150 @@
+// CCP solver, assembly (DESIGN §2): per contact the right-hand side
+//   p_i = [max(Φ/dt, −v_recover), 0, 0] + D_iᵀ v*
+// and the diagonal scaling η_i = 3 / trace(N_ii) (Chrono), stored together as rhs[i] = (p, η);
+// the starting impulse γ⁰ (warm start: the previous step's impulse of the contact with the
+// same key (A, B, feature), found by binary search in the previous step's sorted key list);
+// and, at the end of a solve, the copy of this step's keys and impulses for the next one.
+// CPU twin: `reference::solve`.
+
+struct SolveParams {
+    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
+    coef: vec4<f32>,   // x = dt, y = ω (Jacobi relaxation), z = recovery speed, w = tolerance
+}
+
+struct Contact {
+    n_gap: vec4<f32>, // normal A→B, w = gap Φ
+    ra: vec4<f32>,    // lever arm of A, w = μ
+    rb: vec4<f32>,    // lever arm of B
+    ids: vec4<u32>,   // A, B, feature, materials
+}
+
+// Segments of `gam` (each `capacity` long).
+const SEG_GAMMA: u32 = 0u;
+const SEG_Y: u32 = 1u;
+const SEG_TRIAL: u32 = 2u;
+const SEG_BEST: u32 = 3u;
+
+@group(0) @binding(0) var<uniform> params: SolveParams;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(2) var<storage, read> counts: array<u32>;
+@group(0) @binding(3) var<storage, read> rot: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> mass_props: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> vel: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> omega: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> gam: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> rhs: array<vec4<f32>>;
+// prev[0].x = number of saved contacts; prev[1 + k] = key k (A, B, feature, 0);
+// prev[1 + capacity + k] = impulse k (f32 bits).
+@group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>;
+
+fn n_contacts() -> u32 {
+    return min(counts[0], params.counts.y);
+}
+
+// Projection onto K = { γ_n ≥ 0, ‖(γ_u, γ_w)‖ ≤ μ γ_n } (the three cases of the second-order cone).
+fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
+    let t = length(g.yz);
+    if t <= mu * g.x {
+        return vec4<f32>(g.xyz, 0.0);
+    }
+    if mu * t <= -g.x {
+        return vec4<f32>(0.0);
+    }
+    let gn = (mu * t + g.x) / (mu * mu + 1.0);
+    return vec4<f32>(gn, g.yz * (mu * gn / t), 0.0);
+}
+
+// World inverse inertia times v: R diag(I⁻¹) Rᵀ v.
+fn inv_inertia(b: u32, v: vec3<f32>) -> vec3<f32> {
+    let q = rot[b];
+    return quat_rotate(q, mass_props[b].xyz * quat_rotate_inv(q, v));
+}
+
+// Σ_j (r×t_j)ᵀ I⁻¹ (r×t_j) + 3 m⁻¹: body b's share of trace(N_ii).
+fn trace_share(b: u32, r: vec3<f32>, n: vec3<f32>, u: vec3<f32>, w: vec3<f32>) -> f32 {
+    let cn = cross(r, n);
+    let cu = cross(r, u);
+    let cw = cross(r, w);
+    return 3.0 * mass_props[b].w + dot(cn, inv_inertia(b, cn)) + dot(cu, inv_inertia(b, cu))
+        + dot(cw, inv_inertia(b, cw));
+}
+
+// Lexicographic comparison of (A, B, feature): −1, 0, 1.
+fn key_cmp(a: vec3<u32>, b: vec3<u32>) -> i32 {
+    if a.x != b.x {
+        return select(1, -1, a.x < b.x);
+    }
+    if a.y != b.y {
+        return select(1, -1, a.y < b.y);
+    }
+    if a.z != b.z {
+        return select(1, -1, a.z < b.z);
+    }
+    return 0;
+}
+
+@compute @workgroup_size(256)
+fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= n_contacts() {
+        return;
+    }
+    let c = contacts[i];
+    let a = c.ids.x;
+    let b = c.ids.y;
+    let n = c.n_gap.xyz;
+    let u = tangent_u(n);
+    let w = tangent_w(n);
+    let ra = c.ra.xyz;
+    let rb = c.rb.xyz;
+    // Relative velocity of B w.r.t. A at the contact point (world angular velocities).
+    let rel = (vel[b].xyz + cross(omega[b].xyz, rb)) - (vel[a].xyz + cross(omega[a].xyz, ra));
+    let dt = params.coef.x;
+    let stab = max(c.n_gap.w / dt, -params.coef.z);
+    let p = vec3<f32>(stab + dot(n, rel), dot(u, rel), dot(w, rel));
+    let tr = trace_share(a, ra, n, u, w) + trace_share(b, rb, n, u, w);
+    let eta = select(0.0, 3.0 / tr, tr > 0.0);
+    rhs[i] = vec4<f32>(p, eta);
+
+    var g0 = vec4<f32>(0.0);
+    if params.counts.w != 0u && eta > 0.0 {
+        let key = c.ids.xyz;
+        var lo = 0u;
+        var hi = prev[0].x;
+        let cap = params.counts.y;
+        while lo < hi {
+            let mid = (lo + hi) / 2u;
+            let k = key_cmp(prev[1u + mid].xyz, key);
+            if k == 0 {
+                g0 = project_cone(bitcast<vec4<f32>>(prev[1u + cap + mid]), c.ra.w);
+                break;
+            }
+            if k < 0 {
+                lo = mid + 1u;
+            } else {
+                hi = mid;
+            }
+        }
+    }
+    let cap = params.counts.y;
+    gam[SEG_GAMMA * cap + i] = g0;
+    gam[SEG_Y * cap + i] = g0;
+    gam[SEG_TRIAL * cap + i] = g0;
+    gam[SEG_BEST * cap + i] = g0;
+}
+
+// After a solve: this step's keys and impulses become the warm-start data of the next step.
+@compute @workgroup_size(256)
+fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    let nc = n_contacts();
+    if i == 0u {
+        prev[0] = vec4<u32>(nc, 0u, 0u, 0u);
+    }
+    if i >= nc {
+        return;
+    }
+    let cap = params.counts.y;
+    prev[1u + i] = vec4<u32>(contacts[i].ids.xyz, 0u);
+    prev[1u + cap + i] = bitcast<vec4<u32>>(gam[SEG_GAMMA * cap + i]);
+}

@@ -1,0 +1,252 @@
+// CCP solver, per-contact passes of the iterations (DESIGN §2): the second half of the
+// matrix-free product, (Nγ)_i = D_iᵀ (Δv_A, Δv_B), fused with the per-workgroup partial sums
+// the scalar logic needs; the projected Jacobi and APGD steps; and the commit of an accepted
+// iterate. Every sweep is: step → gather (solve_schur) → product → reduce (solve_reduce) →
+// commit. The scalar state (L, θ, β, residuals, flags) is read from `scal`; solve_reduce owns
+// it. Dispatch sizes come from indirect arguments that solve_reduce zeroes once converged.
+// Residual of γ (per contact, g_d = η_i): r_i = (γ_i − Π_K(γ_i − η_i (Nγ + p)_i)) / η_i.
+
+struct SolveParams {
+    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
+    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
+}
+
+struct Contact {
+    n_gap: vec4<f32>,
+    ra: vec4<f32>,
+    rb: vec4<f32>,
+    ids: vec4<u32>,
+}
+
+struct Scalars {
+    lip: f32,
+    theta: f32,
+    beta: f32,
+    best: f32,
+    res: f32,
+    res0: f32,
+    pen: f32,
+    pad0: f32,
+    accepted: u32,
+    is_best: u32,
+    converged: u32,
+    iters: u32,
+    n_contacts: u32,
+    n_groups: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+const SEG_GAMMA: u32 = 0u;
+const SEG_Y: u32 = 1u;
+const SEG_TRIAL: u32 = 2u;
+const SEG_BEST: u32 = 3u;
+// Segments of `nv`.
+const SEG_NGAMMA: u32 = 0u;
+const SEG_NY: u32 = 1u;
+const SEG_NTRIAL: u32 = 2u;
+
+@group(0) @binding(0) var<uniform> params: SolveParams;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(2) var<storage, read> dv: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> gam: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> nv: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> rhs: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read> scal: Scalars;
+
+var<workgroup> sh: array<vec4<f32>, WG>;
+
+fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
+    let t = length(g.yz);
+    if t <= mu * g.x {
+        return vec4<f32>(g.xyz, 0.0);
+    }
+    if mu * t <= -g.x {
+        return vec4<f32>(0.0);
+    }
+    let gn = (mu * t + g.x) / (mu * mu + 1.0);
+    return vec4<f32>(gn, g.yz * (mu * gn / t), 0.0);
+}
+
+// (Nγ)_i = D_iᵀ (Δv_A, Δv_B) from the Δv that solve_schur gathered.
+fn product(c: Contact) -> vec4<f32> {
+    let a = c.ids.x;
+    let b = c.ids.y;
+    let n = c.n_gap.xyz;
+    let rel = (dv[2u * b].xyz + cross(dv[2u * b + 1u].xyz, c.rb.xyz))
+        - (dv[2u * a].xyz + cross(dv[2u * a + 1u].xyz, c.ra.xyz));
+    return vec4<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
+}
+
+// Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
+fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, mu: f32) -> f32 {
+    if eta <= 0.0 {
+        return 0.0;
+    }
+    let r = (gamma - project_cone(gamma - eta * g, mu)) / eta;
+    return dot(r.xyz, r.xyz);
+}
+
+// Fixed-order workgroup tree reduction of `v` (sums; .w is a max when `w_max`), written to
+// partials[workgroup]. Deterministic run to run.
+fn reduce_to_partial(v: vec4<f32>, lid: u32, wid: vec3<u32>, nwg: vec3<u32>, w_max: bool) {
+    sh[lid] = v;
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        workgroupBarrier();
+        if lid < s {
+            let o = sh[lid + s];
+            let m = sh[lid];
+            sh[lid] = vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+        }
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        partials[wid.x + wid.y * nwg.x] = sh[0];
+    }
+}
+
+// Setup: Nγ⁰ (also Ny⁰, as y⁰ = γ⁰); partials (‖r(γ⁰)‖², 0, 0, max penetration).
+@compute @workgroup_size(256)
+fn product_init(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = linear_index(gid, nwg);
+    var v = vec4<f32>(0.0);
+    if i < scal.n_contacts {
+        let cap = params.counts.y;
+        let c = contacts[i];
+        let ng = product(c);
+        nv[SEG_NGAMMA * cap + i] = ng;
+        nv[SEG_NY * cap + i] = ng;
+        let q = rhs[i];
+        let g = gam[SEG_GAMMA * cap + i];
+        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c.ra.w), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+    }
+    reduce_to_partial(v, lid, wid, nwg, true);
+}
+
+// Setup (APGD): partials (‖N(γ⁰ − 1)‖², ‖γ⁰ − 1‖², 0, 0) for the initial Lipschitz estimate.
+@compute @workgroup_size(256)
+fn product_lip(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = linear_index(gid, nwg);
+    var v = vec4<f32>(0.0);
+    if i < scal.n_contacts {
+        let ng = product(contacts[i]);
+        let d = gam[SEG_GAMMA * params.counts.y + i].xyz - vec3<f32>(1.0);
+        v = vec4<f32>(dot(ng.xyz, ng.xyz), dot(d, d), 0.0, 0.0);
+    }
+    reduce_to_partial(v, lid, wid, nwg, false);
+}
+
+// Projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
+@compute @workgroup_size(256)
+fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let cap = params.counts.y;
+    let q = rhs[i];
+    let g = gam[SEG_GAMMA * cap + i];
+    var t = vec4<f32>(0.0);
+    if q.w > 0.0 {
+        let grad = nv[SEG_NGAMMA * cap + i] + vec4<f32>(q.xyz, 0.0);
+        t = project_cone(g - (params.coef.y * q.w) * grad, contacts[i].ra.w);
+    }
+    gam[SEG_TRIAL * cap + i] = t;
+}
+
+// APGD: trial = Π_K(y − (Ny + p) / L).
+@compute @workgroup_size(256)
+fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let cap = params.counts.y;
+    let q = rhs[i];
+    var t = vec4<f32>(0.0);
+    if q.w > 0.0 {
+        let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
+        t = project_cone(gam[SEG_Y * cap + i] - grad / scal.lip, contacts[i].ra.w);
+    }
+    gam[SEG_TRIAL * cap + i] = t;
+}
+
+// N·trial, and partials (‖r(trial)‖², dᵀ(N trial − Ny), ‖d‖², gᵀ(trial − γ)) with
+// d = trial − y and g = Ny + p: APGD's sufficient-decrease test f(trial) ≤ f(y) + gᵀd + L/2‖d‖²
+// is exactly dᵀN d ≤ L ‖d‖² for a quadratic f, which avoids the cancellation of f32 objectives.
+@compute @workgroup_size(256)
+fn product_trial(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = linear_index(gid, nwg);
+    var v = vec4<f32>(0.0);
+    if i < scal.n_contacts {
+        let cap = params.counts.y;
+        let c = contacts[i];
+        let nt = product(c);
+        nv[SEG_NTRIAL * cap + i] = nt;
+        let q = rhs[i];
+        let p = vec4<f32>(q.xyz, 0.0);
+        let t = gam[SEG_TRIAL * cap + i];
+        let r2 = residual_sq(t, nt + p, q.w, c.ra.w);
+        if params.counts.z == 0u {
+            v = vec4<f32>(r2, 0.0, 0.0, 0.0);
+        } else {
+            let ny = nv[SEG_NY * cap + i];
+            let d = t - gam[SEG_Y * cap + i];
+            let g = ny + p;
+            v = vec4<f32>(r2, dot(d, nt - ny), dot(d, d), dot(g, t - gam[SEG_GAMMA * cap + i]));
+        }
+    }
+    reduce_to_partial(v, lid, wid, nwg, false);
+}
+
+// Accepts the trial: γ ← trial, Nγ ← N trial; APGD also y ← trial + β (trial − γ),
+// Ny ← (1 + β) N trial − β Nγ (N is linear: no extra product), and the best iterate.
+@compute @workgroup_size(256)
+fn commit(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let cap = params.counts.y;
+    let t = gam[SEG_TRIAL * cap + i];
+    let nt = nv[SEG_NTRIAL * cap + i];
+    if params.counts.z != 0u {
+        let beta = scal.beta;
+        let g = gam[SEG_GAMMA * cap + i];
+        let ng = nv[SEG_NGAMMA * cap + i];
+        gam[SEG_Y * cap + i] = t + beta * (t - g);
+        nv[SEG_NY * cap + i] = (1.0 + beta) * nt - beta * ng;
+        if scal.is_best != 0u {
+            gam[SEG_BEST * cap + i] = t;
+        }
+    }
+    gam[SEG_GAMMA * cap + i] = t;
+    nv[SEG_NGAMMA * cap + i] = nt;
+}
+
+// APGD returns the iterate with the smallest residual.
+@compute @workgroup_size(256)
+fn take_best(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let cap = params.counts.y;
+    gam[SEG_GAMMA * cap + i] = gam[SEG_BEST * cap + i];
+}

@@ -1,0 +1,238 @@
+// CCP solver, scalar logic (DESIGN §2): one workgroup reduces the per-workgroup partials of
+// solve_iterate in a fixed order (deterministic), then one thread runs the branchy scalar
+// logic of projected Jacobi or APGD (Mazhar et al. 2015 / Chrono's ChSolverAPGD) on the state
+// in `scal`, and writes the indirect dispatch arguments of the next sweep: zero groups once
+// converged (so the remaining recorded sweeps cost one empty dispatch each, no CPU sync), and
+// zero groups for the commit of a rejected APGD trial (backtracking: L ← 2L, retry).
+
+struct SolveParams {
+    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
+    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
+}
+
+struct Scalars {
+    lip: f32,
+    theta: f32,
+    beta: f32,
+    best: f32,
+    res: f32,
+    res0: f32,
+    pen: f32,
+    pad0: f32,
+    accepted: u32,
+    is_best: u32,
+    converged: u32,
+    iters: u32,
+    n_contacts: u32,
+    n_groups: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: SolveParams;
+@group(0) @binding(1) var<storage, read> counts: array<u32>;
+@group(0) @binding(2) var<storage, read> partials: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> scal: Scalars;
+// Indirect arguments (x, y, z, pad): [0] per-contact work, [4] per-body work, [8] commit,
+// [12] every contact (never zeroed: setup and the end of the solve).
+@group(0) @binding(4) var<storage, read_write> args: array<u32>;
+// One vec4 per sweep: (residual of the trial, best residual, L, accepted).
+@group(0) @binding(5) var<storage, read_write> history: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> step_stats: array<u32>;
+
+var<workgroup> sh: array<vec4<f32>, WG>;
+var<workgroup> sh_u: vec2<u32>;
+
+fn set_args(slot: u32, groups: u32) {
+    let x = min(groups, 65535u);
+    let y = select(0u, (groups + x - 1u) / max(x, 1u), groups > 0u);
+    args[slot] = x;
+    args[slot + 1u] = y;
+    args[slot + 2u] = select(0u, 1u, groups > 0u);
+    args[slot + 3u] = 0u;
+}
+
+fn contact_groups() -> u32 {
+    return scal.n_groups;
+}
+
+fn body_groups() -> u32 {
+    return (params.counts.x + WG - 1u) / WG;
+}
+
+// Sum (.w: max when `w_max`) of partials[0 .. n_groups], in a fixed order; result in sh[0].
+// Also returns (via `uniform_state`) whether the solve has converged.
+fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
+    // Nothing to reduce once converged (the recorded sweeps left are then almost free).
+    let st = uniform_state(lid);
+    let ng = select(st.x, 0u, st.y != 0u);
+    var acc = vec4<f32>(0.0);
+    for (var g = lid; g < ng; g += WG) {
+        let o = partials[g];
+        acc = vec4<f32>(acc.xyz + o.xyz, select(acc.w + o.w, max(acc.w, o.w), w_max));
+    }
+    sh[lid] = acc;
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        workgroupBarrier();
+        if lid < s {
+            let o = sh[lid + s];
+            let m = sh[lid];
+            sh[lid] = vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+        }
+    }
+    workgroupBarrier();
+    return sh[0];
+}
+
+// (number of partials, converged flag), loaded so that every invocation sees the same value.
+fn uniform_state(lid: u32) -> vec2<u32> {
+    if lid == 0u {
+        sh_u = vec2<u32>(scal.n_groups, scal.converged);
+    }
+    return workgroupUniformLoad(&sh_u);
+}
+
+fn converge() {
+    scal.converged = 1u;
+    set_args(0u, 0u);
+    set_args(4u, 0u);
+}
+
+@compute @workgroup_size(256)
+fn init_args(@builtin(local_invocation_index) lid: u32) {
+    if lid != 0u {
+        return;
+    }
+    let nc = min(counts[0], params.counts.y);
+    let ng = (nc + WG - 1u) / WG;
+    scal.n_contacts = nc;
+    scal.n_groups = ng;
+    scal.lip = 1.0;
+    scal.theta = 1.0;
+    scal.beta = 0.0;
+    scal.best = 0.0;
+    scal.res = 0.0;
+    scal.res0 = 0.0;
+    scal.pen = 0.0;
+    scal.accepted = 0u;
+    scal.is_best = 0u;
+    scal.converged = 0u;
+    scal.iters = 0u;
+    set_args(0u, ng);
+    set_args(4u, body_groups());
+    set_args(8u, ng);
+    set_args(12u, ng);
+}
+
+// After product_init: residual of γ⁰, max penetration.
+@compute @workgroup_size(256)
+fn reduce_init(@builtin(local_invocation_index) lid: u32) {
+    let s = reduce_partials(lid, true);
+    if lid != 0u {
+        return;
+    }
+    let r = sqrt(s.x);
+    scal.res0 = r;
+    scal.res = r;
+    scal.best = r;
+    scal.pen = s.w;
+    if r <= params.coef.w {
+        converge();
+    }
+}
+
+// After product_lip (APGD): L⁰ = ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖ (1 when that is 0 or not finite).
+@compute @workgroup_size(256)
+fn reduce_lip(@builtin(local_invocation_index) lid: u32) {
+    let s = reduce_partials(lid, false);
+    if lid != 0u || scal.converged != 0u {
+        return;
+    }
+    let l = sqrt(s.x) / sqrt(s.y);
+    // `l == l` is false for NaN; the bound rejects +inf.
+    scal.lip = select(1.0, l, l > 0.0 && l < 3.0e38);
+    scal.theta = 1.0;
+}
+
+@compute @workgroup_size(256)
+fn reduce_jacobi(@builtin(local_invocation_index) lid: u32) {
+    let s = reduce_partials(lid, false);
+    if lid != 0u {
+        return;
+    }
+    if scal.converged != 0u {
+        set_args(8u, 0u);
+        return;
+    }
+    let k = scal.iters;
+    scal.iters = k + 1u;
+    let r = sqrt(s.x);
+    scal.res = r;
+    scal.best = r;
+    scal.accepted = 1u;
+    history[k] = vec4<f32>(r, r, 0.0, 1.0);
+    set_args(8u, scal.n_groups);
+    if r <= params.coef.w {
+        converge();
+    }
+}
+
+@compute @workgroup_size(256)
+fn reduce_apgd(@builtin(local_invocation_index) lid: u32) {
+    let s = reduce_partials(lid, false);
+    if lid != 0u {
+        return;
+    }
+    if scal.converged != 0u {
+        set_args(8u, 0u);
+        return;
+    }
+    let k = scal.iters;
+    scal.iters = k + 1u;
+    let r = sqrt(s.x);
+    scal.res = r;
+    let lip = scal.lip;
+    if s.y > lip * s.z {
+        // Sufficient decrease failed: double L and retry from the same y (no commit).
+        scal.lip = 2.0 * lip;
+        scal.accepted = 0u;
+        scal.is_best = 0u;
+        history[k] = vec4<f32>(r, scal.best, lip, 0.0);
+        set_args(8u, 0u);
+        return;
+    }
+    let th = scal.theta;
+    var th_new = 0.5 * (-th * th + th * sqrt(th * th + 4.0));
+    var beta = th * (1.0 - th) / (th * th + th_new);
+    // Adaptive restart when the gradient and the step disagree.
+    if s.w > 0.0 {
+        beta = 0.0;
+        th_new = 1.0;
+    }
+    let better = r < scal.best;
+    scal.is_best = select(0u, 1u, better);
+    if better {
+        scal.best = r;
+    }
+    scal.theta = th_new;
+    scal.beta = beta;
+    scal.lip = 0.9 * lip;
+    scal.accepted = 1u;
+    history[k] = vec4<f32>(r, scal.best, lip, 1.0);
+    set_args(8u, scal.n_groups);
+    if r <= params.coef.w {
+        converge();
+    }
+}
+
+// Solver statistics into the contract's step_stats: [2] iterations, [3] residual of the
+// returned impulses (f32 bits), [4] max penetration (f32 bits).
+@compute @workgroup_size(256)
+fn finish(@builtin(local_invocation_index) lid: u32) {
+    if lid != 0u {
+        return;
+    }
+    step_stats[2] = scal.iters;
+    step_stats[3] = bitcast<u32>(scal.best);
+    step_stats[4] = bitcast<u32>(scal.pen);
+}

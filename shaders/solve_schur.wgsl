@@ -1,0 +1,88 @@
+// CCP solver, first half of the matrix-free product (N γ) with N = Dᵀ M⁻¹ D never assembled:
+// per body, Δv_b = M_b⁻¹ Σ_{contacts c of b} D_cb γ_c, a gather over the per-body contact list
+// (CSR, entry = contact * 2 + side), so there are no float atomics and the sum order is fixed.
+// Bodies with zero inverse mass get Δv = 0. The second half (per contact D_iᵀ Δv) is in
+// solve_iterate. dv[2b] = linear, dv[2b + 1] = angular (world).
+
+struct SolveParams {
+    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind, w = warm start
+    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
+}
+
+struct Contact {
+    n_gap: vec4<f32>,
+    ra: vec4<f32>,
+    rb: vec4<f32>,
+    ids: vec4<u32>,
+}
+
+@group(0) @binding(0) var<uniform> params: SolveParams;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(2) var<storage, read> body_offsets: array<u32>;
+@group(0) @binding(3) var<storage, read> body_entries: array<u32>;
+@group(0) @binding(4) var<storage, read> rot: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> mass_props: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> gam: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
+
+fn gather(b: u32, seg: u32, shift: f32) {
+    let mp = mass_props[b];
+    if mp.w == 0.0 {
+        dv[2u * b] = vec4<f32>(0.0);
+        dv[2u * b + 1u] = vec4<f32>(0.0);
+        return;
+    }
+    let base = seg * params.counts.y;
+    var lin = vec3<f32>(0.0);
+    var ang = vec3<f32>(0.0);
+    let end = body_offsets[b + 1u];
+    for (var k = body_offsets[b]; k < end; k++) {
+        let e = body_entries[k];
+        let ci = e >> 1u;
+        let c = contacts[ci];
+        let g = gam[base + ci].xyz - vec3<f32>(shift);
+        let n = c.n_gap.xyz;
+        // World impulse on B: γ_n n + γ_u u + γ_w w; A takes the negative.
+        var f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
+        var r = c.rb.xyz;
+        if (e & 1u) == 0u {
+            f = -f;
+            r = c.ra.xyz;
+        }
+        lin += f;
+        ang += cross(r, f);
+    }
+    let q = rot[b];
+    dv[2u * b] = vec4<f32>(mp.w * lin, 0.0);
+    dv[2u * b + 1u] = vec4<f32>(quat_rotate(q, mp.xyz * quat_rotate_inv(q, ang)), 0.0);
+}
+
+// Δv from the current iterate γ (segment 0).
+@compute @workgroup_size(256)
+fn gather_gamma(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let b = linear_index(gid, nwg);
+    if b >= params.counts.x {
+        return;
+    }
+    gather(b, 0u, 0.0);
+}
+
+// Δv from the trial iterate (segment 2).
+@compute @workgroup_size(256)
+fn gather_trial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let b = linear_index(gid, nwg);
+    if b >= params.counts.x {
+        return;
+    }
+    gather(b, 2u, 0.0);
+}
+
+// Δv from γ − 1 (APGD's initial Lipschitz estimate, as Chrono: ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖).
+@compute @workgroup_size(256)
+fn gather_gamma_minus_one(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let b = linear_index(gid, nwg);
+    if b >= params.counts.x {
+        return;
+    }
+    gather(b, 0u, 1.0);
+}

@@ -1,0 +1,366 @@
+//! f64 twin of the GPU CCP solver (`shaders/solve_*.wgsl`, `crate::solve`): the same assembly,
+//! the same sweeps (step → product → scalar logic → commit), the same branch decisions, so the
+//! GPU and CPU can be compared iteration for iteration. Only the summation order of the
+//! reductions differs (here sequential, on the GPU a fixed tree).
+
+use super::integrate::Body64;
+use super::tangent_basis;
+use crate::solve::{Contact, SolverKind, SolverSettings};
+use glam::DVec3;
+
+pub type Vec3 = [f64; 3];
+
+/// Result of one solve.
+#[derive(Clone, Debug, Default)]
+pub struct SolveOutput {
+    /// Returned impulses (n, u, w) per contact (APGD: the iterate with the smallest residual).
+    pub gamma: Vec<Vec3>,
+    /// Per sweep: (residual of the trial, best residual, L, accepted as 0/1).
+    pub history: Vec<[f64; 4]>,
+    /// Velocities after the update (every body; non-dynamic ones unchanged).
+    pub vel: Vec<DVec3>,
+    pub omega: Vec<DVec3>,
+    pub iterations: u32,
+    /// Residual of the returned impulses.
+    pub residual: f64,
+    /// Residual of the starting impulses.
+    pub residual0: f64,
+    pub max_penetration: f64,
+    pub converged: bool,
+    /// Right-hand side p and scaling η per contact.
+    pub p: Vec<Vec3>,
+    pub eta: Vec<f64>,
+}
+
+/// Warm-start data: the previous step's sorted keys and impulses.
+#[derive(Clone, Copy, Debug)]
+pub struct WarmStart<'a> {
+    pub keys: &'a [(u32, u32, u32)],
+    pub gamma: &'a [Vec3],
+}
+
+fn v3(a: [f32; 4]) -> DVec3 {
+    DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64)
+}
+
+fn add(a: Vec3, b: Vec3) -> Vec3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+fn sub(a: Vec3, b: Vec3) -> Vec3 {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn scale(s: f64, a: Vec3) -> Vec3 {
+    [s * a[0], s * a[1], s * a[2]]
+}
+
+fn dot(a: Vec3, b: Vec3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+/// Projection onto K = { γ_n ≥ 0, ‖γ_t‖ ≤ μ γ_n } (same three cases as the shader).
+pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
+    let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
+    if t <= mu * g[0] {
+        return g;
+    }
+    if mu * t <= -g[0] {
+        return [0.0; 3];
+    }
+    let gn = (mu * t + g[0]) / (mu * mu + 1.0);
+    [gn, g[1] * (mu * gn / t), g[2] * (mu * gn / t)]
+}
+
+/// World inverse inertia times v: R diag(I⁻¹) Rᵀ v.
+pub fn inv_inertia(b: &Body64, v: DVec3) -> DVec3 {
+    b.rot * (b.inv_inertia * (b.rot.inverse() * v))
+}
+
+/// The contact frame (n, u, w) and lever arms.
+pub fn frame(c: &Contact) -> (DVec3, DVec3, DVec3, DVec3, DVec3) {
+    let n = v3(c.n_gap);
+    let (u, w) = tangent_basis(n);
+    (n, u, w, v3(c.ra), v3(c.rb))
+}
+
+/// Residual of γ per contact with g_d = η_i: (γ − Π(γ − η g)) / η.
+pub fn residual_vec(gamma: Vec3, grad: Vec3, eta: f64, mu: f64) -> Vec3 {
+    if eta <= 0.0 {
+        return [0.0; 3];
+    }
+    scale(
+        1.0 / eta,
+        sub(gamma, project_cone(sub(gamma, scale(eta, grad)), mu)),
+    )
+}
+
+/// The matrix-free product, as the GPU does it: per body Δv = M⁻¹ Σ D γ, then per contact Dᵀ Δv.
+pub struct Schur<'a> {
+    pub bodies: &'a [Body64],
+    pub contacts: &'a [Contact],
+    frames: Vec<(DVec3, DVec3, DVec3, DVec3, DVec3)>,
+}
+
+impl<'a> Schur<'a> {
+    pub fn new(bodies: &'a [Body64], contacts: &'a [Contact]) -> Self {
+        Schur {
+            bodies,
+            contacts,
+            frames: contacts.iter().map(frame).collect(),
+        }
+    }
+
+    /// Δv (linear, angular) per body for impulses γ.
+    pub fn delta_v(&self, gamma: &[Vec3]) -> Vec<(DVec3, DVec3)> {
+        let mut acc = vec![(DVec3::ZERO, DVec3::ZERO); self.bodies.len()];
+        for (i, c) in self.contacts.iter().enumerate() {
+            let (n, u, w, ra, rb) = self.frames[i];
+            let g = gamma[i];
+            let f = g[0] * n + g[1] * u + g[2] * w;
+            let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
+            acc[a].0 -= f;
+            acc[a].1 -= ra.cross(f);
+            acc[b].0 += f;
+            acc[b].1 += rb.cross(f);
+        }
+        acc.iter()
+            .zip(self.bodies)
+            .map(|(&(lin, ang), b)| {
+                if b.inv_mass == 0.0 {
+                    (DVec3::ZERO, DVec3::ZERO)
+                } else {
+                    (b.inv_mass * lin, inv_inertia(b, ang))
+                }
+            })
+            .collect()
+    }
+
+    /// D_iᵀ (Δv_A, Δv_B) per contact.
+    pub fn contact_velocity(&self, dv: &[(DVec3, DVec3)]) -> Vec<Vec3> {
+        self.contacts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let (n, u, w, ra, rb) = self.frames[i];
+                let (a, b) = (dv[c.ids[0] as usize], dv[c.ids[1] as usize]);
+                let rel = (b.0 + b.1.cross(rb)) - (a.0 + a.1.cross(ra));
+                [n.dot(rel), u.dot(rel), w.dot(rel)]
+            })
+            .collect()
+    }
+
+    /// N γ.
+    pub fn apply(&self, gamma: &[Vec3]) -> Vec<Vec3> {
+        self.contact_velocity(&self.delta_v(gamma))
+    }
+}
+
+/// p_i = [max(Φ/dt, −v_recover), 0, 0] + D_iᵀ v*, η_i = 3/trace(N_ii).
+pub fn assemble(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    dt: f64,
+    recovery_speed: f64,
+) -> (Vec<Vec3>, Vec<f64>) {
+    let mut p = Vec::with_capacity(contacts.len());
+    let mut eta = Vec::with_capacity(contacts.len());
+    for c in contacts {
+        let (n, u, w, ra, rb) = frame(c);
+        let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
+        let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
+        let stab = (c.n_gap[3] as f64 / dt).max(-recovery_speed);
+        p.push([stab + n.dot(rel), u.dot(rel), w.dot(rel)]);
+        let share = |body: &Body64, r: DVec3| {
+            3.0 * body.inv_mass
+                + [n, u, w]
+                    .iter()
+                    .map(|t| {
+                        let x = r.cross(*t);
+                        x.dot(inv_inertia(body, x))
+                    })
+                    .sum::<f64>()
+        };
+        let tr = share(a, ra) + share(b, rb);
+        eta.push(if tr > 0.0 { 3.0 / tr } else { 0.0 });
+    }
+    (p, eta)
+}
+
+/// The whole solve + velocity update, mirroring the GPU sweep for sweep.
+pub fn solve(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+) -> SolveOutput {
+    let nc = contacts.len();
+    let tol = settings.tolerance as f64;
+    let (p, eta) = assemble(bodies, contacts, dt, settings.recovery_speed as f64);
+    let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
+    let schur = Schur::new(bodies, contacts);
+
+    // Warm start by binary search of the previous keys.
+    let mut gamma = vec![[0.0; 3]; nc];
+    if let (true, Some(ws)) = (settings.warm_start, warm) {
+        for (i, c) in contacts.iter().enumerate() {
+            if eta[i] > 0.0 {
+                if let Ok(k) = ws.keys.binary_search(&c.key()) {
+                    gamma[i] = project_cone(ws.gamma[k], mu[i]);
+                }
+            }
+        }
+    }
+    let grad = |ng: &[Vec3], i: usize| add(ng[i], p[i]);
+    let res_of = |g: &[Vec3], ng: &[Vec3]| -> f64 {
+        (0..nc)
+            .map(|i| {
+                let r = residual_vec(g[i], grad(ng, i), eta[i], mu[i]);
+                dot(r, r)
+            })
+            .sum::<f64>()
+            .sqrt()
+    };
+
+    let mut ngamma = schur.apply(&gamma);
+    let res0 = res_of(&gamma, &ngamma);
+    let max_penetration = contacts
+        .iter()
+        .map(|c| (-c.n_gap[3] as f64).max(0.0))
+        .fold(0.0, f64::max);
+    let mut converged = res0 <= tol;
+    let mut best_res = res0;
+    let mut best = gamma.clone();
+    let mut y = gamma.clone();
+    let mut ny = ngamma.clone();
+    let apgd = settings.kind == SolverKind::Apgd;
+    let mut lip = 1.0;
+    let mut theta: f64 = 1.0;
+    if apgd && !converged {
+        let shifted: Vec<Vec3> = gamma.iter().map(|g| sub(*g, [1.0; 3])).collect();
+        let nsh = schur.apply(&shifted);
+        let a: f64 = nsh.iter().map(|v| dot(*v, *v)).sum();
+        let b: f64 = shifted.iter().map(|v| dot(*v, *v)).sum();
+        let l = a.sqrt() / b.sqrt();
+        lip = if l > 0.0 && l < 3.0e38 { l } else { 1.0 };
+    }
+
+    let mut history = Vec::new();
+    let mut iterations = 0;
+    let mut res_last = res0;
+    for _ in 0..settings.max_iterations {
+        if converged {
+            break;
+        }
+        // Step.
+        let trial: Vec<Vec3> = (0..nc)
+            .map(|i| {
+                if eta[i] <= 0.0 {
+                    return [0.0; 3];
+                }
+                if apgd {
+                    project_cone(sub(y[i], scale(1.0 / lip, grad(&ny, i))), mu[i])
+                } else {
+                    let s = settings.omega as f64 * eta[i];
+                    project_cone(sub(gamma[i], scale(s, grad(&ngamma, i))), mu[i])
+                }
+            })
+            .collect();
+        let ntrial = schur.apply(&trial);
+        iterations += 1;
+        let r = res_of(&trial, &ntrial);
+        res_last = r;
+        if !apgd {
+            best_res = r;
+            history.push([r, r, 0.0, 1.0]);
+            gamma = trial;
+            ngamma = ntrial;
+            converged = r <= tol;
+            continue;
+        }
+        let mut dnd = 0.0;
+        let mut dd = 0.0;
+        let mut gdg = 0.0;
+        for i in 0..nc {
+            let d = sub(trial[i], y[i]);
+            dnd += dot(d, sub(ntrial[i], ny[i]));
+            dd += dot(d, d);
+            gdg += dot(grad(&ny, i), sub(trial[i], gamma[i]));
+        }
+        if dnd > lip * dd {
+            history.push([r, best_res, lip, 0.0]);
+            lip *= 2.0;
+            continue;
+        }
+        let mut th_new = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+        let mut beta = theta * (1.0 - theta) / (theta * theta + th_new);
+        if gdg > 0.0 {
+            beta = 0.0;
+            th_new = 1.0;
+        }
+        let better = r < best_res;
+        if better {
+            best_res = r;
+        }
+        history.push([r, best_res, lip, 1.0]);
+        theta = th_new;
+        lip *= 0.9;
+        for i in 0..nc {
+            y[i] = add(trial[i], scale(beta, sub(trial[i], gamma[i])));
+            ny[i] = sub(scale(1.0 + beta, ntrial[i]), scale(beta, ngamma[i]));
+            if better {
+                best[i] = trial[i];
+            }
+        }
+        gamma = trial;
+        ngamma = ntrial;
+        converged = r <= tol;
+    }
+    let _ = res_last;
+    let out_gamma = if apgd { best } else { gamma };
+    let dv = schur.delta_v(&out_gamma);
+    let mut vel = Vec::with_capacity(bodies.len());
+    let mut omega = Vec::with_capacity(bodies.len());
+    for (b, d) in bodies.iter().zip(&dv) {
+        if b.motion == crate::bodies::MOTION_DYNAMIC {
+            vel.push(b.vel + d.0);
+            omega.push(b.omega + d.1);
+        } else {
+            vel.push(b.vel);
+            omega.push(b.omega);
+        }
+    }
+    SolveOutput {
+        gamma: out_gamma,
+        history,
+        vel,
+        omega,
+        iterations,
+        residual: best_res,
+        residual0: res0,
+        max_penetration,
+        converged,
+        p,
+        eta,
+    }
+}
+
+/// The residual (same definition as the solver's) of arbitrary impulses.
+pub fn residual(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    gamma: &[Vec3],
+    dt: f64,
+    recovery_speed: f64,
+) -> f64 {
+    let (p, eta) = assemble(bodies, contacts, dt, recovery_speed);
+    let ng = Schur::new(bodies, contacts).apply(gamma);
+    (0..contacts.len())
+        .map(|i| {
+            let r = residual_vec(gamma[i], add(ng[i], p[i]), eta[i], contacts[i].ra[3] as f64);
+            dot(r, r)
+        })
+        .sum::<f64>()
+        .sqrt()
+}
