@@ -39,6 +39,7 @@ fn bench(c: &mut Criterion) {
             StepSettings {
                 dt: 1e-4,
                 gravity: [0.0, 0.0, -9.81],
+                contact: None,
             },
         )
         .unwrap();

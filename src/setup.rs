@@ -2,8 +2,11 @@
 //! first, then grains) and the step settings.
 
 use crate::bodies::*;
+use crate::collide::{BoundaryShape as Shape, CollideSettings};
+use crate::scene::SolverKind as SceneSolverKind;
 use crate::scene::{BodyShape, BoundaryShape, Motion, Scene};
-use crate::step::StepSettings;
+use crate::solve::{SolverKind, SolverSettings};
+use crate::step::{ContactSetup, StepSettings};
 
 fn motion_code(m: Motion) -> u32 {
     match m {
@@ -94,10 +97,76 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
     s
 }
 
-/// Step settings of the scene.
+/// Boundary shapes for collision, indexed like the scene's boundaries.
+pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
+    scene
+        .boundaries
+        .iter()
+        .map(|b| match &b.shape {
+            BoundaryShape::Plane => Shape::Plane,
+            BoundaryShape::BoxContainer {
+                half_extents,
+                open_top,
+            } => Shape::BoxContainer {
+                half_extents: f3(*half_extents),
+                open_top: *open_top,
+            },
+            BoundaryShape::SolidBox { half_extents } => Shape::SolidBox {
+                half_extents: f3(*half_extents),
+            },
+            BoundaryShape::CylinderContainer {
+                radius,
+                height,
+                open_top,
+            } => Shape::CylinderContainer {
+                radius: *radius as f32,
+                height: *height as f32,
+                open_top: *open_top,
+            },
+            BoundaryShape::SolidCylinder { radius, height } => Shape::SolidCylinder {
+                radius: *radius as f32,
+                height: *height as f32,
+            },
+            BoundaryShape::Mesh {
+                vertices,
+                triangles,
+                ..
+            } => Shape::Mesh {
+                vertices: vertices.iter().map(|v| f3(*v)).collect(),
+                triangles: triangles.clone(),
+            },
+        })
+        .collect()
+}
+
+/// Solver settings of the scene.
+pub fn solver_settings(scene: &Scene) -> SolverSettings {
+    let s = &scene.solver;
+    SolverSettings {
+        kind: match s.kind {
+            SceneSolverKind::Apgd => SolverKind::Apgd,
+            SceneSolverKind::Jacobi => SolverKind::Jacobi,
+        },
+        max_iterations: s.max_iterations,
+        tolerance: s.tolerance as f32,
+        omega: s.omega as f32,
+        recovery_speed: s.recovery_speed as f32,
+        warm_start: s.warm_start,
+    }
+}
+
+/// Step settings of the scene: integration, collision and the contact solver.
 pub fn step_settings(scene: &Scene) -> StepSettings {
     StepSettings {
         dt: scene.sim.dt,
         gravity: scene.sim.gravity,
+        contact: Some(ContactSetup {
+            shapes: boundary_shapes(scene),
+            collide: CollideSettings {
+                envelope: scene.solver.envelope as f32,
+                friction: scene.materials.iter().map(|m| m.friction as f32).collect(),
+            },
+            solver: solver_settings(scene),
+        }),
     }
 }

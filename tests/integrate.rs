@@ -9,7 +9,16 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn sim(state: &BodyState, dt: f64, gravity: [f64; 3]) -> Simulation {
-    Simulation::new(shared_context(), state, StepSettings { dt, gravity }).expect("simulation")
+    Simulation::new(
+        shared_context(),
+        state,
+        StepSettings {
+            dt,
+            gravity,
+            contact: None,
+        },
+    )
+    .expect("simulation")
 }
 
 /// Symplectic Euler on constant gravity gives v_n = v0 + n dt g and

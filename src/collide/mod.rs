@@ -76,7 +76,7 @@ pub struct CollideSettings {
 
 /// One contact, as the GPU stores it (64 bytes; see the contract).
 #[repr(C)]
-#[derive(bytemuck::Pod, bytemuck::Zeroable, Clone, Copy, Debug, PartialEq)]
+#[derive(bytemuck::Pod, bytemuck::Zeroable, Clone, Copy, Debug, Default, PartialEq)]
 pub struct ContactRecord {
     /// Unit normal from A to B, w = gap Φ.
     pub n_gap: [f32; 4],
@@ -86,6 +86,13 @@ pub struct ContactRecord {
     pub rb: [f32; 4],
     /// A, B, feature, (material A << 16) | material B.
     pub ids: [u32; 4],
+}
+
+impl ContactRecord {
+    /// The sort and warm-start key (A, B, feature).
+    pub fn key(&self) -> (u32, u32, u32) {
+        (self.ids[0], self.ids[1], self.ids[2])
+    }
 }
 
 /// Indices into the `counts` buffer.

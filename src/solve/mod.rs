@@ -27,25 +27,8 @@ use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource, WORKGROUP_
 /// per-contact vectors are `vec4` so the storage layout already has a spare lane).
 pub const ROWS: usize = 3;
 
-/// The contact record of the contract (64 bytes), host side.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct Contact {
-    /// Unit normal from A to B, w = gap Φ (negative = penetration).
-    pub n_gap: [f32; 4],
-    /// Contact point − centre of A (world), w = friction coefficient μ.
-    pub ra: [f32; 4],
-    /// Contact point − centre of B (world), w = 0.
-    pub rb: [f32; 4],
-    /// A, B (A < B), feature id, (material A << 16) | material B.
-    pub ids: [u32; 4],
-}
-
-impl Contact {
-    pub fn key(&self) -> (u32, u32, u32) {
-        (self.ids[0], self.ids[1], self.ids[2])
-    }
-}
+/// The contact record of the contract (64 bytes), as collision writes it.
+pub use crate::collide::ContactRecord as Contact;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SolverKind {
@@ -288,6 +271,46 @@ impl Solve {
         ctx.queue.submit([enc.finish()]);
         self.c = new;
         self.write_params(ctx);
+        Ok(())
+    }
+
+    /// The warm-start buffer: `[0].x` = saved contacts k, then k keys, and from
+    /// `1 + capacity` the k impulses (vec4 each). Snapshots and checkpoints copy it.
+    pub fn warm_start_buffer(&self) -> &wgpu::Buffer {
+        &self.c.prev
+    }
+
+    /// Warm-start data independent of the capacity: (keys, impulses) of the last solve.
+    pub fn read_warm_start(
+        &self,
+        ctx: &GpuContext,
+    ) -> Result<(Vec<[u32; 4]>, Vec<[u32; 4]>), GpuError> {
+        let cap = self.c.capacity as usize;
+        let all = buffers::read_buffer::<[u32; 4]>(ctx, &self.c.prev, 1 + 2 * cap)?;
+        let k = (all[0][0] as usize).min(cap);
+        Ok((all[1..1 + k].to_vec(), all[1 + cap..1 + cap + k].to_vec()))
+    }
+
+    /// Restores what [`Solve::read_warm_start`] returned (grows first if needed).
+    pub fn write_warm_start(
+        &mut self,
+        ctx: &GpuContext,
+        keys: &[[u32; 4]],
+        impulses: &[[u32; 4]],
+    ) -> Result<(), GpuError> {
+        assert_eq!(keys.len(), impulses.len());
+        self.grow(ctx, keys.len() as u32)?;
+        let cap = self.c.capacity as u64;
+        let q = &ctx.queue;
+        q.write_buffer(
+            &self.c.prev,
+            0,
+            bytemuck::bytes_of(&[keys.len() as u32, 0, 0, 0]),
+        );
+        if !keys.is_empty() {
+            q.write_buffer(&self.c.prev, 16, bytemuck::cast_slice(keys));
+            q.write_buffer(&self.c.prev, (1 + cap) * 16, bytemuck::cast_slice(impulses));
+        }
         Ok(())
     }
 

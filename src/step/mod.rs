@@ -1,22 +1,38 @@
 //! The time step, recorded as a sequence of GPU stages (DESIGN §1):
-//! free velocity → (collision → solve) → position update → statistics.
+//! free velocity → collision → solve (+ velocity update) → position update → statistics.
 //!
 //! Several steps are recorded into one command buffer; per-step statistics are copied into
 //! a readback ring and read once per batch, so nothing inside a step waits on the CPU.
+//! Contact buffers are sized ahead; if a step of the batch overflows them, the batch is
+//! rolled back from a GPU-side snapshot, the buffers grow, and the batch is redone — a
+//! contact is never dropped.
 
 pub mod integrate;
 pub mod stats;
 
 use crate::bodies::{BodyState, GpuBodies};
-use crate::gpu::{GpuContext, GpuError};
+use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
+use crate::gpu::{buffers, GpuContext, GpuError};
+use crate::solve::{Solve, SolverSettings};
 pub use stats::BodyTotals;
 use std::sync::Arc;
+
+/// What contact handling needs: boundary shapes (indexed by a boundary body's shape index),
+/// collision settings and solver settings.
+#[derive(Clone, Debug)]
+pub struct ContactSetup {
+    pub shapes: Vec<BoundaryShape>,
+    pub collide: CollideSettings,
+    pub solver: SolverSettings,
+}
 
 /// Settings the step needs (the scene's simulation and solver sections reduce to this).
 #[derive(Clone, Debug)]
 pub struct StepSettings {
     pub dt: f64,
     pub gravity: [f64; 3],
+    /// None: bodies fly through each other (pure integration).
+    pub contact: Option<ContactSetup>,
 }
 
 /// Statistics of one step, as read back from the GPU.
@@ -31,8 +47,69 @@ pub struct StepRecord {
     pub max_penetration: f64,
 }
 
-/// Bytes per step in the statistics readback ring.
+/// Bytes per step in the statistics ring: body totals (32) + step stats (32).
 const RING_SLOT: u64 = 64;
+/// `step_stats` words (see the contract): [0] contacts, [1] overflow, [2] iterations,
+/// [3] residual bits, [4] max penetration bits, [5] contacts needed.
+const STEP_STATS_WORDS: u64 = 8;
+
+struct ContactStages {
+    collide: Collide,
+    solve: Solve,
+    step_stats: wgpu::Buffer,
+}
+
+impl ContactStages {
+    fn new(
+        ctx: &GpuContext,
+        bodies: &GpuBodies,
+        state: &BodyState,
+        setup: &ContactSetup,
+        dt: f32,
+        capacity: Option<u32>,
+    ) -> Result<Self, GpuError> {
+        let collide = match capacity {
+            Some(c) => {
+                Collide::with_capacity(ctx, bodies, state, &setup.shapes, &setup.collide, c)?
+            }
+            None => Collide::new(ctx, bodies, state, &setup.shapes, &setup.collide)?,
+        };
+        let solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
+        let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
+        Ok(ContactStages {
+            collide,
+            solve,
+            step_stats,
+        })
+    }
+
+    fn record(&self, ctx: &GpuContext, enc: &mut wgpu::CommandEncoder) {
+        self.collide.record(enc);
+        // Contacts, overflow flag and needed count into the step's stats.
+        enc.copy_buffer_to_buffer(self.collide.counts(), 0, &self.step_stats, 0, 8);
+        enc.copy_buffer_to_buffer(self.collide.counts(), 8, &self.step_stats, 20, 4);
+        self.solve.record(
+            ctx,
+            enc,
+            self.collide.contacts(),
+            self.collide.counts(),
+            self.collide.body_offsets(),
+            self.collide.body_entries(),
+            &self.step_stats,
+        );
+    }
+
+    fn grow(&mut self, ctx: &GpuContext, needed: u32) -> Result<(), GpuError> {
+        self.collide.grow(ctx, needed, 0)?;
+        self.solve.grow(ctx, self.collide.capacity())
+    }
+}
+
+/// GPU copies of everything a batch changes, to roll back an overflowing batch.
+struct Snapshot {
+    bodies: [wgpu::Buffer; 4],
+    warm: Option<wgpu::Buffer>,
+}
 
 pub struct Simulation {
     pub ctx: Arc<GpuContext>,
@@ -40,8 +117,12 @@ pub struct Simulation {
     pub settings: StepSettings,
     integrate: integrate::Integrate,
     stats: stats::Stats,
+    contact: Option<ContactStages>,
     ring: Option<(wgpu::Buffer, wgpu::Buffer, u64)>,
+    snapshot: Option<Snapshot>,
     step_index: u64,
+    /// How many times a batch was redone after a contact-buffer overflow.
+    pub regrowths: u32,
 }
 
 impl Simulation {
@@ -52,16 +133,24 @@ impl Simulation {
     ) -> Result<Self, GpuError> {
         let bodies = GpuBodies::upload(&ctx, state)?;
         let g = settings.gravity.map(|x| x as f32);
-        let integrate = integrate::Integrate::new(&ctx, &bodies, g, settings.dt as f32)?;
+        let dt = settings.dt as f32;
+        let integrate = integrate::Integrate::new(&ctx, &bodies, g, dt)?;
         let stats = stats::Stats::new(&ctx, &bodies)?;
+        let contact = match &settings.contact {
+            Some(setup) => Some(ContactStages::new(&ctx, &bodies, state, setup, dt, None)?),
+            None => None,
+        };
         Ok(Simulation {
             ctx,
             bodies,
             settings,
             integrate,
             stats,
+            contact,
             ring: None,
+            snapshot: None,
             step_index: 0,
+            regrowths: 0,
         })
     }
 
@@ -97,27 +186,82 @@ impl Simulation {
         (r.0.clone(), r.1.clone())
     }
 
-    /// Records one step into `enc`; when `stats_slot` is given, also reduces the statistics
-    /// and copies them into that ring slot.
-    fn record_step(
-        &self,
-        enc: &mut wgpu::CommandEncoder,
-        stats_slot: Option<(&wgpu::Buffer, u64)>,
-    ) {
+    /// Records one step and copies its statistics into ring slot `slot`.
+    fn record_step(&self, enc: &mut wgpu::CommandEncoder, ring: &wgpu::Buffer, slot: u64) {
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("step"),
+                label: Some("free velocity"),
                 timestamp_writes: None,
             });
             self.integrate.record_free_velocity(&mut pass);
+        }
+        if let Some(c) = &self.contact {
+            c.record(&self.ctx, enc);
+        }
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("positions and stats"),
+                timestamp_writes: None,
+            });
             self.integrate.record_update_positions(&mut pass);
-            if stats_slot.is_some() {
-                self.stats.record(&mut pass);
-            }
+            self.stats.record(&mut pass);
         }
-        if let Some((ring, slot)) = stats_slot {
-            enc.copy_buffer_to_buffer(self.stats.totals_buffer(), 0, ring, slot * RING_SLOT, 32);
+        enc.copy_buffer_to_buffer(self.stats.totals_buffer(), 0, ring, slot * RING_SLOT, 32);
+        if let Some(c) = &self.contact {
+            enc.copy_buffer_to_buffer(&c.step_stats, 0, ring, slot * RING_SLOT + 32, 32);
         }
+    }
+
+    fn body_buffers(&self) -> [&wgpu::Buffer; 4] {
+        let b = &self.bodies;
+        [&b.pos, &b.rot, &b.vel, &b.omega]
+    }
+
+    /// Records copies of the state a batch changes into the snapshot buffers.
+    fn record_snapshot(&mut self, enc: &mut wgpu::CommandEncoder) {
+        let warm_size = self
+            .contact
+            .as_ref()
+            .map(|c| c.solve.warm_start_buffer().size());
+        let stale = self
+            .snapshot
+            .as_ref()
+            .is_none_or(|s| s.warm.as_ref().map(|w| w.size()) != warm_size);
+        if stale {
+            let make = |label: &str, size: u64| {
+                self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size,
+                    usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            };
+            let bodies = self.body_buffers().map(|b| make("snapshot", b.size()));
+            let warm = warm_size.map(|s| make("snapshot warm start", s));
+            self.snapshot = Some(Snapshot { bodies, warm });
+        }
+        let snap = self.snapshot.as_ref().unwrap();
+        for (src, dst) in self.body_buffers().iter().zip(&snap.bodies) {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
+        }
+        if let (Some(c), Some(w)) = (&self.contact, &snap.warm) {
+            enc.copy_buffer_to_buffer(c.solve.warm_start_buffer(), 0, w, 0, w.size());
+        }
+    }
+
+    fn restore_snapshot(&self) {
+        let snap = self
+            .snapshot
+            .as_ref()
+            .expect("snapshot taken before the batch");
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        for (dst, src) in self.body_buffers().iter().zip(&snap.bodies) {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
+        }
+        if let (Some(c), Some(w)) = (&self.contact, &snap.warm) {
+            enc.copy_buffer_to_buffer(w, 0, c.solve.warm_start_buffer(), 0, w.size());
+        }
+        self.ctx.queue.submit([enc.finish()]);
     }
 
     /// Advances `n` steps in one submission and returns the statistics of every step whose
@@ -128,41 +272,71 @@ impl Simulation {
         }
         let every = stats_every.max(1);
         let first = self.step_index;
-        let wanted: Vec<u64> = (1..=n as u64)
-            .map(|k| first + k)
-            .filter(|s| s % every == 0 || *s == first + n as u64)
-            .collect();
-        let (ring, host) = self.ring(wanted.len() as u64);
-        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-        let mut slot = 0;
-        for k in 1..=n as u64 {
-            let s = first + k;
-            let want = wanted.get(slot as usize) == Some(&s);
-            self.record_step(&mut enc, want.then_some((&ring, slot)));
-            if want {
-                slot += 1;
+        loop {
+            let (ring, host) = self.ring(n as u64);
+            let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+            if self.contact.is_some() {
+                self.record_snapshot(&mut enc);
             }
+            for k in 0..n as u64 {
+                self.record_step(&mut enc, &ring, k);
+            }
+            enc.copy_buffer_to_buffer(&ring, 0, &host, 0, n as u64 * RING_SLOT);
+            self.ctx.queue.submit([enc.finish()]);
+            let raw: Vec<[u32; 4]> =
+                buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)?;
+            // Any step of the batch that overflowed invalidates the rest of the batch.
+            let needed = (0..n as usize)
+                .filter(|k| raw[4 * k + 2][1] != 0)
+                .map(|k| raw[4 * k + 3][1])
+                .max();
+            if let Some(needed) = needed {
+                self.restore_snapshot();
+                self.contact.as_mut().unwrap().grow(&self.ctx, needed)?;
+                self.regrowths += 1;
+                continue;
+            }
+            self.step_index += n as u64;
+            return Ok((0..n as usize)
+                .filter_map(|k| {
+                    let s = first + k as u64 + 1;
+                    if s % every != 0 && k + 1 != n as usize {
+                        return None;
+                    }
+                    let f = |w: [u32; 4]| w.map(f32::from_bits);
+                    let st = [raw[4 * k + 2], raw[4 * k + 3]];
+                    Some(StepRecord {
+                        step: s,
+                        time: s as f64 * self.settings.dt,
+                        totals: stats::Stats::decode(&[f(raw[4 * k]), f(raw[4 * k + 1])]),
+                        contacts: st[0][0],
+                        iterations: st[0][2],
+                        residual: f32::from_bits(st[0][3]) as f64,
+                        max_penetration: f32::from_bits(st[1][0]) as f64,
+                    })
+                })
+                .collect());
         }
-        enc.copy_buffer_to_buffer(&ring, 0, &host, 0, slot * RING_SLOT);
-        self.ctx.queue.submit([enc.finish()]);
-        self.step_index += n as u64;
-        let raw: Vec<[f32; 4]> =
-            crate::gpu::buffers::map_and_read(&self.ctx, &host, (slot * RING_SLOT / 16) as usize)?;
-        Ok(wanted
-            .iter()
-            .enumerate()
-            .map(|(k, &s)| StepRecord {
-                step: s,
-                time: s as f64 * self.settings.dt,
-                totals: stats::Stats::decode(&raw[k * 4..k * 4 + 2]),
-                ..Default::default()
-            })
-            .collect())
     }
 
     /// Reads every body back.
     pub fn read_state(&self) -> Result<BodyState, GpuError> {
         self.bodies.download(&self.ctx)
+    }
+
+    /// The contacts of the last step (sorted by key) and their impulses γ = (n, u, w)·dt·force.
+    pub fn read_contacts(&self) -> Result<(Vec<ContactRecord>, Vec<[f32; 4]>), GpuError> {
+        let Some(c) = &self.contact else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let contacts = c.collide.read_contacts(&self.ctx)?;
+        let impulses = c.solve.read_impulses(&self.ctx, contacts.len() as u32)?;
+        Ok((contacts, impulses))
+    }
+
+    /// Contact buffer capacity (0 without contacts).
+    pub fn contact_capacity(&self) -> u32 {
+        self.contact.as_ref().map_or(0, |c| c.collide.capacity())
     }
 
     /// Replaces the body state (same count) and the step counter.
@@ -171,9 +345,42 @@ impl Simulation {
         self.step_index = step_index;
     }
 
-    /// Everything the next step depends on, as named byte sections for a checkpoint.
+    /// Sets the velocity of a kinematic body (e.g. a boundary's prescribed motion changes).
+    pub fn set_velocity(&self, body: u32, velocity: [f32; 3], angular: [f32; 3]) {
+        let q = &self.ctx.queue;
+        let off = body as u64 * 16;
+        q.write_buffer(
+            &self.bodies.vel,
+            off,
+            bytemuck::cast_slice(&[velocity[0], velocity[1], velocity[2], 0.0]),
+        );
+        q.write_buffer(
+            &self.bodies.omega,
+            off,
+            bytemuck::cast_slice(&[angular[0], angular[1], angular[2], 0.0]),
+        );
+    }
+
+    /// Everything the next step depends on, as named byte sections for a checkpoint: the
+    /// bodies, and with contacts the buffer capacity and the solver's warm start.
     pub fn checkpoint_sections(&self) -> Result<Vec<(String, Vec<u8>)>, GpuError> {
-        Ok(vec![("bodies".into(), self.read_state()?.to_bytes())])
+        let mut out = vec![("bodies".to_string(), self.read_state()?.to_bytes())];
+        if let Some(c) = &self.contact {
+            let (keys, gam) = c.solve.read_warm_start(&self.ctx)?;
+            out.push((
+                "contact_capacity".into(),
+                c.collide.capacity().to_le_bytes().to_vec(),
+            ));
+            out.push((
+                "warm_start_keys".into(),
+                bytemuck::cast_slice(&keys).to_vec(),
+            ));
+            out.push((
+                "warm_start_impulses".into(),
+                bytemuck::cast_slice(&gam).to_vec(),
+            ));
+        }
+        Ok(out)
     }
 
     /// Restores a state written by [`Simulation::checkpoint_sections`].
@@ -182,8 +389,8 @@ impl Simulation {
         step_index: u64,
         ck: &crate::io::Checkpoint,
     ) -> Result<(), String> {
-        let bytes = ck.section("bodies").map_err(|e| e.to_string())?;
-        let state = BodyState::from_bytes(bytes)
+        let section = |name: &str| ck.section(name).map_err(|e| e.to_string());
+        let state = BodyState::from_bytes(section("bodies")?)
             .ok_or_else(|| "the 'bodies' section is malformed".to_string())?;
         if state.len() as u32 != self.bodies.count {
             return Err(format!(
@@ -193,6 +400,30 @@ impl Simulation {
             ));
         }
         self.restore(step_index, &state);
+        if let Some(setup) = self.settings.contact.clone() {
+            let cap = section("contact_capacity")?;
+            let cap = u32::from_le_bytes(cap.try_into().map_err(|_| "bad contact_capacity")?);
+            let keys: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(section("warm_start_keys")?);
+            let gam: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(section("warm_start_impulses")?);
+            if keys.len() != gam.len() {
+                return Err("warm-start keys and impulses differ in length".into());
+            }
+            // Same capacity as the run that wrote it, so the resumed run is bit-identical.
+            let mut c = ContactStages::new(
+                &self.ctx,
+                &self.bodies,
+                &state,
+                &setup,
+                self.settings.dt as f32,
+                Some(cap),
+            )
+            .map_err(|e| e.to_string())?;
+            c.solve
+                .write_warm_start(&self.ctx, &keys, &gam)
+                .map_err(|e| e.to_string())?;
+            self.contact = Some(c);
+            self.snapshot = None;
+        }
         Ok(())
     }
 
@@ -206,4 +437,9 @@ impl Simulation {
         self.ctx.queue.submit([enc.finish()]);
         self.stats.read(&self.ctx)
     }
+}
+
+/// Number of leading boundary bodies of a state.
+pub fn boundary_count(state: &BodyState) -> usize {
+    collide::boundary_count(state)
 }
