@@ -56,9 +56,7 @@ pub fn kinetic_energy_by_group(state: &BodyState, groups: &[u32]) -> Vec<f64> {
         let r = state.rot[i];
         let q = DQuat::from_xyzw(r[0] as f64, r[1] as f64, r[2] as f64, r[3] as f64);
         let wb = q.inverse() * vec3(&state.omega[i]);
-        let inertia = DVec3::new(mp[0] as f64, mp[1] as f64, mp[2] as f64)
-            .to_array()
-            .map(|ii| if ii > 0.0 { 1.0 / ii } else { 0.0 });
+        let inertia = [mp[0], mp[1], mp[2]].map(|ii| if ii > 0.0 { 1.0 / ii as f64 } else { 0.0 });
         let rot = wb.dot(DVec3::from_array(inertia) * wb);
         out[groups[i] as usize] += 0.5 * (m * v.length_squared() + rot);
     }

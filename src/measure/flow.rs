@@ -38,9 +38,32 @@ pub struct MassFlow {
     prev_time: f64,
     /// Bit 0: counted in `mass_positive`; bit 1: counted in `mass_negative`.
     counted: Vec<u8>,
-    net: f64,
-    positive: f64,
-    negative: f64,
+    net: Sum,
+    positive: Sum,
+    negative: Sum,
+}
+
+/// Compensated (Neumaier) running sum, so that millions of ± grain masses do not drift.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sum {
+    sum: f64,
+    carry: f64,
+}
+
+impl Sum {
+    fn add(&mut self, x: f64) {
+        let t = self.sum + x;
+        self.carry += if self.sum.abs() >= x.abs() {
+            (self.sum - t) + x
+        } else {
+            (x - t) + self.sum
+        };
+        self.sum = t;
+    }
+
+    fn value(&self) -> f64 {
+        self.sum + self.carry
+    }
 }
 
 /// The totals after one [`MassFlow::update`].
@@ -104,9 +127,9 @@ impl MassFlow {
             prev_pos: state.pos[first_grain..].iter().map(pos3).collect(),
             prev_time: time,
             counted: vec![0; n],
-            net: 0.0,
-            positive: 0.0,
-            negative: 0.0,
+            net: Sum::default(),
+            positive: Sum::default(),
+            negative: Sum::default(),
         }
     }
 
@@ -129,7 +152,7 @@ impl MassFlow {
             self.first_grain + self.mass.len(),
             "MassFlow::update: body count changed"
         );
-        let net_before = self.net;
+        let net_before = self.net.value();
         for (i, p) in state.pos[self.first_grain..].iter().enumerate() {
             let now = pos3(p);
             let before = self.prev_pos[i];
@@ -142,16 +165,16 @@ impl MassFlow {
             if dir != 0 && self.within_radius(before, now, d0, d1) {
                 let m = self.mass[i];
                 if dir > 0 {
-                    self.net += m;
+                    self.net.add(m);
                     if self.counted[i] & 1 == 0 {
                         self.counted[i] |= 1;
-                        self.positive += m;
+                        self.positive.add(m);
                     }
                 } else {
-                    self.net -= m;
+                    self.net.add(-m);
                     if self.counted[i] & 2 == 0 {
                         self.counted[i] |= 2;
-                        self.negative += m;
+                        self.negative.add(m);
                     }
                 }
             }
@@ -161,11 +184,11 @@ impl MassFlow {
         self.prev_time = time;
         FlowSample {
             time,
-            net_mass: self.net,
-            mass_positive: self.positive,
-            mass_negative: self.negative,
+            net_mass: self.net.value(),
+            mass_positive: self.positive.value(),
+            mass_negative: self.negative.value(),
             rate: if dt > 0.0 {
-                (self.net - net_before) / dt
+                (self.net.value() - net_before) / dt
             } else {
                 f64::NAN
             },
@@ -185,17 +208,17 @@ impl MassFlow {
 
     /// Net mass through the plane so far, positive along the normal [kg].
     pub fn net_mass(&self) -> f64 {
-        self.net
+        self.net.value()
     }
 
     /// Mass of distinct grains that have crossed along the normal [kg].
     pub fn mass_positive(&self) -> f64 {
-        self.positive
+        self.positive.value()
     }
 
     /// Mass of distinct grains that have crossed against the normal [kg].
     pub fn mass_negative(&self) -> f64 {
-        self.negative
+        self.negative.value()
     }
 
     /// The unit normal.
