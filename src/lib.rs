@@ -8,6 +8,8 @@ pub mod bodies;
 pub mod collide;
 pub mod gpu;
 pub mod io;
+pub mod measure;
+pub mod plot;
 pub mod reference;
 pub mod run;
 pub mod scene;

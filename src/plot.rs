@@ -1,0 +1,682 @@
+//! PNG plots of a finished (or running) run directory: the per-step statistics and every
+//! measurement CSV.
+//!
+//! [`plot_run`] reads `stats.csv` and `measurements/*.csv` and writes into `plots/`:
+//!
+//! | file | content |
+//! |---|---|
+//! | `kinetic_energy.png` | kinetic energy against time; log y when the positive values span two decades or more |
+//! | `solver.png` | solver iterations (top) and final residual (bottom, log y) against time |
+//! | `contacts.png` | number of contacts against time |
+//! | `max_penetration.png` | largest penetration depth against time |
+//! | `measurement_NAME.png` | one line per column of `measurements/NAME.csv` against its first column (time) |
+//!
+//! Non-finite values (NaN, ±inf) are skipped point by point, and a series that is all zero
+//! (or has no finite point) is not drawn; a plot left with no series is not written at all.
+//! Text uses the embedded DejaVu Sans font, so plotting needs no system fonts. Images are
+//! rendered into memory, encoded here (a small, dependency-free PNG writer) and written
+//! with [`write_atomic`].
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::io::{read_stats, write_atomic, IoError, StatsRow};
+
+/// Font family name the embedded font is registered under.
+const FONT: &str = "sans-serif";
+static FONT_BYTES: &[u8] = include_bytes!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/assets/fonts/DejaVuSans.ttf"
+));
+
+/// Size of a single-panel plot in pixels; multi-panel plots stack panels of this size.
+const WIDTH: u32 = 1000;
+const PANEL_HEIGHT: u32 = 560;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// Reading a file, listing a directory or writing a PNG failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A measurement CSV is malformed at the given 1-based line.
+    #[error("{}:{line}: {message}", path.display())]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+
+    /// `stats.csv` could not be read (the error names the file and line).
+    #[error(transparent)]
+    Stats(#[from] IoError),
+
+    /// plotters failed to draw (should not happen with an in-memory backend).
+    #[error("{}: drawing failed: {message}", path.display())]
+    Render { path: PathBuf, message: String },
+
+    #[error("the embedded plot font (assets/fonts/DejaVuSans.ttf) could not be loaded")]
+    Font,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PlotError + '_ {
+    move |source| PlotError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Draws every plot of `run_dir` into `run_dir/plots/` and returns the paths written, in
+/// the order of the table in the [module docs](self) (measurements sorted by file name).
+pub fn plot_run(run_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
+    ensure_font()?;
+    let out_dir = run_dir.join("plots");
+    let mut figures: Vec<(String, Vec<Panel>)> = Vec::new();
+
+    let stats_path = run_dir.join("stats.csv");
+    let rows = if is_blank_file(&stats_path)? {
+        Vec::new()
+    } else {
+        read_stats(&stats_path)?
+    };
+    figures.extend(stats_figures(&rows));
+
+    let meas_dir = run_dir.join("measurements");
+    if meas_dir.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&meas_dir)
+            .map_err(io_err(&meas_dir))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "csv") && p.is_file())
+            .collect();
+        files.sort();
+        for path in files {
+            let table = read_table(&path)?;
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if let Some(panel) = table_panel(&stem, &table) {
+                figures.push((format!("measurement_{stem}.png"), vec![panel]));
+            }
+        }
+    }
+
+    let mut written = Vec::new();
+    for (name, panels) in figures {
+        let panels: Vec<Panel> = panels.into_iter().filter_map(Panel::finish).collect();
+        if panels.is_empty() {
+            continue;
+        }
+        if written.is_empty() {
+            std::fs::create_dir_all(&out_dir).map_err(io_err(&out_dir))?;
+        }
+        let path = out_dir.join(name);
+        render(&path, &panels)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+fn ensure_font() -> Result<(), PlotError> {
+    static LOADED: OnceLock<bool> = OnceLock::new();
+    let ok = *LOADED.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::Font)
+    }
+}
+
+/// A missing file is an error; an empty (or whitespace-only) one just has nothing to plot.
+fn is_blank_file(path: &Path) -> Result<bool, PlotError> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    Ok(bytes.iter().all(u8::is_ascii_whitespace))
+}
+
+// ---------------------------------------------------------------------------------------
+// Data
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum YScale {
+    Linear,
+    /// Log when every value is ≥ 0 and the positive ones span at least two decades.
+    LogIfDecades,
+    /// Log whenever there is a positive value (non-positive points are dropped).
+    Log,
+}
+
+struct Series {
+    label: String,
+    points: Vec<(f64, f64)>,
+}
+
+struct Panel {
+    title: String,
+    x_label: String,
+    y_label: String,
+    scale: YScale,
+    series: Vec<Series>,
+    /// Filled by [`Panel::finish`].
+    log: bool,
+    x_range: (f64, f64),
+    y_range: (f64, f64),
+}
+
+impl Panel {
+    fn new(title: &str, y_label: &str, scale: YScale, series: Vec<Series>) -> Self {
+        Panel {
+            title: title.to_string(),
+            x_label: "time [s]".to_string(),
+            y_label: y_label.to_string(),
+            scale,
+            series,
+            log: false,
+            x_range: (0.0, 1.0),
+            y_range: (0.0, 1.0),
+        }
+    }
+
+    /// Drops non-finite points and all-zero or empty series, picks the y scale and the
+    /// axis ranges. `None` when nothing is left to draw.
+    fn finish(mut self) -> Option<Self> {
+        for s in &mut self.series {
+            s.points.retain(|(x, y)| x.is_finite() && y.is_finite());
+        }
+        self.series
+            .retain(|s| s.points.iter().any(|&(_, y)| y != 0.0));
+        if self.series.is_empty() {
+            return None;
+        }
+        let ys = || {
+            self.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+        };
+        let (pos_min, pos_max) = ys()
+            .filter(|&y| y > 0.0)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
+                (a.min(y), b.max(y))
+            });
+        let any_pos = pos_max > 0.0;
+        let any_neg = ys().any(|y| y < 0.0);
+        self.log = match self.scale {
+            YScale::Linear => false,
+            YScale::Log => any_pos,
+            YScale::LogIfDecades => any_pos && !any_neg && pos_max / pos_min >= 100.0,
+        };
+        if self.log {
+            for s in &mut self.series {
+                s.points.retain(|&(_, y)| y > 0.0);
+            }
+            self.series.retain(|s| !s.points.is_empty());
+            let lo = 10f64.powf(pos_min.log10().floor());
+            let mut hi = 10f64.powf(pos_max.log10().ceil());
+            if hi <= lo {
+                hi = lo * 10.0;
+            }
+            self.y_range = (lo, hi);
+        } else {
+            self.y_range = padded(ys(), 0.05)?;
+        }
+        let xs = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0));
+        self.x_range = padded(xs, 0.0)?;
+        let finite = |(a, b): (f64, f64)| a.is_finite() && b.is_finite() && b > a;
+        (finite(self.x_range) && finite(self.y_range)).then_some(self)
+    }
+}
+
+/// The range of `values`, widened by `pad` of its span on each side; a degenerate range
+/// (one value) is widened around the value.
+fn padded(values: impl Iterator<Item = f64>, pad: f64) -> Option<(f64, f64)> {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    if lo > hi {
+        return None;
+    }
+    let span = hi - lo;
+    if span > 0.0 && span.is_finite() {
+        Some((lo - pad * span, hi + pad * span))
+    } else {
+        let d = if lo != 0.0 { 0.1 * lo.abs() } else { 1.0 };
+        Some((lo - d, hi + d))
+    }
+}
+
+fn stats_figures(rows: &[StatsRow]) -> Vec<(String, Vec<Panel>)> {
+    let series = |label: &str, f: &dyn Fn(&StatsRow) -> f64| Series {
+        label: label.to_string(),
+        points: rows.iter().map(|r| (r.time, f(r))).collect(),
+    };
+    vec![
+        (
+            "kinetic_energy.png".into(),
+            vec![Panel::new(
+                "Kinetic energy",
+                "kinetic energy [J]",
+                YScale::LogIfDecades,
+                vec![series("kinetic energy", &|r| r.kinetic_energy)],
+            )],
+        ),
+        (
+            "solver.png".into(),
+            vec![
+                Panel::new(
+                    "Solver iterations per step",
+                    "iterations",
+                    YScale::Linear,
+                    vec![series("iterations", &|r| r.iterations as f64)],
+                ),
+                Panel::new(
+                    "Solver residual at the last iteration",
+                    "residual",
+                    YScale::Log,
+                    vec![series("residual", &|r| r.residual)],
+                ),
+            ],
+        ),
+        (
+            "contacts.png".into(),
+            vec![Panel::new(
+                "Contacts",
+                "contacts",
+                YScale::Linear,
+                vec![series("contacts", &|r| r.contacts as f64)],
+            )],
+        ),
+        (
+            "max_penetration.png".into(),
+            vec![Panel::new(
+                "Maximum penetration",
+                "max penetration [m]",
+                YScale::Linear,
+                vec![series("max penetration", &|r| r.max_penetration)],
+            )],
+        ),
+    ]
+}
+
+/// A measurement CSV: column names (the first is time) and rows of numbers.
+struct Table {
+    columns: Vec<String>,
+    rows: Vec<Vec<f64>>,
+}
+
+/// Reads a measurement CSV. Blank lines are skipped, empty fields read as missing (NaN),
+/// and an unterminated last line that does not parse (a write cut short) is dropped; any
+/// other malformed line is an error naming the file and line.
+fn read_table(path: &Path) -> Result<Table, PlotError> {
+    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let err = |line: usize, message: String| PlotError::Parse {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, header)) = lines.next() else {
+        return Ok(Table {
+            columns: Vec::new(),
+            rows: Vec::new(),
+        });
+    };
+    let columns: Vec<String> = header.split(',').map(|c| c.trim().to_string()).collect();
+    if let Some(c) = columns.iter().find(|c| c.parse::<f64>().is_ok()) {
+        return Err(err(
+            1,
+            format!("expected a header of column names, found the number {c:?}"),
+        ));
+    }
+    let last_unterminated = !text.ends_with('\n');
+    let n_lines = text.lines().count();
+    let mut rows = Vec::new();
+    for (i, line) in lines {
+        let parsed: Result<Vec<f64>, String> = if line.split(',').count() != columns.len() {
+            Err(format!(
+                "expected {} comma-separated fields (as in the header), found {}",
+                columns.len(),
+                line.split(',').count()
+            ))
+        } else {
+            line.split(',')
+                .zip(&columns)
+                .map(|(f, name)| {
+                    let f = f.trim();
+                    if f.is_empty() {
+                        Ok(f64::NAN)
+                    } else {
+                        f.parse::<f64>()
+                            .map_err(|e| format!("column `{name}`: {f:?}: {e}"))
+                    }
+                })
+                .collect()
+        };
+        match parsed {
+            Ok(row) => rows.push(row),
+            Err(_) if last_unterminated && i + 1 == n_lines => {}
+            Err(m) => return Err(err(i + 1, m)),
+        }
+    }
+    Ok(Table { columns, rows })
+}
+
+fn table_panel(name: &str, t: &Table) -> Option<Panel> {
+    if t.columns.len() < 2 || t.rows.is_empty() {
+        return None;
+    }
+    let series: Vec<Series> = (1..t.columns.len())
+        .map(|c| Series {
+            label: t.columns[c].replace('_', " "),
+            points: t.rows.iter().map(|r| (r[0], r[c])).collect(),
+        })
+        .collect();
+    let y_label = if t.columns.len() == 2 {
+        t.columns[1].replace('_', " ")
+    } else {
+        "value".to_string()
+    };
+    let mut p = Panel::new(&name.replace('_', " "), &y_label, YScale::Linear, series);
+    p.x_label = t.columns[0].replace('_', " ");
+    if p.x_label == "time" {
+        p.x_label = "time [s]".into();
+    }
+    Some(p)
+}
+
+// ---------------------------------------------------------------------------------------
+// Drawing
+
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+fn render(path: &Path, panels: &[Panel]) -> Result<(), PlotError> {
+    let (w, h) = (WIDTH, PANEL_HEIGHT * panels.len() as u32);
+    let mut rgb = vec![255u8; w as usize * h as usize * 3];
+    let render_err = |message: String| PlotError::Render {
+        path: path.to_path_buf(),
+        message,
+    };
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| render_err(e.to_string()))?;
+        let areas = root.split_evenly((panels.len(), 1));
+        for (area, panel) in areas.iter().zip(panels) {
+            draw_panel(area, panel).map_err(|e| render_err(e.to_string()))?;
+        }
+        root.present().map_err(|e| render_err(e.to_string()))?;
+    }
+    let png = encode_png(&rgb, w, h);
+    write_atomic(path, |f| f.write_all(&png)).map_err(io_err(path))
+}
+
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Panel,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut b = ChartBuilder::on(area);
+    b.caption(&p.title, (FONT, 26))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(90);
+    let (x0, x1) = p.x_range;
+    let (y0, y1) = p.y_range;
+    if p.log {
+        let mut c = b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
+        c.configure_mesh()
+            .y_label_formatter(&|v| format!("{v:.0e}"))
+            .x_label_formatter(&|v| fmt_tick(*v))
+            .x_desc(&p.x_label)
+            .y_desc(&p.y_label)
+            .label_style((FONT, 16))
+            .axis_desc_style((FONT, 18))
+            .draw()?;
+        draw_lines(&mut c, p)
+    } else {
+        let mut c = b.build_cartesian_2d(x0..x1, y0..y1)?;
+        c.configure_mesh()
+            .y_label_formatter(&|v| fmt_tick(*v))
+            .x_label_formatter(&|v| fmt_tick(*v))
+            .x_desc(&p.x_label)
+            .y_desc(&p.y_label)
+            .label_style((FONT, 16))
+            .axis_desc_style((FONT, 18))
+            .draw()?;
+        draw_lines(&mut c, p)
+    }
+}
+
+fn draw_lines<'a, DB, Y>(
+    c: &mut ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>,
+    p: &Panel,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: DrawingBackend + 'a,
+    Y: Ranged<ValueType = f64>,
+{
+    for (i, s) in p.series.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let style = color.stroke_width(2);
+        if s.points.len() == 1 {
+            c.draw_series(PointSeries::of_element(
+                s.points.iter().copied(),
+                4,
+                color.filled(),
+                &|pt, size, st| Circle::new(pt, size, st),
+            ))?
+            .label(&s.label)
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+        } else {
+            c.draw_series(LineSeries::new(s.points.iter().copied(), style))?
+                .label(&s.label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+    }
+    c.configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font((FONT, 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.4))
+        .draw()
+}
+
+/// Compact tick labels: plain decimals for moderate magnitudes, scientific otherwise.
+fn fmt_tick(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".into()
+    } else if (1e-3..1e5).contains(&a) {
+        let s = format!("{v:.4}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        s.to_string()
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// PNG encoding: 8-bit RGB, "Up" filter on every row, zlib stream of one fixed-Huffman
+// deflate block whose matches are byte runs (distance 1) and pixel runs (distance 3).
+// Plots are mostly flat colour, so this gets within a small factor of a full encoder.
+
+/// Encodes an 8-bit RGB image (`rgb.len() == 3 * width * height`) as PNG.
+pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Vec<u8> {
+    let stride = width as usize * 3;
+    assert_eq!(rgb.len(), stride * height as usize, "RGB buffer size");
+    let mut raw = Vec::with_capacity((stride + 1) * height as usize);
+    for y in 0..height as usize {
+        let row = &rgb[y * stride..(y + 1) * stride];
+        if y == 0 {
+            raw.push(0);
+            raw.extend_from_slice(row);
+        } else {
+            let prev = &rgb[(y - 1) * stride..y * stride];
+            raw.push(2);
+            raw.extend(row.iter().zip(prev).map(|(a, b)| a.wrapping_sub(*b)));
+        }
+    }
+
+    let mut out = Vec::with_capacity(raw.len() / 8 + 64);
+    out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
+    let mut ihdr = Vec::with_capacity(13);
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]); // 8 bit, RGB, deflate, adaptive filter, no interlace
+    png_chunk(&mut out, b"IHDR", &ihdr);
+    png_chunk(&mut out, b"IDAT", &zlib_compress(&raw));
+    png_chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let crc = crc32(&out[start..]);
+    out.extend_from_slice(&crc.to_be_bytes());
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    static TABLE: OnceLock<[u32; 256]> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = [0u32; 256];
+        for (n, e) in t.iter_mut().enumerate() {
+            let mut c = n as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+            *e = c;
+        }
+        t
+    });
+    !data.iter().fold(!0u32, |c, &b| {
+        table[((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8)
+    })
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += x as u32;
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    (b << 16) | a
+}
+
+struct BitWriter {
+    out: Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl BitWriter {
+    /// Appends the `n` low bits of `v`, least significant first.
+    fn bits(&mut self, v: u32, n: u32) {
+        self.acc |= (v as u64) << self.n;
+        self.n += n;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+
+    /// Appends a Huffman code (most significant bit first, as deflate packs them).
+    fn code(&mut self, code: u32, len: u32) {
+        self.bits(code.reverse_bits() >> (32 - len), len);
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        if self.n > 0 {
+            self.out.push(self.acc as u8);
+        }
+        self.out
+    }
+}
+
+/// A literal/length symbol with the fixed Huffman code of deflate (RFC 1951 §3.2.6).
+fn fixed_symbol(w: &mut BitWriter, sym: u32) {
+    match sym {
+        0..=143 => w.code(0x30 + sym, 8),
+        144..=255 => w.code(0x190 + sym - 144, 9),
+        256..=279 => w.code(sym - 256, 7),
+        _ => w.code(0xC0 + sym - 280, 8),
+    }
+}
+
+const LEN_BASE: [u32; 29] = [
+    3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131,
+    163, 195, 227, 258,
+];
+const LEN_EXTRA: [u32; 29] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
+];
+
+fn zlib_compress(data: &[u8]) -> Vec<u8> {
+    let mut w = BitWriter {
+        out: vec![0x78, 0x01],
+        acc: 0,
+        n: 0,
+    };
+    w.bits(1, 1); // final block
+    w.bits(1, 2); // fixed Huffman codes
+    let mut i = 0;
+    while i < data.len() {
+        let run = |dist: usize| -> usize {
+            if i < dist {
+                return 0;
+            }
+            let max = (data.len() - i).min(258);
+            (0..max)
+                .take_while(|&k| data[i + k] == data[i + k - dist])
+                .count()
+        };
+        let (r1, r3) = (run(1), run(3));
+        let (len, dist_code) = if r1 >= r3 { (r1, 0) } else { (r3, 2) };
+        if len >= 3 {
+            let c = LEN_BASE.iter().rposition(|&b| b as usize <= len).unwrap();
+            fixed_symbol(&mut w, 257 + c as u32);
+            w.bits(len as u32 - LEN_BASE[c], LEN_EXTRA[c]);
+            w.code(dist_code, 5); // distance 1 or 3: codes 0 and 2, no extra bits
+            i += len;
+        } else {
+            fixed_symbol(&mut w, data[i] as u32);
+            i += 1;
+        }
+    }
+    fixed_symbol(&mut w, 256);
+    let mut out = w.finish();
+    out.extend_from_slice(&adler32(data).to_be_bytes());
+    out
+}
