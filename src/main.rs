@@ -47,6 +47,8 @@ enum Command {
     },
     /// Check a scene file and print its summary and warnings.
     Validate { scene: PathBuf },
+    /// Draw PNG plots of a run's statistics and measurements into RUN_DIR/plots.
+    Plot { run_dir: PathBuf },
 }
 
 /// A progress bar on a terminal; plain log lines (every 10 %) otherwise.
@@ -131,6 +133,7 @@ fn main() -> ExitCode {
         ),
         Command::Info { backend } => cmd_info(backend),
         Command::Validate { scene } => cmd_validate(scene),
+        Command::Plot { run_dir } => cmd_plot(run_dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -244,6 +247,20 @@ fn cmd_validate(scene: PathBuf) -> Result<(), String> {
     );
     for w in &s.warnings {
         println!("warning: {w}");
+    }
+    Ok(())
+}
+
+fn cmd_plot(run_dir: PathBuf) -> Result<(), String> {
+    let written = bristlecone::plot::plot_run(&run_dir).map_err(|e| e.to_string())?;
+    if written.is_empty() {
+        println!(
+            "nothing to plot in {} (no non-zero series)",
+            run_dir.display()
+        );
+    }
+    for p in written {
+        println!("{}", p.display());
     }
     Ok(())
 }

@@ -516,167 +516,20 @@ fn fmt_tick(v: f64) -> String {
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// PNG encoding: 8-bit RGB, "Up" filter on every row, zlib stream of one fixed-Huffman
-// deflate block whose matches are byte runs (distance 1) and pixel runs (distance 3).
-// Plots are mostly flat colour, so this gets within a small factor of a full encoder.
-
 /// Encodes an 8-bit RGB image (`rgb.len() == 3 * width * height`) as PNG.
 pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Vec<u8> {
-    let stride = width as usize * 3;
-    assert_eq!(rgb.len(), stride * height as usize, "RGB buffer size");
-    let mut raw = Vec::with_capacity((stride + 1) * height as usize);
-    for y in 0..height as usize {
-        let row = &rgb[y * stride..(y + 1) * stride];
-        if y == 0 {
-            raw.push(0);
-            raw.extend_from_slice(row);
-        } else {
-            let prev = &rgb[(y - 1) * stride..y * stride];
-            raw.push(2);
-            raw.extend(row.iter().zip(prev).map(|(a, b)| a.wrapping_sub(*b)));
-        }
-    }
-
-    let mut out = Vec::with_capacity(raw.len() / 8 + 64);
-    out.extend_from_slice(b"\x89PNG\r\n\x1a\n");
-    let mut ihdr = Vec::with_capacity(13);
-    ihdr.extend_from_slice(&width.to_be_bytes());
-    ihdr.extend_from_slice(&height.to_be_bytes());
-    ihdr.extend_from_slice(&[8, 2, 0, 0, 0]); // 8 bit, RGB, deflate, adaptive filter, no interlace
-    png_chunk(&mut out, b"IHDR", &ihdr);
-    png_chunk(&mut out, b"IDAT", &zlib_compress(&raw));
-    png_chunk(&mut out, b"IEND", &[]);
-    out
-}
-
-fn png_chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    let start = out.len();
-    out.extend_from_slice(kind);
-    out.extend_from_slice(data);
-    let crc = crc32(&out[start..]);
-    out.extend_from_slice(&crc.to_be_bytes());
-}
-
-fn crc32(data: &[u8]) -> u32 {
-    static TABLE: OnceLock<[u32; 256]> = OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let mut t = [0u32; 256];
-        for (n, e) in t.iter_mut().enumerate() {
-            let mut c = n as u32;
-            for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    0xEDB8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-            }
-            *e = c;
-        }
-        t
-    });
-    !data.iter().fold(!0u32, |c, &b| {
-        table[((c ^ b as u32) & 0xFF) as usize] ^ (c >> 8)
-    })
-}
-
-fn adler32(data: &[u8]) -> u32 {
-    let (mut a, mut b) = (1u32, 0u32);
-    for chunk in data.chunks(5552) {
-        for &x in chunk {
-            a += x as u32;
-            b += a;
-        }
-        a %= 65521;
-        b %= 65521;
-    }
-    (b << 16) | a
-}
-
-struct BitWriter {
-    out: Vec<u8>,
-    acc: u64,
-    n: u32,
-}
-
-impl BitWriter {
-    /// Appends the `n` low bits of `v`, least significant first.
-    fn bits(&mut self, v: u32, n: u32) {
-        self.acc |= (v as u64) << self.n;
-        self.n += n;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-
-    /// Appends a Huffman code (most significant bit first, as deflate packs them).
-    fn code(&mut self, code: u32, len: u32) {
-        self.bits(code.reverse_bits() >> (32 - len), len);
-    }
-
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
-        self.out
-    }
-}
-
-/// A literal/length symbol with the fixed Huffman code of deflate (RFC 1951 §3.2.6).
-fn fixed_symbol(w: &mut BitWriter, sym: u32) {
-    match sym {
-        0..=143 => w.code(0x30 + sym, 8),
-        144..=255 => w.code(0x190 + sym - 144, 9),
-        256..=279 => w.code(sym - 256, 7),
-        _ => w.code(0xC0 + sym - 280, 8),
-    }
-}
-
-const LEN_BASE: [u32; 29] = [
-    3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131,
-    163, 195, 227, 258,
-];
-const LEN_EXTRA: [u32; 29] = [
-    0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0,
-];
-
-fn zlib_compress(data: &[u8]) -> Vec<u8> {
-    let mut w = BitWriter {
-        out: vec![0x78, 0x01],
-        acc: 0,
-        n: 0,
-    };
-    w.bits(1, 1); // final block
-    w.bits(1, 2); // fixed Huffman codes
-    let mut i = 0;
-    while i < data.len() {
-        let run = |dist: usize| -> usize {
-            if i < dist {
-                return 0;
-            }
-            let max = (data.len() - i).min(258);
-            (0..max)
-                .take_while(|&k| data[i + k] == data[i + k - dist])
-                .count()
-        };
-        let (r1, r3) = (run(1), run(3));
-        let (len, dist_code) = if r1 >= r3 { (r1, 0) } else { (r3, 2) };
-        if len >= 3 {
-            let c = LEN_BASE.iter().rposition(|&b| b as usize <= len).unwrap();
-            fixed_symbol(&mut w, 257 + c as u32);
-            w.bits(len as u32 - LEN_BASE[c], LEN_EXTRA[c]);
-            w.code(dist_code, 5); // distance 1 or 3: codes 0 and 2, no extra bits
-            i += len;
-        } else {
-            fixed_symbol(&mut w, data[i] as u32);
-            i += 1;
-        }
-    }
-    fixed_symbol(&mut w, 256);
-    let mut out = w.finish();
-    out.extend_from_slice(&adler32(data).to_be_bytes());
+    assert_eq!(
+        rgb.len(),
+        3 * width as usize * height as usize,
+        "RGB buffer size"
+    );
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, width, height);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Best);
+    let mut w = enc.write_header().expect("in-memory PNG header");
+    w.write_image_data(rgb).expect("in-memory PNG data");
+    w.finish().expect("in-memory PNG end");
     out
 }
