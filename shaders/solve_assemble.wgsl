@@ -56,7 +56,8 @@ fn n_contacts() -> u32 {
 // Projection onto K = { γ_n ≥ 0, ‖(γ_u, γ_w)‖ ≤ μ γ_n } (the three cases of the second-order cone).
 fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
     let t = length(g.yz);
-    if t <= mu * g.x {
+    // `g.x >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
+    if t <= mu * g.x && g.x >= 0.0 {
         return vec4<f32>(g.xyz, 0.0);
     }
     if mu * t <= -g.x {

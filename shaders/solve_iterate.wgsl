@@ -63,7 +63,8 @@ var<workgroup> sh: array<vec4<f32>, WG>;
 
 fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
     let t = length(g.yz);
-    if t <= mu * g.x {
+    // `g.x >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
+    if t <= mu * g.x && g.x >= 0.0 {
         return vec4<f32>(g.xyz, 0.0);
     }
     if mu * t <= -g.x {

@@ -62,7 +62,8 @@ fn dot(a: Vec3, b: Vec3) -> f64 {
 /// Projection onto K = { γ_n ≥ 0, ‖γ_t‖ ≤ μ γ_n } (same three cases as the shader).
 pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
     let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
-    if t <= mu * g[0] {
+    // `g[0] >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
+    if t <= mu * g[0] && g[0] >= 0.0 {
         return g;
     }
     if mu * t <= -g[0] {
