@@ -1,6 +1,12 @@
 // CCP solver, assembly (DESIGN §2): per contact the right-hand side
 //   p_i = [max(Φ/dt, −v_recover), 0, 0] + D_iᵀ v*
-// and the diagonal scaling η_i = 3 / trace(N_ii) (Chrono), stored together as rhs[i] = (p, η);
+// and the diagonal scaling η_i = 3 / trace(B_ii), stored together as rhs[i] = (p, η), where
+// B_ii is N_ii with each body's inverse mass and inertia multiplied by its number of contacts
+// n_b. Since (Σ_c x_c)ᵀ A (Σ_c x_c) ≤ n Σ_c x_cᵀ A x_c, N ≤ blockdiag(B_ii) ≤ diag(3/η_i), so
+// projected Jacobi with step ω η_i converges for every ω < 2/3 whatever the contact graph
+// (Chrono's 3/trace(N_ii) diverges with ω = 0.3 once a body has more than ~6 contacts), and
+// APGD run in the metric diag(1/η) has a Lipschitz constant L ≤ 3 independent of masses,
+// sizes and coordination (η is a per-contact scalar, so the cone projection is unchanged).
 // the starting impulse γ⁰ (warm start: the previous step's impulse of the contact with the
 // same key (A, B, feature), found by binary search in the previous step's sorted key list);
 // and, at the end of a solve, the copy of this step's keys and impulses for the next one.
@@ -36,6 +42,12 @@ const SEG_BEST: u32 = 3u;
 // prev[0].x = number of saved contacts; prev[1 + k] = key k (A, B, feature, 0);
 // prev[1 + capacity + k] = impulse k (f32 bits).
 @group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>;
+// Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
+@group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
+
+fn contact_count(b: u32) -> f32 {
+    return f32(max(body_offsets[b + 1u] - body_offsets[b], 1u));
+}
 
 fn n_contacts() -> u32 {
     return min(counts[0], params.counts.y);
@@ -44,7 +56,8 @@ fn n_contacts() -> u32 {
 // Projection onto K = { γ_n ≥ 0, ‖(γ_u, γ_w)‖ ≤ μ γ_n } (the three cases of the second-order cone).
 fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
     let t = length(g.yz);
-    if t <= mu * g.x {
+    // `g.x >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
+    if t <= mu * g.x && g.x >= 0.0 {
         return vec4<f32>(g.xyz, 0.0);
     }
     if mu * t <= -g.x {
@@ -102,7 +115,8 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let dt = params.coef.x;
     let stab = max(c.n_gap.w / dt, -params.coef.z);
     let p = vec3<f32>(stab + dot(n, rel), dot(u, rel), dot(w, rel));
-    let tr = trace_share(a, ra, n, u, w) + trace_share(b, rb, n, u, w);
+    let tr = contact_count(a) * trace_share(a, ra, n, u, w)
+        + contact_count(b) * trace_share(b, rb, n, u, w);
     let eta = select(0.0, 3.0 / tr, tr > 0.0);
     rhs[i] = vec4<f32>(p, eta);
 

@@ -1,10 +1,14 @@
 // CCP solver, per-contact passes of the iterations (DESIGN §2): the second half of the
 // matrix-free product, (Nγ)_i = D_iᵀ (Δv_A, Δv_B), fused with the per-workgroup partial sums
-// the scalar logic needs; the projected Jacobi and APGD steps; and the commit of an accepted
-// iterate. Every sweep is: step → gather (solve_schur) → product → reduce (solve_reduce) →
-// commit. The scalar state (L, θ, β, residuals, flags) is read from `scal`; solve_reduce owns
-// it. Dispatch sizes come from indirect arguments that solve_reduce zeroes once converged.
+// the scalar logic needs; the projected Jacobi and APGD steps, each fused with the commit of
+// the previous sweep's accepted trial. Every sweep is 4 dispatches:
+//   commit + step (here) → gather (solve_schur) → product (here) → reduce (solve_reduce).
+// The scalar state (L, θ, β, residuals, flags) is read from `scal`; solve_reduce owns it.
+// Dispatch sizes come from indirect arguments that solve_reduce zeroes once converged; the
+// commit still pending then is applied by `commit` once, after the sweeps.
 // Residual of γ (per contact, g_d = η_i): r_i = (γ_i − Π_K(γ_i − η_i (Nγ + p)_i)) / η_i.
+// APGD works in the metric diag(1/η) (see solve_assemble): step y − (η/L)∘∇f, and the
+// sufficient-decrease test dᵀN d ≤ L Σ_i ‖d_i‖²/η_i.
 
 struct SolveParams {
     counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
@@ -59,7 +63,8 @@ var<workgroup> sh: array<vec4<f32>, WG>;
 
 fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
     let t = length(g.yz);
-    if t <= mu * g.x {
+    // `g.x >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
+    if t <= mu * g.x && g.x >= 0.0 {
         return vec4<f32>(g.xyz, 0.0);
     }
     if mu * t <= -g.x {
@@ -129,7 +134,8 @@ fn product_init(
     reduce_to_partial(v, lid, wid, nwg, true);
 }
 
-// Setup (APGD): partials (‖N(γ⁰ − 1)‖², ‖γ⁰ − 1‖², 0, 0) for the initial Lipschitz estimate.
+// Setup (APGD): partials (Σ η‖N(γ⁰ − 1)‖², Σ ‖γ⁰ − 1‖²/η, 0, 0) for the initial Lipschitz
+// estimate in the metric diag(1/η) (Chrono's ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖, preconditioned).
 @compute @workgroup_size(256)
 fn product_lip(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -140,20 +146,48 @@ fn product_lip(
     let i = linear_index(gid, nwg);
     var v = vec4<f32>(0.0);
     if i < scal.n_contacts {
-        let ng = product(contacts[i]);
-        let d = gam[SEG_GAMMA * params.counts.y + i].xyz - vec3<f32>(1.0);
-        v = vec4<f32>(dot(ng.xyz, ng.xyz), dot(d, d), 0.0, 0.0);
+        let eta = rhs[i].w;
+        if eta > 0.0 {
+            let ng = product(contacts[i]);
+            let d = gam[SEG_GAMMA * params.counts.y + i].xyz - vec3<f32>(1.0);
+            v = vec4<f32>(eta * dot(ng.xyz, ng.xyz), dot(d, d) / eta, 0.0, 0.0);
+        }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
 }
 
-// Projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
+// The pending commit of an accepted trial (flag `scal.accepted`, set by the last reduce):
+// γ ← trial, Nγ ← N trial; APGD also y ← trial + β (trial − γ),
+// Ny ← (1 + β) N trial − β Nγ (N is linear: no extra product), and the best iterate.
+fn commit_one(i: u32) {
+    if scal.accepted == 0u {
+        return;
+    }
+    let cap = params.counts.y;
+    let t = gam[SEG_TRIAL * cap + i];
+    let nt = nv[SEG_NTRIAL * cap + i];
+    if params.counts.z != 0u {
+        let beta = scal.beta;
+        let g = gam[SEG_GAMMA * cap + i];
+        let ng = nv[SEG_NGAMMA * cap + i];
+        gam[SEG_Y * cap + i] = t + beta * (t - g);
+        nv[SEG_NY * cap + i] = (1.0 + beta) * nt - beta * ng;
+        if scal.is_best != 0u {
+            gam[SEG_BEST * cap + i] = t;
+        }
+    }
+    gam[SEG_GAMMA * cap + i] = t;
+    nv[SEG_NGAMMA * cap + i] = nt;
+}
+
+// Pending commit, then projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
 @compute @workgroup_size(256)
 fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
     if i >= scal.n_contacts {
         return;
     }
+    commit_one(i);
     let cap = params.counts.y;
     let q = rhs[i];
     let g = gam[SEG_GAMMA * cap + i];
@@ -165,26 +199,28 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     gam[SEG_TRIAL * cap + i] = t;
 }
 
-// APGD: trial = Π_K(y − (Ny + p) / L).
+// Pending commit, then APGD: trial = Π_K(y − (η/L) ∘ (Ny + p)).
 @compute @workgroup_size(256)
 fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
     if i >= scal.n_contacts {
         return;
     }
+    commit_one(i);
     let cap = params.counts.y;
     let q = rhs[i];
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_cone(gam[SEG_Y * cap + i] - grad / scal.lip, contacts[i].ra.w);
+        t = project_cone(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i].ra.w);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
 
-// N·trial, and partials (‖r(trial)‖², dᵀ(N trial − Ny), ‖d‖², gᵀ(trial − γ)) with
+// N·trial, and partials (‖r(trial)‖², dᵀ(N trial − Ny), Σ‖d_i‖²/η_i, gᵀ(trial − γ)) with
 // d = trial − y and g = Ny + p: APGD's sufficient-decrease test f(trial) ≤ f(y) + gᵀd + L/2‖d‖²
-// is exactly dᵀN d ≤ L ‖d‖² for a quadratic f, which avoids the cancellation of f32 objectives.
+// (metric diag(1/η)) is exactly dᵀN d ≤ L Σ‖d_i‖²/η_i for a quadratic f, which avoids the
+// cancellation of f32 objectives.
 @compute @workgroup_size(256)
 fn product_trial(
     @builtin(global_invocation_id) gid: vec3<u32>,
@@ -209,35 +245,21 @@ fn product_trial(
             let ny = nv[SEG_NY * cap + i];
             let d = t - gam[SEG_Y * cap + i];
             let g = ny + p;
-            v = vec4<f32>(r2, dot(d, nt - ny), dot(d, d), dot(g, t - gam[SEG_GAMMA * cap + i]));
+            let dd = select(0.0, dot(d, d) / q.w, q.w > 0.0);
+            v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam[SEG_GAMMA * cap + i]));
         }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
 }
 
-// Accepts the trial: γ ← trial, Nγ ← N trial; APGD also y ← trial + β (trial − γ),
-// Ny ← (1 + β) N trial − β Nγ (N is linear: no extra product), and the best iterate.
+// After the sweeps: the commit still pending (the last accepted trial), if any.
 @compute @workgroup_size(256)
 fn commit(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
     if i >= scal.n_contacts {
         return;
     }
-    let cap = params.counts.y;
-    let t = gam[SEG_TRIAL * cap + i];
-    let nt = nv[SEG_NTRIAL * cap + i];
-    if params.counts.z != 0u {
-        let beta = scal.beta;
-        let g = gam[SEG_GAMMA * cap + i];
-        let ng = nv[SEG_NGAMMA * cap + i];
-        gam[SEG_Y * cap + i] = t + beta * (t - g);
-        nv[SEG_NY * cap + i] = (1.0 + beta) * nt - beta * ng;
-        if scal.is_best != 0u {
-            gam[SEG_BEST * cap + i] = t;
-        }
-    }
-    gam[SEG_GAMMA * cap + i] = t;
-    nv[SEG_NGAMMA * cap + i] = nt;
+    commit_one(i);
 }
 
 // APGD returns the iterate with the smallest residual.

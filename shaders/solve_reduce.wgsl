@@ -2,8 +2,10 @@
 // solve_iterate in a fixed order (deterministic), then one thread runs the branchy scalar
 // logic of projected Jacobi or APGD (Mazhar et al. 2015 / Chrono's ChSolverAPGD) on the state
 // in `scal`, and writes the indirect dispatch arguments of the next sweep: zero groups once
-// converged (so the remaining recorded sweeps cost one empty dispatch each, no CPU sync), and
-// zero groups for the commit of a rejected APGD trial (backtracking: L ← 2L, retry).
+// converged (so the remaining recorded sweeps cost a few empty dispatches each, no CPU sync).
+// An accepted trial is committed lazily by the next sweep's step kernel (or by `commit` after
+// the sweeps), which reads `scal.accepted`; a rejected APGD trial (backtracking: L ← 2L, retry
+// from the same y) clears it.
 
 struct SolveParams {
     counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
@@ -141,7 +143,8 @@ fn reduce_init(@builtin(local_invocation_index) lid: u32) {
     }
 }
 
-// After product_lip (APGD): L⁰ = ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖ (1 when that is 0 or not finite).
+// After product_lip (APGD): L⁰ = ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖ in the metric diag(1/η)
+// (1 when that is 0 or not finite; the metric bounds the true L by 3).
 @compute @workgroup_size(256)
 fn reduce_lip(@builtin(local_invocation_index) lid: u32) {
     let s = reduce_partials(lid, false);
@@ -161,7 +164,6 @@ fn reduce_jacobi(@builtin(local_invocation_index) lid: u32) {
         return;
     }
     if scal.converged != 0u {
-        set_args(8u, 0u);
         return;
     }
     let k = scal.iters;
@@ -184,7 +186,6 @@ fn reduce_apgd(@builtin(local_invocation_index) lid: u32) {
         return;
     }
     if scal.converged != 0u {
-        set_args(8u, 0u);
         return;
     }
     let k = scal.iters;

@@ -59,7 +59,9 @@ fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32) -> SolverSett
         kind,
         max_iterations,
         tolerance,
-        omega: 0.3,
+        // η = 3/trace(B_ii) (contact-count scaled) makes Jacobi provably convergent for
+        // ω < 2/3; 0.6 is the default.
+        omega: 0.6,
         recovery_speed: 0.5,
         warm_start: false,
     }
@@ -355,8 +357,14 @@ fn both_solvers_reach_the_oracle_solution_on_small_problems() {
             .map(|(v, b)| v.0.length().max(b.vel.length()))
             .fold(0.0, f64::max);
         for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
-            // f64 twin: 1e-9 relative residual.
-            let st = settings(kind, 20000, (1e-9 * pn) as f32);
+            // f64 twin: 1e-9 relative residual. Jacobi on the singular box converges
+            // linearly but slowly (its steps are bounded by the contact-count scaled η).
+            let cpu_cap = if kind == SolverKind::Jacobi {
+                100_000
+            } else {
+                20_000
+            };
+            let st = settings(kind, cpu_cap, (1e-9 * pn) as f32);
             let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
             assert!(
                 c.converged,

@@ -62,7 +62,8 @@ fn dot(a: Vec3, b: Vec3) -> f64 {
 /// Projection onto K = { γ_n ≥ 0, ‖γ_t‖ ≤ μ γ_n } (same three cases as the shader).
 pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
     let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
-    if t <= mu * g[0] {
+    // `g[0] >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
+    if t <= mu * g[0] && g[0] >= 0.0 {
         return g;
     }
     if mu * t <= -g[0] {
@@ -156,7 +157,9 @@ impl<'a> Schur<'a> {
     }
 }
 
-/// p_i = [max(Φ/dt, −v_recover), 0, 0] + D_iᵀ v*, η_i = 3/trace(N_ii).
+/// p_i = [max(Φ/dt, −v_recover), 0, 0] + D_iᵀ v*, η_i = 3/trace(B_ii), where B_ii is N_ii with
+/// each body's inverse mass and inertia multiplied by its number of contacts n_b (≥ 1), so that
+/// N ≤ blockdiag(B) ≤ diag(3/η) (see `shaders/solve_assemble.wgsl`).
 pub fn assemble(
     bodies: &[Body64],
     contacts: &[Contact],
@@ -165,6 +168,12 @@ pub fn assemble(
 ) -> (Vec<Vec3>, Vec<f64>) {
     let mut p = Vec::with_capacity(contacts.len());
     let mut eta = Vec::with_capacity(contacts.len());
+    let mut count = vec![0u32; bodies.len()];
+    for c in contacts {
+        count[c.ids[0] as usize] += 1;
+        count[c.ids[1] as usize] += 1;
+    }
+    let nb = |b: u32| count[b as usize].max(1) as f64;
     for c in contacts {
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
@@ -181,7 +190,7 @@ pub fn assemble(
                     })
                     .sum::<f64>()
         };
-        let tr = share(a, ra) + share(b, rb);
+        let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
         eta.push(if tr > 0.0 { 3.0 / tr } else { 0.0 });
     }
     (p, eta)
@@ -240,8 +249,15 @@ pub fn solve(
     if apgd && !converged {
         let shifted: Vec<Vec3> = gamma.iter().map(|g| sub(*g, [1.0; 3])).collect();
         let nsh = schur.apply(&shifted);
-        let a: f64 = nsh.iter().map(|v| dot(*v, *v)).sum();
-        let b: f64 = shifted.iter().map(|v| dot(*v, *v)).sum();
+        // In the metric diag(1/η): Σ η ‖N x‖² and Σ ‖x‖²/η over contacts with η > 0.
+        let a: f64 = (0..nc)
+            .filter(|&i| eta[i] > 0.0)
+            .map(|i| eta[i] * dot(nsh[i], nsh[i]))
+            .sum();
+        let b: f64 = (0..nc)
+            .filter(|&i| eta[i] > 0.0)
+            .map(|i| dot(shifted[i], shifted[i]) / eta[i])
+            .sum();
         let l = a.sqrt() / b.sqrt();
         lip = if l > 0.0 && l < 3.0e38 { l } else { 1.0 };
     }
@@ -260,7 +276,7 @@ pub fn solve(
                     return [0.0; 3];
                 }
                 if apgd {
-                    project_cone(sub(y[i], scale(1.0 / lip, grad(&ny, i))), mu[i])
+                    project_cone(sub(y[i], scale(eta[i] / lip, grad(&ny, i))), mu[i])
                 } else {
                     let s = settings.omega as f64 * eta[i];
                     project_cone(sub(gamma[i], scale(s, grad(&ngamma, i))), mu[i])
@@ -285,7 +301,9 @@ pub fn solve(
         for i in 0..nc {
             let d = sub(trial[i], y[i]);
             dnd += dot(d, sub(ntrial[i], ny[i]));
-            dd += dot(d, d);
+            if eta[i] > 0.0 {
+                dd += dot(d, d) / eta[i];
+            }
             gdg += dot(grad(&ny, i), sub(trial[i], gamma[i]));
         }
         if dnd > lip * dd {

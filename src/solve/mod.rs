@@ -6,12 +6,15 @@
 //!
 //! 1. `solve_reduce::init_args` — contact count from `counts[0]` (clamped to the capacity),
 //!    indirect dispatch arguments, scalar state reset;
-//! 2. `solve_assemble::assemble` — `p_i`, `η_i = 3/trace(N_ii)`, warm-started `γ⁰`;
+//! 2. `solve_assemble::assemble` — `p_i`, `η_i = 3/trace(B_ii)` (N_ii with each body's inverse
+//!    mass and inertia times its contact count: a bound N ≤ diag(3/η) that makes Jacobi
+//!    convergent for ω < 2/3 and preconditions APGD), warm-started `γ⁰`;
 //! 3. setup product `Nγ⁰` (and, for APGD, `N(γ⁰ − 1)` for the initial Lipschitz estimate);
-//! 4. `max_iterations` sweeps, each `step → gather (Δv per body) → product (+ partial sums) →
-//!    reduce (one workgroup: scalar logic) → commit`. Sweeps after convergence are dispatched
-//!    with zero workgroups (the reduce kernel zeroes the indirect arguments), so they cost a
-//!    few empty dispatches each and never a CPU sync;
+//! 4. `max_iterations` sweeps of 4 dispatches, each `commit previous + step → gather (Δv per
+//!    body) → product (+ partial sums) → reduce (one workgroup: scalar logic)`, then one
+//!    `commit` of the last accepted trial. Sweeps after convergence are dispatched with zero
+//!    workgroups (the reduce kernel zeroes the indirect arguments), so they cost a few empty
+//!    dispatches each and never a CPU sync;
 //! 5. the returned impulses (APGD: the iterate with the smallest residual), `v⁺ = v* + M⁻¹Dγ`,
 //!    the warm-start copy (keys + γ) and the statistics.
 //!
@@ -44,7 +47,8 @@ pub struct SolverSettings {
     pub max_iterations: u32,
     /// Absolute tolerance on the residual ‖(γ − Π_K(γ − η ∘ ∇f))/η‖₂ (velocity units, m/s).
     pub tolerance: f32,
-    /// Jacobi relaxation ω.
+    /// Jacobi relaxation ω: the step is ω η_i with η_i = 3/trace(B_ii) (contact-count scaled,
+    /// see `solve_assemble.wgsl`), convergent for every ω < 2/3.
     pub omega: f32,
     /// Cap on the penetration recovery speed: the stabilisation term is max(Φ/dt, −v).
     pub recovery_speed: f32,
@@ -57,7 +61,7 @@ impl Default for SolverSettings {
             kind: SolverKind::Apgd,
             max_iterations: 100,
             tolerance: 1e-5,
-            omega: 0.3,
+            omega: 0.6,
             recovery_speed: 1.0,
             warm_start: true,
         }
@@ -151,7 +155,6 @@ pub struct Solve {
 
 const ARGS_WORK: u64 = 0;
 const ARGS_BODY: u64 = 16;
-const ARGS_COMMIT: u64 = 32;
 const ARGS_ALL: u64 = 48;
 
 fn kernel(ctx: &GpuContext, name: &str) -> Result<Kernel, GpuError> {
@@ -347,6 +350,7 @@ impl Solve {
                 &c.gam,
                 &c.rhs,
                 &c.prev,
+                body_offsets,
             ],
         );
         let sch = self.schur.bind(
@@ -422,9 +426,10 @@ impl Solve {
             self.iterate
                 .dispatch_indirect(p, "product_trial", &it, args, ARGS_WORK);
             self.reduce.dispatch_groups(p, reduce, &red, 1);
-            self.iterate
-                .dispatch_indirect(p, "commit", &it, args, ARGS_COMMIT);
         }
+        // The last accepted trial (the step kernels commit the previous sweep's lazily).
+        self.iterate
+            .dispatch_indirect(p, "commit", &it, args, ARGS_ALL);
         if apgd {
             self.iterate
                 .dispatch_indirect(p, "take_best", &it, args, ARGS_ALL);

@@ -1,0 +1,455 @@
+//! Physics validation of the whole step (free velocity → GPU collision → GPU CCP solve →
+//! position update) against analytic answers. Every test states its formula and tolerance.
+//!
+//! Budget (CI: 2-core lavapipe): the whole file in under ~3 minutes. The choices that keep it
+//! there are stated per test: time step, iteration cap, simulated duration, and how often the
+//! host reads anything back (steps are batched with `advance(n, …)`).
+
+use bristlecone::bodies::{
+    BodyInit, BodyState, MOTION_DYNAMIC, MOTION_FIXED, SHAPE_BOX_CONTAINER, SHAPE_PLANE,
+};
+use bristlecone::collide::{BoundaryShape, CollideSettings};
+use bristlecone::gpu::shared_context;
+use bristlecone::reference::tangent_basis;
+use bristlecone::solve::{SolverKind, SolverSettings};
+use bristlecone::step::{ContactSetup, Simulation, StepSettings};
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+const G: f64 = 9.81;
+
+fn solver(max_iterations: u32, tolerance: f32) -> SolverSettings {
+    SolverSettings {
+        kind: SolverKind::Apgd,
+        max_iterations,
+        tolerance,
+        omega: 0.3,
+        recovery_speed: 0.1,
+        warm_start: true,
+    }
+}
+
+/// A fixed boundary body (body index = its position in the list, before any grain).
+fn boundary(
+    shape: u32,
+    shape_index: u32,
+    position: [f32; 3],
+    bound: f32,
+    material: u32,
+) -> BodyInit {
+    BodyInit {
+        position,
+        radius: bound,
+        orientation: [0.0, 0.0, 0.0, 1.0],
+        velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+        inv_mass: 0.0,
+        inv_inertia: [0.0; 3],
+        motion: MOTION_FIXED,
+        material,
+        shape,
+        shape_index,
+    }
+}
+
+/// A solid sphere of mass `m` (I = 2/5 m r²).
+fn sphere(position: [f32; 3], r: f32, m: f32, material: u32) -> BodyInit {
+    let i = 0.4 * m * r * r;
+    BodyInit {
+        position,
+        radius: r,
+        orientation: [0.0, 0.0, 0.0, 1.0],
+        velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+        inv_mass: 1.0 / m,
+        inv_inertia: [1.0 / i; 3],
+        motion: MOTION_DYNAMIC,
+        material,
+        shape: bristlecone::bodies::SHAPE_SPHERE,
+        shape_index: 0,
+    }
+}
+
+fn simulation(
+    bodies: &[BodyInit],
+    shapes: Vec<BoundaryShape>,
+    dt: f64,
+    gravity: [f64; 3],
+    friction: Vec<f32>,
+    envelope: f32,
+    solver: SolverSettings,
+) -> Simulation {
+    let state = BodyState::from_inits(bodies);
+    let settings = StepSettings {
+        dt,
+        gravity,
+        contact: Some(ContactSetup {
+            shapes,
+            collide: CollideSettings { envelope, friction },
+            solver,
+        }),
+    };
+    Simulation::new(shared_context(), &state, settings).unwrap()
+}
+
+fn v3(a: [f32; 4]) -> DVec3 {
+    DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64)
+}
+
+/// Total force (f64) that the contacts of the last step exert on body `body` (as A: the
+/// negative of the contact force on B).
+fn contact_force_on(sim: &Simulation, body: u32) -> (DVec3, usize) {
+    let (contacts, gamma) = sim.read_contacts().unwrap();
+    let dt = sim.settings.dt;
+    let mut f = DVec3::ZERO;
+    let mut n = 0;
+    for (c, g) in contacts.iter().zip(&gamma) {
+        let nrm = v3(c.n_gap);
+        let (u, w) = tangent_basis(nrm);
+        let on_b = (g[0] as f64 * nrm + g[1] as f64 * u + g[2] as f64 * w) / dt;
+        if c.ids[0] == body {
+            f -= on_b;
+            n += 1;
+        } else if c.ids[1] == body {
+            f += on_b;
+            n += 1;
+        }
+    }
+    (f, n)
+}
+
+/// Chrono's load-balance unit test. 8 spheres (r = 0.5 m, m = 5 kg, μ = 0.5) dropped from
+/// 0.1–0.3 m into a closed box container whose 2.04 × 2.04 m floor holds them as two jittered
+/// 2 × 2 layers (so they come to rest instead of rolling forever), dt = 1e-3 s. Once they have settled, the summed
+/// contact force the grains exert on the container balances their weight:
+///   Σ_contacts F_z(on container) = −8 m g,  |ΣF + 8 m g e_z| ≤ 1e-3 · 8 m g
+/// checked every 50th step from t = 0.5 s to t = 3 s (51 checks), reading contacts and
+/// impulses (force = γ/dt). Between checks the steps run in GPU batches (no readback).
+/// Budget: 3000 steps with at most 100 sweeps (solver tolerance 1e-6 m/s).
+#[test]
+fn load_balance_on_the_container_equals_the_weight() {
+    let t0 = Instant::now();
+    let (r, m) = (0.5f32, 5.0f32);
+    let mut bodies = vec![boundary(SHAPE_BOX_CONTAINER, 0, [0.0, 0.0, 2.0], 3.0, 0)];
+    // Offsets of ±10 mm so the upper spheres sit slightly off the lower ones' tops.
+    // 2 × 2 × 2 with small offsets so the pile is not perfectly symmetric.
+    let mut k = 0;
+    for iz in 0..2 {
+        for iy in 0..2 {
+            for ix in 0..2 {
+                let j = 0.005 * ((k * 7 % 5) as f32 - 2.0);
+                bodies.push(sphere(
+                    [
+                        -0.51 + 1.02 * ix as f32 + j,
+                        -0.51 + 1.02 * iy as f32 - 0.5 * j,
+                        0.6 + 1.2 * iz as f32,
+                    ],
+                    r,
+                    m,
+                    0,
+                ));
+                k += 1;
+            }
+        }
+    }
+    let shapes = vec![BoundaryShape::BoxContainer {
+        half_extents: [1.02, 1.02, 2.0],
+        open_top: false,
+    }];
+    let dt = 1e-3;
+    let mut sim = simulation(
+        &bodies,
+        shapes,
+        dt,
+        [0.0, 0.0, -G],
+        vec![0.5],
+        0.025,
+        solver(100, 1e-6),
+    );
+    let weight = 8.0 * m as f64 * G;
+    sim.advance(500, 500).unwrap();
+    let mut worst: f64 = 0.0;
+    let mut checks = 0;
+    while sim.step_index() < 3000 {
+        if sim.step_index() > 500 {
+            sim.advance(50, 50).unwrap();
+        }
+        let (f, n) = contact_force_on(&sim, 0);
+        assert!(n >= 4, "at t = {} only {n} wall contacts", sim.time());
+        let err = (f + DVec3::new(0.0, 0.0, weight)).length() / weight;
+        worst = worst.max(err);
+        assert!(
+            err <= 1e-3,
+            "t = {:.3}: force on the container {f:?}, weight {weight}: relative error {err:.2e}",
+            sim.time()
+        );
+        checks += 1;
+        if sim.step_index() == 500 {
+            sim.advance(50, 50).unwrap();
+        }
+    }
+    assert!(checks >= 50);
+    eprintln!(
+        "load balance: worst relative error {worst:.2e} over {checks} checks ({:.1} s)",
+        t0.elapsed().as_secs_f64()
+    );
+}
+
+/// A sphere (r = 0.1 m, 1 kg, μ = 0.5) resting on a plane (dt = 1e-3 s, envelope 0.05 r)
+/// stays at rest: after 10⁴ steps its horizontal drift is below 1e-6 m, its speed below
+/// 1e-5 m/s, and the penetration (reported by the step) below 1e-3 r. Budget: 10⁴ steps in
+/// batches of 2000 with a cap of 8 sweeps (warm-started, the one contact converges in 0–1).
+#[test]
+fn a_sphere_resting_on_a_plane_stays_at_rest() {
+    let t0 = Instant::now();
+    let r = 0.1f32;
+    let bodies = vec![
+        boundary(SHAPE_PLANE, 0, [0.0; 3], 1.0, 0),
+        sphere([0.3, -0.2, r], r, 1.0, 0),
+    ];
+    let mut sim = simulation(
+        &bodies,
+        vec![BoundaryShape::Plane],
+        1e-3,
+        [0.0, 0.0, -G],
+        vec![0.5],
+        0.05 * r,
+        solver(8, 1e-6),
+    );
+    let mut max_pen: f64 = 0.0;
+    for _ in 0..5 {
+        for rec in sim.advance(2000, 1).unwrap() {
+            assert_eq!(rec.contacts, 1, "step {}", rec.step);
+            max_pen = max_pen.max(rec.max_penetration);
+        }
+    }
+    let s = sim.read_state().unwrap();
+    let p = s.pos[1];
+    let drift = ((p[0] - 0.3) as f64).hypot((p[1] + 0.2) as f64);
+    let speed = v3(s.vel[1]).length();
+    eprintln!(
+        "at rest: drift {drift:.2e} m, height {} m, speed {speed:.2e} m/s, max penetration {max_pen:.2e} m ({:.1} s)",
+        p[2],
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(drift < 1e-6, "horizontal drift {drift}");
+    assert!(speed < 1e-5, "speed {speed}");
+    assert!(max_pen < 1e-3 * r as f64, "penetration {max_pen}");
+    assert!(
+        ((p[2] - r) as f64).abs() < 1e-3 * r as f64,
+        "height {}",
+        p[2]
+    );
+}
+
+/// Measured acceleration of a sphere released at rest on an incline of angle θ.
+///
+/// The plane is horizontal and gravity is tilted by θ (same physics, and the contact normal
+/// stays +z): g = 9.81 (sin θ, 0, −cos θ). Returns (a along the slope from the velocity at
+/// T = 0.4 s, spin ratio ω r / v).
+fn incline(theta: f64, mu: f32) -> (f64, f64) {
+    let r = 0.05f32;
+    let bodies = vec![
+        boundary(SHAPE_PLANE, 0, [0.0; 3], 1.0, 0),
+        sphere([0.0, 0.0, r], r, 0.5, 0),
+    ];
+    let dt = 1e-3;
+    let mut sim = simulation(
+        &bodies,
+        vec![BoundaryShape::Plane],
+        dt,
+        [G * theta.sin(), 0.0, -G * theta.cos()],
+        vec![mu],
+        0.05 * r,
+        solver(30, 1e-7),
+    );
+    let steps = 400;
+    let recs = sim.advance(steps, steps as u64).unwrap();
+    assert!(recs.iter().all(|r| r.contacts == 1));
+    let s = sim.read_state().unwrap();
+    let v = s.vel[1][0] as f64;
+    // Rolling in +x about the +y axis: v = ω_y r.
+    let spin = s.omega[1][1] as f64 * r as f64 / v;
+    (v / (steps as f64 * dt), spin)
+}
+
+/// A sphere on an incline of θ = 30°: it rolls without slipping, a = (5/7) g sin θ, when
+/// μ ≥ (2/7) tan θ = 0.165, and slips, a = g (sin θ − μ cos θ), below. Cases: μ = 0.4 and
+/// 0.18 (rolling, ω r / v = 1 within 1 %), μ = 0.15 (just below: slipping, a = 0.370 g vs
+/// 0.357 g for rolling — 3.6 % apart) and μ = 0.05. Tolerance: 0.1 % relative on a.
+///
+/// The CCP relaxation adds μ‖v_T‖ to the normal velocity while sliding (DESIGN §2, the
+/// "lift-off" artifact): the sphere hovers at a gap ≈ dt μ v_T (≤ 1e-4 m here, inside the
+/// 2.5e-3 m envelope), which changes the normal impulse by O(dt μ a) per step — below 1e-3
+/// relative — so the sliding acceleration is unaffected at this tolerance. Budget: 4 × 400
+/// steps, cap 30 sweeps.
+#[test]
+fn a_sphere_on_an_incline_rolls_or_slips_as_coulomb_says() {
+    let t0 = Instant::now();
+    let theta = 30f64.to_radians();
+    let threshold = 2.0 / 7.0 * theta.tan();
+    for mu in [0.4f32, 0.18, 0.15, 0.05] {
+        let (a, spin) = incline(theta, mu);
+        let rolls = mu as f64 >= threshold;
+        let expect = if rolls {
+            5.0 / 7.0 * G * theta.sin()
+        } else {
+            G * (theta.sin() - mu as f64 * theta.cos())
+        };
+        eprintln!("incline μ = {mu}: a = {a:.5} (expected {expect:.5}), ωr/v = {spin:.4}");
+        assert!(
+            (a - expect).abs() <= 1e-3 * expect,
+            "μ = {mu}: a = {a}, expected {expect} ({})",
+            if rolls { "rolling" } else { "slipping" }
+        );
+        if rolls {
+            assert!((spin - 1.0).abs() < 1e-2, "μ = {mu}: ωr/v = {spin}");
+        } else {
+            assert!(spin < 0.99, "μ = {mu}: slipping but ωr/v = {spin}");
+        }
+    }
+    eprintln!("incline: {:.1} s", t0.elapsed().as_secs_f64());
+}
+
+/// Three equal spheres (r = 0.05 m, 0.1 kg) on a plane: two base spheres 1 mm apart (gap
+/// 0.02 r), the third on top touching both. The base contacts' normals are 31.5° from the
+/// vertical... precisely, with centre distance d = 2r + 1 mm the top contact normals make an
+/// angle α with sin α = d / (4r); static equilibrium needs friction at the base-top and
+/// base-plane contacts of ratio tan(α/2) ≈ 0.28 < 0.5, so with μ = 0.5 the pyramid holds:
+/// the top sphere moves less than 1e-3 r in 1.5 s. With μ = 0 nothing resists the base
+/// spheres sliding apart: the top sphere falls by more than r/2 within 1.5 s.
+/// Budget: 2 × 1500 steps (dt = 1e-3 s), cap 50 sweeps.
+fn pyramid(mu: f32) -> f64 {
+    let r = 0.05f32;
+    let half = r + 0.0005;
+    let top_z = r + ((2.0 * r).powi(2) - half * half).sqrt();
+    let bodies = vec![
+        boundary(SHAPE_PLANE, 0, [0.0; 3], 1.0, 0),
+        sphere([-half, 0.0, r], r, 0.1, 0),
+        sphere([half, 0.0, r], r, 0.1, 0),
+        sphere([0.0, 0.0, top_z], r, 0.1, 0),
+    ];
+    let mut sim = simulation(
+        &bodies,
+        vec![BoundaryShape::Plane],
+        1e-3,
+        [0.0, 0.0, -G],
+        vec![mu],
+        0.05 * r,
+        solver(50, 1e-7),
+    );
+    sim.advance(1500, 1500).unwrap();
+    let s = sim.read_state().unwrap();
+    let p = s.pos[3];
+    ((p[0] as f64).powi(2) + (p[1] as f64).powi(2) + ((p[2] - top_z) as f64).powi(2)).sqrt()
+}
+
+#[test]
+fn a_three_sphere_pyramid_holds_with_friction_and_collapses_without() {
+    let t0 = Instant::now();
+    let r = 0.05;
+    let held = pyramid(0.5);
+    let fell = pyramid(0.0);
+    eprintln!(
+        "pyramid: top displacement {held:.2e} m with μ = 0.5, {fell:.3} m with μ = 0 ({:.1} s)",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(held < 1e-3 * r, "μ = 0.5: top moved {held} m");
+    assert!(fell > 0.5 * r, "μ = 0: top moved only {fell} m");
+}
+
+/// 2000 polydisperse spheres (r uniform in [4, 6] mm, glass density 2500 kg/m³, μ = 0.4)
+/// poured from a loose random fill into a closed box (0.16 × 0.16 m, 0.3 m high) settle:
+/// the kinetic energy falls below 1e-6 of its peak and stays there (checked every 10 steps
+/// over the last 0.1 s), no sphere leaves the container, and the maximum penetration of
+/// every step is below 1 % of the smallest radius (4e-5 m).
+/// The spheres start on a jittered grid with 1–3 mm between neighbours, so relative impact
+/// speeds stay below ~0.8 m/s: the collision envelope (1 mm = 0.25 r_min) then covers one
+/// step's approach (dt = 1e-3 s), which the CCP needs to prevent penetration.
+/// Budget: dt = 1e-3 s, 0.6 s simulated, cap 60 sweeps, solver tolerance 1e-6 m/s.
+#[test]
+fn two_thousand_poured_spheres_settle() {
+    let t0 = Instant::now();
+    let (lo, hi) = (0.004f32, 0.006f32);
+    let half = [0.08f32, 0.08, 0.15];
+    let mut bodies = vec![boundary(
+        SHAPE_BOX_CONTAINER,
+        0,
+        [0.0, 0.0, half[2]],
+        0.25,
+        0,
+    )];
+    // Loose random placement on a jittered grid of 2·hi cells (never overlapping).
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let cell = 2.0 * hi + 0.002;
+    let nx = ((2.0 * half[0] - 2.0 * hi) / cell) as usize;
+    let mut k = 0;
+    'fill: for iz in 0.. {
+        for iy in 0..nx {
+            for ix in 0..nx {
+                if k == 2000 {
+                    break 'fill;
+                }
+                let r = rng.random_range(lo..hi);
+                let j = 0.5 * (cell - 2.0 * r);
+                let c = [
+                    -half[0] + hi + 0.0005 + cell * ix as f32 + rng.random_range(-j..j),
+                    -half[1] + hi + 0.0005 + cell * iy as f32 + rng.random_range(-j..j),
+                    hi + 0.001 + cell * iz as f32,
+                ];
+                let m = 2500.0 * 4.0 / 3.0 * std::f32::consts::PI * r.powi(3);
+                bodies.push(sphere(c, r, m, 0));
+                k += 1;
+            }
+        }
+    }
+    let shapes = vec![BoundaryShape::BoxContainer {
+        half_extents: half,
+        open_top: false,
+    }];
+    let dt = 1e-3;
+    let mut sim = simulation(
+        &bodies,
+        shapes,
+        dt,
+        [0.0, 0.0, -G],
+        vec![0.4],
+        0.25 * lo,
+        solver(60, 1e-6),
+    );
+    let mut peak: f64 = 0.0;
+    let mut max_pen: f64 = 0.0;
+    let mut ke = Vec::new();
+    for _ in 0..6 {
+        for rec in sim.advance(100, 10).unwrap() {
+            peak = peak.max(rec.totals.kinetic_energy);
+            max_pen = max_pen.max(rec.max_penetration);
+            ke.push((
+                rec.step,
+                rec.totals.kinetic_energy,
+                rec.iterations,
+                rec.residual,
+            ));
+        }
+    }
+    let s = sim.read_state().unwrap();
+    for (i, p) in s.pos.iter().enumerate().skip(1) {
+        let inside =
+            p[0].abs() <= half[0] && p[1].abs() <= half[1] && p[2] >= 0.0 && p[2] <= 2.0 * half[2];
+        assert!(inside, "sphere {i} escaped: {p:?}");
+    }
+    for (step, e, it, res) in ke.iter().step_by(6) {
+        eprintln!("settle: step {step} KE {e:.3e} iterations {it} residual {res:.2e}");
+    }
+    eprintln!(
+        "settle: peak KE {peak:.3e} J, max penetration {max_pen:.2e} m ({:.1} s)",
+        t0.elapsed().as_secs_f64()
+    );
+    let tail = &ke[ke.len() - 10..];
+    for (step, e, _, _) in tail {
+        assert!(*e < 1e-6 * peak, "step {step}: KE {e} vs peak {peak}");
+    }
+    assert!(max_pen < 0.01 * lo as f64, "max penetration {max_pen}");
+}
