@@ -356,7 +356,7 @@ impl Probes {
     fn sample(&mut self, sim: &Simulation, all: bool) -> Result<(), RunError> {
         let s = sim.step_index();
         let due: Vec<usize> = (0..self.probes.len())
-            .filter(|&k| all || s % self.probes[k].spec.every == 0)
+            .filter(|&k| all || s.is_multiple_of(self.probes[k].spec.every))
             .collect();
         if due.is_empty() {
             return Ok(());
@@ -476,10 +476,12 @@ fn last_flow_row(path: &Path) -> Result<[f64; 3], RunError> {
     }
 }
 
+/// (step, body index, velocity, angular velocity, on release: its `mass_props`).
+type Change = (u64, u32, [f32; 3], [f32; 3], Option<[f32; 4]>);
+
 /// Prescribed motion: every schedule entry with its body index, sorted by step.
 struct Schedules {
-    /// (step, body index, velocity, angular velocity, release: (inverse inertia, inverse mass)).
-    changes: Vec<(u64, u32, [f32; 3], [f32; 3], Option<[f32; 4]>)>,
+    changes: Vec<Change>,
 }
 
 impl Schedules {
