@@ -1,9 +1,26 @@
 //! Running a scene file: the loop that steps the simulation in batches and writes frames,
-//! statistics and checkpoints. Shared by the command line and the tests.
+//! statistics, measurements and checkpoints. Shared by the command line and the tests.
+//!
+//! Batches end at output frames, checkpoints, measurement samples and schedule changes, so
+//! each of those happens at exactly its step:
+//! * **schedules** (`schedule = [...]` on kinematic bodies and boundaries): before step `s`
+//!   the entries with `step == s` set the body's velocities
+//!   ([`Simulation::set_velocity`]); a `release` entry also makes the body dynamic (its
+//!   `info.x` and `mass_props` are rewritten from the scene's mass and inertia);
+//! * **measurements** (`[[measure]]`): after step `s` with `s % every == 0` (and at step 0
+//!   of a fresh run) one row is appended to `measurements/NAME.csv`;
+//! * **contacts** (`[output] contacts = true`): at each output frame after step 0, the
+//!   contacts of the step just taken go to `frames/contacts_STEP.vtp`, indexed by
+//!   `contacts.pvd` (points, normals, gaps, forces = impulse/dt in world frame, body ids).
 
+use crate::bodies::{BodyState, MOTION_DYNAMIC};
+use crate::collide::ContactRecord;
 use crate::gpu::{GpuContext, GpuError};
-use crate::io::{self, Checkpoint, Collection, IoError, ParticleFrame, StatsRow, StatsWriter};
-use crate::scene::{self, Scene, SceneError};
+use crate::io::{
+    self, Checkpoint, Collection, ContactFrame, IoError, ParticleFrame, StatsRow, StatsWriter,
+};
+use crate::measure::{self, ContactForce, MassFlow, MeasurementId, MeasurementWriter};
+use crate::scene::{self, MeasureKind, Scene, SceneError};
 use crate::setup;
 use crate::step::{Simulation, StepRecord};
 use std::path::{Path, PathBuf};
@@ -36,6 +53,10 @@ pub struct RunReport {
     pub pvd: PathBuf,
     pub stats: PathBuf,
     pub checkpoint: PathBuf,
+    /// `measurements/NAME.csv` of each `[[measure]]`, in file order.
+    pub measurements: Vec<PathBuf>,
+    /// `contacts.pvd` when the scene writes contacts.
+    pub contacts_pvd: Option<PathBuf>,
     pub wall_seconds: f64,
 }
 
@@ -78,6 +99,7 @@ impl Progress for Silent {}
 struct Outputs {
     dir: PathBuf,
     pvd: Collection,
+    contacts_pvd: Option<Collection>,
     stats: StatsWriter,
     frames: usize,
     n_boundaries: usize,
@@ -127,6 +149,393 @@ impl Outputs {
         self.frames += 1;
         Ok(())
     }
+
+    /// The contacts of the last step at this frame (nothing at step 0: no step taken yet).
+    fn write_contacts(&mut self, sim: &Simulation) -> Result<(), RunError> {
+        let step = sim.step_index();
+        let Some(pvd) = self.contacts_pvd.as_mut() else {
+            return Ok(());
+        };
+        if step == 0 {
+            return Ok(());
+        }
+        let s = sim.bodies.download_kinematics(&sim.ctx)?;
+        let (contacts, impulses) = sim.read_contacts()?;
+        let forces = contact_forces(&s, &contacts, &impulses, sim.settings.dt);
+        let f3 = |v: [f64; 3]| v.map(|x| x as f32);
+        let points: Vec<[f32; 3]> = forces.iter().map(|c| f3(c.point)).collect();
+        let force: Vec<[f32; 3]> = forces.iter().map(|c| f3(c.force_on_b)).collect();
+        let normals: Vec<[f32; 3]> = contacts
+            .iter()
+            .map(|c| [c.n_gap[0], c.n_gap[1], c.n_gap[2]])
+            .collect();
+        let gaps: Vec<f32> = contacts.iter().map(|c| c.n_gap[3]).collect();
+        let body_a: Vec<u32> = contacts.iter().map(|c| c.ids[0]).collect();
+        let body_b: Vec<u32> = contacts.iter().map(|c| c.ids[1]).collect();
+        let name = format!("frames/contacts_{step:08}.vtp");
+        let frame = ContactFrame {
+            points: &points,
+            normals: &normals,
+            gaps: &gaps,
+            forces: Some(&force),
+            body_a: &body_a,
+            body_b: &body_b,
+        };
+        io::write_contacts(&self.dir.join(&name), &frame).map_err(|e| match e {
+            IoError::NonFinite { .. } => RunError::Diverged {
+                step,
+                time: sim.time(),
+                what: e.to_string(),
+            },
+            e => e.into(),
+        })?;
+        pvd.add(sim.time(), name)?;
+        Ok(())
+    }
+}
+
+/// Contact forces in the world frame: point `x_A + r_A`, force on B
+/// `(γ_n n + γ_u u + γ_w w) / dt` with `(u, w)` the contract's tangent basis of `n`.
+/// `state` needs positions (`download_kinematics` is enough).
+pub fn contact_forces(
+    state: &BodyState,
+    contacts: &[ContactRecord],
+    impulses: &[[f32; 4]],
+    dt: f64,
+) -> Vec<ContactForce> {
+    contacts
+        .iter()
+        .zip(impulses)
+        .map(|(c, g)| {
+            let n = glam::DVec3::new(c.n_gap[0] as f64, c.n_gap[1] as f64, c.n_gap[2] as f64);
+            let (u, w) = crate::reference::tangent_basis(n);
+            let f = (g[0] as f64 * n + g[1] as f64 * u + g[2] as f64 * w) / dt;
+            let a = state.pos[c.ids[0] as usize];
+            let point = [0, 1, 2].map(|k| a[k] as f64 + c.ra[k] as f64);
+            ContactForce {
+                body_a: c.ids[0],
+                body_b: c.ids[1],
+                point,
+                force_on_b: f.to_array(),
+            }
+        })
+        .collect()
+}
+
+/// One `[[measure]]` while running.
+struct Probe {
+    spec: scene::Measure,
+    id: MeasurementId,
+    flow: Option<MassFlow>,
+    /// Mass-flow totals carried over from before a resume (net, positive, negative).
+    offsets: [f64; 3],
+}
+
+impl Probe {
+    fn columns(spec: &scene::Measure, scene: &Scene) -> Vec<String> {
+        match &spec.kind {
+            MeasureKind::MassFlow { .. } => {
+                vec!["net_mass", "mass_positive", "mass_negative", "rate"]
+                    .into_iter()
+                    .map(String::from)
+                    .collect()
+            }
+            MeasureKind::BedHeight { .. } => vec!["height".into()],
+            MeasureKind::SurfaceProfile { axis, bins, range } => {
+                let w = (range[1] - range[0]) / *bins as f64;
+                let a = ["x", "y"][*axis];
+                (0..*bins)
+                    .map(|b| format!("{a}={}", range[0] + (b as f64 + 0.5) * w))
+                    .collect()
+            }
+            MeasureKind::KineticEnergy => scene
+                .materials
+                .iter()
+                .map(|m| m.name.clone())
+                .chain(std::iter::once("total".to_string()))
+                .collect(),
+            MeasureKind::Coordination => vec!["z".into(), "contacts".into()],
+            MeasureKind::BoundaryForce { .. } => ["fx", "fy", "fz", "tx", "ty", "tz"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+        }
+    }
+
+    fn needs_contacts(&self) -> bool {
+        matches!(
+            self.spec.kind,
+            MeasureKind::Coordination | MeasureKind::BoundaryForce { .. }
+        )
+    }
+}
+
+/// The scene's measurements: their writer and running state.
+struct Probes {
+    writer: Option<MeasurementWriter>,
+    probes: Vec<Probe>,
+    /// Material index of every body (boundaries: 0; they have no kinetic energy).
+    groups: Vec<u32>,
+    n_boundaries: usize,
+    n_materials: usize,
+}
+
+impl Probes {
+    /// Opens the CSV files (fresh, or continued after `resume_time`).
+    fn new(
+        scene: &Scene,
+        dir: &Path,
+        state: &BodyState,
+        time: f64,
+        resume_time: Option<f64>,
+    ) -> Result<Self, RunError> {
+        let nb = setup::boundary_count(scene);
+        let mut groups = vec![0u32; nb];
+        groups.extend(scene.bodies.iter().map(|b| b.material as u32));
+        if scene.measures.is_empty() {
+            return Ok(Probes {
+                writer: None,
+                probes: Vec::new(),
+                groups,
+                n_boundaries: nb,
+                n_materials: scene.materials.len(),
+            });
+        }
+        let mut writer = MeasurementWriter::new(dir)?;
+        let mut probes = Vec::new();
+        for spec in &scene.measures {
+            let cols = Probe::columns(spec, scene);
+            let cols: Vec<&str> = cols.iter().map(|c| c.as_str()).collect();
+            let id = match resume_time {
+                None => writer.create(&spec.name, &cols)?,
+                Some(t) => writer.resume(&spec.name, &cols, t)?,
+            };
+            let mut offsets = [0.0; 3];
+            let flow = match &spec.kind {
+                MeasureKind::MassFlow {
+                    point,
+                    normal,
+                    radius,
+                } => {
+                    if resume_time.is_some() {
+                        offsets = last_flow_row(writer.path(id))?;
+                    }
+                    let f = MassFlow::new(*point, *normal, state, nb, time);
+                    Some(match radius {
+                        Some(r) => f.with_radius(*r),
+                        None => f,
+                    })
+                }
+                _ => None,
+            };
+            probes.push(Probe {
+                spec: spec.clone(),
+                id,
+                flow,
+                offsets,
+            });
+        }
+        Ok(Probes {
+            writer: Some(writer),
+            probes,
+            groups,
+            n_boundaries: nb,
+            n_materials: scene.materials.len(),
+        })
+    }
+
+    /// Steps at which some measurement samples, after `s`: the next multiple of any `every`.
+    fn next_sample(&self, s: u64) -> Option<u64> {
+        self.probes
+            .iter()
+            .map(|p| (s / p.spec.every + 1) * p.spec.every)
+            .min()
+    }
+
+    /// Samples every measurement due at the current step (all of them when `all`).
+    fn sample(&mut self, sim: &Simulation, all: bool) -> Result<(), RunError> {
+        let s = sim.step_index();
+        let due: Vec<usize> = (0..self.probes.len())
+            .filter(|&k| all || s.is_multiple_of(self.probes[k].spec.every))
+            .collect();
+        if due.is_empty() {
+            return Ok(());
+        }
+        let t = sim.time();
+        let state = sim.read_state()?;
+        let forces = if due.iter().any(|&k| self.probes[k].needs_contacts()) && s > 0 {
+            let (contacts, impulses) = sim.read_contacts()?;
+            contact_forces(&state, &contacts, &impulses, sim.settings.dt)
+        } else {
+            Vec::new()
+        };
+        let nb = self.n_boundaries;
+        let writer = self.writer.as_mut().expect("probes have a writer");
+        for &k in &due {
+            let p = &mut self.probes[k];
+            let row: Vec<f64> = match &p.spec.kind {
+                MeasureKind::MassFlow { .. } => {
+                    let f = p.flow.as_mut().expect("mass flow state");
+                    let o = p.offsets;
+                    if s == 0 {
+                        vec![o[0], o[1], o[2], f64::NAN]
+                    } else {
+                        let x = f.update(&state, t);
+                        vec![
+                            o[0] + x.net_mass,
+                            o[1] + x.mass_positive,
+                            o[2] + x.mass_negative,
+                            x.rate,
+                        ]
+                    }
+                }
+                MeasureKind::BedHeight { quantile } => {
+                    vec![measure::bed_height(&state, nb, *quantile)]
+                }
+                MeasureKind::SurfaceProfile { axis, bins, range } => {
+                    measure::surface_profile(&state, nb, *axis, *bins, (range[0], range[1]))
+                        .into_iter()
+                        .map(|(_, z)| z)
+                        .collect()
+                }
+                MeasureKind::KineticEnergy => {
+                    let mut e = measure::kinetic_energy_by_group(&state, &self.groups);
+                    e.resize(self.n_materials, 0.0);
+                    let total = e.iter().sum();
+                    e.push(total);
+                    e
+                }
+                MeasureKind::Coordination => {
+                    // Force-bearing contacts only: those with a positive normal force.
+                    let pairs: Vec<(u32, u32)> = forces
+                        .iter()
+                        .filter(|c| {
+                            let n = &c.force_on_b;
+                            n.iter().any(|x| *x != 0.0)
+                        })
+                        .map(|c| (c.body_a, c.body_b))
+                        .collect();
+                    vec![
+                        measure::coordination_number(&pairs, state.len(), nb),
+                        pairs.len() as f64,
+                    ]
+                }
+                MeasureKind::BoundaryForce { boundary, about } => {
+                    let (f, tq) = measure::boundary_wrench(&forces, *boundary as u32, *about);
+                    vec![f[0], f[1], f[2], tq[0], tq[1], tq[2]]
+                }
+            };
+            writer.append(p.id, t, &row)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), RunError> {
+        if let Some(w) = self.writer.as_mut() {
+            w.flush()?;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<Vec<PathBuf>, RunError> {
+        let paths = match &self.writer {
+            Some(w) => self
+                .probes
+                .iter()
+                .map(|p| w.path(p.id).to_path_buf())
+                .collect(),
+            None => Vec::new(),
+        };
+        if let Some(w) = self.writer {
+            w.finish()?;
+        }
+        Ok(paths)
+    }
+}
+
+/// The cumulative columns of the last row of a mass-flow CSV (zeros when it has none).
+fn last_flow_row(path: &Path) -> Result<[f64; 3], RunError> {
+    let text = std::fs::read_to_string(path).map_err(|e| IoError::os(path, e))?;
+    let Some(last) = text.lines().skip(1).last() else {
+        return Ok([0.0; 3]);
+    };
+    let v: Vec<f64> = last
+        .split(',')
+        .skip(1)
+        .take(3)
+        .map(|x| x.parse().unwrap_or(f64::NAN))
+        .collect();
+    match v[..] {
+        [a, b, c] if a.is_finite() && b.is_finite() && c.is_finite() => Ok([a, b, c]),
+        _ => Err(IoError::Parse {
+            path: path.to_path_buf(),
+            line: text.lines().count(),
+            message: format!("cannot read the cumulative masses of {last:?}"),
+        }
+        .into()),
+    }
+}
+
+/// (step, body index, velocity, angular velocity, on release: its `mass_props`).
+type Change = (u64, u32, [f32; 3], [f32; 3], Option<[f32; 4]>);
+
+/// Prescribed motion: every schedule entry with its body index, sorted by step.
+struct Schedules {
+    changes: Vec<Change>,
+}
+
+impl Schedules {
+    fn new(scene: &Scene) -> Self {
+        let nb = setup::boundary_count(scene);
+        let f3 = |a: [f64; 3]| a.map(|x| x as f32);
+        let mut changes = Vec::new();
+        for (k, b) in scene.boundaries.iter().enumerate() {
+            for e in &b.schedule {
+                changes.push((
+                    e.step,
+                    k as u32,
+                    f3(e.velocity),
+                    f3(e.angular_velocity),
+                    None,
+                ));
+            }
+        }
+        for (i, b) in scene.bodies.iter().enumerate() {
+            for e in &b.schedule {
+                let release = e.release.then(|| {
+                    let ii = b.inertia.map(|x| (1.0 / x) as f32);
+                    [ii[0], ii[1], ii[2], (1.0 / b.mass) as f32]
+                });
+                changes.push((
+                    e.step,
+                    (nb + i) as u32,
+                    f3(e.velocity),
+                    f3(e.angular_velocity),
+                    release,
+                ));
+            }
+        }
+        changes.sort_by_key(|c| (c.0, c.1));
+        Schedules { changes }
+    }
+
+    /// The first change after step `s`.
+    fn next_after(&self, s: u64) -> Option<u64> {
+        self.changes.iter().map(|c| c.0).find(|&t| t > s)
+    }
+
+    /// Applies the changes due before step `s`.
+    fn apply(&self, sim: &Simulation, s: u64) {
+        for c in self.changes.iter().filter(|c| c.0 == s) {
+            sim.set_velocity(c.1, c.2, c.3);
+            if let Some(mp) = c.4 {
+                let q = &sim.ctx.queue;
+                let off = c.1 as u64 * 16;
+                q.write_buffer(&sim.bodies.mass_props, off, bytemuck::cast_slice(&mp));
+                q.write_buffer(&sim.bodies.info, off, bytemuck::bytes_of(&MOTION_DYNAMIC));
+            }
+        }
+    }
 }
 
 fn checkpoint(sim: &Simulation, scene_hash: u64) -> Result<Checkpoint, RunError> {
@@ -171,12 +580,30 @@ fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunError> {
 
 /// Loads and validates a scene file, returning it with the hash of its text.
 pub fn load_scene(path: &Path) -> Result<(Scene, u64), RunError> {
+    load_scene_scaled(path, None)
+}
+
+/// [`load_scene`] with the generators shrunk by `scale` (see [`scene::parse_str_scaled`]);
+/// the hash then covers the scale too, so a checkpoint of a scaled run only resumes a run
+/// at the same scale.
+pub fn load_scene_scaled(path: &Path, scale: Option<f64>) -> Result<(Scene, u64), RunError> {
     let text = std::fs::read_to_string(path).map_err(|source| RunError::ReadScene {
         path: path.to_path_buf(),
         source,
     })?;
-    let scene = scene::parse_str(&text, path)?;
-    Ok((scene, io::hash_bytes(text.as_bytes())))
+    match scale {
+        None => {
+            let scene = scene::parse_str(&text, path)?;
+            Ok((scene, io::hash_bytes(text.as_bytes())))
+        }
+        Some(f) => {
+            let scene = scene::parse_str_scaled(&text, path, f)?;
+            let mut bytes = text.into_bytes();
+            bytes.extend_from_slice(b"\nscale=");
+            bytes.extend_from_slice(&f.to_le_bytes());
+            Ok((scene, io::hash_bytes(&bytes)))
+        }
+    }
 }
 
 /// Runs a scene file to completion (or until `stop` is set), writing its outputs.
@@ -187,8 +614,22 @@ pub fn run_scene(
     stop: &AtomicBool,
     progress: &mut dyn Progress,
 ) -> Result<RunReport, RunError> {
+    run_scene_scaled(ctx, scene_path, opts, None, stop, progress)
+}
+
+/// [`run_scene`] with the scene's generators shrunk by `scale` (0 < scale ≤ 1; `None` =
+/// full size): a quick run of a full-size scene, for tests. Combine with
+/// [`RunOptions::steps`] to cap the number of steps.
+pub fn run_scene_scaled(
+    ctx: Arc<GpuContext>,
+    scene_path: &Path,
+    opts: &RunOptions,
+    scale: Option<f64>,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> Result<RunReport, RunError> {
     let started = Instant::now();
-    let (scene, scene_hash) = load_scene(scene_path)?;
+    let (scene, scene_hash) = load_scene_scaled(scene_path, scale)?;
     for w in &scene.warnings {
         progress.message(&format!("warning: {w}"));
     }
@@ -205,8 +646,10 @@ pub fn run_scene(
     let total = opts.steps.unwrap_or(scene.sim.steps);
     let stats_path = dir.join("stats.csv");
     let pvd_path = dir.join("particles.pvd");
+    let contacts_pvd_path = dir.join("contacts.pvd");
     let ckpt_path = dir.join("checkpoint.bin");
-    let mut out = if let Some(from) = &opts.resume {
+    let schedules = Schedules::new(&scene);
+    let (mut out, mut probes) = if let Some(from) = &opts.resume {
         let ck = io::read_checkpoint(from)?;
         let fail = |message: String| RunError::Resume {
             path: from.clone(),
@@ -221,32 +664,50 @@ pub fn run_scene(
             )));
         }
         sim.restore_sections(ck.step, &ck).map_err(fail)?;
-        let mut pvd = if pvd_path.exists() {
-            Collection::read(&pvd_path)?
-        } else {
-            Collection::new(&pvd_path)
+        let reopen = |path: &Path| -> Result<Collection, RunError> {
+            let mut c = if path.exists() {
+                Collection::read(path)?
+            } else {
+                Collection::new(path)
+            };
+            c.retain_until(ck.time);
+            Ok(c)
         };
-        pvd.retain_until(ck.time);
-        Outputs {
+        let out = Outputs {
             dir: dir.clone(),
-            pvd,
+            pvd: reopen(&pvd_path)?,
+            contacts_pvd: if scene.output.contacts {
+                Some(reopen(&contacts_pvd_path)?)
+            } else {
+                None
+            },
             stats: StatsWriter::append_to(&stats_path, ck.step)?,
             frames: 0,
             n_boundaries: setup::boundary_count(&scene),
             vtk: scene.output.vtk,
-        }
+        };
+        // Measurements continue their files; the sample at the checkpoint's step is kept.
+        let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
+        (out, probes)
     } else {
         let _ = std::fs::copy(scene_path, dir.join("scene.toml"));
         let mut o = Outputs {
             dir: dir.clone(),
             pvd: Collection::new(&pvd_path),
+            contacts_pvd: scene
+                .output
+                .contacts
+                .then(|| Collection::new(&contacts_pvd_path)),
             stats: StatsWriter::create(&stats_path)?,
             frames: 0,
             n_boundaries: setup::boundary_count(&scene),
             vtk: scene.output.vtk,
         };
         o.write_frame(&sim)?;
-        o
+        let mut probes = Probes::new(&scene, &dir, &state, 0.0, None)?;
+        probes.sample(&sim, true)?;
+        probes.flush()?;
+        (o, probes)
     };
     let frame_every = scene.output.frame_every.max(1);
     let ckpt_every = scene.output.checkpoint_every;
@@ -256,9 +717,16 @@ pub fn run_scene(
     let mut result = Ok(());
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
+        schedules.apply(&sim, s);
         let mut until = total.min(next_multiple(s, frame_every)).min(s + MAX_BATCH);
         if ckpt_every > 0 {
             until = until.min(next_multiple(s, ckpt_every));
+        }
+        if let Some(n) = schedules.next_after(s) {
+            until = until.min(n);
+        }
+        if let Some(n) = probes.next_sample(s) {
+            until = until.min(n);
         }
         let t0 = Instant::now();
         let records = match sim.advance((until - s) as u32, scene.output.stats_every) {
@@ -282,15 +750,21 @@ pub fn run_scene(
             break;
         }
         let s = sim.step_index();
+        if let Err(e) = probes.sample(&sim, false) {
+            result = Err(e);
+            break;
+        }
         if s % frame_every == 0 || s == total {
-            if let Err(e) = out.write_frame(&sim) {
+            if let Err(e) = out.write_frame(&sim).and_then(|_| out.write_contacts(&sim)) {
                 result = Err(e);
                 break;
             }
             last_frame = s;
             out.stats.flush()?;
+            probes.flush()?;
         }
         if ckpt_every > 0 && s % ckpt_every == 0 {
+            probes.flush()?;
             io::write_checkpoint(&ckpt_path, &checkpoint(&sim, scene_hash)?)?;
         }
         progress.advance(s);
@@ -299,12 +773,15 @@ pub fn run_scene(
     // Whatever happened, keep what was computed: statistics so far, and on a clean stop
     // (finished or Ctrl-C) the last frame and a checkpoint to resume from.
     out.stats.flush()?;
+    probes.flush()?;
     result?;
     if sim.step_index() != last_frame {
         out.write_frame(&sim)?;
+        out.write_contacts(&sim)?;
     }
     io::write_checkpoint(&ckpt_path, &checkpoint(&sim, scene_hash)?)?;
     out.stats.finish()?;
+    let measurements = probes.finish()?;
     Ok(RunReport {
         out_dir: dir,
         scene_name: scene.name.clone(),
@@ -316,6 +793,8 @@ pub fn run_scene(
         pvd: pvd_path,
         stats: stats_path,
         checkpoint: ckpt_path,
+        measurements,
+        contacts_pvd: out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf()),
         wall_seconds: started.elapsed().as_secs_f64(),
     })
 }

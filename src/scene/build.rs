@@ -306,7 +306,7 @@ struct Origin {
     span: Range<usize>,
 }
 
-pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
+pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let mut cx = Cx {
         file,
         src: Source::new(text),
@@ -524,6 +524,15 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
             label,
             span: b.position.span(),
         });
+        let schedule = schedule(
+            &cx,
+            &b.schedule,
+            &base,
+            motion,
+            dt,
+            (velocity, angular_velocity),
+            true,
+        )?;
         bodies.push(BodyDesc {
             shape: BodyShape::Sphere { radius },
             position: *b.position.get_ref(),
@@ -534,6 +543,7 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
             motion,
             mass,
             inertia,
+            schedule,
         });
     }
 
@@ -641,7 +651,8 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
                         format!("the region holds no free lattice site for spheres of radius {r}"),
                     ));
                 }
-                out.into_iter().map(|c| (c, r)).collect()
+                let keep = scaled_count(out.len(), scale);
+                out.into_iter().take(keep).map(|c| (c, r)).collect()
             }
             "random_fill" => {
                 cx.only(
@@ -710,8 +721,11 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
                     1000,
                 )?;
                 let target = FillTarget {
-                    count,
-                    volume_fraction: fraction,
+                    count: count.map(|n| scaled_count(n, scale)),
+                    volume_fraction: match count {
+                        Some(_) => fraction,
+                        None => fraction.map(|f| f * scale),
+                    },
                 };
                 generate::random_fill(&region, dist, &target, attempts as usize, seed, &obstacles)
                     .map_err(|s| {
@@ -759,6 +773,7 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
                 motion: Motion::Dynamic,
                 mass,
                 inertia,
+                schedule: Vec::new(),
             });
         }
     }
@@ -774,7 +789,7 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
     // 6. Boundaries.
     let mut boundaries = Vec::new();
     for (i, b) in raw.boundary.iter().enumerate() {
-        boundaries.push(boundary(&cx, b, i, &materials, file)?);
+        boundaries.push(boundary(&cx, b, i, &materials, file, dt)?);
     }
 
     // 7. Solver.
@@ -869,6 +884,26 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
             stats_every: cx.opt_int(&o.stats_every, "output.stats_every", 1, i64::MAX, 1)?,
         }
     };
+
+    // 8b. Measurements.
+    let mut measures: Vec<Measure> = Vec::new();
+    let mut measure_lines: HashMap<String, usize> = HashMap::new();
+    for (i, m) in raw.measure.iter().enumerate() {
+        let mm = measure(&cx, m, i, dt, output.frame_every, &boundaries, &materials)?;
+        let name_span = m.get_ref().name.span();
+        if let Some(line) = measure_lines.get(&mm.name) {
+            return Err(cx.err(
+                Some(name_span),
+                format!("measure[{i}].name"),
+                format!(
+                    "duplicate measurement name `{}` (first defined on line {line})",
+                    mm.name
+                ),
+            ));
+        }
+        measure_lines.insert(mm.name.clone(), cx.line(&name_span));
+        measures.push(mm);
+    }
 
     // 9. Warnings.
     let g = DVec3::from_array(gravity).length();
@@ -985,6 +1020,7 @@ pub(super) fn build(text: &str, file: &Path) -> R<Scene> {
         materials,
         bodies,
         boundaries,
+        measures,
         output,
         warnings: cx.warnings,
     })
@@ -1192,6 +1228,7 @@ fn boundary(
     i: usize,
     materials: &[Material],
     file: &Path,
+    dt: f64,
 ) -> R<Boundary> {
     let base = format!("boundary[{i}]");
     let span = b.span();
@@ -1336,5 +1373,261 @@ fn boundary(
         motion,
         velocity: vel(&b.velocity),
         angular_velocity: vel(&b.angular_velocity),
+        schedule: schedule(
+            cx,
+            &b.schedule,
+            &base,
+            motion,
+            dt,
+            (vel(&b.velocity), vel(&b.angular_velocity)),
+            false,
+        )?,
     })
+}
+
+/// `ceil(n · scale)`, at least 1.
+fn scaled_count(n: usize, scale: f64) -> usize {
+    if scale >= 1.0 {
+        n
+    } else {
+        ((n as f64 * scale).ceil() as usize).clamp(1, n.max(1))
+    }
+}
+
+/// A kinematic body's or boundary's `schedule`, resolved: every entry carries both
+/// velocities (a missing key keeps the previous value, starting from `initial`).
+fn schedule(
+    cx: &Cx<'_>,
+    raw: &O<Vec<S<RawScheduleEntry>>>,
+    base: &str,
+    motion: Motion,
+    dt: f64,
+    initial: ([f64; 3], [f64; 3]),
+    allow_release: bool,
+) -> R<Vec<ScheduleEntry>> {
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
+    let path = format!("{base}.schedule");
+    if motion != Motion::Kinematic {
+        return Err(cx.err(
+            Some(raw.span()),
+            path,
+            "a schedule prescribes motion: it needs motion = \"kinematic\"",
+        ));
+    }
+    let (mut v, mut w) = initial;
+    let mut out: Vec<ScheduleEntry> = Vec::new();
+    let entries = raw.get_ref();
+    for (k, e) in entries.iter().enumerate() {
+        let ep = format!("{path}[{k}]");
+        let span = e.span();
+        let e = e.get_ref();
+        let t = cx.non_negative(&e.t, &format!("{ep}.t"))?;
+        let step = (t / dt).round() as u64;
+        if let Some(prev) = out.last() {
+            if step <= prev.step {
+                return Err(cx.err(
+                    Some(e.t.span()),
+                    format!("{ep}.t"),
+                    format!(
+                        "must be at least one time step ({dt} s) after the previous entry (t = {})",
+                        prev.t
+                    ),
+                ));
+            }
+        }
+        let release = e.release.as_ref().is_some_and(|r| *r.get_ref());
+        if release && !allow_release {
+            return Err(cx.err(
+                e.release.as_ref().map(|r| r.span()),
+                format!("{ep}.release"),
+                "a boundary cannot be released (boundaries are never dynamic)",
+            ));
+        }
+        if release && k + 1 != entries.len() {
+            return Err(cx.err(
+                Some(span),
+                format!("{ep}.release"),
+                "the release must be the last entry (the body is dynamic afterwards)",
+            ));
+        }
+        if let Some(x) = &e.velocity {
+            v = *x.get_ref();
+        }
+        if let Some(x) = &e.angular_velocity {
+            w = *x.get_ref();
+        }
+        out.push(ScheduleEntry {
+            t,
+            step,
+            velocity: v,
+            angular_velocity: w,
+            release,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `s` can be a CSV column name of a measurement.
+fn valid_column(s: &str) -> bool {
+    !s.is_empty() && !s.contains([',', '"', '\n', '\r']) && s.trim() == s && s != "time"
+}
+
+fn measure(
+    cx: &Cx<'_>,
+    m: &S<RawMeasure>,
+    i: usize,
+    dt: f64,
+    frame_every: u64,
+    boundaries: &[Boundary],
+    materials: &[Material],
+) -> R<Measure> {
+    let base = format!("measure[{i}]");
+    let span = m.span();
+    let m = m.get_ref();
+    let name = m.name.get_ref().clone();
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(cx.err(
+            Some(m.name.span()),
+            format!("{base}.name"),
+            format!("`{name}` is not a valid measurement name (it names the file NAME.csv: use letters, digits, `_` and `-`)"),
+        ));
+    }
+    let every = match (&m.every, &m.interval) {
+        (Some(_), Some(iv)) => {
+            return Err(cx.err(
+                Some(iv.span()),
+                format!("{base}.interval"),
+                "give either `every` or `interval`, not both",
+            ))
+        }
+        (Some(e), None) => cx.int_range(e, &format!("{base}.every"), 1, i64::MAX)?,
+        (None, Some(iv)) => {
+            let t = cx.positive(iv, &format!("{base}.interval"))?;
+            ((t / dt).round() as u64).max(1)
+        }
+        (None, None) => frame_every,
+    };
+    let kind = m.kind.get_ref().as_str();
+    let what = "measurement kind";
+    let fields = present!(m; point, normal, radius, quantile, axis, bins, range, boundary, about);
+    let kind = match kind {
+        "mass_flow" => {
+            cx.only(&base, what, kind, &fields, &["point", "normal", "radius"])?;
+            let point = *cx.require(&m.point, &span, &base, "point", what, kind)?.get_ref();
+            let n = cx.require(&m.normal, &span, &base, "normal", what, kind)?;
+            let normal = cx.direction(n, &format!("{base}.normal"), "normal")?.to_array();
+            let radius = m
+                .radius
+                .as_ref()
+                .map(|r| cx.positive(r, &format!("{base}.radius")))
+                .transpose()?;
+            MeasureKind::MassFlow {
+                point,
+                normal,
+                radius,
+            }
+        }
+        "bed_height" => {
+            cx.only(&base, what, kind, &fields, &["quantile"])?;
+            let quantile = match &m.quantile {
+                None => 0.95,
+                Some(q) => {
+                    let x = *q.get_ref();
+                    if !(0.0..=1.0).contains(&x) {
+                        return Err(cx.err(
+                            Some(q.span()),
+                            format!("{base}.quantile"),
+                            format!("must be between 0 and 1 (got {x})"),
+                        ));
+                    }
+                    x
+                }
+            };
+            MeasureKind::BedHeight { quantile }
+        }
+        "surface_profile" => {
+            cx.only(&base, what, kind, &fields, &["axis", "bins", "range"])?;
+            let a = cx.require(&m.axis, &span, &base, "axis", what, kind)?;
+            let axis = match a.get_ref().as_str() {
+                "x" => 0,
+                "y" => 1,
+                other => {
+                    return Err(cx.err(
+                        Some(a.span()),
+                        format!("{base}.axis"),
+                        format!("unknown axis `{other}` (expected \"x\" or \"y\")"),
+                    ))
+                }
+            };
+            let b = cx.require(&m.bins, &span, &base, "bins", what, kind)?;
+            let bins = cx.int_range(b, &format!("{base}.bins"), 1, 1000)? as usize;
+            let r = cx.require(&m.range, &span, &base, "range", what, kind)?;
+            let range = *r.get_ref();
+            if range[1] <= range[0] {
+                return Err(cx.err(
+                    Some(r.span()),
+                    format!("{base}.range"),
+                    format!("must be [low, high] with low < high (got {range:?})"),
+                ));
+            }
+            MeasureKind::SurfaceProfile { axis, bins, range }
+        }
+        "kinetic_energy" => {
+            cx.only(&base, what, kind, &fields, &[])?;
+            if let Some(bad) = materials
+                .iter()
+                .find(|mat| !valid_column(&mat.name) || mat.name == "total")
+            {
+                return Err(cx.err(
+                    Some(span),
+                    &*base,
+                    format!("material name `{}` cannot be a column of this measurement (no commas, quotes, line breaks or surrounding spaces; not `time` or `total`)", bad.name),
+                ));
+            }
+            MeasureKind::KineticEnergy
+        }
+        "coordination" => {
+            cx.only(&base, what, kind, &fields, &[])?;
+            MeasureKind::Coordination
+        }
+        "boundary_force" => {
+            cx.only(&base, what, kind, &fields, &["boundary", "about"])?;
+            let b = cx.require(&m.boundary, &span, &base, "boundary", what, kind)?;
+            let Some(k) = boundaries.iter().position(|x| x.name == *b.get_ref()) else {
+                let known: Vec<&str> = boundaries.iter().map(|x| x.name.as_str()).collect();
+                return Err(cx.err(
+                    Some(b.span()),
+                    format!("{base}.boundary"),
+                    format!(
+                        "unknown boundary `{}` (defined: {})",
+                        b.get_ref(),
+                        if known.is_empty() {
+                            "none".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                ));
+            };
+            let about = m
+                .about
+                .as_ref()
+                .map_or(boundaries[k].position, |a| *a.get_ref());
+            MeasureKind::BoundaryForce { boundary: k, about }
+        }
+        other => {
+            return Err(cx.err(
+                Some(m.kind.span()),
+                format!("{base}.kind"),
+                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force)"),
+            ))
+        }
+    };
+    Ok(Measure { name, every, kind })
 }

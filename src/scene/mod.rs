@@ -11,6 +11,10 @@
 //! * `[[body]]` — explicitly placed bodies (spheres for now).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
 //! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
+//! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
+//!   kinematic `[[body]]` and `[[boundary]]` tables: piecewise-constant prescribed motion.
+//! * `[[measure]]` — measurements written to `RUN_DIR/measurements/NAME.csv`: `mass_flow`,
+//!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`.
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
 //!   `checkpoint_every`, `stats_every`.
 //!
@@ -43,7 +47,24 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 /// Parses scene text. `file` is used in messages, for the default name (its stem) and as
 /// the base for relative mesh paths (its parent directory).
 pub fn parse_str(text: &str, file: &Path) -> Result<Scene, SceneError> {
-    build::build(text, file)
+    build::build(text, file, 1.0)
+}
+
+/// [`parse_str`] with every generator shrunk by `scale` (0 < scale ≤ 1, for quick test
+/// runs of a full-size scene): `random_fill` counts (or volume fractions, when no count
+/// is given) are multiplied by `scale`, and a lattice keeps its first
+/// `ceil(scale × sites)` spheres (lowest layers first). Explicit bodies are kept.
+pub fn parse_str_scaled(text: &str, file: &Path, scale: f64) -> Result<Scene, SceneError> {
+    if !(scale > 0.0 && scale <= 1.0) {
+        return Err(SceneError {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            field: String::new(),
+            message: format!("scale must be in (0, 1] (got {scale})"),
+        });
+    }
+    build::build(text, file, scale)
 }
 
 /// A scene-file error: where it is and what is wrong.
@@ -93,6 +114,8 @@ pub struct Scene {
     /// Explicit `[[body]]` entries first, then the bodies of each `[[generator]]` in file order.
     pub bodies: Vec<BodyDesc>,
     pub boundaries: Vec<Boundary>,
+    /// `[[measure]]` tables in file order.
+    pub measures: Vec<Measure>,
     pub output: OutputSettings,
     /// Valid-but-suspicious findings, each `file:line: field: message`. The rules:
     /// * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)`, `r_min` the smallest body
@@ -200,6 +223,62 @@ pub struct BodyDesc {
     pub mass: f64,
     /// Principal moments of inertia, body frame.
     pub inertia: [f64; 3],
+    /// Prescribed velocity changes of a kinematic body (empty otherwise).
+    pub schedule: Vec<ScheduleEntry>,
+}
+
+/// One change of a kinematic body's velocity, applied before step `step`, i.e. at time
+/// `step · dt` (`step = round(t / dt)`). Velocities are resolved: a key missing in the file
+/// keeps the previous value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleEntry {
+    /// Time as written in the file [s].
+    pub t: f64,
+    pub step: u64,
+    pub velocity: [f64; 3],
+    /// World frame.
+    pub angular_velocity: [f64; 3],
+    /// The body becomes dynamic here (bodies only; the last entry of its schedule), with
+    /// the entry's velocities as its initial ones.
+    pub release: bool,
+}
+
+/// A `[[measure]]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measure {
+    /// File name stem: `measurements/NAME.csv`.
+    pub name: String,
+    /// Steps between samples (`every`, or `round(interval / dt)`; default: the frame spacing).
+    pub every: u64,
+    pub kind: MeasureKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MeasureKind {
+    /// Mass through the plane (point, unit normal), optionally only within `radius` of
+    /// `point`; columns `net_mass,mass_positive,mass_negative,rate`.
+    MassFlow {
+        point: [f64; 3],
+        normal: [f64; 3],
+        radius: Option<f64>,
+    },
+    /// Quantile of the grain tops; column `height`.
+    BedHeight { quantile: f64 },
+    /// Highest grain top per bin along x (axis 0) or y (1); one column per bin, named by
+    /// its centre (`x=0.0125`).
+    SurfaceProfile {
+        axis: usize,
+        bins: usize,
+        range: [f64; 2],
+    },
+    /// Kinetic energy per material (columns = material names) and `total`.
+    KineticEnergy,
+    /// Mean coordination number of the grains and the number of contacts;
+    /// columns `z,contacts`.
+    Coordination,
+    /// Contact force and torque about `about` on a boundary (index into
+    /// [`Scene::boundaries`]); columns `fx,fy,fz,tx,ty,tz`.
+    BoundaryForce { boundary: usize, about: [f64; 3] },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -239,6 +318,8 @@ pub struct Boundary {
     pub motion: Motion,
     pub velocity: [f64; 3],
     pub angular_velocity: [f64; 3],
+    /// Prescribed velocity changes (kinematic boundaries only; never `release`).
+    pub schedule: Vec<ScheduleEntry>,
 }
 
 /// Boundary geometry in the boundary's LOCAL frame (pose = position + orientation).

@@ -21,6 +21,8 @@ pub(crate) struct RawScene {
     pub generator: Vec<S<RawGenerator>>,
     #[serde(default)]
     pub boundary: Vec<S<RawBoundary>>,
+    #[serde(default)]
+    pub measure: Vec<S<RawMeasure>>,
     pub output: O<RawOutput>,
 }
 
@@ -87,6 +89,7 @@ pub(crate) struct RawBody {
     pub motion: O<String>,
     pub mass: O<f64>,
     pub inertia: O<[f64; 3]>,
+    pub schedule: O<Vec<S<RawScheduleEntry>>>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +112,36 @@ pub(crate) struct RawBoundary {
     pub motion: O<String>,
     pub velocity: O<[f64; 3]>,
     pub angular_velocity: O<[f64; 3]>,
+    pub schedule: O<Vec<S<RawScheduleEntry>>>,
+}
+
+/// One entry of a kinematic body's or boundary's `schedule`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawScheduleEntry {
+    pub t: S<f64>,
+    pub velocity: O<[f64; 3]>,
+    pub angular_velocity: O<[f64; 3]>,
+    pub release: O<bool>,
+}
+
+/// A `[[measure]]` table; kind-specific fields are checked by `build`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMeasure {
+    pub name: S<String>,
+    pub kind: S<String>,
+    pub every: O<i64>,
+    pub interval: O<f64>,
+    pub point: O<[f64; 3]>,
+    pub normal: O<[f64; 3]>,
+    pub radius: O<f64>,
+    pub quantile: O<f64>,
+    pub axis: O<String>,
+    pub bins: O<i64>,
+    pub range: O<[f64; 2]>,
+    pub boundary: O<String>,
+    pub about: O<[f64; 3]>,
 }
 
 #[derive(Deserialize)]

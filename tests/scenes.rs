@@ -1,0 +1,362 @@
+//! Every scene in `assets/scenes/` runs to completion at a reduced size
+//! ([`run_scene_scaled`]: generators shrunk, steps capped) with
+//! * no NaN (every body position finite at the end; the run loop also refuses to write a
+//!   non-finite frame or statistics row),
+//! * no escaped body: every grain inside a box around the scene's containers, grown by
+//!   [`MARGIN_DIAMETERS`] largest grain diameters (for the hopper, grains that fell through the
+//!   orifice are expected: its box holds the hopper and the catch bin below it),
+//! * bounded penetration: the `max_penetration` column of `stats.csv` stays below 5 % of the
+//!   smallest grain radius at every step,
+//!
+//! plus one physical check per scene on its measurements. The hopper's discharge rate is
+//! checked for steadiness with `measure::steady_rate`'s quarter-slope rule and printed with
+//! its standard error (`cargo test --test scenes -- --nocapture`).
+
+use bristlecone::bodies::BodyState;
+use bristlecone::gpu::shared_context;
+use bristlecone::io;
+use bristlecone::measure::{steady_rate, STEADY_TOLERANCE};
+use bristlecone::run::{load_scene_scaled, run_scene_scaled, RunOptions, RunReport, Silent};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// How far (in largest grain diameters) a grain may be outside its scene's box.
+const MARGIN_DIAMETERS: f64 = 3.0;
+
+/// A scene at test size.
+struct Case {
+    file: &'static str,
+    /// Generator scale (see `scene::parse_str_scaled`).
+    scale: f64,
+    steps: u64,
+    /// Box around the scene's containers (before the margin).
+    bounds: ([f64; 3], [f64; 3]),
+}
+
+const CASES: &[Case] = &[
+    Case {
+        file: "default.toml",
+        scale: 0.1,
+        steps: 250,
+        bounds: ([-0.1, -0.1, 0.0], [0.1, 0.1, 0.3]),
+    },
+    Case {
+        file: "hopper.toml",
+        scale: 0.3,
+        steps: 650,
+        // Hopper (r = 50 mm, z = 0.10..0.265) and the catch bin (±0.1, z = 0..0.08).
+        bounds: ([-0.1, -0.1, 0.0], [0.1, 0.1, 0.265]),
+    },
+    Case {
+        file: "drum.toml",
+        scale: 0.25,
+        steps: 450,
+        bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
+    },
+    Case {
+        file: "ball_drop.toml",
+        scale: 0.3,
+        steps: 400,
+        // Open box; ejecta may fly above its rim.
+        bounds: ([-0.05, -0.05, 0.0], [0.05, 0.05, 0.25]),
+    },
+    Case {
+        file: "column_collapse.toml",
+        scale: 0.3,
+        steps: 300,
+        // Floor plane: the heap must stay within a few column radii.
+        bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.2]),
+    },
+];
+
+fn scene_path(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/scenes")
+        .join(file)
+}
+
+fn case(file: &str) -> &'static Case {
+    CASES
+        .iter()
+        .find(|c| c.file == file)
+        .unwrap_or_else(|| panic!("no test case for {file}"))
+}
+
+/// A measurement CSV: header and rows of numbers.
+struct Csv {
+    header: Vec<String>,
+    rows: Vec<Vec<f64>>,
+}
+
+impl Csv {
+    fn read(path: &Path) -> Csv {
+        let text = std::fs::read_to_string(path)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+        let mut lines = text.lines();
+        let header = lines
+            .next()
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect::<Vec<_>>();
+        let rows = lines
+            .map(|l| {
+                let r: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+                assert_eq!(
+                    r.len(),
+                    header.len(),
+                    "{}: ragged row {l:?}",
+                    path.display()
+                );
+                r
+            })
+            .collect();
+        Csv { header, rows }
+    }
+
+    fn col(&self, name: &str) -> Vec<f64> {
+        let k = self
+            .header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {:?}", self.header));
+        self.rows.iter().map(|r| r[k]).collect()
+    }
+}
+
+struct Outcome {
+    _dir: tempfile::TempDir,
+    report: RunReport,
+}
+
+impl Outcome {
+    fn measurement(&self, name: &str) -> Csv {
+        Csv::read(
+            &self
+                .report
+                .out_dir
+                .join("measurements")
+                .join(format!("{name}.csv")),
+        )
+    }
+}
+
+/// Runs a case and makes the checks every scene shares.
+fn run_case(c: &Case) -> Outcome {
+    let path = scene_path(c.file);
+    let (scene, _) = load_scene_scaled(&path, Some(c.scale)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let opts = RunOptions {
+        out_dir: Some(dir.path().to_path_buf()),
+        steps: Some(c.steps),
+        resume: None,
+    };
+    let t0 = Instant::now();
+    let report = run_scene_scaled(
+        shared_context(),
+        &path,
+        &opts,
+        Some(c.scale),
+        &AtomicBool::new(false),
+        &mut Silent,
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", c.file));
+    let wall = t0.elapsed().as_secs_f64();
+    println!(
+        "{}: {} bodies, {} steps in {wall:.1} s ({:.0} steps/s)",
+        c.file,
+        report.bodies,
+        report.steps_done,
+        report.steps_done as f64 / wall
+    );
+    assert_eq!(report.steps_done, c.steps, "{}: run incomplete", c.file);
+    assert!(!report.interrupted);
+
+    // Penetration, every step.
+    let r_min = scene.min_body_radius();
+    let rows = io::read_stats(&report.stats).unwrap();
+    assert_eq!(rows.len() as u64, c.steps);
+    let (worst, at) = rows
+        .iter()
+        .map(|r| (r.max_penetration, r.step))
+        .fold((0.0, 0), |a, b| if b.0 > a.0 { b } else { a });
+    println!(
+        "{}: max penetration {worst:.3e} m at step {at} ({:.1} % of r_min)",
+        c.file,
+        100.0 * worst / r_min
+    );
+    assert!(
+        worst < 0.05 * r_min,
+        "{}: penetration {worst:e} m at step {at} exceeds 5 % of the smallest radius {r_min}",
+        c.file
+    );
+
+    // Final state: finite, inside the box.
+    let ck = io::read_checkpoint(&report.checkpoint).unwrap();
+    assert_eq!(ck.step, c.steps);
+    let state = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let nb = scene.boundaries.len();
+    let d_max = 2.0
+        * scene
+            .bodies
+            .iter()
+            .map(|b| b.shape.bounding_radius())
+            .fold(0.0, f64::max);
+    let m = MARGIN_DIAMETERS * d_max;
+    let (lo, hi) = c.bounds;
+    let mut escaped = Vec::new();
+    for (i, p) in state.pos.iter().enumerate().skip(nb) {
+        assert!(
+            p.iter().all(|x| x.is_finite()),
+            "{}: body {i} is not finite: {p:?}",
+            c.file
+        );
+        if (0..3).any(|k| (p[k] as f64) < lo[k] - m || (p[k] as f64) > hi[k] + m) {
+            escaped.push((i, *p));
+        }
+    }
+    assert!(
+        escaped.is_empty(),
+        "{}: {} bodies escaped the box {lo:?}..{hi:?} (± {m} m), first {:?}",
+        c.file,
+        escaped.len(),
+        escaped[0]
+    );
+    // Every declared measurement was written, one row per sample.
+    for (mpath, spec) in report.measurements.iter().zip(&scene.measures) {
+        let csv = Csv::read(mpath);
+        let expected = c.steps / spec.every + 1;
+        assert_eq!(
+            csv.rows.len() as u64,
+            expected,
+            "{}: {} rows",
+            c.file,
+            mpath.display()
+        );
+    }
+    Outcome { _dir: dir, report }
+}
+
+#[test]
+fn every_scene_has_a_test_case() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".toml"))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = CASES.iter().map(|c| c.file.to_string()).collect();
+    listed.sort();
+    assert_eq!(files, listed, "tests/scenes.rs CASES must list every scene");
+    // And every scene is valid at full size.
+    for f in &files {
+        load_scene_scaled(&dir.join(f), None).unwrap();
+    }
+}
+
+#[test]
+fn default_pour_settles_in_its_box() {
+    let o = run_case(case("default.toml"));
+    assert!(o.report.frames_written >= 2);
+}
+
+#[test]
+fn hopper_discharges_at_a_steady_rate() {
+    let o = run_case(case("hopper.toml"));
+    let flow = o.measurement("flow");
+    let t = flow.col("time");
+    let m = flow.col("mass_positive");
+    // Nothing leaves before the gate opens (it starts moving at t0 = 0.35 s).
+    for (ti, mi) in t.iter().zip(&m) {
+        if *ti <= 0.35 {
+            assert_eq!(*mi, 0.0, "mass discharged at t = {ti} with the gate closed");
+        }
+    }
+    // Steady discharge: the gate is clear of the orifice at 0.424 s; skip the start-up.
+    let window = (0.47, 0.65);
+    let (rate, se, dev) = steady_rate(&t, &m, window);
+    println!(
+        "hopper (scale 0.3): discharge rate {rate:.4} ± {se:.4} kg/s over t = {:?} s, \
+         quarter slopes within {:.1} % of it (criterion {:.0} %)",
+        window,
+        100.0 * dev,
+        100.0 * STEADY_TOLERANCE
+    );
+    assert!(
+        dev <= STEADY_TOLERANCE,
+        "discharge not steady: quarter slopes deviate by {:.1} % from {rate} kg/s",
+        100.0 * dev
+    );
+    // Beverloo: W = C ρ_b √g (D − k d)^{5/2} ≈ 0.13 kg/s; accept a factor of two.
+    assert!(
+        (0.065..0.26).contains(&rate),
+        "rate {rate} kg/s is far from Beverloo's 0.13 kg/s"
+    );
+}
+
+#[test]
+fn drum_resists_its_rotation() {
+    let o = run_case(case("drum.toml"));
+    let drive = o.measurement("drive");
+    let t = drive.col("time");
+    let ty = drive.col("ty");
+    // After spin-up (t = 0.2 s) the grains are carried up one side: their weight acts
+    // against the rotation (ω along +y), a negative torque about +y.
+    let late: Vec<f64> = t
+        .iter()
+        .zip(&ty)
+        .filter(|(t, _)| **t >= 0.3)
+        .map(|(_, y)| *y)
+        .collect();
+    let mean = late.iter().sum::<f64>() / late.len() as f64;
+    println!("drum: mean torque on the drum about its axis {mean:.3e} N·m");
+    assert!(mean < 0.0, "torque {mean} N·m does not oppose the rotation");
+}
+
+#[test]
+fn ball_drop_loses_its_energy_to_the_bed() {
+    let o = run_case(case("ball_drop.toml"));
+    let e = o.measurement("energy");
+    let t = e.col("time");
+    let ball = e.col("steel");
+    // Held (kinematic: no kinetic energy counted) until the release at 0.3 s.
+    for (ti, b) in t.iter().zip(&ball) {
+        if *ti < 0.3 {
+            assert_eq!(*b, 0.0, "ball moving before its release (t = {ti})");
+        }
+    }
+    let peak = ball.iter().cloned().fold(0.0, f64::max);
+    let last = *ball.last().unwrap();
+    println!("ball drop: peak ball energy {peak:.3e} J, at the end {last:.3e} J");
+    // Released at 1 m/s: ½ m v² = 6.9 mJ, and more from the fall.
+    assert!(peak > 0.0069, "ball energy peak {peak} J too low");
+    assert!(
+        last < 0.2 * peak,
+        "the bed did not stop the ball ({last} J of {peak} J left)"
+    );
+}
+
+#[test]
+fn column_collapse_spreads() {
+    let o = run_case(case("column_collapse.toml"));
+    let p = o.measurement("profile");
+    let first = &p.rows[0];
+    let last = p.rows.last().unwrap();
+    let centres: Vec<f64> = p.header[1..]
+        .iter()
+        .map(|h| h.trim_start_matches("x=").parse().unwrap())
+        .collect();
+    let extent = |row: &[f64]| {
+        centres
+            .iter()
+            .zip(&row[1..])
+            .filter(|(_, z)| z.is_finite())
+            .map(|(x, _)| x.abs())
+            .fold(0.0, f64::max)
+    };
+    let (r0, r1) = (extent(first), extent(last));
+    println!("column collapse: footprint half-width {r0:.3} m -> {r1:.3} m");
+    assert!(r1 > r0 + 0.01, "no runout: {r0} m -> {r1} m");
+}
