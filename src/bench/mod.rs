@@ -256,8 +256,7 @@ pub fn run_one(
         residual_max: recs.iter().map(|r| r.residual).fold(0.0, f64::max),
         max_penetration: recs.iter().map(|r| r.max_penetration).fold(0.0, f64::max),
         kinetic_energy_end: recs.last().map_or(0.0, |r| r.totals.kinetic_energy),
-        bytes_per_body: (mem.bodies + mem.collide_fixed + mem.solver_bodies) as f64
-            / bodies as f64,
+        bytes_per_body: (mem.bodies + mem.collide_fixed + mem.solver_bodies) as f64 / bodies as f64,
         bytes_per_contact: mem.contacts as f64 / mem.contact_capacity.max(1) as f64,
         contact_capacity: mem.contact_capacity,
         bandwidth_ratio,
@@ -537,10 +536,10 @@ mod tests {
         let ctx = shared_context();
         let scene = BenchScene::build(SceneKind::Hopper, 150);
         let state = scene.body_state();
-        let mut a = Simulation::new(ctx.clone(), &state, scene.step_settings(bench_solver()))
-            .unwrap();
-        let mut b = Simulation::new(ctx.clone(), &state, scene.step_settings(bench_solver()))
-            .unwrap();
+        let mut a =
+            Simulation::new(ctx.clone(), &state, scene.step_settings(bench_solver())).unwrap();
+        let mut b =
+            Simulation::new(ctx.clone(), &state, scene.step_settings(bench_solver())).unwrap();
         a.advance(3, 1).unwrap();
         for _ in 0..3 {
             let t = b.step_stages_wall().unwrap();

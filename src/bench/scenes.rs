@@ -101,7 +101,10 @@ fn fcc(n: usize, r: f32, m: usize) -> Vec<[f32; 3]> {
 /// Layer side m for `n` grains in a lattice `aspect` times as tall as wide.
 fn side_for(n: usize, aspect: f64) -> usize {
     // n ≈ layers · m², layers ≈ aspect · m · 2r / (r√2) = aspect · m · √2.
-    ((n as f64 / (aspect * std::f64::consts::SQRT_2)).cbrt().ceil() as usize).max(2)
+    ((n as f64 / (aspect * std::f64::consts::SQRT_2))
+        .cbrt()
+        .ceil() as usize)
+        .max(2)
 }
 
 impl BenchScene {
@@ -256,10 +259,9 @@ mod tests {
                 assert!(a[0].abs() + sc.radius < sc.half_width);
                 assert!(a[1].abs() + sc.radius < sc.half_width);
                 for b in &sc.grains[i + 1..] {
-                    let dist = ((a[0] - b[0]).powi(2)
-                        + (a[1] - b[1]).powi(2)
-                        + (a[2] - b[2]).powi(2))
-                    .sqrt();
+                    let dist =
+                        ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2))
+                            .sqrt();
                     min_gap = min_gap.min(dist - d);
                 }
             }
