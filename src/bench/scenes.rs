@@ -82,7 +82,7 @@ fn fcc(n: usize, r: f32, m: usize) -> Vec<[f32; 3]> {
     let mut out = Vec::with_capacity(n);
     let mut layer = 0usize;
     while out.len() < n {
-        let side = if layer % 2 == 0 { m } else { m - 1 };
+        let side = if layer.is_multiple_of(2) { m } else { m - 1 };
         let c = (side as f32 - 1.0) / 2.0;
         let z = r + layer as f32 * h;
         'layer: for j in 0..side {

@@ -439,7 +439,7 @@ impl Simulation {
             return Ok((0..n as usize)
                 .filter_map(|k| {
                     let s = first + k as u64 + 1;
-                    if s % every != 0 && k + 1 != n as usize {
+                    if !s.is_multiple_of(every) && k + 1 != n as usize {
                         return None;
                     }
                     let f = |w: [u32; 4]| w.map(f32::from_bits);
@@ -500,9 +500,8 @@ impl Simulation {
             self.integrate.record_free_velocity(&mut pass);
         }
         out.seconds[0] = submit(enc);
-        if self.contact.is_some() {
+        if let Some(c) = &mut self.contact {
             loop {
-                let c = self.contact.as_mut().unwrap();
                 let mut enc = new_enc();
                 c.record_collide(&mut enc);
                 out.seconds[1] = submit(enc);
@@ -515,7 +514,7 @@ impl Simulation {
                 self.regrowths += 1;
             }
             let mut enc = new_enc();
-            self.contact.as_ref().unwrap().record_solve(&ctx, &mut enc);
+            c.record_solve(&ctx, &mut enc);
             out.seconds[2] = submit(enc);
         }
         let mut enc = new_enc();
