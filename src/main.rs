@@ -79,7 +79,7 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
         peer_sizes: Vec<usize>,
         /// Steps of each Rapier comparison run (both engines).
-        #[arg(long, default_value_t = 300)]
+        #[arg(long, default_value_t = 200)]
         peer_steps: u32,
         #[arg(long, default_value = "auto")]
         backend: BackendChoice,
