@@ -50,8 +50,8 @@ pub struct EngineRun {
 pub struct PeerRow {
     pub scene: SceneKind,
     pub grains: usize,
-    /// Top of the initial lattice (m).
-    pub initial_top: f64,
+    /// Bed height of the initial lattice, measured as for the runs (m).
+    pub initial_bed_height: f64,
     pub steps: u32,
     pub runs: Vec<EngineRun>,
 }
@@ -302,7 +302,7 @@ pub fn compare(
             rows.push(PeerRow {
                 scene: kind,
                 grains: n,
-                initial_top: scene.top as f64,
+                initial_bed_height: bed_height(&scene.grains, scene.radius),
                 steps,
                 runs,
             });
@@ -338,10 +338,10 @@ impl PeerReport {
         );
         for r in &self.rows {
             s += &format!(
-                "{} {}: initial lattice top {:.2} mm\n",
+                "{} {}: bed height of the initial lattice {:.2} mm\n",
                 r.scene.name(),
                 r.grains,
-                r.initial_top * 1e3
+                r.initial_bed_height * 1e3
             );
             let base = r.runs[0].seconds_per_step;
             for e in &r.runs {
@@ -420,7 +420,8 @@ mod tests {
     fn rapier_pile_stays_at_rest() {
         let scene = BenchScene::build(SceneKind::Pile, 100);
         let r = run_rapier(&scene, 10, 4, "default");
-        assert!((r.bed_height - scene.top as f64).abs() < 0.1 * scene.radius as f64);
+        let h0 = bed_height(&scene.grains, scene.radius);
+        assert!((r.bed_height - h0).abs() < 0.1 * scene.radius as f64);
         assert_eq!(r.discharged_fraction, 0.0);
         assert!(r.contacts_end > 100, "{}", r.contacts_end);
     }
