@@ -4,6 +4,7 @@
 //! records command buffers and reads back results at output frames. Every GPU stage has a
 //! plain f64 CPU twin in [`reference`] that tests compare against.
 
+pub mod bench;
 pub mod bodies;
 pub mod collide;
 pub mod gpu;

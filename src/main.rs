@@ -49,6 +49,43 @@ enum Command {
     Validate { scene: PathBuf },
     /// Draw PNG plots of a run's statistics and measurements into RUN_DIR/plots.
     Plot { run_dir: PathBuf },
+    /// Benchmark a ladder of sizes of a settled pile and a hopper discharge; prints a table
+    /// and writes bench.csv and bench.json.
+    Bench {
+        /// Grain counts (comma-separated).
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "1000,10000,100000,1000000"
+        )]
+        sizes: Vec<usize>,
+        /// Measured steps per run (default: 100 at 10^3, 20 at 10^4, 5 from 10^5 on).
+        #[arg(long)]
+        steps: Option<u32>,
+        /// Output directory for bench.csv and bench.json.
+        #[arg(long, default_value = "out/bench")]
+        out: PathBuf,
+        /// pile, hopper or all.
+        #[arg(long, default_value = "all")]
+        scene: String,
+        /// Maximum solver sweeps per step.
+        #[arg(long)]
+        iterations: Option<u32>,
+        /// Time stages by the CPU clock (separate submissions) even where timestamps exist.
+        #[arg(long)]
+        wall_timing: bool,
+        /// Also run the same scenes in Rapier (needs a build with `--features peer`).
+        #[arg(long)]
+        peer: bool,
+        /// Grain counts for the Rapier comparison.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+        peer_sizes: Vec<usize>,
+        /// Steps of each Rapier comparison run (both engines).
+        #[arg(long, default_value_t = 200)]
+        peer_steps: u32,
+        #[arg(long, default_value = "auto")]
+        backend: BackendChoice,
+    },
 }
 
 /// A progress bar on a terminal; plain log lines (every 10 %) otherwise.
@@ -134,6 +171,29 @@ fn main() -> ExitCode {
         Command::Info { backend } => cmd_info(backend),
         Command::Validate { scene } => cmd_validate(scene),
         Command::Plot { run_dir } => cmd_plot(run_dir),
+        Command::Bench {
+            sizes,
+            steps,
+            out,
+            scene,
+            iterations,
+            wall_timing,
+            peer,
+            peer_sizes,
+            peer_steps,
+            backend,
+        } => cmd_bench(BenchArgs {
+            sizes,
+            steps,
+            out,
+            scene,
+            iterations,
+            wall_timing,
+            peer,
+            peer_sizes,
+            peer_steps,
+            backend,
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -262,5 +322,86 @@ fn cmd_plot(run_dir: PathBuf) -> Result<(), String> {
     for p in written {
         println!("{}", p.display());
     }
+    Ok(())
+}
+
+struct BenchArgs {
+    sizes: Vec<usize>,
+    steps: Option<u32>,
+    out: PathBuf,
+    scene: String,
+    iterations: Option<u32>,
+    wall_timing: bool,
+    peer: bool,
+    peer_sizes: Vec<usize>,
+    peer_steps: u32,
+    backend: BackendChoice,
+}
+
+fn cmd_bench(a: BenchArgs) -> Result<(), String> {
+    use bristlecone::bench::{self, BenchOptions, SceneKind, Timing};
+    let scenes = match a.scene.as_str() {
+        "pile" => vec![SceneKind::Pile],
+        "hopper" => vec![SceneKind::Hopper],
+        "all" => vec![SceneKind::Pile, SceneKind::Hopper],
+        other => {
+            return Err(format!(
+                "unknown scene '{other}' (expected pile, hopper or all)"
+            ))
+        }
+    };
+    if a.peer && !cfg!(feature = "peer") {
+        return Err(
+            "--peer needs a build with the Rapier peer: cargo run --release --features peer -- bench --peer"
+                .into(),
+        );
+    }
+    let mut solver = bench::bench_solver();
+    if let Some(it) = a.iterations {
+        solver.max_iterations = it.max(1);
+    }
+    let opts = BenchOptions {
+        sizes: a.sizes,
+        steps: a.steps,
+        scenes,
+        solver,
+        timing: if a.wall_timing {
+            Timing::Wall
+        } else {
+            Timing::Auto
+        },
+        out: Some(a.out.clone()),
+        ..Default::default()
+    };
+    let ctx = open(a.backend)?;
+    let report = bench::run(&ctx, &opts, &mut |line| eprintln!("{line}"))?;
+    println!("{}", report.table());
+    println!(
+        "wrote {} and {}",
+        a.out.join("bench.csv").display(),
+        a.out.join("bench.json").display()
+    );
+    #[cfg(feature = "peer")]
+    if a.peer {
+        let t = std::time::Instant::now();
+        let peer = bench::peer::compare(
+            &ctx,
+            &opts.scenes,
+            &a.peer_sizes,
+            a.peer_steps,
+            opts.solver,
+            &mut |line| eprintln!("{line}"),
+        )?;
+        println!("{}", peer.table());
+        peer.write(&a.out).map_err(|e| e.to_string())?;
+        println!(
+            "wrote {} and {} ({:.1} s)",
+            a.out.join("peer.csv").display(),
+            a.out.join("peer.json").display(),
+            t.elapsed().as_secs_f64()
+        );
+    }
+    #[cfg(not(feature = "peer"))]
+    let _ = (a.peer_sizes, a.peer_steps);
     Ok(())
 }

@@ -83,11 +83,16 @@ impl ContactStages {
         })
     }
 
-    fn record(&self, ctx: &GpuContext, enc: &mut wgpu::CommandEncoder) {
+    /// Collision, then its counts into the step's stats.
+    fn record_collide(&self, enc: &mut wgpu::CommandEncoder) {
         self.collide.record(enc);
         // Contacts, overflow flag and needed count into the step's stats.
         enc.copy_buffer_to_buffer(self.collide.counts(), 0, &self.step_stats, 0, 8);
         enc.copy_buffer_to_buffer(self.collide.counts(), 8, &self.step_stats, 20, 4);
+    }
+
+    /// The solve and velocity update, after [`ContactStages::record_collide`].
+    fn record_solve(&self, ctx: &GpuContext, enc: &mut wgpu::CommandEncoder) {
         self.solve.record(
             ctx,
             enc,
@@ -102,6 +107,119 @@ impl ContactStages {
     fn grow(&mut self, ctx: &GpuContext, needed: u32) -> Result<(), GpuError> {
         self.collide.grow(ctx, needed, 0)?;
         self.solve.grow(ctx, self.collide.capacity())
+    }
+}
+
+/// Names of the stages that [`Simulation::set_stage_timing`] and
+/// [`Simulation::step_stages_wall`] time, in order.
+pub const STAGE_NAMES: [&str; 4] = ["free velocity", "collision", "solve", "integrate+stats"];
+
+/// Seconds spent in each stage of one step, in the order of [`STAGE_NAMES`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub seconds: [f64; 4],
+}
+
+impl StageTimes {
+    pub fn total(&self) -> f64 {
+        self.seconds.iter().sum()
+    }
+}
+
+/// Timestamps written per timed step: start of free velocity, end of free velocity, end of
+/// collision, start and end of the position update + statistics pass.
+const STAMPS_PER_STEP: u32 = 5;
+/// Steps per batch that get timestamps (wgpu allows at most 4096 queries per set).
+pub const MAX_TIMED_STEPS: u32 = 4096 / STAMPS_PER_STEP;
+
+/// GPU timestamp queries around the stages of each step (BOTTOM_OF_PIPE on Vulkan, so a
+/// stamp is taken once all earlier work has finished).
+struct StageTimer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    /// Nanoseconds per timestamp tick.
+    period: f64,
+    /// Stage times of the steps of the last batch (only the first [`MAX_TIMED_STEPS`]).
+    last: Vec<StageTimes>,
+}
+
+impl StageTimer {
+    fn new(ctx: &GpuContext) -> Self {
+        let n = MAX_TIMED_STEPS * STAMPS_PER_STEP;
+        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("stage timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: n,
+        });
+        let size = n as u64 * 8;
+        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("stage timestamps resolve"),
+            size,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let readback = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("stage timestamps readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        StageTimer {
+            set,
+            resolve,
+            readback,
+            period: ctx.queue.get_timestamp_period() as f64,
+            last: Vec::new(),
+        }
+    }
+
+    /// A compute pass that does nothing but take timestamp `index` when it begins.
+    fn mark(&self, enc: &mut wgpu::CommandEncoder, index: u32) {
+        let _pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("stage timestamp"),
+            timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                query_set: &self.set,
+                beginning_of_pass_write_index: Some(index),
+                end_of_pass_write_index: None,
+            }),
+        });
+    }
+
+    fn writes(&self, first: u32, last: u32) -> wgpu::ComputePassTimestampWrites<'_> {
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.set,
+            beginning_of_pass_write_index: Some(first),
+            end_of_pass_write_index: Some(last),
+        }
+    }
+
+    fn record_resolve(&self, enc: &mut wgpu::CommandEncoder, steps: u32) {
+        let n = steps * STAMPS_PER_STEP;
+        enc.resolve_query_set(&self.set, 0..n, &self.resolve, 0);
+        enc.copy_buffer_to_buffer(&self.resolve, 0, &self.readback, 0, n as u64 * 8);
+    }
+
+    fn read(&mut self, ctx: &GpuContext, steps: u32) -> Result<(), GpuError> {
+        let n = (steps * STAMPS_PER_STEP) as usize;
+        let raw: Vec<[u32; 2]> = buffers::map_and_read(ctx, &self.readback, n)?;
+        let t: Vec<u64> = raw
+            .iter()
+            .map(|w| w[0] as u64 | ((w[1] as u64) << 32))
+            .collect();
+        let sec = |a: u64, b: u64| b.saturating_sub(a) as f64 * self.period * 1e-9;
+        self.last = t
+            .chunks_exact(STAMPS_PER_STEP as usize)
+            .map(|s| StageTimes {
+                seconds: [
+                    sec(s[0], s[1]),
+                    sec(s[1], s[2]),
+                    sec(s[2], s[3]),
+                    sec(s[3], s[4]),
+                ],
+            })
+            .collect();
+        Ok(())
     }
 }
 
@@ -121,6 +239,7 @@ pub struct Simulation {
     ring: Option<(wgpu::Buffer, wgpu::Buffer, u64)>,
     snapshot: Option<Snapshot>,
     step_index: u64,
+    timer: Option<StageTimer>,
     /// How many times a batch was redone after a contact-buffer overflow.
     pub regrowths: u32,
 }
@@ -150,6 +269,7 @@ impl Simulation {
             ring: None,
             snapshot: None,
             step_index: 0,
+            timer: None,
             regrowths: 0,
         })
     }
@@ -188,20 +308,32 @@ impl Simulation {
 
     /// Records one step and copies its statistics into ring slot `slot`.
     fn record_step(&self, enc: &mut wgpu::CommandEncoder, ring: &wgpu::Buffer, slot: u64) {
+        // Timestamps for the first MAX_TIMED_STEPS steps of the batch when timing is on.
+        let timer = self
+            .timer
+            .as_ref()
+            .filter(|_| slot < MAX_TIMED_STEPS as u64);
+        let base = slot as u32 * STAMPS_PER_STEP;
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("free velocity"),
-                timestamp_writes: None,
+                timestamp_writes: timer.map(|t| t.writes(base, base + 1)),
             });
             self.integrate.record_free_velocity(&mut pass);
         }
         if let Some(c) = &self.contact {
-            c.record(&self.ctx, enc);
+            c.record_collide(enc);
+        }
+        if let Some(t) = timer {
+            t.mark(enc, base + 2);
+        }
+        if let Some(c) = &self.contact {
+            c.record_solve(&self.ctx, enc);
         }
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("positions and stats"),
-                timestamp_writes: None,
+                timestamp_writes: timer.map(|t| t.writes(base + 3, base + 4)),
             });
             self.integrate.record_update_positions(&mut pass);
             self.stats.record(&mut pass);
@@ -282,6 +414,10 @@ impl Simulation {
                 self.record_step(&mut enc, &ring, k);
             }
             enc.copy_buffer_to_buffer(&ring, 0, &host, 0, n as u64 * RING_SLOT);
+            let timed = n.min(MAX_TIMED_STEPS);
+            if let Some(t) = &self.timer {
+                t.record_resolve(&mut enc, timed);
+            }
             self.ctx.queue.submit([enc.finish()]);
             let raw: Vec<[u32; 4]> =
                 buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)?;
@@ -296,11 +432,14 @@ impl Simulation {
                 self.regrowths += 1;
                 continue;
             }
+            if let Some(t) = &mut self.timer {
+                t.read(&self.ctx, timed)?;
+            }
             self.step_index += n as u64;
             return Ok((0..n as usize)
                 .filter_map(|k| {
                     let s = first + k as u64 + 1;
-                    if s % every != 0 && k + 1 != n as usize {
+                    if !s.is_multiple_of(every) && k + 1 != n as usize {
                         return None;
                     }
                     let f = |w: [u32; 4]| w.map(f32::from_bits);
@@ -316,6 +455,115 @@ impl Simulation {
                     })
                 })
                 .collect());
+        }
+    }
+
+    /// Turns GPU timestamp queries around each stage on or off. Returns whether timing is on:
+    /// false when the adapter lacks timestamp queries inside passes (`ctx.timestamps`).
+    /// While on, [`Simulation::advance`] records the stage times of the first
+    /// [`MAX_TIMED_STEPS`] steps of each batch; read them with [`Simulation::stage_times`].
+    pub fn set_stage_timing(&mut self, on: bool) -> bool {
+        if !on || !self.ctx.timestamps {
+            self.timer = None;
+            return false;
+        }
+        if self.timer.is_none() {
+            self.timer = Some(StageTimer::new(&self.ctx));
+        }
+        true
+    }
+
+    /// Stage times (GPU timestamps) of the timed steps of the last [`Simulation::advance`];
+    /// empty when timing is off.
+    pub fn stage_times(&self) -> &[StageTimes] {
+        self.timer.as_ref().map_or(&[], |t| &t.last)
+    }
+
+    /// One step with every stage submitted on its own and waited for, timed by the CPU
+    /// clock (for adapters without timestamp queries). Each time includes one submission
+    /// and one wait. A contact-buffer overflow grows the buffers and redoes the collision
+    /// (outside the timed part); positions do not change before the collision, so the step
+    /// is the same as one of [`Simulation::advance`].
+    pub fn step_stages_wall(&mut self) -> Result<StageTimes, GpuError> {
+        let ctx = self.ctx.clone();
+        let submit = |enc: wgpu::CommandEncoder| {
+            let t = std::time::Instant::now();
+            ctx.queue.submit([enc.finish()]);
+            ctx.wait();
+            t.elapsed().as_secs_f64()
+        };
+        let new_enc = || ctx.device.create_command_encoder(&Default::default());
+        let mut out = StageTimes::default();
+        let mut enc = new_enc();
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            self.integrate.record_free_velocity(&mut pass);
+        }
+        out.seconds[0] = submit(enc);
+        if let Some(c) = &mut self.contact {
+            loop {
+                let mut enc = new_enc();
+                c.record_collide(&mut enc);
+                out.seconds[1] = submit(enc);
+                let counts = c.collide.read_counts(&ctx)?;
+                if counts.overflow == 0 {
+                    break;
+                }
+                c.grow(&ctx, counts.needed_contacts)?;
+                self.snapshot = None;
+                self.regrowths += 1;
+            }
+            let mut enc = new_enc();
+            c.record_solve(&ctx, &mut enc);
+            out.seconds[2] = submit(enc);
+        }
+        let mut enc = new_enc();
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            self.integrate.record_update_positions(&mut pass);
+            self.stats.record(&mut pass);
+        }
+        out.seconds[3] = submit(enc);
+        self.step_index += 1;
+        Ok(out)
+    }
+
+    /// Solver iterations, residual and max penetration of the last step with contacts
+    /// (from the `step_stats` buffer); None without contacts.
+    pub fn last_step_stats(&self) -> Result<Option<(u32, f64, f64)>, GpuError> {
+        let Some(c) = &self.contact else {
+            return Ok(None);
+        };
+        let w: Vec<u32> = buffers::read_buffer(&self.ctx, &c.step_stats, 8)?;
+        Ok(Some((
+            w[2],
+            f32::from_bits(w[3]) as f64,
+            f32::from_bits(w[4]) as f64,
+        )))
+    }
+
+    /// Bytes of GPU memory held for bodies (fixed per body) and for contacts (at the
+    /// current capacity): (body arrays, collision fixed buffers, per-capacity contact
+    /// buffers of collision + solver, solver per-body buffers).
+    pub fn memory_bytes(&self) -> MemoryUse {
+        let n = self.bodies.count as u64;
+        let bodies = n * 128;
+        match &self.contact {
+            None => MemoryUse {
+                bodies,
+                ..Default::default()
+            },
+            Some(c) => {
+                let (fixed, per_cap) = c.collide.memory_bytes();
+                let cap = c.collide.capacity() as u64;
+                MemoryUse {
+                    bodies,
+                    collide_fixed: fixed,
+                    contacts: per_cap + cap * crate::solve::BYTES_PER_CONTACT,
+                    solver_bodies: n * crate::solve::BYTES_PER_BODY,
+                    contact_capacity: cap,
+                }
+            }
         }
     }
 
@@ -437,6 +685,20 @@ impl Simulation {
         self.ctx.queue.submit([enc.finish()]);
         self.stats.read(&self.ctx)
     }
+}
+
+/// GPU memory of a [`Simulation`], in bytes (see [`Simulation::memory_bytes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Body arrays (8 × vec4 = 128 B per body).
+    pub bodies: u64,
+    /// Collision buffers sized by the body count (grid, sort, row counts, CSR offsets).
+    pub collide_fixed: u64,
+    /// Buffers sized by the contact capacity (collision records + CSR entries, solver state).
+    pub contacts: u64,
+    /// Solver buffers sized by the body count.
+    pub solver_bodies: u64,
+    pub contact_capacity: u64,
 }
 
 /// Number of leading boundary bodies of a state.

@@ -1,0 +1,563 @@
+//! `bristlecone bench`: a fixed ladder of sizes of two scenes (a settled pile and a hopper
+//! discharge, see [`scenes`]), timed stage by stage, with results users can compare between
+//! machines (bandwidth ratios, cost growth with N) and, with the `peer` feature, against
+//! Rapier on the same machine ([`peer`]).
+//!
+//! Per run (scene × size): `warmup` steps (the first grows the contact buffers), then `steps`
+//! measured steps recorded as one batch ([`Simulation::advance`]): steps/s is bodies-independent
+//! wall-clock throughput of that batch including its one readback. The stage split comes from
+//! GPU timestamps around every stage of every measured step when the adapter has them
+//! (`ctx.timestamps`), else from extra steps with every stage submitted and waited for on its
+//! own ([`Simulation::step_stages_wall`], CPU clock; each stage then includes one submission).
+//!
+//! Effective bandwidth of a stage = the bytes it must move at least (the model in
+//! [`stage_bytes`]) ÷ its time; it is reported ÷ the copy bandwidth of the adapter measured in
+//! the same run (`gpu::bandwidth::copy_bandwidth`), a ratio that carries over between
+//! adapters (DESIGN §5).
+
+pub mod scenes;
+
+#[cfg(feature = "peer")]
+pub mod peer;
+
+use crate::gpu::{bandwidth, GpuContext, GpuError};
+use crate::solve::{SolverKind, SolverSettings};
+use crate::step::{Simulation, StageTimes, STAGE_NAMES};
+pub use scenes::{BenchScene, SceneKind, Wall};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The default ladder of sizes.
+pub const DEFAULT_SIZES: [usize; 4] = [1_000, 10_000, 100_000, 1_000_000];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Timestamps where the adapter has them, else wall clock.
+    Auto,
+    /// CPU wall clock per separately submitted stage.
+    Wall,
+}
+
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    pub sizes: Vec<usize>,
+    /// Measured steps per run; None: [`default_steps`].
+    pub steps: Option<u32>,
+    pub warmup: u32,
+    pub scenes: Vec<SceneKind>,
+    pub solver: SolverSettings,
+    pub timing: Timing,
+    /// Where bench.csv and bench.json go; None: nothing written.
+    pub out: Option<PathBuf>,
+    /// Elements of the copy kernel for the bandwidth yardstick (vec4 each).
+    pub copy_elements: u32,
+}
+
+/// The engine's solver as the bench runs it: APGD, at most 50 sweeps, tolerance 1e-5 m/s,
+/// recovery speed 0.1 m/s, warm start.
+pub fn bench_solver() -> SolverSettings {
+    SolverSettings {
+        kind: SolverKind::Apgd,
+        max_iterations: 50,
+        tolerance: 1e-5,
+        recovery_speed: 0.1,
+        ..SolverSettings::default()
+    }
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            sizes: DEFAULT_SIZES.to_vec(),
+            steps: None,
+            warmup: 2,
+            scenes: vec![SceneKind::Pile, SceneKind::Hopper],
+            solver: bench_solver(),
+            timing: Timing::Auto,
+            out: None,
+            copy_elements: 1 << 22,
+        }
+    }
+}
+
+/// Measured steps for `n` grains: enough steps for a stable rate at small sizes, few at
+/// large ones (keeps the default ladder within minutes on a software adapter).
+pub fn default_steps(n: usize) -> u32 {
+    (200_000 / n.max(1)).clamp(5, 100) as u32
+}
+
+/// One measured run.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    pub scene: SceneKind,
+    pub grains: usize,
+    pub bodies: usize,
+    pub steps: u32,
+    /// Mean contacts per measured step.
+    pub contacts: f64,
+    /// Wall-clock throughput of the measured batch.
+    pub steps_per_s: f64,
+    /// Wall-clock seconds per step (1 / steps_per_s).
+    pub wall_s_per_step: f64,
+    /// "timestamps" or "wall".
+    pub timing: &'static str,
+    /// Mean seconds per step of each stage (order of `stage_names`).
+    pub stage_s: [f64; 4],
+    /// Sum of the stages.
+    pub timed_s_per_step: f64,
+    pub iterations_mean: f64,
+    pub iterations_max: u32,
+    pub residual_mean: f64,
+    pub residual_max: f64,
+    pub max_penetration: f64,
+    pub kinetic_energy_end: f64,
+    /// GPU bytes per body (body arrays + collision and solver per-body buffers).
+    pub bytes_per_body: f64,
+    /// GPU bytes per contact of capacity (collision records + CSR + solver state).
+    pub bytes_per_contact: f64,
+    pub contact_capacity: u64,
+    /// Effective bandwidth of each stage ÷ the copy bandwidth.
+    pub bandwidth_ratio: [f64; 4],
+    /// (time per step ÷ that of the previous size) ÷ (size ratio); None for the first size.
+    pub growth: Option<f64>,
+    pub regrowths: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    pub scene: SceneKind,
+    pub grains: usize,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    pub adapter: String,
+    pub timestamps: bool,
+    pub max_binding_bytes: u64,
+    pub copy_bandwidth_bytes_per_s: f64,
+    pub stage_names: [&'static str; 4],
+    pub solver: String,
+    pub scene_note: &'static str,
+    pub rows: Vec<BenchRow>,
+    pub skipped: Vec<Skipped>,
+    pub elapsed_s: f64,
+}
+
+/// Bytes each stage must move at least, per step, for `n` bodies, `c` contacts and `it`
+/// solver sweeps (f32 vec4 = 16 B; contact record 64 B):
+/// * free velocity: reads info, mass, vel, force, rot, omega, torque, writes vel, omega: 144 B/body;
+/// * collision: per grain keys + counting sort + row counts + CSR ≈ 160 B, per contact the
+///   record written and read back for the CSR (128 B) + CSR entries (16 B);
+/// * solve: per sweep (step, gather, product, commit) ≈ 456 B/contact + 72 B/body, plus
+///   assembly, impulse application and warm-start copy ≈ 200 B/contact + 160 B/body;
+/// * integrate+stats: position update 112 B/body + statistics reduction 96 B/body.
+pub fn stage_bytes(n: f64, c: f64, it: f64) -> [f64; 4] {
+    [
+        144.0 * n,
+        160.0 * n + 144.0 * c,
+        it * (456.0 * c + 72.0 * n) + 200.0 * c + 160.0 * n,
+        208.0 * n,
+    ]
+}
+
+fn solver_label(s: &SolverSettings) -> String {
+    format!(
+        "{:?}, max {} sweeps, tolerance {:e} m/s, recovery {} m/s, warm start {}",
+        s.kind, s.max_iterations, s.tolerance, s.recovery_speed, s.warm_start
+    )
+}
+
+pub const SCENE_NOTE: &str = "FCC lattice of r = 5 mm spheres built at rest (no settling run): \
+pile = on a floor plane between 4 solid-box walls, as tall as wide; hopper = twice as tall as \
+wide in a square bin of solid-box walls, floor of 4 solid-box plates around a 6 d square \
+orifice, catch plane one bin height below. dt = 1 ms, mu = 0.5, restitution 0.";
+
+/// Why a run of `n` grains cannot fit this adapter, if it cannot.
+pub fn fits(ctx: &GpuContext, n: usize) -> Result<(), String> {
+    let est = BenchScene::estimated_contacts(n);
+    let n = n as u64;
+    // The collision stage starts at 4 contacts per grain and grows to what the step needs;
+    // the contact records (64 B each) and the solver's γ array (4 × 16 B per contact) are
+    // single bindings.
+    let contacts = est.max(4 * n + 1024);
+    let need = contacts * 64;
+    let limit = ctx.max_binding();
+    if need > limit {
+        return Err(format!(
+            "~{contacts} contacts × 64 B = {} MiB in one storage binding; this adapter allows {} MiB",
+            need >> 20,
+            limit >> 20
+        ));
+    }
+    Ok(())
+}
+
+/// Runs one scene at one size.
+pub fn run_one(
+    ctx: &Arc<GpuContext>,
+    scene: &BenchScene,
+    opts: &BenchOptions,
+    copy_bw: f64,
+) -> Result<BenchRow, GpuError> {
+    let n = scene.grains.len();
+    let steps = opts.steps.unwrap_or_else(|| default_steps(n)).max(1);
+    let state = scene.body_state();
+    let mut sim = Simulation::new(ctx.clone(), &state, scene.step_settings(opts.solver))?;
+    let stamps = opts.timing == Timing::Auto && sim.set_stage_timing(true);
+    if opts.warmup > 0 {
+        sim.advance(opts.warmup, u64::MAX)?;
+    }
+    let t = Instant::now();
+    let recs = sim.advance(steps, 1)?;
+    let wall = t.elapsed().as_secs_f64() / steps as f64;
+    let times: Vec<StageTimes> = if stamps {
+        sim.stage_times().to_vec()
+    } else {
+        let k = steps.clamp(1, 5);
+        (0..k)
+            .map(|_| sim.step_stages_wall())
+            .collect::<Result<_, _>>()?
+    };
+    let mut stage_s = [0.0; 4];
+    for t in &times {
+        for (a, b) in stage_s.iter_mut().zip(t.seconds) {
+            *a += b / times.len().max(1) as f64;
+        }
+    }
+    let k = recs.len().max(1) as f64;
+    let contacts = recs.iter().map(|r| r.contacts as f64).sum::<f64>() / k;
+    let iterations_mean = recs.iter().map(|r| r.iterations as f64).sum::<f64>() / k;
+    let mem = sim.memory_bytes();
+    let bodies = state.len();
+    let bytes = stage_bytes(bodies as f64, contacts, iterations_mean);
+    let mut bandwidth_ratio = [0.0; 4];
+    for i in 0..4 {
+        if stage_s[i] > 0.0 {
+            bandwidth_ratio[i] = bytes[i] / stage_s[i] / copy_bw;
+        }
+    }
+    Ok(BenchRow {
+        scene: scene.kind,
+        grains: n,
+        bodies,
+        steps,
+        contacts,
+        steps_per_s: 1.0 / wall,
+        wall_s_per_step: wall,
+        timing: if stamps { "timestamps" } else { "wall" },
+        stage_s,
+        timed_s_per_step: stage_s.iter().sum(),
+        iterations_mean,
+        iterations_max: recs.iter().map(|r| r.iterations).max().unwrap_or(0),
+        residual_mean: recs.iter().map(|r| r.residual).sum::<f64>() / k,
+        residual_max: recs.iter().map(|r| r.residual).fold(0.0, f64::max),
+        max_penetration: recs.iter().map(|r| r.max_penetration).fold(0.0, f64::max),
+        kinetic_energy_end: recs.last().map_or(0.0, |r| r.totals.kinetic_energy),
+        bytes_per_body: (mem.bodies + mem.collide_fixed + mem.solver_bodies) as f64 / bodies as f64,
+        bytes_per_contact: mem.contacts as f64 / mem.contact_capacity.max(1) as f64,
+        contact_capacity: mem.contact_capacity,
+        bandwidth_ratio,
+        growth: None,
+        regrowths: sim.regrowths,
+    })
+}
+
+/// Fills in the growth column: consecutive sizes of the same scene, by timed time per step.
+fn fill_growth(rows: &mut [BenchRow]) {
+    for i in 1..rows.len() {
+        let (a, b) = (&rows[i - 1], &rows[i]);
+        if a.scene == b.scene && b.grains > a.grains && a.timed_s_per_step > 0.0 {
+            let g = (b.timed_s_per_step / a.timed_s_per_step) / (b.grains as f64 / a.grains as f64);
+            rows[i].growth = Some(g);
+        }
+    }
+}
+
+/// Runs the whole ladder; `log` gets a line per run as it finishes.
+pub fn run(
+    ctx: &Arc<GpuContext>,
+    opts: &BenchOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<BenchReport, String> {
+    let start = Instant::now();
+    let n_copy = opts
+        .copy_elements
+        .min((ctx.max_binding() / 16).min(u32::MAX as u64) as u32)
+        .max(1024);
+    let copy_bw = bandwidth::copy_bandwidth(ctx, n_copy, 5).map_err(|e| e.to_string())?;
+    log(&format!(
+        "copy bandwidth {:.2} GB/s ({} MiB copied per pass)",
+        copy_bw * 1e-9,
+        (n_copy as u64 * 32) >> 20
+    ));
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for &kind in &opts.scenes {
+        for &n in &opts.sizes {
+            if let Err(reason) = fits(ctx, n) {
+                log(&format!("skip {} {n}: {reason}", kind.name()));
+                skipped.push(Skipped {
+                    scene: kind,
+                    grains: n,
+                    reason,
+                });
+                continue;
+            }
+            let scene = BenchScene::build(kind, n);
+            let t = Instant::now();
+            match run_one(ctx, &scene, opts, copy_bw) {
+                Ok(row) => {
+                    log(&format!(
+                        "{} {n}: {:.1} steps/s, {:.0} contacts ({:.1} s)",
+                        kind.name(),
+                        row.steps_per_s,
+                        row.contacts,
+                        t.elapsed().as_secs_f64()
+                    ));
+                    rows.push(row);
+                }
+                Err(e @ GpuError::TooLarge { .. }) => {
+                    let reason = e.to_string();
+                    log(&format!("skip {} {n}: {reason}", kind.name()));
+                    skipped.push(Skipped {
+                        scene: kind,
+                        grains: n,
+                        reason,
+                    });
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+    fill_growth(&mut rows);
+    let report = BenchReport {
+        adapter: ctx.describe(),
+        timestamps: ctx.timestamps,
+        max_binding_bytes: ctx.max_binding(),
+        copy_bandwidth_bytes_per_s: copy_bw,
+        stage_names: STAGE_NAMES,
+        solver: solver_label(&opts.solver),
+        scene_note: SCENE_NOTE,
+        rows,
+        skipped,
+        elapsed_s: start.elapsed().as_secs_f64(),
+    };
+    if let Some(dir) = &opts.out {
+        report.write(dir).map_err(|e| e.to_string())?;
+    }
+    Ok(report)
+}
+
+fn fmt_opt(x: Option<f64>) -> String {
+    x.map_or("-".into(), |g| format!("{g:.2}"))
+}
+
+impl BenchReport {
+    /// The human-readable table.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        s += &format!("adapter: {}\n", self.adapter);
+        s += &format!(
+            "copy bandwidth: {:.2} GB/s; max storage binding {} MiB; timestamps: {}\n",
+            self.copy_bandwidth_bytes_per_s * 1e-9,
+            self.max_binding_bytes >> 20,
+            self.timestamps
+        );
+        s += &format!("solver: {}\n", self.solver);
+        s += &format!("scenes: {}\n\n", self.scene_note);
+        s += &format!(
+            "{:<7} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6}\n",
+            "scene", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "residual",
+            "pen/d", "free_v", "collide", "solve", "integr", "bw_fv", "bw_co", "bw_so", "bw_in",
+            "B/body", "B/cont", "growth"
+        );
+        for r in &self.rows {
+            let ms = |x: f64| format!("{:.2}", x * 1e3);
+            s += &format!(
+                "{:<7} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6}\n",
+                r.scene.name(),
+                r.grains,
+                r.steps,
+                r.contacts,
+                r.steps_per_s,
+                ms(r.wall_s_per_step),
+                r.iterations_mean,
+                r.residual_mean,
+                r.max_penetration / (2.0 * scenes::RADIUS as f64),
+                ms(r.stage_s[0]),
+                ms(r.stage_s[1]),
+                ms(r.stage_s[2]),
+                ms(r.stage_s[3]),
+                r.bandwidth_ratio[0],
+                r.bandwidth_ratio[1],
+                r.bandwidth_ratio[2],
+                r.bandwidth_ratio[3],
+                r.bytes_per_body,
+                r.bytes_per_contact,
+                fmt_opt(r.growth),
+            );
+        }
+        let timing: Vec<&str> = self.rows.iter().map(|r| r.timing).collect();
+        let how = if timing.iter().all(|t| *t == "timestamps") {
+            "GPU timestamp queries around each stage of every measured step"
+        } else if timing.iter().all(|t| *t == "wall") {
+            "CPU wall clock, each stage submitted and waited for on its own"
+        } else {
+            "mixed (see the timing column of the CSV)"
+        };
+        s += &format!(
+            "\nstage times (ms per step): {how}; ms/step and steps/s: wall clock of the whole batch.\n\
+             bw_*: effective bandwidth of the stage (bytes model in bench::stage_bytes) / copy bandwidth. \
+             growth: (time per step / previous size's) / (size ratio), from the stage times.\n\
+             pen/d: max penetration / diameter over the measured steps.\n"
+        );
+        for k in &self.skipped {
+            s += &format!("skipped {} {}: {}\n", k.scene.name(), k.grains, k.reason);
+        }
+        s += &format!("elapsed {:.1} s\n", self.elapsed_s);
+        s
+    }
+
+    pub fn csv(&self) -> String {
+        let mut s = String::from(
+            "scene,grains,bodies,steps,contacts,steps_per_s,wall_s_per_step,timing,\
+             free_velocity_s,collision_s,solve_s,integrate_stats_s,timed_s_per_step,\
+             iterations_mean,iterations_max,residual_mean,residual_max,max_penetration_m,\
+             kinetic_energy_end_j,bytes_per_body,bytes_per_contact,contact_capacity,\
+             bw_ratio_free_velocity,bw_ratio_collision,bw_ratio_solve,bw_ratio_integrate_stats,\
+             growth,regrowths,copy_bandwidth_bytes_per_s\n",
+        );
+        for r in &self.rows {
+            s += &format!(
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                r.scene.name(),
+                r.grains,
+                r.bodies,
+                r.steps,
+                r.contacts,
+                r.steps_per_s,
+                r.wall_s_per_step,
+                r.timing,
+                r.stage_s[0],
+                r.stage_s[1],
+                r.stage_s[2],
+                r.stage_s[3],
+                r.timed_s_per_step,
+                r.iterations_mean,
+                r.iterations_max,
+                r.residual_mean,
+                r.residual_max,
+                r.max_penetration,
+                r.kinetic_energy_end,
+                r.bytes_per_body,
+                r.bytes_per_contact,
+                r.contact_capacity,
+                r.bandwidth_ratio[0],
+                r.bandwidth_ratio[1],
+                r.bandwidth_ratio[2],
+                r.bandwidth_ratio[3],
+                r.growth.map_or(String::new(), |g| g.to_string()),
+                r.regrowths,
+                self.copy_bandwidth_bytes_per_s,
+            );
+        }
+        s
+    }
+
+    /// Writes `bench.csv` and `bench.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("bench.csv"), self.csv())?;
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        std::fs::write(dir.join("bench.json"), json)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::shared_context;
+
+    /// The bench path end to end at the smallest size: a few steps of both scenes, the
+    /// table, CSV and JSON.
+    #[test]
+    fn smallest_size_runs_and_reports() {
+        let ctx = shared_context();
+        let dir = tempfile::tempdir().unwrap();
+        let opts = BenchOptions {
+            sizes: vec![200],
+            steps: Some(3),
+            warmup: 1,
+            out: Some(dir.path().to_path_buf()),
+            copy_elements: 1 << 16,
+            ..Default::default()
+        };
+        let report = run(&ctx, &opts, &mut |_| {}).unwrap();
+        assert_eq!(report.rows.len(), 2);
+        for r in &report.rows {
+            assert_eq!(r.grains, 200);
+            assert_eq!(r.steps, 3);
+            // A resting FCC lattice: about 6 contacts per grain once in contact.
+            assert!(r.contacts > 3.0 * 200.0, "{} contacts", r.contacts);
+            assert!(r.steps_per_s > 0.0 && r.steps_per_s.is_finite());
+            assert!(r.stage_s.iter().all(|t| t.is_finite() && *t >= 0.0));
+            assert!(r.stage_s[2] > 0.0, "the solve stage took no time");
+            assert!(r.iterations_mean >= 1.0);
+            assert!(r.bytes_per_contact >= 72.0 + 160.0);
+            assert!(r.bytes_per_body >= 128.0);
+            assert_eq!(r.timing, if ctx.timestamps { "timestamps" } else { "wall" });
+        }
+        // The pile starts at rest and must stay (nearly) at rest over a few steps.
+        let pile = &report.rows[0];
+        assert_eq!(pile.scene, SceneKind::Pile);
+        let m = BenchScene::build(SceneKind::Pile, 200).grain_mass() as f64;
+        assert!(
+            pile.kinetic_energy_end < 200.0 * 0.5 * m * 0.01f64.powi(2),
+            "pile KE {}",
+            pile.kinetic_energy_end
+        );
+        let table = report.table();
+        assert!(table.contains("pile") && table.contains("hopper"));
+        let csv = std::fs::read_to_string(dir.path().join("bench.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 3);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
+                .unwrap();
+        assert_eq!(json["rows"].as_array().unwrap().len(), 2);
+    }
+
+    /// Wall-clock stage timing (the fallback for adapters without timestamps) gives the same
+    /// steps as the batched path.
+    #[test]
+    fn wall_timing_matches_batched_step() {
+        let ctx = shared_context();
+        let scene = BenchScene::build(SceneKind::Hopper, 150);
+        let state = scene.body_state();
+        let mut a =
+            Simulation::new(ctx.clone(), &state, scene.step_settings(bench_solver())).unwrap();
+        let mut b =
+            Simulation::new(ctx.clone(), &state, scene.step_settings(bench_solver())).unwrap();
+        a.advance(3, 1).unwrap();
+        for _ in 0..3 {
+            let t = b.step_stages_wall().unwrap();
+            assert!(t.seconds.iter().all(|s| *s > 0.0), "{t:?}");
+        }
+        assert_eq!(b.step_index(), 3);
+        let (sa, sb) = (a.read_state().unwrap(), b.read_state().unwrap());
+        assert_eq!(sa.pos, sb.pos);
+        assert_eq!(sa.vel, sb.vel);
+    }
+
+    #[test]
+    fn skips_what_does_not_fit() {
+        let ctx = shared_context();
+        let limit = ctx.max_binding();
+        let n = (limit / 64 / 4) as usize + 10;
+        let err = fits(&ctx, n).unwrap_err();
+        assert!(err.contains("MiB"), "{err}");
+        assert!(fits(&ctx, 1000).is_ok());
+    }
+}
