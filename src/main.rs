@@ -36,6 +36,9 @@ enum Command {
         /// Continue from a checkpoint written by an earlier run of the same scene.
         #[arg(long)]
         resume: Option<PathBuf>,
+        /// Shrink the scene: multiplies generated grain counts (e.g. 0.25 for a quick look).
+        #[arg(long)]
+        scale: Option<f64>,
         /// Graphics backend: auto (honours WGPU_BACKEND), vulkan or gl.
         #[arg(long, default_value = "auto")]
         backend: BackendChoice,
@@ -160,12 +163,16 @@ fn main() -> ExitCode {
             out,
             steps,
             resume,
+            scale,
             backend,
         } => cmd_run(
             scene.unwrap_or_else(default_scene),
-            out,
-            steps,
-            resume,
+            RunOptions {
+                out_dir: out,
+                steps,
+                resume,
+            },
+            scale,
             backend,
         ),
         Command::Info { backend } => cmd_info(backend),
@@ -206,9 +213,8 @@ fn main() -> ExitCode {
 
 fn cmd_run(
     scene: PathBuf,
-    out: Option<PathBuf>,
-    steps: Option<u64>,
-    resume: Option<PathBuf>,
+    opts: RunOptions,
+    scale: Option<f64>,
     backend: BackendChoice,
 ) -> Result<(), String> {
     // Validate before opening the GPU, so a bad file fails fast with its message.
@@ -230,12 +236,8 @@ fn cmd_run(
         next_log: 0,
         started: std::time::Instant::now(),
     };
-    let opts = RunOptions {
-        out_dir: out,
-        steps,
-        resume,
-    };
-    let r = run::run_scene(ctx, &scene, &opts, &stop, &mut progress).map_err(|e| e.to_string())?;
+    let r = run::run_scene_scaled(ctx, &scene, &opts, scale, &stop, &mut progress)
+        .map_err(|e| e.to_string())?;
     let rate = r.steps_done as f64 / r.wall_seconds.max(1e-9);
     println!(
         "{} '{}': {} bodies, {}/{} steps in {:.1} s ({rate:.0} steps/s)",

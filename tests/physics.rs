@@ -193,7 +193,7 @@ fn load_balance_on_the_container_equals_the_weight() {
             sim.time()
         );
         window += f;
-        if sim.step_index() % 100 == 0 {
+        if sim.step_index().is_multiple_of(100) {
             let mean = window / 100.0;
             let err = (mean - expected).length() / weight;
             worst_window = worst_window.max(err);

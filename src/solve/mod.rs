@@ -131,6 +131,9 @@ impl ContactBuffers {
     }
 }
 
+/// Warm-start keys (A, B, feature, 0) and impulses (f32 bits) of the last solve.
+pub type WarmStartData = (Vec<[u32; 4]>, Vec<[u32; 4]>);
+
 pub struct Solve {
     settings: SolverSettings,
     dt: f32,
@@ -284,10 +287,7 @@ impl Solve {
     }
 
     /// Warm-start data independent of the capacity: (keys, impulses) of the last solve.
-    pub fn read_warm_start(
-        &self,
-        ctx: &GpuContext,
-    ) -> Result<(Vec<[u32; 4]>, Vec<[u32; 4]>), GpuError> {
+    pub fn read_warm_start(&self, ctx: &GpuContext) -> Result<WarmStartData, GpuError> {
         let cap = self.c.capacity as usize;
         let all = buffers::read_buffer::<[u32; 4]>(ctx, &self.c.prev, 1 + 2 * cap)?;
         let k = (all[0][0] as usize).min(cap);
