@@ -42,7 +42,13 @@ fn main() {
     let r = 0.0025;
     for k in 0..(11 * 11 * 19) {
         let (i, j, l) = (k % 11, (k / 11) % 11, k / 121);
-        let (x, y) = ((i as f32 - 5.0) * 5.3e-3, (j as f32 - 5.0) * 5.3e-3);
+        // A deterministic ±0.14 mm jitter: a perfect simple-cubic stack of frictional spheres
+        // is an equilibrium and would stand as columns after the tube is lifted.
+        let jitter = |s: usize| ((s * 7919 % 101) as f32 / 101.0 - 0.5) * 2.8e-4;
+        let (x, y) = (
+            (i as f32 - 5.0) * 5.3e-3 + jitter(k),
+            (j as f32 - 5.0) * 5.3e-3 + jitter(k + 37),
+        );
         if x.hypot(y) < 0.027 {
             state.push(&BodyInit::sphere(
                 [x, y, (l as f32 + 0.55) * 5.3e-3],
