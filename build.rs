@@ -19,7 +19,13 @@ fn main() {
     names.sort();
     let mut out = String::from("pub const SHADERS: &[ShaderSource] = &[\n");
     for n in &names {
-        writeln!(out, "    shader!(\"{n}\"),").unwrap();
+        // A stage `family_x` also gets `shaders/common/family.wgsl` when that file exists.
+        let family = n.split('_').next().unwrap_or(n);
+        if std::path::Path::new(&format!("shaders/common/{family}.wgsl")).exists() {
+            writeln!(out, "    shader!(\"{n}\", \"{family}\"),").unwrap();
+        } else {
+            writeln!(out, "    shader!(\"{n}\"),").unwrap();
+        }
     }
     out.push_str("];\n");
     let path = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");

@@ -9,19 +9,6 @@
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
 // being visited (two neighbour cells may hash to the same slot).
 
-struct CollideParams {
-    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = unused
-    counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
-    caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
-}
-
-struct Contact {
-    n_gap: vec4<f32>,
-    ra: vec4<f32>,
-    rb: vec4<f32>,
-    ids: vec4<u32>,
-}
-
 @group(0) @binding(0) var<uniform> params: CollideParams;
 @group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
@@ -33,35 +20,9 @@ struct Contact {
 @group(0) @binding(8) var<storage, read_write> contacts: array<Contact>;
 @group(0) @binding(9) var<storage, read_write> counts: array<u32>;
 
-const CELL_CLAMP: f32 = 1048576.0;
-
-fn cell_of(p: vec3<f32>) -> vec3<i32> {
-    let c = floor(p * params.grid.y);
-    return vec3<i32>(clamp(c, vec3<f32>(-CELL_CLAMP), vec3<f32>(CELL_CLAMP)));
-}
-
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
 // has a slot; cells that alias share a slot and are told apart by their coordinates.
-fn cell_hash(c: vec3<i32>) -> u32 {
-    let m = countTrailingZeros(params.counts.w);
-    let bx = (m + 2u) / 3u;
-    let by = (m + 1u) / 3u;
-    let bz = m / 3u;
-    let u = bitcast<vec3<u32>>(c);
-    let x = u.x & ((1u << bx) - 1u);
-    let y = u.y & ((1u << by) - 1u);
-    let z = u.z & ((1u << bz) - 1u);
-    // Each period of the lattice gets a pseudo-random offset, so long or scattered domains
-    // do not pile many cells onto the same slots.
-    let p = bitcast<vec3<u32>>(c >> vec3<u32>(bx, by, bz));
-    var h = (p.x * 73856093u) ^ (p.y * 19349663u) ^ (p.z * 83492791u);
-    h ^= h >> 16u;
-    h *= 0x7feb352du;
-    h ^= h >> 15u;
-    return ((x | (y << bx) | (z << (bx + by))) + h) & (params.counts.w - 1u);
-}
-
 fn sphere_gap(pi: vec4<f32>, pj: vec4<f32>) -> f32 {
     let d = pj.xyz - pi.xyz;
     return sqrt(dot(d, d)) - pi.w - pj.w;

@@ -9,19 +9,6 @@
 // 4 + k = vertex k. An edge / vertex is reported only by its owning triangle (lowest index)
 // and only when the sphere centre lies in its Voronoi region for every incident triangle.
 
-struct CollideParams {
-    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = unused
-    counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
-    caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
-}
-
-struct Contact {
-    n_gap: vec4<f32>,
-    ra: vec4<f32>,
-    rb: vec4<f32>,
-    ids: vec4<u32>,
-}
-
 @group(0) @binding(0) var<uniform> params: CollideParams;
 @group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> rot: array<vec4<f32>>;

@@ -51,3 +51,11 @@ fn tangent_w(n: vec3<f32>) -> vec3<f32> {
     let b = n.x * n.y * a;
     return vec3<f32>(b, s + n.y * n.y * a, -n.y);
 }
+
+// The contact record (64 bytes): see src/collide (ContactRecord) for the field meanings.
+struct Contact {
+    n_gap: vec4<f32>,
+    ra: vec4<f32>,
+    rb: vec4<f32>,
+    ids: vec4<u32>,
+}

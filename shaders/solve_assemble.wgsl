@@ -12,18 +12,6 @@
 // and, at the end of a solve, the copy of this step's keys and impulses for the next one.
 // CPU twin: `reference::solve`.
 
-struct SolveParams {
-    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
-    coef: vec4<f32>,   // x = dt, y = ω (Jacobi relaxation), z = recovery speed, w = tolerance
-}
-
-struct Contact {
-    n_gap: vec4<f32>, // normal A→B, w = gap Φ
-    ra: vec4<f32>,    // lever arm of A, w = μ
-    rb: vec4<f32>,    // lever arm of B
-    ids: vec4<u32>,   // A, B, feature, materials
-}
-
 // Segments of `gam` (each `capacity` long).
 const SEG_GAMMA: u32 = 0u;
 const SEG_Y: u32 = 1u;
@@ -54,19 +42,6 @@ fn n_contacts() -> u32 {
 }
 
 // Projection onto K = { γ_n ≥ 0, ‖(γ_u, γ_w)‖ ≤ μ γ_n } (the three cases of the second-order cone).
-fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
-    let t = length(g.yz);
-    // `g.x >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
-    if t <= mu * g.x && g.x >= 0.0 {
-        return vec4<f32>(g.xyz, 0.0);
-    }
-    if mu * t <= -g.x {
-        return vec4<f32>(0.0);
-    }
-    let gn = (mu * t + g.x) / (mu * mu + 1.0);
-    return vec4<f32>(gn, g.yz * (mu * gn / t), 0.0);
-}
-
 // World inverse inertia times v: R diag(I⁻¹) Rᵀ v.
 fn inv_inertia(b: u32, v: vec3<f32>) -> vec3<f32> {
     let q = rot[b];

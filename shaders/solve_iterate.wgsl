@@ -10,37 +10,6 @@
 // APGD works in the metric diag(1/η) (see solve_assemble): step y − (η/L)∘∇f, and the
 // sufficient-decrease test dᵀN d ≤ L Σ_i ‖d_i‖²/η_i.
 
-struct SolveParams {
-    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
-    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
-}
-
-struct Contact {
-    n_gap: vec4<f32>,
-    ra: vec4<f32>,
-    rb: vec4<f32>,
-    ids: vec4<u32>,
-}
-
-struct Scalars {
-    lip: f32,
-    theta: f32,
-    beta: f32,
-    best: f32,
-    res: f32,
-    res0: f32,
-    pen: f32,
-    pad0: f32,
-    accepted: u32,
-    is_best: u32,
-    converged: u32,
-    iters: u32,
-    n_contacts: u32,
-    n_groups: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 const SEG_GAMMA: u32 = 0u;
 const SEG_Y: u32 = 1u;
 const SEG_TRIAL: u32 = 2u;
@@ -60,19 +29,6 @@ const SEG_NTRIAL: u32 = 2u;
 @group(0) @binding(7) var<storage, read> scal: Scalars;
 
 var<workgroup> sh: array<vec4<f32>, WG>;
-
-fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
-    let t = length(g.yz);
-    // `g.x >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
-    if t <= mu * g.x && g.x >= 0.0 {
-        return vec4<f32>(g.xyz, 0.0);
-    }
-    if mu * t <= -g.x {
-        return vec4<f32>(0.0);
-    }
-    let gn = (mu * t + g.x) / (mu * mu + 1.0);
-    return vec4<f32>(gn, g.yz * (mu * gn / t), 0.0);
-}
 
 // (Nγ)_i = D_iᵀ (Δv_A, Δv_B) from the Δv that solve_schur gathered.
 fn product(c: Contact) -> vec4<f32> {

@@ -7,30 +7,6 @@
 // the sweeps), which reads `scal.accepted`; a rejected APGD trial (backtracking: L ← 2L, retry
 // from the same y) clears it.
 
-struct SolveParams {
-    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
-    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
-}
-
-struct Scalars {
-    lip: f32,
-    theta: f32,
-    beta: f32,
-    best: f32,
-    res: f32,
-    res0: f32,
-    pen: f32,
-    pad0: f32,
-    accepted: u32,
-    is_best: u32,
-    converged: u32,
-    iters: u32,
-    n_contacts: u32,
-    n_groups: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read> partials: array<vec4<f32>>;

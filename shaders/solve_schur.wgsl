@@ -4,18 +4,6 @@
 // Bodies with zero inverse mass get Δv = 0. The second half (per contact D_iᵀ Δv) is in
 // solve_iterate. dv[2b] = linear, dv[2b + 1] = angular (world).
 
-struct SolveParams {
-    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind, w = warm start
-    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
-}
-
-struct Contact {
-    n_gap: vec4<f32>,
-    ra: vec4<f32>,
-    rb: vec4<f32>,
-    ids: vec4<u32>,
-}
-
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>;
 @group(0) @binding(2) var<storage, read> body_offsets: array<u32>;

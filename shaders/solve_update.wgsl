@@ -1,11 +1,6 @@
 // CCP solver, velocity update: v⁺ = v* + M⁻¹ D γ for dynamic bodies, with Δv = M⁻¹ D γ gathered
 // by solve_schur (gather_gamma) from the returned impulses.
 
-struct SolveParams {
-    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind, w = warm start
-    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
-}
-
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> dv: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> vel: array<vec4<f32>>;

@@ -36,6 +36,7 @@ fn every_wgsl_file_is_registered() {
 fn a_broken_shader_is_reported_with_its_name_and_line() {
     let bad = bristlecone::gpu::ShaderSource {
         name: "broken",
+        common: "",
         body: "fn f() -> f32 { return 1.0 + ; }",
     };
     let msg = bad.validate().unwrap_err().to_string();

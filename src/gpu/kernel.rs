@@ -11,6 +11,8 @@ use std::collections::HashMap;
 #[derive(Clone, Copy, Debug)]
 pub struct ShaderSource {
     pub name: &'static str,
+    /// `shaders/common/<family>.wgsl` for a `<family>_*` stage, else empty.
+    pub common: &'static str,
     pub body: &'static str,
 }
 
@@ -21,6 +23,24 @@ macro_rules! shader {
     ($name:literal) => {
         ShaderSource {
             name: $name,
+            common: "",
+            body: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/",
+                $name,
+                ".wgsl"
+            )),
+        }
+    };
+    ($name:literal, $family:literal) => {
+        ShaderSource {
+            name: $name,
+            common: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/shaders/common/",
+                $family,
+                ".wgsl"
+            )),
             body: include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/shaders/",
@@ -42,7 +62,7 @@ impl ShaderSource {
 
     /// Prelude + stage text, as compiled.
     pub fn full_text(&self) -> String {
-        format!("{PRELUDE}\n{}", self.body)
+        format!("{PRELUDE}\n{}\n{}", self.common, self.body)
     }
 
     /// Parses and validates with naga; the error carries naga's annotated report.

@@ -87,34 +87,31 @@ pub fn step(bodies: &mut [Body64], gravity: DVec3, dt: f64) {
     }
 }
 
-/// Kinetic energy of one body.
-pub fn kinetic_energy(b: &Body64) -> f64 {
+/// Mass and principal inertia (zero for infinite ones), from the inverse values.
+fn mass_and_inertia(b: &Body64) -> (f64, DVec3) {
     let m = if b.inv_mass > 0.0 {
         1.0 / b.inv_mass
     } else {
         0.0
     };
-    let wb = b.rot.inverse() * b.omega;
     let inertia = DVec3::select(
         b.inv_inertia.cmpgt(DVec3::ZERO),
         DVec3::ONE / b.inv_inertia,
         DVec3::ZERO,
     );
+    (m, inertia)
+}
+
+/// Kinetic energy of one body.
+pub fn kinetic_energy(b: &Body64) -> f64 {
+    let (m, inertia) = mass_and_inertia(b);
+    let wb = b.rot.inverse() * b.omega;
     0.5 * (m * b.vel.length_squared() + wb.dot(inertia * wb))
 }
 
 /// Angular momentum about the origin.
 pub fn angular_momentum(b: &Body64) -> DVec3 {
-    let m = if b.inv_mass > 0.0 {
-        1.0 / b.inv_mass
-    } else {
-        0.0
-    };
+    let (m, inertia) = mass_and_inertia(b);
     let wb = b.rot.inverse() * b.omega;
-    let inertia = DVec3::select(
-        b.inv_inertia.cmpgt(DVec3::ZERO),
-        DVec3::ONE / b.inv_inertia,
-        DVec3::ZERO,
-    );
     b.pos.cross(m * b.vel) + b.rot * (inertia * wb)
 }

@@ -1,0 +1,39 @@
+// Shared by every solve_* stage (prepended after the prelude).
+
+struct SolveParams {
+    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
+    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
+}
+
+struct Scalars {
+    lip: f32,
+    theta: f32,
+    beta: f32,
+    best: f32,
+    res: f32,
+    res0: f32,
+    pen: f32,
+    pad0: f32,
+    accepted: u32,
+    is_best: u32,
+    converged: u32,
+    iters: u32,
+    n_contacts: u32,
+    n_groups: u32,
+    pad1: u32,
+    pad2: u32,
+}
+
+fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
+    let t = length(g.yz);
+    // `g.x >= 0`: with μ = 0 and no tangential part, 0 ≤ μ g_n holds for a negative g_n too.
+    if t <= mu * g.x && g.x >= 0.0 {
+        return vec4<f32>(g.xyz, 0.0);
+    }
+    if mu * t <= -g.x {
+        return vec4<f32>(0.0);
+    }
+    let gn = (mu * t + g.x) / (mu * mu + 1.0);
+    return vec4<f32>(gn, g.yz * (mu * gn / t), 0.0);
+}
+
