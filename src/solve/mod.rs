@@ -134,6 +134,14 @@ impl ContactBuffers {
 /// Warm-start keys (A, B, feature, 0) and impulses (f32 bits) of the last solve.
 pub type WarmStartData = (Vec<[u32; 4]>, Vec<[u32; 4]>);
 
+/// The per-step bind groups of the solver's kernels.
+struct Binds {
+    asm: wgpu::BindGroup,
+    sch: wgpu::BindGroup,
+    it: wgpu::BindGroup,
+    red: wgpu::BindGroup,
+}
+
 pub struct Solve {
     settings: SolverSettings,
     dt: f32,
@@ -336,6 +344,77 @@ impl Solve {
         body_entries: &wgpu::Buffer,
         step_stats: &wgpu::Buffer,
     ) {
+        let Binds { asm, sch, it, red } = self.bind_all(
+            ctx,
+            contacts,
+            counts,
+            body_offsets,
+            body_entries,
+            step_stats,
+        );
+        let apgd = self.settings.kind == SolverKind::Apgd;
+        let args = &self.args;
+        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("solve"),
+            timestamp_writes: None,
+        });
+        let p = &mut pass;
+        self.reduce.dispatch_groups(p, "init_args", &red, 1);
+        self.assemble
+            .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
+        self.schur
+            .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_BODY);
+        self.iterate
+            .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
+        self.reduce.dispatch_groups(p, "reduce_init", &red, 1);
+        if apgd {
+            self.schur
+                .dispatch_indirect(p, "gather_gamma_minus_one", &sch, args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_lip", &it, args, ARGS_WORK);
+            self.reduce.dispatch_groups(p, "reduce_lip", &red, 1);
+        }
+        let (step, reduce) = if apgd {
+            ("apgd_step", "reduce_apgd")
+        } else {
+            ("jacobi_step", "reduce_jacobi")
+        };
+        for _ in 0..self.settings.max_iterations {
+            self.iterate
+                .dispatch_indirect(p, step, &it, args, ARGS_WORK);
+            self.schur
+                .dispatch_indirect(p, "gather_trial", &sch, args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_trial", &it, args, ARGS_WORK);
+            self.reduce.dispatch_groups(p, reduce, &red, 1);
+        }
+        // The last accepted trial (the step kernels commit the previous sweep's lazily).
+        self.iterate
+            .dispatch_indirect(p, "commit", &it, args, ARGS_ALL);
+        if apgd {
+            self.iterate
+                .dispatch_indirect(p, "take_best", &it, args, ARGS_ALL);
+        }
+        // v⁺ = v* + M⁻¹ D γ (direct dispatch: the work arguments are zero once converged).
+        self.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
+        self.update
+            .dispatch(p, "apply_impulses", &self.update_bind, self.n_bodies);
+        self.assemble
+            .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
+        self.reduce.dispatch_groups(p, "finish", &red, 1);
+    }
+
+    /// Bind groups of the solver's kernels for this step's collision buffers (made per call:
+    /// the collision buffers may be reallocated between steps).
+    fn bind_all(
+        &self,
+        ctx: &GpuContext,
+        contacts: &wgpu::Buffer,
+        counts: &wgpu::Buffer,
+        body_offsets: &wgpu::Buffer,
+        body_entries: &wgpu::Buffer,
+        step_stats: &wgpu::Buffer,
+    ) -> Binds {
         let c = &self.c;
         let asm = self.assemble.bind(
             ctx,
@@ -391,56 +470,7 @@ impl Solve {
                 step_stats,
             ],
         );
-        let apgd = self.settings.kind == SolverKind::Apgd;
-        let args = &self.args;
-        let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("solve"),
-            timestamp_writes: None,
-        });
-        let p = &mut pass;
-        self.reduce.dispatch_groups(p, "init_args", &red, 1);
-        self.assemble
-            .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
-        self.schur
-            .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_BODY);
-        self.iterate
-            .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
-        self.reduce.dispatch_groups(p, "reduce_init", &red, 1);
-        if apgd {
-            self.schur
-                .dispatch_indirect(p, "gather_gamma_minus_one", &sch, args, ARGS_BODY);
-            self.iterate
-                .dispatch_indirect(p, "product_lip", &it, args, ARGS_WORK);
-            self.reduce.dispatch_groups(p, "reduce_lip", &red, 1);
-        }
-        let (step, reduce) = if apgd {
-            ("apgd_step", "reduce_apgd")
-        } else {
-            ("jacobi_step", "reduce_jacobi")
-        };
-        for _ in 0..self.settings.max_iterations {
-            self.iterate
-                .dispatch_indirect(p, step, &it, args, ARGS_WORK);
-            self.schur
-                .dispatch_indirect(p, "gather_trial", &sch, args, ARGS_BODY);
-            self.iterate
-                .dispatch_indirect(p, "product_trial", &it, args, ARGS_WORK);
-            self.reduce.dispatch_groups(p, reduce, &red, 1);
-        }
-        // The last accepted trial (the step kernels commit the previous sweep's lazily).
-        self.iterate
-            .dispatch_indirect(p, "commit", &it, args, ARGS_ALL);
-        if apgd {
-            self.iterate
-                .dispatch_indirect(p, "take_best", &it, args, ARGS_ALL);
-        }
-        // v⁺ = v* + M⁻¹ D γ (direct dispatch: the work arguments are zero once converged).
-        self.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
-        self.update
-            .dispatch(p, "apply_impulses", &self.update_bind, self.n_bodies);
-        self.assemble
-            .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
-        self.reduce.dispatch_groups(p, "finish", &red, 1);
+        Binds { asm, sch, it, red }
     }
 
     /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then
@@ -457,44 +487,13 @@ impl Solve {
         step_stats: &wgpu::Buffer,
         repeats: u32,
     ) {
-        let c = &self.c;
-        let sch = self.schur.bind(
+        let Binds { sch, it, red, .. } = self.bind_all(
             ctx,
-            &[
-                &self.params,
-                contacts,
-                body_offsets,
-                body_entries,
-                &self.rot,
-                &self.mass_props,
-                &c.gam,
-                &self.dv,
-            ],
-        );
-        let it = self.iterate.bind(
-            ctx,
-            &[
-                &self.params,
-                contacts,
-                &self.dv,
-                &c.gam,
-                &c.nv,
-                &c.rhs,
-                &c.partials,
-                &self.scal,
-            ],
-        );
-        let red = self.reduce.bind(
-            ctx,
-            &[
-                &self.params,
-                counts,
-                &c.partials,
-                &self.scal,
-                &self.args,
-                &self.history,
-                step_stats,
-            ],
+            contacts,
+            counts,
+            body_offsets,
+            body_entries,
+            step_stats,
         );
         let mut pass = enc.begin_compute_pass(&Default::default());
         let p = &mut pass;
