@@ -1,6 +1,8 @@
 //! An independent oracle for small CCPs: the same convex cone-constrained QP
 //!
-//!     min ½ γᵀ N γ + pᵀ γ   subject to  γ_i ∈ K_i = { ‖γ_t‖ ≤ μ_i γ_n }
+//! ```text
+//! min ½ γᵀ N γ + pᵀ γ   subject to  γ_i ∈ K_i = { ‖γ_t‖ ≤ μ_i γ_n }
+//! ```
 //!
 //! solved by a primal log-barrier interior-point method (damped Newton on
 //! t·f(γ) − Σ log(μ²γ_n² − ‖γ_t‖²), t ← 10 t) with N = Dᵀ M⁻¹ D assembled densely from an
