@@ -378,14 +378,16 @@ fn a_three_sphere_pyramid_holds_with_friction_and_collapses_without() {
 
 /// 2000 polydisperse spheres (r uniform in [4, 6] mm, glass density 2500 kg/m³, μ = 0.4)
 /// poured from 10 cm above the floor of a closed box (0.32 × 0.32 m, 0.3 m high; the bed is
-/// two to three grains deep) settle: over the last 0.1 s of 0.9 s the kinetic energy stays
-/// below 1e-5 of its peak (checked every 10 steps), no sphere leaves the container, and the
+/// two to three grains deep) settle: over the last 0.2 s of 1.2 s the kinetic energy stays
+/// below 1e-6 of its peak (checked every 10 steps), no sphere leaves the container, and the
 /// maximum penetration of every step is below 1 % of the smallest radius (4e-5 m).
-/// NOT YET the 1e-6 of the issue: with 100 APGD sweeps per step the solve stops at a residual
-/// of ~1e-4 m/s and the settled bed keeps ~1–5e-6 J (rms speed ~1 mm/s, i.e. 1–5e-6 of the
-/// peak). The envelope (2 mm = 0.5 r_min) covers one step's approach at the ~1.5 m/s impact
-/// speed (dt = 1e-3 s), which the CCP needs to prevent penetration.
-/// Budget: dt = 1e-3 s, 0.9 s simulated, cap 100 sweeps, solver tolerance 1e-5 m/s.
+/// What is left (~1.4e-6 J ≈ 6e-7 of the peak on lavapipe) is almost all spin about the
+/// vertical of a few floor-layer grains: a point contact with a Coulomb cone has no spinning
+/// friction, so nothing in this model stops that spin (rolling/spinning friction rows are a
+/// later issue); translational KE is ~1e-7 J. The bed is at rest by ~1 s.
+/// The envelope (2 mm = 0.5 r_min) covers one step's approach at the ~1.5 m/s impact speed
+/// (dt = 1e-3 s), which the CCP needs to prevent penetration.
+/// Budget: dt = 1e-3 s, 1.2 s simulated, cap 100 sweeps, solver tolerance 1e-5 m/s (~2 min).
 #[test]
 fn two_thousand_poured_spheres_settle() {
     let t0 = Instant::now();
@@ -439,7 +441,7 @@ fn two_thousand_poured_spheres_settle() {
     let mut peak: f64 = 0.0;
     let mut max_pen: f64 = 0.0;
     let mut ke = Vec::new();
-    for _ in 0..9 {
+    for _ in 0..12 {
         for rec in sim.advance(100, 10).unwrap() {
             peak = peak.max(rec.totals.kinetic_energy);
             max_pen = max_pen.max(rec.max_penetration);
@@ -464,9 +466,9 @@ fn two_thousand_poured_spheres_settle() {
         "settle: peak KE {peak:.3e} J, max penetration {max_pen:.2e} m ({:.1} s)",
         t0.elapsed().as_secs_f64()
     );
-    let tail = &ke[ke.len() - 10..];
+    let tail = &ke[ke.len() - 20..];
     for (step, e, _, _) in tail {
-        assert!(*e < 1e-5 * peak, "step {step}: KE {e} vs peak {peak}");
+        assert!(*e < 1e-6 * peak, "step {step}: KE {e} vs peak {peak}");
     }
     assert!(max_pen < 0.01 * lo as f64, "max penetration {max_pen}");
 }

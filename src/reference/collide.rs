@@ -421,3 +421,16 @@ pub fn detect(
     cx.out.sort_by_key(|c| c.key());
     cx.out
 }
+
+impl From<&Contact64> for crate::collide::ContactRecord {
+    /// The record the GPU would write for this contact (f32 rounding of every field).
+    fn from(c: &Contact64) -> Self {
+        let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
+        crate::collide::ContactRecord {
+            n_gap: f(c.normal, c.gap),
+            ra: f(c.ra, c.mu),
+            rb: f(c.rb, 0.0),
+            ids: [c.a, c.b, c.feature, c.materials],
+        }
+    }
+}
