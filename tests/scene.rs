@@ -131,7 +131,7 @@ fn default_scene_round_trip() {
     assert_eq!(s.solver.kind, SolverKind::Apgd);
     assert_eq!(s.solver.max_iterations, 100);
     assert_eq!(s.solver.tolerance, 1e-5);
-    assert_eq!(s.solver.omega, 0.3);
+    assert_eq!(s.solver.omega, 0.6);
     assert_eq!(s.solver.recovery_speed, 0.1);
     assert!(s.solver.warm_start);
     assert_eq!(s.materials.len(), 2);
@@ -914,6 +914,22 @@ fn warnings() {
         all.contains("body[0].inertia: principal moments violate the triangle inequality"),
         "{all}"
     );
+    // Jacobi with ω ≥ 2/3 (outside the proven convergence range); APGD ignores ω.
+    let jac = |kind: &str, omega: f64| {
+        ok(&format!(
+            "{}[solver]\nkind = \"{kind}\"\nomega = {omega}\n",
+            base_with(SPHERE)
+        ))
+        .warnings
+        .join("\n")
+    };
+    let all = jac("jacobi", 0.7);
+    assert!(
+        all.contains("solver.omega: omega = 0.7 is ≥ 2/3: projected Jacobi is only guaranteed"),
+        "{all}"
+    );
+    assert!(!jac("jacobi", 0.6).contains("solver.omega"));
+    assert!(!jac("apgd", 0.7).contains("solver.omega"));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -832,7 +832,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                 100,
             )? as u32,
             tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", 1e-5)?,
-            omega: cx.opt_positive(&s.omega, "solver.omega", 0.3)?,
+            omega: cx.opt_positive(&s.omega, "solver.omega", 0.6)?,
             recovery_speed: cx.opt_non_negative(&s.recovery_speed, "solver.recovery_speed", 0.1)?,
             warm_start: s.warm_start.as_ref().is_none_or(|w| *w.get_ref()),
             envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
@@ -906,6 +906,19 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     }
 
     // 9. Warnings.
+    // Jacobi's steps ω·η_i are convergent for ω < 2/3 (η_i bounds N from above, see
+    // `shaders/solve_assemble.wgsl`); beyond that a dense pile can diverge.
+    if solver.kind == SolverKind::Jacobi && solver.omega >= 2.0 / 3.0 {
+        let span = raw.solver.as_ref().and_then(|s| s.get_ref().omega.as_ref()).map(|o| o.span());
+        cx.warn(
+            span,
+            "solver.omega",
+            format!(
+                "omega = {} is ≥ 2/3: projected Jacobi is only guaranteed to converge for omega < 2/3",
+                solver.omega
+            ),
+        );
+    }
     let g = DVec3::from_array(gravity).length();
     if g > 0.0 {
         let dt_max = 0.1 * (r_min / g).sqrt();
