@@ -909,7 +909,11 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     // Jacobi's steps ω·η_i are convergent for ω < 2/3 (η_i bounds N from above, see
     // `shaders/solve_assemble.wgsl`); beyond that a dense pile can diverge.
     if solver.kind == SolverKind::Jacobi && solver.omega >= 2.0 / 3.0 {
-        let span = raw.solver.as_ref().and_then(|s| s.get_ref().omega.as_ref()).map(|o| o.span());
+        let span = raw
+            .solver
+            .as_ref()
+            .and_then(|s| s.get_ref().omega.as_ref())
+            .map(|o| o.span());
         cx.warn(
             span,
             "solver.omega",
