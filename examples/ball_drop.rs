@@ -11,14 +11,12 @@ use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 fn main() {
     let ctx = bristlecone::gpu::shared_context();
     let mut state = BodyState::default();
-    state.push(&BodyInit {
-        inv_mass: 0.0,
-        inv_inertia: [0.0; 3],
-        motion: MOTION_FIXED,
-        shape: SHAPE_BOX_CONTAINER,
-        shape_index: 0,
-        ..BodyInit::sphere([0.0, 0.0, 0.06], 0.1, 1.0)
-    });
+    state.push(&BodyInit::fixed(
+        SHAPE_BOX_CONTAINER,
+        0,
+        [0.0, 0.0, 0.06],
+        0.1,
+    ));
     let r = 0.0025;
     for k in 0..(18 * 18 * 5) {
         let (i, j, l) = (k % 18, (k / 18) % 18, k / 324);

@@ -16,12 +16,8 @@ fn boundary(
 ) -> BodyInit {
     BodyInit {
         orientation,
-        inv_mass: 0.0,
-        inv_inertia: [0.0; 3],
         motion,
-        shape,
-        shape_index: index,
-        ..BodyInit::sphere(position, 0.2, 1.0)
+        ..BodyInit::fixed(shape, index, position, 0.2)
     }
 }
 

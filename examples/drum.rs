@@ -16,12 +16,8 @@ fn main() {
     let q = glam::Quat::from_rotation_arc(glam::Vec3::Z, glam::Vec3::Y);
     state.push(&BodyInit {
         orientation: q.to_array(),
-        inv_mass: 0.0,
-        inv_inertia: [0.0; 3],
         motion: MOTION_KINEMATIC,
-        shape: SHAPE_CYLINDER_CONTAINER,
-        shape_index: 0,
-        ..BodyInit::sphere([0.0, -0.025, 0.07], 0.08, 1.0)
+        ..BodyInit::fixed(SHAPE_CYLINDER_CONTAINER, 0, [0.0, -0.025, 0.07], 0.08)
     });
     let r = 0.002;
     for k in 0..800 {

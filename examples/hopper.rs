@@ -10,12 +10,8 @@ use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 
 fn boundary(position: [f32; 3], motion: u32, shape: u32, index: u32) -> BodyInit {
     BodyInit {
-        inv_mass: 0.0,
-        inv_inertia: [0.0; 3],
         motion,
-        shape,
-        shape_index: index,
-        ..BodyInit::sphere(position, 0.2, 1.0)
+        ..BodyInit::fixed(shape, index, position, 0.2)
     }
 }
 

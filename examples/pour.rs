@@ -9,21 +9,15 @@ use bristlecone::run::contact_forces;
 use bristlecone::solve::SolverSettings;
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 
-fn wall(position: [f32; 3], shape: u32, index: u32) -> BodyInit {
-    BodyInit {
-        inv_mass: 0.0,
-        inv_inertia: [0.0; 3],
-        motion: MOTION_FIXED,
-        shape,
-        shape_index: index,
-        ..BodyInit::sphere(position, 0.2, 1.0)
-    }
-}
-
 fn main() {
     let ctx = bristlecone::gpu::shared_context();
     let mut state = BodyState::default();
-    state.push(&wall([0.0, 0.0, 0.1], SHAPE_BOX_CONTAINER, 0));
+    state.push(&BodyInit::fixed(
+        SHAPE_BOX_CONTAINER,
+        0,
+        [0.0, 0.0, 0.1],
+        0.2,
+    ));
     let r = 0.004;
     for k in 0..1000 {
         let (i, j, l) = (k % 10, (k / 10) % 10, k / 100);

@@ -57,6 +57,24 @@ pub struct BodyInit {
 }
 
 impl BodyInit {
+    /// A fixed boundary body at rest: `shape` kind, index into the boundary shapes, bounding
+    /// radius `bound` (0 for unbounded shapes such as planes), identity orientation.
+    pub fn fixed(shape: u32, shape_index: u32, position: [f32; 3], bound: f32) -> Self {
+        BodyInit {
+            position,
+            radius: bound,
+            orientation: [0.0, 0.0, 0.0, 1.0],
+            velocity: [0.0; 3],
+            angular_velocity: [0.0; 3],
+            inv_mass: 0.0,
+            inv_inertia: [0.0; 3],
+            motion: MOTION_FIXED,
+            material: 0,
+            shape,
+            shape_index,
+        }
+    }
+
     /// A dynamic solid sphere of the given density.
     pub fn sphere(position: [f32; 3], radius: f32, density: f32) -> Self {
         let m = density * 4.0 / 3.0 * std::f32::consts::PI * radius.powi(3);

@@ -19,17 +19,8 @@ use std::collections::{HashMap, HashSet};
 
 fn boundary(shape: u32, index: u32, pos: [f32; 3], rot: [f32; 4]) -> BodyInit {
     BodyInit {
-        position: pos,
-        radius: 0.0,
         orientation: rot,
-        velocity: [0.0; 3],
-        angular_velocity: [0.0; 3],
-        inv_mass: 0.0,
-        inv_inertia: [0.0; 3],
-        motion: MOTION_FIXED,
-        material: 0,
-        shape,
-        shape_index: index,
+        ..BodyInit::fixed(shape, index, pos, 0.0)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Measurements against analytic answers.
 
-use bristlecone::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE};
+use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::measure::{
     bed_height, boundary_wrench, coordination_number, kinetic_energy_by_group, steady_rate,
     surface_profile, ContactForce, MassFlow, MeasurementWriter, STEADY_TOLERANCE,
@@ -13,12 +13,7 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 
 /// A fixed boundary body (a plane) at `z`.
 fn wall(z: f32) -> BodyInit {
-    let mut b = BodyInit::sphere([0.0, 0.0, z], 1.0, 1.0);
-    b.inv_mass = 0.0;
-    b.inv_inertia = [0.0; 3];
-    b.motion = MOTION_FIXED;
-    b.shape = SHAPE_PLANE;
-    b
+    BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, z], 1.0)
 }
 
 /// One wall, then an `n × n × layers` simple cubic lattice of spheres (spacing `a`,

@@ -5,9 +5,7 @@
 //! there are stated per test: time step, iteration cap, simulated duration, and how often the
 //! host reads anything back (steps are batched with `advance(n, …)`).
 
-use bristlecone::bodies::{
-    BodyInit, BodyState, MOTION_DYNAMIC, MOTION_FIXED, SHAPE_BOX_CONTAINER, SHAPE_PLANE,
-};
+use bristlecone::bodies::{BodyInit, BodyState, MOTION_DYNAMIC, SHAPE_BOX_CONTAINER, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
 use bristlecone::reference::tangent_basis;
@@ -44,17 +42,8 @@ fn boundary(
     material: u32,
 ) -> BodyInit {
     BodyInit {
-        position,
-        radius: bound,
-        orientation: [0.0, 0.0, 0.0, 1.0],
-        velocity: [0.0; 3],
-        angular_velocity: [0.0; 3],
-        inv_mass: 0.0,
-        inv_inertia: [0.0; 3],
-        motion: MOTION_FIXED,
         material,
-        shape,
-        shape_index,
+        ..BodyInit::fixed(shape, shape_index, position, bound)
     }
 }
 

@@ -148,11 +148,7 @@ fn random_problem(seed: u64, n_bodies: usize, n_contacts: usize) -> Problem {
 /// Ground plane (body 0, fixed, at the origin) and a column of `n` touching spheres of radius
 /// `r` on it, each with free velocity `v0` plus one step of gravity.
 fn stack(n: usize, r: f32, mu: f32, v0: [f32; 3], gap: f32) -> Problem {
-    let mut plane = BodyInit::sphere([0.0; 3], 1.0, 1.0);
-    plane.motion = MOTION_FIXED;
-    plane.inv_mass = 0.0;
-    plane.inv_inertia = [0.0; 3];
-    plane.shape = SHAPE_PLANE;
+    let plane = BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0);
     let mut inits = vec![plane];
     let mut contacts = Vec::new();
     for i in 0..n {
@@ -268,11 +264,7 @@ fn apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
 /// A cube-like body (side 0.2 m, 8 kg) resting on the plane on its 4 bottom corners: 12
 /// unknowns, 6 degrees of freedom, so N is singular (γ is not unique, v⁺ is).
 fn box_on_plane(v0: [f32; 3], w0: [f32; 3], mu: f32) -> Problem {
-    let mut plane = BodyInit::sphere([0.0; 3], 1.0, 1.0);
-    plane.motion = MOTION_FIXED;
-    plane.inv_mass = 0.0;
-    plane.inv_inertia = [0.0; 3];
-    plane.shape = SHAPE_PLANE;
+    let plane = BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0);
     let (h, m) = (0.1f32, 8.0f32);
     let i = m * (2.0 * h) * (2.0 * h) / 6.0;
     let mut b = BodyInit::sphere([0.0, 0.0, h], h, 1.0);

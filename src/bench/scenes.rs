@@ -18,7 +18,7 @@
 //! Every wall is a solid box (or, for floors, a plane), so the same geometry is built exactly in
 //! Rapier (cuboid colliders; a plane becomes a thick cuboid whose top face is the plane).
 
-use crate::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE, SHAPE_SOLID_BOX};
+use crate::bodies::{BodyInit, BodyState, SHAPE_PLANE, SHAPE_SOLID_BOX};
 use crate::collide::{BoundaryShape, CollideSettings};
 use crate::solve::SolverSettings;
 use crate::step::{ContactSetup, StepSettings};
@@ -193,19 +193,7 @@ impl BenchScene {
                     SHAPE_SOLID_BOX,
                 ),
             };
-            s.push(&BodyInit {
-                position,
-                radius,
-                orientation: [0.0, 0.0, 0.0, 1.0],
-                velocity: [0.0; 3],
-                angular_velocity: [0.0; 3],
-                inv_mass: 0.0,
-                inv_inertia: [0.0; 3],
-                motion: MOTION_FIXED,
-                material: 0,
-                shape,
-                shape_index: k as u32,
-            });
+            s.push(&BodyInit::fixed(shape, k as u32, position, radius));
         }
         for p in &self.grains {
             s.push(&BodyInit::sphere(*p, self.radius, self.density));

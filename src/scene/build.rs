@@ -41,6 +41,31 @@ struct Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// A fixed body or boundary (`what`) must not be given a velocity.
+    fn at_rest(
+        &self,
+        velocity: &O<[f64; 3]>,
+        angular_velocity: &O<[f64; 3]>,
+        base: &str,
+        what: &str,
+    ) -> Result<(), SceneError> {
+        for (v, name) in [
+            (velocity, "velocity"),
+            (angular_velocity, "angular_velocity"),
+        ] {
+            if let Some(v) = v {
+                if v.get_ref().iter().any(|&x| x != 0.0) {
+                    return Err(self.err(
+                        Some(v.span()),
+                        format!("{base}.{name}"),
+                        format!("a fixed {what} cannot move (use motion = \"kinematic\" for prescribed motion)"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn err(
         &self,
         span: Option<Range<usize>>,
@@ -467,20 +492,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         let velocity = vel(&b.velocity);
         let angular_velocity = vel(&b.angular_velocity);
         if motion == Motion::Fixed {
-            for (v, name) in [
-                (&b.velocity, "velocity"),
-                (&b.angular_velocity, "angular_velocity"),
-            ] {
-                if let Some(v) = v {
-                    if v.get_ref().iter().any(|&x| x != 0.0) {
-                        return Err(cx.err(
-                            Some(v.span()),
-                            format!("{base}.{name}"),
-                            "a fixed body cannot move (use motion = \"kinematic\" for prescribed motion)",
-                        ));
-                    }
-                }
-            }
+            cx.at_rest(&b.velocity, &b.angular_velocity, &base, "body")?;
         }
         let (m_default, _) = sphere_mass(materials[material].density, radius);
         let mass = match &b.mass {
@@ -1279,20 +1291,7 @@ fn boundary(
         ));
     }
     if motion == Motion::Fixed {
-        for (v, name) in [
-            (&b.velocity, "velocity"),
-            (&b.angular_velocity, "angular_velocity"),
-        ] {
-            if let Some(v) = v {
-                if v.get_ref().iter().any(|&x| x != 0.0) {
-                    return Err(cx.err(
-                        Some(v.span()),
-                        format!("{base}.{name}"),
-                        "a fixed boundary cannot move (use motion = \"kinematic\" for prescribed motion)",
-                    ));
-                }
-            }
-        }
+        cx.at_rest(&b.velocity, &b.angular_velocity, &base, "boundary")?;
     }
     let mut position = b.position.as_ref().map_or([0.0; 3], |p| *p.get_ref());
     let mut orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
