@@ -54,41 +54,7 @@ enum Command {
     Plot { run_dir: PathBuf },
     /// Benchmark a ladder of sizes of a settled pile and a hopper discharge; prints a table
     /// and writes bench.csv and bench.json.
-    Bench {
-        /// Grain counts (comma-separated).
-        #[arg(
-            long,
-            value_delimiter = ',',
-            default_value = "1000,10000,100000,1000000"
-        )]
-        sizes: Vec<usize>,
-        /// Measured steps per run (default: 100 at 10^3, 20 at 10^4, 5 from 10^5 on).
-        #[arg(long)]
-        steps: Option<u32>,
-        /// Output directory for bench.csv and bench.json.
-        #[arg(long, default_value = "out/bench")]
-        out: PathBuf,
-        /// pile, hopper or all.
-        #[arg(long, default_value = "all")]
-        scene: String,
-        /// Maximum solver sweeps per step.
-        #[arg(long)]
-        iterations: Option<u32>,
-        /// Time stages by the CPU clock (separate submissions) even where timestamps exist.
-        #[arg(long)]
-        wall_timing: bool,
-        /// Also run the same scenes in Rapier (needs a build with `--features peer`).
-        #[arg(long)]
-        peer: bool,
-        /// Grain counts for the Rapier comparison.
-        #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
-        peer_sizes: Vec<usize>,
-        /// Steps of each Rapier comparison run (both engines).
-        #[arg(long, default_value_t = 200)]
-        peer_steps: u32,
-        #[arg(long, default_value = "auto")]
-        backend: BackendChoice,
-    },
+    Bench(BenchArgs),
 }
 
 /// A progress bar on a terminal; plain log lines (every 10 %) otherwise.
@@ -178,29 +144,7 @@ fn main() -> ExitCode {
         Command::Info { backend } => cmd_info(backend),
         Command::Validate { scene } => cmd_validate(scene),
         Command::Plot { run_dir } => cmd_plot(run_dir),
-        Command::Bench {
-            sizes,
-            steps,
-            out,
-            scene,
-            iterations,
-            wall_timing,
-            peer,
-            peer_sizes,
-            peer_steps,
-            backend,
-        } => cmd_bench(BenchArgs {
-            sizes,
-            steps,
-            out,
-            scene,
-            iterations,
-            wall_timing,
-            peer,
-            peer_sizes,
-            peer_steps,
-            backend,
-        }),
+        Command::Bench(args) => cmd_bench(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -327,16 +271,40 @@ fn cmd_plot(run_dir: PathBuf) -> Result<(), String> {
     Ok(())
 }
 
+#[derive(clap::Args)]
 struct BenchArgs {
+    /// Grain counts (comma-separated).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1000,10000,100000,1000000"
+    )]
     sizes: Vec<usize>,
+    /// Measured steps per run (default: 100 at 10^3, 20 at 10^4, 5 from 10^5 on).
+    #[arg(long)]
     steps: Option<u32>,
+    /// Output directory for bench.csv and bench.json.
+    #[arg(long, default_value = "out/bench")]
     out: PathBuf,
+    /// pile, hopper or all.
+    #[arg(long, default_value = "all")]
     scene: String,
+    /// Maximum solver sweeps per step.
+    #[arg(long)]
     iterations: Option<u32>,
+    /// Time stages by the CPU clock (separate submissions) even where timestamps exist.
+    #[arg(long)]
     wall_timing: bool,
+    /// Also run the same scenes in Rapier (needs a build with `--features peer`).
+    #[arg(long)]
     peer: bool,
+    /// Grain counts for the Rapier comparison.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
     peer_sizes: Vec<usize>,
+    /// Steps of each Rapier comparison run (both engines).
+    #[arg(long, default_value_t = 200)]
     peer_steps: u32,
+    #[arg(long, default_value = "auto")]
     backend: BackendChoice,
 }
 
