@@ -17,7 +17,9 @@ use bristlecone::gpu::{buffers, shared_context, GpuContext, Kernel, ShaderSource
 use bristlecone::reference::collide::detect;
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve as cpu;
-use bristlecone::solve::{build_csr, counts_words, Contact, Solve, SolverKind, SolverSettings};
+use bristlecone::solve::{
+    build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
+};
 use criterion::Criterion;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -93,6 +95,16 @@ impl Rig {
         }
     }
 
+    fn inputs(&self) -> SolveInputs<'_> {
+        SolveInputs {
+            contacts: &self.contacts,
+            counts: &self.counts,
+            body_offsets: &self.offsets,
+            body_entries: &self.entries,
+            step_stats: &self.stats,
+        }
+    }
+
     fn solve(&self, ctx: &GpuContext, s: &Solve) -> f64 {
         self.solve_from(ctx, s, &self.pile.state)
     }
@@ -102,15 +114,7 @@ impl Rig {
         ctx.wait();
         let t = Instant::now();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        s.record(
-            ctx,
-            &mut enc,
-            &self.contacts,
-            &self.counts,
-            &self.offsets,
-            &self.entries,
-            &self.stats,
-        );
+        s.record(ctx, &mut enc, self.inputs());
         ctx.queue.submit([enc.finish()]);
         ctx.wait();
         t.elapsed().as_secs_f64()
@@ -120,16 +124,7 @@ impl Rig {
         ctx.wait();
         let t = Instant::now();
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        s.record_products(
-            ctx,
-            &mut enc,
-            &self.contacts,
-            &self.counts,
-            &self.offsets,
-            &self.entries,
-            &self.stats,
-            repeats,
-        );
+        s.record_products(ctx, &mut enc, self.inputs(), repeats);
         ctx.queue.submit([enc.finish()]);
         ctx.wait();
         t.elapsed().as_secs_f64()

@@ -5,7 +5,9 @@ use bristlecone::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::{oracle, solve as cpu};
-use bristlecone::solve::{build_csr, counts_words, Contact, Solve, SolverKind, SolverSettings};
+use bristlecone::solve::{
+    build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
+};
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -40,9 +42,14 @@ fn run_gpu(ctx: &GpuContext, pb: &Problem, settings: &SolverSettings, solves: us
     for _ in 0..solves {
         bodies.write(ctx, &pb.state);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        solve.record(
-            ctx, &mut enc, &contacts, &counts, &offsets, &entries, &stats,
-        );
+        let inputs = SolveInputs {
+            contacts: &contacts,
+            counts: &counts,
+            body_offsets: &offsets,
+            body_entries: &entries,
+            step_stats: &stats,
+        };
+        solve.record(ctx, &mut enc, inputs);
         ctx.queue.submit([enc.finish()]);
     }
     GpuRun {
@@ -557,9 +564,14 @@ fn grow_keeps_the_warm_start() {
     let run = |solve: &Solve| {
         bodies.write(&ctx, &pb.state);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        solve.record(
-            &ctx, &mut enc, &contacts, &counts, &offsets, &entries, &stats,
-        );
+        let inputs = SolveInputs {
+            contacts: &contacts,
+            counts: &counts,
+            body_offsets: &offsets,
+            body_entries: &entries,
+            step_stats: &stats,
+        };
+        solve.record(&ctx, &mut enc, inputs);
         ctx.queue.submit([enc.finish()]);
         solve.read_scalars(&ctx).unwrap()
     };

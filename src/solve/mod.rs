@@ -142,6 +142,18 @@ struct Binds {
     red: wgpu::BindGroup,
 }
 
+/// What collision hands the solver every step (see the collision ↔ solver contract): the
+/// sorted contact records, the counts block, the per-body CSR, and the step statistics the
+/// solver adds to.
+#[derive(Clone, Copy)]
+pub struct SolveInputs<'a> {
+    pub contacts: &'a wgpu::Buffer,
+    pub counts: &'a wgpu::Buffer,
+    pub body_offsets: &'a wgpu::Buffer,
+    pub body_entries: &'a wgpu::Buffer,
+    pub step_stats: &'a wgpu::Buffer,
+}
+
 pub struct Solve {
     settings: SolverSettings,
     dt: f32,
@@ -333,25 +345,8 @@ impl Solve {
     /// Records one whole solve + velocity update, after collision has written contacts,
     /// counts and the per-body CSR. Bind groups for the given buffers are created here (a few
     /// microseconds per step), so the caller may pass different buffers every step.
-    #[allow(clippy::too_many_arguments)]
-    pub fn record(
-        &self,
-        ctx: &GpuContext,
-        enc: &mut wgpu::CommandEncoder,
-        contacts: &wgpu::Buffer,
-        counts: &wgpu::Buffer,
-        body_offsets: &wgpu::Buffer,
-        body_entries: &wgpu::Buffer,
-        step_stats: &wgpu::Buffer,
-    ) {
-        let Binds { asm, sch, it, red } = self.bind_all(
-            ctx,
-            contacts,
-            counts,
-            body_offsets,
-            body_entries,
-            step_stats,
-        );
+    pub fn record(&self, ctx: &GpuContext, enc: &mut wgpu::CommandEncoder, inputs: SolveInputs) {
+        let Binds { asm, sch, it, red } = self.bind_all(ctx, inputs);
         let apgd = self.settings.kind == SolverKind::Apgd;
         let args = &self.args;
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -406,15 +401,14 @@ impl Solve {
 
     /// Bind groups of the solver's kernels for this step's collision buffers (made per call:
     /// the collision buffers may be reallocated between steps).
-    fn bind_all(
-        &self,
-        ctx: &GpuContext,
-        contacts: &wgpu::Buffer,
-        counts: &wgpu::Buffer,
-        body_offsets: &wgpu::Buffer,
-        body_entries: &wgpu::Buffer,
-        step_stats: &wgpu::Buffer,
-    ) -> Binds {
+    fn bind_all(&self, ctx: &GpuContext, inputs: SolveInputs) -> Binds {
+        let SolveInputs {
+            contacts,
+            counts,
+            body_offsets,
+            body_entries,
+            step_stats,
+        } = inputs;
         let c = &self.c;
         let asm = self.assemble.bind(
             ctx,
@@ -475,26 +469,14 @@ impl Solve {
 
     /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then
     /// per-contact Dᵀ Δv with its partial sums), after the argument setup, and nothing else.
-    #[allow(clippy::too_many_arguments)]
     pub fn record_products(
         &self,
         ctx: &GpuContext,
         enc: &mut wgpu::CommandEncoder,
-        contacts: &wgpu::Buffer,
-        counts: &wgpu::Buffer,
-        body_offsets: &wgpu::Buffer,
-        body_entries: &wgpu::Buffer,
-        step_stats: &wgpu::Buffer,
+        inputs: SolveInputs,
         repeats: u32,
     ) {
-        let Binds { sch, it, red, .. } = self.bind_all(
-            ctx,
-            contacts,
-            counts,
-            body_offsets,
-            body_entries,
-            step_stats,
-        );
+        let Binds { sch, it, red, .. } = self.bind_all(ctx, inputs);
         let mut pass = enc.begin_compute_pass(&Default::default());
         let p = &mut pass;
         self.reduce.dispatch_groups(p, "init_args", &red, 1);

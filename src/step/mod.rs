@@ -13,7 +13,7 @@ pub mod stats;
 use crate::bodies::{BodyState, GpuBodies};
 use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
 use crate::gpu::{buffers, GpuContext, GpuError};
-use crate::solve::{Solve, SolverSettings};
+use crate::solve::{Solve, SolveInputs, SolverSettings};
 pub use stats::BodyTotals;
 use std::sync::Arc;
 
@@ -93,15 +93,14 @@ impl ContactStages {
 
     /// The solve and velocity update, after [`ContactStages::record_collide`].
     fn record_solve(&self, ctx: &GpuContext, enc: &mut wgpu::CommandEncoder) {
-        self.solve.record(
-            ctx,
-            enc,
-            self.collide.contacts(),
-            self.collide.counts(),
-            self.collide.body_offsets(),
-            self.collide.body_entries(),
-            &self.step_stats,
-        );
+        let inputs = SolveInputs {
+            contacts: self.collide.contacts(),
+            counts: self.collide.counts(),
+            body_offsets: self.collide.body_offsets(),
+            body_entries: self.collide.body_entries(),
+            step_stats: &self.step_stats,
+        };
+        self.solve.record(ctx, enc, inputs);
     }
 
     fn grow(&mut self, ctx: &GpuContext, needed: u32) -> Result<(), GpuError> {
