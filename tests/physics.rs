@@ -5,7 +5,7 @@
 //! there are stated per test: time step, iteration cap, simulated duration, and how often the
 //! host reads anything back (steps are batched with `advance(n, …)`).
 
-use bristlecone::bodies::{BodyInit, BodyState, MOTION_DYNAMIC, SHAPE_BOX_CONTAINER, SHAPE_PLANE};
+use bristlecone::bodies::{BodyInit, BodyState, SHAPE_BOX_CONTAINER, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
 use bristlecone::reference::tangent_basis;
@@ -51,17 +51,10 @@ fn boundary(
 fn sphere(position: [f32; 3], r: f32, m: f32, material: u32) -> BodyInit {
     let i = 0.4 * m * r * r;
     BodyInit {
-        position,
-        radius: r,
-        orientation: [0.0, 0.0, 0.0, 1.0],
-        velocity: [0.0; 3],
-        angular_velocity: [0.0; 3],
         inv_mass: 1.0 / m,
         inv_inertia: [1.0 / i; 3],
-        motion: MOTION_DYNAMIC,
         material,
-        shape: bristlecone::bodies::SHAPE_SPHERE,
-        shape_index: 0,
+        ..BodyInit::sphere(position, r, 1.0)
     }
 }
 

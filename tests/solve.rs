@@ -28,28 +28,48 @@ struct GpuRun {
     stats: Vec<u32>,
 }
 
+/// The buffers collision would hand the solver, uploaded from a problem.
+struct Inputs {
+    contacts: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    offsets: wgpu::Buffer,
+    entries: wgpu::Buffer,
+    stats: wgpu::Buffer,
+}
+
+impl Inputs {
+    fn upload(ctx: &GpuContext, pb: &Problem) -> Inputs {
+        let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
+        Inputs {
+            contacts: buffers::storage_from(ctx, "contacts", &pb.contacts),
+            counts: buffers::storage_from(ctx, "counts", &counts_words(pb.contacts.len() as u32)),
+            offsets: buffers::storage_from(ctx, "offsets", &off),
+            entries: buffers::storage_from(ctx, "entries", &ent),
+            stats: buffers::storage_from(ctx, "stats", &[0u32; 8]),
+        }
+    }
+
+    fn get(&self) -> SolveInputs<'_> {
+        SolveInputs {
+            contacts: &self.contacts,
+            counts: &self.counts,
+            body_offsets: &self.offsets,
+            body_entries: &self.entries,
+            step_stats: &self.stats,
+        }
+    }
+}
+
 /// Runs `solves` consecutive solves on the same contacts and velocities (the body velocities
 /// are reset to the problem's before each, so later solves differ only by the warm start).
 fn run_gpu(ctx: &GpuContext, pb: &Problem, settings: &SolverSettings, solves: usize) -> GpuRun {
     let bodies = bristlecone::bodies::GpuBodies::upload(ctx, &pb.state).unwrap();
     let solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, settings, DT).unwrap();
-    let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
-    let contacts = buffers::storage_from(ctx, "contacts", &pb.contacts);
-    let counts = buffers::storage_from(ctx, "counts", &counts_words(pb.contacts.len() as u32));
-    let offsets = buffers::storage_from(ctx, "offsets", &off);
-    let entries = buffers::storage_from(ctx, "entries", &ent);
-    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]);
+    let inputs = Inputs::upload(ctx, pb);
     for _ in 0..solves {
         bodies.write(ctx, &pb.state);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        let inputs = SolveInputs {
-            contacts: &contacts,
-            counts: &counts,
-            body_offsets: &offsets,
-            body_entries: &entries,
-            step_stats: &stats,
-        };
-        solve.record(ctx, &mut enc, inputs);
+        solve.record(ctx, &mut enc, inputs.get());
         ctx.queue.submit([enc.finish()]);
     }
     GpuRun {
@@ -57,7 +77,7 @@ fn run_gpu(ctx: &GpuContext, pb: &Problem, settings: &SolverSettings, solves: us
         scalars: solve.read_scalars(ctx).unwrap(),
         history: solve.read_history(ctx).unwrap(),
         state: bodies.download_kinematics(ctx).unwrap(),
-        stats: buffers::read_buffer(ctx, &stats, 8).unwrap(),
+        stats: buffers::read_buffer(ctx, &inputs.stats, 8).unwrap(),
     }
 }
 
@@ -555,23 +575,11 @@ fn grow_keeps_the_warm_start() {
     st.warm_start = true;
     let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
     let mut solve = Solve::new(&ctx, &bodies, 3, &st, DT).unwrap();
-    let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
-    let contacts = buffers::storage_from(&ctx, "contacts", &pb.contacts);
-    let counts = buffers::storage_from(&ctx, "counts", &counts_words(3));
-    let offsets = buffers::storage_from(&ctx, "offsets", &off);
-    let entries = buffers::storage_from(&ctx, "entries", &ent);
-    let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]);
+    let inputs = Inputs::upload(&ctx, &pb);
     let run = |solve: &Solve| {
         bodies.write(&ctx, &pb.state);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        let inputs = SolveInputs {
-            contacts: &contacts,
-            counts: &counts,
-            body_offsets: &offsets,
-            body_entries: &entries,
-            step_stats: &stats,
-        };
-        solve.record(&ctx, &mut enc, inputs);
+        solve.record(&ctx, &mut enc, inputs.get());
         ctx.queue.submit([enc.finish()]);
         solve.read_scalars(&ctx).unwrap()
     };
