@@ -230,7 +230,8 @@ fn report(ctx: &GpuContext, n_spheres: usize, apgd_cap: u32, jacobi_cap: u32) {
         // Warm start on vs off: the same contact set with every free velocity perturbed by
         // ±5 % of g dt (a stand-in for the next step), solved cold by a fresh solver and
         // warm-started from the solution above (which is what `sw` holds).
-        let tol = (warm_level * pnorm) as f32;
+        // The solver's tolerance is an RMS per row (3 rows per contact).
+        let tol = (warm_level * pnorm / (3.0 * nc as f64).sqrt()) as f32;
         sw.set_settings(ctx, &settings(kind, cap, tol, true))
             .unwrap();
         let sc = Solve::new(

@@ -43,7 +43,7 @@ fn main() {
             },
             solver: SolverSettings {
                 max_iterations: 100,
-                tolerance: 1e-3,
+                tolerance: 1e-5,
                 ..Default::default()
             },
         }),

@@ -199,6 +199,13 @@ fn cmd_run(
         r.frames_written
     );
     println!("  statistics  {}", r.stats.display());
+    if r.capped_steps > 0 {
+        println!(
+            "note: {} steps used the whole solver cap (max_iterations sweeps); the iterations \
+             and residual columns of the statistics show which",
+            r.capped_steps
+        );
+    }
     println!("  checkpoint  {}", r.checkpoint.display());
     if r.interrupted {
         println!(

@@ -58,6 +58,8 @@ pub struct RunReport {
     /// `contacts.pvd` when the scene writes contacts.
     pub contacts_pvd: Option<PathBuf>,
     pub wall_seconds: f64,
+    /// Steps run by this process whose solve used the whole iteration cap.
+    pub capped_steps: u64,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -796,5 +798,6 @@ pub fn run_scene_scaled(
         measurements,
         contacts_pvd: out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf()),
         wall_seconds: started.elapsed().as_secs_f64(),
+        capped_steps: sim.capped_steps,
     })
 }

@@ -115,7 +115,8 @@ fn contact_force_on(sim: &Simulation, body: u32) -> (DVec3, usize) {
 /// (Positions are f32: a resting sphere's gap can move by ~ulp(z) ≈ 6e-8 m between steps,
 /// which the stabilisation term Φ/dt turns into up to m·ulp/dt² ≈ 0.3 N of impulse noise per
 /// sphere; over a window such corrections cancel, hence the tighter bound on the mean.)
-/// Budget: 3000 steps, at most 40 sweeps (tolerance 1e-5 m/s; a resting pile converges in a
+/// Budget: 3000 steps, at most 40 sweeps (tolerance 1e-6 m/s RMS per row: the per-step bound
+/// allows 8e-5 m/s of velocity error summed over the ~20 rows; a resting pile converges in a
 /// few sweeps from the warm start and the rest of the sweeps dispatch nothing).
 #[test]
 fn load_balance_on_the_container_equals_the_weight() {
@@ -150,7 +151,7 @@ fn load_balance_on_the_container_equals_the_weight() {
         [0.0, 0.0, -G],
         vec![0.5],
         0.025,
-        solver(40, 1e-5),
+        solver(40, 1e-6),
     );
     let weight = 8.0 * m as f64 * G;
     let expected = DVec3::new(0.0, 0.0, -weight);

@@ -81,6 +81,11 @@ fn run_gpu(ctx: &GpuContext, pb: &Problem, settings: &SolverSettings, solves: us
     }
 }
 
+/// The solver's tolerance (RMS per row, 3 rows per contact) equivalent to a 2-norm `norm`.
+fn per_row(norm: f64, contacts: usize) -> f32 {
+    (norm / (3.0 * contacts.max(1) as f64).sqrt()) as f32
+}
+
 fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32) -> SolverSettings {
     SolverSettings {
         kind,
@@ -383,7 +388,8 @@ fn both_solvers_reach_the_oracle_solution_on_small_problems() {
             } else {
                 20_000
             };
-            let st = settings(kind, cpu_cap, (1e-9 * pn) as f32);
+            let nc = pb.contacts.len();
+            let st = settings(kind, cpu_cap, per_row(1e-9 * pn, nc));
             let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
             assert!(
                 c.converged,
@@ -405,7 +411,7 @@ fn both_solvers_reach_the_oracle_solution_on_small_problems() {
                 (false, SolverKind::Apgd) => 6000,
                 (_, SolverKind::Jacobi) => 1200,
             };
-            let st = settings(kind, cap, (rel * pn) as f32);
+            let st = settings(kind, cap, per_row(rel * pn, nc));
             let g = run_gpu(&ctx, &pb, &st, 1);
             assert!(
                 g.scalars.converged != 0,
@@ -546,7 +552,8 @@ fn warm_start_from_the_solution_converges_at_once() {
             let pn = cpu::solve(&b64, &pb.contacts, &settings(kind, 0, 0.0), DT as f64, None);
             let rel = if unique { 1e-5 } else { 1e-4 };
             let cap = if kind == SolverKind::Apgd { 400 } else { 1200 };
-            let mut st = settings(kind, cap, (rel * p_norm(&pn)) as f32);
+            let tol = per_row(rel * p_norm(&pn), pb.contacts.len());
+            let mut st = settings(kind, cap, tol);
             st.warm_start = true;
             let cold = run_gpu(&ctx, &pb, &st, 1);
             let warm = run_gpu(&ctx, &pb, &st, 2);

@@ -205,7 +205,8 @@ pub fn solve(
     warm: Option<WarmStart>,
 ) -> SolveOutput {
     let nc = contacts.len();
-    let tol = settings.tolerance as f64;
+    // The tolerance is an RMS per row (3 rows per contact); compared as a 2-norm here.
+    let tol = settings.tolerance as f64 * ((3 * nc.max(1)) as f64).sqrt();
     let (p, eta) = assemble(bodies, contacts, dt, settings.recovery_speed as f64);
     let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
     let schur = Schur::new(bodies, contacts);

@@ -10,11 +10,12 @@
 //!    mass and inertia times its contact count: a bound N ≤ diag(3/η) that makes Jacobi
 //!    convergent for ω < 2/3 and preconditions APGD), warm-started `γ⁰`;
 //! 3. setup product `Nγ⁰` (and, for APGD, `N(γ⁰ − 1)` for the initial Lipschitz estimate);
-//! 4. `max_iterations` sweeps of 4 dispatches, each `commit previous + step → gather (Δv per
-//!    body) → product (+ partial sums) → reduce (one workgroup: scalar logic)`, then one
-//!    `commit` of the last accepted trial. Sweeps after convergence are dispatched with zero
-//!    workgroups (the reduce kernel zeroes the indirect arguments), so they cost a few empty
-//!    dispatches each and never a CPU sync;
+//! 4. up to `max_iterations` sweeps (the sweep budget, see [`Solve::set_sweep_budget`]) of 4
+//!    dispatches, each `commit previous + step → gather (Δv per body) → product (+ partial
+//!    sums) → reduce (one workgroup: scalar logic; converged once the RMS residual per row is
+//!    below the tolerance)`, then one `commit` of the last accepted trial. Sweeps after
+//!    convergence are dispatched with zero workgroups (the reduce kernel zeroes the indirect
+//!    arguments), so they cost a few empty dispatches each and never a CPU sync;
 //! 5. the returned impulses (APGD: the iterate with the smallest residual), `v⁺ = v* + M⁻¹Dγ`,
 //!    the warm-start copy (keys + γ) and the statistics.
 //!
@@ -45,7 +46,10 @@ pub struct SolverSettings {
     pub kind: SolverKind,
     /// Sweeps recorded per solve (each one matrix-free product).
     pub max_iterations: u32,
-    /// Absolute tolerance on the residual ‖(γ − Π_K(γ − η ∘ ∇f))/η‖₂ (velocity units, m/s).
+    /// Tolerance on the RMS per row of the residual r = (γ − Π_K(γ − η ∘ ∇f))/η, i.e.
+    /// ‖r‖₂ / √(3 · contacts), in m/s: the typical velocity error a contact row is left with.
+    /// Per row, so it means the same for 10 contacts and for 10⁶ (an absolute 2-norm grows
+    /// with √contacts and a large settled bed never meets it at the f32 floor).
     pub tolerance: f32,
     /// Jacobi relaxation ω: the step is ω η_i with η_i = 3/trace(B_ii) (contact-count scaled,
     /// see `solve_assemble.wgsl`), convergent for every ω < 2/3.
@@ -156,6 +160,8 @@ pub struct SolveInputs<'a> {
 
 pub struct Solve {
     settings: SolverSettings,
+    /// Sweeps recorded per solve (≤ max_iterations); see [`Solve::set_sweep_budget`].
+    sweep_budget: u32,
     dt: f32,
     n_bodies: u32,
     assemble: Kernel,
@@ -204,6 +210,7 @@ impl Solve {
         );
         let s = Solve {
             settings: *settings,
+            sweep_budget: settings.max_iterations,
             dt,
             n_bodies: bodies.count,
             assemble: kernel(ctx, "solve_assemble")?,
@@ -268,8 +275,22 @@ impl Solve {
                 buffers::storage_zeroed(ctx, "solve history", settings.max_iterations as u64 * 16)?;
         }
         self.settings = *settings;
+        self.sweep_budget = settings.max_iterations;
         self.write_params(ctx);
         Ok(())
+    }
+
+    /// Sweeps recorded per solve from now on, clamped to `1..=max_iterations`. Recording
+    /// fewer sweeps than the cap saves the (empty, but not free) dispatches of the sweeps
+    /// after convergence. A solve that converges within the budget is bit-identical to one
+    /// recorded with the full cap; one that used the whole budget must be redone with a
+    /// larger one (see `step::Simulation::advance`), so the budget never changes a result.
+    pub fn set_sweep_budget(&mut self, sweeps: u32) {
+        self.sweep_budget = sweeps.clamp(1, self.settings.max_iterations.max(1));
+    }
+
+    pub fn sweep_budget(&self) -> u32 {
+        self.sweep_budget
     }
 
     pub fn set_dt(&mut self, ctx: &GpuContext, dt: f32) {
@@ -374,7 +395,7 @@ impl Solve {
         } else {
             ("jacobi_step", "reduce_jacobi")
         };
-        for _ in 0..self.settings.max_iterations {
+        for _ in 0..self.sweep_budget {
             self.iterate
                 .dispatch_indirect(p, step, &it, args, ARGS_WORK);
             self.schur

@@ -47,6 +47,9 @@ pub struct StepRecord {
     pub max_penetration: f64,
 }
 
+/// The smallest number of sweeps recorded per solve (see `Simulation::adapt_sweep_budget`).
+pub const MIN_SWEEP_BUDGET: u32 = 8;
+
 /// Bytes per step in the statistics ring: body totals (32) + step stats (32).
 const RING_SLOT: u64 = 64;
 /// `step_stats` words (see the contract): [0] contacts, [1] overflow, [2] iterations,
@@ -241,6 +244,14 @@ pub struct Simulation {
     timer: Option<StageTimer>,
     /// How many times a batch was redone after a contact-buffer overflow.
     pub regrowths: u32,
+    /// Whether the sweeps recorded per solve follow what recent steps needed (default) or
+    /// are always the whole cap (for tests that check the two agree bit for bit).
+    pub adaptive_sweeps: bool,
+    /// How many times a batch was redone because a solve ran out of its sweep budget.
+    pub budget_redos: u32,
+    /// Steps (of this process) whose solve ran the whole iteration cap: not converged to the
+    /// tolerance, or converged on the very last sweep.
+    pub capped_steps: u64,
 }
 
 impl Simulation {
@@ -270,6 +281,9 @@ impl Simulation {
             step_index: 0,
             timer: None,
             regrowths: 0,
+            adaptive_sweeps: true,
+            budget_redos: 0,
+            capped_steps: 0,
         })
     }
 
@@ -431,6 +445,16 @@ impl Simulation {
                 self.regrowths += 1;
                 continue;
             }
+            let iterations = (0..n as usize).map(|k| raw[4 * k + 2][2]);
+            if self.adapt_sweep_budget(iterations.clone()) {
+                self.restore_snapshot();
+                self.budget_redos += 1;
+                continue;
+            }
+            if let Some(c) = &self.contact {
+                let cap = c.solve.settings().max_iterations;
+                self.capped_steps += iterations.filter(|&i| i >= cap).count() as u64;
+            }
             if let Some(t) = &mut self.timer {
                 t.read(&self.ctx, timed)?;
             }
@@ -457,10 +481,36 @@ impl Simulation {
         }
     }
 
+    /// Adapts the sweeps recorded per solve to what the last batch needed (`iterations`: per
+    /// step). Returns true when a step used its whole budget below the iteration cap: it may
+    /// not have converged, so the batch must be redone with the full cap. Otherwise the next
+    /// budget is the batch's peak + 25 % + 2 (at least [`MIN_SWEEP_BUDGET`]): a settled bed
+    /// varies by ±20 % from step to step, and a redo costs a whole batch. Converged solves are
+    /// bit-identical whatever the budget, so the budget changes the cost and never a result.
+    fn adapt_sweep_budget(&mut self, iterations: impl Iterator<Item = u32>) -> bool {
+        let Some(c) = self.contact.as_mut().filter(|_| self.adaptive_sweeps) else {
+            return false;
+        };
+        let (cap, budget) = (c.solve.settings().max_iterations, c.solve.sweep_budget());
+        let peak = iterations.max().unwrap_or(0);
+        if peak >= budget && budget < cap {
+            c.solve.set_sweep_budget(cap);
+            return true;
+        }
+        c.solve
+            .set_sweep_budget((peak + peak / 4 + 2).max(MIN_SWEEP_BUDGET));
+        false
+    }
+
     /// Turns GPU timestamp queries around each stage on or off. Returns whether timing is on:
     /// false when the adapter lacks timestamp queries inside passes (`ctx.timestamps`).
     /// While on, [`Simulation::advance`] records the stage times of the first
     /// [`MAX_TIMED_STEPS`] steps of each batch; read them with [`Simulation::stage_times`].
+    /// Sweeps recorded per solve for the next batch (the whole cap unless adaptive).
+    pub fn sweep_budget(&self) -> Option<u32> {
+        self.contact.as_ref().map(|c| c.solve.sweep_budget())
+    }
+
     pub fn set_stage_timing(&mut self, on: bool) -> bool {
         if !on || !self.ctx.timestamps {
             self.timer = None;
