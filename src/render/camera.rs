@@ -104,12 +104,13 @@ impl Camera {
         (self.target - self.eye).normalize()
     }
 
-    /// Near and far planes that hold the bounds (clamped so the near plane stays positive).
+    /// Near and far planes that hold the bounds and the floor squares drawn for planes
+    /// (2 radii around the centre), with the near plane kept positive.
     pub fn near_far(&self, b: &Bounds) -> (f64, f64) {
         let d = (b.center() - self.eye).dot(self.forward());
         let r = b.radius();
-        let far = (d + 1.5 * r).max(1e-6);
-        let near = (d - 1.5 * r).max(far * 1e-3);
+        let far = (d + 3.0 * r).max(1e-6);
+        let near = (d - 3.0 * r).max(far * 1e-4);
         (near, far)
     }
 
