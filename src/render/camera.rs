@@ -61,7 +61,7 @@ impl Bounds {
         self.add_point(c + DVec3::splat(r));
     }
     pub fn is_empty(&self) -> bool {
-        !(self.min.x <= self.max.x)
+        self.min.x > self.max.x
     }
     pub fn center(&self) -> DVec3 {
         0.5 * (self.min + self.max)
@@ -131,7 +131,7 @@ impl Camera {
     /// Rejects degenerate cameras (eye at the target, up along the view, bad field of view).
     pub fn check(&self) -> Result<(), String> {
         let f = self.target - self.eye;
-        if !(f.length() > 0.0) || !f.is_finite() {
+        if !f.is_finite() || f.length() == 0.0 {
             return Err("camera eye and target must differ".into());
         }
         if f.normalize().cross(self.up).length() < 1e-6 {

@@ -186,7 +186,7 @@ pub fn draw_legend(rgb: &mut [u8], w: u32, h: u32, legend: &Legend) -> Result<()
 fn tick_label(v: f64, span: f64) -> String {
     let span = span.abs().max(1e-300);
     let decimals = (2.0 - span.log10().floor()).clamp(0.0, 8.0) as usize;
-    if span < 1e-4 || span >= 1e5 {
+    if !(1e-4..1e5).contains(&span) {
         format!("{v:.2e}")
     } else {
         format!("{v:.decimals$}")
