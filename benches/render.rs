@@ -39,7 +39,9 @@ fn write_run(dir: &Path, n: usize) {
             ]
         })
         .collect();
-    let vel: Vec<[f32; 3]> = (0..n).map(|_| [0.0, 0.0, rng.random_range(0.0..1.0f32)]).collect();
+    let vel: Vec<[f32; 3]> = (0..n)
+        .map(|_| [0.0, 0.0, rng.random_range(0.0..1.0f32)])
+        .collect();
     let rad = vec![0.01f32; n];
     let ang = vec![[0.0f32; 3]; n];
     let ids: Vec<u32> = (2..n as u32 + 2).collect();
@@ -96,7 +98,10 @@ fn bench(c: &mut Criterion) {
         per_frame.push((n, total.as_secs_f64() / count.max(1) as f64));
     }
     for (n, s) in &per_frame {
-        eprintln!("render {n} spheres, 800x600, supersample 2, shadows: {:.3} s per frame", s);
+        eprintln!(
+            "render {n} spheres, 800x600, supersample 2, shadows: {:.3} s per frame",
+            s
+        );
     }
     eprintln!("ratio 1e5 / 1e4: {:.2}", per_frame[1].1 / per_frame[0].1);
 }

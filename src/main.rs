@@ -403,10 +403,10 @@ struct RenderArgs {
     #[arg(long)]
     camera: Option<bristlecone::render::camera::Preset>,
     /// Explicit camera position x,y,z (with --target).
-    #[arg(long, value_delimiter = ',', num_args = 3)]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     eye: Option<Vec<f64>>,
     /// Point looked at x,y,z (with --eye).
-    #[arg(long, value_delimiter = ',', num_args = 3)]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     target: Option<Vec<f64>>,
     /// Vertical field of view in degrees.
     #[arg(long)]
@@ -424,7 +424,7 @@ struct RenderArgs {
     #[arg(long)]
     color_by: Option<bristlecone::render::ColorBy>,
     /// Speed colour range min,max in m/s.
-    #[arg(long, value_delimiter = ',', num_args = 2)]
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     range: Option<Vec<f64>>,
     /// Draw force chains from the contact frames.
     #[arg(long)]
@@ -444,7 +444,16 @@ struct RenderArgs {
 
 fn cmd_render(a: RenderArgs) -> Result<(), String> {
     use bristlecone::render::{self, FrameSelect, RenderOptions, ViewLayer};
-    let v3 = |v: Option<Vec<f64>>| v.map(|v| [v[0], v[1], v[2]]);
+    let v3 = |name: &str, v: Option<Vec<f64>>| match v.as_deref() {
+        None => Ok(None),
+        Some(&[x, y, z]) => Ok(Some([x, y, z])),
+        Some(v) => Err(format!("--{name} needs x,y,z (got {} values)", v.len())),
+    };
+    let range = match a.range.as_deref() {
+        None => None,
+        Some(&[lo, hi]) => Some((lo, hi)),
+        Some(v) => return Err(format!("--range needs min,max (got {} values)", v.len())),
+    };
     let background = a
         .background
         .as_deref()
@@ -452,14 +461,14 @@ fn cmd_render(a: RenderArgs) -> Result<(), String> {
         .transpose()?;
     let flags = ViewLayer {
         camera: a.camera,
-        eye: v3(a.eye),
-        target: v3(a.target),
+        eye: v3("eye", a.eye)?,
+        target: v3("target", a.target)?,
         fov: a.fov,
         width: a.width,
         height: a.height,
         background,
         color_by: a.color_by,
-        range: a.range.map(|r| (r[0], r[1])),
+        range,
         force_chains: a.force_chains.then_some(true),
         shadows: a.no_shadows.then_some(false),
         supersample: a.supersample,

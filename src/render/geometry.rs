@@ -32,7 +32,7 @@ const FLOOR: [u8; 4] = [215, 215, 210, 255];
 const SOLID: [u8; 4] = [150, 155, 165, 255];
 /// Container walls: faint from outside (the near walls), more solid from inside (far walls).
 const CONTAINER_ALPHA: [f32; 2] = [0.12, 0.45];
-const MESH_ALPHA: [f32; 2] = [0.3, 0.45];
+const MESH_ALPHA: [f32; 2] = [0.12, 0.4];
 const SEGMENTS: usize = 64;
 
 /// Pose of a boundary at time `t`: its velocities are piecewise constant (schedule entries

@@ -47,6 +47,13 @@ pub fn viridis(t: f64) -> [u8; 3] {
     std::array::from_fn(|k| (a[k] as f64 + f * (b[k] as f64 - a[k] as f64)).round() as u8)
 }
 
+/// White to dark red, for force chains (light = weak).
+pub fn reds(t: f64) -> [u8; 3] {
+    let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
+    let lerp = |a: f64, b: f64| (a + t * (b - a)).round() as u8;
+    [lerp(252.0, 120.0), lerp(187.0, 0.0), lerp(161.0, 20.0)]
+}
+
 /// The colour of category `k` (cycles after ten).
 pub fn category(k: usize) -> [u8; 3] {
     CATEGORIES[k % CATEGORIES.len()]
@@ -79,10 +86,14 @@ pub fn downsample(rgba: &[u8], row_stride: usize, w: u32, h: u32, ss: u32) -> Ve
 }
 
 /// What the colour bar shows.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Legend {
     /// A continuous map from `range.0` to `range.1`, with a title.
-    Continuous { title: String, range: (f64, f64) },
+    Continuous {
+        title: String,
+        range: (f64, f64),
+        map: fn(f64) -> [u8; 3],
+    },
     /// Named categories in the category colours.
     Categories { title: String, names: Vec<String> },
 }
@@ -109,14 +120,14 @@ pub fn draw_legend(rgb: &mut [u8], w: u32, h: u32, legend: &Legend) -> Result<()
             .pos(anchor)
     };
     match legend {
-        Legend::Continuous { title, range } => {
+        Legend::Continuous { title, range, map } => {
             let top = (h as f64 * 0.18) as i32;
             let bottom = (h as f64 * 0.82) as i32;
             let bx = x0 + (lw as i32) / 5;
             let bw = (lw as i32 / 6).max(8);
             for y in top..bottom {
                 let t = (bottom - 1 - y) as f64 / (bottom - 1 - top).max(1) as f64;
-                let c = viridis(t);
+                let c = map(t);
                 root.draw(&Rectangle::new(
                     [(bx, y), (bx + bw, y + 1)],
                     RGBColor(c[0], c[1], c[2]).filled(),

@@ -90,8 +90,8 @@ pub struct RenderReport {
     pub mp4_note: Option<String>,
 }
 
-/// Colour of the spheres in force-chain views and of the chains.
-const CHAIN_COLOR: [u8; 4] = [200, 30, 30, 255];
+/// Colour of the grains in force-chain views (the chains carry the colour map).
+const CHAIN_GRAIN: [u8; 3] = [215, 215, 215];
 
 fn run_err(path: &Path, message: impl Into<String>) -> RenderError {
     RenderError::Run {
@@ -253,17 +253,29 @@ pub fn camera_for(view: &View, b: &Bounds, aspect: f64) -> Result<Camera, Render
     Ok(cam)
 }
 
-/// Force-chain ribbons between touching grains: width ∝ force, the strongest as wide as
-/// the smaller grain's radius.
-fn chains(pr: &Prepared, p: &Particles, c: &Contacts, eye: DVec3) -> Vec<SurfaceVertex> {
+/// The largest grain-grain contact force over the selected frames (1 when there is none).
+fn max_force(pr: &Prepared) -> f64 {
+    let m = pr
+        .frames
+        .iter()
+        .filter_map(|(_, _, c)| c.as_ref())
+        .flat_map(|c| c.force.iter())
+        .fold(0.0f32, |a, &f| a.max(f)) as f64;
+    if m > 0.0 {
+        m
+    } else {
+        1.0
+    }
+}
+
+/// Force-chain ribbons between touching grains, drawn over the (pale) grains: width and
+/// colour by force, the strongest (`fmax`) as wide as the smaller grain's radius; contacts
+/// with boundaries and those under 5 % of `fmax` are left out.
+fn chains(pr: &Prepared, p: &Particles, c: &Contacts, eye: DVec3, fmax: f64) -> Vec<SurfaceVertex> {
     let nb = pr.scene.boundaries.len() as u32;
     let lookup: std::collections::HashMap<u32, usize> =
         p.ids.iter().enumerate().map(|(i, &id)| (id, i)).collect();
-    let fmax = c.force.iter().fold(0.0f32, |a, &f| a.max(f));
     let mut out = Vec::new();
-    if fmax <= 0.0 {
-        return out;
-    }
     for k in 0..c.force.len() {
         let (a, b) = (c.body_a[k], c.body_b[k]);
         if a < nb || b < nb {
@@ -273,13 +285,14 @@ fn chains(pr: &Prepared, p: &Particles, c: &Contacts, eye: DVec3) -> Vec<Surface
             continue;
         };
         let r = p.radii[i].min(p.radii[j]) as f64;
-        let width = r * (c.force[k] / fmax) as f64;
-        if width < 0.05 * r {
+        let f = c.force[k] as f64 / fmax;
+        if f < 0.05 {
             continue;
         }
+        let [cr, cg, cb] = image::reds(f);
         let pa = DVec3::from(p.positions[i].map(f64::from));
         let pb = DVec3::from(p.positions[j].map(f64::from));
-        geometry::ribbon(&mut out, pa, pb, eye, width, CHAIN_COLOR);
+        geometry::ribbon(&mut out, pa, pb, eye, r * f, [cr, cg, cb, 255]);
     }
     out
 }
@@ -299,9 +312,15 @@ pub fn draw_frames(renderer: &Renderer, pr: &Prepared) -> Result<Vec<Vec<u8>>, R
     let cam = camera_for(v, &b, aw as f64 / h as f64)?;
     let range = speed_range(pr);
     let legend = match v.color_by {
+        _ if v.force_chains => Legend::Continuous {
+            title: "force [N]".into(),
+            range: (0.0, max_force(pr)),
+            map: image::reds,
+        },
         ColorBy::Speed => Legend::Continuous {
             title: "speed [m/s]".into(),
             range,
+            map: image::viridis,
         },
         ColorBy::Material => Legend::Categories {
             title: "material".into(),
@@ -310,7 +329,11 @@ pub fn draw_frames(renderer: &Renderer, pr: &Prepared) -> Result<Vec<Vec<u8>>, R
     };
     let mut images = Vec::with_capacity(pr.frames.len());
     for (f, p, c) in &pr.frames {
-        let cols = colors(pr, f, p, range)?;
+        let cols = if v.force_chains {
+            vec![CHAIN_GRAIN; p.radii.len()]
+        } else {
+            colors(pr, f, p, range)?
+        };
         let spheres: Vec<SphereInstance> = p
             .positions
             .iter()
@@ -324,7 +347,7 @@ pub fn draw_frames(renderer: &Renderer, pr: &Prepared) -> Result<Vec<Vec<u8>>, R
         let surfaces =
             geometry::boundary_surfaces(&pr.scene.boundaries, f.time, pr.scene.sim.dt, &b);
         let chain = match c {
-            Some(c) => chains(pr, p, c, cam.eye),
+            Some(c) => chains(pr, p, c, cam.eye, max_force(pr)),
             None => Vec::new(),
         };
         let rgba = renderer.draw(&FrameScene {

@@ -13,7 +13,8 @@
 //! background = "#ffffff"    # or "white" / "black"
 //! color_by = "speed"        # "speed" | "material"
 //! range = [0.0, 1.0]        # colour-map range of the speed; default 0..max over the frames
-//! force_chains = false      # lines between touching grains, width by force (needs contacts)
+//! force_chains = false      # pale grains with ribbons between touching ones, width and
+//!                           # colour by force (needs a run with [output] contacts = true)
 //! shadows = true
 //! supersample = 2           # drawn this many times larger per side, box-filtered down
 //! fps = 10                  # animation frame rate
