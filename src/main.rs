@@ -244,6 +244,9 @@ fn cmd_info(backend: BackendChoice) -> Result<(), String> {
 
 fn cmd_validate(scene: PathBuf) -> Result<(), String> {
     let (s, _) = run::load_scene(&scene).map_err(|e| e.to_string())?;
+    // The [render] table is the renderer's; check it here too.
+    let text = std::fs::read_to_string(&scene).map_err(|e| e.to_string())?;
+    bristlecone::render::settings::read_table(&text, &scene).map_err(|e| e.to_string())?;
     println!(
         "{}: valid. '{}': {} bodies, {} boundaries, {} materials, dt = {} s, {} steps ({} s)",
         scene.display(),

@@ -131,7 +131,7 @@ fn hit_sphere(world: vec3<f32>, cr: vec4<f32>) -> Hit {
     let oc = ray[0] - cr.xyz;
     let b = dot(oc, ray[1]);
     let h = oc - b * ray[1];
-    let disc = cr.w * cr.w * 1.03 - dot(h, h);
+    let disc = cr.w * cr.w - dot(h, h);
     if disc < 0.0 {
         discard;
     }
