@@ -355,6 +355,11 @@ fn same_run_twice_gives_identical_bytes() {
             x.display()
         );
     }
+    // The animation holds both frames.
+    let apng = a.iter().find(|p| p.ends_with("animation.png")).unwrap();
+    let dec = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(apng).unwrap()));
+    let info = dec.read_info().unwrap();
+    assert_eq!(info.info().animation_control.map(|c| c.num_frames), Some(2));
     // The two frames differ (the spheres moved), so the bytes are not trivially equal.
     assert_ne!(std::fs::read(&a[0]).unwrap(), std::fs::read(&a[1]).unwrap());
 }
@@ -417,4 +422,45 @@ fn render_table_errors_name_file_line_and_field() {
     .unwrap_err()
     .to_string();
     assert!(msg.contains("zoom"), "{msg}");
+}
+
+#[test]
+fn kinematic_boundaries_are_drawn_where_their_schedule_put_them() {
+    use bristlecone::render::geometry::pose_at;
+    use bristlecone::scene::{Boundary, BoundaryShape, Motion, ScheduleEntry};
+    let entry = |step: u64, v: [f64; 3], w: [f64; 3]| ScheduleEntry {
+        t: step as f64 * 1e-3,
+        step,
+        velocity: v,
+        angular_velocity: w,
+        release: false,
+    };
+    // At rest until 0.1 s, 2 m/s along x until 0.3 s, then turning about z at 1 rad/s.
+    let b = Boundary {
+        name: "gate".into(),
+        shape: BoundaryShape::SolidBox {
+            half_extents: [0.1; 3],
+        },
+        position: [1.0, 0.0, 0.0],
+        orientation: [0.0, 0.0, 0.0, 1.0],
+        material: 0,
+        motion: Motion::Kinematic,
+        velocity: [0.0; 3],
+        angular_velocity: [0.0; 3],
+        schedule: vec![
+            entry(100, [2.0, 0.0, 0.0], [0.0; 3]),
+            entry(300, [0.0; 3], [0.0, 0.0, 1.0]),
+        ],
+    };
+    let (p, _) = pose_at(&b, 0.05, 1e-3);
+    assert!((p.x - 1.0).abs() < 1e-12);
+    let (p, _) = pose_at(&b, 0.2, 1e-3);
+    assert!((p.x - 1.2).abs() < 1e-12, "{p}");
+    let (p, q) = pose_at(&b, 0.8, 1e-3);
+    assert!((p.x - 1.4).abs() < 1e-12, "{p}");
+    let (axis, angle) = q.to_axis_angle();
+    assert!(
+        (angle - 0.5).abs() < 1e-12 && (axis.z - 1.0).abs() < 1e-12,
+        "{axis} {angle}"
+    );
 }
