@@ -490,9 +490,10 @@ fn cmd_render(a: RenderArgs) -> Result<(), String> {
         flags,
     };
     // Read and check the run before opening the GPU, so bad input fails fast.
-    render::prepare(&a.run_dir, &opts).map_err(|e| e.to_string())?;
+    let prepared = render::prepare(&a.run_dir, &opts).map_err(|e| e.to_string())?;
     let ctx = open(a.backend)?;
-    let r = render::render_run(ctx, &a.run_dir, &opts).map_err(|e| e.to_string())?;
+    let r =
+        render::render_prepared(ctx, &prepared, &a.run_dir, &opts).map_err(|e| e.to_string())?;
     println!(
         "{} frame(s), {:.3} s per frame ({} spheres in the last)",
         r.frames, r.seconds_per_frame, r.spheres_last

@@ -165,11 +165,18 @@ pub fn prepare(run_dir: &Path, opts: &RenderOptions) -> Result<Prepared, RenderE
         };
         frames.push((f, p, c));
     }
-    Ok(Prepared {
+    let pr = Prepared {
         scene,
         view,
         frames,
-    })
+    };
+    if pr.view.color_by == ColorBy::Material && !pr.view.force_chains {
+        // Fails here, before any drawing, when the frames do not match the scene's bodies.
+        for (f, p, _) in &pr.frames {
+            colors(&pr, f, p, (0.0, 1.0))?;
+        }
+    }
+    Ok(pr)
 }
 
 /// Sphere colours of a frame.
@@ -386,9 +393,19 @@ pub fn render_run(
     opts: &RenderOptions,
 ) -> Result<RenderReport, RenderError> {
     let pr = prepare(run_dir, opts)?;
+    render_prepared(ctx, &pr, run_dir, opts)
+}
+
+/// [`render_run`] for frames already read by [`prepare`] (with the same options).
+pub fn render_prepared(
+    ctx: Arc<GpuContext>,
+    pr: &Prepared,
+    run_dir: &Path,
+    opts: &RenderOptions,
+) -> Result<RenderReport, RenderError> {
     let renderer = Renderer::new(ctx)?;
     let t = std::time::Instant::now();
-    let images = draw_frames(&renderer, &pr)?;
+    let images = draw_frames(&renderer, pr)?;
     let seconds_per_frame = t.elapsed().as_secs_f64() / images.len() as f64;
     let (w, h) = (pr.view.width, pr.view.height);
     let out = opts.out.clone().unwrap_or_else(|| run_dir.join("render"));
