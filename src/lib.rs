@@ -12,6 +12,7 @@ pub mod io;
 pub mod measure;
 pub mod plot;
 pub mod reference;
+pub mod render;
 pub mod run;
 pub mod scene;
 pub mod setup;

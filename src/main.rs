@@ -55,6 +55,9 @@ enum Command {
     /// Benchmark a ladder of sizes of a settled pile and a hopper discharge; prints a table
     /// and writes bench.csv and bench.json.
     Bench(BenchArgs),
+    /// Draw a run's frames to PNG (headless, any adapter): one frame, or all with an
+    /// animated PNG, a contact sheet and an MP4 (when ffmpeg is on the PATH).
+    Render(RenderArgs),
 }
 
 /// A progress bar on a terminal; plain log lines (every 10 %) otherwise.
@@ -145,6 +148,7 @@ fn main() -> ExitCode {
         Command::Validate { scene } => cmd_validate(scene),
         Command::Plot { run_dir } => cmd_plot(run_dir),
         Command::Bench(args) => cmd_bench(args),
+        Command::Render(args) => cmd_render(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -247,6 +251,9 @@ fn cmd_info(backend: BackendChoice) -> Result<(), String> {
 
 fn cmd_validate(scene: PathBuf) -> Result<(), String> {
     let (s, _) = run::load_scene(&scene).map_err(|e| e.to_string())?;
+    // The [render] table is the renderer's; check it here too.
+    let text = std::fs::read_to_string(&scene).map_err(|e| e.to_string())?;
+    bristlecone::render::settings::read_table(&text, &scene).map_err(|e| e.to_string())?;
     println!(
         "{}: valid. '{}': {} bodies, {} boundaries, {} materials, dt = {} s, {} steps ({} s)",
         scene.display(),
@@ -380,5 +387,129 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     }
     #[cfg(not(feature = "peer"))]
     let _ = (a.peer_sizes, a.peer_steps);
+    Ok(())
+}
+
+#[derive(clap::Args)]
+struct RenderArgs {
+    /// A run's output directory (particles.pvd, frames/, scene.toml).
+    run_dir: PathBuf,
+    /// Frame to draw (0-based index in particles.pvd); default: the last.
+    #[arg(long, conflicts_with = "all")]
+    frame: Option<usize>,
+    /// Every frame, plus animation.png (APNG), contact_sheet.png and animation.mp4.
+    #[arg(long)]
+    all: bool,
+    /// Output directory (default: RUN_DIR/render).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Scene file (default: RUN_DIR/scene.toml; give the original when it has relative paths).
+    #[arg(long)]
+    scene: Option<PathBuf>,
+    /// The --scale of the run (to colour by material).
+    #[arg(long)]
+    scale: Option<f64>,
+    /// iso, front or top (framed on the scene's bounds).
+    #[arg(long)]
+    camera: Option<bristlecone::render::camera::Preset>,
+    /// Explicit camera position x,y,z (with --target).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    eye: Option<Vec<f64>>,
+    /// Point looked at x,y,z (with --eye).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    target: Option<Vec<f64>>,
+    /// Vertical field of view in degrees.
+    #[arg(long)]
+    fov: Option<f64>,
+    /// Image width in pixels.
+    #[arg(long)]
+    width: Option<u32>,
+    /// Image height in pixels.
+    #[arg(long)]
+    height: Option<u32>,
+    /// Background: #rrggbb, white or black.
+    #[arg(long)]
+    background: Option<String>,
+    /// speed or material.
+    #[arg(long)]
+    color_by: Option<bristlecone::render::ColorBy>,
+    /// Speed colour range min,max in m/s.
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    range: Option<Vec<f64>>,
+    /// Draw force chains from the contact frames.
+    #[arg(long)]
+    force_chains: bool,
+    /// No shadows.
+    #[arg(long)]
+    no_shadows: bool,
+    /// Supersampling factor per side (1..=4).
+    #[arg(long)]
+    supersample: Option<u32>,
+    /// Animation frames per second.
+    #[arg(long)]
+    fps: Option<u32>,
+    #[arg(long, default_value = "auto")]
+    backend: BackendChoice,
+}
+
+fn cmd_render(a: RenderArgs) -> Result<(), String> {
+    use bristlecone::render::{self, FrameSelect, RenderOptions, ViewLayer};
+    let v3 = |name: &str, v: Option<Vec<f64>>| match v.as_deref() {
+        None => Ok(None),
+        Some(&[x, y, z]) => Ok(Some([x, y, z])),
+        Some(v) => Err(format!("--{name} needs x,y,z (got {} values)", v.len())),
+    };
+    let range = match a.range.as_deref() {
+        None => None,
+        Some(&[lo, hi]) => Some((lo, hi)),
+        Some(v) => return Err(format!("--range needs min,max (got {} values)", v.len())),
+    };
+    let background = a
+        .background
+        .as_deref()
+        .map(render::settings::parse_color)
+        .transpose()?;
+    let flags = ViewLayer {
+        camera: a.camera,
+        eye: v3("eye", a.eye)?,
+        target: v3("target", a.target)?,
+        fov: a.fov,
+        width: a.width,
+        height: a.height,
+        background,
+        color_by: a.color_by,
+        range,
+        force_chains: a.force_chains.then_some(true),
+        shadows: a.no_shadows.then_some(false),
+        supersample: a.supersample,
+        fps: a.fps,
+        ..Default::default()
+    };
+    let opts = RenderOptions {
+        frames: match (a.all, a.frame) {
+            (true, _) => FrameSelect::All,
+            (false, Some(i)) => FrameSelect::Index(i),
+            (false, None) => FrameSelect::Last,
+        },
+        out: a.out,
+        scene: a.scene,
+        scale: a.scale,
+        flags,
+    };
+    // Read and check the run before opening the GPU, so bad input fails fast.
+    let prepared = render::prepare(&a.run_dir, &opts).map_err(|e| e.to_string())?;
+    let ctx = open(a.backend)?;
+    let r =
+        render::render_prepared(ctx, &prepared, &a.run_dir, &opts).map_err(|e| e.to_string())?;
+    println!(
+        "{} frame(s), {:.3} s per frame ({} spheres in the last)",
+        r.frames, r.seconds_per_frame, r.spheres_last
+    );
+    if let Some(note) = r.mp4_note {
+        println!("{note}");
+    }
+    for p in r.written {
+        println!("{}", p.display());
+    }
     Ok(())
 }

@@ -27,7 +27,7 @@ use plotters::prelude::*;
 use crate::io::{read_stats, write_atomic, IoError, StatsRow};
 
 /// Font family name the embedded font is registered under.
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 static FONT_BYTES: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/assets/fonts/DejaVuSans.ttf"
@@ -125,7 +125,7 @@ pub fn plot_run(run_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     Ok(written)
 }
 
-fn ensure_font() -> Result<(), PlotError> {
+pub(crate) fn ensure_font() -> Result<(), PlotError> {
     static LOADED: OnceLock<bool> = OnceLock::new();
     let ok = *LOADED.get_or_init(|| {
         plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()

@@ -17,6 +17,8 @@
 //!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`.
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
 //!   `checkpoint_every`, `stats_every`.
+//! * `[render]` — the look of `bristlecone render` (camera, size, colours); read and checked
+//!   by [`crate::render::settings`], not by the simulation.
 //!
 //! Every error is a [`SceneError`] naming the file, line, column (when known) and the field
 //! path, e.g. `scene.toml:12:10: body[2].radius: must be positive (got -0.01)`. Array

@@ -24,6 +24,10 @@ pub(crate) struct RawScene {
     #[serde(default)]
     pub measure: Vec<S<RawMeasure>>,
     pub output: O<RawOutput>,
+    /// `[render]`: camera and look of `bristlecone render`; parsed and checked by
+    /// `crate::render::settings` (the simulation does not use it).
+    #[allow(dead_code)]
+    pub render: O<toml::Value>,
 }
 
 #[derive(Deserialize)]
