@@ -61,6 +61,8 @@ enum Command {
 struct CliProgress {
     bar: Option<ProgressBar>,
     total: u64,
+    /// The step the run started from (a resumed run's checkpoint step).
+    first: u64,
     next_log: u64,
     started: std::time::Instant,
 }
@@ -68,6 +70,7 @@ struct CliProgress {
 impl Progress for CliProgress {
     fn start(&mut self, done: u64, total: u64) {
         self.total = total;
+        self.first = done;
         self.started = std::time::Instant::now();
         if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total).with_position(done);
@@ -86,7 +89,7 @@ impl Progress for CliProgress {
         if let Some(b) = &self.bar {
             b.set_position(step);
         } else if step >= self.next_log || step == self.total {
-            let rate = step as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+            let rate = (step - self.first) as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
             eprintln!("step {step}/{} ({rate:.0} steps/s)", self.total);
             self.next_log = step + self.total.div_ceil(10).max(1);
         }
@@ -177,21 +180,13 @@ fn cmd_run(
     let mut progress = CliProgress {
         bar: None,
         total: 0,
+        first: 0,
         next_log: 0,
         started: std::time::Instant::now(),
     };
     let r = run::run_scene_scaled(ctx, &scene, &opts, scale, &stop, &mut progress)
         .map_err(|e| e.to_string())?;
-    let rate = r.steps_done as f64 / r.wall_seconds.max(1e-9);
-    println!(
-        "{} '{}': {} bodies, {}/{} steps in {:.1} s ({rate:.0} steps/s)",
-        if r.interrupted { "stopped" } else { "finished" },
-        r.scene_name,
-        r.bodies,
-        r.steps_done,
-        r.total_steps,
-        r.wall_seconds
-    );
+    println!("{}", r.summary());
     println!("results in {}:", r.out_dir.display());
     println!(
         "  frames      {} (ParaView: open this; {} frames written)",
