@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 mod build;
 mod generate;
 mod mesh;
+mod num;
 mod raw;
 mod span;
 
