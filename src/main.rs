@@ -2,6 +2,7 @@
 
 use bristlecone::gpu::{BackendChoice, GpuContext};
 use bristlecone::run::{self, Progress, RunOptions};
+use bristlecone::scene::Num;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -242,9 +243,9 @@ fn cmd_validate(scene: PathBuf) -> Result<(), String> {
         s.bodies.len(),
         s.boundaries.len(),
         s.materials.len(),
-        s.sim.dt,
+        Num(s.sim.dt),
         s.sim.steps,
-        s.sim.steps as f64 * s.sim.dt
+        Num(s.sim.steps as f64 * s.sim.dt)
     );
     for w in &s.warnings {
         println!("warning: {w}");

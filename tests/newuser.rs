@@ -137,8 +137,8 @@ fn packed_fraction(s: &Scene, volume: f64, inside: impl Fn([f64; 3], f64) -> boo
             inside(ci, ri),
             "sphere {i} at {ci:?} sticks out of the region"
         );
-        for j in i + 1..b.len() {
-            let (cj, rj) = (b[j].position, sphere_radius(&b[j]));
+        for (j, bj) in b.iter().enumerate().skip(i + 1) {
+            let (cj, rj) = (bj.position, sphere_radius(bj));
             let d = (0..3).map(|k| (ci[k] - cj[k]).powi(2)).sum::<f64>().sqrt();
             assert!(d >= (ri + rj) * (1.0 - 1e-9), "spheres {i} and {j} overlap");
         }

@@ -33,6 +33,8 @@ mod num;
 mod raw;
 mod span;
 
+pub use num::Num;
+
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
     let text = std::fs::read_to_string(path).map_err(|e| SceneError {

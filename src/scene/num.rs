@@ -6,7 +6,7 @@ use std::fmt;
 /// Displays an `f64` readably: plain for magnitudes in [1e-3, 1e6), else scientific, always
 /// the shortest text that reads back to the same value.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Num(pub f64);
+pub struct Num(pub f64);
 
 impl fmt::Display for Num {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
