@@ -2,6 +2,7 @@
 
 use bristlecone::gpu::{BackendChoice, GpuContext};
 use bristlecone::run::{self, Progress, RunOptions};
+use bristlecone::scene::Num;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -64,6 +65,8 @@ enum Command {
 struct CliProgress {
     bar: Option<ProgressBar>,
     total: u64,
+    /// The step the run started from (a resumed run's checkpoint step).
+    first: u64,
     next_log: u64,
     started: std::time::Instant,
 }
@@ -71,6 +74,7 @@ struct CliProgress {
 impl Progress for CliProgress {
     fn start(&mut self, done: u64, total: u64) {
         self.total = total;
+        self.first = done;
         self.started = std::time::Instant::now();
         if std::io::stderr().is_terminal() {
             let bar = ProgressBar::new(total).with_position(done);
@@ -89,7 +93,7 @@ impl Progress for CliProgress {
         if let Some(b) = &self.bar {
             b.set_position(step);
         } else if step >= self.next_log || step == self.total {
-            let rate = step as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
+            let rate = (step - self.first) as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
             eprintln!("step {step}/{} ({rate:.0} steps/s)", self.total);
             self.next_log = step + self.total.div_ceil(10).max(1);
         }
@@ -181,21 +185,13 @@ fn cmd_run(
     let mut progress = CliProgress {
         bar: None,
         total: 0,
+        first: 0,
         next_log: 0,
         started: std::time::Instant::now(),
     };
     let r = run::run_scene_scaled(ctx, &scene, &opts, scale, &stop, &mut progress)
         .map_err(|e| e.to_string())?;
-    let rate = r.steps_done as f64 / r.wall_seconds.max(1e-9);
-    println!(
-        "{} '{}': {} bodies, {}/{} steps in {:.1} s ({rate:.0} steps/s)",
-        if r.interrupted { "stopped" } else { "finished" },
-        r.scene_name,
-        r.bodies,
-        r.steps_done,
-        r.total_steps,
-        r.wall_seconds
-    );
+    println!("{}", r.summary());
     println!("results in {}:", r.out_dir.display());
     println!(
         "  frames      {} (ParaView: open this; {} frames written)",
@@ -261,9 +257,9 @@ fn cmd_validate(scene: PathBuf) -> Result<(), String> {
         s.bodies.len(),
         s.boundaries.len(),
         s.materials.len(),
-        s.sim.dt,
+        Num(s.sim.dt),
         s.sim.steps,
-        s.sim.steps as f64 * s.sim.dt
+        Num(s.sim.steps as f64 * s.sim.dt)
     );
     for w in &s.warnings {
         println!("warning: {w}");

@@ -48,6 +48,10 @@ pub struct RunReport {
     pub bodies: usize,
     pub steps_done: u64,
     pub total_steps: u64,
+    /// The step this run started from: 0, or the checkpoint's step when resuming.
+    pub first_step: u64,
+    /// The checkpoint this run resumed from.
+    pub resumed_from: Option<PathBuf>,
     pub frames_written: usize,
     pub interrupted: bool,
     pub pvd: PathBuf,
@@ -60,6 +64,41 @@ pub struct RunReport {
     pub wall_seconds: f64,
     /// Steps run by this process whose solve used the whole iteration cap.
     pub capped_steps: u64,
+}
+
+impl RunReport {
+    /// The closing line: the steps this run took and their rate (after a resume, not the
+    /// steps before it), and where it resumed from.
+    pub fn summary(&self) -> String {
+        let ran = self.steps_done - self.first_step;
+        let rate = ran as f64 / self.wall_seconds.max(1e-9);
+        let rate = if rate >= 10.0 {
+            format!("{rate:.0}")
+        } else {
+            format!("{rate:.2}")
+        };
+        let state = if self.interrupted {
+            "stopped"
+        } else {
+            "finished"
+        };
+        let head = format!("{state} '{}': {} bodies, ", self.scene_name, self.bodies);
+        let wall = self.wall_seconds;
+        match &self.resumed_from {
+            None => format!(
+                "{head}{}/{} steps in {wall:.1} s ({rate} steps/s)",
+                self.steps_done, self.total_steps
+            ),
+            Some(ck) => format!(
+                "{head}{ran} steps ({} to {} of {}) in {wall:.1} s ({rate} steps/s), resumed from {} at step {}",
+                self.first_step,
+                self.steps_done,
+                self.total_steps,
+                ck.display(),
+                self.first_step
+            ),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -580,6 +619,30 @@ fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunError> {
     })
 }
 
+/// Restores `sim` from the checkpoint at `from`, written by a run of the same scene file.
+fn restore(
+    sim: &mut Simulation,
+    from: &Path,
+    scene_path: &Path,
+    scene_hash: u64,
+) -> Result<Checkpoint, RunError> {
+    let ck = io::read_checkpoint(from)?;
+    let fail = |message: String| RunError::Resume {
+        path: from.to_path_buf(),
+        message,
+    };
+    if ck.scene_hash != scene_hash {
+        return Err(fail(format!(
+            "it was written for a different scene file than {} (scene hash {:016x}, this file {:016x})",
+            scene_path.display(),
+            ck.scene_hash,
+            scene_hash
+        )));
+    }
+    sim.restore_sections(ck.step, &ck).map_err(fail)?;
+    Ok(ck)
+}
+
 /// Loads and validates a scene file, returning it with the hash of its text.
 pub fn load_scene(path: &Path) -> Result<(Scene, u64), RunError> {
     load_scene_scaled(path, None)
@@ -639,33 +702,24 @@ pub fn run_scene_scaled(
         .out_dir
         .clone()
         .unwrap_or_else(|| scene.output.dir.clone());
+    let state = setup::build_bodies(&scene);
+    let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
+    // Every input (scene, device, checkpoint) is checked before the first output exists.
+    let resumed = match &opts.resume {
+        Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),
+        None => None,
+    };
     std::fs::create_dir_all(dir.join("frames")).map_err(|source| RunError::OutDir {
         path: dir.clone(),
         source,
     })?;
-    let state = setup::build_bodies(&scene);
-    let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
     let total = opts.steps.unwrap_or(scene.sim.steps);
     let stats_path = dir.join("stats.csv");
     let pvd_path = dir.join("particles.pvd");
     let contacts_pvd_path = dir.join("contacts.pvd");
     let ckpt_path = dir.join("checkpoint.bin");
     let schedules = Schedules::new(&scene);
-    let (mut out, mut probes) = if let Some(from) = &opts.resume {
-        let ck = io::read_checkpoint(from)?;
-        let fail = |message: String| RunError::Resume {
-            path: from.clone(),
-            message,
-        };
-        if ck.scene_hash != scene_hash {
-            return Err(fail(format!(
-                "it was written for a different scene file than {} (scene hash {:016x}, this file {:016x})",
-                scene_path.display(),
-                ck.scene_hash,
-                scene_hash
-            )));
-        }
-        sim.restore_sections(ck.step, &ck).map_err(fail)?;
+    let (mut out, mut probes) = if let Some(ck) = &resumed {
         let reopen = |path: &Path| -> Result<Collection, RunError> {
             let mut c = if path.exists() {
                 Collection::read(path)?
@@ -790,6 +844,8 @@ pub fn run_scene_scaled(
         bodies: scene.bodies.len(),
         steps_done: sim.step_index(),
         total_steps: total,
+        first_step: resumed.as_ref().map_or(0, |ck| ck.step),
+        resumed_from: opts.resume.clone(),
         frames_written: out.frames,
         interrupted: sim.step_index() < total,
         pvd: pvd_path,

@@ -17,15 +17,36 @@ pub enum BackendChoice {
 }
 
 impl BackendChoice {
-    fn backends(self) -> wgpu::Backends {
+    /// The backends to try, in turn: `Auto` without `WGPU_BACKEND` tries Vulkan alone first
+    /// and creates the GL backend only when Vulkan has no usable adapter, because merely
+    /// creating it makes EGL probe for a display driver and log an error on headless machines.
+    fn attempts(self) -> Vec<wgpu::Backends> {
         match self {
-            BackendChoice::Auto => {
-                wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN | wgpu::Backends::GL)
-            }
-            BackendChoice::Vulkan => wgpu::Backends::VULKAN,
-            BackendChoice::Gl => wgpu::Backends::GL,
+            BackendChoice::Auto => match wgpu::Backends::from_env() {
+                Some(b) => vec![b],
+                None => vec![wgpu::Backends::VULKAN, wgpu::Backends::GL],
+            },
+            BackendChoice::Vulkan => vec![wgpu::Backends::VULKAN],
+            BackendChoice::Gl => vec![wgpu::Backends::GL],
         }
     }
+}
+
+/// Keeps Mesa's Vulkan device-selection layer from probing the window system. That layer
+/// only reorders adapters for programs that take the first one (we rank them ourselves),
+/// yet it connects to Wayland to find the display's GPU, and libwayland prints
+/// `error: XDG_RUNTIME_DIR is invalid or not set` on every start of a headless machine.
+/// A user's own `NODEVICE_SELECT` or `MESA_VK_DEVICE_SELECT` is left alone.
+fn quiet_device_select_layer() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let set = |k: &str| std::env::var_os(k).is_some();
+        if !set("NODEVICE_SELECT") && !set("MESA_VK_DEVICE_SELECT") {
+            // The layer's manifest names this variable in `disable_environment`; the Vulkan
+            // loader reads it when the instance is created.
+            std::env::set_var("NODEVICE_SELECT", "1");
+        }
+    });
 }
 
 impl std::str::FromStr for BackendChoice {
@@ -110,7 +131,30 @@ fn backend_rank(b: wgpu::Backend) -> u32 {
 impl GpuContext {
     /// Opens the best adapter for `choice`: hardware first, then software.
     pub fn new(choice: BackendChoice) -> Result<Self, GpuError> {
-        let backends = choice.backends();
+        quiet_device_select_layer();
+        let mut failures = Vec::new();
+        for backends in choice.attempts() {
+            match Self::open(backends) {
+                Err(GpuError::NoAdapter { backends, detail }) => failures.push((backends, detail)),
+                done => return done,
+            }
+        }
+        if failures.len() == 1 {
+            let (backends, detail) = failures.remove(0);
+            return Err(GpuError::NoAdapter { backends, detail });
+        }
+        let (names, details): (Vec<String>, Vec<String>) = failures
+            .into_iter()
+            .map(|(b, d)| (b.clone(), format!("{b}: {d}")))
+            .unzip();
+        Err(GpuError::NoAdapter {
+            backends: names.join(", then "),
+            detail: details.join("; "),
+        })
+    }
+
+    /// Opens the best adapter among `backends`.
+    fn open(backends: wgpu::Backends) -> Result<Self, GpuError> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = backends;
         let instance = wgpu::Instance::new(desc);

@@ -21,6 +21,7 @@ use toml::de::DeTable;
 
 use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
 use super::mesh::load_mesh;
+use super::num::Num;
 use super::raw::*;
 use super::span::{PathIndex, Source};
 use super::*;
@@ -132,7 +133,11 @@ impl Cx<'_> {
         if x > 0.0 {
             Ok(x)
         } else {
-            Err(self.err(Some(v.span()), path, format!("must be positive (got {x})")))
+            Err(self.err(
+                Some(v.span()),
+                path,
+                format!("must be positive (got {})", Num(x)),
+            ))
         }
     }
 
@@ -144,7 +149,7 @@ impl Cx<'_> {
             Err(self.err(
                 Some(v.span()),
                 path,
-                format!("must be non-negative (got {x})"),
+                format!("must be non-negative (got {})", Num(x)),
             ))
         }
     }
@@ -242,7 +247,7 @@ impl Cx<'_> {
             return Err(self.err(
                 Some(q.span()),
                 path,
-                format!("orientation is not a unit quaternion (|q| = {n}); give a unit quaternion [x, y, z, w]"),
+                format!("orientation is not a unit quaternion (|q| = {}); give a unit quaternion [x, y, z, w]", Num(n)),
             ));
         }
         Ok(v.map(|x| x / n))
@@ -355,6 +360,18 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             format!("must be a finite number (got `{lit}`)"),
         ));
     }
+    if let Some((span, path, x)) = index.beyond_f32.first() {
+        return Err(cx.err(
+            Some(span.clone()),
+            path.clone(),
+            format!(
+                "{} is beyond the GPU's 32-bit floats (magnitudes from {:.1e} to {:.1e}, or 0)",
+                Num(*x),
+                f32::MIN_POSITIVE,
+                f32::MAX
+            ),
+        ));
+    }
     let raw: RawScene = toml::from_str(text).map_err(|e| cx.toml_err(&e, Some(&index), false))?;
 
     // 2. Simulation.
@@ -434,7 +451,10 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             cx.warn(
                 Some(m.friction.span()),
                 &format!("{base}.friction"),
-                format!("friction coefficient {friction} > 2 is unusually high"),
+                format!(
+                    "friction coefficient {} > 2 is unusually high",
+                    Num(friction)
+                ),
             );
         }
         let model = match &m.model {
@@ -506,7 +526,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                     return Err(cx.err(
                         Some(iv.span()),
                         format!("{base}.inertia"),
-                        format!("principal moments must be positive (got {x})"),
+                        format!("principal moments must be positive (got {})", Num(x)),
                     ));
                 }
                 let [a, bb, c] = v;
@@ -576,11 +596,12 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                     Some(origins[j].span.clone()),
                     format!("body[{j}].position"),
                     format!(
-                        "{} overlaps {} defined on line {}: centre distance {d} < sum of radii {}",
+                        "{} overlaps {} defined on line {}: centre distance {} < sum of radii {}",
                         origins[j].label,
                         origins[i].label,
                         cx.line(&origins[i].span),
-                        r + bodies[i].shape.bounding_radius()
+                        Num(d),
+                        Num(r + bodies[i].shape.bounding_radius())
                     ),
                 ));
             }
@@ -631,7 +652,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                             return Err(cx.err(
                                 Some(s.span()),
                                 format!("{base}.spacing"),
-                                format!("must be at least 2·radius + 2·jitter = {min_spacing} so that spheres cannot overlap (got {v})"),
+                                format!("must be at least 2·radius + 2·jitter = {} so that spheres cannot overlap (got {})", Num(min_spacing), Num(v)),
                             ));
                         }
                         v
@@ -660,7 +681,10 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                     return Err(cx.err(
                         Some(g.region.span()),
                         format!("{base}.region"),
-                        format!("the region holds no free lattice site for spheres of radius {r}"),
+                        format!(
+                            "the region holds no free lattice site for spheres of radius {}",
+                            Num(r)
+                        ),
                     ));
                 }
                 let keep = scaled_count(out.len(), scale);
@@ -688,7 +712,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                             return Err(cx.err(
                                 Some(f.span()),
                                 format!("{base}.volume_fraction"),
-                                format!("must be below 1 (got {v})"),
+                                format!("must be below 1 (got {})", Num(v)),
                             ));
                         }
                         let r_min = match dist {
@@ -721,7 +745,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                         format!("{base}.region"),
                         format!(
                             "the region is too small for spheres of radius {}",
-                            dist.max()
+                            Num(dist.max())
                         ),
                     ));
                 }
@@ -750,8 +774,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                             Some(fspan),
                             format!("{base}.{fname}"),
                             format!(
-                                "could place only {} of {} spheres: no free spot for a sphere of radius {} after {} attempts (enlarge the region, lower count/volume_fraction or raise max_attempts)",
-                                s.placed, s.wanted, s.radius, s.attempts
+                                "could place only {} of {} spheres (solid fraction {:.3} of the region; random_fill reaches {}): enlarge the region or lower count/volume_fraction; for a denser bed use a lattice, or let a fill settle in a run and resume from its checkpoint",
+                                s.placed, s.wanted, s.fraction, generate::RANDOM_FILL_REACHES
                             ),
                         )
                     })?
@@ -917,6 +941,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         measures.push(mm);
     }
 
+    first_step_check(&cx, &sim.dt, gravity, &bodies)?;
+
     // 9. Warnings.
     // Jacobi's steps ω·η_i are convergent for ω < 2/3 (η_i bounds N from above, see
     // `shaders/solve_assemble.wgsl`); beyond that a dense pile can diverge.
@@ -931,7 +957,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             "solver.omega",
             format!(
                 "omega = {} is ≥ 2/3: projected Jacobi is only guaranteed to converge for omega < 2/3",
-                solver.omega
+                Num(solver.omega)
             ),
         );
     }
@@ -942,7 +968,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             cx.warn(
                 Some(sim.dt.span()),
                 "simulation.dt",
-                format!("dt = {dt} s is large for the smallest body radius {r_min} m (rule: dt ≤ 0.1·sqrt(r_min/|g|) = {dt_max:.3e} s)"),
+                format!("dt = {} s is large for the smallest body radius {} m (rule: dt ≤ 0.1·sqrt(r_min/|g|) = {dt_max:.3e} s)", Num(dt), Num(r_min)),
             );
         }
     }
@@ -957,9 +983,10 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                 Some(sim.dt.span()),
                 "simulation.dt",
                 format!(
-                    "{} moves {:.3e} m per step at its initial speed {v} m/s, more than 0.2·r_min = {:.3e} m",
+                    "{} moves {:.3e} m per step at its initial speed {} m/s, more than 0.2·r_min = {:.3e} m",
                     origins[k].label,
                     v * dt,
+                    Num(v),
                     0.2 * r_min
                 ),
             );
@@ -1014,9 +1041,9 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                     outside.len(),
                     bodies.len(),
                     origins[first].label,
-                    p[0],
-                    p[1],
-                    p[2]
+                    Num(p[0]),
+                    Num(p[1]),
+                    Num(p[2])
                 ),
             );
         }
@@ -1053,6 +1080,50 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         output,
         warnings: cx.warnings,
     })
+}
+
+/// How far past the scene's size one step may carry a body before the step means nothing.
+const MAX_STEP_TRAVEL: f64 = 100.0;
+
+/// Rejects a `dt` whose first step alone carries a body (by gravity and its initial speed)
+/// further than [`MAX_STEP_TRAVEL`] times the size of the scene (the bounding box of the
+/// bodies): no contact can be resolved and the run diverges at once.
+fn first_step_check(
+    cx: &Cx<'_>,
+    dt_field: &S<f64>,
+    gravity: [f64; 3],
+    bodies: &[BodyDesc],
+) -> R<()> {
+    let dt = *dt_field.get_ref();
+    let g = DVec3::from_array(gravity).length();
+    let v = bodies
+        .iter()
+        .map(|b| DVec3::from_array(b.velocity).length())
+        .fold(0.0, f64::max);
+    let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
+    for b in bodies {
+        let (c, r) = (DVec3::from_array(b.position), b.shape.bounding_radius());
+        lo = lo.min(c - r);
+        hi = hi.max(c + r);
+    }
+    let reach = MAX_STEP_TRAVEL * (hi - lo).length();
+    let travel = (g * dt + v) * dt;
+    if travel <= reach {
+        return Ok(());
+    }
+    // Largest dt with g·dt² + v·dt ≤ reach (the root written without cancellation).
+    let dt_max = 2.0 * reach / (v + (v * v + 4.0 * g * reach).sqrt());
+    Err(cx.err(
+        Some(dt_field.span()),
+        "simulation.dt",
+        format!(
+            "dt = {} s makes the first step meaningless: it would move a body {:.3e} m (|g|·dt² + v·dt), more than {MAX_STEP_TRAVEL} times the size of the scene ({:.3e} m); use dt ≤ {:.3e} s",
+            Num(dt),
+            travel,
+            reach / MAX_STEP_TRAVEL,
+            dt_max
+        ),
+    ))
 }
 
 fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<FrictionModel> {
@@ -1178,7 +1249,11 @@ fn radius_dist(cx: &Cx<'_>, v: &S<toml::Value>, path: &str) -> R<RadiusDist> {
         if x > 0.0 {
             Ok(x)
         } else {
-            Err(cx.err(Some(span.clone()), p, format!("must be positive (got {x})")))
+            Err(cx.err(
+                Some(span.clone()),
+                p,
+                format!("must be positive (got {})", Num(x)),
+            ))
         }
     };
     match v.get_ref() {
@@ -1228,7 +1303,7 @@ fn radius_dist(cx: &Cx<'_>, v: &S<toml::Value>, path: &str) -> R<RadiusDist> {
                 return Err(cx.err(
                     Some(span.clone()),
                     format!("{path}.max"),
-                    format!("must be at least `min` ({max} < {min})"),
+                    format!("must be at least `min` ({} < {})", Num(max), Num(min)),
                 ));
             }
             Ok(if max == min {
@@ -1302,7 +1377,7 @@ fn boundary(
             return Err(cx.err(
                 Some(h.span()),
                 format!("{base}.half_extents"),
-                format!("must be positive (got {x})"),
+                format!("must be positive (got {})", Num(x)),
             ));
         }
         Ok(v)
@@ -1447,8 +1522,9 @@ fn schedule(
                     Some(e.t.span()),
                     format!("{ep}.t"),
                     format!(
-                        "must be at least one time step ({dt} s) after the previous entry (t = {})",
-                        prev.t
+                        "must be at least one time step ({} s) after the previous entry (t = {})",
+                        Num(dt),
+                        Num(prev.t)
                     ),
                 ));
             }
@@ -1559,7 +1635,7 @@ fn measure(
                         return Err(cx.err(
                             Some(q.span()),
                             format!("{base}.quantile"),
-                            format!("must be between 0 and 1 (got {x})"),
+                            format!("must be between 0 and 1 (got {})", Num(x)),
                         ));
                     }
                     x

@@ -31,8 +31,11 @@ use std::path::{Path, PathBuf};
 mod build;
 mod generate;
 mod mesh;
+mod num;
 mod raw;
 mod span;
+
+pub use num::Num;
 
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {

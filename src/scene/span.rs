@@ -37,6 +37,8 @@ pub(crate) struct PathIndex {
     nodes: Vec<(Range<usize>, String)>,
     /// Non-finite float literals (`nan`, `inf`) with their span, path and text.
     pub non_finite: Vec<(Range<usize>, String, String)>,
+    /// Finite float literals that the GPU's `f32` cannot hold (overflow or flush to zero).
+    pub beyond_f32: Vec<(Range<usize>, String, f64)>,
 }
 
 impl PathIndex {
@@ -44,9 +46,11 @@ impl PathIndex {
         let mut idx = PathIndex {
             nodes: Vec::new(),
             non_finite: Vec::new(),
+            beyond_f32: Vec::new(),
         };
         idx.table(doc, "");
         idx.non_finite.sort_by_key(|(s, _, _)| s.start);
+        idx.beyond_f32.sort_by_key(|(s, _, _)| s.start);
         idx
     }
 
@@ -79,6 +83,10 @@ impl PathIndex {
                 if s.contains("nan") || s.contains("inf") {
                     self.non_finite
                         .push((span.clone(), path.clone(), f.as_str().to_string()));
+                } else if let Ok(x) = s.replace('_', "").parse::<f64>() {
+                    if !super::num::fits_f32(x) {
+                        self.beyond_f32.push((span.clone(), path.clone(), x));
+                    }
                 }
                 self.nodes.push((span, path));
             }

@@ -1,0 +1,48 @@
+//! Numbers as scene messages print them: `0.5`, `2500`, `1e300`, `1.5e-7`; never the
+//! hundreds of digits that `f64`'s `Display` writes for very large or very small values.
+
+use std::fmt;
+
+/// Displays an `f64` readably: plain for magnitudes in [1e-3, 1e6), else scientific, always
+/// the shortest text that reads back to the same value.
+#[derive(Clone, Copy, Debug)]
+pub struct Num(pub f64);
+
+impl fmt::Display for Num {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let x = self.0;
+        let a = x.abs();
+        if x == 0.0 || !x.is_finite() || (1e-3..1e6).contains(&a) {
+            write!(f, "{x}")
+        } else {
+            write!(f, "{x:e}")
+        }
+    }
+}
+
+/// Whether the GPU's `f32` holds `x` as a normal number (or zero): no overflow to infinity,
+/// no flush to zero.
+pub(crate) fn fits_f32(x: f64) -> bool {
+    x == 0.0 || (x.abs() >= f32::MIN_POSITIVE as f64 && x.abs() <= f32::MAX as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable() {
+        let s = |x: f64| Num(x).to_string();
+        assert_eq!(s(1e300), "1e300");
+        assert_eq!(s(-1e300), "-1e300");
+        assert_eq!(s(1e-300), "1e-300");
+        assert_eq!(s(1.5e-7), "1.5e-7");
+        assert_eq!(s(0.001), "0.001");
+        assert_eq!(s(2500.0), "2500");
+        assert_eq!(s(0.5), "0.5");
+        assert_eq!(s(0.0), "0");
+        assert_eq!(s(1e6), "1e6");
+        assert!(fits_f32(1e38) && fits_f32(0.0) && fits_f32(-2e-38));
+        assert!(!fits_f32(1e39) && !fits_f32(1e-39) && !fits_f32(-1e300));
+    }
+}
