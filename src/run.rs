@@ -574,6 +574,7 @@ fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunError> {
         iterations: r.iterations,
         residual: r.residual,
         max_penetration: r.max_penetration,
+        outer_iterations: r.outer_iterations,
         wall_ms,
     })
 }

@@ -30,6 +30,7 @@ fn solver(max_iterations: u32, tolerance: f32) -> SolverSettings {
         omega: 0.6,
         recovery_speed: 0.1,
         warm_start: true,
+        ..SolverSettings::default()
     }
 }
 

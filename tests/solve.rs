@@ -6,7 +6,7 @@ use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::{oracle, solve as cpu};
 use bristlecone::solve::{
-    build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
+    build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
@@ -91,6 +91,8 @@ fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32) -> SolverSett
         omega: 0.6,
         recovery_speed: 0.5,
         warm_start: false,
+        cone: Cone::Relaxed,
+        max_outer: 1,
     }
 }
 

@@ -169,6 +169,10 @@ pub struct SolverSettings {
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,
+    /// Friction cone, default exact (Coulomb without lift-off; see `crate::solve::rows`).
+    pub cone: crate::solve::rows::Cone,
+    /// Cone problems per step at most with the exact cone, default 4.
+    pub max_outer: u32,
     /// Default true.
     pub warm_start: bool,
     /// Collision envelope in m; default 0.05 × the smallest body radius.
@@ -185,7 +189,8 @@ pub struct Material {
     pub model: FrictionModel,
 }
 
-/// Friction model. Parsed and stored; only [`FrictionModel::Coulomb`] is used by the engine yet.
+/// Friction model. Only [`FrictionModel::Coulomb`] is solved yet; the scene builder rejects
+/// the others (see `crate::solve::rows`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FrictionModel {
     Coulomb,
