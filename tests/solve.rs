@@ -222,14 +222,25 @@ fn max_abs(g: &[[f64; 3]]) -> f64 {
 
 /// GPU vs f64 twin on a random set: same number of sweeps, same accept/reject decisions, and
 /// γ, residual history and velocities equal within f32 rounding grown over the sweeps.
-fn gpu_matches_cpu(kind: SolverKind, n_bodies: usize, n_contacts: usize, sweeps: u32) {
+/// With the exact cone: `max_outer` cone problems of `sweeps` sweeps each (tolerance 0, so
+/// every one runs), the same count reported.
+fn gpu_matches_cpu(kind: SolverKind, cone: Cone, n_bodies: usize, n_contacts: usize, sweeps: u32) {
     let ctx = shared_context();
     let pb = random_problem(11, n_bodies, n_contacts);
-    let st = settings(kind, sweeps, 0.0);
+    let st = SolverSettings {
+        cone,
+        max_outer: 3,
+        ..settings(kind, sweeps, 0.0)
+    };
     let g = run_gpu(&ctx, &pb, &st, 1);
     let b64 = bodies64(&pb);
     let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
     assert_eq!(g.scalars.iterations, c.iterations);
+    assert_eq!(g.scalars.outer, c.outer);
+    assert_eq!(g.stats[7], c.outer.max(1), "cone problems in the step stats");
+    if cone == Cone::Exact {
+        assert_eq!(c.outer, 3);
+    }
     assert_eq!(g.history.len(), c.history.len());
     let accepted_gpu: Vec<bool> = g.history.iter().map(|h| h[3] != 0.0).collect();
     let accepted_cpu: Vec<bool> = c.history.iter().map(|h| h[3] != 0.0).collect();
@@ -272,7 +283,7 @@ fn gpu_matches_cpu(kind: SolverKind, n_bodies: usize, n_contacts: usize, sweeps:
         assert!(d <= 1e-4 * vscale, "body {b}: velocity differs by {d}");
     }
     eprintln!(
-        "{kind:?}: {} contacts, {sweeps} sweeps, residual {:.3e} → {:.3e}, max |Δγ|/max|γ| = {:.2e}",
+        "{kind:?} {cone:?}: {} contacts, {sweeps} sweeps, residual {:.3e} → {:.3e}, max |Δγ|/max|γ| = {:.2e}",
         n_contacts,
         r0,
         c.residual,
@@ -282,12 +293,22 @@ fn gpu_matches_cpu(kind: SolverKind, n_bodies: usize, n_contacts: usize, sweeps:
 
 #[test]
 fn jacobi_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
-    gpu_matches_cpu(SolverKind::Jacobi, 1000, 3000, 40);
+    gpu_matches_cpu(SolverKind::Jacobi, Cone::Relaxed, 1000, 3000, 40);
 }
 
 #[test]
 fn apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
-    gpu_matches_cpu(SolverKind::Apgd, 1000, 3000, 40);
+    gpu_matches_cpu(SolverKind::Apgd, Cone::Relaxed, 1000, 3000, 40);
+}
+
+#[test]
+fn exact_cone_jacobi_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
+    gpu_matches_cpu(SolverKind::Jacobi, Cone::Exact, 1000, 3000, 15);
+}
+
+#[test]
+fn exact_cone_apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
+    gpu_matches_cpu(SolverKind::Apgd, Cone::Exact, 1000, 3000, 15);
 }
 
 /// A cube-like body (side 0.2 m, 8 kg) resting on the plane on its 4 bottom corners: 12
