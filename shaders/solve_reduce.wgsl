@@ -221,14 +221,16 @@ fn finish(@builtin(local_invocation_index) lid: u32) {
     step_stats[2] = scal.iters;
     step_stats[3] = bitcast<u32>(scal.best);
     step_stats[4] = bitcast<u32>(scal.pen);
-    // [7] cone problems solved (1 for the relaxed cone).
+    // [6] Painlevé contacts (written by painleve_count), [7] cone problems solved (1 for the
+    // relaxed cone).
     step_stats[7] = max(scal.outer, 1u);
 }
 
 // Exact cone, after solve_iterate's outer_offset: the first call (before any solve) takes the
 // residual of γ⁰ and the penetration like reduce_init; a later one ends the outer iterations
 // when no contact's correction s moved by more than the tolerance (γ already solves the
-// problem with the new offset up to that), else restarts the scalar state of the solver for
+// problem with the new offset up to that) or the last cone problem was not solved to the
+// tolerance, else restarts the scalar state of the solver for
 // one more cone problem from the current γ.
 @compute @workgroup_size(256)
 fn outer_reduce(@builtin(local_invocation_index) lid: u32) {
@@ -244,7 +246,10 @@ fn outer_reduce(@builtin(local_invocation_index) lid: u32) {
     if scal.outer == 0u {
         scal.pen = s.w;
         scal.res0 = r;
-    } else if s.z == 0.0 {
+    } else if s.z == 0.0 || scal.converged == 0u {
+        // The fixed point, or the last cone problem hit the sweep cap: its error then hides
+        // any better offset, and the offset of its solution is carried to the next step
+        // through the warm start instead (the fixed point iterated in time).
         scal.outer_done = 1u;
         scal.accepted = 0u;
         converge();
@@ -265,5 +270,15 @@ fn outer_reduce(@builtin(local_invocation_index) lid: u32) {
     set_args(4u, body_groups());
     if r <= params.coef.w {
         converge();
+    }
+}
+
+// After solve_iterate's painleve: step_stats[6] = sliding contacts with A ≤ 0 (the partials
+// are exact small integers in f32, summed in a fixed order).
+@compute @workgroup_size(256)
+fn painleve_count(@builtin(local_invocation_index) lid: u32) {
+    let s = sum_partials(lid, scal.n_groups, false);
+    if lid == 0u {
+        step_stats[6] = u32(s.x);
     }
 }

@@ -247,8 +247,8 @@ fn a_sphere_resting_on_a_plane_stays_at_rest() {
 ///
 /// The plane is horizontal and gravity is tilted by θ (same physics, and the contact normal
 /// stays +z): g = 9.81 (sin θ, 0, −cos θ). Returns (a along the slope from the velocity at
-/// T = 0.4 s, spin ratio ω r / v).
-fn incline(theta: f64, mu: f32) -> (f64, f64) {
+/// T = 0.4 s, spin ratio ω r / v, height of the centre above r at T).
+fn incline(theta: f64, mu: f32) -> (f64, f64, f64) {
     let r = 0.05f32;
     let bodies = vec![
         boundary(SHAPE_PLANE, 0, [0.0; 3], 1.0, 0),
@@ -271,7 +271,7 @@ fn incline(theta: f64, mu: f32) -> (f64, f64) {
     let v = s.vel[1][0] as f64;
     // Rolling in +x about the +y axis: v = ω_y r.
     let spin = s.omega[1][1] as f64 * r as f64 / v;
-    (v / (steps as f64 * dt), spin)
+    (v / (steps as f64 * dt), spin, (s.pos[1][2] - r) as f64)
 }
 
 /// A sphere on an incline of θ = 30°: it rolls without slipping, a = (5/7) g sin θ, when
@@ -279,18 +279,18 @@ fn incline(theta: f64, mu: f32) -> (f64, f64) {
 /// 0.18 (rolling, ω r / v = 1 within 1 %), μ = 0.15 (just below: slipping, a = 0.370 g vs
 /// 0.357 g for rolling — 3.6 % apart) and μ = 0.05. Tolerance: 0.1 % relative on a.
 ///
-/// The CCP relaxation adds μ‖v_T‖ to the normal velocity while sliding (DESIGN §2, the
-/// "lift-off" artifact): the sphere hovers at a gap ≈ dt μ v_T (≤ 1e-4 m here, inside the
-/// 2.5e-3 m envelope), which changes the normal impulse by O(dt μ a) per step — below 1e-3
-/// relative — so the sliding acceleration is unaffected at this tolerance. Budget: 4 × 400
-/// steps, cap 30 sweeps.
+/// The solver's default exact cone keeps the sliding sphere on the incline: its centre stays
+/// within 1e-3 r of r. (The relaxed cone adds μ‖v_T‖ to the normal velocity while sliding,
+/// DESIGN §2, and the sphere hovers at a gap ≈ dt μ v_T.) Budget: 4 × 400 steps, cap 30
+/// sweeps.
 #[test]
 fn a_sphere_on_an_incline_rolls_or_slips_as_coulomb_says() {
     let t0 = Instant::now();
     let theta = 30f64.to_radians();
     let threshold = 2.0 / 7.0 * theta.tan();
     for mu in [0.4f32, 0.18, 0.15, 0.05] {
-        let (a, spin) = incline(theta, mu);
+        let (a, spin, height) = incline(theta, mu);
+        assert!(height.abs() < 1e-3 * 0.05, "μ = {mu}: centre {height} m off the incline");
         let rolls = mu as f64 >= threshold;
         let expect = if rolls {
             5.0 / 7.0 * G * theta.sin()

@@ -32,6 +32,8 @@ pub struct SolveOutput {
     pub eta: Vec<f64>,
     /// Exact cone: cone problems solved (0 with the relaxed cone).
     pub outer: u32,
+    /// Sliding contacts with A ≤ 0 (see [`painleve_count`]).
+    pub painleve: u32,
 }
 
 /// Warm-start data: the previous step's sorted keys and impulses.
@@ -387,8 +389,10 @@ pub fn solve(
             for i in 0..nc {
                 p[i][0] = p_n[i] + s[i];
             }
-            // The fixed point: γ solves the problem with this offset to within the tolerance.
-            if k > 0 && moved == 0 {
+            // The fixed point (γ solves the problem with this offset to within the tolerance),
+            // or the last problem hit the sweep cap (its error hides a better offset; the
+            // warm start carries this one to the next step).
+            if k > 0 && (moved == 0 || !converged) {
                 break;
             }
             outer = k + 1;
@@ -421,7 +425,6 @@ pub fn solve(
         }
     }
     SolveOutput {
-        gamma,
         history,
         vel,
         omega,
@@ -430,10 +433,42 @@ pub fn solve(
         residual0: res0,
         max_penetration,
         converged,
+        painleve: painleve_count(bodies, contacts, &p, &eta, tol),
+        gamma,
         p,
         eta,
         outer,
     }
+}
+
+/// Painlevé diagnostic (seed 002; `painleve` in `shaders/solve_iterate.wgsl`): the contacts
+/// sliding before the solve (free tangential velocity v_T = (p_u, p_w) above `tol`) whose
+/// A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0, with f̂ = −v_T/‖v_T‖ the direction of their friction.
+pub fn painleve_count(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    p: &[Vec3],
+    eta: &[f64],
+    tol: f64,
+) -> u32 {
+    let share = |b: &Body64, r: DVec3, n: DVec3, pdir: DVec3| {
+        b.inv_mass * n.dot(pdir) + r.cross(n).dot(inv_inertia(b, r.cross(pdir)))
+    };
+    let mut count = 0;
+    for (i, c) in contacts.iter().enumerate() {
+        let (mu, q) = (c.ra[3] as f64, p[i]);
+        let t = (q[1] * q[1] + q[2] * q[2]).sqrt();
+        if !(mu > 0.0 && eta[i] > 0.0 && t > tol) {
+            continue;
+        }
+        let (n, u, w, ra, rb) = frame(c);
+        let pdir = n - mu * (q[1] * u + q[2] * w) / t;
+        let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
+        if share(a, ra, n, pdir) + share(b, rb, n, pdir) <= 0.0 {
+            count += 1;
+        }
+    }
+    count
 }
 
 /// The residual (same definition as the solver's) of arbitrary impulses.

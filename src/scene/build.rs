@@ -854,7 +854,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         SolverSettings {
             kind,
             cone,
-            max_outer: cx.opt_int(&s.max_outer, "solver.max_outer", 1, 64, 4)? as u32,
+            max_outer: cx.opt_int(&s.max_outer, "solver.max_outer", 1, 64, 2)? as u32,
             max_iterations: cx.opt_int(
                 &s.max_iterations,
                 "solver.max_iterations",

@@ -171,7 +171,7 @@ pub struct SolverSettings {
     pub recovery_speed: f64,
     /// Friction cone, default exact (Coulomb without lift-off; see `crate::solve::rows`).
     pub cone: crate::solve::rows::Cone,
-    /// Cone problems per step at most with the exact cone, default 4.
+    /// Cone problems per step at most with the exact cone, default 2.
     pub max_outer: u32,
     /// Default true.
     pub warm_start: bool,

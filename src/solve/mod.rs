@@ -73,7 +73,7 @@ impl Default for SolverSettings {
             recovery_speed: 1.0,
             warm_start: true,
             cone: Cone::default(),
-            max_outer: 4,
+            max_outer: 2,
         }
     }
 }
@@ -393,6 +393,9 @@ impl Solve {
             }
             self.record_sweeps(p, &sch, &it, &red);
         }
+        self.iterate
+            .dispatch_indirect(p, "painleve", &it, args, ARGS_ALL);
+        self.reduce.dispatch_groups(p, "painleve_count", &red, 1);
         // v⁺ = v* + M⁻¹ D γ (direct dispatch: the work arguments are zero once converged).
         self.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
         self.update
@@ -502,6 +505,8 @@ impl Solve {
                 &c.rhs,
                 &c.partials,
                 &self.scal,
+                &self.rot,
+                &self.mass_props,
             ],
         );
         let red = self.reduce.bind(

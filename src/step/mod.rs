@@ -47,12 +47,14 @@ pub struct StepRecord {
     pub max_penetration: f64,
     /// Cone problems solved (exact cone: outer iterations; 1 for the relaxed cone).
     pub outer_iterations: u32,
+    /// Sliding contacts with A ≤ 0 (Painlevé diagnostic, seed 002).
+    pub painleve: u32,
 }
 
 /// Bytes per step in the statistics ring: body totals (32) + step stats (32).
 const RING_SLOT: u64 = 64;
 /// `step_stats` words (see the contract): [0] contacts, [1] overflow, [2] iterations,
-/// [3] residual bits, [4] max penetration bits, [5] contacts needed, [7] cone problems.
+/// [3] residual bits, [4] max penetration bits, [5] contacts needed, [6] Painlevé contacts, [7] cone problems.
 const STEP_STATS_WORDS: u64 = 8;
 
 struct ContactStages {
@@ -454,6 +456,7 @@ impl Simulation {
                         residual: f32::from_bits(st[0][3]) as f64,
                         max_penetration: f32::from_bits(st[1][0]) as f64,
                         outer_iterations: st[1][3],
+                        painleve: st[1][2],
                     })
                 })
                 .collect());
