@@ -262,7 +262,10 @@ fn incline(theta: f64, mu: f32) -> (f64, f64, f64) {
         [G * theta.sin(), 0.0, -G * theta.cos()],
         vec![mu],
         0.05 * r,
-        solver(30, 1e-7),
+        SolverSettings {
+            cone: Cone::Exact,
+            ..solver(30, 1e-7)
+        },
     );
     let steps = 400;
     let recs = sim.advance(steps, steps as u64).unwrap();
@@ -279,7 +282,7 @@ fn incline(theta: f64, mu: f32) -> (f64, f64, f64) {
 /// 0.18 (rolling, ω r / v = 1 within 1 %), μ = 0.15 (just below: slipping, a = 0.370 g vs
 /// 0.357 g for rolling — 3.6 % apart) and μ = 0.05. Tolerance: 0.1 % relative on a.
 ///
-/// The solver's default exact cone keeps the sliding sphere on the incline: its centre stays
+/// The exact cone keeps the sliding sphere on the incline: its centre stays
 /// within 1e-3 r of r. (The relaxed cone adds μ‖v_T‖ to the normal velocity while sliding,
 /// DESIGN §2, and the sphere hovers at a gap ≈ dt μ v_T.) Budget: 4 × 400 steps, cap 30
 /// sweeps.
@@ -290,7 +293,10 @@ fn a_sphere_on_an_incline_rolls_or_slips_as_coulomb_says() {
     let threshold = 2.0 / 7.0 * theta.tan();
     for mu in [0.4f32, 0.18, 0.15, 0.05] {
         let (a, spin, height) = incline(theta, mu);
-        assert!(height.abs() < 1e-3 * 0.05, "μ = {mu}: centre {height} m off the incline");
+        assert!(
+            height.abs() < 1e-3 * 0.05,
+            "μ = {mu}: centre {height} m off the incline"
+        );
         let rolls = mu as f64 >= threshold;
         let expect = if rolls {
             5.0 / 7.0 * G * theta.sin()
@@ -374,11 +380,20 @@ fn a_sliding_sphere_stays_on_the_plane_and_sticks_at_the_coulomb_time() {
         5.0 * v0 / 7.0
     );
     assert!(rise < 1e-3 * r, "exact cone: rise {rise} m");
-    assert!((t_stick - t_star).abs() < 1e-2 * t_star, "stick time {t_stick} vs {t_star}");
-    assert!((v_end - 5.0 * v0 / 7.0).abs() < 1e-2 * 5.0 * v0 / 7.0, "final speed {v_end}");
+    assert!(
+        (t_stick - t_star).abs() < 1e-2 * t_star,
+        "stick time {t_stick} vs {t_star}"
+    );
+    assert!(
+        (v_end - 5.0 * v0 / 7.0).abs() < 1e-2 * 5.0 * v0 / 7.0,
+        "final speed {v_end}"
+    );
     let (rise_relaxed, ..) = slide(Cone::Relaxed);
     eprintln!("relaxed cone: rise {:.2e} r", rise_relaxed / r);
-    assert!(rise_relaxed > 1e-2 * r, "relaxed cone rise {rise_relaxed} m");
+    assert!(
+        rise_relaxed > 1e-2 * r,
+        "relaxed cone rise {rise_relaxed} m"
+    );
     eprintln!("sliding sphere: {:.1} s", t0.elapsed().as_secs_f64());
 }
 

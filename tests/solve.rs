@@ -244,7 +244,11 @@ fn gpu_matches_cpu(
     let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
     assert_eq!(g.scalars.iterations, c.iterations);
     assert_eq!(g.scalars.outer, c.outer);
-    assert_eq!(g.stats[7], c.outer.max(1), "cone problems in the step stats");
+    assert_eq!(
+        g.stats[7],
+        c.outer.max(1),
+        "cone problems in the step stats"
+    );
     eprintln!(
         "{kind:?} {cone:?}: {} cone problems, {} sweeps, converged {}, residual {:.3e}",
         c.outer, c.iterations, c.converged, c.residual
@@ -313,7 +317,10 @@ fn apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
 #[test]
 fn exact_cone_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
     // Tolerance 0: the first cone problem hits the cap, which ends the outer iterations.
-    assert_eq!(gpu_matches_cpu(SolverKind::Jacobi, Cone::Exact, 3000, 1000, 40, 0.0), 1);
+    assert_eq!(
+        gpu_matches_cpu(SolverKind::Jacobi, Cone::Exact, 3000, 1000, 40, 0.0),
+        1
+    );
 }
 
 #[test]
@@ -668,6 +675,10 @@ fn painleve_configuration_is_flagged_and_an_ordinary_one_is_not() {
         let c = cpu::solve(&bodies64(&pb), &pb.contacts, &st, DT as f64, None);
         assert_eq!(c.painleve, flagged, "twin, μ = {mu}");
         assert_eq!(g.stats[6], flagged, "GPU, μ = {mu}");
-        assert!(g.gamma[0].iter().all(|x| x.is_finite()), "μ = {mu}: {:?}", g.gamma[0]);
+        assert!(
+            g.gamma[0].iter().all(|x| x.is_finite()),
+            "μ = {mu}: {:?}",
+            g.gamma[0]
+        );
     }
 }

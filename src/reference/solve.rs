@@ -244,7 +244,12 @@ impl Sweeps<'_> {
 
     /// Sweeps from γ (residual `res0`, N γ = `ngamma`) as the GPU runs them; returns the
     /// impulses (APGD: the best iterate), their residual and whether the tolerance was met.
-    fn run(&mut self, mut gamma: Vec<Vec3>, mut ngamma: Vec<Vec3>, res0: f64) -> (Vec<Vec3>, f64, bool) {
+    fn run(
+        &mut self,
+        mut gamma: Vec<Vec3>,
+        mut ngamma: Vec<Vec3>,
+        res0: f64,
+    ) -> (Vec<Vec3>, f64, bool) {
         let settings = self.settings;
         let (eta, mu) = (self.eta, self.mu);
         let nc = gamma.len();

@@ -169,7 +169,7 @@ pub struct SolverSettings {
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,
-    /// Friction cone, default exact (Coulomb without lift-off; see `crate::solve::rows`).
+    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `crate::solve::rows`).
     pub cone: crate::solve::rows::Cone,
     /// Cone problems per step at most with the exact cone, default 2.
     pub max_outer: u32,

@@ -437,8 +437,7 @@ impl Solve {
             ("jacobi_step", "reduce_jacobi")
         };
         for _ in 0..self.settings.max_iterations {
-            self.iterate
-                .dispatch_indirect(p, step, it, args, ARGS_WORK);
+            self.iterate.dispatch_indirect(p, step, it, args, ARGS_WORK);
             self.schur
                 .dispatch_indirect(p, "gather_trial", sch, args, ARGS_BODY);
             self.iterate

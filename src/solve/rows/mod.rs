@@ -64,14 +64,18 @@
 //! the warm start carries the offset to the next step, so the fixed point is iterated in
 //! time), or at `max_outer`; the count is reported per step (stats.csv `outer_iterations`).
 //!
-//! **Why exact is the default** (measured on lavapipe): a sphere launched at 2 m/s with
-//! μ = 0.3 rises 0.21 r with the relaxed cone and 0 with the exact one, at 1.05 cone
-//! problems per step (`tests/physics.rs`); on the drum scene (550 grains, 500 steps, cap
-//! 50 sweeps, which a dense pile hits every step) the first version, which iterated to
-//! `max_outer` = 4 regardless, cost 3.8 cone problems and 3.7× the wall time per step; ending
-//! the outer loop at a capped problem brings that to one problem plus one gather and product.
-//! Every step still records `max_outer` problems' dispatches (empty once done, a few µs each
-//! on a GPU but ~0.1 ms on lavapipe), so the default cap is 2.
+//! **Why relaxed stays the default** (measured on lavapipe, one run each): a sphere launched
+//! at 2 m/s with μ = 0.3 rises 0.21 r with the relaxed cone and 0 with the exact one, at 1.05
+//! cone problems per step (`tests/physics.rs`) — for few-body and sliding scenes use
+//! `cone = "exact"`. But on the drum scene (`--scale 0.25`: 550 grains, 500 steps, cap 50
+//! sweeps, which the dense pile hits nearly every step) the exact cone solved 1.04 problems
+//! per step yet took 83 vs 44 ms per step (the second problem's recorded dispatches, empty,
+//! cost ~0.1 ms each on lavapipe; a few µs on a GPU), and its largest penetration was
+//! 5.4e-4 m vs 3.4e-5 m: with the sweep cap hit, the offset carried from the warm start is
+//! not at the fixed point and lets contacts sink by s·dt. (A first version that iterated to
+//! `max_outer` = 4 regardless cost 3.8 problems and 3.7× the time per step.) Until the offset
+//! is made safe for capped solves (e.g. the first problem relaxed, corrections only after a
+//! converged one), exact is opt-in; the default cap is 2.
 
 use crate::scene::FrictionModel;
 
@@ -79,9 +83,9 @@ use crate::scene::FrictionModel;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Cone {
     /// Seed 001's relaxed cone: one convex problem; sliding contacts lift off at μ‖v_T‖.
+    #[default]
     Relaxed,
     /// Exact Coulomb by the De Saxcé / Acary–Cadoux fixed point (a few cone problems).
-    #[default]
     Exact,
 }
 
