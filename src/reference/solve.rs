@@ -389,7 +389,9 @@ pub fn solve(
                     }
                 })
                 .collect();
-            let moved = (0..nc).filter(|&i| (s_new[i] - s[i]).abs() > tol).count();
+            // Per contact in m/s, like the shader's `outer_offset` (not a norm over contacts).
+            let s_tol = settings.tolerance as f64;
+            let moved = (0..nc).filter(|&i| (s_new[i] - s[i]).abs() > s_tol).count();
             s = s_new;
             for i in 0..nc {
                 p[i][0] = p_n[i] + s[i];
