@@ -18,7 +18,7 @@ use bristlecone::reference::collide::detect;
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve as cpu;
 use bristlecone::solve::{
-    build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
+    build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
 use criterion::Criterion;
 use rand::{Rng, SeedableRng};
@@ -139,6 +139,8 @@ fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32, warm: bool) -
         omega: 0.6,
         recovery_speed: 0.1,
         warm_start: warm,
+        cone: Cone::Relaxed,
+        max_outer: 1,
     }
 }
 

@@ -17,6 +17,9 @@ const SEG_GAMMA: u32 = 0u;
 const SEG_Y: u32 = 1u;
 const SEG_TRIAL: u32 = 2u;
 const SEG_BEST: u32 = 3u;
+// The row layout's aux vector (src/solve/rows): x = assembled p_n (before the exact cone's
+// correction), y = the correction s = μ‖u_T‖ (0 until the first outer pass).
+const SEG_AUX: u32 = 4u;
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>;
@@ -94,6 +97,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         + contact_count(b) * trace_share(b, rb, n, u, w);
     let eta = select(0.0, 3.0 / tr, tr > 0.0);
     rhs[i] = vec4<f32>(p, eta);
+    gam[SEG_AUX * params.counts.y + i] = vec4<f32>(p.x, 0.0, 0.0, 0.0);
 
     var g0 = vec4<f32>(0.0);
     if params.counts.w != 0u && eta > 0.0 {

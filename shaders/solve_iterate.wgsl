@@ -14,6 +14,8 @@ const SEG_GAMMA: u32 = 0u;
 const SEG_Y: u32 = 1u;
 const SEG_TRIAL: u32 = 2u;
 const SEG_BEST: u32 = 3u;
+// Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
+const SEG_AUX: u32 = 4u;
 // Segments of `nv`.
 const SEG_NGAMMA: u32 = 0u;
 const SEG_NY: u32 = 1u;
@@ -24,9 +26,13 @@ const SEG_NTRIAL: u32 = 2u;
 @group(0) @binding(2) var<storage, read> dv: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> gam: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> nv: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> rhs: array<vec4<f32>>;
+// read_write: the exact cone's outer pass rewrites p_n.
+@group(0) @binding(5) var<storage, read_write> rhs: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> scal: Scalars;
+// For the Painlevé diagnostic (M⁻¹ in world frame).
+@group(0) @binding(8) var<storage, read> rot: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read> mass_props: array<vec4<f32>>;
 
 var<workgroup> sh: array<vec4<f32>, WG>;
 
@@ -227,4 +233,83 @@ fn take_best(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     let cap = params.counts.y;
     gam[SEG_GAMMA * cap + i] = gam[SEG_BEST * cap + i];
+}
+
+// Exact cone, outer pass (De Saxcé / Acary–Cadoux fixed point; src/solve/rows): from the
+// current γ (Δv gathered by solve_schur), u = Nγ + p with the uncorrected p_n, the new
+// correction s = μ‖u_T‖ and p_n ← aux.x + s; Nγ (also Ny) and the APGD segments restart at γ.
+// Partials (‖r(γ)‖² at the new offset, 0, contacts whose s moved by more than the tolerance,
+// max penetration). solve_reduce's outer_reduce decides whether another cone problem runs.
+@compute @workgroup_size(256)
+fn outer_offset(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = linear_index(gid, nwg);
+    var v = vec4<f32>(0.0);
+    if i < scal.n_contacts {
+        let cap = params.counts.y;
+        let c = contacts[i];
+        let ng = product(c);
+        let a = gam[SEG_AUX * cap + i];
+        let q = rhs[i];
+        let mu = c.ra.w;
+        let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
+        let moved = abs(s - a.y) > params.coef.w;
+        gam[SEG_AUX * cap + i] = vec4<f32>(a.x, s, a.zw);
+        let p = vec3<f32>(a.x + s, q.yz);
+        rhs[i] = vec4<f32>(p, q.w);
+        nv[SEG_NGAMMA * cap + i] = ng;
+        nv[SEG_NY * cap + i] = ng;
+        let g = gam[SEG_GAMMA * cap + i];
+        gam[SEG_Y * cap + i] = g;
+        gam[SEG_TRIAL * cap + i] = g;
+        gam[SEG_BEST * cap + i] = g;
+        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, mu);
+        v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
+    }
+    reduce_to_partial(v, lid, wid, nwg, true);
+}
+
+// Body b's share of the normal velocity change per unit normal impulse of direction
+// P = n + μ f̂ (f̂: the friction direction): m⁻¹ n·P + (r×n)·I⁻¹(r×P), I⁻¹ in world frame.
+fn painleve_share(b: u32, r: vec3<f32>, n: vec3<f32>, pdir: vec3<f32>) -> f32 {
+    let mp = mass_props[b];
+    let q = rot[b];
+    let rp = cross(r, pdir);
+    let iw = quat_rotate(q, mp.xyz * quat_rotate_inv(q, rp));
+    return mp.w * dot(n, pdir) + dot(cross(r, n), iw);
+}
+
+// Painlevé diagnostic (seed 002): a contact is sliding when its free tangential velocity
+// v_T = (p_u, p_w) exceeds the solver tolerance; friction then acts along f̂ = −v_T/‖v_T‖ and
+// A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0 means that a normal impulse with its friction makes the
+// bodies approach faster: the rigid problem has no or several solutions there.
+// Partials (number of such contacts, 0, 0, 0); solve_reduce's `painleve_count` sums them.
+@compute @workgroup_size(256)
+fn painleve(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = linear_index(gid, nwg);
+    var v = vec4<f32>(0.0);
+    if i < scal.n_contacts {
+        let c = contacts[i];
+        let q = rhs[i];
+        let mu = c.ra.w;
+        let t = length(q.yz);
+        if mu > 0.0 && q.w > 0.0 && t > params.coef.w {
+            let n = c.n_gap.xyz;
+            let f = -(q.y * tangent_u(n) + q.z * tangent_w(n)) / t;
+            let pdir = n + mu * f;
+            let a = painleve_share(c.ids.x, c.ra.xyz, n, pdir)
+                + painleve_share(c.ids.y, c.rb.xyz, n, pdir);
+            v.x = select(0.0, 1.0, a <= 0.0);
+        }
+    }
+    reduce_to_partial(v, lid, wid, nwg, false);
 }

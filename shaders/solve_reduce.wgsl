@@ -12,7 +12,8 @@
 @group(0) @binding(2) var<storage, read> partials: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> scal: Scalars;
 // Indirect arguments (x, y, z, pad): [0] per-contact work, [4] per-body work, [8] commit,
-// [12] every contact (never zeroed: setup and the end of the solve).
+// [12] every contact (never zeroed: setup and the end of the solve), [16] per-contact and
+// [20] per-body work of the exact cone's outer pass (zeroed at its fixed point).
 @group(0) @binding(4) var<storage, read_write> args: array<u32>;
 // One vec4 per sweep: (residual of the trial, best residual, L, accepted).
 @group(0) @binding(5) var<storage, read_write> history: array<vec4<f32>>;
@@ -43,7 +44,11 @@ fn body_groups() -> u32 {
 fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
     // Nothing to reduce once converged (the recorded sweeps left are then almost free).
     let st = uniform_state(lid);
-    let ng = select(st.x, 0u, st.y != 0u);
+    return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
+}
+
+// Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order.
+fn sum_partials(lid: u32, ng: u32, w_max: bool) -> vec4<f32> {
     var acc = vec4<f32>(0.0);
     for (var g = lid; g < ng; g += WG) {
         let o = partials[g];
@@ -108,6 +113,10 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     set_args(4u, body_groups());
     set_args(8u, ng);
     set_args(12u, ng);
+    scal.outer = 0u;
+    scal.outer_done = 0u;
+    set_args(16u, ng);
+    set_args(20u, body_groups());
 }
 
 // After product_init: residual of γ⁰, max penetration.
@@ -220,4 +229,64 @@ fn finish(@builtin(local_invocation_index) lid: u32) {
     step_stats[2] = scal.iters;
     step_stats[3] = bitcast<u32>(scal.best);
     step_stats[4] = bitcast<u32>(scal.pen);
+    // [6] Painlevé contacts (written by painleve_count), [7] cone problems solved (1 for the
+    // relaxed cone).
+    step_stats[7] = max(scal.outer, 1u);
+}
+
+// Exact cone, after solve_iterate's outer_offset: the first call (before any solve) takes the
+// residual of γ⁰ and the penetration like reduce_init; a later one ends the outer iterations
+// when no contact's correction s moved by more than the tolerance (γ already solves the
+// problem with the new offset up to that) or the last cone problem was not solved to the
+// tolerance, else restarts the scalar state of the solver for
+// one more cone problem from the current γ.
+@compute @workgroup_size(256)
+fn outer_reduce(@builtin(local_invocation_index) lid: u32) {
+    if lid == 0u {
+        sh_u = vec2<u32>(scal.n_groups, scal.outer_done);
+    }
+    let st = workgroupUniformLoad(&sh_u);
+    let s = sum_partials(lid, select(st.x, 0u, st.y != 0u), true);
+    if lid != 0u || st.y != 0u {
+        return;
+    }
+    let r = sqrt(s.x);
+    if scal.outer == 0u {
+        scal.pen = s.w;
+        scal.res0 = r;
+    } else if s.z == 0.0 || scal.converged == 0u {
+        // The fixed point, or the last cone problem hit the sweep cap: its error then hides
+        // any better offset, and the offset of its solution is carried to the next step
+        // through the warm start instead (the fixed point iterated in time).
+        scal.outer_done = 1u;
+        scal.accepted = 0u;
+        converge();
+        set_args(16u, 0u);
+        set_args(20u, 0u);
+        return;
+    }
+    scal.outer += 1u;
+    scal.lip = 1.0;
+    scal.theta = 1.0;
+    scal.beta = 0.0;
+    scal.accepted = 0u;
+    scal.is_best = 0u;
+    scal.converged = 0u;
+    scal.res = r;
+    scal.best = r;
+    set_args(0u, scal.n_groups);
+    set_args(4u, body_groups());
+    if rms_converged(s.x) {
+        converge();
+    }
+}
+
+// After solve_iterate's painleve: step_stats[6] = sliding contacts with A ≤ 0 (the partials
+// are exact small integers in f32, summed in a fixed order).
+@compute @workgroup_size(256)
+fn painleve_count(@builtin(local_invocation_index) lid: u32) {
+    let s = sum_partials(lid, scal.n_groups, false);
+    if lid == 0u {
+        step_stats[6] = u32(s.x);
+    }
 }

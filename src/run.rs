@@ -615,6 +615,8 @@ fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunError> {
         iterations: r.iterations,
         residual: r.residual,
         max_penetration: r.max_penetration,
+        outer_iterations: r.outer_iterations,
+        painleve: r.painleve,
         wall_ms,
     })
 }
@@ -771,6 +773,7 @@ pub fn run_scene_scaled(
     progress.start(sim.step_index(), total);
     let mut last_frame = sim.step_index();
     let mut result = Ok(());
+    let mut painleve_warned = false;
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&sim, s);
@@ -794,6 +797,15 @@ pub fn run_scene_scaled(
         };
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
         for r in &records {
+            if r.painleve > 0 && !painleve_warned {
+                painleve_warned = true;
+                progress.message(&format!(
+                    "warning: step {}: {} sliding contact(s) with A = J_N M⁻¹ (J_N + μ J_T)ᵀ ≤ 0 \
+                     (Painlevé: the rigid problem has no or several solutions; counted per step \
+                     in stats.csv, column painleve; warned once per run)",
+                    r.step, r.painleve
+                ));
+            }
             match stats_row(r, wall_ms) {
                 Ok(row) => out.stats.append(&row)?,
                 Err(e) => {

@@ -148,6 +148,8 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
             SceneSolverKind::Jacobi => SolverKind::Jacobi,
         },
         max_iterations: s.max_iterations,
+        cone: s.cone,
+        max_outer: s.max_outer,
         tolerance: s.tolerance as f32,
         omega: s.omega as f32,
         recovery_speed: s.recovery_speed as f32,

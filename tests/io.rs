@@ -362,6 +362,8 @@ fn row(step: u64) -> StatsRow {
         iterations: 50,
         residual: 1e-30 * (s + 1.0),
         max_penetration: 2.5e-6,
+        outer_iterations: 2,
+        painleve: 1,
         wall_ms: 0.731,
     }
 }
@@ -386,7 +388,7 @@ fn stats_round_trip_exactly() {
     // Second row: shortest round-trip forms, scientific only for tiny/huge values.
     assert_eq!(
         text.lines().nth(2).unwrap(),
-        "1,0.0001,0.6,1,-1e-20,0.3333333333333333,0,-0,12345678.9,7,50,2e-30,2.5e-6,0.731"
+        "1,0.0001,0.6,1,-1e-20,0.3333333333333333,0,-0,12345678.9,7,50,2e-30,2.5e-6,2,1,0.731"
     );
 }
 

@@ -6,7 +6,7 @@ use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::{oracle, solve as cpu};
 use bristlecone::solve::{
-    build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
+    build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
@@ -96,6 +96,8 @@ fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32) -> SolverSett
         omega: 0.6,
         recovery_speed: 0.5,
         warm_start: false,
+        cone: Cone::Relaxed,
+        max_outer: 1,
     }
 }
 
@@ -225,14 +227,37 @@ fn max_abs(g: &[[f64; 3]]) -> f64 {
 
 /// GPU vs f64 twin on a random set: same number of sweeps, same accept/reject decisions, and
 /// γ, residual history and velocities equal within f32 rounding grown over the sweeps.
-fn gpu_matches_cpu(kind: SolverKind, n_bodies: usize, n_contacts: usize, sweeps: u32) {
+/// With the exact cone: up to 3 cone problems of up to `sweeps` sweeps each, ended by the
+/// tolerance `tol`, the same count reported.
+fn gpu_matches_cpu(
+    kind: SolverKind,
+    cone: Cone,
+    n_bodies: usize,
+    n_contacts: usize,
+    sweeps: u32,
+    tol: f32,
+) -> u32 {
     let ctx = shared_context();
     let pb = random_problem(11, n_bodies, n_contacts);
-    let st = settings(kind, sweeps, 0.0);
+    let st = SolverSettings {
+        cone,
+        max_outer: 3,
+        ..settings(kind, sweeps, tol)
+    };
     let g = run_gpu(&ctx, &pb, &st, 1);
     let b64 = bodies64(&pb);
     let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
     assert_eq!(g.scalars.iterations, c.iterations);
+    assert_eq!(g.scalars.outer, c.outer);
+    assert_eq!(
+        g.stats[7],
+        c.outer.max(1),
+        "cone problems in the step stats"
+    );
+    eprintln!(
+        "{kind:?} {cone:?}: {} cone problems, {} sweeps, converged {}, residual {:.3e}",
+        c.outer, c.iterations, c.converged, c.residual
+    );
     assert_eq!(g.history.len(), c.history.len());
     let accepted_gpu: Vec<bool> = g.history.iter().map(|h| h[3] != 0.0).collect();
     let accepted_cpu: Vec<bool> = c.history.iter().map(|h| h[3] != 0.0).collect();
@@ -275,22 +300,38 @@ fn gpu_matches_cpu(kind: SolverKind, n_bodies: usize, n_contacts: usize, sweeps:
         assert!(d <= 1e-4 * vscale, "body {b}: velocity differs by {d}");
     }
     eprintln!(
-        "{kind:?}: {} contacts, {sweeps} sweeps, residual {:.3e} → {:.3e}, max |Δγ|/max|γ| = {:.2e}",
+        "{kind:?} {cone:?}: {} contacts, {sweeps} sweeps, residual {:.3e} → {:.3e}, max |Δγ|/max|γ| = {:.2e}",
         n_contacts,
         r0,
         c.residual,
         worst / scale
     );
+    c.outer
 }
 
 #[test]
 fn jacobi_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
-    gpu_matches_cpu(SolverKind::Jacobi, 1000, 3000, 40);
+    gpu_matches_cpu(SolverKind::Jacobi, Cone::Relaxed, 1000, 3000, 40, 0.0);
 }
 
 #[test]
 fn apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
-    gpu_matches_cpu(SolverKind::Apgd, 1000, 3000, 40);
+    gpu_matches_cpu(SolverKind::Apgd, Cone::Relaxed, 1000, 3000, 40, 0.0);
+}
+
+#[test]
+fn exact_cone_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    // Tolerance 0: the first cone problem hits the cap, which ends the outer iterations.
+    assert_eq!(
+        gpu_matches_cpu(SolverKind::Jacobi, Cone::Exact, 3000, 1000, 40, 0.0),
+        1
+    );
+}
+
+#[test]
+fn exact_cone_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    // Each cone problem is solved to the tolerance: several run.
+    assert!(gpu_matches_cpu(SolverKind::Apgd, Cone::Exact, 3000, 1000, 100, 2e-2) >= 2);
 }
 
 /// A cube-like body (side 0.2 m, 8 kg) resting on the plane on its 4 bottom corners: 12
@@ -606,5 +647,45 @@ fn grow_keeps_the_warm_start() {
         for k in 0..3 {
             assert!((a[k] - b[k]).abs() <= 1e-4 * g_cold[0][0]);
         }
+    }
+}
+
+/// A rod (m = 1 kg, L = 1 m, I = m L²/12 about the relevant transverse axis) at θ = 60° to a
+/// plane, its lower end touching it and sliding at 3 m/s towards the upper end's side, so
+/// friction acts along +x: A = (1/m)(1 + 3 (cos²θ − μ sin θ cos θ)), −0.85 for μ = 2 (the
+/// classic Painlevé configuration) and +1.36 for μ = 0.3. The GPU counts the first and not the
+/// second (as the f64 twin does), and the solve returns finite impulses.
+#[test]
+fn painleve_configuration_is_flagged_and_an_ordinary_one_is_not() {
+    let ctx = shared_context();
+    let theta = 60f32.to_radians();
+    let (l, m) = (1.0f32, 1.0f32);
+    for (mu, flagged) in [(2.0f32, 1u32), (0.3, 0)] {
+        let plane = BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0);
+        let h = 0.5 * l * theta.sin();
+        let mut rod = BodyInit::sphere([0.0, 0.0, h], 0.5 * l, 1.0);
+        rod.inv_mass = 1.0 / m;
+        rod.inv_inertia = [12.0 / (m * l * l); 3];
+        rod.velocity = [-3.0, 0.0, -9.81 * DT];
+        let contact = Contact {
+            n_gap: [0.0, 0.0, 1.0, 0.0],
+            ra: [-0.5 * l * theta.cos(), 0.0, 0.0, mu],
+            rb: [-0.5 * l * theta.cos(), 0.0, -h, 0.0],
+            ids: [0, 1, 0, 0],
+        };
+        let pb = Problem {
+            state: BodyState::from_inits(&[plane, rod]),
+            contacts: vec![contact],
+        };
+        let st = settings(SolverKind::Apgd, 100, 1e-6);
+        let g = run_gpu(&ctx, &pb, &st, 1);
+        let c = cpu::solve(&bodies64(&pb), &pb.contacts, &st, DT as f64, None);
+        assert_eq!(c.painleve, flagged, "twin, μ = {mu}");
+        assert_eq!(g.stats[6], flagged, "GPU, μ = {mu}");
+        assert!(
+            g.gamma[0].iter().all(|x| x.is_finite()),
+            "μ = {mu}: {:?}",
+            g.gamma[0]
+        );
     }
 }

@@ -20,8 +20,8 @@ struct Scalars {
     iters: u32,
     n_contacts: u32,
     n_groups: u32,
-    pad1: u32,
-    pad2: u32,
+    outer: u32,      // exact cone: cone problems solved this step (0 before the first)
+    outer_done: u32, // exact cone: the fixed point is reached (no further outer pass)
 }
 
 fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {

@@ -14,9 +14,9 @@ use super::{write_atomic, IoError};
 
 pub const STATS_HEADER: &str = "step,time,kinetic_energy,momentum_x,momentum_y,momentum_z,\
 angular_momentum_x,angular_momentum_y,angular_momentum_z,contacts,iterations,residual,\
-max_penetration,wall_ms";
+max_penetration,outer_iterations,painleve,wall_ms";
 
-const COLUMNS: usize = 14;
+const COLUMNS: usize = 16;
 
 /// Buffered rows are written once this many bytes are pending, even between frames.
 const FLUSH_BYTES: usize = 1 << 16;
@@ -32,6 +32,10 @@ pub struct StatsRow {
     pub iterations: u32,
     pub residual: f64,
     pub max_penetration: f64,
+    /// Cone problems solved (exact cone: the outer iterations; 1 for the relaxed cone).
+    pub outer_iterations: u32,
+    /// Sliding contacts with a non-positive friction-coupled normal inverse mass (Painlevé).
+    pub painleve: u32,
     /// Wall-clock time of the step: the only non-deterministic column.
     pub wall_ms: f64,
 }
@@ -53,7 +57,7 @@ impl StatsRow {
         push_f64(&mut s, self.residual);
         s.push(',');
         push_f64(&mut s, self.max_penetration);
-        s.push(',');
+        let _ = write!(s, ",{},{},", self.outer_iterations, self.painleve);
         push_f64(&mut s, self.wall_ms);
         s.push('\n');
         s
@@ -226,7 +230,9 @@ fn parse_row(path: &Path, line_no: usize, line: &str) -> Result<StatsRow, IoErro
         iterations: field(&fields, &names, 10).map_err(err)?,
         residual: f(11)?,
         max_penetration: f(12)?,
-        wall_ms: f(13)?,
+        outer_iterations: field(&fields, &names, 13).map_err(err)?,
+        painleve: field(&fields, &names, 14).map_err(err)?,
+        wall_ms: f(15)?,
     })
 }
 

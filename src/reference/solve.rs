@@ -5,7 +5,7 @@
 
 use super::integrate::Body64;
 use super::tangent_basis;
-use crate::solve::{Contact, SolverKind, SolverSettings};
+use crate::solve::{Cone, Contact, SolverKind, SolverSettings};
 use glam::DVec3;
 
 pub type Vec3 = [f64; 3];
@@ -27,9 +27,13 @@ pub struct SolveOutput {
     pub residual0: f64,
     pub max_penetration: f64,
     pub converged: bool,
-    /// Right-hand side p and scaling η per contact.
+    /// Right-hand side p (exact cone: with the last correction s) and scaling η per contact.
     pub p: Vec<Vec3>,
     pub eta: Vec<f64>,
+    /// Exact cone: cone problems solved (0 with the relaxed cone).
+    pub outer: u32,
+    /// Sliding contacts with A ≤ 0 (see [`painleve_count`]).
+    pub painleve: u32,
 }
 
 /// Warm-start data: the previous step's sorted keys and impulses.
@@ -196,7 +200,148 @@ pub fn assemble(
     (p, eta)
 }
 
-/// The whole solve + velocity update, mirroring the GPU sweep for sweep.
+/// One cone problem's solver state: what the sweeps need and return.
+struct Sweeps<'a> {
+    schur: &'a Schur<'a>,
+    settings: &'a SolverSettings,
+    p: &'a [Vec3],
+    eta: &'a [f64],
+    mu: &'a [f64],
+    history: &'a mut Vec<[f64; 4]>,
+    iterations: &'a mut u32,
+}
+
+impl Sweeps<'_> {
+    fn grad(&self, ng: &[Vec3], i: usize) -> Vec3 {
+        add(ng[i], self.p[i])
+    }
+
+    fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
+        (0..g.len())
+            .map(|i| {
+                let r = residual_vec(g[i], self.grad(ng, i), self.eta[i], self.mu[i]);
+                dot(r, r)
+            })
+            .sum::<f64>()
+            .sqrt()
+    }
+
+    /// APGD's initial Lipschitz estimate in the metric diag(1/η) (1 if not finite).
+    fn lipschitz(&self, gamma: &[Vec3]) -> f64 {
+        let eta = self.eta;
+        let shifted: Vec<Vec3> = gamma.iter().map(|g| sub(*g, [1.0; 3])).collect();
+        let nsh = self.schur.apply(&shifted);
+        let live = || (0..gamma.len()).filter(|&i| eta[i] > 0.0);
+        let a: f64 = live().map(|i| eta[i] * dot(nsh[i], nsh[i])).sum();
+        let b: f64 = live().map(|i| dot(shifted[i], shifted[i]) / eta[i]).sum();
+        let l = a.sqrt() / b.sqrt();
+        if l > 0.0 && l < 3.0e38 {
+            l
+        } else {
+            1.0
+        }
+    }
+
+    /// Sweeps from γ (residual `res0`, N γ = `ngamma`) as the GPU runs them; returns the
+    /// impulses (APGD: the best iterate), their residual and whether the tolerance was met.
+    fn run(
+        &mut self,
+        mut gamma: Vec<Vec3>,
+        mut ngamma: Vec<Vec3>,
+        res0: f64,
+    ) -> (Vec<Vec3>, f64, bool) {
+        let settings = self.settings;
+        let (eta, mu) = (self.eta, self.mu);
+        let nc = gamma.len();
+        // The tolerance is an RMS per row (3 rows per contact); compared as a 2-norm here.
+        let tol = settings.tolerance as f64 * ((3 * nc.max(1)) as f64).sqrt();
+        let mut converged = res0 <= tol;
+        let mut best_res = res0;
+        let mut best = gamma.clone();
+        let mut y = gamma.clone();
+        let mut ny = ngamma.clone();
+        let apgd = settings.kind == SolverKind::Apgd;
+        let mut lip = 1.0;
+        let mut theta: f64 = 1.0;
+        if apgd && !converged {
+            lip = self.lipschitz(&gamma);
+        }
+        for _ in 0..settings.max_iterations {
+            if converged {
+                break;
+            }
+            let trial: Vec<Vec3> = (0..nc)
+                .map(|i| {
+                    if eta[i] <= 0.0 {
+                        return [0.0; 3];
+                    }
+                    if apgd {
+                        project_cone(sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))), mu[i])
+                    } else {
+                        let s = settings.omega as f64 * eta[i];
+                        project_cone(sub(gamma[i], scale(s, self.grad(&ngamma, i))), mu[i])
+                    }
+                })
+                .collect();
+            let ntrial = self.schur.apply(&trial);
+            *self.iterations += 1;
+            let r = self.residual(&trial, &ntrial);
+            if !apgd {
+                best_res = r;
+                self.history.push([r, r, 0.0, 1.0]);
+                gamma = trial;
+                ngamma = ntrial;
+                converged = r <= tol;
+                continue;
+            }
+            let mut dnd = 0.0;
+            let mut dd = 0.0;
+            let mut gdg = 0.0;
+            for i in 0..nc {
+                let d = sub(trial[i], y[i]);
+                dnd += dot(d, sub(ntrial[i], ny[i]));
+                if eta[i] > 0.0 {
+                    dd += dot(d, d) / eta[i];
+                }
+                gdg += dot(self.grad(&ny, i), sub(trial[i], gamma[i]));
+            }
+            if dnd > lip * dd {
+                self.history.push([r, best_res, lip, 0.0]);
+                lip *= 2.0;
+                continue;
+            }
+            let mut th_new = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+            let mut beta = theta * (1.0 - theta) / (theta * theta + th_new);
+            if gdg > 0.0 {
+                beta = 0.0;
+                th_new = 1.0;
+            }
+            let better = r < best_res;
+            if better {
+                best_res = r;
+            }
+            self.history.push([r, best_res, lip, 1.0]);
+            theta = th_new;
+            lip *= 0.9;
+            for i in 0..nc {
+                y[i] = add(trial[i], scale(beta, sub(trial[i], gamma[i])));
+                ny[i] = sub(scale(1.0 + beta, ntrial[i]), scale(beta, ngamma[i]));
+                if better {
+                    best[i] = trial[i];
+                }
+            }
+            gamma = trial;
+            ngamma = ntrial;
+            converged = r <= tol;
+        }
+        (if apgd { best } else { gamma }, best_res, converged)
+    }
+}
+
+/// The whole solve + velocity update, mirroring the GPU sweep for sweep. With the exact cone
+/// (`crate::solve::rows`), a sequence of cone problems whose normal offset is corrected by
+/// s = μ‖u_T‖, u = Nγ + p, of the previous solution (the first from γ⁰), until no contact's s
+/// moves by more than the tolerance or `max_outer` problems were solved.
 pub fn solve(
     bodies: &[Body64],
     contacts: &[Contact],
@@ -205,9 +350,9 @@ pub fn solve(
     warm: Option<WarmStart>,
 ) -> SolveOutput {
     let nc = contacts.len();
-    // The tolerance is an RMS per row (3 rows per contact); compared as a 2-norm here.
-    let tol = settings.tolerance as f64 * ((3 * nc.max(1)) as f64).sqrt();
-    let (p, eta) = assemble(bodies, contacts, dt, settings.recovery_speed as f64);
+    let tol = settings.tolerance as f64;
+    let (mut p, eta) = assemble(bodies, contacts, dt, settings.recovery_speed as f64);
+    let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
     let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
     let schur = Schur::new(bodies, contacts);
 
@@ -222,123 +367,60 @@ pub fn solve(
             }
         }
     }
-    let grad = |ng: &[Vec3], i: usize| add(ng[i], p[i]);
-    let res_of = |g: &[Vec3], ng: &[Vec3]| -> f64 {
-        (0..nc)
-            .map(|i| {
-                let r = residual_vec(g[i], grad(ng, i), eta[i], mu[i]);
-                dot(r, r)
-            })
-            .sum::<f64>()
-            .sqrt()
-    };
-
-    let mut ngamma = schur.apply(&gamma);
-    let res0 = res_of(&gamma, &ngamma);
     let max_penetration = contacts
         .iter()
         .map(|c| (-c.n_gap[3] as f64).max(0.0))
         .fold(0.0, f64::max);
-    let mut converged = res0 <= tol;
-    let mut best_res = res0;
-    let mut best = gamma.clone();
-    let mut y = gamma.clone();
-    let mut ny = ngamma.clone();
-    let apgd = settings.kind == SolverKind::Apgd;
-    let mut lip = 1.0;
-    let mut theta: f64 = 1.0;
-    if apgd && !converged {
-        let shifted: Vec<Vec3> = gamma.iter().map(|g| sub(*g, [1.0; 3])).collect();
-        let nsh = schur.apply(&shifted);
-        // In the metric diag(1/η): Σ η ‖N x‖² and Σ ‖x‖²/η over contacts with η > 0.
-        let a: f64 = (0..nc)
-            .filter(|&i| eta[i] > 0.0)
-            .map(|i| eta[i] * dot(nsh[i], nsh[i]))
-            .sum();
-        let b: f64 = (0..nc)
-            .filter(|&i| eta[i] > 0.0)
-            .map(|i| dot(shifted[i], shifted[i]) / eta[i])
-            .sum();
-        let l = a.sqrt() / b.sqrt();
-        lip = if l > 0.0 && l < 3.0e38 { l } else { 1.0 };
-    }
-
+    let exact = settings.cone == Cone::Exact;
+    let problems = if exact { settings.max_outer.max(1) } else { 1 };
     let mut history = Vec::new();
     let mut iterations = 0;
-    let mut res_last = res0;
-    for _ in 0..settings.max_iterations {
-        if converged {
-            break;
-        }
-        // Step.
-        let trial: Vec<Vec3> = (0..nc)
-            .map(|i| {
-                if eta[i] <= 0.0 {
-                    return [0.0; 3];
-                }
-                if apgd {
-                    project_cone(sub(y[i], scale(eta[i] / lip, grad(&ny, i))), mu[i])
-                } else {
-                    let s = settings.omega as f64 * eta[i];
-                    project_cone(sub(gamma[i], scale(s, grad(&ngamma, i))), mu[i])
-                }
-            })
-            .collect();
-        let ntrial = schur.apply(&trial);
-        iterations += 1;
-        let r = res_of(&trial, &ntrial);
-        res_last = r;
-        if !apgd {
-            best_res = r;
-            history.push([r, r, 0.0, 1.0]);
-            gamma = trial;
-            ngamma = ntrial;
-            converged = r <= tol;
-            continue;
-        }
-        let mut dnd = 0.0;
-        let mut dd = 0.0;
-        let mut gdg = 0.0;
-        for i in 0..nc {
-            let d = sub(trial[i], y[i]);
-            dnd += dot(d, sub(ntrial[i], ny[i]));
-            if eta[i] > 0.0 {
-                dd += dot(d, d) / eta[i];
+    let mut s = vec![0.0; nc];
+    let (mut res0, mut residual, mut converged, mut outer) = (0.0, 0.0, false, 0);
+    for k in 0..problems {
+        let ngamma = schur.apply(&gamma);
+        if exact {
+            let s_new: Vec<f64> = (0..nc)
+                .map(|i| {
+                    let u = add(ngamma[i], p[i]);
+                    if eta[i] > 0.0 {
+                        mu[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            // Per contact in m/s, like the shader's `outer_offset` (not a norm over contacts).
+            let s_tol = settings.tolerance as f64;
+            let moved = (0..nc).filter(|&i| (s_new[i] - s[i]).abs() > s_tol).count();
+            s = s_new;
+            for i in 0..nc {
+                p[i][0] = p_n[i] + s[i];
             }
-            gdg += dot(grad(&ny, i), sub(trial[i], gamma[i]));
-        }
-        if dnd > lip * dd {
-            history.push([r, best_res, lip, 0.0]);
-            lip *= 2.0;
-            continue;
-        }
-        let mut th_new = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
-        let mut beta = theta * (1.0 - theta) / (theta * theta + th_new);
-        if gdg > 0.0 {
-            beta = 0.0;
-            th_new = 1.0;
-        }
-        let better = r < best_res;
-        if better {
-            best_res = r;
-        }
-        history.push([r, best_res, lip, 1.0]);
-        theta = th_new;
-        lip *= 0.9;
-        for i in 0..nc {
-            y[i] = add(trial[i], scale(beta, sub(trial[i], gamma[i])));
-            ny[i] = sub(scale(1.0 + beta, ntrial[i]), scale(beta, ngamma[i]));
-            if better {
-                best[i] = trial[i];
+            // The fixed point (γ solves the problem with this offset to within the tolerance),
+            // or the last problem hit the sweep cap (its error hides a better offset; the
+            // warm start carries this one to the next step).
+            if k > 0 && (moved == 0 || !converged) {
+                break;
             }
+            outer = k + 1;
         }
-        gamma = trial;
-        ngamma = ntrial;
-        converged = r <= tol;
+        let mut sw = Sweeps {
+            schur: &schur,
+            settings,
+            p: &p,
+            eta: &eta,
+            mu: &mu,
+            history: &mut history,
+            iterations: &mut iterations,
+        };
+        let r = sw.residual(&gamma, &ngamma);
+        if k == 0 {
+            res0 = r;
+        }
+        (gamma, residual, converged) = sw.run(gamma, ngamma, r);
     }
-    let _ = res_last;
-    let out_gamma = if apgd { best } else { gamma };
-    let dv = schur.delta_v(&out_gamma);
+    let dv = schur.delta_v(&gamma);
     let mut vel = Vec::with_capacity(bodies.len());
     let mut omega = Vec::with_capacity(bodies.len());
     for (b, d) in bodies.iter().zip(&dv) {
@@ -351,18 +433,50 @@ pub fn solve(
         }
     }
     SolveOutput {
-        gamma: out_gamma,
         history,
         vel,
         omega,
         iterations,
-        residual: best_res,
+        residual,
         residual0: res0,
         max_penetration,
         converged,
+        painleve: painleve_count(bodies, contacts, &p, &eta, tol),
+        gamma,
         p,
         eta,
+        outer,
     }
+}
+
+/// Painlevé diagnostic (seed 002; `painleve` in `shaders/solve_iterate.wgsl`): the contacts
+/// sliding before the solve (free tangential velocity v_T = (p_u, p_w) above `tol`) whose
+/// A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0, with f̂ = −v_T/‖v_T‖ the direction of their friction.
+pub fn painleve_count(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    p: &[Vec3],
+    eta: &[f64],
+    tol: f64,
+) -> u32 {
+    let share = |b: &Body64, r: DVec3, n: DVec3, pdir: DVec3| {
+        b.inv_mass * n.dot(pdir) + r.cross(n).dot(inv_inertia(b, r.cross(pdir)))
+    };
+    let mut count = 0;
+    for (i, c) in contacts.iter().enumerate() {
+        let (mu, q) = (c.ra[3] as f64, p[i]);
+        let t = (q[1] * q[1] + q[2] * q[2]).sqrt();
+        if !(mu > 0.0 && eta[i] > 0.0 && t > tol) {
+            continue;
+        }
+        let (n, u, w, ra, rb) = frame(c);
+        let pdir = n - mu * (q[1] * u + q[2] * w) / t;
+        let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
+        if share(a, ra, n, pdir) + share(b, rb, n, pdir) <= 0.0 {
+            count += 1;
+        }
+    }
+    count
 }
 
 /// The residual (same definition as the solver's) of arbitrary impulses.

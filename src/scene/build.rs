@@ -25,6 +25,7 @@ use super::num::Num;
 use super::raw::*;
 use super::span::{PathIndex, Source};
 use super::*;
+use crate::solve::rows::Cone;
 
 type R<T> = Result<T, SceneError>;
 
@@ -842,6 +843,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             recovery_speed: None,
             warm_start: None,
             envelope: None,
+            cone: None,
+            max_outer: None,
         };
         let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
         let kind = match &s.kind {
@@ -858,8 +861,24 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                 }
             },
         };
+        let cone = match &s.cone {
+            None => Cone::default(),
+            Some(k) => match k.get_ref().as_str() {
+                "exact" => Cone::Exact,
+                "relaxed" => Cone::Relaxed,
+                other => {
+                    return Err(cx.err(
+                        Some(k.span()),
+                        "solver.cone",
+                        format!("unknown cone `{other}` (expected one of: exact, relaxed)"),
+                    ))
+                }
+            },
+        };
         SolverSettings {
             kind,
+            cone,
+            max_outer: cx.opt_int(&s.max_outer, "solver.max_outer", 1, 64, 2)? as u32,
             max_iterations: cx.opt_int(
                 &s.max_iterations,
                 "solver.max_iterations",
@@ -1144,7 +1163,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             &format!("{base}.{name}"),
         )
     };
-    Ok(match kind {
+    let model = match kind {
         "coulomb" => {
             cx.only(base, what, kind, &fields, &[])?;
             FrictionModel::Coulomb
@@ -1185,7 +1204,19 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
                 format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, tanh, lugre)"),
             ))
         }
-    })
+    };
+    // A model the solver does not have rows for yet is refused, never run as Coulomb.
+    if !crate::solve::rows::is_solved(&model) {
+        return Err(cx.err(
+            Some(fm.kind.span()),
+            format!("{base}.kind"),
+            format!(
+                "friction model `{kind}` is not solved by the engine yet (solved: {})",
+                crate::solve::rows::SOLVED_MODELS
+            ),
+        ));
+    }
+    Ok(model)
 }
 
 fn region(cx: &Cx<'_>, r: &S<RawRegion>, base: &str) -> R<Region> {

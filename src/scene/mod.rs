@@ -174,6 +174,10 @@ pub struct SolverSettings {
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,
+    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `crate::solve::rows`).
+    pub cone: crate::solve::rows::Cone,
+    /// Cone problems per step at most with the exact cone, default 2.
+    pub max_outer: u32,
     /// Default true.
     pub warm_start: bool,
     /// Collision envelope in m; default 0.05 × the smallest body radius.
@@ -190,7 +194,8 @@ pub struct Material {
     pub model: FrictionModel,
 }
 
-/// Friction model. Parsed and stored; only [`FrictionModel::Coulomb`] is used by the engine yet.
+/// Friction model. Only [`FrictionModel::Coulomb`] is solved yet; the scene builder rejects
+/// the others (see `crate::solve::rows`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FrictionModel {
     Coulomb,

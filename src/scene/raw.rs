@@ -50,6 +50,8 @@ pub(crate) struct RawSolver {
     pub recovery_speed: O<f64>,
     pub warm_start: O<bool>,
     pub envelope: O<f64>,
+    pub cone: O<String>,
+    pub max_outer: O<i64>,
 }
 
 #[derive(Deserialize)]

@@ -23,6 +23,10 @@
 //! rejected APGD backtracking trial (L ← 2L) counts as an iteration too, so iteration counts of
 //! Jacobi and APGD compare like for like in work.
 
+pub mod rows;
+
+pub use rows::Cone;
+
 use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource, WORKGROUP_SIZE};
@@ -57,6 +61,10 @@ pub struct SolverSettings {
     /// Cap on the penetration recovery speed: the stabilisation term is max(Φ/dt, −v).
     pub recovery_speed: f32,
     pub warm_start: bool,
+    /// Relaxed (seed 001) or exact Coulomb cone (see [`rows`]).
+    pub cone: Cone,
+    /// Exact cone: cone problems per step at most (each up to `max_iterations` sweeps).
+    pub max_outer: u32,
 }
 
 impl Default for SolverSettings {
@@ -68,6 +76,8 @@ impl Default for SolverSettings {
             omega: 0.6,
             recovery_speed: 1.0,
             warm_start: true,
+            cone: Cone::default(),
+            max_outer: 2,
         }
     }
 }
@@ -100,13 +110,17 @@ pub struct SolverScalars {
     pub iterations: u32,
     pub n_contacts: u32,
     pub n_groups: u32,
-    pub pad1: u32,
-    pub pad2: u32,
+    /// Exact cone: cone problems solved in the last solve (0 with the relaxed cone).
+    pub outer: u32,
+    /// Exact cone: 1 when the outer iterations reached their fixed point before the cap.
+    pub outer_done: u32,
 }
 
-/// Bytes of solver state per contact: `gam` (γ, y, trial, best), `nv` (Nγ, Ny, N·trial),
-/// `rhs` (p, η) and the warm-start copy (key, γ), all `vec4`.
-pub const BYTES_PER_CONTACT: u64 = (4 + 3 + 1 + 2) * 16;
+/// Segments of `gam`: γ, y, trial, best and the row layout's aux vector (see [`rows`]).
+const SEGMENTS_GAM: u64 = 5;
+/// Bytes of solver state per contact: `gam` (γ, y, trial, best, aux), `nv` (Nγ, Ny,
+/// N·trial), `rhs` (p, η) and the warm-start copy (key, γ), all `vec4`.
+pub const BYTES_PER_CONTACT: u64 = (SEGMENTS_GAM + 3 + 1 + 2) * 16;
 /// Bytes of solver state per body (Δv linear + angular).
 pub const BYTES_PER_BODY: u64 = 32;
 
@@ -126,7 +140,7 @@ impl ContactBuffers {
         let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
         Ok(ContactBuffers {
             capacity: capacity.max(1),
-            gam: buffers::storage_zeroed(ctx, "solve gamma", 4 * cap * 16)?,
+            gam: buffers::storage_zeroed(ctx, "solve gamma", SEGMENTS_GAM * cap * 16)?,
             nv: buffers::storage_zeroed(ctx, "solve N gamma", 3 * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
             prev: buffers::storage_zeroed(ctx, "solve warm start", (1 + 2 * cap) * 16)?,
@@ -185,6 +199,17 @@ pub struct Solve {
 const ARGS_WORK: u64 = 0;
 const ARGS_BODY: u64 = 16;
 const ARGS_ALL: u64 = 48;
+const ARGS_OUTER: u64 = 64;
+const ARGS_OUTER_BODY: u64 = 80;
+
+/// One vec4 per sweep of every cone problem.
+fn history_bytes(s: &SolverSettings) -> u64 {
+    let problems = match s.cone {
+        Cone::Relaxed => 1,
+        Cone::Exact => s.max_outer.max(1),
+    };
+    (s.max_iterations.max(1) * problems) as u64 * 16
+}
 
 fn kernel(ctx: &GpuContext, name: &str) -> Result<Kernel, GpuError> {
     Kernel::new(
@@ -220,12 +245,8 @@ impl Solve {
             update,
             params,
             scal: buffers::storage_zeroed(ctx, "solve scalars", 64)?,
-            args: buffers::storage_zeroed(ctx, "solve dispatch args", 64)?,
-            history: buffers::storage_zeroed(
-                ctx,
-                "solve history",
-                settings.max_iterations.max(1) as u64 * 16,
-            )?,
+            args: buffers::storage_zeroed(ctx, "solve dispatch args", 96)?,
+            history: buffers::storage_zeroed(ctx, "solve history", history_bytes(settings))?,
             dv,
             rot: bodies.rot.clone(),
             mass_props: bodies.mass_props.clone(),
@@ -270,9 +291,8 @@ impl Solve {
         ctx: &GpuContext,
         settings: &SolverSettings,
     ) -> Result<(), GpuError> {
-        if settings.max_iterations > self.settings.max_iterations {
-            self.history =
-                buffers::storage_zeroed(ctx, "solve history", settings.max_iterations as u64 * 16)?;
+        if history_bytes(settings) > self.history.size() {
+            self.history = buffers::storage_zeroed(ctx, "solve history", history_bytes(settings))?;
         }
         self.settings = *settings;
         self.sweep_budget = settings.max_iterations;
@@ -368,7 +388,6 @@ impl Solve {
     /// microseconds per step), so the caller may pass different buffers every step.
     pub fn record(&self, ctx: &GpuContext, enc: &mut wgpu::CommandEncoder, inputs: SolveInputs) {
         let Binds { asm, sch, it, red } = self.bind_all(ctx, inputs);
-        let apgd = self.settings.kind == SolverKind::Apgd;
         let args = &self.args;
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("solve"),
@@ -378,39 +397,26 @@ impl Solve {
         self.reduce.dispatch_groups(p, "init_args", &red, 1);
         self.assemble
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
-        self.schur
-            .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_BODY);
+        for _ in 0..self.cone_problems() {
+            if self.settings.cone == Cone::Exact {
+                // Offset s = μ‖u_T‖ from the current γ; ends the outer loop at its fixed point.
+                self.schur
+                    .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_OUTER_BODY);
+                self.iterate
+                    .dispatch_indirect(p, "outer_offset", &it, args, ARGS_OUTER);
+                self.reduce.dispatch_groups(p, "outer_reduce", &red, 1);
+            } else {
+                self.schur
+                    .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_BODY);
+                self.iterate
+                    .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
+                self.reduce.dispatch_groups(p, "reduce_init", &red, 1);
+            }
+            self.record_sweeps(p, &sch, &it, &red);
+        }
         self.iterate
-            .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
-        self.reduce.dispatch_groups(p, "reduce_init", &red, 1);
-        if apgd {
-            self.schur
-                .dispatch_indirect(p, "gather_gamma_minus_one", &sch, args, ARGS_BODY);
-            self.iterate
-                .dispatch_indirect(p, "product_lip", &it, args, ARGS_WORK);
-            self.reduce.dispatch_groups(p, "reduce_lip", &red, 1);
-        }
-        let (step, reduce) = if apgd {
-            ("apgd_step", "reduce_apgd")
-        } else {
-            ("jacobi_step", "reduce_jacobi")
-        };
-        for _ in 0..self.sweep_budget {
-            self.iterate
-                .dispatch_indirect(p, step, &it, args, ARGS_WORK);
-            self.schur
-                .dispatch_indirect(p, "gather_trial", &sch, args, ARGS_BODY);
-            self.iterate
-                .dispatch_indirect(p, "product_trial", &it, args, ARGS_WORK);
-            self.reduce.dispatch_groups(p, reduce, &red, 1);
-        }
-        // The last accepted trial (the step kernels commit the previous sweep's lazily).
-        self.iterate
-            .dispatch_indirect(p, "commit", &it, args, ARGS_ALL);
-        if apgd {
-            self.iterate
-                .dispatch_indirect(p, "take_best", &it, args, ARGS_ALL);
-        }
+            .dispatch_indirect(p, "painleve", &it, args, ARGS_ALL);
+        self.reduce.dispatch_groups(p, "painleve_count", &red, 1);
         // v⁺ = v* + M⁻¹ D γ (direct dispatch: the work arguments are zero once converged).
         self.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
         self.update
@@ -418,6 +424,54 @@ impl Solve {
         self.assemble
             .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
         self.reduce.dispatch_groups(p, "finish", &red, 1);
+    }
+
+    /// Cone problems recorded per solve: 1, or `max_outer` for the exact cone.
+    fn cone_problems(&self) -> u32 {
+        match self.settings.cone {
+            Cone::Relaxed => 1,
+            Cone::Exact => self.settings.max_outer.max(1),
+        }
+    }
+
+    /// One cone problem's sweeps from the current γ (Nγ, residual and state set up), ending
+    /// with the returned impulses in γ.
+    fn record_sweeps(
+        &self,
+        p: &mut wgpu::ComputePass,
+        sch: &wgpu::BindGroup,
+        it: &wgpu::BindGroup,
+        red: &wgpu::BindGroup,
+    ) {
+        let apgd = self.settings.kind == SolverKind::Apgd;
+        let args = &self.args;
+        if apgd {
+            self.schur
+                .dispatch_indirect(p, "gather_gamma_minus_one", sch, args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_lip", it, args, ARGS_WORK);
+            self.reduce.dispatch_groups(p, "reduce_lip", red, 1);
+        }
+        let (step, reduce) = if apgd {
+            ("apgd_step", "reduce_apgd")
+        } else {
+            ("jacobi_step", "reduce_jacobi")
+        };
+        for _ in 0..self.sweep_budget {
+            self.iterate.dispatch_indirect(p, step, it, args, ARGS_WORK);
+            self.schur
+                .dispatch_indirect(p, "gather_trial", sch, args, ARGS_BODY);
+            self.iterate
+                .dispatch_indirect(p, "product_trial", it, args, ARGS_WORK);
+            self.reduce.dispatch_groups(p, reduce, red, 1);
+        }
+        // The last accepted trial (the step kernels commit the previous sweep's lazily).
+        self.iterate
+            .dispatch_indirect(p, "commit", it, args, ARGS_ALL);
+        if apgd {
+            self.iterate
+                .dispatch_indirect(p, "take_best", it, args, ARGS_ALL);
+        }
     }
 
     /// Bind groups of the solver's kernels for this step's collision buffers (made per call:
@@ -471,6 +525,8 @@ impl Solve {
                 &c.rhs,
                 &c.partials,
                 &self.scal,
+                &self.rot,
+                &self.mass_props,
             ],
         );
         let red = self.reduce.bind(
@@ -523,7 +579,8 @@ impl Solve {
         Ok(buffers::read_buffer::<SolverScalars>(ctx, &self.scal, 1)?[0])
     }
 
-    /// Per sweep of the last solve: (residual of the trial, best residual, L, accepted).
+    /// Per sweep of the last solve (all its cone problems): (residual of the trial, best
+    /// residual, L, accepted).
     pub fn read_history(&self, ctx: &GpuContext) -> Result<Vec<[f32; 4]>, GpuError> {
         let s = self.read_scalars(ctx)?;
         buffers::read_buffer(ctx, &self.history, s.iterations as usize)

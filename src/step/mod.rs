@@ -13,7 +13,7 @@ pub mod stats;
 use crate::bodies::{BodyState, GpuBodies};
 use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
 use crate::gpu::{buffers, GpuContext, GpuError};
-use crate::solve::{Solve, SolveInputs, SolverSettings};
+use crate::solve::{Cone, Solve, SolveInputs, SolverSettings};
 pub use stats::BodyTotals;
 use std::sync::Arc;
 
@@ -45,6 +45,10 @@ pub struct StepRecord {
     pub iterations: u32,
     pub residual: f64,
     pub max_penetration: f64,
+    /// Cone problems solved (exact cone: outer iterations; 1 for the relaxed cone).
+    pub outer_iterations: u32,
+    /// Sliding contacts with A ≤ 0 (Painlevé diagnostic, seed 002).
+    pub painleve: u32,
 }
 
 /// The smallest number of sweeps recorded per solve (see `Simulation::adapt_sweep_budget`).
@@ -53,7 +57,7 @@ pub const MIN_SWEEP_BUDGET: u32 = 8;
 /// Bytes per step in the statistics ring: body totals (32) + step stats (32).
 const RING_SLOT: u64 = 64;
 /// `step_stats` words (see the contract): [0] contacts, [1] overflow, [2] iterations,
-/// [3] residual bits, [4] max penetration bits, [5] contacts needed.
+/// [3] residual bits, [4] max penetration bits, [5] contacts needed, [6] Painlevé contacts, [7] cone problems.
 const STEP_STATS_WORDS: u64 = 8;
 
 struct ContactStages {
@@ -451,7 +455,11 @@ impl Simulation {
                 self.budget_redos += 1;
                 continue;
             }
-            if let Some(c) = &self.contact {
+            if let Some(c) = self.contact.as_ref().filter(|c| {
+                // Relaxed cone: one cone problem per step (the exact cone stops its outer
+                // iterations when a problem hits the cap, see solve_reduce::outer_reduce).
+                c.solve.settings().cone == Cone::Relaxed
+            }) {
                 let cap = c.solve.settings().max_iterations;
                 self.capped_steps += iterations.filter(|&i| i >= cap).count() as u64;
             }
@@ -475,6 +483,8 @@ impl Simulation {
                         iterations: st[0][2],
                         residual: f32::from_bits(st[0][3]) as f64,
                         max_penetration: f32::from_bits(st[1][0]) as f64,
+                        outer_iterations: st[1][3],
+                        painleve: st[1][2],
                     })
                 })
                 .collect());
@@ -488,7 +498,13 @@ impl Simulation {
     /// varies by ±20 % from step to step, and a redo costs a whole batch. Converged solves are
     /// bit-identical whatever the budget, so the budget changes the cost and never a result.
     fn adapt_sweep_budget(&mut self, iterations: impl Iterator<Item = u32>) -> bool {
-        let Some(c) = self.contact.as_mut().filter(|_| self.adaptive_sweeps) else {
+        // With the exact cone a step's count adds up several cone problems, so it says
+        // nothing about one problem's budget: record the whole cap.
+        let Some(c) = self
+            .contact
+            .as_mut()
+            .filter(|c| self.adaptive_sweeps && c.solve.settings().cone == Cone::Relaxed)
+        else {
             return false;
         };
         let (cap, budget) = (c.solve.settings().max_iterations, c.solve.sweep_budget());

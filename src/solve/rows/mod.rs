@@ -1,0 +1,101 @@
+//! Contact and friction models as rows of the one CCP solver (DESIGN §3, issue #9).
+//!
+//! # The row layout
+//!
+//! Every constraint the solver sees — a contact today; a joint, a LuGre patch or a shape
+//! contact later — is one **row block** of 1–6 scalar rows. A block is described by:
+//!
+//! * **its record** (the 64-byte [`crate::collide::ContactRecord`] for contacts): bodies A < B,
+//!   normal n, lever arms r_A, r_B, gap Φ, μ in `ra.w`, materials in `ids.w`. The Jacobian is
+//!   never stored: rows 0–2 are `[n; u; w]` linear and `[r×n; r×u; r×w]` angular (u, w the
+//!   deterministic `tangent_u/tangent_w(n)`); rows 3–5, when present, are angular only
+//!   (spin about n, rolling about u and w). Kernels recompute them from the record.
+//! * **a model id**, a small integer chosen per material pair (see *Mixing* below), which
+//!   selects three things in the kernels, all by a `switch` on the id:
+//!   - the **compliance** E of the block (diagonal; up to 3×3 on u, w, spin for patches),
+//!     added to N in the product: `(N + E) γ`;
+//!   - the **offset** added to the right-hand side p at assembly (and, for the exact cone, at
+//!     every outer iteration);
+//!   - the **projection** (cone, box, `γ_n ≥ 0` only, none, limit surface).
+//! * **its per-row vectors**, in the solver's per-constraint arrays (`gam` γ/y/trial/best,
+//!   `nv`, `rhs` = (p, η)): rows 0–2 in the `xyz` lanes of one `vec4` slot at the constraint's
+//!   index, so a 3-row block costs exactly what the Coulomb solver always cost. Rows 3–5
+//!   live in a second, *extension* slot, indexed by an exclusive scan over the blocks that
+//!   have more than 3 rows (`ext[i]`, written at assembly): a plain Coulomb pile allocates
+//!   and reads no extension slot and never pays for 6 rows. Blocks of 1–2 rows (joint rows,
+//!   normal-only contacts) use the lanes they need and leave the rest zero with a zero
+//!   projection (the lane stays 0).
+//! * **its aux vector** (one `vec4` per constraint, segment 4 of `gam`, so no kernel needs
+//!   another binding; written at assembly): x = the
+//!   assembled normal offset before any outer correction (p_n of DESIGN §2), y = the current
+//!   exact-cone correction s = μ‖u_T‖, z/w = model scratch (e.g. the linearisation of tanh or
+//!   LuGre: `c1` per unit normal load).
+//! * **its carried state**: what a model needs from the previous step, found by the contact
+//!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
+//!   with it, so checkpoints and snapshots that copy the warm-start buffer resume
+//!   bit-identically. The last impulse γ⁻ (all rows) *is* the warm-start impulse: the bristle
+//!   model's γ_T⁻ and the last γ_n need no extra state. Models with internal state (LuGre z,
+//!   2 floats; the exact cone's last s, 1 float) use the `w` lane of the saved impulse and,
+//!   for more, a state slot saved beside it. Contacts that end drop their state with their
+//!   key.
+//!
+//! # Mixing (material pairs)
+//!
+//! A contact between materials a and b uses:
+//! * friction μ = min(μ_a, μ_b) (the weaker surface governs; collision writes it into `ra.w`);
+//! * the model: the same model on both sides → that model; Coulomb with anything → the other
+//!   model; two different non-Coulomb models → the scene is rejected (no silent choice);
+//! * model parameters of two materials with the same model: stiffnesses in series
+//!   (k = k_a k_b / (k_a + k_b)), damping likewise, velocities and coefficients by min.
+//!
+//! Only Coulomb is solved yet ([`SOLVED_MODELS`]); a scene naming another model is rejected
+//! by the scene builder with a file:line:field error.
+//!
+//! # The cone (Coulomb without lift-off)
+//!
+//! [`Cone::Relaxed`] is seed 001's convex CCP: a sliding contact separates at μ‖v_T‖.
+//! [`Cone::Exact`] solves a short sequence of warm-started cone problems whose normal offset
+//! is p_n + s with s = μ‖u_T‖ from the previous solution, u = Nγ + p (De Saxcé's change of
+//! variables; the fixed point of Acary & Cadoux). At the fixed point u + s e_n ∈ K* and ⟂ γ,
+//! i.e. u_n = 0 while sliding: the exact Coulomb law. The first offset comes from the
+//! warm-started γ⁰, so a steady slide is usually at its fixed point after one or two cone
+//! problems. Outer iterations stop when no contact's s changed by more than the solver
+//! tolerance, when a cone problem hit the sweep cap (its error then hides a better offset;
+//! the warm start carries the offset to the next step, so the fixed point is iterated in
+//! time), or at `max_outer`; the count is reported per step (stats.csv `outer_iterations`).
+//!
+//! **Why relaxed stays the default** (measured on lavapipe, one run each): a sphere launched
+//! at 2 m/s with μ = 0.3 rises 0.21 r with the relaxed cone and 0 with the exact one, at 1.05
+//! cone problems per step (`tests/physics.rs`) — for few-body and sliding scenes use
+//! `cone = "exact"`. But on the drum scene (`--scale 0.25`: 550 grains, 500 steps, cap 50
+//! sweeps, which the dense pile hits nearly every step) the exact cone solved 1.04 problems
+//! per step yet took 83 vs 44 ms per step (the second problem's recorded dispatches, empty,
+//! cost ~0.1 ms each on lavapipe; a few µs on a GPU), and its largest penetration was
+//! 5.4e-4 m vs 3.4e-5 m: with the sweep cap hit, the offset carried from the warm start is
+//! not at the fixed point and lets contacts sink by s·dt. (A first version that iterated to
+//! `max_outer` = 4 regardless cost 3.8 problems and 3.7× the time per step.) Until the offset
+//! is made safe for capped solves (e.g. the first problem relaxed, corrections only after a
+//! converged one), exact is opt-in; the default cap is 2.
+
+use crate::scene::FrictionModel;
+
+/// The cone the solver projects friction onto.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Cone {
+    /// Seed 001's relaxed cone: one convex problem; sliding contacts lift off at μ‖v_T‖.
+    #[default]
+    Relaxed,
+    /// Exact Coulomb by the De Saxcé / Acary–Cadoux fixed point (a few cone problems).
+    Exact,
+}
+
+/// Model ids of the row kernels (see the module docs). Only [`MODEL_COULOMB`] is solved yet.
+pub const MODEL_COULOMB: u32 = 0;
+
+/// The models the solver has rows for, as named in scene files.
+pub const SOLVED_MODELS: &str = "coulomb";
+
+/// Whether the solver has rows for `model` (a scene naming any other is rejected).
+pub fn is_solved(model: &FrictionModel) -> bool {
+    matches!(model, FrictionModel::Coulomb)
+}
