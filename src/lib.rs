@@ -17,3 +17,4 @@ pub mod scene;
 pub mod setup;
 pub mod solve;
 pub mod step;
+pub mod patch;

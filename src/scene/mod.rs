@@ -30,7 +30,7 @@ mod build;
 mod generate;
 mod mesh;
 mod raw;
-mod span;
+pub(crate) mod span;
 
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {

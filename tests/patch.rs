@@ -1,0 +1,210 @@
+//! Planar LuGre patches (seed 003): GPU stages against their f64 twins, the distributed
+//! model against analytic limit surfaces, the drift experiment, reduced ≈ distributed.
+
+use bristlecone::gpu::shared_context;
+use bristlecone::patch::cpu::{self, Patch, ReducedPatch};
+use bristlecone::patch::limit::{build_many, LimitSurface};
+use bristlecone::patch::{
+    DistributedCpu, DistributedGpu, Integrator, LugreParams, Outline, PatchShape, Pressure, ReducedCpu,
+    ReducedGpu, Twist, Wrench,
+};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn shape(p: Pressure, n: usize) -> PatchShape {
+    PatchShape::new(&p, n, n, None, 1.0).unwrap()
+}
+
+fn patch(p: Pressure, n: usize, f_n: f64) -> Patch {
+    Patch { shape: shape(p, n), f_n }
+}
+
+/// Unit friction (μ = 1, no Stribeck, no viscous term): the limit surface.
+fn unit() -> LugreParams {
+    LugreParams { mu_c: 1.0, mu_s: 1.0, sigma2: 0.0, ..Default::default() }
+}
+
+fn cpu_limit(shapes: &[PatchShape], n_ls: usize) -> Vec<LimitSurface> {
+    let patches: Vec<Patch> = shapes.iter().map(|s| Patch { shape: s.clone(), f_n: 1.0 }).collect();
+    build_many(shapes, n_ls, |jobs| jobs.iter().map(|(k, t)| cpu::steady(&unit(), &patches[*k], *t)).collect())
+}
+
+/// The limit surface's radius: maximum spin torque about the CoP per unit μ f_N.
+fn radius(s: &PatchShape) -> f64 {
+    cpu_limit(std::slice::from_ref(s), 2)[0].r
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs()
+}
+
+#[test]
+fn analytic_limit_surface_radii_converge() {
+    let (rr, a, l) = (0.02, 0.03, 0.05);
+    let square_r = a * (2f64.sqrt() + (1.0 + 2f64.sqrt()).ln()) / 6.0;
+    let cases: [(&str, Pressure, f64); 3] = [
+        ("disc", Pressure::Uniform(Outline::Circle { radius: rr }), 2.0 * rr / 3.0),
+        ("square", Pressure::Uniform(Outline::Rectangle { a, b: a }), square_r),
+        ("line", Pressure::Uniform(Outline::Line { length: l }), l / 4.0),
+    ];
+    for (name, p, exact) in cases {
+        let errs: Vec<f64> = [11, 21, 41].iter().map(|&n| rel(radius(&shape(p.clone(), n)), exact)).collect();
+        println!("{name}: relative radius error at 11, 21, 41 cells: {errs:?}");
+        assert!(errs[1] < 5e-3, "{name} at 21x21: {errs:?}");
+        assert!(errs[2] < errs[0] && errs[2] < 5e-3, "{name} does not converge: {errs:?}");
+    }
+    assert!((0.3826 - square_r / a).abs() < 1e-4);
+}
+
+#[test]
+fn steady_translation_rotation_and_max_dissipation() {
+    let rr = 0.02;
+    let pa = patch(Pressure::Uniform(Outline::Circle { radius: rr }), 21, 3.0);
+    let p = LugreParams { sigma2: 0.0, ..Default::default() };
+    // Pure translation far above v_s: |f| = μ_c f_N, opposite to the motion.
+    let w = cpu::steady(&p, &pa, Twist::new(0.3, -0.4, 0.0));
+    assert!(rel(w.fx.hypot(w.fy), 3.0) < 1e-9 && w.fx < 0.0 && w.fy > 0.0, "{w:?}");
+    // Pure rotation: τ = (2/3) R μ f_N.
+    let w = cpu::steady(&p, &pa, Twist::new(0.0, 0.0, 20.0));
+    assert!(rel(-w.tau, 2.0 / 3.0 * rr * 3.0) < 5e-3, "{w:?}");
+    // Combined: the wrench lies on the limit surface and the twist is its normal (maximum
+    // dissipation): no other wrench of the surface dissipates more for this twist.
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let twists: Vec<Twist> = (0..200)
+        .map(|_| Twist::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0) / rr))
+        .collect();
+    let ws: Vec<Wrench> = twists.iter().map(|t| cpu::steady(&unit(), &pa, *t)).collect();
+    let power = |w: &Wrench, t: &Twist| w.fx * t.vx + w.fy * t.vy + w.tau * t.omega;
+    for (t, w) in twists.iter().zip(&ws) {
+        let own = power(w, t);
+        let scale = 3.0 * (t.vx.hypot(t.vy) + rr * t.omega.abs());
+        let best = ws.iter().map(|o| power(o, t)).fold(f64::INFINITY, f64::min);
+        assert!(own <= best + 2e-3 * scale, "twist {t:?}: {own} vs {best}");
+    }
+}
+
+fn random_patches(rng: &mut ChaCha8Rng, n: usize) -> Vec<Patch> {
+    (0..n)
+        .map(|k| {
+            let s = rng.random_range(0.01..0.04);
+            let p = match k % 6 {
+                0 => Pressure::Uniform(Outline::Circle { radius: s }),
+                1 => Pressure::Uniform(Outline::Rectangle { a: s, b: 0.6 * s }),
+                2 => Pressure::Gradient { outline: Outline::Line { length: s }, g: [-1.5 / s, 0.0] },
+                3 => Pressure::Uniform(Outline::Polygon { vertices: vec![[-s, -s], [s, -0.5 * s], [0.2 * s, s]] }),
+                4 => Pressure::XydasKao { c: s, gamma: 0.2, k: 2.0 },
+                _ => Pressure::Gradient { outline: Outline::Circle { radius: s }, g: [10.0, -20.0] },
+            };
+            let n = [21, 9, 17][k % 3];
+            Patch { shape: PatchShape::new(&p, n, n + k % 2, None, 2.0).unwrap(), f_n: rng.random_range(0.5..5.0) }
+        })
+        .collect()
+}
+
+fn close(a: &Wrench, b: &Wrench, f_scale: f64, t_scale: f64, tol: f64) -> bool {
+    (a.fx - b.fx).abs() <= tol * f_scale
+        && (a.fy - b.fy).abs() <= tol * f_scale
+        && (a.tau - b.tau).abs() <= tol * t_scale
+        && (a.tau_cop - b.tau_cop).abs() <= tol * t_scale
+}
+
+#[test]
+fn distributed_gpu_matches_twin() {
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let patches = random_patches(&mut rng, 24);
+    for (int, dt, ep) in [(Integrator::Explicit, 1e-5, true), (Integrator::Implicit, 1e-3, true), (Integrator::Implicit, 1e-3, false)] {
+        let params = LugreParams { elasto_plastic: ep, ..Default::default() };
+        let mut cpu = DistributedCpu::new(params, patches.clone());
+        let gpu = DistributedGpu::new(&ctx, params, &patches).unwrap();
+        for step in 0..6 {
+            let twists: Vec<Twist> = (0..patches.len())
+                .map(|_| Twist::new(rng.random_range(-2e-3..2e-3), rng.random_range(-2e-3..2e-3), rng.random_range(-0.1..0.1)))
+                .collect();
+            let affine: Vec<_> = (0..patches.len()).map(|k| cpu.affine(k, twists[k], dt)).collect();
+            let want = cpu.step(&twists, dt, int);
+            let (got, got_aff) = gpu.step_affine(&ctx, &twists, dt, int).unwrap();
+            for k in 0..patches.len() {
+                let fs = 2.0 * patches[k].f_n;
+                let ts = fs * patches[k].shape.h * patches[k].shape.nx as f64;
+                assert!(close(&got[k], &want[k], fs, ts, 2e-4), "{int:?} step {step} patch {k}: {:?} vs {:?}", got[k], want[k]);
+                // The affine form reproduces the step's wrench, on the GPU as on the CPU.
+                if int == Integrator::Implicit {
+                    for (a, label) in [(&affine[k], "cpu"), (&got_aff[k], "gpu")] {
+                        let e = a.eval(twists[k]);
+                        let w = &want[k];
+                        let ok = (e[0] - w.fx).abs() <= 2e-4 * fs && (e[1] - w.fy).abs() <= 2e-4 * fs && (e[2] - w.tau).abs() <= 2e-4 * ts;
+                        assert!(ok, "{label} affine of patch {k}: {e:?} vs {w:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn steady_and_limit_surface_gpu_match_twin() {
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let patches = random_patches(&mut rng, 12);
+    let params = LugreParams::default();
+    let gpu = DistributedGpu::new(&ctx, params, &patches).unwrap();
+    let jobs: Vec<(usize, Twist)> = (0..60)
+        .map(|j| {
+            let k = j % patches.len();
+            let s = patches[k].shape.h * patches[k].shape.nx as f64;
+            // Centres of rotation both inside and outside the patch.
+            (k, Twist::new(rng.random_range(-0.01..0.01), rng.random_range(-0.01..0.01), rng.random_range(-0.02..0.02) / s))
+        })
+        .collect();
+    let got = gpu.steady(&ctx, &jobs, false).unwrap();
+    for ((k, t), g) in jobs.iter().zip(&got) {
+        let want = cpu::steady(&params, &patches[*k], *t);
+        let fs = 1.5 * patches[*k].f_n;
+        let ts = fs * patches[*k].shape.h * patches[*k].shape.nx as f64;
+        assert!(close(g, &want, fs, ts, 2e-4), "patch {k} twist {t:?}: {g:?} vs {want:?}");
+    }
+    let shapes: Vec<PatchShape> = patches.iter().map(|p| p.shape.clone()).collect();
+    let lg = gpu.limit_surfaces(&ctx, 8).unwrap();
+    let lc = cpu_limit(&shapes, 8);
+    for (k, (g, c)) in lg.iter().zip(&lc).enumerate() {
+        assert!(rel(g.r, c.r) < 1e-4 && rel(g.visc, c.visc) < 1e-4, "patch {k}: r {} vs {}", g.r, c.r);
+        for (a, b) in g.points.iter().zip(&c.points) {
+            for d in 0..3 {
+                assert!((a[d] - b[d]).abs() < 5e-4, "patch {k} table {a:?} vs {b:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reduced_gpu_matches_twin() {
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(13);
+    let patches = random_patches(&mut rng, 12);
+    let shapes: Vec<PatchShape> = patches.iter().map(|p| p.shape.clone()).collect();
+    let ls = cpu_limit(&shapes, 10);
+    let rps: Vec<ReducedPatch> = ls
+        .into_iter()
+        .zip(&patches)
+        .enumerate()
+        .map(|(k, (ls, p))| ReducedPatch { ls, f_n: p.f_n, ellipsoid: k % 4 == 3 })
+        .collect();
+    for (int, dt) in [(Integrator::Explicit, 1e-5), (Integrator::Implicit, 1e-3)] {
+        let params = LugreParams::default();
+        let mut cpu = ReducedCpu::new(params, rps.clone());
+        let gpu = ReducedGpu::new(&ctx, params, &rps).unwrap();
+        for step in 0..8 {
+            let twists: Vec<Twist> = (0..rps.len())
+                .map(|_| Twist::new(rng.random_range(-2e-3..2e-3), rng.random_range(-2e-3..2e-3), rng.random_range(-0.1..0.1)))
+                .collect();
+            let want = if step == 7 { cpu.steady(&twists) } else { cpu.step(&twists, dt, int) };
+            let got = if step == 7 { gpu.steady(&ctx, &twists).unwrap() } else { gpu.step(&ctx, &twists, dt, int).unwrap() };
+            for k in 0..rps.len() {
+                let fs = 2.0 * rps[k].f_n;
+                let ts = fs * rps[k].ls.r;
+                assert!(close(&got[k], &want[k], fs, ts, 1e-3), "{int:?} step {step} patch {k}: {:?} vs {:?}", got[k], want[k]);
+            }
+        }
+    }
+}
