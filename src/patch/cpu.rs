@@ -173,6 +173,25 @@ impl DistributedCpu {
             .collect()
     }
 
+    /// One implicit step under `twists` with the rate factors frozen at `lin` (what a
+    /// coupled solver does: `lin` = last step's twist, `twists` = the solved ones). The
+    /// wrench equals [`Self::affine`]`(k, lin[k], dt).eval(twists[k])`.
+    pub fn step_linearised(&mut self, twists: &[Twist], lin: &[Twist], dt: f64) -> Vec<Wrench> {
+        let p = self.params;
+        let mut out = Vec::with_capacity(self.patches.len());
+        for (k, patch) in self.patches.iter().enumerate() {
+            let z = &mut self.z[k];
+            out.push(wrench_of(patch, |i, c| {
+                let v = cell_velocity(twists[k], c);
+                let kap = kappa(&p, z[i], cell_velocity(lin[k], c));
+                let (c0, c1) = cell_affine(&p, z[i], kap, dt);
+                z[i] = [0, 1].map(|d| (z[i][d] + dt * v[d]) / (1.0 + dt * kap));
+                [c0[0] + c1 * v[0], c0[1] + c1 * v[1]]
+            }));
+        }
+        out
+    }
+
     /// Steady-state wrenches (no state change).
     pub fn steady(&self, twists: &[Twist]) -> Vec<Wrench> {
         self.patches.iter().zip(twists).map(|(pa, t)| steady(&self.params, pa, *t)).collect()
