@@ -38,7 +38,13 @@ fn kappa(p: &LugreParams, z: [f64; 2], v: [f64; 2]) -> f64 {
 
 /// One cell over one step: returns the cell force per unit normal load (the force the
 /// body exerts on the bristles, `l` of eq. 9) and the new deflection.
-pub fn cell_step(p: &LugreParams, z: [f64; 2], v: [f64; 2], dt: f64, int: Integrator) -> ([f64; 2], [f64; 2]) {
+pub fn cell_step(
+    p: &LugreParams,
+    z: [f64; 2],
+    v: [f64; 2],
+    dt: f64,
+    int: Integrator,
+) -> ([f64; 2], [f64; 2]) {
     let k = kappa(p, z, v);
     match int {
         Integrator::Explicit => {
@@ -152,7 +158,10 @@ pub struct DistributedCpu {
 
 impl DistributedCpu {
     pub fn new(params: LugreParams, patches: Vec<Patch>) -> Self {
-        let z = patches.iter().map(|p| vec![[0.0; 2]; p.shape.weights.len()]).collect();
+        let z = patches
+            .iter()
+            .map(|p| vec![[0.0; 2]; p.shape.weights.len()])
+            .collect();
         DistributedCpu { params, patches, z }
     }
 
@@ -194,7 +203,11 @@ impl DistributedCpu {
 
     /// Steady-state wrenches (no state change).
     pub fn steady(&self, twists: &[Twist]) -> Vec<Wrench> {
-        self.patches.iter().zip(twists).map(|(pa, t)| steady(&self.params, pa, *t)).collect()
+        self.patches
+            .iter()
+            .zip(twists)
+            .map(|(pa, t)| steady(&self.params, pa, *t))
+            .collect()
     }
 
     /// Patch `k`'s wrench over the next implicit step as an affine function of the twist,
@@ -208,7 +221,15 @@ impl DistributedCpu {
             let z = self.z[k][i];
             let kap = kappa(&self.params, z, cell_velocity(t_lin, c));
             let (c0, c1) = cell_affine(&self.params, z, kap, dt);
-            let add = [c1, c1 * c[0], c1 * c[1], c1 * (c[0] * c[0] + c[1] * c[1]), c0[0], c0[1], c[0] * c0[1] - c[1] * c0[0]];
+            let add = [
+                c1,
+                c1 * c[0],
+                c1 * c[1],
+                c1 * (c[0] * c[0] + c[1] * c[1]),
+                c0[0],
+                c0[1],
+                c[0] * c0[1] - c[1] * c0[0],
+            ];
             s.iter_mut().zip(add).for_each(|(a, b)| *a += w * b);
         }
         affine_from_sums(&s, patch.f_n)
@@ -217,8 +238,12 @@ impl DistributedCpu {
 
 /// `K = f_N Σ w c1 [[1, 0, −y], [0, 1, x], [−y, x, x²+y²]]`, `k0 = f_N Σ w (c0, ρ × c0)`.
 pub fn affine_from_sums(s: &[f64; 7], f_n: f64) -> AffineWrench {
-    let k = [[s[0], 0.0, -s[2]], [0.0, s[0], s[1]], [-s[2], s[1], s[3]]].map(|r| r.map(|v| v * f_n));
-    AffineWrench { k, k0: [s[4] * f_n, s[5] * f_n, s[6] * f_n] }
+    let k =
+        [[s[0], 0.0, -s[2]], [0.0, s[0], s[1]], [-s[2], s[1], s[3]]].map(|r| r.map(|v| v * f_n));
+    AffineWrench {
+        k,
+        k0: [s[4] * f_n, s[5] * f_n, s[6] * f_n],
+    }
 }
 
 /// A patch of the reduced model: its limit surface and normal force.
@@ -266,7 +291,13 @@ impl ReducedCpu {
 
 /// One reduced-model evaluation (seed 003 §V, eqs. 28–34 with the typos fixed):
 /// `step = None` gives the steady state and leaves `z` alone.
-pub fn reduced_step(p: &LugreParams, rp: &ReducedPatch, z: &mut [f64; 3], t: Twist, step: Option<(f64, Integrator)>) -> Wrench {
+pub fn reduced_step(
+    p: &LugreParams,
+    rp: &ReducedPatch,
+    z: &mut [f64; 3],
+    t: Twist,
+    step: Option<(f64, Integrator)>,
+) -> Wrench {
     let ls = &rp.ls;
     let v = t.at(ls.cop);
     let v3 = [v.vx, v.vy, v.omega];
@@ -274,7 +305,8 @@ pub fn reduced_step(p: &LugreParams, rp: &ReducedPatch, z: &mut [f64; 3], t: Twi
     // A = diag(1, 1, r²) with the skew terms that move the CoR (paper's code).
     let (sx, sy) = if rp.ellipsoid { (0.0, 0.0) } else { ls.skew(v) };
     let av = [v3[0] + sx * v3[2], v3[1] + sy * v3[2], r * r * v3[2]];
-    let vn2 = v3[0] * v3[0] + v3[1] * v3[1] + r * r * v3[2] * v3[2] + (sx * v3[0] + sy * v3[1]) * v3[2];
+    let vn2 =
+        v3[0] * v3[0] + v3[1] * v3[1] + r * r * v3[2] * v3[2] + (sx * v3[0] + sy * v3[1]) * v3[2];
     let vn = vn2.max(0.0).sqrt();
     let s = [1.0, 1.0, r];
     let w: [f64; 3] = if rp.ellipsoid {
@@ -284,8 +316,16 @@ pub fn reduced_step(p: &LugreParams, rp: &ReducedPatch, z: &mut [f64; 3], t: Twi
         [0, 1, 2].map(|d| -s[d] * h[d] * vn)
     };
     let g = p.g(vn);
-    let zs = if vn > 0.0 { w.map(|x| x * g / (p.sigma0 * vn)) } else { [0.0; 3] };
-    let visc = [p.sigma2 * av[0], p.sigma2 * av[1], p.sigma2 * ls.visc * av[2]];
+    let zs = if vn > 0.0 {
+        w.map(|x| x * g / (p.sigma0 * vn))
+    } else {
+        [0.0; 3]
+    };
+    let visc = [
+        p.sigma2 * av[0],
+        p.sigma2 * av[1],
+        p.sigma2 * ls.visc * av[2],
+    ];
     let l: [f64; 3] = match step {
         None => [0, 1, 2].map(|d| p.sigma0 * zs[d] + visc[d]),
         Some((dt, int)) => {
@@ -308,7 +348,9 @@ pub fn reduced_step(p: &LugreParams, rp: &ReducedPatch, z: &mut [f64; 3], t: Twi
                     }
                     dz
                 }
-                Integrator::Implicit => [0, 1, 2].map(|d| ((z0[d] + dt * w[d]) / (1.0 + dt * k) - z0[d]) / dt),
+                Integrator::Implicit => {
+                    [0, 1, 2].map(|d| ((z0[d] + dt * w[d]) / (1.0 + dt * k) - z0[d]) / dt)
+                }
             };
             let zn = [0, 1, 2].map(|d| z0[d] + dt * dz[d]);
             *z = zn;

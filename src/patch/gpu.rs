@@ -125,7 +125,8 @@ impl DistributedGpu {
             weights.extend(s.weights.iter().map(|&w| w as f32));
         }
         let n = patches.len();
-        let uniform = buffers::uniform_from(ctx, "patch params", &GpuParams::new(&params, 1e-3, 0, n));
+        let uniform =
+            buffers::uniform_from(ctx, "patch params", &GpuParams::new(&params, 1e-3, 0, n));
         let descs_b = buffers::storage_from(ctx, "patch descs", &descs);
         let z = buffers::storage_zeroed(ctx, "patch z", 8 * weights.len() as u64)?;
         let weights_b = buffers::storage_from(ctx, "patch weights", &weights);
@@ -162,25 +163,34 @@ impl DistributedGpu {
     pub fn set_twists(&self, ctx: &GpuContext, twists: &[Twist]) {
         assert_eq!(twists.len(), self.count, "one twist per patch");
         let t: Vec<[f32; 4]> = twists.iter().map(twist4).collect();
-        ctx.queue.write_buffer(&self.twists, 0, bytemuck::cast_slice(&t));
+        ctx.queue
+            .write_buffer(&self.twists, 0, bytemuck::cast_slice(&t));
     }
 
     /// Records and submits `steps` steps under the current twists (no readback).
     pub fn run(&self, ctx: &GpuContext, steps: usize, dt: f64, int: Integrator) {
         let p = GpuParams::new(&self.params, dt, int_flag(int), self.count);
-        ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&p));
+        ctx.queue
+            .write_buffer(&self.uniform, 0, bytemuck::bytes_of(&p));
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             for _ in 0..steps {
-                self.step.dispatch_groups(&mut pass, "step", &self.bind, self.count as u32);
+                self.step
+                    .dispatch_groups(&mut pass, "step", &self.bind, self.count as u32);
             }
         }
         ctx.queue.submit([enc.finish()]);
     }
 
     /// One step under `twists`; returns the wrenches.
-    pub fn step(&self, ctx: &GpuContext, twists: &[Twist], dt: f64, int: Integrator) -> Result<Vec<Wrench>, GpuError> {
+    pub fn step(
+        &self,
+        ctx: &GpuContext,
+        twists: &[Twist],
+        dt: f64,
+        int: Integrator,
+    ) -> Result<Vec<Wrench>, GpuError> {
         Ok(self.step_affine(ctx, twists, dt, int)?.0)
     }
 
@@ -200,7 +210,12 @@ impl DistributedGpu {
         let mut a = Vec::with_capacity(self.count);
         for k in 0..self.count {
             let f = raw[3 * k];
-            w.push(Wrench::about_centre(f[0] as f64, f[1] as f64, f[2] as f64, self.cops[k]));
+            w.push(Wrench::about_centre(
+                f[0] as f64,
+                f[1] as f64,
+                f[2] as f64,
+                self.cops[k],
+            ));
             if int == Integrator::Implicit {
                 let (b, c) = (raw[3 * k + 1], raw[3 * k + 2]);
                 let s = [b[0], b[1], b[2], b[3], c[0], c[1], c[2]].map(|x| x as f64);
@@ -218,7 +233,12 @@ impl DistributedGpu {
 
     /// Steady-state wrenches for `(patch, twist)` jobs; `unit_friction` evaluates with
     /// μ_c = μ_s = 1 and σ2 = 0 (the limit surface).
-    pub fn steady(&self, ctx: &GpuContext, jobs: &[(usize, Twist)], unit_friction: bool) -> Result<Vec<Wrench>, GpuError> {
+    pub fn steady(
+        &self,
+        ctx: &GpuContext,
+        jobs: &[(usize, Twist)],
+        unit_friction: bool,
+    ) -> Result<Vec<Wrench>, GpuError> {
         let mut p = self.params;
         if unit_friction {
             p.mu_c = 1.0;
@@ -229,33 +249,56 @@ impl DistributedGpu {
         let uniform = buffers::uniform_from(ctx, "patch steady params", &gp);
         let js: Vec<SteadyJob> = jobs
             .iter()
-            .map(|(k, t)| SteadyJob { twist: twist4(t), patch: *k as u32, _pad: [0; 3] })
+            .map(|(k, t)| SteadyJob {
+                twist: twist4(t),
+                patch: *k as u32,
+                _pad: [0; 3],
+            })
             .collect();
         let jobs_b = buffers::storage_from(ctx, "patch steady jobs", &js);
         let out = buffers::storage_zeroed(ctx, "patch steady out", 16 * jobs.len() as u64)?;
-        let bind = self.steady.bind(ctx, &[&uniform, &self.descs, &self.weights, &jobs_b, &out]);
+        let bind = self
+            .steady
+            .bind(ctx, &[&uniform, &self.descs, &self.weights, &jobs_b, &out]);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
-            self.steady.dispatch_groups(&mut pass, "steady", &bind, jobs.len() as u32);
+            self.steady
+                .dispatch_groups(&mut pass, "steady", &bind, jobs.len() as u32);
         }
         ctx.queue.submit([enc.finish()]);
         let raw: Vec<[f32; 4]> = buffers::read_buffer(ctx, &out, jobs.len())?;
         Ok(raw
             .iter()
             .zip(jobs)
-            .map(|(f, (k, _))| Wrench::about_centre(f[0] as f64, f[1] as f64, f[2] as f64, self.cops[*k]))
+            .map(|(f, (k, _))| {
+                Wrench::about_centre(f[0] as f64, f[1] as f64, f[2] as f64, self.cops[*k])
+            })
             .collect())
     }
 
     /// Every patch's limit surface, each table corner one steady-state job on the GPU.
-    pub fn limit_surfaces(&self, ctx: &GpuContext, n_ls: usize) -> Result<Vec<LimitSurface>, GpuError> {
+    pub fn limit_surfaces(
+        &self,
+        ctx: &GpuContext,
+        n_ls: usize,
+    ) -> Result<Vec<LimitSurface>, GpuError> {
         let mut err = None;
-        let out = limit::build_many(&self.shapes, n_ls, |jobs| match self.steady(ctx, jobs, true) {
-            Ok(w) => w,
-            Err(e) => {
-                err = Some(e);
-                vec![Wrench { fx: 1.0, fy: 0.0, tau: 1.0, tau_cop: 1.0 }; jobs.len()]
+        let out = limit::build_many(&self.shapes, n_ls, |jobs| {
+            match self.steady(ctx, jobs, true) {
+                Ok(w) => w,
+                Err(e) => {
+                    err = Some(e);
+                    vec![
+                        Wrench {
+                            fx: 1.0,
+                            fy: 0.0,
+                            tau: 1.0,
+                            tau_cop: 1.0
+                        };
+                        jobs.len()
+                    ]
+                }
             }
         });
         match err {
@@ -292,7 +335,11 @@ pub struct ReducedGpu {
 }
 
 impl ReducedGpu {
-    pub fn new(ctx: &GpuContext, params: LugreParams, patches: &[ReducedPatch]) -> Result<Self, GpuError> {
+    pub fn new(
+        ctx: &GpuContext,
+        params: LugreParams,
+        patches: &[ReducedPatch],
+    ) -> Result<Self, GpuError> {
         let kernel = Kernel::new(ctx, ShaderSource::by_name("patch_reduced").unwrap())?;
         let mut descs = Vec::with_capacity(patches.len());
         let mut table: Vec<[f32; 4]> = Vec::new();
@@ -309,10 +356,15 @@ impl ReducedGpu {
                 ellipsoid: p.ellipsoid as u32,
                 _pad: [0; 2],
             });
-            table.extend(ls.points.iter().map(|q| [q[0] as f32, q[1] as f32, q[2] as f32, 0.0]));
+            table.extend(
+                ls.points
+                    .iter()
+                    .map(|q| [q[0] as f32, q[1] as f32, q[2] as f32, 0.0]),
+            );
         }
         let n = patches.len();
-        let uniform = buffers::uniform_from(ctx, "reduced params", &GpuParams::new(&params, 1e-3, 0, n));
+        let uniform =
+            buffers::uniform_from(ctx, "reduced params", &GpuParams::new(&params, 1e-3, 0, n));
         let descs_b = buffers::storage_from(ctx, "reduced descs", &descs);
         let table_b = buffers::storage_from(ctx, "reduced table", &table);
         let twists = buffers::storage_zeroed(ctx, "reduced twists", 16 * n as u64)?;
@@ -334,7 +386,8 @@ impl ReducedGpu {
     pub fn set_twists(&self, ctx: &GpuContext, twists: &[Twist]) {
         assert_eq!(twists.len(), self.count, "one twist per patch");
         let t: Vec<[f32; 4]> = twists.iter().map(twist4).collect();
-        ctx.queue.write_buffer(&self.twists, 0, bytemuck::cast_slice(&t));
+        ctx.queue
+            .write_buffer(&self.twists, 0, bytemuck::cast_slice(&t));
     }
 
     /// Records and submits `steps` steps under the current twists (no readback).
@@ -344,12 +397,14 @@ impl ReducedGpu {
 
     fn run_flags(&self, ctx: &GpuContext, steps: usize, dt: f64, flags: u32) {
         let p = GpuParams::new(&self.params, dt, flags, self.count);
-        ctx.queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&p));
+        ctx.queue
+            .write_buffer(&self.uniform, 0, bytemuck::bytes_of(&p));
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             for _ in 0..steps {
-                self.kernel.dispatch(&mut pass, "reduced", &self.bind, self.count as u32);
+                self.kernel
+                    .dispatch(&mut pass, "reduced", &self.bind, self.count as u32);
             }
         }
         ctx.queue.submit([enc.finish()]);
@@ -364,7 +419,13 @@ impl ReducedGpu {
             .collect())
     }
 
-    pub fn step(&self, ctx: &GpuContext, twists: &[Twist], dt: f64, int: Integrator) -> Result<Vec<Wrench>, GpuError> {
+    pub fn step(
+        &self,
+        ctx: &GpuContext,
+        twists: &[Twist],
+        dt: f64,
+        int: Integrator,
+    ) -> Result<Vec<Wrench>, GpuError> {
         self.set_twists(ctx, twists);
         self.run(ctx, 1, dt, int);
         self.read(ctx)

@@ -79,14 +79,18 @@ pub fn build_many(
             })
             .sum::<f64>()
             / (r * r);
-        out.push((f_max, tau_max, LimitSurface {
-            n_ls,
-            r,
-            visc,
-            cop: shape.cop,
-            delta: [0.0; 2],
-            points: Vec::new(),
-        }));
+        out.push((
+            f_max,
+            tau_max,
+            LimitSurface {
+                n_ls,
+                r,
+                visc,
+                cop: shape.cop,
+                delta: [0.0; 2],
+                points: Vec::new(),
+            },
+        ));
     }
     let table = eval(&jobs);
     out.into_iter()
@@ -115,7 +119,10 @@ impl LimitSurface {
         let a1 = (th * 2.0 * n / PI).min(4.0 * n);
         let vt = (v.vx * v.vx + v.vy * v.vy).sqrt();
         let a2 = (vt.atan2(self.r * v.omega.abs()) * 2.0 * n / PI).min(n);
-        let (i1, i2) = ((a1.floor() as usize).min(4 * self.n_ls - 1), (a2.floor() as usize).min(self.n_ls - 1));
+        let (i1, i2) = (
+            (a1.floor() as usize).min(4 * self.n_ls - 1),
+            (a2.floor() as usize).min(self.n_ls - 1),
+        );
         let (d1, d2) = (a1 - i1 as f64, a2 - i2 as f64);
         let np = self.n_ls + 1;
         let at = |a: usize, b: usize| self.points[a * np + b];

@@ -94,7 +94,10 @@ impl LugreParams {
             return Err(format!("mu_s must be >= mu_c (got {})", self.mu_s));
         }
         if !(self.z_ba_ratio > 0.0 && self.z_ba_ratio < 1.0) {
-            return Err(format!("z_ba_ratio must lie in (0, 1) (got {})", self.z_ba_ratio));
+            return Err(format!(
+                "z_ba_ratio must lie in (0, 1) (got {})",
+                self.z_ba_ratio
+            ));
         }
         Ok(())
     }
@@ -125,7 +128,11 @@ impl Twist {
 
     /// The same motion described at the point `p` (velocity of the body point at `p`).
     pub fn at(&self, p: [f64; 2]) -> Twist {
-        Twist::new(self.vx - self.omega * p[1], self.vy + self.omega * p[0], self.omega)
+        Twist::new(
+            self.vx - self.omega * p[1],
+            self.vy + self.omega * p[0],
+            self.omega,
+        )
     }
 }
 

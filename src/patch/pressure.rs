@@ -4,12 +4,21 @@
 /// The outline of a uniformly pressed region, centred on the patch centre.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Outline {
-    Circle { radius: f64 },
-    Rectangle { a: f64, b: f64 },
+    Circle {
+        radius: f64,
+    },
+    Rectangle {
+        a: f64,
+        b: f64,
+    },
     /// A line of length `length` along x (one cell row wide).
-    Line { length: f64 },
+    Line {
+        length: f64,
+    },
     /// Any simple polygon (vertices in order, patch frame).
-    Polygon { vertices: Vec<[f64; 2]> },
+    Polygon {
+        vertices: Vec<[f64; 2]>,
+    },
 }
 
 impl Outline {
@@ -93,7 +102,9 @@ impl PatchShape {
         f_n: f64,
     ) -> Result<PatchShape, String> {
         if nx == 0 || ny == 0 || nx * ny > 1 << 16 {
-            return Err(format!("grid {nx}x{ny}: each side must be >= 1, at most 65536 cells"));
+            return Err(format!(
+                "grid {nx}x{ny}: each side must be >= 1, at most 65536 cells"
+            ));
         }
         let half = match pressure {
             Pressure::Uniform(o) | Pressure::Gradient { outline: o, .. } => o.half_extent(),
@@ -103,7 +114,10 @@ impl PatchShape {
             }
             Pressure::Grid(w) => {
                 if w.len() != nx * ny {
-                    return Err(format!("weight grid has {} values, grid is {nx}x{ny}", w.len()));
+                    return Err(format!(
+                        "weight grid has {} values, grid is {nx}x{ny}",
+                        w.len()
+                    ));
                 }
                 [0.0, 0.0]
             }
@@ -113,7 +127,9 @@ impl PatchShape {
             None => (2.0 * half[0] / nx as f64).max(2.0 * half[1] / ny as f64),
         };
         if !(h.is_finite() && h > 0.0) {
-            return Err(format!("cell size must be finite and > 0 (got {h}); give `cell` for a weight grid"));
+            return Err(format!(
+                "cell size must be finite and > 0 (got {h}); give `cell` for a weight grid"
+            ));
         }
         let weights: Vec<f64> = (0..nx * ny)
             .map(|i| cell_weight(pressure, cell_centre(nx, ny, h, i), h, f_n))
@@ -122,7 +138,12 @@ impl PatchShape {
     }
 
     /// Normalises explicit weights and computes the centre of pressure.
-    pub fn from_weights(nx: usize, ny: usize, h: f64, mut weights: Vec<f64>) -> Result<PatchShape, String> {
+    pub fn from_weights(
+        nx: usize,
+        ny: usize,
+        h: f64,
+        mut weights: Vec<f64>,
+    ) -> Result<PatchShape, String> {
         if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
             return Err("pressure weights must be finite and >= 0".into());
         }
@@ -137,7 +158,13 @@ impl PatchShape {
             cop[0] += w * c[0];
             cop[1] += w * c[1];
         }
-        Ok(PatchShape { nx, ny, h, weights, cop })
+        Ok(PatchShape {
+            nx,
+            ny,
+            h,
+            weights,
+            cop,
+        })
     }
 }
 
@@ -176,7 +203,11 @@ fn cell_weight(p: &Pressure, c: [f64; 2], h: f64, f_n: f64) -> f64 {
     for sy in 0..SUB {
         for sx in 0..SUB {
             let x = c[0] + ((sx as f64 + 0.5) / SUB as f64 - 0.5) * h;
-            let y = if line { 0.0 } else { c[1] + ((sy as f64 + 0.5) / SUB as f64 - 0.5) * h };
+            let y = if line {
+                0.0
+            } else {
+                c[1] + ((sy as f64 + 0.5) / SUB as f64 - 0.5) * h
+            };
             let v = match (p, outline) {
                 (Pressure::XydasKao { c: cc, gamma, k }, _) => {
                     let a = cc * f_n.powf(*gamma);
