@@ -15,26 +15,51 @@ use std::f64::consts::PI;
 use std::path::Path;
 
 fn patch(p: Pressure, f_n: f64) -> Patch {
-    Patch { shape: PatchShape::new(&p, 21, 21, None, f_n).unwrap(), f_n }
+    Patch {
+        shape: PatchShape::new(&p, 21, 21, None, f_n).unwrap(),
+        f_n,
+    }
 }
 
 fn unit() -> LugreParams {
-    LugreParams { mu_c: 1.0, mu_s: 1.0, sigma2: 0.0, ..Default::default() }
+    LugreParams {
+        mu_c: 1.0,
+        mu_s: 1.0,
+        sigma2: 0.0,
+        ..Default::default()
+    }
 }
 
 fn limit_surface(out: &Path) {
     let l = 0.04;
     let cases = [
-        ("circle", Pressure::Uniform(Outline::Circle { radius: l / 2.0 })),
-        ("square", Pressure::Uniform(Outline::Rectangle { a: l, b: l })),
+        (
+            "circle",
+            Pressure::Uniform(Outline::Circle { radius: l / 2.0 }),
+        ),
+        (
+            "square",
+            Pressure::Uniform(Outline::Rectangle { a: l, b: l }),
+        ),
         ("line", Pressure::Uniform(Outline::Line { length: l })),
-        ("line, gradient", Pressure::Gradient { outline: Outline::Line { length: l }, g: [-1.9 / l, 0.0] }),
+        (
+            "line, gradient",
+            Pressure::Gradient {
+                outline: Outline::Line { length: l },
+                g: [-1.9 / l, 0.0],
+            },
+        ),
     ];
     let mut series = Vec::new();
     for (name, pr) in cases {
         let p = patch(pr, 1.0);
         let cop = p.shape.cop;
-        let ls = build_many(std::slice::from_ref(&p.shape), 2, |j| j.iter().map(|(_, t)| cpu::steady(&unit(), &p, *t)).collect()).remove(0);
+        let ls = build_many(std::slice::from_ref(&p.shape), 2, |j| {
+            j.iter()
+                .map(|(_, t)| cpu::steady(&unit(), &p, *t))
+                .collect()
+        })
+        .remove(0);
         // Twists (v_y, ω) about the CoP on a half circle: the (f_y, τ) slice of the surface.
         let pts = (0..=180)
             .map(|i| {
@@ -67,12 +92,30 @@ fn wrench_history(out: &Path) {
     let p = patch(Pressure::Uniform(Outline::Circle { radius: 0.01 }), 1.0);
     let dist = DistributedGpu::new(&ctx, params, std::slice::from_ref(&p)).unwrap();
     let ls = dist.limit_surfaces(&ctx, 20).unwrap().remove(0);
-    let red = ReducedGpu::new(&ctx, params, &[ReducedPatch { ls, f_n: 1.0, ellipsoid: false }]).unwrap();
+    let red = ReducedGpu::new(
+        &ctx,
+        params,
+        &[ReducedPatch {
+            ls,
+            f_n: 1.0,
+            ellipsoid: false,
+        }],
+    )
+    .unwrap();
     let dt = 1e-4;
-    let (mut fd, mut fr, mut td, mut tr) = (vec![Vec::new(); 2], vec![Vec::new(); 2], Vec::new(), Vec::new());
+    let (mut fd, mut fr, mut td, mut tr) = (
+        vec![Vec::new(); 2],
+        vec![Vec::new(); 2],
+        Vec::new(),
+        Vec::new(),
+    );
     for s in 0..5000 {
         let t = s as f64 * dt;
-        let tw = Twist::new(0.01 * (2.0 * PI * t).sin(), 0.005 * (2.0 * PI * 1.5 * t).sin(), 1.2 * (2.0 * PI * 0.8 * t).sin());
+        let tw = Twist::new(
+            0.01 * (2.0 * PI * t).sin(),
+            0.005 * (2.0 * PI * 1.5 * t).sin(),
+            1.2 * (2.0 * PI * 0.8 * t).sin(),
+        );
         let a = dist.step(&ctx, &[tw], dt, Integrator::Implicit).unwrap()[0];
         let b = red.step(&ctx, &[tw], dt, Integrator::Implicit).unwrap()[0];
         if s % 10 == 0 {
@@ -112,8 +155,21 @@ fn drift(out: &Path) {
     for ep in [false, true] {
         let (m, rr, f_n) = (1.0, 0.05, 9.81);
         let inertia = 0.5 * m * rr * rr;
-        let params = LugreParams { elasto_plastic: ep, ..Default::default() };
-        let p = Patch { shape: PatchShape::new(&Pressure::Uniform(Outline::Circle { radius: rr }), 15, 15, None, f_n).unwrap(), f_n };
+        let params = LugreParams {
+            elasto_plastic: ep,
+            ..Default::default()
+        };
+        let p = Patch {
+            shape: PatchShape::new(
+                &Pressure::Uniform(Outline::Circle { radius: rr }),
+                15,
+                15,
+                None,
+                f_n,
+            )
+            .unwrap(),
+            f_n,
+        };
         let mut model = DistributedCpu::new(params, vec![p]);
         let dt = 2e-4;
         let mut v = Twist::default();

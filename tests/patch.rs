@@ -578,7 +578,7 @@ fn implicit_is_stable_at_a_millisecond() {
                 "implicit did not settle: {last:?} vs {want:?}"
             ),
             Integrator::Explicit => assert!(
-                !(err < 0.1 * pa.f_n),
+                err.is_nan() || err >= 0.1 * pa.f_n,
                 "explicit Euler at 1e-3 should fail, got {last:?}"
             ),
         }

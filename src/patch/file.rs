@@ -376,7 +376,7 @@ pub fn parse_str(text: &str, file: &Path) -> Result<PatchFile, SceneError> {
     let mut keys = Vec::new();
     for (i, k) in keys_raw.get_ref().iter().enumerate() {
         let t = *k.t.get_ref();
-        if !(t >= 0.0) || keys.last().is_some_and(|(lt, _): &(f64, Twist)| t <= *lt) {
+        if t < 0.0 || keys.last().is_some_and(|(lt, _): &(f64, Twist)| t <= *lt) {
             return Err(cx.err(
                 Some(k.t.span()),
                 &format!("twist[{i}].t"),
