@@ -66,7 +66,7 @@ fn steady(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
         }
         a += w * vec4<f32>(l, r.x * l.y - r.y * l.x, 0.0);
     }
-    reduce3(lid, a, vec4<f32>(0.0), vec4<f32>(0.0));
+    reduce1(lid, a);
     if lid == 0u {
         out[j] = -d.f_n * red_a[0];
     }

@@ -63,10 +63,16 @@ fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         a += w * vec4<f32>(l, r.x * l.y - r.y * l.x, 0.0);
     }
-    reduce3(lid, a, b, c);
+    if implicit {
+        reduce3(lid, a, b, c);
+        if lid == 0u {
+            out[3u * k + 1u] = red_b[0];
+            out[3u * k + 2u] = red_c[0];
+        }
+    } else {
+        reduce1(lid, a);
+    }
     if lid == 0u {
         out[3u * k] = -d.f_n * red_a[0];
-        out[3u * k + 1u] = red_b[0];
-        out[3u * k + 2u] = red_c[0];
     }
 }

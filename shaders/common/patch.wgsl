@@ -90,6 +90,18 @@ fn reduce3(lid: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) {
     }
 }
 
+// The same over one vec4 (the wrench alone).
+fn reduce1(lid: u32, a: vec4<f32>) {
+    red_a[lid] = a;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s >> 1u) {
+        if lid < s {
+            red_a[lid] += red_a[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
 fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.x + wid.y * nwg.x;
 }

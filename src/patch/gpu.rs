@@ -125,6 +125,7 @@ impl DistributedGpu {
             weights.extend(s.weights.iter().map(|&w| w as f32));
         }
         let n = patches.len();
+        fits(ctx, "patch weights", 4 * weights.len() as u64)?;
         let uniform =
             buffers::uniform_from(ctx, "patch params", &GpuParams::new(&params, 1e-3, 0, n));
         let descs_b = buffers::storage_from(ctx, "patch descs", &descs);
@@ -343,8 +344,20 @@ impl ReducedGpu {
         let kernel = Kernel::new(ctx, ShaderSource::by_name("patch_reduced").unwrap())?;
         let mut descs = Vec::with_capacity(patches.len());
         let mut table: Vec<[f32; 4]> = Vec::new();
+        // Patches with the same surface share one table.
+        let mut seen: std::collections::HashMap<Vec<u64>, u32> = std::collections::HashMap::new();
         for p in patches {
             let ls = &p.ls;
+            let key: Vec<u64> = ls.points.iter().flatten().map(|x| x.to_bits()).collect();
+            let offset = *seen.entry(key).or_insert_with(|| {
+                let o = table.len() as u32;
+                table.extend(
+                    ls.points
+                        .iter()
+                        .map(|q| [q[0] as f32, q[1] as f32, q[2] as f32, 0.0]),
+                );
+                o
+            });
             descs.push(ReducedDesc {
                 r: ls.r as f32,
                 visc: ls.visc as f32,
@@ -352,17 +365,14 @@ impl ReducedGpu {
                 delta: ls.delta.map(|x| x as f32),
                 f_n: p.f_n as f32,
                 n_ls: ls.n_ls as u32,
-                offset: table.len() as u32,
+                offset,
                 ellipsoid: p.ellipsoid as u32,
                 _pad: [0; 2],
             });
-            table.extend(
-                ls.points
-                    .iter()
-                    .map(|q| [q[0] as f32, q[1] as f32, q[2] as f32, 0.0]),
-            );
         }
         let n = patches.len();
+        fits(ctx, "reduced table", 16 * table.len() as u64)?;
+        fits(ctx, "reduced descs", 48 * n as u64)?;
         let uniform =
             buffers::uniform_from(ctx, "reduced params", &GpuParams::new(&params, 1e-3, 0, n));
         let descs_b = buffers::storage_from(ctx, "reduced descs", &descs);
@@ -437,4 +447,16 @@ impl ReducedGpu {
         self.run_flags(ctx, 1, 1e-3, FLAG_STEADY);
         self.read(ctx)
     }
+}
+
+/// An error instead of a wgpu validation panic when a buffer exceeds the binding limit.
+fn fits(ctx: &GpuContext, what: &str, bytes: u64) -> Result<(), GpuError> {
+    if bytes > ctx.max_binding() {
+        return Err(GpuError::TooLarge {
+            what: what.into(),
+            needed: bytes,
+            limit: ctx.max_binding(),
+        });
+    }
+    Ok(())
 }
