@@ -10,6 +10,7 @@ pub mod collide;
 pub mod gpu;
 pub mod io;
 pub mod measure;
+pub mod patch;
 pub mod plot;
 pub mod reference;
 pub mod render;

@@ -59,6 +59,17 @@ enum Command {
     /// Draw a run's frames to PNG (headless, any adapter): one frame, or all with an
     /// animated PNG, a contact sheet and an MP4 (when ffmpeg is on the PATH).
     Render(RenderArgs),
+    /// Evaluate a planar LuGre contact patch (seed 003) under a twist history; writes
+    /// wrench.csv and wrench.png into --out.
+    Patch {
+        /// Patch description (TOML; see `bristlecone::patch::file`).
+        file: PathBuf,
+        /// Output directory.
+        #[arg(long, default_value = "patch_out")]
+        out: PathBuf,
+        #[arg(long, default_value = "auto")]
+        backend: BackendChoice,
+    },
 }
 
 /// A progress bar on a terminal; plain log lines (every 10 %) otherwise.
@@ -153,6 +164,7 @@ fn main() -> ExitCode {
         Command::Plot { run_dir } => cmd_plot(run_dir),
         Command::Bench(args) => cmd_bench(args),
         Command::Render(args) => cmd_render(args),
+        Command::Patch { file, out, backend } => cmd_patch(file, out, backend),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -506,6 +518,13 @@ fn cmd_render(a: RenderArgs) -> Result<(), String> {
     }
     for p in r.written {
         println!("{}", p.display());
+fn cmd_patch(file: PathBuf, out: PathBuf, backend: BackendChoice) -> Result<(), String> {
+    use bristlecone::patch::file;
+    let pf = file::load(&file).map_err(|e| e.to_string())?;
+    let ctx = if pf.gpu { Some(open(backend)?) } else { None };
+    let hist = pf.run(ctx.as_deref())?;
+    for p in file::write_outputs(&out, &hist, pf.patch.shape.cop)? {
+        println!("wrote {}", p.display());
     }
     Ok(())
 }

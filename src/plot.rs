@@ -533,3 +533,35 @@ pub fn encode_png(rgb: &[u8], width: u32, height: u32) -> Vec<u8> {
     w.finish().expect("in-memory PNG end");
     out
 }
+
+/// One panel of [`plot_lines`]: title, x label, y label and labelled polylines.
+pub struct LinePanel {
+    pub title: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// Draws stacked line panels into one PNG at `path` (used by `bristlecone patch` and the
+/// patch figures). Panels with nothing to draw are dropped; `Ok(false)` if none is left.
+pub fn plot_lines(path: &Path, panels: Vec<LinePanel>) -> Result<bool, PlotError> {
+    ensure_font()?;
+    let panels: Vec<Panel> = panels
+        .into_iter()
+        .filter_map(|lp| {
+            let series = lp
+                .series
+                .into_iter()
+                .map(|(label, points)| Series { label, points })
+                .collect();
+            let mut p = Panel::new(&lp.title, &lp.y_label, YScale::Linear, series);
+            p.x_label = lp.x_label;
+            p.finish()
+        })
+        .collect();
+    if panels.is_empty() {
+        return Ok(false);
+    }
+    render(path, &panels)?;
+    Ok(true)
+}

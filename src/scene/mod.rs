@@ -33,7 +33,7 @@ mod generate;
 mod mesh;
 mod num;
 mod raw;
-mod span;
+pub(crate) mod span;
 
 pub use num::Num;
 

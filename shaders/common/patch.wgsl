@@ -1,0 +1,107 @@
+// Planar LuGre patches (seed 003): shared structs and per-cell maths. CPU twin:
+// src/patch/cpu.rs (f64).
+
+struct PatchParams {
+    mu_c: f32,
+    mu_s: f32,
+    v_s: f32,
+    gamma: f32,
+    sigma0: f32,
+    sigma1: f32,
+    sigma2: f32,
+    z_ba_ratio: f32,
+    dt: f32,
+    // bit 0 elasto-plastic, bit 1 stability clamp, bit 2 implicit, bit 3 steady state
+    flags: u32,
+    count: u32,
+    _pad: u32,
+}
+
+const FLAG_EP: u32 = 1u;
+const FLAG_STABILITY: u32 = 2u;
+const FLAG_IMPLICIT: u32 = 4u;
+const FLAG_STEADY: u32 = 8u;
+
+// One patch of the distributed model: cells `offset .. offset + nx*ny` of the cell arrays.
+struct PatchDesc {
+    nx: u32,
+    ny: u32,
+    offset: u32,
+    _pad: u32,
+    h: f32,
+    f_n: f32,
+    cop_x: f32,
+    cop_y: f32,
+}
+
+fn stribeck(p: PatchParams, v: f32) -> f32 {
+    return p.mu_c + (p.mu_s - p.mu_c) * exp(-pow(abs(v / p.v_s), p.gamma));
+}
+
+// Elasto-plastic factor (seed 003 eqs. 16-18), any dimension via the norms and the cosine.
+fn beta_ep(zn: f32, z_max: f32, cosine: f32, ratio: f32) -> f32 {
+    let z_ba = ratio * z_max;
+    var b = 1.0;
+    if zn <= z_ba {
+        b = 0.0;
+    } else if zn < z_max {
+        b = 0.5 * sin(3.14159265358979 * (zn - 0.5 * (z_max + z_ba)) / (z_max - z_ba)) + 0.5;
+    }
+    return b * (cosine + 1.0) * 0.5;
+}
+
+fn cell_centre(d: PatchDesc, i: u32) -> vec2<f32> {
+    let ix = f32(i % d.nx);
+    let iy = f32(i / d.nx);
+    return vec2<f32>((ix + 0.5 - 0.5 * f32(d.nx)) * d.h, (iy + 0.5 - 0.5 * f32(d.ny)) * d.h);
+}
+
+// Velocity of the body point at c for the twist t = (v_x, v_y, omega).
+fn cell_velocity(t: vec3<f32>, c: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>(t.x - t.z * c.y, t.y + t.z * c.x);
+}
+
+// Steady-state deflection g(|v|) v / (sigma0 |v|), 0 at rest.
+fn z_steady(p: PatchParams, v: vec2<f32>) -> vec2<f32> {
+    let vn = length(v);
+    if vn == 0.0 {
+        return vec2<f32>(0.0);
+    }
+    return v * (stribeck(p, vn) / (p.sigma0 * vn));
+}
+
+// Fixed-order tree reduction of three vec4 per invocation over a 256-wide workgroup.
+var<workgroup> red_a: array<vec4<f32>, 256>;
+var<workgroup> red_b: array<vec4<f32>, 256>;
+var<workgroup> red_c: array<vec4<f32>, 256>;
+
+fn reduce3(lid: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) {
+    red_a[lid] = a;
+    red_b[lid] = b;
+    red_c[lid] = c;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s >> 1u) {
+        if lid < s {
+            red_a[lid] += red_a[lid + s];
+            red_b[lid] += red_b[lid + s];
+            red_c[lid] += red_c[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
+// The same over one vec4 (the wrench alone).
+fn reduce1(lid: u32, a: vec4<f32>) {
+    red_a[lid] = a;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s >> 1u) {
+        if lid < s {
+            red_a[lid] += red_a[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
+fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return wid.x + wid.y * nwg.x;
+}

@@ -1,0 +1,78 @@
+// Distributed planar LuGre, one time step: one workgroup per patch, its invocations
+// stride over the cells (441 cells of a 21x21 grid: two each), a tree reduction of the
+// wrench and, for the implicit step, of the affine block (DESIGN §3).
+// out[3k]   = (f_x, f_y, tau about the patch centre, 0)
+// out[3k+1] = (S0, Sx, Sy, Srr) = sums of w c1 (1, x, y, x^2+y^2)      (implicit only)
+// out[3k+2] = (sums of w c0_x, w c0_y, w (x c0_y - y c0_x), 0)          (implicit only)
+
+@group(0) @binding(0) var<uniform> params: PatchParams;
+@group(0) @binding(1) var<storage, read> descs: array<PatchDesc>;
+@group(0) @binding(2) var<storage, read> weights: array<f32>;
+@group(0) @binding(3) var<storage, read> twists: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> z: array<vec2<f32>>;
+@group(0) @binding(5) var<storage, read_write> out: array<vec4<f32>>;
+
+@compute @workgroup_size(256)
+fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let k = group_index(wid, nwg);
+    if k >= params.count {
+        return;
+    }
+    let d = descs[k];
+    let t = twists[k].xyz;
+    let p = params;
+    let implicit = (p.flags & FLAG_IMPLICIT) != 0u;
+    var a = vec4<f32>(0.0);
+    var b = vec4<f32>(0.0);
+    var c = vec4<f32>(0.0);
+    let n = d.nx * d.ny;
+    for (var i = lid; i < n; i += 256u) {
+        let w = weights[d.offset + i];
+        if w == 0.0 {
+            continue;
+        }
+        let r = cell_centre(d, i);
+        let v = cell_velocity(t, r);
+        let z0 = z[d.offset + i];
+        let vn = length(v);
+        let zs = z_steady(p, v);
+        var kap = p.sigma0 * vn / stribeck(p, vn);
+        if (p.flags & FLAG_EP) != 0u {
+            let zn = length(z0);
+            let cosine = dot(z0 / (zn + 1e-10), v / (vn + 1e-10));
+            kap *= beta_ep(zn, length(zs), cosine, p.z_ba_ratio);
+        }
+        var l: vec2<f32>;
+        if implicit {
+            let aa = 1.0 / (1.0 + p.dt * kap);
+            let s = p.sigma0 + p.sigma1 / p.dt;
+            let c1 = s * aa * p.dt + p.sigma2;
+            let c0 = s * aa * z0 - p.sigma1 * z0 / p.dt;
+            l = c0 + c1 * v;
+            z[d.offset + i] = aa * (z0 + p.dt * v);
+            b += w * c1 * vec4<f32>(1.0, r.x, r.y, dot(r, r));
+            c += w * vec4<f32>(c0, r.x * c0.y - r.y * c0.x, 0.0);
+        } else {
+            var dz = v - kap * z0;
+            if (p.flags & FLAG_STABILITY) != 0u {
+                dz = min(abs(dz), abs((zs - z0) / p.dt)) * sign(dz);
+            }
+            l = p.sigma0 * z0 + p.sigma1 * dz + p.sigma2 * v;
+            z[d.offset + i] = z0 + p.dt * dz;
+        }
+        a += w * vec4<f32>(l, r.x * l.y - r.y * l.x, 0.0);
+    }
+    if implicit {
+        reduce3(lid, a, b, c);
+        if lid == 0u {
+            out[3u * k + 1u] = red_b[0];
+            out[3u * k + 2u] = red_c[0];
+        }
+    } else {
+        reduce1(lid, a);
+    }
+    if lid == 0u {
+        out[3u * k] = -d.f_n * red_a[0];
+    }
+}
