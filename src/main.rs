@@ -518,6 +518,10 @@ fn cmd_render(a: RenderArgs) -> Result<(), String> {
     }
     for p in r.written {
         println!("{}", p.display());
+    }
+    Ok(())
+}
+
 fn cmd_patch(file: PathBuf, out: PathBuf, backend: BackendChoice) -> Result<(), String> {
     use bristlecone::patch::file;
     let pf = file::load(&file).map_err(|e| e.to_string())?;
