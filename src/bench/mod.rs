@@ -505,7 +505,13 @@ mod tests {
             assert!(r.steps_per_s > 0.0 && r.steps_per_s.is_finite());
             assert!(r.stage_s.iter().all(|t| t.is_finite() && *t >= 0.0));
             assert!(r.stage_s[2] > 0.0, "the solve stage took no time");
-            assert!(r.iterations_mean >= 1.0);
+            // A warm-started pile at rest may meet the per-row tolerance with no sweep.
+            let cap = bench_solver().max_iterations as f64;
+            assert!(
+                (0.0..=cap).contains(&r.iterations_mean),
+                "{} sweeps per step",
+                r.iterations_mean
+            );
             assert!(r.bytes_per_contact >= 72.0 + 160.0);
             assert!(r.bytes_per_body >= 128.0);
             assert_eq!(r.timing, if ctx.timestamps { "timestamps" } else { "wall" });
