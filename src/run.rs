@@ -643,6 +643,7 @@ pub fn run_scene_scaled(
     })?;
     let state = setup::build_bodies(&scene);
     let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
+    sim.set_lemke(setup::lemke_settings(&scene));
     let total = opts.steps.unwrap_or(scene.sim.steps);
     let stats_path = dir.join("stats.csv");
     let pvd_path = dir.join("particles.pvd");

@@ -46,6 +46,9 @@ pub(crate) struct RawSolver {
     pub recovery_speed: O<f64>,
     pub warm_start: O<bool>,
     pub envelope: O<f64>,
+    pub lcp_friction: O<String>,
+    pub friction_directions: O<i64>,
+    pub max_pivots: O<i64>,
 }
 
 #[derive(Deserialize)]

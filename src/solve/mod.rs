@@ -22,6 +22,9 @@
 //! rejected APGD backtracking trial (L ← 2L) counts as an iteration too, so iteration counts of
 //! Jacobi and APGD compare like for like in work.
 
+pub mod lcp;
+pub mod lemke;
+
 use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource, WORKGROUP_SIZE};

@@ -8,6 +8,7 @@
 //! contact is never dropped.
 
 pub mod integrate;
+mod lemke;
 pub mod stats;
 
 use crate::bodies::{BodyState, GpuBodies};
@@ -241,6 +242,8 @@ pub struct Simulation {
     timer: Option<StageTimer>,
     /// How many times a batch was redone after a contact-buffer overflow.
     pub regrowths: u32,
+    /// The exact LCP solver in place of the GPU solver ([`Simulation::set_lemke`]).
+    lemke: Option<lemke::LemkeStage>,
 }
 
 impl Simulation {
@@ -270,6 +273,7 @@ impl Simulation {
             step_index: 0,
             timer: None,
             regrowths: 0,
+            lemke: None,
         })
     }
 
@@ -400,6 +404,9 @@ impl Simulation {
     pub fn advance(&mut self, n: u32, stats_every: u64) -> Result<Vec<StepRecord>, GpuError> {
         if n == 0 {
             return Ok(Vec::new());
+        }
+        if self.lemke.is_some() {
+            return self.advance_lemke(n, stats_every);
         }
         let every = stats_every.max(1);
         let first = self.step_index;
