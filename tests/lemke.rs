@@ -328,3 +328,226 @@ fn step_lcp_failure_names_the_contacts() {
     assert_eq!(e.contacts, vec![(0, 0, 1)]);
     assert!(e.to_string().contains("contacts involved: #0 (bodies 0–1)"), "{e}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Small 3-D contact sets against the interior-point oracle and the GPU solvers.
+
+const DTF: f32 = 1e-3;
+
+struct Problem {
+    state: BodyState,
+    contacts: Vec<Contact>,
+}
+
+fn plane_init() -> BodyInit {
+    BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0)
+}
+
+/// One sphere on the plane with free velocity `v` (gravity step included) and spin `w`.
+fn sphere_on_plane(v: [f32; 3], w: [f32; 3]) -> Problem {
+    let r = 0.05;
+    let mut s = BodyInit::sphere([0.0, 0.0, r], r, 2500.0);
+    s.velocity = [v[0], v[1], v[2] - 9.81 * DTF];
+    s.angular_velocity = w;
+    let c = contact([0, 1, 0], [0.0, 0.0, 1.0], 0.0, [0.0; 3], [0.0, 0.0, -r], 0.5);
+    Problem {
+        state: BodyState::from_inits(&[plane_init(), s]),
+        contacts: vec![c],
+    }
+}
+
+/// Two spheres on the plane, slightly apart, and a third resting on both, in the x–z plane
+/// (contact normals in that plane, so their u tangent is too: a planar problem).
+fn pyramid3(top_vx: f32) -> Problem {
+    let (r, s) = (0.05f32, 0.002f32);
+    let x = r + s;
+    let h = ((2.0 * r) * (2.0 * r) - x * x).sqrt();
+    let mut inits = vec![plane_init()];
+    for (px, pz) in [(-x, r), (x, r), (0.0, r + h)] {
+        let mut b = BodyInit::sphere([px, 0.0, pz], r, 2500.0);
+        b.velocity = [0.0, 0.0, -9.81 * DTF];
+        inits.push(b);
+    }
+    inits[3].velocity[0] = top_vx;
+    let mut contacts = vec![
+        contact([0, 1, 0], [0.0, 0.0, 1.0], 0.0, [-x, 0.0, 0.0], [0.0, 0.0, -r], 0.3),
+        contact([0, 2, 0], [0.0, 0.0, 1.0], 0.0, [x, 0.0, 0.0], [0.0, 0.0, -r], 0.3),
+    ];
+    for (a, sx) in [(1u32, -x), (2, x)] {
+        let n = DVec3::new(-sx as f64, 0.0, h as f64).normalize();
+        let f = |v: DVec3| [v.x as f32, v.y as f32, v.z as f32];
+        contacts.push(contact([a, 3, 0], f(n), 0.0, f(n * r as f64), f(-n * r as f64), 0.3));
+    }
+    Problem {
+        state: BodyState::from_inits(&inits),
+        contacts,
+    }
+}
+
+/// A box (half extents 0.1 × 0.05 × 0.03, 2 kg) on four corner contacts: N is singular
+/// (four normal rows for three constrained motions), the impulses are not unique but v⁺ is.
+fn box_on_four(v: [f32; 3], w: [f32; 3]) -> Problem {
+    let (hx, hy, hz, m) = (0.1f32, 0.05f32, 0.03f32, 2.0f32);
+    let mut b = BodyInit::sphere([0.0, 0.0, hz], 0.12, 2500.0);
+    b.inv_mass = 1.0 / m;
+    let i = |a: f32, c: f32| m * (a * a + c * c) * 4.0 / 12.0;
+    b.inv_inertia = [1.0 / i(hy, hz), 1.0 / i(hx, hz), 1.0 / i(hx, hy)];
+    b.velocity = [v[0], v[1], v[2] - 9.81 * DTF];
+    b.angular_velocity = w;
+    let contacts = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
+        .iter()
+        .enumerate()
+        .map(|(k, (sx, sy))| {
+            let (x, y) = (sx * hx, sy * hy);
+            contact([0, 1, k as u32], [0.0, 0.0, 1.0], 0.0, [x, y, 0.0], [x, y, -hz], 0.4)
+        })
+        .collect();
+    Problem {
+        state: BodyState::from_inits(&[plane_init(), b]),
+        contacts,
+    }
+}
+
+/// v⁺ (stacked linear, angular per body) from Lemke's solution of the relaxed pyramid.
+fn lemke_velocities(pb: &Problem, directions: u32) -> Vec<f64> {
+    let bodies = to_f64(&pb.state);
+    let s = LcpSettings {
+        friction: LcpFriction::Pyramid { directions },
+        relaxed: true,
+        recovery_speed: 0.5,
+        ..Default::default()
+    };
+    let lcp = StepLcp::new(&bodies, &pb.contacts, DTF as f64, &s);
+    let sol = lcp.solve(None, &pb.contacts).unwrap();
+    assert!(sol.lemke.residual() < 1e-10, "{}", sol.lemke.residual());
+    stack(apply_impulses(&bodies, &pb.contacts, &sol.gamma))
+}
+
+fn stack(v: Vec<(DVec3, DVec3)>) -> Vec<f64> {
+    v.iter()
+        .flat_map(|(l, a)| [l.x, l.y, l.z, a.x, a.y, a.z])
+        .collect()
+}
+
+fn oracle_velocities(pb: &Problem) -> Vec<f64> {
+    let bodies = to_f64(&pb.state);
+    let ccp = oracle::DenseCcp::new(&bodies, &pb.contacts, DTF as f64, 0.5);
+    let sol = oracle::solve(&ccp, 1e-12);
+    let g = DVector::from_iterator(
+        3 * pb.contacts.len(),
+        sol.gamma.iter().flat_map(|g| g.iter().copied()),
+    );
+    stack(ccp.velocities(&bodies, &g))
+}
+
+fn gpu_velocities(ctx: &GpuContext, pb: &Problem, kind: SolverKind, sweeps: u32) -> Vec<f64> {
+    let settings = SolverSettings {
+        kind,
+        max_iterations: sweeps,
+        tolerance: 1e-9,
+        omega: 0.6,
+        recovery_speed: 0.5,
+        warm_start: false,
+    };
+    let bodies = bristlecone::bodies::GpuBodies::upload(ctx, &pb.state).unwrap();
+    let solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, &settings, DTF).unwrap();
+    let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
+    let n = pb.contacts.len() as u32;
+    let contacts = buffers::storage_from(ctx, "contacts", &pb.contacts);
+    let counts = buffers::storage_from(ctx, "counts", &counts_words(n));
+    let offsets = buffers::storage_from(ctx, "offsets", &off);
+    let entries = buffers::storage_from(ctx, "entries", &ent);
+    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    let inputs = SolveInputs {
+        contacts: &contacts,
+        counts: &counts,
+        body_offsets: &offsets,
+        body_entries: &entries,
+        step_stats: &stats,
+    };
+    solve.record(ctx, &mut enc, inputs);
+    ctx.queue.submit([enc.finish()]);
+    let s = bodies.download_kinematics(ctx).unwrap();
+    let v3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
+    stack((0..s.len()).map(|i| (v3(s.vel[i]), v3(s.omega[i]))).collect())
+}
+
+/// max |a − b| over the linear velocities and the angular ones times the body's radius
+/// (so both are in m/s), relative to the largest free speed.
+fn velocity_error(pb: &Problem, a: &[f64], b: &[f64]) -> f64 {
+    let mut scale: f64 = 9.81 * DTF as f64;
+    for i in 0..pb.state.len() {
+        for k in 0..3 {
+            scale = scale.max((pb.state.vel[i][k] as f64).abs());
+        }
+    }
+    let mut e: f64 = 0.0;
+    for i in 0..pb.state.len() {
+        let r = pb.state.pos[i][3] as f64;
+        for k in 0..3 {
+            e = e.max((a[6 * i + k] - b[6 * i + k]).abs());
+            e = e.max(r * (a[6 * i + 3 + k] - b[6 * i + 3 + k]).abs());
+        }
+    }
+    e / scale
+}
+
+fn planar_problems() -> Vec<(&'static str, Problem)> {
+    vec![
+        ("sphere sliding on a plane", sphere_on_plane([0.4, 0.0, 0.0], [0.0, 3.0, 0.0])),
+        ("3-sphere pyramid", pyramid3(0.05)),
+        ("box on four contacts", box_on_four([0.3, 0.0, 0.0], [0.0, 0.5, 0.0])),
+    ]
+}
+
+/// Planar problems: the pyramid with directions ±u, ±w is the cone restricted to the plane of
+/// motion, so Lemke on the relaxed pyramid solves the oracle's QP exactly.
+#[test]
+fn planar_problems_match_the_interior_point_oracle() {
+    for (name, pb) in planar_problems() {
+        let l = lemke_velocities(&pb, 4);
+        let o = oracle_velocities(&pb);
+        let e = velocity_error(&pb, &l, &o);
+        println!("{name}: Lemke vs oracle {e:.2e}");
+        assert!(e < 1e-7, "{name}: {e:e}");
+    }
+}
+
+/// 3-D problems: with k directions the friction impulse of a sliding contact takes a vertex
+/// of the inscribed k-gon, up to π/k off the slip direction, so v⁺ approaches the oracle's
+/// (the cone's) as O(1/k).
+#[test]
+fn spatial_problems_approach_the_oracle_with_many_directions() {
+    let problems = [
+        ("sphere sliding and spinning", sphere_on_plane([0.3, -0.2, 0.0], [1.0, -2.0, 4.0])),
+        ("box sliding and turning", box_on_four([0.3, -0.2, 0.0], [0.3, 0.2, 2.0])),
+    ];
+    for (name, pb) in problems {
+        let o = oracle_velocities(&pb);
+        let e: Vec<f64> = [8, 32, 128]
+            .iter()
+            .map(|&k| {
+                let e = velocity_error(&pb, &lemke_velocities(&pb, k), &o);
+                println!("{name}: Lemke ({k} directions) vs oracle {e:.2e}");
+                assert!(e < 0.5 * std::f64::consts::PI / k as f64, "{name}, {k}: {e:e}");
+                e
+            })
+            .collect();
+        assert!(e[2] < e[0] / 5.0, "{name}: more directions approach the cone");
+    }
+}
+
+/// The GPU solvers (f32, iterative) against Lemke's exact answer on the planar problems.
+#[test]
+fn gpu_solvers_match_lemke_on_planar_problems() {
+    let ctx = shared_context();
+    for (name, pb) in planar_problems() {
+        let l = lemke_velocities(&pb, 4);
+        let a = velocity_error(&pb, &l, &gpu_velocities(&ctx, &pb, SolverKind::Apgd, 400));
+        let j = velocity_error(&pb, &l, &gpu_velocities(&ctx, &pb, SolverKind::Jacobi, 1500));
+        println!("{name}: GPU APGD vs Lemke {a:.2e}, GPU Jacobi vs Lemke {j:.2e}");
+        assert!(a < 1e-6, "{name}: APGD {a:e}");
+        assert!(j < 5e-6, "{name}: Jacobi {j:e}");
+    }
+}

@@ -11,9 +11,11 @@
 //! has no positive entry (ray termination: the algorithm proves nothing about the LCP, and for
 //! the copositive-plus matrices of contact problems this means it has no solution).
 //!
-//! * **Revised form**: the basis inverse `B⁻¹` (n × n) is updated by one elimination per
-//!   pivot and refactorised by LU every [`LemkeOptions::refactor_every`] pivots and at the end,
-//!   so the returned z solves its basis to machine precision.
+//! * **Revised form**: the basis inverse `B⁻¹` (n × n) is updated by one rank-one elimination
+//!   per pivot (O(n²)) and refactorised by LU (O(n³)) every [`LemkeOptions::refactor_every`]
+//!   pivots (default max(64, n), so refactorising costs no more than pivoting); the returned
+//!   basic solution gets two steps of iterative refinement, so z solves its basis to machine
+//!   precision.
 //! * **Lexicographic ratio test**: ties in the minimum ratio are broken by the rows of
 //!   `B⁻¹ B₀` (B₀ the starting basis) divided by the pivot column, the rule under which Lemke's
 //!   algorithm cannot cycle on degenerate problems. If `z₀` is among the tied rows it leaves.
@@ -34,7 +36,7 @@ pub struct LemkeOptions {
     /// Values above `−zero_tol` count as non-negative (feasibility of a warm start, the
     /// initial `q ≥ 0` test), relative to `max(1, ‖q‖∞)`.
     pub zero_tol: f64,
-    /// Refactorise the basis every this many pivots.
+    /// Refactorise the basis every this many pivots (0: max(64, n)).
     pub refactor_every: usize,
 }
 
@@ -44,7 +46,7 @@ impl Default for LemkeOptions {
             max_pivots: 0,
             pivot_tol: 1e-11,
             zero_tol: 1e-12,
-            refactor_every: 64,
+            refactor_every: 0,
         }
     }
 }
@@ -223,9 +225,25 @@ impl Tableau<'_> {
         Some(self.lex_choose(tied, col))
     }
 
+    /// Iterative refinement of x for B x = q: x += B⁻¹ (q − B x), O(n²) each.
+    fn refine(&mut self) {
+        for _ in 0..2 {
+            let mut r = self.q.clone();
+            for (k, &v) in self.basic.iter().enumerate() {
+                let xk = self.x[k];
+                if v < self.n {
+                    r[v] -= xk;
+                } else {
+                    r.axpy(-xk, &self.column(v), 1.0);
+                }
+            }
+            self.x += &self.binv * r;
+        }
+    }
+
     fn solution(&mut self, pivots: usize, warm_started: bool) -> LemkeSolution {
-        // A fresh factorisation of the final basis (z₀ has left).
-        self.refactor();
+        // z₀ has left: refine the basic solution of the final basis.
+        self.refine();
         let n = self.n;
         let mut z = DVector::zeros(n);
         let mut basis = vec![false; n];
@@ -270,6 +288,10 @@ pub fn solve(
         opts.max_pivots
     };
     let zero_tol = opts.zero_tol * q.amax().max(1.0);
+    let refactor_every = match opts.refactor_every {
+        0 => n.max(64),
+        k => k,
+    };
     let mut t = Tableau {
         m,
         q,
@@ -327,7 +349,7 @@ pub fn solve(
         if pivots >= max_pivots {
             return Err(LemkeError::PivotLimit { limit: max_pivots });
         }
-        if pivots % opts.refactor_every.max(1) == 0 {
+        if pivots % refactor_every == 0 {
             t.refactor();
         }
     }
