@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod io;
 pub mod measure;
 pub mod plot;
+pub mod realtime;
 pub mod reference;
 pub mod run;
 pub mod scene;

@@ -167,6 +167,7 @@ pub fn lemke_settings(scene: &Scene) -> Option<crate::solve::lcp::LcpSettings> {
         warm_start: s.warm_start,
         recovery_speed: s.recovery_speed,
         relaxed: false,
+        compliance: s.compliance,
     })
 }
 

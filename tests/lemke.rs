@@ -84,11 +84,19 @@ fn degenerate_examples_solved() {
     let q = DVector::from_row_slice(&[-1.0, -1.0, -2.0]);
     let s = lemke::solve(&m, &q, None, &opts()).unwrap();
     check_lcp(&m, &q, &s.z, 1e-12);
-    assert!((s.z.sum() - 1.0).abs() < 1e-12 || (s.z[2] > 0.0), "z = {}", s.z);
+    assert!(
+        (s.z.sum() - 1.0).abs() < 1e-12 || (s.z[2] > 0.0),
+        "z = {}",
+        s.z
+    );
     // q with zeros: degenerate first bases.
-    let m = DMatrix::from_row_slice(4, 4, &[
-        2.0, 1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, 1.0, 2.0,
-    ]);
+    let m = DMatrix::from_row_slice(
+        4,
+        4,
+        &[
+            2.0, 1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, 1.0, 2.0,
+        ],
+    );
     let q = DVector::from_row_slice(&[0.0, -1.0, 0.0, -1.0]);
     let s = lemke::solve(&m, &q, None, &opts()).unwrap();
     check_lcp(&m, &q, &s.z, 1e-12);
@@ -147,7 +155,10 @@ fn warm_start_from_previous_basis() {
     let cold2 = lemke::solve(&m, &q2, None, &opts()).unwrap();
     let warm2 = lemke::solve(&m, &q2, Some(&cold.basis), &opts()).unwrap();
     check_lcp(&m, &q2, &warm2.z, 1e-9);
-    assert!((&warm2.z - &cold2.z).amax() < 1e-9, "unique solution (M positive definite)");
+    assert!(
+        (&warm2.z - &cold2.z).amax() < 1e-9,
+        "unique solution (M positive definite)"
+    );
     assert!(
         warm2.pivots < cold2.pivots,
         "warm {} cold {}",
@@ -197,7 +208,14 @@ fn contact(ids: [u32; 3], n: [f32; 3], gap: f32, ra: [f32; 3], rb: [f32; 3], mu:
 }
 
 fn floor_contact(gap: f32, mu: f32) -> Contact {
-    contact([0, 1, 0], [0.0, 0.0, 1.0], gap, [0.0; 3], [0.0, 0.0, -0.05], mu)
+    contact(
+        [0, 1, 0],
+        [0.0, 0.0, 1.0],
+        gap,
+        [0.0; 3],
+        [0.0, 0.0, -0.05],
+        mu,
+    )
 }
 
 /// The exact friction models: the pyramid with ±u among its directions, and seed 004's form.
@@ -244,9 +262,20 @@ fn block_slides_to_rest_at_mu_g() {
             let g = step64(&mut bodies, &c, &s);
             let v = bodies[1].vel;
             let expect = (v0 - k as f64 * mu * G * DT).max(0.0);
-            assert!((v.x - expect).abs() < 1e-9, "{s:?} step {k}: {} vs {expect}", v.x);
-            assert!(v.z.abs() < 1e-12 && v.y.abs() < 1e-12, "{s:?} step {k}: {v}");
-            assert!((g[0] - m * G * DT).abs() < 1e-9 * m * G * DT, "γ_n {}", g[0]);
+            assert!(
+                (v.x - expect).abs() < 1e-9,
+                "{s:?} step {k}: {} vs {expect}",
+                v.x
+            );
+            assert!(
+                v.z.abs() < 1e-12 && v.y.abs() < 1e-12,
+                "{s:?} step {k}: {v}"
+            );
+            assert!(
+                (g[0] - m * G * DT).abs() < 1e-9 * m * G * DT,
+                "γ_n {}",
+                g[0]
+            );
             if expect == 0.0 && stopped_at.is_none() {
                 stopped_at = Some(k);
             }
@@ -270,9 +299,20 @@ fn block_sticks_below_the_friction_limit_and_slides_above() {
                 let g = step64(&mut bodies, &c, &s);
                 let expect = (k as f64 * DT * (f - mu * m * G) / m).max(0.0);
                 let vx = bodies[1].vel.x;
-                assert!((vx - expect).abs() < 1e-9, "{s:?} F/μmg = {ratio} step {k}: {vx} vs {expect}");
-                let friction = if ratio < 1.0 { -f * DT } else { -mu * m * G * DT };
-                assert!((g[1] - friction).abs() < 1e-9, "{s:?}: γ_u {} vs {friction}", g[1]);
+                assert!(
+                    (vx - expect).abs() < 1e-9,
+                    "{s:?} F/μmg = {ratio} step {k}: {vx} vs {expect}"
+                );
+                let friction = if ratio < 1.0 {
+                    -f * DT
+                } else {
+                    -mu * m * G * DT
+                };
+                assert!(
+                    (g[1] - friction).abs() < 1e-9,
+                    "{s:?}: γ_u {} vs {friction}",
+                    g[1]
+                );
             }
         }
     }
@@ -293,7 +333,11 @@ fn inelastic_impact_closes_the_gap_in_one_step() {
             let jn = m * (2.0 + G * DT - phi / DT);
             assert!((g[0] - jn).abs() < 1e-9);
             let expect = (vx - mu * jn / m).max(0.0);
-            assert!((v.x - expect).abs() < 1e-9, "{s:?} vx {vx}: {} vs {expect}", v.x);
+            assert!(
+                (v.x - expect).abs() < 1e-9,
+                "{s:?} vx {vx}: {} vs {expect}",
+                v.x
+            );
         }
         // Head-on impact of two bodies without gravity: they move on together.
         let mut a = block64(1.0, DVec3::new(1.0, 0.0, 0.0));
@@ -301,7 +345,14 @@ fn inelastic_impact_closes_the_gap_in_one_step() {
         a.pos = DVec3::ZERO;
         b.pos = DVec3::new(0.1, 0.0, 0.0);
         let mut bodies = [a, b];
-        let c = [contact([0, 1, 0], [1.0, 0.0, 0.0], 0.0, [0.05, 0.0, 0.0], [-0.05, 0.0, 0.0], 0.5)];
+        let c = [contact(
+            [0, 1, 0],
+            [1.0, 0.0, 0.0],
+            0.0,
+            [0.05, 0.0, 0.0],
+            [-0.05, 0.0, 0.0],
+            0.5,
+        )];
         let lcp = StepLcp::new(&bodies, &c, DT, &s);
         let sol = lcp.solve(None, &c).unwrap();
         let v = apply_impulses(&bodies, &c, &sol.gamma);
@@ -326,7 +377,10 @@ fn step_lcp_failure_names_the_contacts() {
     let e = lcp.solve(None, &c).unwrap_err();
     assert!(matches!(e.error, LemkeError::Ray { .. }));
     assert_eq!(e.contacts, vec![(0, 0, 1)]);
-    assert!(e.to_string().contains("contacts involved: #0 (bodies 0–1)"), "{e}");
+    assert!(
+        e.to_string().contains("contacts involved: #0 (bodies 0–1)"),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -349,7 +403,14 @@ fn sphere_on_plane(v: [f32; 3], w: [f32; 3]) -> Problem {
     let mut s = BodyInit::sphere([0.0, 0.0, r], r, 2500.0);
     s.velocity = [v[0], v[1], v[2] - 9.81 * DTF];
     s.angular_velocity = w;
-    let c = contact([0, 1, 0], [0.0, 0.0, 1.0], 0.0, [0.0; 3], [0.0, 0.0, -r], 0.5);
+    let c = contact(
+        [0, 1, 0],
+        [0.0, 0.0, 1.0],
+        0.0,
+        [0.0; 3],
+        [0.0, 0.0, -r],
+        0.5,
+    );
     Problem {
         state: BodyState::from_inits(&[plane_init(), s]),
         contacts: vec![c],
@@ -370,13 +431,34 @@ fn pyramid3(top_vx: f32) -> Problem {
     }
     inits[3].velocity[0] = top_vx;
     let mut contacts = vec![
-        contact([0, 1, 0], [0.0, 0.0, 1.0], 0.0, [-x, 0.0, 0.0], [0.0, 0.0, -r], 0.3),
-        contact([0, 2, 0], [0.0, 0.0, 1.0], 0.0, [x, 0.0, 0.0], [0.0, 0.0, -r], 0.3),
+        contact(
+            [0, 1, 0],
+            [0.0, 0.0, 1.0],
+            0.0,
+            [-x, 0.0, 0.0],
+            [0.0, 0.0, -r],
+            0.3,
+        ),
+        contact(
+            [0, 2, 0],
+            [0.0, 0.0, 1.0],
+            0.0,
+            [x, 0.0, 0.0],
+            [0.0, 0.0, -r],
+            0.3,
+        ),
     ];
     for (a, sx) in [(1u32, -x), (2, x)] {
         let n = DVec3::new(-sx as f64, 0.0, h as f64).normalize();
         let f = |v: DVec3| [v.x as f32, v.y as f32, v.z as f32];
-        contacts.push(contact([a, 3, 0], f(n), 0.0, f(n * r as f64), f(-n * r as f64), 0.3));
+        contacts.push(contact(
+            [a, 3, 0],
+            f(n),
+            0.0,
+            f(n * r as f64),
+            f(-n * r as f64),
+            0.3,
+        ));
     }
     Problem {
         state: BodyState::from_inits(&inits),
@@ -399,7 +481,14 @@ fn box_on_four(v: [f32; 3], w: [f32; 3]) -> Problem {
         .enumerate()
         .map(|(k, (sx, sy))| {
             let (x, y) = (sx * hx, sy * hy);
-            contact([0, 1, k as u32], [0.0, 0.0, 1.0], 0.0, [x, y, 0.0], [x, y, -hz], 0.4)
+            contact(
+                [0, 1, k as u32],
+                [0.0, 0.0, 1.0],
+                0.0,
+                [x, y, 0.0],
+                [x, y, -hz],
+                0.4,
+            )
         })
         .collect();
     Problem {
@@ -470,7 +559,11 @@ fn gpu_velocities(ctx: &GpuContext, pb: &Problem, kind: SolverKind, sweeps: u32)
     ctx.queue.submit([enc.finish()]);
     let s = bodies.download_kinematics(ctx).unwrap();
     let v3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
-    stack((0..s.len()).map(|i| (v3(s.vel[i]), v3(s.omega[i]))).collect())
+    stack(
+        (0..s.len())
+            .map(|i| (v3(s.vel[i]), v3(s.omega[i])))
+            .collect(),
+    )
 }
 
 /// max |a − b| over the linear velocities and the angular ones times the body's radius
@@ -495,9 +588,15 @@ fn velocity_error(pb: &Problem, a: &[f64], b: &[f64]) -> f64 {
 
 fn planar_problems() -> Vec<(&'static str, Problem)> {
     vec![
-        ("sphere sliding on a plane", sphere_on_plane([0.4, 0.0, 0.0], [0.0, 3.0, 0.0])),
+        (
+            "sphere sliding on a plane",
+            sphere_on_plane([0.4, 0.0, 0.0], [0.0, 3.0, 0.0]),
+        ),
         ("3-sphere pyramid", pyramid3(0.05)),
-        ("box on four contacts", box_on_four([0.3, 0.0, 0.0], [0.0, 0.5, 0.0])),
+        (
+            "box on four contacts",
+            box_on_four([0.3, 0.0, 0.0], [0.0, 0.5, 0.0]),
+        ),
     ]
 }
 
@@ -520,8 +619,14 @@ fn planar_problems_match_the_interior_point_oracle() {
 #[test]
 fn spatial_problems_approach_the_oracle_with_many_directions() {
     let problems = [
-        ("sphere sliding and spinning", sphere_on_plane([0.3, -0.2, 0.0], [1.0, -2.0, 4.0])),
-        ("box sliding and turning", box_on_four([0.3, -0.2, 0.0], [0.3, 0.2, 2.0])),
+        (
+            "sphere sliding and spinning",
+            sphere_on_plane([0.3, -0.2, 0.0], [1.0, -2.0, 4.0]),
+        ),
+        (
+            "box sliding and turning",
+            box_on_four([0.3, -0.2, 0.0], [0.3, 0.2, 2.0]),
+        ),
     ];
     for (name, pb) in problems {
         let o = oracle_velocities(&pb);
@@ -530,11 +635,17 @@ fn spatial_problems_approach_the_oracle_with_many_directions() {
             .map(|&k| {
                 let e = velocity_error(&pb, &lemke_velocities(&pb, k), &o);
                 println!("{name}: Lemke ({k} directions) vs oracle {e:.2e}");
-                assert!(e < 0.5 * std::f64::consts::PI / k as f64, "{name}, {k}: {e:e}");
+                assert!(
+                    e < 0.5 * std::f64::consts::PI / k as f64,
+                    "{name}, {k}: {e:e}"
+                );
                 e
             })
             .collect();
-        assert!(e[2] < e[0] / 5.0, "{name}: more directions approach the cone");
+        assert!(
+            e[2] < e[0] / 5.0,
+            "{name}: more directions approach the cone"
+        );
     }
 }
 
@@ -545,7 +656,11 @@ fn gpu_solvers_match_lemke_on_planar_problems() {
     for (name, pb) in planar_problems() {
         let l = lemke_velocities(&pb, 4);
         let a = velocity_error(&pb, &l, &gpu_velocities(&ctx, &pb, SolverKind::Apgd, 400));
-        let j = velocity_error(&pb, &l, &gpu_velocities(&ctx, &pb, SolverKind::Jacobi, 1500));
+        let j = velocity_error(
+            &pb,
+            &l,
+            &gpu_velocities(&ctx, &pb, SolverKind::Jacobi, 1500),
+        );
         println!("{name}: GPU APGD vs Lemke {a:.2e}, GPU Jacobi vs Lemke {j:.2e}");
         assert!(a < 1e-6, "{name}: APGD {a:e}");
         assert!(j < 5e-6, "{name}: Jacobi {j:e}");

@@ -821,6 +821,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             lcp_friction: None,
             friction_directions: None,
             max_pivots: None,
+            compliance: None,
         };
         let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
         let kind = match &s.kind {
@@ -841,6 +842,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             },
         };
         let (lcp_friction, max_pivots) = lemke_fields(&cx, s, kind)?;
+        let compliance = cx.opt_non_negative(&s.compliance, "solver.compliance", 0.0)?;
         SolverSettings {
             kind,
             max_iterations: cx.opt_int(
@@ -857,6 +859,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
             lcp_friction,
             max_pivots,
+            compliance,
         }
     };
     lemke_warning(&mut cx, &raw, &solver, bodies.len());
@@ -1673,14 +1676,26 @@ fn lemke_fields(
     };
     let present = [
         ("omega", s.omega.as_ref().map(|v| v.span())),
-        ("max_iterations", s.max_iterations.as_ref().map(|v| v.span())),
+        (
+            "max_iterations",
+            s.max_iterations.as_ref().map(|v| v.span()),
+        ),
         ("tolerance", s.tolerance.as_ref().map(|v| v.span())),
         ("lcp_friction", s.lcp_friction.as_ref().map(|v| v.span())),
-        ("friction_directions", s.friction_directions.as_ref().map(|v| v.span())),
+        (
+            "friction_directions",
+            s.friction_directions.as_ref().map(|v| v.span()),
+        ),
         ("max_pivots", s.max_pivots.as_ref().map(|v| v.span())),
+        ("compliance", s.compliance.as_ref().map(|v| v.span())),
     ];
     let allowed: &[&str] = match kind {
-        SolverKind::Lemke => &["lcp_friction", "friction_directions", "max_pivots"],
+        SolverKind::Lemke => &[
+            "lcp_friction",
+            "friction_directions",
+            "max_pivots",
+            "compliance",
+        ],
         _ => &["omega", "max_iterations", "tolerance"],
     };
     cx.only("solver", "solver", name, &present, allowed)?;
@@ -1708,7 +1723,13 @@ fn lemke_fields(
     let friction = if surplus {
         LcpFriction::Surplus
     } else {
-        let k = cx.opt_int(&s.friction_directions, "solver.friction_directions", 2, 64, 8)?;
+        let k = cx.opt_int(
+            &s.friction_directions,
+            "solver.friction_directions",
+            2,
+            64,
+            8,
+        )?;
         LcpFriction::Pyramid {
             directions: k as u32,
         }

@@ -6,7 +6,7 @@
 //!
 //! * `[simulation]` — `name`, `dt`, exactly one of `steps` / `duration`, `gravity`.
 //! * `[solver]` — `kind` (`"apgd"` | `"jacobi"` | `"lemke"`), `max_iterations`, `tolerance`,
-//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots` (lemke),
+//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance` (lemke),
 //!   `recovery_speed`, `warm_start`, `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies (spheres for now).
@@ -181,6 +181,8 @@ pub struct SolverSettings {
     pub lcp_friction: crate::solve::lcp::LcpFriction,
     /// Lemke only: pivot limit per solve; default 0 = automatic.
     pub max_pivots: u32,
+    /// Lemke only: normal compliance 1/k in m/N (`compliance`), default 0 (rigid).
+    pub compliance: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -49,6 +49,7 @@ pub(crate) struct RawSolver {
     pub lcp_friction: O<String>,
     pub friction_directions: O<i64>,
     pub max_pivots: O<i64>,
+    pub compliance: O<f64>,
 }
 
 #[derive(Deserialize)]

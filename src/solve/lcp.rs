@@ -54,6 +54,12 @@ pub struct LcpSettings {
     pub recovery_speed: f64,
     /// The CCP relaxation (pyramid only; see the module notes).
     pub relaxed: bool,
+    /// Normal compliance 1/k in m/N (seed 002's compliant normal without damping): adds
+    /// `E_n = compliance/dt²` to each normal row's diagonal. 0 = rigid. A rigid contact chain
+    /// closed between fixed walls makes the rigid LCP infeasible under round-off (Σ gaps
+    /// along the chain < 0 cannot be undone by any velocity); a tiny compliance keeps it
+    /// solvable.
+    pub compliance: f64,
 }
 
 impl Default for LcpSettings {
@@ -64,6 +70,7 @@ impl Default for LcpSettings {
             warm_start: true,
             recovery_speed: 1.0,
             relaxed: false,
+            compliance: 0.0,
         }
     }
 }
@@ -94,6 +101,8 @@ pub struct StepLcp {
     /// Per contact: velocity-row directions (normal first) in the world frame.
     dirs: Vec<Vec<DVec3>>,
     mu: Vec<f64>,
+    /// Per body: dynamic (contacts sharing only a fixed body are not "involved").
+    dynamic: Vec<bool>,
 }
 
 /// The result of a step's solve.
@@ -172,9 +181,13 @@ impl StepLcp {
             settings: *settings,
             dirs,
             mu,
+            dynamic: bodies.iter().map(|b| b.inv_mass > 0.0).collect(),
         };
         lcp.add_schur(bodies, contacts);
         lcp.add_local();
+        for i in 0..nc {
+            lcp.m[(rows * i, rows * i)] += settings.compliance / (dt * dt);
+        }
         lcp
     }
 
@@ -323,7 +336,7 @@ impl StepLcp {
                 };
                 let rows = self.settings.rows_per_contact();
                 let contacts = match row {
-                    Some(r) => involved(contacts, r / rows),
+                    Some(r) => involved(contacts, r / rows, &self.dynamic),
                     None => contacts
                         .iter()
                         .enumerate()
@@ -336,16 +349,21 @@ impl StepLcp {
     }
 }
 
-/// The contact `i` and those sharing a body with it.
-fn involved(contacts: &[Contact], i: usize) -> Vec<(usize, u32, u32)> {
+/// The contact `i` and those sharing a dynamic body with it.
+fn involved(contacts: &[Contact], i: usize, dynamic: &[bool]) -> Vec<(usize, u32, u32)> {
     let Some(c) = contacts.get(i) else {
         return Vec::new();
     };
-    let (a, b) = (c.ids[0], c.ids[1]);
+    let dyn_body = |x: u32| dynamic.get(x as usize).copied().unwrap_or(false);
+    let shared: Vec<u32> = c.ids[..2]
+        .iter()
+        .copied()
+        .filter(|x| dyn_body(*x))
+        .collect();
     contacts
         .iter()
         .enumerate()
-        .filter(|(k, o)| *k == i || o.ids[..2].iter().any(|x| *x == a || *x == b))
+        .filter(|(k, o)| *k == i || o.ids[..2].iter().any(|x| shared.contains(x)))
         .map(|(k, o)| (k, o.ids[0], o.ids[1]))
         .collect()
 }

@@ -31,7 +31,7 @@ use nalgebra::{DMatrix, DVector};
 pub struct LemkeOptions {
     /// Most pivots before [`LemkeError::PivotLimit`] (0: `max(1000, 50 n)`).
     pub max_pivots: usize,
-    /// Smallest pivot-column entry that may be pivoted on.
+    /// Smallest pivot-column entry that may be pivoted on, relative to the column's largest.
     pub pivot_tol: f64,
     /// Values above `−zero_tol` count as non-negative (feasibility of a warm start, the
     /// initial `q ≥ 0` test), relative to `max(1, ‖q‖∞)`.
@@ -44,7 +44,7 @@ impl Default for LemkeOptions {
     fn default() -> Self {
         LemkeOptions {
             max_pivots: 0,
-            pivot_tol: 1e-11,
+            pivot_tol: 1e-9,
             zero_tol: 1e-12,
             refactor_every: 0,
         }
@@ -92,7 +92,11 @@ pub enum LemkeError {
     #[error("the LCP data is not finite (row {row})")]
     NonFinite { row: usize },
     #[error("M is {rows}×{cols} but q has {len} rows")]
-    Shape { rows: usize, cols: usize, len: usize },
+    Shape {
+        rows: usize,
+        cols: usize,
+        len: usize,
+    },
 }
 
 /// Variable ids: `0..n` are w, `n..2n` are z, `2n` is z₀.
@@ -209,7 +213,9 @@ impl Tableau<'_> {
 
     /// Minimum-ratio leaving row for pivot column `col`; None: ray.
     fn ratio_test(&self, col: &DVector<f64>, pivot_tol: f64) -> Option<usize> {
-        let rows: Vec<usize> = (0..self.n).filter(|&i| col[i] > pivot_tol).collect();
+        // Relative to the column: a pivot many orders below the others is round-off.
+        let tol = pivot_tol * col.amax().max(1e-300);
+        let rows: Vec<usize> = (0..self.n).filter(|&i| col[i] > tol).collect();
         if rows.is_empty() {
             return None;
         }
@@ -264,8 +270,67 @@ impl Tableau<'_> {
     }
 }
 
+/// The warm basis' complementary solution when it is feasible: `M_JJ z_J = −q_J` on the rows J
+/// with z basic (an LU of |J| × |J| only, not of the whole basis), `w = M z + q ≥ 0`.
+fn warm_feasible(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    flags: &[bool],
+    tol: f64,
+) -> Option<LemkeSolution> {
+    let n = q.len();
+    if flags.len() != n {
+        return None;
+    }
+    let j: Vec<usize> = (0..n).filter(|&i| flags[i]).collect();
+    let mut z = DVector::zeros(n);
+    if !j.is_empty() {
+        let mjj = DMatrix::from_fn(j.len(), j.len(), |a, b| m[(j[a], j[b])]);
+        let rhs = DVector::from_fn(j.len(), |a, _| -q[j[a]]);
+        let zj = mjj.lu().solve(&rhs)?;
+        for (a, &i) in j.iter().enumerate() {
+            if !(zj[a] >= -tol) {
+                return None;
+            }
+            z[i] = zj[a].max(0.0);
+        }
+    }
+    let w = m * &z + q;
+    if (0..n).any(|i| !flags[i] && !(w[i] >= -tol)) {
+        return None;
+    }
+    Some(LemkeSolution {
+        z,
+        w,
+        pivots: 0,
+        basis: flags.to_vec(),
+        warm_started: true,
+    })
+}
+
 /// Solves the LCP (M, q), from the complementary basis `warm` (true: z_i basic) when given.
+///
+/// A warm start's covering vector `B₀ e` need not be positive, so the theory that makes a ray
+/// mean "no solution" (d > 0) does not cover it: a warm start that ends in a ray is redone
+/// cold (d = e), and only the cold start's ray is reported.
 pub fn solve(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    warm: Option<&[bool]>,
+    opts: &LemkeOptions,
+) -> Result<LemkeSolution, LemkeError> {
+    match solve_from(m, q, warm, opts) {
+        Err(LemkeError::Ray { pivots, .. }) if warm.is_some() => {
+            let mut cold = solve_from(m, q, None, opts)?;
+            cold.pivots += pivots;
+            cold.warm_started = false;
+            Ok(cold)
+        }
+        r => r,
+    }
+}
+
+fn solve_from(
     m: &DMatrix<f64>,
     q: &DVector<f64>,
     warm: Option<&[bool]>,
@@ -279,7 +344,9 @@ pub fn solve(
             len: n,
         });
     }
-    if let Some(row) = (0..n).find(|&i| !q[i].is_finite() || !m.row(i).iter().all(|v| v.is_finite())) {
+    if let Some(row) =
+        (0..n).find(|&i| !q[i].is_finite() || !m.row(i).iter().all(|v| v.is_finite()))
+    {
         return Err(LemkeError::NonFinite { row });
     }
     let max_pivots = if opts.max_pivots == 0 {
@@ -303,6 +370,9 @@ pub fn solve(
         b0: None,
     };
     let mut warm_started = false;
+    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, zero_tol)) {
+        return Ok(sol);
+    }
     if let Some(flags) = warm.filter(|f| f.len() == n && f.iter().any(|&b| b)) {
         let saved = (t.basic.clone(), t.binv.clone(), t.x.clone());
         t.basic = (0..n).map(|i| if flags[i] { n + i } else { i }).collect();
@@ -331,7 +401,11 @@ pub fn solve(
     t.pivot(r, z0, &col);
     let mut pivots = 1;
     loop {
-        let entering = if leaving < n { leaving + n } else { leaving - n };
+        let entering = if leaving < n {
+            leaving + n
+        } else {
+            leaving - n
+        };
         let col = t.pivot_column(entering);
         let Some(r) = t.ratio_test(&col, opts.pivot_tol) else {
             return Err(LemkeError::Ray {

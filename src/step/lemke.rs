@@ -166,8 +166,7 @@ impl Simulation {
             }
             ctx.queue.submit([enc.finish()]);
             first = false;
-            let words: Vec<u32> =
-                buffers::map_and_read(&ctx, &staging, (size / 4) as usize)?;
+            let words: Vec<u32> = buffers::map_and_read(&ctx, &staging, (size / 4) as usize)?;
             if words[1] != 0 {
                 c.grow(&ctx, words[2])?;
                 self.snapshot = None;
@@ -198,7 +197,13 @@ impl Simulation {
 
     /// One step with the exact solver; its statistics go to ring slot `slot`.
     fn lemke_step(&mut self, ring: &wgpu::Buffer, slot: u64) -> Result<(), GpuError> {
-        let (contacts, state) = self.lemke_collide()?;
+        let (all, state) = self.lemke_collide()?;
+        // Contacts between two non-dynamic bodies (fixed grains on a floor) carry nothing.
+        let dynamic = |b: u32| state.mass_props[b as usize][3] > 0.0;
+        let contacts: Vec<ContactRecord> = all
+            .into_iter()
+            .filter(|c| dynamic(c.ids[0]) || dynamic(c.ids[1]))
+            .collect();
         let step_no = self.step_index + slot + 1;
         let t0 = Instant::now();
         let dt = self.settings.dt;
@@ -206,7 +211,23 @@ impl Simulation {
         let l = self.lemke.as_mut().expect("lemke stage");
         let lcp = StepLcp::new(&bodies, &contacts, dt, &l.settings);
         let warm = l.warm_flags(&contacts);
-        let sol = lcp.solve(warm.as_deref(), &contacts).map_err(|e| {
+        let sol = lcp.solve(warm.as_deref(), &contacts).inspect_err(|_| {
+            if let Ok(path) = std::env::var("BRISTLECONE_LCP_DUMP") {
+                let row = |v: Vec<f64>| {
+                    v.iter()
+                        .map(|x| format!("{x:e}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let mut text = row(lcp.q.iter().copied().collect());
+                for i in 0..lcp.q.len() {
+                    text.push('\n');
+                    text.push_str(&row(lcp.m.row(i).iter().copied().collect()));
+                }
+                let _ = std::fs::write(path, text);
+            }
+        });
+        let sol = sol.map_err(|e| {
             GpuError::Solver(format!(
                 "step {step_no} (t = {} s): the exact LCP solve (Lemke) failed: {e}",
                 step_no as f64 * dt
