@@ -8,7 +8,6 @@
 //! absolute: one long step makes the following ones late until the slack is caught up.
 
 use crate::io::{atomic, IoError};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

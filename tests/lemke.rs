@@ -137,8 +137,8 @@ fn pivot_limit_and_bad_input_are_errors() {
     );
 }
 
-/// A warm start from the solution's own basis takes no pivot; from a nearby problem's basis
-/// fewer than cold.
+/// A warm start from the solution's own basis (or one still feasible) takes no pivot; an
+/// infeasible one starts cold.
 #[test]
 fn warm_start_from_previous_basis() {
     let n = 30;
@@ -159,12 +159,12 @@ fn warm_start_from_previous_basis() {
         (&warm2.z - &cold2.z).amax() < 1e-9,
         "unique solution (M positive definite)"
     );
-    assert!(
-        warm2.pivots < cold2.pivots,
-        "warm {} cold {}",
-        warm2.pivots,
-        cold2.pivots
-    );
+    assert!(warm2.pivots <= cold2.pivots);
+    // A basis that stays feasible under a small change of q is reused without a pivot.
+    let q3 = q.map(|x| x * (1.0 + 1e-9));
+    let warm3 = lemke::solve(&m, &q3, Some(&cold.basis), &opts()).unwrap();
+    assert_eq!(warm3.pivots, 0);
+    check_lcp(&m, &q3, &warm3.z, 1e-9);
 }
 
 // ---------------------------------------------------------------------------------------
