@@ -666,3 +666,140 @@ fn gpu_solvers_match_lemke_on_planar_problems() {
         assert!(j < 5e-6, "{name}: Jacobi {j:e}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Scenes: `[solver] kind = "lemke"` validation and a run through the GPU step.
+
+const SCENE: &str = r#"[simulation]
+dt = 1e-3
+steps = 10
+
+[[material]]
+name = "glass"
+density = 2500.0
+friction = 0.5
+
+[[body]]
+radius = 0.01
+position = [0.0, 0.0, 0.01]
+
+[[boundary]]
+kind = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[solver]
+"#;
+
+fn parse(solver: &str) -> Result<bristlecone::scene::Scene, bristlecone::scene::SceneError> {
+    bristlecone::scene::parse_str(&format!("{SCENE}{solver}"), std::path::Path::new("t.toml"))
+}
+
+#[test]
+fn lemke_settings_are_validated_with_file_line_field() {
+    let s = parse("kind = \"lemke\"\nlcp_friction = \"surplus\"\nmax_pivots = 500\n").unwrap();
+    assert_eq!(s.solver.lcp_friction, LcpFriction::Surplus);
+    assert_eq!(s.solver.max_pivots, 500);
+    let l = bristlecone::setup::lemke_settings(&s).unwrap();
+    assert_eq!(l.friction, LcpFriction::Surplus);
+    let s = parse("kind = \"lemke\"\nfriction_directions = 16\n").unwrap();
+    assert_eq!(
+        s.solver.lcp_friction,
+        LcpFriction::Pyramid { directions: 16 }
+    );
+    let cases = [
+        (
+            "kind = \"lemke\"\nomega = 0.3\n",
+            "solver.omega",
+            21,
+            "does not apply to solver `lemke`",
+        ),
+        (
+            "kind = \"lemke\"\nmax_iterations = 9\n",
+            "solver.max_iterations",
+            21,
+            "does not apply",
+        ),
+        (
+            "friction_directions = 8\n",
+            "solver.friction_directions",
+            20,
+            "does not apply to solver `apgd`",
+        ),
+        (
+            "kind = \"lemke\"\nfriction_directions = 1\n",
+            "solver.friction_directions",
+            21,
+            "between 2 and 64 (got 1)",
+        ),
+        (
+            "kind = \"lemke\"\nlcp_friction = \"cone\"\n",
+            "solver.lcp_friction",
+            21,
+            "unknown LCP friction `cone`",
+        ),
+        (
+            "kind = \"lemke\"\nlcp_friction = \"surplus\"\nfriction_directions = 8\n",
+            "solver.friction_directions",
+            22,
+            "applies to lcp_friction = \"pyramid\"",
+        ),
+        (
+            "kind = \"lemke\"\ncompliance = -1.0\n",
+            "solver.compliance",
+            21,
+            "non-negative",
+        ),
+    ];
+    for (text, field, line, msg) in cases {
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains(msg), "{e}");
+        assert!(e.to_string().starts_with(&format!("t.toml:{line}:")), "{e}");
+    }
+}
+
+#[test]
+fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
+    use bristlecone::run::{run_scene_realtime, RunOptions, Silent};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    // The sphere starts sliding at 0.35 m/s: exact Coulomb friction (μ = 0.5) makes it roll
+    // without slipping at 5/7 of that after t = 2 v₀/(7 μ g) = 20.4 ms.
+    let text = format!("{SCENE}kind = \"lemke\"\nfriction_directions = 8\n")
+        .replace(
+            "position = [0.0, 0.0, 0.01]",
+            "position = [0.0, 0.0, 0.01]\nvelocity = [0.35, 0.0, 0.0]",
+        )
+        .replace("steps = 10", "steps = 40");
+    std::fs::write(&path, text).unwrap();
+    let opts = RunOptions {
+        out_dir: Some(dir.path().join("out")),
+        steps: None,
+        resume: None,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (r, rt) =
+        run_scene_realtime(shared_context(), &path, &opts, None, &stop, &mut Silent).unwrap();
+    assert_eq!(r.steps_done, 40);
+    assert_eq!(rt.steps, 40);
+    assert!(rt.csv.exists() && rt.solve.is_some());
+    let rows = bristlecone::io::read_stats(&r.stats).unwrap();
+    assert_eq!(rows.len(), 40);
+    assert!(rows.iter().all(|r| r.contacts == 1));
+    assert!(rows[0].iterations > 0, "pivots of the first step");
+    assert!(rows.iter().all(|r| r.residual < 1e-9));
+    let state = r.out_dir.join("frames");
+    assert!(state.exists());
+    // Rolling: v = 5/7 v₀ (f32 state: 1e-5 relative).
+    let last = rows.last().unwrap();
+    let m = 2500.0 * 4.0 / 3.0 * std::f64::consts::PI * 1e-6;
+    let v = last.momentum[0] / m;
+    assert!((v - 0.25).abs() < 1e-5 * 0.35 + 1e-6, "v = {v}");
+    assert!(
+        last.momentum[2].abs() < 1e-9,
+        "no lift-off: {}",
+        last.momentum[2]
+    );
+}

@@ -1723,13 +1723,17 @@ fn lemke_fields(
     let friction = if surplus {
         LcpFriction::Surplus
     } else {
-        let k = cx.opt_int(
-            &s.friction_directions,
-            "solver.friction_directions",
-            2,
-            64,
-            8,
-        )?;
+        let k = match &s.friction_directions {
+            None => 8,
+            Some(d) if (2..=64).contains(d.get_ref()) => *d.get_ref(),
+            Some(d) => {
+                return Err(cx.err(
+                    Some(d.span()),
+                    "solver.friction_directions",
+                    format!("must be between 2 and 64 (got {})", d.get_ref()),
+                ))
+            }
+        };
         LcpFriction::Pyramid {
             directions: k as u32,
         }
