@@ -161,7 +161,7 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
 /// (pass to [`crate::step::Simulation::set_lemke`]).
 pub fn lemke_settings(scene: &Scene) -> Option<crate::solve::lcp::LcpSettings> {
     let s = &scene.solver;
-    (s.kind == SceneSolverKind::Lemke).then(|| crate::solve::lcp::LcpSettings {
+    (s.kind == SceneSolverKind::Lemke).then_some(crate::solve::lcp::LcpSettings {
         friction: s.lcp_friction,
         max_pivots: s.max_pivots,
         warm_start: s.warm_start,

@@ -33,6 +33,9 @@ use crate::reference::solve::{frame, inv_inertia, Schur, Vec3};
 use glam::DVec3;
 use nalgebra::{DMatrix, DVector};
 
+/// Jacobian rows (linear, angular) of one contact at one body.
+type Rows = Vec<(DVec3, DVec3)>;
+
 /// Friction model of the LCP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LcpFriction {
@@ -195,7 +198,7 @@ impl StepLcp {
     fn add_schur(&mut self, bodies: &[Body64], contacts: &[Contact]) {
         let vr = self.settings.vel_rows();
         // Per body: (contact, rows' Jacobian (lin, ang) for this side).
-        let mut per_body: Vec<Vec<(usize, Vec<(DVec3, DVec3)>)>> = vec![Vec::new(); bodies.len()];
+        let mut per_body: Vec<Vec<(usize, Rows)>> = vec![Vec::new(); bodies.len()];
         for (i, c) in contacts.iter().enumerate() {
             let (_, _, _, ra, rb) = frame(c);
             for (side, r, sign) in [(0, ra, -1.0), (1, rb, 1.0)] {

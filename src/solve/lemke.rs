@@ -289,14 +289,14 @@ fn warm_feasible(
         let rhs = DVector::from_fn(j.len(), |a, _| -q[j[a]]);
         let zj = mjj.lu().solve(&rhs)?;
         for (a, &i) in j.iter().enumerate() {
-            if !(zj[a] >= -tol) {
+            if zj[a].is_nan() || zj[a] < -tol {
                 return None;
             }
             z[i] = zj[a].max(0.0);
         }
     }
     let w = m * &z + q;
-    if (0..n).any(|i| !flags[i] && !(w[i] >= -tol)) {
+    if (0..n).any(|i| !flags[i] && (w[i].is_nan() || w[i] < -tol)) {
         return None;
     }
     Some(LemkeSolution {
