@@ -6,8 +6,7 @@
 //! load (v* = −g dt); contacts from the CPU collision twin (identical to the GPU's). n = 1 … 8
 //! gives 1 … 372 contacts. Lemke: pyramid with 4 directions (6 LCP rows per contact), cold
 //! start, and warm-started from its own basis after a perturbation of v* by ±5 % of g dt (the
-//! basis is reused only while feasible, so this is the cold solve plus the feasibility check
-//! when the perturbation changes the active set). APGD: the GPU solver (lavapipe here) to
+//! basis is reused directly while feasible, else pivoted from with the covering vector B₀e). APGD: the GPU solver (lavapipe here) to
 //! a residual of 1e-6 m/s or 2000 sweeps, timed as one submission + wait.
 //!
 //! Prints a table (contacts, LCP rows, pivots, Lemke ms, warm pivots and ms, APGD sweeps and

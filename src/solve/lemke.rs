@@ -22,7 +22,9 @@
 //! * **Warm start**: a complementary basis (z_i or w_i basic per row, e.g. the previous time
 //!   step's) is tried first: `M_JJ z_J = −q_J` on its active rows J (an LU of |J| × |J|); if
 //!   that z and `w = Mz + q` are non-negative it is the solution, with no pivot. Otherwise the
-//!   solve starts cold.
+//!   covering vector is `d = B₀ e`, so that in the basis' coordinates `z₀`'s column is `−e`
+//!   and the first pivot is the usual "most negative row" start from that basis; a ray from
+//!   there is redone cold (d = e), the start for which a ray means no solution.
 
 use nalgebra::{DMatrix, DVector};
 
@@ -310,24 +312,31 @@ fn warm_feasible(
 
 /// Solves the LCP (M, q), from the complementary basis `warm` (true: z_i basic) when given.
 ///
-/// `warm`: a previous basis; used when it is still feasible (no pivot), else the solve starts
-/// cold (`solve_from` can also pivot from a warm basis with the covering vector `B₀ e`, but
-/// that start measured slower than cold and its rays prove nothing).
+/// `warm`: a previous basis; used directly when it is still feasible (no pivot), else Lemke
+/// pivots from it with the covering vector `B₀ e`, and redoes a ray cold.
 pub fn solve(
     m: &DMatrix<f64>,
     q: &DVector<f64>,
     warm: Option<&[bool]>,
     opts: &LemkeOptions,
 ) -> Result<LemkeSolution, LemkeError> {
-    // Measured (benches/lemke.rs): starting Lemke from an infeasible previous basis with the
-    // covering vector B₀e takes more pivots than a cold start (e.g. 4825 vs 424 at 153
-    // contacts), and its rays prove nothing, so the warm start only reuses a basis that is
-    // still feasible (the resting case: no pivot) and otherwise starts cold.
     if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, opts.zero_tol * q.amax().max(1.0)))
     {
         return Ok(sol);
     }
-    solve_from(m, q, None, opts)
+    // Pivoting from an infeasible warm basis (covering vector B₀e) measured slower than a cold
+    // start on perturbed piles (benches/lemke.rs), but it also gets through steps where the
+    // cold start ends in a ray (assets/scenes/realtime.toml, step 3); its rays prove nothing
+    // (B₀e need not be positive), so a warm ray is redone cold and only a cold ray is reported.
+    match solve_from(m, q, warm, opts) {
+        Err(LemkeError::Ray { pivots, .. }) if warm.is_some() => {
+            let mut cold = solve_from(m, q, None, opts)?;
+            cold.pivots += pivots;
+            cold.warm_started = false;
+            Ok(cold)
+        }
+        r => r,
+    }
 }
 
 fn solve_from(
