@@ -13,6 +13,9 @@
 //! velocities and the solver's statistics are written and the position update + statistics
 //! are queued (no wait). A contact-buffer overflow grows the buffers and redoes only the
 //! collision (positions have not moved yet), as in [`Simulation::step_stages_wall`].
+//!
+//! Debugging: with `BRISTLECONE_LCP_DUMP=FILE` set, a failed solve writes its q (first line)
+//! and M (one row per line) to FILE.
 
 use super::{ContactStages, Simulation, StepRecord, RING_SLOT};
 use crate::bodies::BodyState;
