@@ -12,6 +12,7 @@ pub mod io;
 pub mod measure;
 pub mod patch;
 pub mod plot;
+pub mod realtime;
 pub mod reference;
 pub mod render;
 pub mod run;

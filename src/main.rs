@@ -43,6 +43,10 @@ enum Command {
         /// Graphics backend: auto (honours WGPU_BACKEND), vulkan or gl.
         #[arg(long, default_value = "auto")]
         backend: BackendChoice,
+        /// Step against the wall clock at the scene's dt; report per-step solve time, deadline
+        /// misses and the worst margin (also written to OUT/realtime.csv).
+        #[arg(long)]
+        realtime: bool,
     },
     /// Print the GPU adapter, its limits and features.
     Info {
@@ -149,6 +153,7 @@ fn main() -> ExitCode {
             resume,
             scale,
             backend,
+            realtime,
         } => cmd_run(
             scene.unwrap_or_else(default_scene),
             RunOptions {
@@ -158,6 +163,7 @@ fn main() -> ExitCode {
             },
             scale,
             backend,
+            realtime,
         ),
         Command::Info { backend } => cmd_info(backend),
         Command::Validate { scene } => cmd_validate(scene),
@@ -180,6 +186,7 @@ fn cmd_run(
     opts: RunOptions,
     scale: Option<f64>,
     backend: BackendChoice,
+    realtime: bool,
 ) -> Result<(), String> {
     // Validate before opening the GPU, so a bad file fails fast with its message.
     run::load_scene(&scene).map_err(|e| e.to_string())?;
@@ -201,8 +208,19 @@ fn cmd_run(
         next_log: 0,
         started: std::time::Instant::now(),
     };
-    let r = run::run_scene_scaled(ctx, &scene, &opts, scale, &stop, &mut progress)
-        .map_err(|e| e.to_string())?;
+    let (r, rt) = if realtime {
+        let (r, rt) = run::run_scene_realtime(ctx, &scene, &opts, scale, &stop, &mut progress)
+            .map_err(|e| e.to_string())?;
+        (r, Some(rt))
+    } else {
+        let r = run::run_scene_scaled(ctx, &scene, &opts, scale, &stop, &mut progress)
+            .map_err(|e| e.to_string())?;
+        (r, None)
+    };
+    if let Some(rt) = &rt {
+        println!("{rt}");
+        println!("  per step    {}", rt.csv.display());
+    }
     println!("{}", r.summary());
     println!("results in {}:", r.out_dir.display());
     println!(

@@ -695,6 +695,35 @@ pub fn run_scene_scaled(
     stop: &AtomicBool,
     progress: &mut dyn Progress,
 ) -> Result<RunReport, RunError> {
+    run_inner(ctx, scene_path, opts, scale, stop, progress, false).map(|r| r.0)
+}
+
+/// [`run_scene_scaled`] against the wall clock (`run --realtime`, see [`crate::realtime`]):
+/// one step per batch, each released at its time and checked against its deadline; also
+/// writes `realtime.csv` (per step: wall time, CPU solve time with the exact solver, margin).
+pub fn run_scene_realtime(
+    ctx: Arc<GpuContext>,
+    scene_path: &Path,
+    opts: &RunOptions,
+    scale: Option<f64>,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> Result<(RunReport, crate::realtime::RealtimeReport), RunError> {
+    let (report, clock) = run_inner(ctx, scene_path, opts, scale, stop, progress, true)?;
+    let clock = clock.expect("a real-time run keeps its clock");
+    let rt = clock.finish(&report.out_dir)?;
+    Ok((report, rt))
+}
+
+fn run_inner(
+    ctx: Arc<GpuContext>,
+    scene_path: &Path,
+    opts: &RunOptions,
+    scale: Option<f64>,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+    realtime: bool,
+) -> Result<(RunReport, Option<crate::realtime::Clock>), RunError> {
     let started = Instant::now();
     let (scene, scene_hash) = load_scene_scaled(scene_path, scale)?;
     for w in &scene.warnings {
@@ -706,6 +735,7 @@ pub fn run_scene_scaled(
         .unwrap_or_else(|| scene.output.dir.clone());
     let state = setup::build_bodies(&scene);
     let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
+    sim.set_lemke(setup::lemke_settings(&scene));
     // Every input (scene, device, checkpoint) is checked before the first output exists.
     let resumed = match &opts.resume {
         Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),
@@ -774,6 +804,8 @@ pub fn run_scene_scaled(
     let mut last_frame = sim.step_index();
     let mut result = Ok(());
     let mut painleve_warned = false;
+    let mut clock = realtime.then(|| crate::realtime::Clock::new(scene.sim.dt, sim.step_index()));
+    let mut warned_contacts = false;
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&sim, s);
@@ -787,6 +819,10 @@ pub fn run_scene_scaled(
         if let Some(n) = probes.next_sample(s) {
             until = until.min(n);
         }
+        if let Some(c) = clock.as_mut() {
+            until = s + 1;
+            c.wait_release(s);
+        }
         let t0 = Instant::now();
         let records = match sim.advance((until - s) as u32, scene.output.stats_every) {
             Ok(r) => r,
@@ -795,6 +831,18 @@ pub fn run_scene_scaled(
                 break;
             }
         };
+        if let Some(c) = clock.as_mut() {
+            c.finished(sim.step_index(), sim.solve_seconds().first().copied());
+        }
+        if let Some(r) = records.iter().find(|r| r.contacts > 300) {
+            if sim.lemke_settings().is_some() && !warned_contacts {
+                warned_contacts = true;
+                progress.message(&format!(
+                    "warning: step {}: {} contacts for kind = \"lemke\": its dense pivoting costs grow with the cube of the LCP's rows; apgd suits this size",
+                    r.step, r.contacts
+                ));
+            }
+        }
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
         for r in &records {
             if r.painleve > 0 && !painleve_warned {
@@ -850,7 +898,7 @@ pub fn run_scene_scaled(
     io::write_checkpoint(&ckpt_path, &checkpoint(&sim, scene_hash)?)?;
     out.stats.finish()?;
     let measurements = probes.finish()?;
-    Ok(RunReport {
+    let report = RunReport {
         out_dir: dir,
         scene_name: scene.name.clone(),
         bodies: scene.bodies.len(),
@@ -867,5 +915,6 @@ pub fn run_scene_scaled(
         contacts_pvd: out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf()),
         wall_seconds: started.elapsed().as_secs_f64(),
         capped_steps: sim.capped_steps,
-    })
+    };
+    Ok((report, clock))
 }

@@ -146,6 +146,8 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
         kind: match s.kind {
             SceneSolverKind::Apgd => SolverKind::Apgd,
             SceneSolverKind::Jacobi => SolverKind::Jacobi,
+            // The GPU solver is built but not recorded (see `lemke_settings`).
+            SceneSolverKind::Lemke => SolverKind::Apgd,
         },
         max_iterations: s.max_iterations,
         cone: s.cone,
@@ -155,6 +157,20 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
         recovery_speed: s.recovery_speed as f32,
         warm_start: s.warm_start,
     }
+}
+
+/// The exact LCP solver's settings when the scene asks for `kind = "lemke"`
+/// (pass to [`crate::step::Simulation::set_lemke`]).
+pub fn lemke_settings(scene: &Scene) -> Option<crate::solve::lcp::LcpSettings> {
+    let s = &scene.solver;
+    (s.kind == SceneSolverKind::Lemke).then_some(crate::solve::lcp::LcpSettings {
+        friction: s.lcp_friction,
+        max_pivots: s.max_pivots,
+        warm_start: s.warm_start,
+        recovery_speed: s.recovery_speed,
+        relaxed: false,
+        compliance: s.compliance,
+    })
 }
 
 /// Step settings of the scene: integration, collision and the contact solver.

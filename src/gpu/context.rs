@@ -92,6 +92,10 @@ pub enum GpuError {
         needed: u64,
         limit: u64,
     },
+    /// A CPU stage inside the step failed (the exact LCP solver: ray termination or the pivot
+    /// limit); the message names the step and the contacts involved.
+    #[error("{0}")]
+    Solver(String),
 }
 
 /// An open device with its queue and the facts users want to see.

@@ -845,6 +845,10 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             envelope: None,
             cone: None,
             max_outer: None,
+            lcp_friction: None,
+            friction_directions: None,
+            max_pivots: None,
+            compliance: None,
         };
         let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
         let kind = match &s.kind {
@@ -852,11 +856,14 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             Some(k) => match k.get_ref().as_str() {
                 "apgd" => SolverKind::Apgd,
                 "jacobi" => SolverKind::Jacobi,
+                "lemke" => SolverKind::Lemke,
                 other => {
                     return Err(cx.err(
                         Some(k.span()),
                         "solver.kind",
-                        format!("unknown solver kind `{other}` (expected one of: apgd, jacobi)"),
+                        format!(
+                            "unknown solver kind `{other}` (expected one of: apgd, jacobi, lemke)"
+                        ),
                     ))
                 }
             },
@@ -875,6 +882,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
                 }
             },
         };
+        let (lcp_friction, max_pivots) = lemke_fields(&cx, s, kind)?;
+        let compliance = cx.opt_non_negative(&s.compliance, "solver.compliance", 0.0)?;
         SolverSettings {
             kind,
             cone,
@@ -891,8 +900,12 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             recovery_speed: cx.opt_non_negative(&s.recovery_speed, "solver.recovery_speed", 0.1)?,
             warm_start: s.warm_start.as_ref().is_none_or(|w| *w.get_ref()),
             envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
+            lcp_friction,
+            max_pivots,
+            compliance,
         }
     };
+    lemke_warning(&mut cx, &raw, &solver, bodies.len());
 
     // 8. Output.
     let output = {
@@ -1753,4 +1766,103 @@ fn measure(
         }
     };
     Ok(Measure { name, every, kind })
+}
+
+/// The exact solver's fields of `[solver]`, each rejected where it does not apply: the
+/// iterative solvers' `omega`, `max_iterations`, `tolerance` for lemke, lemke's for them.
+fn lemke_fields(
+    cx: &Cx,
+    s: &RawSolver,
+    kind: SolverKind,
+) -> R<(crate::solve::lcp::LcpFriction, u32)> {
+    use crate::solve::lcp::LcpFriction;
+    let name = match kind {
+        SolverKind::Apgd => "apgd",
+        SolverKind::Jacobi => "jacobi",
+        SolverKind::Lemke => "lemke",
+    };
+    let present = [
+        ("omega", s.omega.as_ref().map(|v| v.span())),
+        (
+            "max_iterations",
+            s.max_iterations.as_ref().map(|v| v.span()),
+        ),
+        ("tolerance", s.tolerance.as_ref().map(|v| v.span())),
+        ("lcp_friction", s.lcp_friction.as_ref().map(|v| v.span())),
+        (
+            "friction_directions",
+            s.friction_directions.as_ref().map(|v| v.span()),
+        ),
+        ("max_pivots", s.max_pivots.as_ref().map(|v| v.span())),
+        ("compliance", s.compliance.as_ref().map(|v| v.span())),
+    ];
+    let allowed: &[&str] = match kind {
+        SolverKind::Lemke => &[
+            "lcp_friction",
+            "friction_directions",
+            "max_pivots",
+            "compliance",
+        ],
+        _ => &["omega", "max_iterations", "tolerance"],
+    };
+    cx.only("solver", "solver", name, &present, allowed)?;
+    let surplus = match &s.lcp_friction {
+        None => false,
+        Some(f) => match f.get_ref().as_str() {
+            "pyramid" => false,
+            "surplus" => true,
+            other => {
+                return Err(cx.err(
+                    Some(f.span()),
+                    "solver.lcp_friction",
+                    format!("unknown LCP friction `{other}` (expected one of: pyramid, surplus)"),
+                ))
+            }
+        },
+    };
+    if let (true, Some(d)) = (surplus, &s.friction_directions) {
+        return Err(cx.err(
+            Some(d.span()),
+            "solver.friction_directions",
+            "`friction_directions` applies to lcp_friction = \"pyramid\"; \"surplus\" has its fixed directions ±u, ±w",
+        ));
+    }
+    let friction = if surplus {
+        LcpFriction::Surplus
+    } else {
+        let k = match &s.friction_directions {
+            None => 8,
+            Some(d) if (2..=64).contains(d.get_ref()) => *d.get_ref(),
+            Some(d) => {
+                return Err(cx.err(
+                    Some(d.span()),
+                    "solver.friction_directions",
+                    format!("must be between 2 and 64 (got {})", d.get_ref()),
+                ))
+            }
+        };
+        LcpFriction::Pyramid {
+            directions: k as u32,
+        }
+    };
+    let pivots = cx.opt_int(&s.max_pivots, "solver.max_pivots", 0, u32::MAX as i64, 0)?;
+    Ok((friction, pivots as u32))
+}
+
+/// Lemke's dense pivoting is O(rows³) per solve: a settled pile has ~3 contacts per body, so
+/// above 100 bodies (a few hundred contacts) warn that it will not be real-time.
+fn lemke_warning(cx: &mut Cx, raw: &RawScene, solver: &SolverSettings, bodies: usize) {
+    if solver.kind != SolverKind::Lemke || bodies <= 100 {
+        return;
+    }
+    let span = raw
+        .solver
+        .as_ref()
+        .and_then(|s| s.get_ref().kind.as_ref())
+        .map(|k| k.span());
+    cx.warn(
+        span,
+        "solver.kind",
+        format!("kind = \"lemke\" with {bodies} bodies: expect a few hundred contacts or more; Lemke pivots a dense LCP (cost grows with the cube of its rows), meant for small systems; use apgd for piles"),
+    );
 }

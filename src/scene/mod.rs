@@ -5,7 +5,8 @@
 //! `assets/scenes/default.toml`; in short:
 //!
 //! * `[simulation]` — `name`, `dt`, exactly one of `steps` / `duration`, `gravity`.
-//! * `[solver]` — `kind` (`"apgd"` | `"jacobi"`), `max_iterations`, `tolerance`, `omega`,
+//! * `[solver]` — `kind` (`"apgd"` | `"jacobi"` | `"lemke"`), `max_iterations`, `tolerance`,
+//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance` (lemke),
 //!   `recovery_speed`, `warm_start`, `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies (spheres for now).
@@ -160,6 +161,8 @@ pub enum SolverKind {
     #[default]
     Apgd,
     Jacobi,
+    /// The exact LCP solved by Lemke's algorithm on the CPU (seed 004).
+    Lemke,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -182,6 +185,13 @@ pub struct SolverSettings {
     pub warm_start: bool,
     /// Collision envelope in m; default 0.05 × the smallest body radius.
     pub envelope: f64,
+    /// Lemke only: friction model of the LCP (`lcp_friction` = `"pyramid"` (default) or
+    /// `"surplus"`; `friction_directions` for the pyramid, default 8).
+    pub lcp_friction: crate::solve::lcp::LcpFriction,
+    /// Lemke only: pivot limit per solve; default 0 = automatic.
+    pub max_pivots: u32,
+    /// Lemke only: normal compliance 1/k in m/N (`compliance`), default 0 (rigid).
+    pub compliance: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -52,6 +52,10 @@ pub(crate) struct RawSolver {
     pub envelope: O<f64>,
     pub cone: O<String>,
     pub max_outer: O<i64>,
+    pub lcp_friction: O<String>,
+    pub friction_directions: O<i64>,
+    pub max_pivots: O<i64>,
+    pub compliance: O<f64>,
 }
 
 #[derive(Deserialize)]

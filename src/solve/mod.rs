@@ -26,6 +26,8 @@
 pub mod rows;
 
 pub use rows::Cone;
+pub mod lcp;
+pub mod lemke;
 
 use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;

@@ -8,6 +8,7 @@
 //! contact is never dropped.
 
 pub mod integrate;
+mod lemke;
 pub mod stats;
 
 use crate::bodies::{BodyState, GpuBodies};
@@ -256,6 +257,8 @@ pub struct Simulation {
     /// Steps (of this process) whose solve ran the whole iteration cap: not converged to the
     /// tolerance, or converged on the very last sweep.
     pub capped_steps: u64,
+    /// The exact LCP solver in place of the GPU solver ([`Simulation::set_lemke`]).
+    lemke: Option<lemke::LemkeStage>,
 }
 
 impl Simulation {
@@ -288,6 +291,7 @@ impl Simulation {
             adaptive_sweeps: true,
             budget_redos: 0,
             capped_steps: 0,
+            lemke: None,
         })
     }
 
@@ -418,6 +422,9 @@ impl Simulation {
     pub fn advance(&mut self, n: u32, stats_every: u64) -> Result<Vec<StepRecord>, GpuError> {
         if n == 0 {
             return Ok(Vec::new());
+        }
+        if self.lemke.is_some() {
+            return self.advance_lemke(n, stats_every);
         }
         let every = stats_every.max(1);
         let first = self.step_index;

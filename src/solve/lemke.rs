@@ -1,0 +1,439 @@
+//! Lemke's complementary pivoting algorithm for the linear complementarity problem (seed 004)
+//!
+//! ```text
+//! find z ≥ 0 with w = M z + q ≥ 0 and zᵀ w = 0
+//! ```
+//!
+//! on the CPU in f64 (nalgebra). The textbook scheme (Cottle, Pang & Stone §4.4; Murty §2):
+//! the system `I w − M z − d z₀ = q` with the artificial variable `z₀` and covering vector `d`
+//! is pivoted from an almost-complementary basis to a complementary one, each leaving
+//! variable's complement entering next, until `z₀` leaves (solution) or the entering column
+//! has no positive entry (ray termination: the algorithm proves nothing about the LCP, and for
+//! the copositive-plus matrices of contact problems this means it has no solution).
+//!
+//! * **Revised form**: the basis inverse `B⁻¹` (n × n) is updated by one rank-one elimination
+//!   per pivot (O(n²)) and refactorised by LU (O(n³)) every [`LemkeOptions::refactor_every`]
+//!   pivots (default max(64, n), so refactorising costs no more than pivoting); the returned
+//!   basic solution gets two steps of iterative refinement, so z solves its basis to machine
+//!   precision.
+//! * **Lexicographic ratio test**: ties in the minimum ratio are broken by the rows of
+//!   `B⁻¹ B₀` (B₀ the starting basis) divided by the pivot column, the rule under which Lemke's
+//!   algorithm cannot cycle on degenerate problems. If `z₀` is among the tied rows it leaves.
+//! * **Warm start**: a complementary basis (z_i or w_i basic per row, e.g. the previous time
+//!   step's) is tried first: `M_JJ z_J = −q_J` on its active rows J (an LU of |J| × |J|); if
+//!   that z and `w = Mz + q` are non-negative it is the solution, with no pivot. Otherwise the
+//!   covering vector is `d = B₀ e`, so that in the basis' coordinates `z₀`'s column is `−e`
+//!   and the first pivot is the usual "most negative row" start from that basis; a ray from
+//!   there is redone cold (d = e), the start for which a ray means no solution.
+
+use nalgebra::{DMatrix, DVector};
+
+/// Settings of one solve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LemkeOptions {
+    /// Most pivots before [`LemkeError::PivotLimit`] (0: `max(1000, 50 n)`).
+    pub max_pivots: usize,
+    /// Smallest pivot-column entry that may be pivoted on, relative to the column's largest.
+    pub pivot_tol: f64,
+    /// Values above `−zero_tol` count as non-negative (feasibility of a warm start, the
+    /// initial `q ≥ 0` test), relative to `max(1, ‖q‖∞)`.
+    pub zero_tol: f64,
+    /// Refactorise the basis every this many pivots (0: max(64, n)).
+    pub refactor_every: usize,
+}
+
+impl Default for LemkeOptions {
+    fn default() -> Self {
+        LemkeOptions {
+            max_pivots: 0,
+            pivot_tol: 1e-9,
+            zero_tol: 1e-12,
+            refactor_every: 0,
+        }
+    }
+}
+
+/// An LCP solution.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LemkeSolution {
+    pub z: DVector<f64>,
+    /// `M z + q`, recomputed from z.
+    pub w: DVector<f64>,
+    pub pivots: usize,
+    /// Per row: true where `z_i` is basic in the final basis (the warm start of a next solve).
+    pub basis: Vec<bool>,
+    /// Whether the warm-start basis was used (it factorised).
+    pub warm_started: bool,
+}
+
+impl LemkeSolution {
+    /// `‖min(z, w)‖₂`: zero exactly at a solution (the natural residual of the LCP).
+    pub fn residual(&self) -> f64 {
+        self.z
+            .iter()
+            .zip(self.w.iter())
+            .map(|(z, w)| z.min(*w).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    }
+}
+
+/// Why a solve produced no solution. Indices are LCP rows (0-based).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LemkeError {
+    /// The entering variable's column has no positive entry: the ray is unbounded.
+    #[error("ray termination after {pivots} pivots: entering {var} of row {row} can grow without bound (no solution is reachable from this start)")]
+    Ray {
+        pivots: usize,
+        /// "z" or "w".
+        var: &'static str,
+        row: usize,
+    },
+    #[error("pivot limit of {limit} reached")]
+    PivotLimit { limit: usize },
+    #[error("the LCP data is not finite (row {row})")]
+    NonFinite { row: usize },
+    #[error("M is {rows}×{cols} but q has {len} rows")]
+    Shape {
+        rows: usize,
+        cols: usize,
+        len: usize,
+    },
+}
+
+/// Variable ids: `0..n` are w, `n..2n` are z, `2n` is z₀.
+struct Tableau<'a> {
+    m: &'a DMatrix<f64>,
+    q: &'a DVector<f64>,
+    n: usize,
+    d: DVector<f64>,
+    basic: Vec<usize>,
+    binv: DMatrix<f64>,
+    x: DVector<f64>,
+    /// The starting basis, for the lexicographic rows `B⁻¹ B₀` (None: B₀ = I).
+    b0: Option<Vec<usize>>,
+}
+
+impl Tableau<'_> {
+    /// Column of variable `v` in `I w − M z − d z₀ = q`.
+    fn column(&self, v: usize) -> DVector<f64> {
+        let n = self.n;
+        if v < n {
+            let mut c = DVector::zeros(n);
+            c[v] = 1.0;
+            c
+        } else if v < 2 * n {
+            -self.m.column(v - n)
+        } else {
+            -&self.d
+        }
+    }
+
+    fn basis_matrix(&self, vars: &[usize]) -> DMatrix<f64> {
+        let mut b = DMatrix::zeros(self.n, self.n);
+        for (k, &v) in vars.iter().enumerate() {
+            b.set_column(k, &self.column(v));
+        }
+        b
+    }
+
+    /// `B⁻¹ a` for the column of variable `v`.
+    fn pivot_column(&self, v: usize) -> DVector<f64> {
+        let n = self.n;
+        if v < n {
+            self.binv.column(v).into_owned()
+        } else {
+            &self.binv * self.column(v)
+        }
+    }
+
+    /// Element k of the lexicographic row i: (B⁻¹ B₀)_{ik}.
+    fn lex(&self, i: usize, k: usize) -> f64 {
+        match &self.b0 {
+            None => self.binv[(i, k)],
+            Some(b0) => {
+                let v = b0[k];
+                if v < self.n {
+                    self.binv[(i, v)]
+                } else {
+                    self.binv.row(i).dot(&self.column(v).transpose())
+                }
+            }
+        }
+    }
+
+    /// Rebuilds B⁻¹ and x from the basis by LU; false (nothing changed) if B is singular.
+    fn refactor(&mut self) -> bool {
+        let b = self.basis_matrix(&self.basic);
+        match b.lu().try_inverse() {
+            Some(inv) if inv.iter().all(|v| v.is_finite()) => {
+                self.x = &inv * self.q;
+                self.binv = inv;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Pivots variable `e` (pivot column `col`) into row `r`.
+    fn pivot(&mut self, r: usize, e: usize, col: &DVector<f64>) {
+        let p = col[r];
+        let row_r = (self.binv.row(r) / p).transpose();
+        let xr = self.x[r] / p;
+        // Rank-one elimination of every other row: B⁻¹ -= c row_rᵀ with c = col, c_r = 0.
+        let mut c = col.clone();
+        c[r] = 0.0;
+        self.binv.ger(-1.0, &c, &row_r, 1.0);
+        self.x.axpy(-xr, &c, 1.0);
+        self.binv.set_row(r, &row_r.transpose());
+        self.x[r] = xr;
+        self.basic[r] = e;
+    }
+
+    /// The lexicographic minimum-ratio row among `rows` (ratios `key(i)/col_i` tied at
+    /// the minimum): z₀'s row if present, else the lexicographically smallest `B⁻¹B₀` row.
+    fn lex_choose(&self, mut rows: Vec<usize>, col: &DVector<f64>) -> usize {
+        if let Some(&r) = rows.iter().find(|&&i| self.basic[i] == 2 * self.n) {
+            return r;
+        }
+        for k in 0..self.n {
+            if rows.len() == 1 {
+                break;
+            }
+            let vals: Vec<f64> = rows.iter().map(|&i| self.lex(i, k) / col[i]).collect();
+            let min = vals.iter().cloned().fold(f64::INFINITY, f64::min);
+            let tol = 1e-12 * min.abs().max(1.0);
+            rows = rows
+                .iter()
+                .zip(&vals)
+                .filter(|(_, v)| **v <= min + tol)
+                .map(|(i, _)| *i)
+                .collect();
+        }
+        rows[0]
+    }
+
+    /// Minimum-ratio leaving row for pivot column `col`; None: ray.
+    fn ratio_test(&self, col: &DVector<f64>, pivot_tol: f64) -> Option<usize> {
+        // Relative to the column: a pivot many orders below the others is round-off.
+        let tol = pivot_tol * col.amax().max(1e-300);
+        let rows: Vec<usize> = (0..self.n).filter(|&i| col[i] > tol).collect();
+        if rows.is_empty() {
+            return None;
+        }
+        let ratios: Vec<f64> = rows.iter().map(|&i| self.x[i].max(0.0) / col[i]).collect();
+        let min = ratios.iter().cloned().fold(f64::INFINITY, f64::min);
+        let tol = 1e-12 * min.abs().max(1e-300) + 1e-15;
+        let tied: Vec<usize> = rows
+            .iter()
+            .zip(&ratios)
+            .filter(|(_, r)| **r <= min + tol)
+            .map(|(i, _)| *i)
+            .collect();
+        Some(self.lex_choose(tied, col))
+    }
+
+    /// Iterative refinement of x for B x = q: x += B⁻¹ (q − B x), O(n²) each.
+    fn refine(&mut self) {
+        for _ in 0..2 {
+            let mut r = self.q.clone();
+            for (k, &v) in self.basic.iter().enumerate() {
+                let xk = self.x[k];
+                if v < self.n {
+                    r[v] -= xk;
+                } else {
+                    r.axpy(-xk, &self.column(v), 1.0);
+                }
+            }
+            self.x += &self.binv * r;
+        }
+    }
+
+    fn solution(&mut self, pivots: usize, warm_started: bool) -> LemkeSolution {
+        // z₀ has left: refine the basic solution of the final basis.
+        self.refine();
+        let n = self.n;
+        let mut z = DVector::zeros(n);
+        let mut basis = vec![false; n];
+        for (r, &v) in self.basic.iter().enumerate() {
+            if (n..2 * n).contains(&v) {
+                z[v - n] = self.x[r].max(0.0);
+                basis[v - n] = true;
+            }
+        }
+        let w = self.m * &z + self.q;
+        LemkeSolution {
+            z,
+            w,
+            pivots,
+            basis,
+            warm_started,
+        }
+    }
+}
+
+/// The warm basis' complementary solution when it is feasible: `M_JJ z_J = −q_J` on the rows J
+/// with z basic (an LU of |J| × |J| only, not of the whole basis), `w = M z + q ≥ 0`.
+fn warm_feasible(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    flags: &[bool],
+    tol: f64,
+) -> Option<LemkeSolution> {
+    let n = q.len();
+    if flags.len() != n {
+        return None;
+    }
+    let j: Vec<usize> = (0..n).filter(|&i| flags[i]).collect();
+    let mut z = DVector::zeros(n);
+    if !j.is_empty() {
+        let mjj = DMatrix::from_fn(j.len(), j.len(), |a, b| m[(j[a], j[b])]);
+        let rhs = DVector::from_fn(j.len(), |a, _| -q[j[a]]);
+        let zj = mjj.lu().solve(&rhs)?;
+        for (a, &i) in j.iter().enumerate() {
+            if zj[a].is_nan() || zj[a] < -tol {
+                return None;
+            }
+            z[i] = zj[a].max(0.0);
+        }
+    }
+    let w = m * &z + q;
+    if (0..n).any(|i| !flags[i] && (w[i].is_nan() || w[i] < -tol)) {
+        return None;
+    }
+    Some(LemkeSolution {
+        z,
+        w,
+        pivots: 0,
+        basis: flags.to_vec(),
+        warm_started: true,
+    })
+}
+
+/// Solves the LCP (M, q), from the complementary basis `warm` (true: z_i basic) when given.
+///
+/// `warm`: a previous basis; used directly when it is still feasible (no pivot), else Lemke
+/// pivots from it with the covering vector `B₀ e`, and redoes a ray cold.
+pub fn solve(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    warm: Option<&[bool]>,
+    opts: &LemkeOptions,
+) -> Result<LemkeSolution, LemkeError> {
+    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, opts.zero_tol * q.amax().max(1.0)))
+    {
+        return Ok(sol);
+    }
+    // Pivoting from an infeasible warm basis (covering vector B₀e) measured slower than a cold
+    // start on perturbed piles (benches/lemke.rs), but it also gets through steps where the
+    // cold start ends in a ray (assets/scenes/realtime.toml, step 3); its rays prove nothing
+    // (B₀e need not be positive), so a warm ray is redone cold and only a cold ray is reported.
+    match solve_from(m, q, warm, opts) {
+        Err(LemkeError::Ray { pivots, .. }) if warm.is_some() => {
+            let mut cold = solve_from(m, q, None, opts)?;
+            cold.pivots += pivots;
+            cold.warm_started = false;
+            Ok(cold)
+        }
+        r => r,
+    }
+}
+
+fn solve_from(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    warm: Option<&[bool]>,
+    opts: &LemkeOptions,
+) -> Result<LemkeSolution, LemkeError> {
+    let n = q.len();
+    if m.nrows() != n || m.ncols() != n {
+        return Err(LemkeError::Shape {
+            rows: m.nrows(),
+            cols: m.ncols(),
+            len: n,
+        });
+    }
+    if let Some(row) =
+        (0..n).find(|&i| !q[i].is_finite() || !m.row(i).iter().all(|v| v.is_finite()))
+    {
+        return Err(LemkeError::NonFinite { row });
+    }
+    let max_pivots = if opts.max_pivots == 0 {
+        (50 * n).max(1000)
+    } else {
+        opts.max_pivots
+    };
+    let zero_tol = opts.zero_tol * q.amax().max(1.0);
+    let refactor_every = match opts.refactor_every {
+        0 => n.max(64),
+        k => k,
+    };
+    let mut t = Tableau {
+        m,
+        q,
+        n,
+        d: DVector::from_element(n, 1.0),
+        basic: (0..n).collect(),
+        binv: DMatrix::identity(n, n),
+        x: q.clone(),
+        b0: None,
+    };
+    let mut warm_started = false;
+    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, zero_tol)) {
+        return Ok(sol);
+    }
+    if let Some(flags) = warm.filter(|f| f.len() == n && f.iter().any(|&b| b)) {
+        let saved = (t.basic.clone(), t.binv.clone(), t.x.clone());
+        t.basic = (0..n).map(|i| if flags[i] { n + i } else { i }).collect();
+        if t.refactor() {
+            warm_started = true;
+            t.b0 = Some(t.basic.clone());
+            // d = B₀ e: z₀'s column is −e in the warm basis' coordinates.
+            t.d = t.basis_matrix(&t.basic) * DVector::from_element(n, 1.0);
+        } else {
+            (t.basic, t.binv, t.x) = saved;
+        }
+    }
+    if n == 0 || t.x.min() >= -zero_tol {
+        return Ok(t.solution(0, warm_started));
+    }
+    // First pivot: z₀ enters at the most negative row (lexicographically smallest row).
+    let z0 = 2 * n;
+    let col = t.pivot_column(z0);
+    let min = t.x.min();
+    let tol = 1e-12 * min.abs() + 1e-15;
+    let tied: Vec<usize> = (0..n).filter(|&i| t.x[i] <= min + tol).collect();
+    // All pivot-column entries are −1, so "smallest x_i/−1" is the lexicographic maximum
+    // of −(x_i, L_i): choose on the negated column.
+    let r = t.lex_choose(tied, &(-&col));
+    let mut leaving = t.basic[r];
+    t.pivot(r, z0, &col);
+    let mut pivots = 1;
+    loop {
+        let entering = if leaving < n {
+            leaving + n
+        } else {
+            leaving - n
+        };
+        let col = t.pivot_column(entering);
+        let Some(r) = t.ratio_test(&col, opts.pivot_tol) else {
+            return Err(LemkeError::Ray {
+                pivots,
+                var: if entering < n { "w" } else { "z" },
+                row: entering % n,
+            });
+        };
+        leaving = t.basic[r];
+        t.pivot(r, entering, &col);
+        pivots += 1;
+        if leaving == z0 {
+            return Ok(t.solution(pivots, warm_started));
+        }
+        if pivots >= max_pivots {
+            return Err(LemkeError::PivotLimit { limit: max_pivots });
+        }
+        if pivots % refactor_every == 0 {
+            t.refactor();
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The step with the exact LCP solver (`[solver] kind = "lemke"`, seed 004): free velocity and
+//! collision on the GPU, the LCP assembled and solved by Lemke's algorithm on the CPU in f64,
+//! `v⁺ = v* + M⁻¹ D γ` on the CPU, then positions and statistics on the GPU.
+//!
+//! Why the update runs on the CPU rather than uploading γ into the GPU update kernel: the CPU
+//! already holds v*, the inverse masses and the contact frames it assembled the LCP from, so
+//! the update is a few flops per contact in f64 and costs one upload of the velocities (32 B
+//! per body); uploading γ instead would cost as much and need the GPU solver's buffers and
+//! warm-start layout bound for a solve that never ran there.
+//!
+//! One GPU round trip per step: free velocity, collision and a copy of the counts, contacts
+//! and body arrays into one mapped buffer are one submission; after the CPU solve the
+//! velocities and the solver's statistics are written and the position update + statistics
+//! are queued (no wait). A contact-buffer overflow grows the buffers and redoes only the
+//! collision (positions have not moved yet), as in [`Simulation::step_stages_wall`].
+//!
+//! Debugging: with `BRISTLECONE_LCP_DUMP=FILE` set, a failed solve writes its q (first line)
+//! and M (one row per line) to FILE.
+
+use super::{ContactStages, Simulation, StepRecord, RING_SLOT};
+use crate::bodies::BodyState;
+use crate::collide::ContactRecord;
+use crate::gpu::{buffers, GpuError};
+use crate::reference::integrate::to_f64;
+use crate::solve::lcp::{apply_impulses, LcpSettings, StepLcp};
+use std::time::Instant;
+
+/// State of the exact solver between steps.
+pub(super) struct LemkeStage {
+    pub(super) settings: LcpSettings,
+    /// Previous step's contact keys (sorted, as collision writes them) and per LCP row whether
+    /// z was basic.
+    warm: Vec<((u32, u32, u32), Vec<bool>)>,
+    /// Seconds spent in the CPU solve (assembly + Lemke + velocity update) per step of the
+    /// last advance.
+    solve_seconds: Vec<f64>,
+    staging: Option<(wgpu::Buffer, u64)>,
+}
+
+impl LemkeStage {
+    pub(super) fn new(settings: LcpSettings) -> Self {
+        LemkeStage {
+            settings,
+            warm: Vec::new(),
+            solve_seconds: Vec::new(),
+            staging: None,
+        }
+    }
+
+    fn warm_flags(&self, contacts: &[ContactRecord]) -> Option<Vec<bool>> {
+        if !self.settings.warm_start || self.warm.is_empty() {
+            return None;
+        }
+        let rows = self.settings.rows_per_contact();
+        let mut flags = vec![false; rows * contacts.len()];
+        for (i, c) in contacts.iter().enumerate() {
+            if let Ok(k) = self.warm.binary_search_by_key(&c.key(), |w| w.0) {
+                flags[rows * i..rows * (i + 1)].copy_from_slice(&self.warm[k].1);
+            }
+        }
+        Some(flags)
+    }
+}
+
+/// Bytes of the readback of one step: counts (64), contacts, then rot, vel, omega, mass_props
+/// and info (16 B per body each).
+fn staging_size(capacity: u32, bodies: u32) -> u64 {
+    64 + capacity as u64 * 64 + 5 * bodies as u64 * 16
+}
+
+impl Simulation {
+    /// Switches the contact solve to the exact LCP solver (None: back to the GPU solver).
+    /// Needs contacts ([`super::StepSettings::contact`]); without them this does nothing.
+    pub fn set_lemke(&mut self, settings: Option<LcpSettings>) {
+        self.lemke = settings
+            .filter(|_| self.contact.is_some())
+            .map(LemkeStage::new);
+    }
+
+    /// The exact solver's settings when it is on.
+    pub fn lemke_settings(&self) -> Option<&LcpSettings> {
+        self.lemke.as_ref().map(|l| &l.settings)
+    }
+
+    /// CPU seconds of the exact solve (assembly, Lemke, velocity update) of each step of the
+    /// last [`Simulation::advance`]; empty with the GPU solvers.
+    pub fn solve_seconds(&self) -> &[f64] {
+        self.lemke.as_ref().map_or(&[], |l| &l.solve_seconds)
+    }
+
+    /// [`Simulation::advance`] with the exact solver: one step at a time.
+    pub(super) fn advance_lemke(
+        &mut self,
+        n: u32,
+        stats_every: u64,
+    ) -> Result<Vec<StepRecord>, GpuError> {
+        let every = stats_every.max(1);
+        let first = self.step_index;
+        let (ring, host) = self.ring(n as u64);
+        if let Some(l) = self.lemke.as_mut() {
+            l.solve_seconds.clear();
+        }
+        for k in 0..n as u64 {
+            self.lemke_step(&ring, k)?;
+        }
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&ring, 0, &host, 0, n as u64 * RING_SLOT);
+        self.ctx.queue.submit([enc.finish()]);
+        let raw: Vec<[u32; 4]> =
+            buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)?;
+        self.step_index = first + n as u64;
+        Ok((0..n as usize)
+            .filter_map(|k| {
+                let s = first + k as u64 + 1;
+                if !s.is_multiple_of(every) && k + 1 != n as usize {
+                    return None;
+                }
+                let f = |w: [u32; 4]| w.map(f32::from_bits);
+                let st = [raw[4 * k + 2], raw[4 * k + 3]];
+                Some(StepRecord {
+                    step: s,
+                    time: s as f64 * self.settings.dt,
+                    totals: super::stats::Stats::decode(&[f(raw[4 * k]), f(raw[4 * k + 1])]),
+                    contacts: st[0][0],
+                    iterations: st[0][2],
+                    residual: f32::from_bits(st[0][3]) as f64,
+                    max_penetration: f32::from_bits(st[1][0]) as f64,
+                    // One LCP per step; the Painlevé count is a diagnostic of the GPU
+                    // solvers (an LCP without a solution ends in a ray error instead).
+                    outer_iterations: 1,
+                    painleve: 0,
+                })
+            })
+            .collect())
+    }
+
+    /// Free velocity + collision + readback, grown and redone until nothing overflows.
+    fn lemke_collide(&mut self) -> Result<(Vec<ContactRecord>, BodyState), GpuError> {
+        let ctx = self.ctx.clone();
+        let nb = self.bodies.count;
+        let mut first = true;
+        loop {
+            let c: &mut ContactStages = self.contact.as_mut().expect("lemke needs contacts");
+            let size = staging_size(c.collide.capacity(), nb);
+            let l = self.lemke.as_mut().expect("lemke stage");
+            if l.staging.as_ref().is_none_or(|s| s.1 < size) {
+                let buf = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("lemke readback"),
+                    size,
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                l.staging = Some((buf, size));
+            }
+            let staging = l.staging.as_ref().unwrap().0.clone();
+            let mut enc = ctx.device.create_command_encoder(&Default::default());
+            if first {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                self.integrate.record_free_velocity(&mut pass);
+            }
+            c.record_collide(&mut enc);
+            let cap = c.collide.capacity() as u64;
+            enc.copy_buffer_to_buffer(c.collide.counts(), 0, &staging, 0, 64);
+            enc.copy_buffer_to_buffer(c.collide.contacts(), 0, &staging, 64, cap * 64);
+            let b = &self.bodies;
+            let body_bytes = nb as u64 * 16;
+            for (k, buf) in [&b.rot, &b.vel, &b.omega, &b.mass_props, &b.info]
+                .into_iter()
+                .enumerate()
+            {
+                let off = 64 + cap * 64 + k as u64 * body_bytes;
+                enc.copy_buffer_to_buffer(buf, 0, &staging, off, body_bytes);
+            }
+            ctx.queue.submit([enc.finish()]);
+            first = false;
+            let words: Vec<u32> = buffers::map_and_read(&ctx, &staging, (size / 4) as usize)?;
+            if words[1] != 0 {
+                c.grow(&ctx, words[2])?;
+                self.snapshot = None;
+                self.regrowths += 1;
+                continue;
+            }
+            let n = (words[0] as usize).min(cap as usize);
+            let contacts: Vec<ContactRecord> =
+                bytemuck::pod_collect_to_vec(&words[16..16 + 16 * n]);
+            let at = |k: usize| 16 + 16 * cap as usize + 4 * k * nb as usize;
+            let arr = |k: usize| -> Vec<[f32; 4]> {
+                bytemuck::pod_collect_to_vec(&words[at(k)..at(k + 1)])
+            };
+            let info: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(&words[at(4)..at(5)]);
+            let state = BodyState {
+                pos: vec![[0.0; 4]; nb as usize],
+                rot: arr(0),
+                vel: arr(1),
+                omega: arr(2),
+                mass_props: arr(3),
+                force: vec![[0.0; 4]; nb as usize],
+                torque: vec![[0.0; 4]; nb as usize],
+                info,
+            };
+            return Ok((contacts, state));
+        }
+    }
+
+    /// One step with the exact solver; its statistics go to ring slot `slot`.
+    fn lemke_step(&mut self, ring: &wgpu::Buffer, slot: u64) -> Result<(), GpuError> {
+        let (all, state) = self.lemke_collide()?;
+        // Contacts between two non-dynamic bodies (fixed grains on a floor) carry nothing.
+        let dynamic = |b: u32| state.mass_props[b as usize][3] > 0.0;
+        let contacts: Vec<ContactRecord> = all
+            .into_iter()
+            .filter(|c| dynamic(c.ids[0]) || dynamic(c.ids[1]))
+            .collect();
+        let step_no = self.step_index + slot + 1;
+        let t0 = Instant::now();
+        let dt = self.settings.dt;
+        let mut bodies = to_f64(&state);
+        let l = self.lemke.as_mut().expect("lemke stage");
+        let lcp = StepLcp::new(&bodies, &contacts, dt, &l.settings);
+        let warm = l.warm_flags(&contacts);
+        let sol = lcp.solve(warm.as_deref(), &contacts).inspect_err(|_| {
+            if let Ok(path) = std::env::var("BRISTLECONE_LCP_DUMP") {
+                let row = |v: Vec<f64>| {
+                    v.iter()
+                        .map(|x| format!("{x:e}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                let mut text = row(lcp.q.iter().copied().collect());
+                for i in 0..lcp.q.len() {
+                    text.push('\n');
+                    text.push_str(&row(lcp.m.row(i).iter().copied().collect()));
+                }
+                let _ = std::fs::write(path, text);
+            }
+        });
+        let sol = sol.map_err(|e| {
+            GpuError::Solver(format!(
+                "step {step_no} (t = {} s): the exact LCP solve (Lemke) failed: {e}",
+                step_no as f64 * dt
+            ))
+        })?;
+        let rows = l.settings.rows_per_contact();
+        l.warm = contacts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.key(), sol.lemke.basis[rows * i..rows * (i + 1)].to_vec()))
+            .collect();
+        let v = apply_impulses(&bodies, &contacts, &sol.gamma);
+        for (b, (lin, ang)) in bodies.iter_mut().zip(v) {
+            b.vel = lin;
+            b.omega = ang;
+        }
+        l.solve_seconds.push(t0.elapsed().as_secs_f64());
+        let vel: Vec<[f32; 4]> = bodies
+            .iter()
+            .map(|b| [b.vel.x as f32, b.vel.y as f32, b.vel.z as f32, 0.0])
+            .collect();
+        let omega: Vec<[f32; 4]> = bodies
+            .iter()
+            .map(|b| [b.omega.x as f32, b.omega.y as f32, b.omega.z as f32, 0.0])
+            .collect();
+        let pen = contacts
+            .iter()
+            .map(|c| (-c.n_gap[3]).max(0.0))
+            .fold(0.0f32, f32::max);
+        let q = &self.ctx.queue;
+        q.write_buffer(&self.bodies.vel, 0, bytemuck::cast_slice(&vel));
+        q.write_buffer(&self.bodies.omega, 0, bytemuck::cast_slice(&omega));
+        let c = self.contact.as_ref().expect("contacts");
+        let words = [
+            sol.lemke.pivots as u32,
+            (sol.lemke.residual() as f32).to_bits(),
+            pen.to_bits(),
+        ];
+        q.write_buffer(&c.step_stats, 8, bytemuck::cast_slice(&words));
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            self.integrate.record_update_positions(&mut pass);
+            self.stats.record(&mut pass);
+        }
+        enc.copy_buffer_to_buffer(self.stats.totals_buffer(), 0, ring, slot * RING_SLOT, 32);
+        enc.copy_buffer_to_buffer(&c.step_stats, 0, ring, slot * RING_SLOT + 32, 32);
+        self.ctx.queue.submit([enc.finish()]);
+        Ok(())
+    }
+}

@@ -1,0 +1,807 @@
+//! Lemke's algorithm (`solve::lemke`) on known LCPs, the LCP of a step (`solve::lcp`) against
+//! seed 004's planar examples with analytic answers, and against the interior-point oracle and
+//! the GPU Jacobi/APGD solvers on small 3-D contact sets where the friction polygon and the
+//! cone coincide (planar motion) or nearly do (many directions).
+
+use bristlecone::bodies::{BodyInit, BodyState, MOTION_DYNAMIC, MOTION_FIXED, SHAPE_PLANE};
+use bristlecone::gpu::{buffers, shared_context, GpuContext};
+use bristlecone::reference::integrate::{to_f64, Body64};
+use bristlecone::reference::oracle;
+use bristlecone::solve::lcp::{apply_impulses, LcpFriction, LcpSettings, StepLcp};
+use bristlecone::solve::lemke::{self, LemkeError, LemkeOptions};
+use bristlecone::solve::{
+    build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
+};
+use glam::{DQuat, DVec3};
+use nalgebra::{DMatrix, DVector};
+
+const G: f64 = 9.81;
+
+fn check_lcp(m: &DMatrix<f64>, q: &DVector<f64>, z: &DVector<f64>, tol: f64) {
+    let w = m * z + q;
+    for i in 0..q.len() {
+        assert!(z[i] >= -tol, "z[{i}] = {}", z[i]);
+        assert!(w[i] >= -tol, "w[{i}] = {}", w[i]);
+        assert!((z[i] * w[i]).abs() <= tol, "z w [{i}] = {}", z[i] * w[i]);
+    }
+}
+
+fn opts() -> LemkeOptions {
+    LemkeOptions::default()
+}
+
+// ---------------------------------------------------------------------------------------
+// Known LCPs.
+
+/// Murty (1978; "Linear Complementarity, Linear and Nonlinear Programming", §6.3): M̃(n) lower
+/// triangular with 1 on the diagonal and 2 below, q_i = −Σ_{j=n−i+1..n} 2ʲ. With covering
+/// vector e the complementary pivot method takes 2ⁿ pivots (z₀'s entry and exit included).
+fn murty(n: usize) -> (DMatrix<f64>, DVector<f64>) {
+    let m = DMatrix::from_fn(n, n, |i, j| match i.cmp(&j) {
+        std::cmp::Ordering::Equal => 1.0,
+        std::cmp::Ordering::Greater => 2.0,
+        std::cmp::Ordering::Less => 0.0,
+    });
+    let q = DVector::from_fn(n, |i, _| {
+        -((n - i)..=n).map(|j| 2f64.powi(j as i32)).sum::<f64>()
+    });
+    (m, q)
+}
+
+#[test]
+fn murty_example_takes_exponentially_many_pivots() {
+    for n in 1..=12 {
+        let (m, q) = murty(n);
+        let o = LemkeOptions {
+            max_pivots: 1 << n,
+            ..opts()
+        };
+        let s = lemke::solve(&m, &q, None, &o).unwrap();
+        check_lcp(&m, &q, &s.z, 1e-9);
+        assert_eq!(s.pivots, 1 << n, "n = {n}");
+        assert!(s.residual() < 1e-9);
+    }
+}
+
+/// Kostreva's (1979) example on which Lemke's algorithm cycles without an anticycling rule:
+/// every first-step ratio ties and the solution z = e/3 is degenerate (w = 0).
+#[test]
+fn cycling_example_solved_with_lexicographic_rule() {
+    let m = DMatrix::from_row_slice(3, 3, &[1.0, 2.0, 0.0, 0.0, 1.0, 2.0, 2.0, 0.0, 1.0]);
+    let q = DVector::from_element(3, -1.0);
+    let s = lemke::solve(&m, &q, None, &opts()).unwrap();
+    check_lcp(&m, &q, &s.z, 1e-12);
+    for i in 0..3 {
+        assert!((s.z[i] - 1.0 / 3.0).abs() < 1e-12, "z = {}", s.z);
+    }
+    assert!(s.residual() < 1e-12);
+}
+
+/// Degenerate problems: repeated rows (a continuum of solutions) and zero entries of q.
+#[test]
+fn degenerate_examples_solved() {
+    let m = DMatrix::from_row_slice(3, 3, &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 3.0]);
+    let q = DVector::from_row_slice(&[-1.0, -1.0, -2.0]);
+    let s = lemke::solve(&m, &q, None, &opts()).unwrap();
+    check_lcp(&m, &q, &s.z, 1e-12);
+    assert!(
+        (s.z.sum() - 1.0).abs() < 1e-12 || (s.z[2] > 0.0),
+        "z = {}",
+        s.z
+    );
+    // q with zeros: degenerate first bases.
+    let m = DMatrix::from_row_slice(
+        4,
+        4,
+        &[
+            2.0, 1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0, 0.0, 1.0, 2.0,
+        ],
+    );
+    let q = DVector::from_row_slice(&[0.0, -1.0, 0.0, -1.0]);
+    let s = lemke::solve(&m, &q, None, &opts()).unwrap();
+    check_lcp(&m, &q, &s.z, 1e-12);
+}
+
+/// No solution: w = −z − 1 < 0 for every z ≥ 0; and the 2×2 problem with M = [[0, −1],
+/// [1, 0]]-like structure that is infeasible. Both must end in ray termination, not a panic.
+#[test]
+fn infeasible_problem_is_ray_termination() {
+    let m = DMatrix::from_element(1, 1, -1.0);
+    let q = DVector::from_element(1, -1.0);
+    let e = lemke::solve(&m, &q, None, &opts()).unwrap_err();
+    assert!(matches!(e, LemkeError::Ray { .. }), "{e}");
+    // w1 = z2 − 1, w2 = −z1 − 1: w2 < 0 always.
+    let m = DMatrix::from_row_slice(2, 2, &[0.0, 1.0, -1.0, 0.0]);
+    let q = DVector::from_row_slice(&[-1.0, -1.0]);
+    let e = lemke::solve(&m, &q, None, &opts()).unwrap_err();
+    assert!(matches!(e, LemkeError::Ray { .. }), "{e}");
+    assert!(e.to_string().contains("ray termination"));
+}
+
+#[test]
+fn pivot_limit_and_bad_input_are_errors() {
+    let (m, q) = murty(10);
+    let o = LemkeOptions {
+        max_pivots: 100,
+        ..opts()
+    };
+    assert_eq!(
+        lemke::solve(&m, &q, None, &o).unwrap_err(),
+        LemkeError::PivotLimit { limit: 100 }
+    );
+    let mut q2 = q.clone();
+    q2[3] = f64::NAN;
+    assert_eq!(
+        lemke::solve(&m, &q2, None, &opts()).unwrap_err(),
+        LemkeError::NonFinite { row: 3 }
+    );
+}
+
+/// A warm start from the solution's own basis (or one still feasible) takes no pivot; an
+/// infeasible one starts cold.
+#[test]
+fn warm_start_from_previous_basis() {
+    let n = 30;
+    let a = DMatrix::from_fn(n, n, |i, j| ((i * 7 + j * 13) % 11) as f64 / 11.0 - 0.5);
+    let m = &a * a.transpose() + DMatrix::identity(n, n) * 0.1;
+    let q = DVector::from_fn(n, |i, _| ((i * 5) % 9) as f64 - 5.0);
+    let cold = lemke::solve(&m, &q, None, &opts()).unwrap();
+    check_lcp(&m, &q, &cold.z, 1e-9);
+    let again = lemke::solve(&m, &q, Some(&cold.basis), &opts()).unwrap();
+    assert_eq!(again.pivots, 0);
+    assert!(again.warm_started);
+    assert!((&again.z - &cold.z).amax() < 1e-12);
+    let q2 = q.map(|x| x * 1.01 + 0.01);
+    let cold2 = lemke::solve(&m, &q2, None, &opts()).unwrap();
+    let warm2 = lemke::solve(&m, &q2, Some(&cold.basis), &opts()).unwrap();
+    check_lcp(&m, &q2, &warm2.z, 1e-9);
+    assert!(
+        (&warm2.z - &cold2.z).amax() < 1e-9,
+        "unique solution (M positive definite)"
+    );
+    assert!(warm2.pivots <= cold2.pivots);
+    // A basis that stays feasible under a small change of q is reused without a pivot.
+    let q3 = q.map(|x| x * (1.0 + 1e-9));
+    let warm3 = lemke::solve(&m, &q3, Some(&cold.basis), &opts()).unwrap();
+    assert_eq!(warm3.pivots, 0);
+    check_lcp(&m, &q3, &warm3.z, 1e-9);
+}
+
+// ---------------------------------------------------------------------------------------
+// Seed 004's planar examples against analytic answers (f64 LCP, integrated in the test).
+
+const DT: f64 = 1.0 / 1024.0;
+
+fn plane64() -> Body64 {
+    Body64 {
+        pos: DVec3::ZERO,
+        radius: 1.0,
+        rot: DQuat::IDENTITY,
+        vel: DVec3::ZERO,
+        omega: DVec3::ZERO,
+        inv_inertia: DVec3::ZERO,
+        inv_mass: 0.0,
+        force: DVec3::ZERO,
+        torque: DVec3::ZERO,
+        motion: MOTION_FIXED,
+    }
+}
+
+/// A block: translation only (infinite inertia), so friction cannot make it roll.
+fn block64(mass: f64, vel: DVec3) -> Body64 {
+    Body64 {
+        pos: DVec3::new(0.0, 0.0, 0.05),
+        inv_mass: 1.0 / mass,
+        vel,
+        motion: MOTION_DYNAMIC,
+        ..plane64()
+    }
+}
+
+fn contact(ids: [u32; 3], n: [f32; 3], gap: f32, ra: [f32; 3], rb: [f32; 3], mu: f32) -> Contact {
+    Contact {
+        n_gap: [n[0], n[1], n[2], gap],
+        ra: [ra[0], ra[1], ra[2], mu],
+        rb: [rb[0], rb[1], rb[2], 0.0],
+        ids: [ids[0], ids[1], ids[2], 0],
+    }
+}
+
+fn floor_contact(gap: f32, mu: f32) -> Contact {
+    contact(
+        [0, 1, 0],
+        [0.0, 0.0, 1.0],
+        gap,
+        [0.0; 3],
+        [0.0, 0.0, -0.05],
+        mu,
+    )
+}
+
+/// The exact friction models: the pyramid with ±u among its directions, and seed 004's form.
+fn exact_models() -> Vec<LcpSettings> {
+    [
+        LcpFriction::Pyramid { directions: 4 },
+        LcpFriction::Pyramid { directions: 8 },
+        LcpFriction::Pyramid { directions: 2 },
+        LcpFriction::Surplus,
+    ]
+    .into_iter()
+    .map(|friction| LcpSettings {
+        friction,
+        ..Default::default()
+    })
+    .collect()
+}
+
+/// One step of a body set: v* (gravity + applied force), the LCP, v⁺. Returns the first
+/// contact's γ.
+fn step64(bodies: &mut [Body64], contacts: &[Contact], s: &LcpSettings) -> [f64; 3] {
+    for b in bodies.iter_mut().filter(|b| b.motion == MOTION_DYNAMIC) {
+        b.vel += DT * (DVec3::new(0.0, 0.0, -G) + b.inv_mass * b.force);
+    }
+    let lcp = StepLcp::new(bodies, contacts, DT, s);
+    let sol = lcp.solve(None, contacts).unwrap();
+    assert!(sol.lemke.residual() < 1e-12, "{}", sol.lemke.residual());
+    let v = apply_impulses(bodies, contacts, &sol.gamma);
+    for (b, v) in bodies.iter_mut().zip(v) {
+        b.vel = v.0;
+        b.omega = v.1;
+    }
+    sol.gamma[0]
+}
+
+#[test]
+fn block_slides_to_rest_at_mu_g() {
+    let (m, mu, v0) = (2.0, 0.5, 0.3);
+    for s in exact_models() {
+        let mut bodies = [plane64(), block64(m, DVec3::new(v0, 0.0, 0.0))];
+        let c = [floor_contact(0.0, mu as f32)];
+        let mut stopped_at = None;
+        for k in 1..=80 {
+            let g = step64(&mut bodies, &c, &s);
+            let v = bodies[1].vel;
+            let expect = (v0 - k as f64 * mu * G * DT).max(0.0);
+            assert!(
+                (v.x - expect).abs() < 1e-9,
+                "{s:?} step {k}: {} vs {expect}",
+                v.x
+            );
+            assert!(
+                v.z.abs() < 1e-12 && v.y.abs() < 1e-12,
+                "{s:?} step {k}: {v}"
+            );
+            assert!(
+                (g[0] - m * G * DT).abs() < 1e-9 * m * G * DT,
+                "γ_n {}",
+                g[0]
+            );
+            if expect == 0.0 && stopped_at.is_none() {
+                stopped_at = Some(k);
+            }
+        }
+        // v0 / (μ g dt) = 62.6: stops in step 63 and stays.
+        assert_eq!(stopped_at, Some(63));
+    }
+}
+
+#[test]
+fn block_sticks_below_the_friction_limit_and_slides_above() {
+    // μ exactly representable in the f32 contact record.
+    let (m, mu) = (1.5, 0.375);
+    for s in exact_models() {
+        for ratio in [0.8, 1.5] {
+            let f = ratio * mu * m * G;
+            let mut bodies = [plane64(), block64(m, DVec3::ZERO)];
+            bodies[1].force = DVec3::new(f, 0.0, 0.0);
+            let c = [floor_contact(0.0, mu as f32)];
+            for k in 1..=50 {
+                let g = step64(&mut bodies, &c, &s);
+                let expect = (k as f64 * DT * (f - mu * m * G) / m).max(0.0);
+                let vx = bodies[1].vel.x;
+                assert!(
+                    (vx - expect).abs() < 1e-9,
+                    "{s:?} F/μmg = {ratio} step {k}: {vx} vs {expect}"
+                );
+                let friction = if ratio < 1.0 {
+                    -f * DT
+                } else {
+                    -mu * m * G * DT
+                };
+                assert!(
+                    (g[1] - friction).abs() < 1e-9,
+                    "{s:?}: γ_u {} vs {friction}",
+                    g[1]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn inelastic_impact_closes_the_gap_in_one_step() {
+    let (m, mu, gap) = (1.0, 0.5, 1e-3f32);
+    for s in exact_models() {
+        // Oblique impact: slides through (v_x = 1) or sticks (v_x = 0.2).
+        for vx in [1.0, 0.2] {
+            let mut bodies = [plane64(), block64(m, DVec3::new(vx, 0.0, -2.0))];
+            let c = [floor_contact(gap, mu as f32)];
+            let g = step64(&mut bodies, &c, &s);
+            let v = bodies[1].vel;
+            let phi = gap as f64;
+            assert!((v.z + phi / DT).abs() < 1e-9, "lands exactly: {}", v.z);
+            let jn = m * (2.0 + G * DT - phi / DT);
+            assert!((g[0] - jn).abs() < 1e-9);
+            let expect = (vx - mu * jn / m).max(0.0);
+            assert!(
+                (v.x - expect).abs() < 1e-9,
+                "{s:?} vx {vx}: {} vs {expect}",
+                v.x
+            );
+        }
+        // Head-on impact of two bodies without gravity: they move on together.
+        let mut a = block64(1.0, DVec3::new(1.0, 0.0, 0.0));
+        let mut b = block64(3.0, DVec3::new(-0.5, 0.0, 0.0));
+        a.pos = DVec3::ZERO;
+        b.pos = DVec3::new(0.1, 0.0, 0.0);
+        let mut bodies = [a, b];
+        let c = [contact(
+            [0, 1, 0],
+            [1.0, 0.0, 0.0],
+            0.0,
+            [0.05, 0.0, 0.0],
+            [-0.05, 0.0, 0.0],
+            0.5,
+        )];
+        let lcp = StepLcp::new(&bodies, &c, DT, &s);
+        let sol = lcp.solve(None, &c).unwrap();
+        let v = apply_impulses(&bodies, &c, &sol.gamma);
+        for (body, (lin, _)) in bodies.iter_mut().zip(v) {
+            body.vel = lin;
+        }
+        for body in &bodies {
+            assert!((body.vel.x - (-0.125)).abs() < 1e-12, "{}", body.vel.x);
+        }
+    }
+}
+
+/// A ray inside a step's LCP is an error naming the contacts involved (the contact's row and
+/// those sharing a body), never a panic.
+#[test]
+fn step_lcp_failure_names_the_contacts() {
+    let bodies = [plane64(), block64(1.0, DVec3::new(0.0, 0.0, -1.0))];
+    let c = [floor_contact(0.0, 0.5)];
+    let s = LcpSettings::default();
+    let mut lcp = StepLcp::new(&bodies, &c, DT, &s);
+    lcp.m = -DMatrix::identity(lcp.q.len(), lcp.q.len());
+    let e = lcp.solve(None, &c).unwrap_err();
+    assert!(matches!(e.error, LemkeError::Ray { .. }));
+    assert_eq!(e.contacts, vec![(0, 0, 1)]);
+    assert!(
+        e.to_string().contains("contacts involved: #0 (bodies 0–1)"),
+        "{e}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Small 3-D contact sets against the interior-point oracle and the GPU solvers.
+
+const DTF: f32 = 1e-3;
+
+struct Problem {
+    state: BodyState,
+    contacts: Vec<Contact>,
+}
+
+fn plane_init() -> BodyInit {
+    BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0)
+}
+
+/// One sphere on the plane with free velocity `v` (gravity step included) and spin `w`.
+fn sphere_on_plane(v: [f32; 3], w: [f32; 3]) -> Problem {
+    let r = 0.05;
+    let mut s = BodyInit::sphere([0.0, 0.0, r], r, 2500.0);
+    s.velocity = [v[0], v[1], v[2] - 9.81 * DTF];
+    s.angular_velocity = w;
+    let c = contact(
+        [0, 1, 0],
+        [0.0, 0.0, 1.0],
+        0.0,
+        [0.0; 3],
+        [0.0, 0.0, -r],
+        0.5,
+    );
+    Problem {
+        state: BodyState::from_inits(&[plane_init(), s]),
+        contacts: vec![c],
+    }
+}
+
+/// Two spheres on the plane, slightly apart, and a third resting on both, in the x–z plane
+/// (contact normals in that plane, so their u tangent is too: a planar problem).
+fn pyramid3(top_vx: f32) -> Problem {
+    let (r, s) = (0.05f32, 0.002f32);
+    let x = r + s;
+    let h = ((2.0 * r) * (2.0 * r) - x * x).sqrt();
+    let mut inits = vec![plane_init()];
+    for (px, pz) in [(-x, r), (x, r), (0.0, r + h)] {
+        let mut b = BodyInit::sphere([px, 0.0, pz], r, 2500.0);
+        b.velocity = [0.0, 0.0, -9.81 * DTF];
+        inits.push(b);
+    }
+    inits[3].velocity[0] = top_vx;
+    let mut contacts = vec![
+        contact(
+            [0, 1, 0],
+            [0.0, 0.0, 1.0],
+            0.0,
+            [-x, 0.0, 0.0],
+            [0.0, 0.0, -r],
+            0.3,
+        ),
+        contact(
+            [0, 2, 0],
+            [0.0, 0.0, 1.0],
+            0.0,
+            [x, 0.0, 0.0],
+            [0.0, 0.0, -r],
+            0.3,
+        ),
+    ];
+    for (a, sx) in [(1u32, -x), (2, x)] {
+        let n = DVec3::new(-sx as f64, 0.0, h as f64).normalize();
+        let f = |v: DVec3| [v.x as f32, v.y as f32, v.z as f32];
+        contacts.push(contact(
+            [a, 3, 0],
+            f(n),
+            0.0,
+            f(n * r as f64),
+            f(-n * r as f64),
+            0.3,
+        ));
+    }
+    Problem {
+        state: BodyState::from_inits(&inits),
+        contacts,
+    }
+}
+
+/// A box (half extents 0.1 × 0.05 × 0.03, 2 kg) on four corner contacts: N is singular
+/// (four normal rows for three constrained motions), the impulses are not unique but v⁺ is.
+fn box_on_four(v: [f32; 3], w: [f32; 3]) -> Problem {
+    let (hx, hy, hz, m) = (0.1f32, 0.05f32, 0.03f32, 2.0f32);
+    let mut b = BodyInit::sphere([0.0, 0.0, hz], 0.12, 2500.0);
+    b.inv_mass = 1.0 / m;
+    let i = |a: f32, c: f32| m * (a * a + c * c) * 4.0 / 12.0;
+    b.inv_inertia = [1.0 / i(hy, hz), 1.0 / i(hx, hz), 1.0 / i(hx, hy)];
+    b.velocity = [v[0], v[1], v[2] - 9.81 * DTF];
+    b.angular_velocity = w;
+    let contacts = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
+        .iter()
+        .enumerate()
+        .map(|(k, (sx, sy))| {
+            let (x, y) = (sx * hx, sy * hy);
+            contact(
+                [0, 1, k as u32],
+                [0.0, 0.0, 1.0],
+                0.0,
+                [x, y, 0.0],
+                [x, y, -hz],
+                0.4,
+            )
+        })
+        .collect();
+    Problem {
+        state: BodyState::from_inits(&[plane_init(), b]),
+        contacts,
+    }
+}
+
+/// v⁺ (stacked linear, angular per body) from Lemke's solution of the relaxed pyramid.
+fn lemke_velocities(pb: &Problem, directions: u32) -> Vec<f64> {
+    let bodies = to_f64(&pb.state);
+    let s = LcpSettings {
+        friction: LcpFriction::Pyramid { directions },
+        relaxed: true,
+        recovery_speed: 0.5,
+        ..Default::default()
+    };
+    let lcp = StepLcp::new(&bodies, &pb.contacts, DTF as f64, &s);
+    let sol = lcp.solve(None, &pb.contacts).unwrap();
+    assert!(sol.lemke.residual() < 1e-10, "{}", sol.lemke.residual());
+    stack(apply_impulses(&bodies, &pb.contacts, &sol.gamma))
+}
+
+fn stack(v: Vec<(DVec3, DVec3)>) -> Vec<f64> {
+    v.iter()
+        .flat_map(|(l, a)| [l.x, l.y, l.z, a.x, a.y, a.z])
+        .collect()
+}
+
+fn oracle_velocities(pb: &Problem) -> Vec<f64> {
+    let bodies = to_f64(&pb.state);
+    let ccp = oracle::DenseCcp::new(&bodies, &pb.contacts, DTF as f64, 0.5);
+    let sol = oracle::solve(&ccp, 1e-12);
+    let g = DVector::from_iterator(
+        3 * pb.contacts.len(),
+        sol.gamma.iter().flat_map(|g| g.iter().copied()),
+    );
+    stack(ccp.velocities(&bodies, &g))
+}
+
+fn gpu_velocities(ctx: &GpuContext, pb: &Problem, kind: SolverKind, sweeps: u32) -> Vec<f64> {
+    let settings = SolverSettings {
+        kind,
+        max_iterations: sweeps,
+        tolerance: 1e-9,
+        omega: 0.6,
+        recovery_speed: 0.5,
+        warm_start: false,
+        cone: bristlecone::solve::Cone::Relaxed,
+        max_outer: 1,
+    };
+    let bodies = bristlecone::bodies::GpuBodies::upload(ctx, &pb.state).unwrap();
+    let solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, &settings, DTF).unwrap();
+    let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
+    let n = pb.contacts.len() as u32;
+    let contacts = buffers::storage_from(ctx, "contacts", &pb.contacts);
+    let counts = buffers::storage_from(ctx, "counts", &counts_words(n));
+    let offsets = buffers::storage_from(ctx, "offsets", &off);
+    let entries = buffers::storage_from(ctx, "entries", &ent);
+    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]);
+    let mut enc = ctx.device.create_command_encoder(&Default::default());
+    let inputs = SolveInputs {
+        contacts: &contacts,
+        counts: &counts,
+        body_offsets: &offsets,
+        body_entries: &entries,
+        step_stats: &stats,
+    };
+    solve.record(ctx, &mut enc, inputs);
+    ctx.queue.submit([enc.finish()]);
+    let s = bodies.download_kinematics(ctx).unwrap();
+    let v3 = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
+    stack(
+        (0..s.len())
+            .map(|i| (v3(s.vel[i]), v3(s.omega[i])))
+            .collect(),
+    )
+}
+
+/// max |a − b| over the linear velocities and the angular ones times the body's radius
+/// (so both are in m/s), relative to the largest free speed.
+fn velocity_error(pb: &Problem, a: &[f64], b: &[f64]) -> f64 {
+    let mut scale: f64 = 9.81 * DTF as f64;
+    for i in 0..pb.state.len() {
+        for k in 0..3 {
+            scale = scale.max((pb.state.vel[i][k] as f64).abs());
+        }
+    }
+    let mut e: f64 = 0.0;
+    for i in 0..pb.state.len() {
+        let r = pb.state.pos[i][3] as f64;
+        for k in 0..3 {
+            e = e.max((a[6 * i + k] - b[6 * i + k]).abs());
+            e = e.max(r * (a[6 * i + 3 + k] - b[6 * i + 3 + k]).abs());
+        }
+    }
+    e / scale
+}
+
+fn planar_problems() -> Vec<(&'static str, Problem)> {
+    vec![
+        (
+            "sphere sliding on a plane",
+            sphere_on_plane([0.4, 0.0, 0.0], [0.0, 3.0, 0.0]),
+        ),
+        ("3-sphere pyramid", pyramid3(0.05)),
+        (
+            "box on four contacts",
+            box_on_four([0.3, 0.0, 0.0], [0.0, 0.5, 0.0]),
+        ),
+    ]
+}
+
+/// Planar problems: the pyramid with directions ±u, ±w is the cone restricted to the plane of
+/// motion, so Lemke on the relaxed pyramid solves the oracle's QP exactly.
+#[test]
+fn planar_problems_match_the_interior_point_oracle() {
+    for (name, pb) in planar_problems() {
+        let l = lemke_velocities(&pb, 4);
+        let o = oracle_velocities(&pb);
+        let e = velocity_error(&pb, &l, &o);
+        println!("{name}: Lemke vs oracle {e:.2e}");
+        assert!(e < 1e-7, "{name}: {e:e}");
+    }
+}
+
+/// 3-D problems: with k directions the friction impulse of a sliding contact takes a vertex
+/// of the inscribed k-gon, up to π/k off the slip direction, so v⁺ approaches the oracle's
+/// (the cone's) as O(1/k).
+#[test]
+fn spatial_problems_approach_the_oracle_with_many_directions() {
+    let problems = [
+        (
+            "sphere sliding and spinning",
+            sphere_on_plane([0.3, -0.2, 0.0], [1.0, -2.0, 4.0]),
+        ),
+        (
+            "box sliding and turning",
+            box_on_four([0.3, -0.2, 0.0], [0.3, 0.2, 2.0]),
+        ),
+    ];
+    for (name, pb) in problems {
+        let o = oracle_velocities(&pb);
+        let e: Vec<f64> = [8, 32, 128]
+            .iter()
+            .map(|&k| {
+                let e = velocity_error(&pb, &lemke_velocities(&pb, k), &o);
+                println!("{name}: Lemke ({k} directions) vs oracle {e:.2e}");
+                assert!(
+                    e < 0.5 * std::f64::consts::PI / k as f64,
+                    "{name}, {k}: {e:e}"
+                );
+                e
+            })
+            .collect();
+        assert!(
+            e[2] < e[0] / 5.0,
+            "{name}: more directions approach the cone"
+        );
+    }
+}
+
+/// The GPU solvers (f32, iterative) against Lemke's exact answer on the planar problems.
+#[test]
+fn gpu_solvers_match_lemke_on_planar_problems() {
+    let ctx = shared_context();
+    for (name, pb) in planar_problems() {
+        let l = lemke_velocities(&pb, 4);
+        let a = velocity_error(&pb, &l, &gpu_velocities(&ctx, &pb, SolverKind::Apgd, 400));
+        let j = velocity_error(
+            &pb,
+            &l,
+            &gpu_velocities(&ctx, &pb, SolverKind::Jacobi, 1500),
+        );
+        println!("{name}: GPU APGD vs Lemke {a:.2e}, GPU Jacobi vs Lemke {j:.2e}");
+        assert!(a < 1e-6, "{name}: APGD {a:e}");
+        assert!(j < 5e-6, "{name}: Jacobi {j:e}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Scenes: `[solver] kind = "lemke"` validation and a run through the GPU step.
+
+const SCENE: &str = r#"[simulation]
+dt = 1e-3
+steps = 10
+
+[[material]]
+name = "glass"
+density = 2500.0
+friction = 0.5
+
+[[body]]
+radius = 0.01
+position = [0.0, 0.0, 0.01]
+
+[[boundary]]
+kind = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[solver]
+"#;
+
+fn parse(solver: &str) -> Result<bristlecone::scene::Scene, bristlecone::scene::SceneError> {
+    bristlecone::scene::parse_str(&format!("{SCENE}{solver}"), std::path::Path::new("t.toml"))
+}
+
+#[test]
+fn lemke_settings_are_validated_with_file_line_field() {
+    let s = parse("kind = \"lemke\"\nlcp_friction = \"surplus\"\nmax_pivots = 500\n").unwrap();
+    assert_eq!(s.solver.lcp_friction, LcpFriction::Surplus);
+    assert_eq!(s.solver.max_pivots, 500);
+    let l = bristlecone::setup::lemke_settings(&s).unwrap();
+    assert_eq!(l.friction, LcpFriction::Surplus);
+    let s = parse("kind = \"lemke\"\nfriction_directions = 16\n").unwrap();
+    assert_eq!(
+        s.solver.lcp_friction,
+        LcpFriction::Pyramid { directions: 16 }
+    );
+    let cases = [
+        (
+            "kind = \"lemke\"\nomega = 0.3\n",
+            "solver.omega",
+            21,
+            "does not apply to solver `lemke`",
+        ),
+        (
+            "kind = \"lemke\"\nmax_iterations = 9\n",
+            "solver.max_iterations",
+            21,
+            "does not apply",
+        ),
+        (
+            "friction_directions = 8\n",
+            "solver.friction_directions",
+            20,
+            "does not apply to solver `apgd`",
+        ),
+        (
+            "kind = \"lemke\"\nfriction_directions = 1\n",
+            "solver.friction_directions",
+            21,
+            "between 2 and 64 (got 1)",
+        ),
+        (
+            "kind = \"lemke\"\nlcp_friction = \"cone\"\n",
+            "solver.lcp_friction",
+            21,
+            "unknown LCP friction `cone`",
+        ),
+        (
+            "kind = \"lemke\"\nlcp_friction = \"surplus\"\nfriction_directions = 8\n",
+            "solver.friction_directions",
+            22,
+            "applies to lcp_friction = \"pyramid\"",
+        ),
+        (
+            "kind = \"lemke\"\ncompliance = -1.0\n",
+            "solver.compliance",
+            21,
+            "non-negative",
+        ),
+    ];
+    for (text, field, line, msg) in cases {
+        let e = parse(text).unwrap_err();
+        assert_eq!(e.field, field, "{e}");
+        assert_eq!(e.line, Some(line), "{e}");
+        assert!(e.message.contains(msg), "{e}");
+        assert!(e.to_string().starts_with(&format!("t.toml:{line}:")), "{e}");
+    }
+}
+
+#[test]
+fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
+    use bristlecone::run::{run_scene_realtime, RunOptions, Silent};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    // The sphere starts sliding at 0.35 m/s: exact Coulomb friction (μ = 0.5) makes it roll
+    // without slipping at 5/7 of that after t = 2 v₀/(7 μ g) = 20.4 ms.
+    let text = format!("{SCENE}kind = \"lemke\"\nfriction_directions = 8\n")
+        .replace(
+            "position = [0.0, 0.0, 0.01]",
+            "position = [0.0, 0.0, 0.01]\nvelocity = [0.35, 0.0, 0.0]",
+        )
+        .replace("steps = 10", "steps = 40");
+    std::fs::write(&path, text).unwrap();
+    let opts = RunOptions {
+        out_dir: Some(dir.path().join("out")),
+        steps: None,
+        resume: None,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (r, rt) =
+        run_scene_realtime(shared_context(), &path, &opts, None, &stop, &mut Silent).unwrap();
+    assert_eq!(r.steps_done, 40);
+    assert_eq!(rt.steps, 40);
+    assert!(rt.csv.exists() && rt.solve.is_some());
+    let rows = bristlecone::io::read_stats(&r.stats).unwrap();
+    assert_eq!(rows.len(), 40);
+    assert!(rows.iter().all(|r| r.contacts == 1));
+    assert!(rows[0].iterations > 0, "pivots of the first step");
+    assert!(rows.iter().all(|r| r.residual < 1e-9));
+    let state = r.out_dir.join("frames");
+    assert!(state.exists());
+    // Rolling: v = 5/7 v₀ (f32 state: 1e-5 relative).
+    let last = rows.last().unwrap();
+    let m = 2500.0 * 4.0 / 3.0 * std::f64::consts::PI * 1e-6;
+    let v = last.momentum[0] / m;
+    assert!((v - 0.25).abs() < 1e-5 * 0.35 + 1e-6, "v = {v}");
+    assert!(
+        last.momentum[2].abs() < 1e-9,
+        "no lift-off: {}",
+        last.momentum[2]
+    );
+}
