@@ -109,29 +109,13 @@ impl Simulation {
         let raw: Vec<[u32; 4]> =
             buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)?;
         self.step_index = first + n as u64;
-        Ok((0..n as usize)
-            .filter_map(|k| {
-                let s = first + k as u64 + 1;
-                if !s.is_multiple_of(every) && k + 1 != n as usize {
-                    return None;
-                }
-                let f = |w: [u32; 4]| w.map(f32::from_bits);
-                let st = [raw[4 * k + 2], raw[4 * k + 3]];
-                Some(StepRecord {
-                    step: s,
-                    time: s as f64 * self.settings.dt,
-                    totals: super::stats::Stats::decode(&[f(raw[4 * k]), f(raw[4 * k + 1])]),
-                    contacts: st[0][0],
-                    iterations: st[0][2],
-                    residual: f32::from_bits(st[0][3]) as f64,
-                    max_penetration: f32::from_bits(st[1][0]) as f64,
-                    // One LCP per step; the Painlevé count is a diagnostic of the GPU
-                    // solvers (an LCP without a solution ends in a ray error instead).
-                    outer_iterations: 1,
-                    painleve: 0,
-                })
-            })
-            .collect())
+        // One LCP per step; the Painlevé count is a diagnostic of the GPU solvers (an LCP
+        // without a solution ends in a ray error instead), so it stays 0.
+        let mut records = super::records_from_ring(&raw, first, n, every, self.settings.dt);
+        for r in &mut records {
+            r.outer_iterations = 1;
+        }
+        Ok(records)
     }
 
     /// Free velocity + collision + readback, grown and redone until nothing overflows.

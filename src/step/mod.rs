@@ -52,6 +52,32 @@ pub struct StepRecord {
     pub painleve: u32,
 }
 
+/// The statistics of the steps `first + 1 ..= first + n` read back from the ring, for every
+/// step whose index is a multiple of `every` and for the last one.
+fn records_from_ring(raw: &[[u32; 4]], first: u64, n: u32, every: u64, dt: f64) -> Vec<StepRecord> {
+    (0..n as usize)
+        .filter_map(|k| {
+            let s = first + k as u64 + 1;
+            if !s.is_multiple_of(every) && k + 1 != n as usize {
+                return None;
+            }
+            let f = |w: [u32; 4]| w.map(f32::from_bits);
+            let st = [raw[4 * k + 2], raw[4 * k + 3]];
+            Some(StepRecord {
+                step: s,
+                time: s as f64 * dt,
+                totals: stats::Stats::decode(&[f(raw[4 * k]), f(raw[4 * k + 1])]),
+                contacts: st[0][0],
+                iterations: st[0][2],
+                residual: f32::from_bits(st[0][3]) as f64,
+                max_penetration: f32::from_bits(st[1][0]) as f64,
+                outer_iterations: st[1][3],
+                painleve: st[1][2],
+            })
+        })
+        .collect()
+}
+
 /// The smallest number of sweeps recorded per solve (see `Simulation::adapt_sweep_budget`).
 pub const MIN_SWEEP_BUDGET: u32 = 8;
 
@@ -474,27 +500,7 @@ impl Simulation {
                 t.read(&self.ctx, timed)?;
             }
             self.step_index += n as u64;
-            return Ok((0..n as usize)
-                .filter_map(|k| {
-                    let s = first + k as u64 + 1;
-                    if !s.is_multiple_of(every) && k + 1 != n as usize {
-                        return None;
-                    }
-                    let f = |w: [u32; 4]| w.map(f32::from_bits);
-                    let st = [raw[4 * k + 2], raw[4 * k + 3]];
-                    Some(StepRecord {
-                        step: s,
-                        time: s as f64 * self.settings.dt,
-                        totals: stats::Stats::decode(&[f(raw[4 * k]), f(raw[4 * k + 1])]),
-                        contacts: st[0][0],
-                        iterations: st[0][2],
-                        residual: f32::from_bits(st[0][3]) as f64,
-                        max_penetration: f32::from_bits(st[1][0]) as f64,
-                        outer_iterations: st[1][3],
-                        painleve: st[1][2],
-                    })
-                })
-                .collect());
+            return Ok(records_from_ring(&raw, first, n, every, self.settings.dt));
         }
     }
 
