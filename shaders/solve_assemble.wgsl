@@ -35,6 +35,49 @@ const SEG_AUX: u32 = 4u;
 @group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>;
 // Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
+// Per material: (model id, stiffness k, damping c, 0) (src/solve/rows `MaterialRow`).
+@group(0) @binding(11) var<storage, read> models: array<vec4<f32>>;
+
+const MODEL_COMPLIANT: u32 = 1u;
+
+fn series(x: f32, y: f32) -> f32 {
+    return select(0.0, x * y / (x + y), x + y > 0.0);
+}
+
+// The mixed model of the contact's material pair (rows::pair_model): (id, k, c, 0).
+fn pair_model(mats: u32) -> vec4<f32> {
+    let nm = params.model.y;
+    let a = models[min(mats >> 16u, nm - 1u)];
+    let b = models[min(mats & 0xffffu, nm - 1u)];
+    let ca = u32(a.x) == MODEL_COMPLIANT;
+    let cb = u32(b.x) == MODEL_COMPLIANT;
+    if ca && cb {
+        return vec4<f32>(1.0, series(a.y, b.y), series(a.z, b.z), 0.0);
+    }
+    if ca {
+        return a;
+    }
+    if cb {
+        return b;
+    }
+    return vec4<f32>(0.0);
+}
+
+// (E_n, normal stabilisation) of a contact with gap phi (rows::normal_rows): Kelvin–Voigt
+// gives v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0 with E_n = 1/(dt² k + dt c); open contacts and
+// Coulomb keep max(Φ/dt, −v_recover).
+fn normal_rows(mats: u32, phi: f32, dt: f32) -> vec2<f32> {
+    let rigid = vec2<f32>(0.0, max(phi / dt, -params.coef.z));
+    if params.model.x == 0u {
+        return rigid;
+    }
+    let m = pair_model(mats);
+    if u32(m.x) != MODEL_COMPLIANT || m.y <= 0.0 {
+        return rigid;
+    }
+    let e = 1.0 / (dt * dt * m.y + dt * m.z);
+    return vec2<f32>(e, select(phi / (dt + m.z / m.y), phi / dt, phi > 0.0));
+}
 
 fn contact_count(b: u32) -> f32 {
     return f32(max(body_offsets[b + 1u] - body_offsets[b], 1u));
@@ -91,13 +134,14 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     // Relative velocity of B w.r.t. A at the contact point (world angular velocities).
     let rel = (vel[b].xyz + cross(omega[b].xyz, rb)) - (vel[a].xyz + cross(omega[a].xyz, ra));
     let dt = params.coef.x;
-    let stab = max(c.n_gap.w / dt, -params.coef.z);
-    let p = vec3<f32>(stab + dot(n, rel), dot(u, rel), dot(w, rel));
+    let nr = normal_rows(c.ids.w, c.n_gap.w, dt);
+    let p = vec3<f32>(nr.y + dot(n, rel), dot(u, rel), dot(w, rel));
+    // E_n adds to the diagonal bound: N + E ≤ diag(tr) + E_n (see the header).
     let tr = contact_count(a) * trace_share(a, ra, n, u, w)
         + contact_count(b) * trace_share(b, rb, n, u, w);
-    let eta = select(0.0, 3.0 / tr, tr > 0.0);
+    let eta = select(0.0, 3.0 / (tr + nr.x), tr > 0.0);
     rhs[i] = vec4<f32>(p, eta);
-    gam[SEG_AUX * params.counts.y + i] = vec4<f32>(p.x, 0.0, 0.0, 0.0);
+    gam[SEG_AUX * params.counts.y + i] = vec4<f32>(p.x, 0.0, nr.x, 0.0);
 
     var g0 = vec4<f32>(0.0);
     if params.counts.w != 0u && eta > 0.0 {

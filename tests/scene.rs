@@ -275,7 +275,6 @@ warm_start = false
 fn unsolved_friction_models_are_rejected() {
     let models = [
         "{ kind = \"bristle\", stiffness = 1e5 }",
-        "{ kind = \"compliant\", stiffness = 1e5, damping = 10.0 }",
         "{ kind = \"tanh\", slip_velocity = 1e-3 }",
         "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.5, v_stribeck = 0.01 }",
     ];
@@ -301,6 +300,51 @@ material = "e"
 position = [0.0, 0.0, 1.0]
 "#);
     assert_eq!(s.materials[0].model, FrictionModel::Coulomb);
+}
+
+/// Kelvin–Voigt compliant contact is solved: accepted, its table row reaches the solver, and
+/// bad parameters name the field.
+#[test]
+fn compliant_model_parses_and_bad_parameters_name_the_field() {
+    let mat = |m: &str| {
+        base_with(&format!(
+            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = {m}\n"
+        ))
+    };
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
+    let text = mat("{ kind = \"compliant\", stiffness = 1e5, damping = 10.0 }");
+    let s = ok(&format!("{text}{body}"));
+    let m = &s.materials[1].model;
+    assert_eq!(
+        *m,
+        FrictionModel::Compliant {
+            stiffness: 1e5,
+            damping: 10.0
+        }
+    );
+    assert_eq!(
+        bristlecone::solve::rows::material_row(m),
+        [1.0, 1e5, 10.0, 0.0]
+    );
+    for (bad, field) in [
+        (
+            "stiffness = -1e5, damping = 10.0",
+            "material[1].model.stiffness",
+        ),
+        (
+            "stiffness = 0.0, damping = 10.0",
+            "material[1].model.stiffness",
+        ),
+        (
+            "stiffness = 1e5, damping = -1.0",
+            "material[1].model.damping",
+        ),
+        ("damping = 1.0", "material[1].model.stiffness"),
+    ] {
+        let e = err(&mat(&format!("{{ kind = \"compliant\", {bad} }}")));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
 }
 
 #[test]

@@ -24,6 +24,8 @@ pub struct ContactSetup {
     pub shapes: Vec<BoundaryShape>,
     pub collide: CollideSettings,
     pub solver: SolverSettings,
+    /// Per-material contact model table (`solve::rows::material_row`); empty = all Coulomb.
+    pub models: Vec<crate::solve::rows::MaterialRow>,
 }
 
 /// Settings the step needs (the scene's simulation and solver sections reduce to this).
@@ -81,7 +83,8 @@ impl ContactStages {
             }
             None => Collide::new(ctx, bodies, state, &setup.shapes, &setup.collide)?,
         };
-        let solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
+        let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
+        solve.set_models(ctx, &setup.models);
         let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
         Ok(ContactStages {
             collide,

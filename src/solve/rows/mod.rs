@@ -28,7 +28,7 @@
 //! * **its aux vector** (one `vec4` per constraint, segment 4 of `gam`, so no kernel needs
 //!   another binding; written at assembly): x = the
 //!   assembled normal offset before any outer correction (p_n of DESIGN §2), y = the current
-//!   exact-cone correction s = μ‖u_T‖, z/w = model scratch (e.g. the linearisation of tanh or
+//!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = model scratch (e.g. the linearisation of tanh or
 //!   LuGre: `c1` per unit normal load).
 //! * **its carried state**: what a model needs from the previous step, found by the contact
 //!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
@@ -48,8 +48,12 @@
 //! * model parameters of two materials with the same model: stiffnesses in series
 //!   (k = k_a k_b / (k_a + k_b)), damping likewise, velocities and coefficients by min.
 //!
-//! Only Coulomb is solved yet ([`SOLVED_MODELS`]); a scene naming another model is rejected
-//! by the scene builder with a file:line:field error.
+//! Solved: Coulomb and Kelvin–Voigt compliant contact ([`SOLVED_MODELS`]); a scene naming
+//! another model is rejected by the scene builder with a file:line:field error. The model
+//! parameters reach the solver as a per-material table ([`MaterialRow`], set by
+//! `Solve::set_models`); assembly mixes the pair (`pair_model`), writes E_n into the aux
+//! vector's `z` lane and the offset into p. The product kernels add E_n γ_n only when the
+//! scene has a non-Coulomb material (a uniform flag), so a Coulomb scene reads nothing more.
 //!
 //! # The cone (Coulomb without lift-off)
 //!
@@ -89,13 +93,83 @@ pub enum Cone {
     Exact,
 }
 
-/// Model ids of the row kernels (see the module docs). Only [`MODEL_COULOMB`] is solved yet.
+/// Model ids of the row kernels (see the module docs).
 pub const MODEL_COULOMB: u32 = 0;
+/// Kelvin–Voigt compliant normal contact (seed 002): E_n = 1/(dt² k + dt c) on row 0, normal
+/// offset Φ/(dt + c/k) instead of max(Φ/dt, −v_recover) while penetrating; Coulomb cone.
+pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str = "coulomb";
+pub const SOLVED_MODELS: &str = "coulomb, compliant";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
-    matches!(model, FrictionModel::Coulomb)
+    matches!(
+        model,
+        FrictionModel::Coulomb | FrictionModel::Compliant { .. }
+    )
+}
+
+/// One material's row parameters as the solver's model table stores them (one `vec4` per
+/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), 0]`.
+pub type MaterialRow = [f32; 4];
+
+/// The table row of a material's model (only solved models reach here).
+pub fn material_row(model: &FrictionModel) -> MaterialRow {
+    match *model {
+        FrictionModel::Compliant { stiffness, damping } => [
+            MODEL_COMPLIANT as f32,
+            stiffness as f32,
+            damping as f32,
+            0.0,
+        ],
+        _ => [MODEL_COULOMB as f32, 0.0, 0.0, 0.0],
+    }
+}
+
+/// Two springs (or dampers) in series: x y / (x + y), 0 when both are 0.
+pub fn series(x: f64, y: f64) -> f64 {
+    if x + y > 0.0 {
+        x * y / (x + y)
+    } else {
+        0.0
+    }
+}
+
+/// The mixed model of a material pair (see *Mixing*): (model id, k, c). The solver's shader
+/// `pair_model` in `solve_assemble.wgsl` is the same rule in f32.
+pub fn pair_model(a: MaterialRow, b: MaterialRow) -> (u32, f64, f64) {
+    let f = |r: MaterialRow| (r[0] as u32, r[1] as f64, r[2] as f64);
+    let ((ia, ka, ca), (ib, kb, cb)) = (f(a), f(b));
+    match (ia == MODEL_COMPLIANT, ib == MODEL_COMPLIANT) {
+        (true, true) => (MODEL_COMPLIANT, series(ka, kb), series(ca, cb)),
+        (true, false) => (MODEL_COMPLIANT, ka, ca),
+        (false, true) => (MODEL_COMPLIANT, kb, cb),
+        (false, false) => (MODEL_COULOMB, 0.0, 0.0),
+    }
+}
+
+/// Compliance E_n and normal stabilisation offset of a contact with gap `phi` (f64; the
+/// shader's `normal_rows` is the same in f32). Coulomb: (0, max(Φ/dt, −v_rec)).
+/// Kelvin–Voigt: the implicit force F = −k Φ⁺ − c v_n⁺ with Φ⁺ = Φ + dt v_n⁺ gives, for the
+/// impulse γ_n = dt F, v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0, E_n = 1/(dt² k + dt c). A contact
+/// still open (Φ > 0) keeps the rigid gap closing Φ/dt so that no force acts before touching.
+pub fn normal_rows(model: (u32, f64, f64), phi: f64, dt: f64, v_recover: f64) -> (f64, f64) {
+    let (id, k, c) = model;
+    if id == MODEL_COMPLIANT && k > 0.0 {
+        let e = 1.0 / (dt * dt * k + dt * c);
+        let stab = if phi > 0.0 {
+            phi / dt
+        } else {
+            phi / (dt + c / k)
+        };
+        (e, stab)
+    } else {
+        (0.0, (phi / dt).max(-v_recover))
+    }
+}
+
+/// Material indices (A, B) packed in a contact record's `ids.w`.
+pub fn contact_materials(ids_w: u32) -> (usize, usize) {
+    ((ids_w >> 16) as usize, (ids_w & 0xffff) as usize)
 }
