@@ -46,15 +46,15 @@ fn product(c: Contact) -> vec4<f32> {
     return vec4<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
 }
 
-// (N + E)γ_i: the product plus the compliance E_n γ_n of a compliant contact (aux.z, written
-// at assembly). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
+// (N + E)γ_i: the product plus the compliance diag(E_n, E_T, E_T) γ (aux.zw, written at
+// assembly: compliant contact, bristle). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
 fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     let ng = product(c);
     if params.model.x == 0u {
         return ng;
     }
-    let e = gam[SEG_AUX * params.counts.y + i].z;
-    return ng + vec4<f32>(e * g.x, 0.0, 0.0, 0.0);
+    let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
+    return ng + vec4<f32>(e.x * g.x, e.y * g.yz, 0.0);
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.

@@ -106,8 +106,8 @@ pub struct Schur<'a> {
     pub bodies: &'a [Body64],
     pub contacts: &'a [Contact],
     frames: Vec<(DVec3, DVec3, DVec3, DVec3, DVec3)>,
-    /// Normal compliance E_n per contact (empty: all 0), added by [`Schur::apply`].
-    compliance: Vec<f64>,
+    /// Compliance diag(E_n, E_T, E_T) per contact (empty: all 0), added by [`Schur::apply`].
+    compliance: Vec<Vec3>,
 }
 
 impl<'a> Schur<'a> {
@@ -120,8 +120,8 @@ impl<'a> Schur<'a> {
         }
     }
 
-    /// The product (N + E)γ with E = diag(E_n, 0, 0) per contact (`src/solve/rows`).
-    pub fn with_compliance(mut self, compliance: Vec<f64>) -> Self {
+    /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/solve/rows`).
+    pub fn with_compliance(mut self, compliance: Vec<Vec3>) -> Self {
         self.compliance = compliance;
         self
     }
@@ -169,7 +169,9 @@ impl<'a> Schur<'a> {
     pub fn apply(&self, gamma: &[Vec3]) -> Vec<Vec3> {
         let mut v = self.contact_velocity(&self.delta_v(gamma));
         for (i, e) in self.compliance.iter().enumerate() {
-            v[i][0] += e * gamma[i][0];
+            for k in 0..3 {
+                v[i][k] += e[k] * gamma[i][k];
+            }
         }
         v
     }
@@ -189,14 +191,15 @@ pub fn assemble(
 }
 
 /// [`assemble`] with a per-material model table (`crate::solve::rows`): also returns the
-/// normal compliance E_n per contact; E_n adds to the diagonal bound (3/η = trace + E_n).
+/// compliance (E_n, E_T, E_T) per contact, which adds to the diagonal bound
+/// (3/η = trace + E_n + E_T). The bristle offset −E_T γ_T⁻ is added by [`solve_models`].
 pub fn assemble_models(
     bodies: &[Body64],
     contacts: &[Contact],
     dt: f64,
     recovery_speed: f64,
     models: &[MaterialRow],
-) -> (Vec<Vec3>, Vec<f64>, Vec<f64>) {
+) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
     let mut compliance = Vec::with_capacity(contacts.len());
     let mut p = Vec::with_capacity(contacts.len());
     let mut eta = Vec::with_capacity(contacts.len());
@@ -218,7 +221,8 @@ pub fn assemble_models(
             rows::pair_model(m(ma), m(mb))
         };
         let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, recovery_speed);
-        compliance.push(e);
+        let e_t = rows::tangent_compliance(model, dt);
+        compliance.push([e, e_t, e_t]);
         p.push([stab + n.dot(rel), u.dot(rel), w.dot(rel)]);
         let share = |body: &Body64, r: DVec3| {
             3.0 * body.inv_mass
@@ -231,7 +235,7 @@ pub fn assemble_models(
                     .sum::<f64>()
         };
         let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
-        eta.push(if tr > 0.0 { 3.0 / (tr + e) } else { 0.0 });
+        eta.push(if tr > 0.0 { 3.0 / (tr + e + e_t) } else { 0.0 });
     }
     (p, eta, compliance)
 }
@@ -403,19 +407,26 @@ pub fn solve_models(
     let (mut p, eta, compliance) = assemble_models(bodies, contacts, dt, rec, models);
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
     let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
-    let schur = Schur::new(bodies, contacts).with_compliance(compliance);
 
-    // Warm start by binary search of the previous keys.
+    // Warm start by binary search of the previous keys; a bristle contact looks its last
+    // impulse γ⁻ up even without warm start (it is the model's state) for the offset −E_T γ_T⁻.
     let mut gamma = vec![[0.0; 3]; nc];
-    if let (true, Some(ws)) = (settings.warm_start, warm) {
+    if let Some(ws) = warm {
         for (i, c) in contacts.iter().enumerate() {
-            if eta[i] > 0.0 {
+            let e_t = compliance[i][1];
+            if eta[i] > 0.0 && (settings.warm_start || e_t > 0.0) {
                 if let Ok(k) = ws.keys.binary_search(&c.key()) {
-                    gamma[i] = project_cone(ws.gamma[k], mu[i]);
+                    let last = ws.gamma[k];
+                    if settings.warm_start {
+                        gamma[i] = project_cone(last, mu[i]);
+                    }
+                    p[i][1] -= e_t * last[1];
+                    p[i][2] -= e_t * last[2];
                 }
             }
         }
     }
+    let schur = Schur::new(bodies, contacts).with_compliance(compliance);
     let max_penetration = contacts
         .iter()
         .map(|c| (-c.n_gap[3] as f64).max(0.0))

@@ -427,6 +427,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     // 3. Materials.
     let mut materials: Vec<Material> = Vec::new();
     let mut material_lines: HashMap<String, usize> = HashMap::new();
+    // The first non-Coulomb model (kind, material index).
+    let mut other_model: Option<(String, usize)> = None;
     for (i, m) in raw.material.iter().enumerate() {
         let base = format!("material[{i}]");
         let m = m.get_ref();
@@ -462,6 +464,27 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             None => FrictionModel::Coulomb,
             Some(fm) => friction_model(&cx, fm, &format!("{base}.model"))?,
         };
+        // Any two materials may touch, and two different non-Coulomb models have no mixing
+        // rule (src/solve/rows): refused rather than resolved silently.
+        if let (Some(fm), Some((kind0, i0))) = (&m.model, &other_model) {
+            let kind = fm.get_ref().kind.get_ref();
+            if *kind != "coulomb" && kind != kind0 {
+                return Err(cx.err(
+                    Some(fm.get_ref().kind.span()),
+                    format!("{base}.model.kind"),
+                    format!(
+                        "friction model `{kind}` differs from material[{i0}]'s `{kind0}`: \
+                         a scene may use one non-Coulomb model (there is no rule to mix two)"
+                    ),
+                ));
+            }
+        }
+        if let (Some(fm), None) = (&m.model, &other_model) {
+            let kind = fm.get_ref().kind.get_ref();
+            if kind != "coulomb" {
+                other_model = Some((kind.clone(), i));
+            }
+        }
         materials.push(Material {
             name: mname,
             density,

@@ -28,8 +28,9 @@
 //! * **its aux vector** (one `vec4` per constraint, segment 4 of `gam`, so no kernel needs
 //!   another binding; written at assembly): x = the
 //!   assembled normal offset before any outer correction (p_n of DESIGN §2), y = the current
-//!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = model scratch (e.g. the linearisation of tanh or
-//!   LuGre: `c1` per unit normal load).
+//!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = the tangential
+//!   compliance E_T (bristle). (Later models needing scratch, e.g. the linearisation of tanh
+//!   or LuGre, take an extension slot.)
 //! * **its carried state**: what a model needs from the previous step, found by the contact
 //!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
 //!   with it, so checkpoints and snapshots that copy the warm-start buffer resume
@@ -100,19 +101,24 @@ pub const MODEL_COULOMB: u32 = 0;
 pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str = "coulomb, compliant";
+pub const SOLVED_MODELS: &str = "coulomb, compliant, bristle";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
     matches!(
         model,
-        FrictionModel::Coulomb | FrictionModel::Compliant { .. }
+        FrictionModel::Coulomb | FrictionModel::Compliant { .. } | FrictionModel::Bristle { .. }
     )
 }
 
 /// One material's row parameters as the solver's model table stores them (one `vec4` per
 /// material index): `[model id, stiffness k (N/m), damping c (N·s/m), 0]`.
 pub type MaterialRow = [f32; 4];
+
+/// Bristle friction (seed 000, Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
+/// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
+/// Coulomb cone with the current γ_n (the paper's option; its box ±μ γ_n⁻ is not built).
+pub const MODEL_BRISTLE: u32 = 2;
 
 /// The table row of a material's model (only solved models reach here).
 pub fn material_row(model: &FrictionModel) -> MaterialRow {
@@ -123,6 +129,7 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
             damping as f32,
             0.0,
         ],
+        FrictionModel::Bristle { stiffness } => [MODEL_BRISTLE as f32, stiffness as f32, 0.0, 0.0],
         _ => [MODEL_COULOMB as f32, 0.0, 0.0, 0.0],
     }
 }
@@ -137,15 +144,29 @@ pub fn series(x: f64, y: f64) -> f64 {
 }
 
 /// The mixed model of a material pair (see *Mixing*): (model id, k, c). The solver's shader
-/// `pair_model` in `solve_assemble.wgsl` is the same rule in f32.
+/// `pair_model` in `solve_assemble.wgsl` is the same rule in f32. Two different non-Coulomb
+/// models never meet (the scene builder rejects such scenes); they would give Coulomb.
 pub fn pair_model(a: MaterialRow, b: MaterialRow) -> (u32, f64, f64) {
     let f = |r: MaterialRow| (r[0] as u32, r[1] as f64, r[2] as f64);
     let ((ia, ka, ca), (ib, kb, cb)) = (f(a), f(b));
-    match (ia == MODEL_COMPLIANT, ib == MODEL_COMPLIANT) {
-        (true, true) => (MODEL_COMPLIANT, series(ka, kb), series(ca, cb)),
-        (true, false) => (MODEL_COMPLIANT, ka, ca),
-        (false, true) => (MODEL_COMPLIANT, kb, cb),
-        (false, false) => (MODEL_COULOMB, 0.0, 0.0),
+    if ia == ib && ia != MODEL_COULOMB {
+        (ia, series(ka, kb), series(ca, cb))
+    } else if ib == MODEL_COULOMB {
+        (ia, ka, ca)
+    } else if ia == MODEL_COULOMB {
+        (ib, kb, cb)
+    } else {
+        (MODEL_COULOMB, 0.0, 0.0)
+    }
+}
+
+/// Tangential compliance E_T of a contact (bristle: 1/(k_b dt²); else 0).
+pub fn tangent_compliance(model: (u32, f64, f64), dt: f64) -> f64 {
+    let (id, k, _) = model;
+    if id == MODEL_BRISTLE && k > 0.0 {
+        1.0 / (k * dt * dt)
+    } else {
+        0.0
     }
 }
 
