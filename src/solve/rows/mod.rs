@@ -45,16 +45,22 @@
 //! A contact between materials a and b uses:
 //! * friction μ = min(μ_a, μ_b) (the weaker surface governs; collision writes it into `ra.w`);
 //! * the model: the same model on both sides → that model; Coulomb with anything → the other
-//!   model; two different non-Coulomb models → the scene is rejected (no silent choice);
+//!   model; two different non-Coulomb models → the scene is rejected (the scene builder
+//!   refuses any scene whose materials use two different non-Coulomb models, since any two
+//!   materials may touch);
 //! * model parameters of two materials with the same model: stiffnesses in series
-//!   (k = k_a k_b / (k_a + k_b)), damping likewise, velocities and coefficients by min.
+//!   (k = k_a k_b / (k_a + k_b)), damping likewise (velocities and coefficients by min, for
+//!   the models still to come).
 //!
-//! Solved: Coulomb and Kelvin–Voigt compliant contact ([`SOLVED_MODELS`]); a scene naming
-//! another model is rejected by the scene builder with a file:line:field error. The model
-//! parameters reach the solver as a per-material table ([`MaterialRow`], set by
-//! `Solve::set_models`); assembly mixes the pair (`pair_model`), writes E_n into the aux
-//! vector's `z` lane and the offset into p. The product kernels add E_n γ_n only when the
-//! scene has a non-Coulomb material (a uniform flag), so a Coulomb scene reads nothing more.
+//! Solved: Coulomb, Kelvin–Voigt compliant contact and bristle friction ([`SOLVED_MODELS`]);
+//! a scene naming another model is rejected by the scene builder with a file:line:field
+//! error. The model parameters reach the solver as a per-material table ([`MaterialRow`],
+//! set by `Solve::set_models`, empty = all Coulomb); assembly mixes the pair (`pair_model`),
+//! writes (E_n, E_T) into the aux vector's `zw` lanes and the offsets into p (bristle: the
+//! last impulse γ⁻ by key, looked up even without warm start). The product kernels add
+//! diag(E_n, E_T, E_T) γ only when the scene has a non-Coulomb material (a uniform flag
+//! `params.model.x`), so a Coulomb scene runs the same reads as before. Both models keep the
+//! Coulomb cone as projection; the bristle's box ±μ γ_n⁻ (the paper's) is not built.
 //!
 //! # The cone (Coulomb without lift-off)
 //!
