@@ -41,6 +41,7 @@ const SEG_AUX: u32 = 4u;
 const MODEL_COULOMB: u32 = 0u;
 const MODEL_COMPLIANT: u32 = 1u;
 const MODEL_BRISTLE: u32 = 2u;
+const MODEL_HUNT_CROSSLEY: u32 = 3u;
 
 fn series(x: f32, y: f32) -> f32 {
     return select(0.0, x * y / (x + y), x + y > 0.0);
@@ -54,7 +55,9 @@ fn pair_model(mats: u32) -> vec4<f32> {
     let ia = u32(a.x);
     let ib = u32(b.x);
     if ia == ib && ia != MODEL_COULOMB {
-        return vec4<f32>(a.x, series(a.y, b.y), series(a.z, b.z), 0.0);
+        // Hunt–Crossley: α and n by min; otherwise dampings in series.
+        let c = select(series(a.z, b.z), min(a.z, b.z), ia == MODEL_HUNT_CROSSLEY);
+        return vec4<f32>(a.x, series(a.y, b.y), c, min(a.w, b.w));
     }
     if ib == MODEL_COULOMB {
         return a;
@@ -66,10 +69,30 @@ fn pair_model(mats: u32) -> vec4<f32> {
 }
 
 // (E_n, normal stabilisation) of a contact with gap phi (rows::normal_rows): Kelvin–Voigt
-// gives v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0 with E_n = 1/(dt² k + dt c); open contacts and
+// gives v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0 with E_n = 1/(dt² k + dt c); Hunt–Crossley,
+// linearised at δ₀ = −Φ (F₀ = k δ₀ⁿ, k₁ = n k δ₀ⁿ⁻¹, c₁ = 3/2 α k δ₀ⁿ), E_n = 1/(dt² k₁ + dt c₁)
+// and offset −F₀/(dt k₁ + c₁), E_n < 0 marking "no force this step"; open contacts and
 // Coulomb keep max(Φ/dt, −v_recover).
 fn normal_rows(m: vec4<f32>, phi: f32, dt: f32) -> vec2<f32> {
-    if u32(m.x) != MODEL_COMPLIANT || m.y <= 0.0 {
+    let id = u32(m.x);
+    if id == MODEL_HUNT_CROSSLEY && m.y > 0.0 {
+        let d0 = max(-phi, 0.0);
+        var f0 = 0.0;
+        var k1 = 0.0;
+        if d0 > 0.0 {
+            f0 = m.y * pow(d0, m.w);
+            k1 = m.w * m.y * pow(d0, m.w - 1.0);
+        } else if m.w == 1.0 {
+            k1 = m.y;
+        }
+        let c1 = 1.5 * m.z * f0;
+        let s = dt * k1 + c1;
+        if s <= 0.0 {
+            return vec2<f32>(-1.0, 0.0);
+        }
+        return vec2<f32>(1.0 / (dt * s), -f0 / s);
+    }
+    if id != MODEL_COMPLIANT || m.y <= 0.0 {
         return vec2<f32>(0.0, max(phi / dt, -params.coef.z));
     }
     let e = 1.0 / (dt * dt * m.y + dt * m.z);
@@ -165,7 +188,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     // E adds to the diagonal bound: N + E ≤ diag(tr + E_n + E_T) (see the header).
     let tr = contact_count(a) * trace_share(a, ra, n, u, w)
         + contact_count(b) * trace_share(b, rb, n, u, w);
-    let eta = select(0.0, 3.0 / (tr + nr.x + e_t), tr > 0.0);
+    let eta = select(0.0, 3.0 / (tr + nr.x + e_t), tr > 0.0 && nr.x >= 0.0);
 
     // The previous impulse by key: the warm start, and the bristle's γ_T⁻ (looked up for a
     // bristle contact even without warm start: it is the model's state).
@@ -184,7 +207,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     // Bristle offset −E_T γ_T⁻: v_T⁺ + E_T (γ_T − γ_T⁻) = 0 while sticking.
     let p = vec3<f32>(nr.y + dot(n, rel), dot(u, rel) - e_t * last.y, dot(w, rel) - e_t * last.z);
     rhs[i] = vec4<f32>(p, eta);
-    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, nr.x, e_t);
+    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t);
 
     gam[SEG_GAMMA * cap + i] = g0;
     gam[SEG_Y * cap + i] = g0;

@@ -379,6 +379,50 @@ fn bristle_parses_and_two_different_models_are_refused() {
     assert!(e.message.contains("one non-Coulomb model"), "{e}");
 }
 
+/// Hunt–Crossley is solved: its row carries (k, α, n); a bad exponent or stiffness names the
+/// field.
+#[test]
+fn hunt_crossley_parses_and_bad_parameters_name_the_field() {
+    let mat = |m: &str| {
+        base_with(&format!(
+            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = {m}\n"
+        ))
+    };
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
+    let text = mat("{ kind = \"hunt_crossley\", stiffness = 1e6, exponent = 1.5, damping = 0.2 }");
+    let s = ok(&format!("{text}{body}"));
+    assert_eq!(
+        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        [3.0, 1e6, 0.2, 1.5]
+    );
+    for (bad, field) in [
+        (
+            "stiffness = 1e6, exponent = 0.5, damping = 0.2",
+            "material[1].model.exponent",
+        ),
+        (
+            "stiffness = 1e6, exponent = -1.0, damping = 0.2",
+            "material[1].model.exponent",
+        ),
+        (
+            "stiffness = -1e6, exponent = 1.5, damping = 0.2",
+            "material[1].model.stiffness",
+        ),
+        (
+            "stiffness = 1e6, exponent = 1.5, damping = -0.2",
+            "material[1].model.damping",
+        ),
+        (
+            "stiffness = 1e6, damping = 0.2",
+            "material[1].model.exponent",
+        ),
+    ] {
+        let e = err(&mat(&format!("{{ kind = \"hunt_crossley\", {bad} }}")));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}
+
 #[test]
 fn solver_cone_parses_and_bad_values_name_the_field() {
     let s = ok(&base_with(&format!(

@@ -407,6 +407,50 @@ fn compliant_models() -> Vec<MaterialRow> {
     ]
 }
 
+/// Hunt–Crossley contacts (two materials, n = 1.5 and 1) and Coulomb ones: the linearised
+/// E_n = 1/(dt² k₁ + dt c₁) is comparable to the rigid diagonal at mm penetrations, and open
+/// contacts of n = 1.5 are inactive (no force before touching).
+fn hunt_crossley_models() -> Vec<MaterialRow> {
+    let hc = |k: f64, n: f64, a: f64| {
+        material_row(&FrictionModel::HuntCrossley {
+            stiffness: k,
+            exponent: n,
+            damping: a,
+        })
+    };
+    vec![
+        material_row(&FrictionModel::Coulomb),
+        hc(1e8, 1.5, 0.2),
+        hc(5e6, 1.0, 0.5),
+    ]
+}
+
+#[test]
+fn hunt_crossley_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &hunt_crossley_models(),
+    );
+}
+
+#[test]
+fn hunt_crossley_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &hunt_crossley_models(),
+    );
+}
+
 /// Bristle contacts of two stiffnesses and Coulomb ones: E_T = 1/(k_b dt²) is 1–10× the rigid
 /// diagonal, and the second solve's offset comes from the first one's impulses.
 fn bristle_models() -> Vec<MaterialRow> {

@@ -214,7 +214,7 @@ pub fn assemble_models(
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
         let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
         let model = if models.is_empty() {
-            (rows::MODEL_COULOMB, 0.0, 0.0)
+            (rows::MODEL_COULOMB, 0.0, 0.0, 0.0)
         } else {
             let (ma, mb) = rows::contact_materials(c.ids[3]);
             let m = |k: usize| models[k.min(models.len() - 1)];
@@ -222,6 +222,9 @@ pub fn assemble_models(
         };
         let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, recovery_speed);
         let e_t = rows::tangent_compliance(model, dt);
+        // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
+        let active = e.is_finite();
+        let e = if active { e } else { 0.0 };
         compliance.push([e, e_t, e_t]);
         p.push([stab + n.dot(rel), u.dot(rel), w.dot(rel)]);
         let share = |body: &Body64, r: DVec3| {
@@ -235,7 +238,11 @@ pub fn assemble_models(
                     .sum::<f64>()
         };
         let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
-        eta.push(if tr > 0.0 { 3.0 / (tr + e + e_t) } else { 0.0 });
+        eta.push(if tr > 0.0 && active {
+            3.0 / (tr + e + e_t)
+        } else {
+            0.0
+        });
     }
     (p, eta, compliance)
 }

@@ -1172,7 +1172,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
     let span = fm.span();
     let fm = fm.get_ref();
     let kind = fm.kind.get_ref().as_str();
-    let fields = present!(fm; stiffness, damping, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck);
+    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck);
     let what = "friction model";
     let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
         cx.positive(
@@ -1204,6 +1204,22 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
                 damping: req_nonneg(&fm.damping, "damping")?,
             }
         }
+        "hunt_crossley" => {
+            cx.only(base, what, kind, &fields, &["stiffness", "exponent", "damping"])?;
+            let exponent = req_pos(&fm.exponent, "exponent")?;
+            if exponent < 1.0 {
+                return Err(cx.err(
+                    fm.exponent.as_ref().map(|e| e.span()),
+                    format!("{base}.exponent"),
+                    format!("must be ≥ 1 (Hertz: 1.5), got {}", Num(exponent)),
+                ));
+            }
+            FrictionModel::HuntCrossley {
+                stiffness: req_pos(&fm.stiffness, "stiffness")?,
+                exponent,
+                damping: req_nonneg(&fm.damping, "damping")?,
+            }
+        }
         "tanh" => {
             cx.only(base, what, kind, &fields, &["slip_velocity"])?;
             FrictionModel::Tanh {
@@ -1224,7 +1240,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             return Err(cx.err(
                 Some(fm.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, tanh, lugre)"),
+                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre)"),
             ))
         }
     };

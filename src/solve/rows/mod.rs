@@ -49,10 +49,11 @@
 //!   refuses any scene whose materials use two different non-Coulomb models, since any two
 //!   materials may touch);
 //! * model parameters of two materials with the same model: stiffnesses in series
-//!   (k = k_a k_b / (k_a + k_b)), damping likewise (velocities and coefficients by min, for
-//!   the models still to come).
+//!   (k = k_a k_b / (k_a + k_b)), damping likewise; coefficients (Hunt–Crossley α and n) by
+//!   min (velocities by min, for the models still to come).
 //!
-//! Solved: Coulomb, Kelvin–Voigt compliant contact and bristle friction ([`SOLVED_MODELS`]);
+//! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact and bristle friction
+//! ([`SOLVED_MODELS`]);
 //! a scene naming another model is rejected by the scene builder with a file:line:field
 //! error. The model parameters reach the solver as a per-material table ([`MaterialRow`],
 //! set by `Solve::set_models`, empty = all Coulomb); assembly mixes the pair (`pair_model`),
@@ -107,19 +108,28 @@ pub const MODEL_COULOMB: u32 = 0;
 pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str = "coulomb, compliant, bristle";
+pub const SOLVED_MODELS: &str = "coulomb, compliant, hunt_crossley, bristle";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
     matches!(
         model,
-        FrictionModel::Coulomb | FrictionModel::Compliant { .. } | FrictionModel::Bristle { .. }
+        FrictionModel::Coulomb
+            | FrictionModel::Compliant { .. }
+            | FrictionModel::HuntCrossley { .. }
+            | FrictionModel::Bristle { .. }
     )
 }
 
 /// One material's row parameters as the solver's model table stores them (one `vec4` per
 /// material index): `[model id, stiffness k (N/m), damping c (N·s/m), 0]`.
 pub type MaterialRow = [f32; 4];
+
+/// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
+/// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with
+/// F₀ = k δ₀ⁿ, k₁ = n k δ₀ⁿ⁻¹, c₁ = 3/2 α k δ₀ⁿ, so E_n = 1/(dt² k₁ + dt c₁) and the offset
+/// −F₀/(dt k₁ + c₁). Not yet penetrating (δ₀ = 0, n > 1): no force this step (η = 0).
+pub const MODEL_HUNT_CROSSLEY: u32 = 3;
 
 /// Bristle friction (seed 000, Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
 /// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
@@ -136,6 +146,16 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
             0.0,
         ],
         FrictionModel::Bristle { stiffness } => [MODEL_BRISTLE as f32, stiffness as f32, 0.0, 0.0],
+        FrictionModel::HuntCrossley {
+            stiffness,
+            exponent,
+            damping,
+        } => [
+            MODEL_HUNT_CROSSLEY as f32,
+            stiffness as f32,
+            damping as f32,
+            exponent as f32,
+        ],
         _ => [MODEL_COULOMB as f32, 0.0, 0.0, 0.0],
     }
 }
@@ -149,26 +169,35 @@ pub fn series(x: f64, y: f64) -> f64 {
     }
 }
 
+/// A pair's model: (id, k, c or α, exponent n).
+pub type PairModel = (u32, f64, f64, f64);
+
 /// The mixed model of a material pair (see *Mixing*): (model id, k, c). The solver's shader
 /// `pair_model` in `solve_assemble.wgsl` is the same rule in f32. Two different non-Coulomb
 /// models never meet (the scene builder rejects such scenes); they would give Coulomb.
-pub fn pair_model(a: MaterialRow, b: MaterialRow) -> (u32, f64, f64) {
-    let f = |r: MaterialRow| (r[0] as u32, r[1] as f64, r[2] as f64);
-    let ((ia, ka, ca), (ib, kb, cb)) = (f(a), f(b));
+pub fn pair_model(a: MaterialRow, b: MaterialRow) -> PairModel {
+    let f = |r: MaterialRow| (r[0] as u32, r[1] as f64, r[2] as f64, r[3] as f64);
+    let ((ia, ka, ca, na), (ib, kb, cb, nb)) = (f(a), f(b));
     if ia == ib && ia != MODEL_COULOMB {
-        (ia, series(ka, kb), series(ca, cb))
+        // Hunt–Crossley: α and n are coefficients (by min); dampings c in series.
+        let c = if ia == MODEL_HUNT_CROSSLEY {
+            ca.min(cb)
+        } else {
+            series(ca, cb)
+        };
+        (ia, series(ka, kb), c, na.min(nb))
     } else if ib == MODEL_COULOMB {
-        (ia, ka, ca)
+        (ia, ka, ca, na)
     } else if ia == MODEL_COULOMB {
-        (ib, kb, cb)
+        (ib, kb, cb, nb)
     } else {
-        (MODEL_COULOMB, 0.0, 0.0)
+        (MODEL_COULOMB, 0.0, 0.0, 0.0)
     }
 }
 
 /// Tangential compliance E_T of a contact (bristle: 1/(k_b dt²); else 0).
-pub fn tangent_compliance(model: (u32, f64, f64), dt: f64) -> f64 {
-    let (id, k, _) = model;
+pub fn tangent_compliance(model: PairModel, dt: f64) -> f64 {
+    let (id, k, _, _) = model;
     if id == MODEL_BRISTLE && k > 0.0 {
         1.0 / (k * dt * dt)
     } else {
@@ -181,8 +210,9 @@ pub fn tangent_compliance(model: (u32, f64, f64), dt: f64) -> f64 {
 /// Kelvin–Voigt: the implicit force F = −k Φ⁺ − c v_n⁺ with Φ⁺ = Φ + dt v_n⁺ gives, for the
 /// impulse γ_n = dt F, v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0, E_n = 1/(dt² k + dt c). A contact
 /// still open (Φ > 0) keeps the rigid gap closing Φ/dt so that no force acts before touching.
-pub fn normal_rows(model: (u32, f64, f64), phi: f64, dt: f64, v_recover: f64) -> (f64, f64) {
-    let (id, k, c) = model;
+/// Hunt–Crossley: see [`MODEL_HUNT_CROSSLEY`]; E_n = ∞ means no force this step (η = 0).
+pub fn normal_rows(model: PairModel, phi: f64, dt: f64, v_recover: f64) -> (f64, f64) {
+    let (id, k, c, n) = model;
     if id == MODEL_COMPLIANT && k > 0.0 {
         let e = 1.0 / (dt * dt * k + dt * c);
         let stab = if phi > 0.0 {
@@ -191,6 +221,18 @@ pub fn normal_rows(model: (u32, f64, f64), phi: f64, dt: f64, v_recover: f64) ->
             phi / (dt + c / k)
         };
         (e, stab)
+    } else if id == MODEL_HUNT_CROSSLEY && k > 0.0 {
+        let d0 = (-phi).max(0.0);
+        let (f0, k1, c1) = (
+            k * d0.powf(n),
+            n * k * d0.powf(n - 1.0),
+            1.5 * c * k * d0.powf(n),
+        );
+        if dt * k1 + c1 > 0.0 {
+            (1.0 / (dt * dt * k1 + dt * c1), -f0 / (dt * k1 + c1))
+        } else {
+            (f64::INFINITY, 0.0)
+        }
     } else {
         (0.0, (phi / dt).max(-v_recover))
     }
