@@ -83,6 +83,17 @@ impl ContactStages {
             }
             None => Collide::new(ctx, bodies, state, &setup.shapes, &setup.collide)?,
         };
+        // One model row per material (or none: all Coulomb), never a silent fallback.
+        if !setup.models.is_empty() && setup.models.len() != setup.collide.friction.len() {
+            return Err(GpuError::Shader {
+                name: "solve (scene)".into(),
+                message: format!(
+                    "{} contact model rows for {} materials",
+                    setup.models.len(),
+                    setup.collide.friction.len()
+                ),
+            });
+        }
         let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
         solve.set_models(ctx, &setup.models);
         let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
