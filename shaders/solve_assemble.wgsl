@@ -76,7 +76,10 @@ fn pair_model(mats: u32) -> vec4<f32> {
 fn normal_rows(m: vec4<f32>, phi: f32, dt: f32) -> vec2<f32> {
     let id = u32(m.x);
     if id == MODEL_HUNT_CROSSLEY && m.y > 0.0 {
-        let d0 = max(-phi, 0.0);
+        if phi > 0.0 {
+            return vec2<f32>(-1.0, 0.0); // open: no force before touching
+        }
+        let d0 = -phi;
         var f0 = 0.0;
         var k1 = 0.0;
         if d0 > 0.0 {

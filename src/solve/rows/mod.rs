@@ -128,7 +128,8 @@ pub type MaterialRow = [f32; 4];
 /// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
 /// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with
 /// F₀ = k δ₀ⁿ, k₁ = n k δ₀ⁿ⁻¹, c₁ = 3/2 α k δ₀ⁿ, so E_n = 1/(dt² k₁ + dt c₁) and the offset
-/// −F₀/(dt k₁ + c₁). Not yet penetrating (δ₀ = 0, n > 1): no force this step (η = 0).
+/// −F₀/(dt k₁ + c₁). Open (Φ > 0) or just touching with n > 1 (k₁ = 0): no force this step
+/// (the contact is inactive, η = 0).
 pub const MODEL_HUNT_CROSSLEY: u32 = 3;
 
 /// Bristle friction (seed 000, Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
@@ -222,7 +223,11 @@ pub fn normal_rows(model: PairModel, phi: f64, dt: f64, v_recover: f64) -> (f64,
         };
         (e, stab)
     } else if id == MODEL_HUNT_CROSSLEY && k > 0.0 {
-        let d0 = (-phi).max(0.0);
+        if phi > 0.0 {
+            // Open: no force before touching (whatever n).
+            return (f64::INFINITY, 0.0);
+        }
+        let d0 = -phi;
         let (f0, k1, c1) = (
             k * d0.powf(n),
             n * k * d0.powf(n - 1.0),
