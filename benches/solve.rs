@@ -17,6 +17,8 @@ use bristlecone::gpu::{buffers, shared_context, GpuContext, Kernel, ShaderSource
 use bristlecone::reference::collide::detect;
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve as cpu;
+use bristlecone::scene::FrictionModel;
+use bristlecone::solve::rows::{material_row, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
@@ -361,7 +363,9 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(100_000);
-    report(&ctx, 10_000, 2000, 6000);
+    if max >= 10_000 {
+        report(&ctx, 10_000, 2000, 6000);
+    }
     if max >= 100_000 {
         report(&ctx, 100_000, 4000, 2000);
     }
@@ -378,6 +382,38 @@ fn main() {
     for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
         let s = Solve::new(&ctx, &rig.bodies, nc, &settings(kind, 20, 0.0, false), DT).unwrap();
         c.bench_function(&format!("solve/{kind:?}/10k spheres/20 sweeps"), |b| {
+            b.iter(|| rig.solve(&ctx, &s))
+        });
+    }
+    // Contact models (src/solve/rows): the same 20 sweeps with every contact Coulomb (no
+    // table), Kelvin–Voigt, Hunt–Crossley and bristle (material 0 carries the model).
+    let models: [(&str, Vec<MaterialRow>); 4] = [
+        ("coulomb", Vec::new()),
+        (
+            "kelvin-voigt",
+            vec![material_row(&FrictionModel::Compliant {
+                stiffness: 1e6,
+                damping: 100.0,
+            })],
+        ),
+        (
+            "hunt-crossley",
+            vec![material_row(&FrictionModel::HuntCrossley {
+                stiffness: 1e8,
+                exponent: 1.5,
+                damping: 0.2,
+            })],
+        ),
+        (
+            "bristle",
+            vec![material_row(&FrictionModel::Bristle { stiffness: 1e5 })],
+        ),
+    ];
+    for (name, table) in models {
+        let st = settings(SolverKind::Apgd, 20, 0.0, false);
+        let mut s = Solve::new(&ctx, &rig.bodies, nc, &st, DT).unwrap();
+        s.set_models(&ctx, &table);
+        c.bench_function(&format!("solve/model {name}/10k spheres/20 sweeps"), |b| {
             b.iter(|| rig.solve(&ctx, &s))
         });
     }

@@ -65,6 +65,7 @@ fn main() {
         dt: 1e-3,
         gravity: [0.0, 0.0, -9.81],
         contact: Some(ContactSetup {
+            models: Vec::new(),
             shapes,
             collide: CollideSettings {
                 envelope: 0.0015,

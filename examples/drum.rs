@@ -33,6 +33,7 @@ fn main() {
         dt: 1e-3,
         gravity: [0.0, 0.0, -9.81],
         contact: Some(ContactSetup {
+            models: Vec::new(),
             shapes: vec![BoundaryShape::CylinderContainer {
                 radius: 0.06,
                 height: 0.05,

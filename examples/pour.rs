@@ -28,6 +28,7 @@ fn main() {
         dt: 1e-3,
         gravity: [0.0, 0.0, -9.81],
         contact: Some(ContactSetup {
+            models: Vec::new(),
             shapes: vec![BoundaryShape::BoxContainer {
                 half_extents: [0.05, 0.05, 0.1],
                 open_top: true,

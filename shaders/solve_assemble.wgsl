@@ -35,6 +35,77 @@ const SEG_AUX: u32 = 4u;
 @group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>;
 // Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
+// Per material: (model id, stiffness k, damping c, 0) (src/solve/rows `MaterialRow`).
+@group(0) @binding(11) var<storage, read> models: array<vec4<f32>>;
+
+const MODEL_COULOMB: u32 = 0u;
+const MODEL_COMPLIANT: u32 = 1u;
+const MODEL_BRISTLE: u32 = 2u;
+const MODEL_HUNT_CROSSLEY: u32 = 3u;
+
+fn series(x: f32, y: f32) -> f32 {
+    return select(0.0, x * y / (x + y), x + y > 0.0);
+}
+
+// The mixed model of the contact's material pair (rows::pair_model): (id, k, c, 0).
+fn pair_model(mats: u32) -> vec4<f32> {
+    let nm = params.model.y;
+    let a = models[min(mats >> 16u, nm - 1u)];
+    let b = models[min(mats & 0xffffu, nm - 1u)];
+    let ia = u32(a.x);
+    let ib = u32(b.x);
+    if ia == ib && ia != MODEL_COULOMB {
+        // Hunt–Crossley: α and n by min; otherwise dampings in series.
+        let c = select(series(a.z, b.z), min(a.z, b.z), ia == MODEL_HUNT_CROSSLEY);
+        return vec4<f32>(a.x, series(a.y, b.y), c, min(a.w, b.w));
+    }
+    if ib == MODEL_COULOMB {
+        return a;
+    }
+    if ia == MODEL_COULOMB {
+        return b;
+    }
+    return vec4<f32>(0.0);
+}
+
+// (E_n, normal stabilisation) of a contact with gap phi (rows::normal_rows): Kelvin–Voigt
+// gives v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0 with E_n = 1/(dt² k + dt c); Hunt–Crossley,
+// linearised at δ₀ = −Φ (F₀ = k δ₀ⁿ, k₁ = n k δ₀ⁿ⁻¹, c₁ = 3/2 α k δ₀ⁿ), E_n = 1/(dt² k₁ + dt c₁)
+// and offset −F₀/(dt k₁ + c₁), E_n < 0 marking "no force this step"; open contacts and
+// Coulomb keep max(Φ/dt, −v_recover).
+fn normal_rows(m: vec4<f32>, phi: f32, dt: f32) -> vec2<f32> {
+    let id = u32(m.x);
+    if id == MODEL_HUNT_CROSSLEY && m.y > 0.0 {
+        if phi > 0.0 {
+            return vec2<f32>(-1.0, 0.0); // open: no force before touching
+        }
+        let d0 = -phi;
+        var f0 = 0.0;
+        var k1 = 0.0;
+        if d0 > 0.0 {
+            f0 = m.y * pow(d0, m.w);
+            k1 = m.w * m.y * pow(d0, m.w - 1.0);
+        } else if m.w == 1.0 {
+            k1 = m.y;
+        }
+        let c1 = 1.5 * m.z * f0;
+        let s = dt * k1 + c1;
+        if s <= 0.0 {
+            return vec2<f32>(-1.0, 0.0);
+        }
+        return vec2<f32>(1.0 / (dt * s), -f0 / s);
+    }
+    if id != MODEL_COMPLIANT || m.y <= 0.0 {
+        return vec2<f32>(0.0, max(phi / dt, -params.coef.z));
+    }
+    let e = 1.0 / (dt * dt * m.y + dt * m.z);
+    return vec2<f32>(e, select(phi / (dt + m.z / m.y), phi / dt, phi > 0.0));
+}
+
+// Bristle: E_T = 1/(k_b dt²) (rows::tangent_compliance).
+fn tangent_compliance(m: vec4<f32>, dt: f32) -> f32 {
+    return select(0.0, 1.0 / (m.y * dt * dt), u32(m.x) == MODEL_BRISTLE && m.y > 0.0);
+}
 
 fn contact_count(b: u32) -> f32 {
     return f32(max(body_offsets[b + 1u] - body_offsets[b], 1u));
@@ -74,6 +145,25 @@ fn key_cmp(a: vec3<u32>, b: vec3<u32>) -> i32 {
     return 0;
 }
 
+// Index of `key` in the previous step's sorted keys, or -1.
+fn find_prev(key: vec3<u32>) -> i32 {
+    var lo = 0u;
+    var hi = prev[0].x;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        let k = key_cmp(prev[1u + mid].xyz, key);
+        if k == 0 {
+            return i32(mid);
+        }
+        if k < 0 {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    return -1;
+}
+
 @compute @workgroup_size(256)
 fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
@@ -91,35 +181,37 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     // Relative velocity of B w.r.t. A at the contact point (world angular velocities).
     let rel = (vel[b].xyz + cross(omega[b].xyz, rb)) - (vel[a].xyz + cross(omega[a].xyz, ra));
     let dt = params.coef.x;
-    let stab = max(c.n_gap.w / dt, -params.coef.z);
-    let p = vec3<f32>(stab + dot(n, rel), dot(u, rel), dot(w, rel));
+    // The pair's model (Coulomb unless a material has one; uniform flag).
+    var m = vec4<f32>(0.0);
+    if params.model.x != 0u {
+        m = pair_model(c.ids.w);
+    }
+    let nr = normal_rows(m, c.n_gap.w, dt);
+    let e_t = tangent_compliance(m, dt);
+    // E adds to the diagonal bound: N + E ≤ diag(tr + E_n + E_T) (see the header).
     let tr = contact_count(a) * trace_share(a, ra, n, u, w)
         + contact_count(b) * trace_share(b, rb, n, u, w);
-    let eta = select(0.0, 3.0 / tr, tr > 0.0);
-    rhs[i] = vec4<f32>(p, eta);
-    gam[SEG_AUX * params.counts.y + i] = vec4<f32>(p.x, 0.0, 0.0, 0.0);
+    let eta = select(0.0, 3.0 / (tr + nr.x + e_t), tr > 0.0 && nr.x >= 0.0);
 
+    // The previous impulse by key: the warm start, and the bristle's γ_T⁻ (looked up for a
+    // bristle contact even without warm start: it is the model's state).
+    let cap = params.counts.y;
     var g0 = vec4<f32>(0.0);
-    if params.counts.w != 0u && eta > 0.0 {
-        let key = c.ids.xyz;
-        var lo = 0u;
-        var hi = prev[0].x;
-        let cap = params.counts.y;
-        while lo < hi {
-            let mid = (lo + hi) / 2u;
-            let k = key_cmp(prev[1u + mid].xyz, key);
-            if k == 0 {
-                g0 = project_cone(bitcast<vec4<f32>>(prev[1u + cap + mid]), c.ra.w);
-                break;
-            }
-            if k < 0 {
-                lo = mid + 1u;
-            } else {
-                hi = mid;
+    var last = vec4<f32>(0.0);
+    if (params.counts.w != 0u || e_t > 0.0) && eta > 0.0 {
+        let k = find_prev(c.ids.xyz);
+        if k >= 0 {
+            last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
+            if params.counts.w != 0u {
+                g0 = project_cone(last, c.ra.w);
             }
         }
     }
-    let cap = params.counts.y;
+    // Bristle offset −E_T γ_T⁻: v_T⁺ + E_T (γ_T − γ_T⁻) = 0 while sticking.
+    let p = vec3<f32>(nr.y + dot(n, rel), dot(u, rel) - e_t * last.y, dot(w, rel) - e_t * last.z);
+    rhs[i] = vec4<f32>(p, eta);
+    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t);
+
     gam[SEG_GAMMA * cap + i] = g0;
     gam[SEG_Y * cap + i] = g0;
     gam[SEG_TRIAL * cap + i] = g0;

@@ -46,6 +46,17 @@ fn product(c: Contact) -> vec4<f32> {
     return vec4<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
 }
 
+// (N + E)γ_i: the product plus the compliance diag(E_n, E_T, E_T) γ (aux.zw, written at
+// assembly: compliant contact, bristle). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
+fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
+    let ng = product(c);
+    if params.model.x == 0u {
+        return ng;
+    }
+    let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
+    return ng + vec4<f32>(e.x * g.x, e.y * g.yz, 0.0);
+}
+
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
 fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, mu: f32) -> f32 {
     if eta <= 0.0 {
@@ -86,11 +97,11 @@ fn product_init(
     if i < scal.n_contacts {
         let cap = params.counts.y;
         let c = contacts[i];
-        let ng = product(c);
+        let g = gam[SEG_GAMMA * cap + i];
+        let ng = product_e(c, i, g);
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;
         let q = rhs[i];
-        let g = gam[SEG_GAMMA * cap + i];
         v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c.ra.w), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
@@ -110,9 +121,9 @@ fn product_lip(
     if i < scal.n_contacts {
         let eta = rhs[i].w;
         if eta > 0.0 {
-            let ng = product(contacts[i]);
-            let d = gam[SEG_GAMMA * params.counts.y + i].xyz - vec3<f32>(1.0);
-            v = vec4<f32>(eta * dot(ng.xyz, ng.xyz), dot(d, d) / eta, 0.0, 0.0);
+            let d = gam[SEG_GAMMA * params.counts.y + i] - vec4<f32>(1.0, 1.0, 1.0, 0.0);
+            let ng = product_e(contacts[i], i, d);
+            v = vec4<f32>(eta * dot(ng.xyz, ng.xyz), dot(d.xyz, d.xyz) / eta, 0.0, 0.0);
         }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
@@ -195,11 +206,11 @@ fn product_trial(
     if i < scal.n_contacts {
         let cap = params.counts.y;
         let c = contacts[i];
-        let nt = product(c);
+        let t = gam[SEG_TRIAL * cap + i];
+        let nt = product_e(c, i, t);
         nv[SEG_NTRIAL * cap + i] = nt;
         let q = rhs[i];
         let p = vec4<f32>(q.xyz, 0.0);
-        let t = gam[SEG_TRIAL * cap + i];
         let r2 = residual_sq(t, nt + p, q.w, c.ra.w);
         if params.counts.z == 0u {
             v = vec4<f32>(r2, 0.0, 0.0, 0.0);
@@ -252,7 +263,7 @@ fn outer_offset(
     if i < scal.n_contacts {
         let cap = params.counts.y;
         let c = contacts[i];
-        let ng = product(c);
+        let ng = product_e(c, i, gam[SEG_GAMMA * cap + i]);
         let a = gam[SEG_AUX * cap + i];
         let q = rhs[i];
         let mu = c.ra.w;

@@ -185,6 +185,11 @@ pub fn step_settings(scene: &Scene) -> StepSettings {
                 friction: scene.materials.iter().map(|m| m.friction as f32).collect(),
             },
             solver: solver_settings(scene),
+            models: scene
+                .materials
+                .iter()
+                .map(|m| crate::solve::rows::material_row(&m.model))
+                .collect(),
         }),
     }
 }

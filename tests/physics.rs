@@ -73,6 +73,7 @@ fn simulation(
         dt,
         gravity,
         contact: Some(ContactSetup {
+            models: Vec::new(),
             shapes,
             collide: CollideSettings { envelope, friction },
             solver,

@@ -274,8 +274,6 @@ warm_start = false
 #[test]
 fn unsolved_friction_models_are_rejected() {
     let models = [
-        "{ kind = \"bristle\", stiffness = 1e5 }",
-        "{ kind = \"compliant\", stiffness = 1e5, damping = 10.0 }",
         "{ kind = \"tanh\", slip_velocity = 1e-3 }",
         "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.5, v_stribeck = 0.01 }",
     ];
@@ -301,6 +299,128 @@ material = "e"
 position = [0.0, 0.0, 1.0]
 "#);
     assert_eq!(s.materials[0].model, FrictionModel::Coulomb);
+}
+
+/// Kelvin–Voigt compliant contact is solved: accepted, its table row reaches the solver, and
+/// bad parameters name the field.
+#[test]
+fn compliant_model_parses_and_bad_parameters_name_the_field() {
+    let mat = |m: &str| {
+        base_with(&format!(
+            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = {m}\n"
+        ))
+    };
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
+    let text = mat("{ kind = \"compliant\", stiffness = 1e5, damping = 10.0 }");
+    let s = ok(&format!("{text}{body}"));
+    let m = &s.materials[1].model;
+    assert_eq!(
+        *m,
+        FrictionModel::Compliant {
+            stiffness: 1e5,
+            damping: 10.0
+        }
+    );
+    assert_eq!(
+        bristlecone::solve::rows::material_row(m),
+        [1.0, 1e5, 10.0, 0.0]
+    );
+    for (bad, field) in [
+        (
+            "stiffness = -1e5, damping = 10.0",
+            "material[1].model.stiffness",
+        ),
+        (
+            "stiffness = 0.0, damping = 10.0",
+            "material[1].model.stiffness",
+        ),
+        (
+            "stiffness = 1e5, damping = -1.0",
+            "material[1].model.damping",
+        ),
+        ("damping = 1.0", "material[1].model.stiffness"),
+    ] {
+        let e = err(&mat(&format!("{{ kind = \"compliant\", {bad} }}")));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+}
+
+/// Bristle friction is solved; two different non-Coulomb models in one scene are refused at
+/// the second one's `model.kind` (no mixing rule), Coulomb with either is fine.
+#[test]
+fn bristle_parses_and_two_different_models_are_refused() {
+    let mat = |name: &str, m: &str| {
+        format!("[[material]]\nname = \"{name}\"\ndensity = 1.0\nfriction = 0.1\nmodel = {m}\n")
+    };
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
+    let bristle = "{ kind = \"bristle\", stiffness = 1e5 }";
+    let s = ok(&base_with(&format!("{}{body}", mat("x", bristle))));
+    assert_eq!(
+        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        [2.0, 1e5, 0.0, 0.0]
+    );
+    let e = err(&base_with(&mat(
+        "x",
+        "{ kind = \"bristle\", stiffness = -3.0 }",
+    )));
+    assert_eq!(e.field, "material[1].model.stiffness", "{e}");
+    let both = format!(
+        "{}{}",
+        mat("x", bristle),
+        mat(
+            "y",
+            "{ kind = \"compliant\", stiffness = 1e5, damping = 1.0 }"
+        )
+    );
+    let e = err(&base_with(&format!("{both}{body}")));
+    assert_eq!(e.field, "material[2].model.kind", "{e}");
+    assert!(e.line.is_some(), "{e}");
+    assert!(e.message.contains("one non-Coulomb model"), "{e}");
+}
+
+/// Hunt–Crossley is solved: its row carries (k, α, n); a bad exponent or stiffness names the
+/// field.
+#[test]
+fn hunt_crossley_parses_and_bad_parameters_name_the_field() {
+    let mat = |m: &str| {
+        base_with(&format!(
+            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = {m}\n"
+        ))
+    };
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
+    let text = mat("{ kind = \"hunt_crossley\", stiffness = 1e6, exponent = 1.5, damping = 0.2 }");
+    let s = ok(&format!("{text}{body}"));
+    assert_eq!(
+        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        [3.0, 1e6, 0.2, 1.5]
+    );
+    for (bad, field) in [
+        (
+            "stiffness = 1e6, exponent = 0.5, damping = 0.2",
+            "material[1].model.exponent",
+        ),
+        (
+            "stiffness = 1e6, exponent = -1.0, damping = 0.2",
+            "material[1].model.exponent",
+        ),
+        (
+            "stiffness = -1e6, exponent = 1.5, damping = 0.2",
+            "material[1].model.stiffness",
+        ),
+        (
+            "stiffness = 1e6, exponent = 1.5, damping = -0.2",
+            "material[1].model.damping",
+        ),
+        (
+            "stiffness = 1e6, damping = 0.2",
+            "material[1].model.exponent",
+        ),
+    ] {
+        let e = err(&mat(&format!("{{ kind = \"hunt_crossley\", {bad} }}")));
+        assert_eq!(e.field, field, "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
 }
 
 #[test]

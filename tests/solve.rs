@@ -5,6 +5,8 @@ use bristlecone::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::{oracle, solve as cpu};
+use bristlecone::scene::FrictionModel;
+use bristlecone::solve::rows::{material_row, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
@@ -63,8 +65,20 @@ impl Inputs {
 /// Runs `solves` consecutive solves on the same contacts and velocities (the body velocities
 /// are reset to the problem's before each, so later solves differ only by the warm start).
 fn run_gpu(ctx: &GpuContext, pb: &Problem, settings: &SolverSettings, solves: usize) -> GpuRun {
+    run_gpu_models(ctx, pb, settings, solves, &[])
+}
+
+/// [`run_gpu`] with a per-material contact model table.
+fn run_gpu_models(
+    ctx: &GpuContext,
+    pb: &Problem,
+    settings: &SolverSettings,
+    solves: usize,
+    models: &[MaterialRow],
+) -> GpuRun {
     let bodies = bristlecone::bodies::GpuBodies::upload(ctx, &pb.state).unwrap();
-    let solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, settings, DT).unwrap();
+    let mut solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, settings, DT).unwrap();
+    solve.set_models(ctx, models);
     let inputs = Inputs::upload(ctx, pb);
     for _ in 0..solves {
         bodies.write(ctx, &pb.state);
@@ -237,16 +251,59 @@ fn gpu_matches_cpu(
     sweeps: u32,
     tol: f32,
 ) -> u32 {
+    gpu_matches_cpu_models(kind, cone, n_bodies, n_contacts, sweeps, tol, &[])
+}
+
+/// [`gpu_matches_cpu`] with a model table: each contact gets random materials (A, B) among
+/// the table's entries, so every mixing case occurs.
+fn gpu_matches_cpu_models(
+    kind: SolverKind,
+    cone: Cone,
+    n_bodies: usize,
+    n_contacts: usize,
+    sweeps: u32,
+    tol: f32,
+    models: &[MaterialRow],
+) -> u32 {
     let ctx = shared_context();
-    let pb = random_problem(11, n_bodies, n_contacts);
+    let mut pb = random_problem(11, n_bodies, n_contacts);
+    if !models.is_empty() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let nm = models.len() as u32;
+        for c in &mut pb.contacts {
+            c.ids[3] = (rng.random_range(0..nm) << 16) | rng.random_range(0..nm);
+        }
+    }
     let st = SolverSettings {
         cone,
         max_outer: 3,
         ..settings(kind, sweeps, tol)
     };
-    let g = run_gpu(&ctx, &pb, &st, 1);
+    // Two solves: the second one's bristle offset −E_T γ_T⁻ uses the first one's impulses.
+    let solves = if models.is_empty() { 1 } else { 2 };
+    let g = run_gpu_models(&ctx, &pb, &st, solves, models);
     let b64 = bodies64(&pb);
-    let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
+    let mut c = cpu::solve_models(&b64, &pb.contacts, &st, DT as f64, None, models);
+    if solves == 2 {
+        let keys: Vec<_> = pb.contacts.iter().map(|c| c.key()).collect();
+        let ws = cpu::WarmStart {
+            keys: &keys,
+            gamma: &c.gamma,
+        };
+        c = cpu::solve_models(&b64, &pb.contacts, &st, DT as f64, Some(ws), models);
+    }
+    if !models.is_empty() {
+        // The models must matter: the all-Coulomb answer is far from this one.
+        let rigid = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
+        let d = max_abs(
+            &c.gamma
+                .iter()
+                .zip(&rigid.gamma)
+                .map(|(a, b)| [a[0] - b[0], a[1] - b[1], a[2] - b[2]])
+                .collect::<Vec<_>>(),
+        );
+        assert!(d > 0.1 * max_abs(&c.gamma), "models change γ by only {d}");
+    }
     assert_eq!(g.scalars.iterations, c.iterations);
     assert_eq!(g.scalars.outer, c.outer);
     assert_eq!(
@@ -332,6 +389,125 @@ fn exact_cone_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
 fn exact_cone_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
     // Each cone problem is solved to the tolerance: several run.
     assert!(gpu_matches_cpu(SolverKind::Apgd, Cone::Exact, 3000, 1000, 100, 2e-2) >= 2);
+}
+
+/// Kelvin–Voigt contacts of two materials and Coulomb ones (every mixing case): the
+/// compliance E_n ~ 1/(dt² k) is 1–100× the rigid diagonal of N here.
+fn compliant_models() -> Vec<MaterialRow> {
+    let kv = |k: f64, c: f64| {
+        material_row(&FrictionModel::Compliant {
+            stiffness: k,
+            damping: c,
+        })
+    };
+    vec![
+        material_row(&FrictionModel::Coulomb),
+        kv(2e5, 300.0),
+        kv(1e6, 0.0),
+    ]
+}
+
+/// Hunt–Crossley contacts (two materials, n = 1.5 and 1) and Coulomb ones: the linearised
+/// E_n = 1/(dt² k₁ + dt c₁) is comparable to the rigid diagonal at mm penetrations, and open
+/// contacts of n = 1.5 are inactive (no force before touching).
+fn hunt_crossley_models() -> Vec<MaterialRow> {
+    let hc = |k: f64, n: f64, a: f64| {
+        material_row(&FrictionModel::HuntCrossley {
+            stiffness: k,
+            exponent: n,
+            damping: a,
+        })
+    };
+    vec![
+        material_row(&FrictionModel::Coulomb),
+        hc(1e8, 1.5, 0.2),
+        hc(5e6, 1.0, 0.5),
+    ]
+}
+
+#[test]
+fn hunt_crossley_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &hunt_crossley_models(),
+    );
+}
+
+#[test]
+fn hunt_crossley_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &hunt_crossley_models(),
+    );
+}
+
+/// Bristle contacts of two stiffnesses and Coulomb ones: E_T = 1/(k_b dt²) is 1–10× the rigid
+/// diagonal, and the second solve's offset comes from the first one's impulses.
+fn bristle_models() -> Vec<MaterialRow> {
+    let b = |k: f64| material_row(&FrictionModel::Bristle { stiffness: k });
+    vec![material_row(&FrictionModel::Coulomb), b(1e5), b(1e6)]
+}
+
+#[test]
+fn bristle_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &bristle_models(),
+    );
+}
+
+#[test]
+fn bristle_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &bristle_models(),
+    );
+}
+
+#[test]
+fn compliant_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &compliant_models(),
+    );
+}
+
+#[test]
+fn compliant_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &compliant_models(),
+    );
 }
 
 /// A cube-like body (side 0.2 m, 8 kg) resting on the plane on its 4 bottom corners: 12

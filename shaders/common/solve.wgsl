@@ -3,6 +3,9 @@
 struct SolveParams {
     counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
     coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
+    // x = 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows),
+    // y = entries of the model table.
+    model: vec4<u32>,
 }
 
 struct Scalars {

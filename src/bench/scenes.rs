@@ -214,6 +214,7 @@ impl BenchScene {
             dt: self.dt,
             gravity: self.gravity,
             contact: Some(ContactSetup {
+                models: Vec::new(),
                 shapes,
                 collide: CollideSettings {
                     envelope: self.envelope,

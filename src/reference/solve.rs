@@ -5,6 +5,7 @@
 
 use super::integrate::Body64;
 use super::tangent_basis;
+use crate::solve::rows::{self, MaterialRow};
 use crate::solve::{Cone, Contact, SolverKind, SolverSettings};
 use glam::DVec3;
 
@@ -105,6 +106,8 @@ pub struct Schur<'a> {
     pub bodies: &'a [Body64],
     pub contacts: &'a [Contact],
     frames: Vec<(DVec3, DVec3, DVec3, DVec3, DVec3)>,
+    /// Compliance diag(E_n, E_T, E_T) per contact (empty: all 0), added by [`Schur::apply`].
+    compliance: Vec<Vec3>,
 }
 
 impl<'a> Schur<'a> {
@@ -113,7 +116,14 @@ impl<'a> Schur<'a> {
             bodies,
             contacts,
             frames: contacts.iter().map(frame).collect(),
+            compliance: Vec::new(),
         }
+    }
+
+    /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/solve/rows`).
+    pub fn with_compliance(mut self, compliance: Vec<Vec3>) -> Self {
+        self.compliance = compliance;
+        self
     }
 
     /// Δv (linear, angular) per body for impulses γ.
@@ -155,9 +165,15 @@ impl<'a> Schur<'a> {
             .collect()
     }
 
-    /// N γ.
+    /// (N + E) γ.
     pub fn apply(&self, gamma: &[Vec3]) -> Vec<Vec3> {
-        self.contact_velocity(&self.delta_v(gamma))
+        let mut v = self.contact_velocity(&self.delta_v(gamma));
+        for (i, e) in self.compliance.iter().enumerate() {
+            for k in 0..3 {
+                v[i][k] += e[k] * gamma[i][k];
+            }
+        }
+        v
     }
 }
 
@@ -170,6 +186,21 @@ pub fn assemble(
     dt: f64,
     recovery_speed: f64,
 ) -> (Vec<Vec3>, Vec<f64>) {
+    let (p, eta, _) = assemble_models(bodies, contacts, dt, recovery_speed, &[]);
+    (p, eta)
+}
+
+/// [`assemble`] with a per-material model table (`crate::solve::rows`): also returns the
+/// compliance (E_n, E_T, E_T) per contact, which adds to the diagonal bound
+/// (3/η = trace + E_n + E_T). The bristle offset −E_T γ_T⁻ is added by [`solve_models`].
+pub fn assemble_models(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    dt: f64,
+    recovery_speed: f64,
+    models: &[MaterialRow],
+) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
+    let mut compliance = Vec::with_capacity(contacts.len());
     let mut p = Vec::with_capacity(contacts.len());
     let mut eta = Vec::with_capacity(contacts.len());
     let mut count = vec![0u32; bodies.len()];
@@ -182,7 +213,19 @@ pub fn assemble(
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
         let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
-        let stab = (c.n_gap[3] as f64 / dt).max(-recovery_speed);
+        let model = if models.is_empty() {
+            (rows::MODEL_COULOMB, 0.0, 0.0, 0.0)
+        } else {
+            let (ma, mb) = rows::contact_materials(c.ids[3]);
+            let m = |k: usize| models[k.min(models.len() - 1)];
+            rows::pair_model(m(ma), m(mb))
+        };
+        let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, recovery_speed);
+        let e_t = rows::tangent_compliance(model, dt);
+        // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
+        let active = e.is_finite();
+        let e = if active { e } else { 0.0 };
+        compliance.push([e, e_t, e_t]);
         p.push([stab + n.dot(rel), u.dot(rel), w.dot(rel)]);
         let share = |body: &Body64, r: DVec3| {
             3.0 * body.inv_mass
@@ -195,9 +238,13 @@ pub fn assemble(
                     .sum::<f64>()
         };
         let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
-        eta.push(if tr > 0.0 { 3.0 / tr } else { 0.0 });
+        eta.push(if tr > 0.0 && active {
+            3.0 / (tr + e + e_t)
+        } else {
+            0.0
+        });
     }
-    (p, eta)
+    (p, eta, compliance)
 }
 
 /// One cone problem's solver state: what the sweeps need and return.
@@ -349,24 +396,44 @@ pub fn solve(
     dt: f64,
     warm: Option<WarmStart>,
 ) -> SolveOutput {
+    solve_models(bodies, contacts, settings, dt, warm, &[])
+}
+
+/// [`solve`] with a per-material model table (`Solve::set_models` on the GPU).
+pub fn solve_models(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+    models: &[MaterialRow],
+) -> SolveOutput {
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
-    let (mut p, eta) = assemble(bodies, contacts, dt, settings.recovery_speed as f64);
+    let rec = settings.recovery_speed as f64;
+    let (mut p, eta, compliance) = assemble_models(bodies, contacts, dt, rec, models);
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
     let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
-    let schur = Schur::new(bodies, contacts);
 
-    // Warm start by binary search of the previous keys.
+    // Warm start by binary search of the previous keys; a bristle contact looks its last
+    // impulse γ⁻ up even without warm start (it is the model's state) for the offset −E_T γ_T⁻.
     let mut gamma = vec![[0.0; 3]; nc];
-    if let (true, Some(ws)) = (settings.warm_start, warm) {
+    if let Some(ws) = warm {
         for (i, c) in contacts.iter().enumerate() {
-            if eta[i] > 0.0 {
+            let e_t = compliance[i][1];
+            if eta[i] > 0.0 && (settings.warm_start || e_t > 0.0) {
                 if let Ok(k) = ws.keys.binary_search(&c.key()) {
-                    gamma[i] = project_cone(ws.gamma[k], mu[i]);
+                    let last = ws.gamma[k];
+                    if settings.warm_start {
+                        gamma[i] = project_cone(last, mu[i]);
+                    }
+                    p[i][1] -= e_t * last[1];
+                    p[i][2] -= e_t * last[2];
                 }
             }
         }
     }
+    let schur = Schur::new(bodies, contacts).with_compliance(compliance);
     let max_penetration = contacts
         .iter()
         .map(|c| (-c.n_gap[3] as f64).max(0.0))

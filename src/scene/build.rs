@@ -427,6 +427,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     // 3. Materials.
     let mut materials: Vec<Material> = Vec::new();
     let mut material_lines: HashMap<String, usize> = HashMap::new();
+    // The first non-Coulomb model (kind, material index).
+    let mut other_model: Option<(String, usize)> = None;
     for (i, m) in raw.material.iter().enumerate() {
         let base = format!("material[{i}]");
         let m = m.get_ref();
@@ -462,6 +464,27 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             None => FrictionModel::Coulomb,
             Some(fm) => friction_model(&cx, fm, &format!("{base}.model"))?,
         };
+        // Any two materials may touch, and two different non-Coulomb models have no mixing
+        // rule (src/solve/rows): refused rather than resolved silently.
+        if let (Some(fm), Some((kind0, i0))) = (&m.model, &other_model) {
+            let kind = fm.get_ref().kind.get_ref();
+            if *kind != "coulomb" && kind != kind0 {
+                return Err(cx.err(
+                    Some(fm.get_ref().kind.span()),
+                    format!("{base}.model.kind"),
+                    format!(
+                        "friction model `{kind}` differs from material[{i0}]'s `{kind0}`: \
+                         a scene may use one non-Coulomb model (there is no rule to mix two)"
+                    ),
+                ));
+            }
+        }
+        if let (Some(fm), None) = (&m.model, &other_model) {
+            let kind = fm.get_ref().kind.get_ref();
+            if kind != "coulomb" {
+                other_model = Some((kind.clone(), i));
+            }
+        }
         materials.push(Material {
             name: mname,
             density,
@@ -1162,7 +1185,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
     let span = fm.span();
     let fm = fm.get_ref();
     let kind = fm.kind.get_ref().as_str();
-    let fields = present!(fm; stiffness, damping, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck);
+    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck);
     let what = "friction model";
     let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
         cx.positive(
@@ -1194,6 +1217,22 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
                 damping: req_nonneg(&fm.damping, "damping")?,
             }
         }
+        "hunt_crossley" => {
+            cx.only(base, what, kind, &fields, &["stiffness", "exponent", "damping"])?;
+            let exponent = req_pos(&fm.exponent, "exponent")?;
+            if exponent < 1.0 {
+                return Err(cx.err(
+                    fm.exponent.as_ref().map(|e| e.span()),
+                    format!("{base}.exponent"),
+                    format!("must be ≥ 1 (Hertz: 1.5), got {}", Num(exponent)),
+                ));
+            }
+            FrictionModel::HuntCrossley {
+                stiffness: req_pos(&fm.stiffness, "stiffness")?,
+                exponent,
+                damping: req_nonneg(&fm.damping, "damping")?,
+            }
+        }
         "tanh" => {
             cx.only(base, what, kind, &fields, &["slip_velocity"])?;
             FrictionModel::Tanh {
@@ -1214,7 +1253,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             return Err(cx.err(
                 Some(fm.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, tanh, lugre)"),
+                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre)"),
             ))
         }
     };

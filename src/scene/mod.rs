@@ -204,8 +204,8 @@ pub struct Material {
     pub model: FrictionModel,
 }
 
-/// Friction model. Only [`FrictionModel::Coulomb`] is solved yet; the scene builder rejects
-/// the others (see `crate::solve::rows`).
+/// Friction and contact model. Coulomb, compliant, Hunt–Crossley and bristle are solved; the
+/// scene builder rejects the others (see `crate::solve::rows`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum FrictionModel {
     Coulomb,
@@ -214,6 +214,13 @@ pub enum FrictionModel {
     },
     Compliant {
         stiffness: f64,
+        damping: f64,
+    },
+    /// Hunt–Crossley normal force F = k δⁿ (1 + 3/2 α δ̇): stiffness k (N/mⁿ), exponent n ≥ 1,
+    /// damping α (s/m).
+    HuntCrossley {
+        stiffness: f64,
+        exponent: f64,
         damping: f64,
     },
     Tanh {

@@ -73,6 +73,7 @@ pub(crate) struct RawFrictionModel {
     pub kind: S<String>,
     pub stiffness: O<f64>,
     pub damping: O<f64>,
+    pub exponent: O<f64>,
     pub slip_velocity: O<f64>,
     pub sigma0: O<f64>,
     pub sigma1: O<f64>,

@@ -89,6 +89,8 @@ impl Default for SolverSettings {
 struct SolveParams {
     counts: [u32; 4],
     coef: [f32; 4],
+    /// x = 1 when a material has a non-Coulomb model, y = entries of the model table.
+    model: [u32; 4],
 }
 
 /// The scalar state of the GPU solver (layout of `Scalars` in the shaders).
@@ -196,6 +198,10 @@ pub struct Solve {
     omega: wgpu::Buffer,
     update_bind: wgpu::BindGroup,
     c: ContactBuffers,
+    /// Per-material model table ([`rows::MaterialRow`]) and whether any entry is not Coulomb.
+    models: wgpu::Buffer,
+    n_models: u32,
+    any_model: bool,
 }
 
 const ARGS_WORK: u64 = 0;
@@ -230,7 +236,7 @@ impl Solve {
     ) -> Result<Self, GpuError> {
         let update = kernel(ctx, "solve_update")?;
         let dv = buffers::storage_zeroed(ctx, "solve dv", bodies.count.max(1) as u64 * 32)?;
-        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 8]);
+        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 12]);
         let update_bind = update.bind(
             ctx,
             &[&params, &dv, &bodies.vel, &bodies.omega, &bodies.info],
@@ -256,9 +262,26 @@ impl Solve {
             omega: bodies.omega.clone(),
             update_bind,
             c: ContactBuffers::new(ctx, contact_capacity)?,
+            models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 4]]),
+            n_models: 1,
+            any_model: false,
         };
         s.write_params(ctx);
         Ok(s)
+    }
+
+    /// The per-material model table (index = material; see [`rows::material_row`]). An
+    /// empty table or one of Coulomb rows only keeps the plain Coulomb kernels' cost.
+    pub fn set_models(&mut self, ctx: &GpuContext, rows: &[rows::MaterialRow]) {
+        let table: Vec<rows::MaterialRow> = if rows.is_empty() {
+            vec![[0.0; 4]]
+        } else {
+            rows.to_vec()
+        };
+        self.any_model = table.iter().any(|r| r[0] as u32 != rows::MODEL_COULOMB);
+        self.n_models = table.len() as u32;
+        self.models = buffers::storage_from(ctx, "solve models", &table);
+        self.write_params(ctx);
     }
 
     fn write_params(&self, ctx: &GpuContext) {
@@ -274,6 +297,7 @@ impl Solve {
                 st.warm_start as u32,
             ],
             coef: [self.dt, st.omega, st.recovery_speed, st.tolerance],
+            model: [self.any_model as u32, self.n_models, 0, 0],
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
@@ -501,6 +525,7 @@ impl Solve {
                 &c.rhs,
                 &c.prev,
                 body_offsets,
+                &self.models,
             ],
         );
         let sch = self.schur.bind(

@@ -25,6 +25,8 @@ pub struct ContactSetup {
     pub shapes: Vec<BoundaryShape>,
     pub collide: CollideSettings,
     pub solver: SolverSettings,
+    /// Per-material contact model table (`solve::rows::material_row`); empty = all Coulomb.
+    pub models: Vec<crate::solve::rows::MaterialRow>,
 }
 
 /// Settings the step needs (the scene's simulation and solver sections reduce to this).
@@ -108,7 +110,19 @@ impl ContactStages {
             }
             None => Collide::new(ctx, bodies, state, &setup.shapes, &setup.collide)?,
         };
-        let solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
+        // One model row per material (or none: all Coulomb), never a silent fallback.
+        if !setup.models.is_empty() && setup.models.len() != setup.collide.friction.len() {
+            return Err(GpuError::Shader {
+                name: "solve (scene)".into(),
+                message: format!(
+                    "{} contact model rows for {} materials",
+                    setup.models.len(),
+                    setup.collide.friction.len()
+                ),
+            });
+        }
+        let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
+        solve.set_models(ctx, &setup.models);
         let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
         Ok(ContactStages {
             collide,

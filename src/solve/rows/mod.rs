@@ -28,8 +28,9 @@
 //! * **its aux vector** (one `vec4` per constraint, segment 4 of `gam`, so no kernel needs
 //!   another binding; written at assembly): x = the
 //!   assembled normal offset before any outer correction (p_n of DESIGN §2), y = the current
-//!   exact-cone correction s = μ‖u_T‖, z/w = model scratch (e.g. the linearisation of tanh or
-//!   LuGre: `c1` per unit normal load).
+//!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = the tangential
+//!   compliance E_T (bristle). (Later models needing scratch, e.g. the linearisation of tanh
+//!   or LuGre, take an extension slot.)
 //! * **its carried state**: what a model needs from the previous step, found by the contact
 //!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
 //!   with it, so checkpoints and snapshots that copy the warm-start buffer resume
@@ -44,12 +45,23 @@
 //! A contact between materials a and b uses:
 //! * friction μ = min(μ_a, μ_b) (the weaker surface governs; collision writes it into `ra.w`);
 //! * the model: the same model on both sides → that model; Coulomb with anything → the other
-//!   model; two different non-Coulomb models → the scene is rejected (no silent choice);
+//!   model; two different non-Coulomb models → the scene is rejected (the scene builder
+//!   refuses any scene whose materials use two different non-Coulomb models, since any two
+//!   materials may touch);
 //! * model parameters of two materials with the same model: stiffnesses in series
-//!   (k = k_a k_b / (k_a + k_b)), damping likewise, velocities and coefficients by min.
+//!   (k = k_a k_b / (k_a + k_b)), damping likewise; coefficients (Hunt–Crossley α and n) by
+//!   min (velocities by min, for the models still to come).
 //!
-//! Only Coulomb is solved yet ([`SOLVED_MODELS`]); a scene naming another model is rejected
-//! by the scene builder with a file:line:field error.
+//! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact and bristle friction
+//! ([`SOLVED_MODELS`]);
+//! a scene naming another model is rejected by the scene builder with a file:line:field
+//! error. The model parameters reach the solver as a per-material table ([`MaterialRow`],
+//! set by `Solve::set_models`, empty = all Coulomb); assembly mixes the pair (`pair_model`),
+//! writes (E_n, E_T) into the aux vector's `zw` lanes and the offsets into p (bristle: the
+//! last impulse γ⁻ by key, looked up even without warm start). The product kernels add
+//! diag(E_n, E_T, E_T) γ only when the scene has a non-Coulomb material (a uniform flag
+//! `params.model.x`), so a Coulomb scene runs the same reads as before. Both models keep the
+//! Coulomb cone as projection; the bristle's box ±μ γ_n⁻ (the paper's) is not built.
 //!
 //! # The cone (Coulomb without lift-off)
 //!
@@ -89,13 +101,149 @@ pub enum Cone {
     Exact,
 }
 
-/// Model ids of the row kernels (see the module docs). Only [`MODEL_COULOMB`] is solved yet.
+/// Model ids of the row kernels (see the module docs).
 pub const MODEL_COULOMB: u32 = 0;
+/// Kelvin–Voigt compliant normal contact (seed 002): E_n = 1/(dt² k + dt c) on row 0, normal
+/// offset Φ/(dt + c/k) instead of max(Φ/dt, −v_recover) while penetrating; Coulomb cone.
+pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str = "coulomb";
+pub const SOLVED_MODELS: &str = "coulomb, compliant, hunt_crossley, bristle";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
-    matches!(model, FrictionModel::Coulomb)
+    matches!(
+        model,
+        FrictionModel::Coulomb
+            | FrictionModel::Compliant { .. }
+            | FrictionModel::HuntCrossley { .. }
+            | FrictionModel::Bristle { .. }
+    )
+}
+
+/// One material's row parameters as the solver's model table stores them (one `vec4` per
+/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), 0]`.
+pub type MaterialRow = [f32; 4];
+
+/// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
+/// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with
+/// F₀ = k δ₀ⁿ, k₁ = n k δ₀ⁿ⁻¹, c₁ = 3/2 α k δ₀ⁿ, so E_n = 1/(dt² k₁ + dt c₁) and the offset
+/// −F₀/(dt k₁ + c₁). Open (Φ > 0) or just touching with n > 1 (k₁ = 0): no force this step
+/// (the contact is inactive, η = 0).
+pub const MODEL_HUNT_CROSSLEY: u32 = 3;
+
+/// Bristle friction (seed 000, Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
+/// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
+/// Coulomb cone with the current γ_n (the paper's option; its box ±μ γ_n⁻ is not built).
+pub const MODEL_BRISTLE: u32 = 2;
+
+/// The table row of a material's model (only solved models reach here).
+pub fn material_row(model: &FrictionModel) -> MaterialRow {
+    match *model {
+        FrictionModel::Compliant { stiffness, damping } => [
+            MODEL_COMPLIANT as f32,
+            stiffness as f32,
+            damping as f32,
+            0.0,
+        ],
+        FrictionModel::Bristle { stiffness } => [MODEL_BRISTLE as f32, stiffness as f32, 0.0, 0.0],
+        FrictionModel::HuntCrossley {
+            stiffness,
+            exponent,
+            damping,
+        } => [
+            MODEL_HUNT_CROSSLEY as f32,
+            stiffness as f32,
+            damping as f32,
+            exponent as f32,
+        ],
+        _ => [MODEL_COULOMB as f32, 0.0, 0.0, 0.0],
+    }
+}
+
+/// Two springs (or dampers) in series: x y / (x + y), 0 when both are 0.
+pub fn series(x: f64, y: f64) -> f64 {
+    if x + y > 0.0 {
+        x * y / (x + y)
+    } else {
+        0.0
+    }
+}
+
+/// A pair's model: (id, k, c or α, exponent n).
+pub type PairModel = (u32, f64, f64, f64);
+
+/// The mixed model of a material pair (see *Mixing*): (model id, k, c). The solver's shader
+/// `pair_model` in `solve_assemble.wgsl` is the same rule in f32. Two different non-Coulomb
+/// models never meet (the scene builder rejects such scenes); they would give Coulomb.
+pub fn pair_model(a: MaterialRow, b: MaterialRow) -> PairModel {
+    let f = |r: MaterialRow| (r[0] as u32, r[1] as f64, r[2] as f64, r[3] as f64);
+    let ((ia, ka, ca, na), (ib, kb, cb, nb)) = (f(a), f(b));
+    if ia == ib && ia != MODEL_COULOMB {
+        // Hunt–Crossley: α and n are coefficients (by min); dampings c in series.
+        let c = if ia == MODEL_HUNT_CROSSLEY {
+            ca.min(cb)
+        } else {
+            series(ca, cb)
+        };
+        (ia, series(ka, kb), c, na.min(nb))
+    } else if ib == MODEL_COULOMB {
+        (ia, ka, ca, na)
+    } else if ia == MODEL_COULOMB {
+        (ib, kb, cb, nb)
+    } else {
+        (MODEL_COULOMB, 0.0, 0.0, 0.0)
+    }
+}
+
+/// Tangential compliance E_T of a contact (bristle: 1/(k_b dt²); else 0).
+pub fn tangent_compliance(model: PairModel, dt: f64) -> f64 {
+    let (id, k, _, _) = model;
+    if id == MODEL_BRISTLE && k > 0.0 {
+        1.0 / (k * dt * dt)
+    } else {
+        0.0
+    }
+}
+
+/// Compliance E_n and normal stabilisation offset of a contact with gap `phi` (f64; the
+/// shader's `normal_rows` is the same in f32). Coulomb: (0, max(Φ/dt, −v_rec)).
+/// Kelvin–Voigt: the implicit force F = −k Φ⁺ − c v_n⁺ with Φ⁺ = Φ + dt v_n⁺ gives, for the
+/// impulse γ_n = dt F, v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0, E_n = 1/(dt² k + dt c). A contact
+/// still open (Φ > 0) keeps the rigid gap closing Φ/dt so that no force acts before touching.
+/// Hunt–Crossley: see [`MODEL_HUNT_CROSSLEY`]; E_n = ∞ means no force this step (η = 0).
+pub fn normal_rows(model: PairModel, phi: f64, dt: f64, v_recover: f64) -> (f64, f64) {
+    let (id, k, c, n) = model;
+    if id == MODEL_COMPLIANT && k > 0.0 {
+        let e = 1.0 / (dt * dt * k + dt * c);
+        let stab = if phi > 0.0 {
+            phi / dt
+        } else {
+            phi / (dt + c / k)
+        };
+        (e, stab)
+    } else if id == MODEL_HUNT_CROSSLEY && k > 0.0 {
+        if phi > 0.0 {
+            // Open: no force before touching (whatever n).
+            return (f64::INFINITY, 0.0);
+        }
+        let d0 = -phi;
+        let (f0, k1, c1) = (
+            k * d0.powf(n),
+            n * k * d0.powf(n - 1.0),
+            1.5 * c * k * d0.powf(n),
+        );
+        if dt * k1 + c1 > 0.0 {
+            (1.0 / (dt * dt * k1 + dt * c1), -f0 / (dt * k1 + c1))
+        } else {
+            (f64::INFINITY, 0.0)
+        }
+    } else {
+        (0.0, (phi / dt).max(-v_recover))
+    }
+}
+
+/// Material indices (A, B) packed in a contact record's `ids.w`.
+pub fn contact_materials(ids_w: u32) -> (usize, usize) {
+    ((ids_w >> 16) as usize, (ids_w & 0xffff) as usize)
 }
