@@ -762,6 +762,23 @@ fn lemke_settings_are_validated_with_file_line_field() {
     }
 }
 
+/// A material model the Lemke path would not honour is refused at the material, not dropped.
+#[test]
+fn lemke_refuses_material_models_it_does_not_solve() {
+    let text = SCENE.replace(
+        "friction = 0.5\n",
+        "friction = 0.5\nmodel = { kind = \"compliant\", stiffness = 1e5, damping = 10.0 }\n",
+    );
+    let full = format!("{text}kind = \"lemke\"\n");
+    let e = bristlecone::scene::parse_str(&full, std::path::Path::new("t.toml")).unwrap_err();
+    assert_eq!(e.field, "material[0].model.kind", "{e}");
+    assert_eq!(e.line, Some(9), "{e}");
+    assert!(e.message.contains("GPU solvers only"), "{e}");
+    // The same material with the GPU solver is accepted.
+    let ok = format!("{text}kind = \"apgd\"\n");
+    bristlecone::scene::parse_str(&ok, std::path::Path::new("t.toml")).unwrap();
+}
+
 #[test]
 fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
     use bristlecone::run::{run_scene_realtime, RunOptions, Silent};

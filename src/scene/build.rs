@@ -929,6 +929,23 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         }
     };
     lemke_warning(&mut cx, &raw, &solver, bodies.len());
+    // The Lemke path solves rigid Coulomb contacts only (its own `compliance` aside): a
+    // material model it would not honour is refused, never dropped.
+    if let (SolverKind::Lemke, Some((kind, i))) = (solver.kind, &other_model) {
+        let span = raw.material[*i]
+            .get_ref()
+            .model
+            .as_ref()
+            .map(|fm| fm.get_ref().kind.span());
+        return Err(cx.err(
+            span,
+            format!("material[{i}].model.kind"),
+            format!(
+                "friction model `{kind}` is solved by the GPU solvers only; kind = \"lemke\" \
+                 solves rigid Coulomb contacts (use [solver] compliance for a soft normal)"
+            ),
+        ));
+    }
 
     // 8. Output.
     let output = {
