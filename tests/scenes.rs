@@ -64,6 +64,13 @@ const CASES: &[Case] = &[
         bounds: ([-0.05, -0.05, 0.0], [0.05, 0.05, 0.25]),
     },
     Case {
+        file: "realtime.toml",
+        scale: 1.0,
+        steps: 200,
+        // A 3×3 fixed layer with 5 beads on it, on a floor plane.
+        bounds: ([-0.04, -0.04, 0.0], [0.04, 0.04, 0.06]),
+    },
+    Case {
         file: "column_collapse.toml",
         scale: 0.3,
         steps: 300,
@@ -256,6 +263,22 @@ fn every_scene_has_a_test_case() {
     for f in &files {
         load_scene_scaled(&dir.join(f), None).unwrap();
     }
+}
+
+/// The Lemke (exact LCP) scene: the stack of beads stays at rest, so the pivots after the
+/// first steps come from the warm-started basis.
+#[test]
+fn realtime_stack_stays_at_rest_with_the_exact_lcp() {
+    let o = run_case(case("realtime.toml"));
+    let rows = io::read_stats(&o.report.stats).unwrap();
+    let last = rows.last().unwrap();
+    assert!(
+        last.kinetic_energy < 1e-12,
+        "kinetic energy {} J at step {}",
+        last.kinetic_energy,
+        last.step
+    );
+    assert!(last.contacts >= 20, "{} contacts", last.contacts);
 }
 
 #[test]
