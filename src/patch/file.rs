@@ -54,7 +54,7 @@ use super::{
     ReducedCpu, ReducedGpu, Twist, Wrench,
 };
 use crate::gpu::GpuContext;
-use crate::scene::span::{PathIndex, Source};
+use crate::scene::span::{self, PathIndex, Source};
 use crate::scene::SceneError;
 
 type S<T> = Spanned<T>;
@@ -160,20 +160,7 @@ struct Cx<'a> {
 
 impl Cx<'_> {
     fn err(&self, span: Option<Range<usize>>, field: &str, msg: impl Into<String>) -> SceneError {
-        let (line, column) = match span {
-            Some(s) => {
-                let (l, c) = self.src.line_col(s.start);
-                (Some(l), Some(c))
-            }
-            None => (None, None),
-        };
-        SceneError {
-            file: self.file.to_path_buf(),
-            line,
-            column,
-            field: field.into(),
-            message: msg.into(),
-        }
+        span::error_at(self.file, &self.src, span, field, msg)
     }
 
     fn positive(&self, v: &S<f64>, field: &str) -> Result<f64, SceneError> {
@@ -241,23 +228,7 @@ pub fn parse_str(text: &str, file: &Path) -> Result<PatchFile, SceneError> {
         src: Source::new(text),
     };
     let toml_err = |e: toml::de::Error, index: Option<&PathIndex>| {
-        let span = e.span();
-        let mut field = span
-            .as_ref()
-            .and_then(|s| index.and_then(|i| i.path_at(s)))
-            .unwrap_or("")
-            .to_string();
-        let msg = e.message().trim().to_string();
-        if let Some(name) = msg
-            .strip_prefix("missing field `")
-            .and_then(|r| r.split('`').next())
-        {
-            field = if field.is_empty() {
-                name.to_string()
-            } else {
-                format!("{field}.{name}")
-            };
-        }
+        let (span, field, msg) = span::toml_error_field(&e, index);
         cx.err(span, &field, msg)
     };
     let doc = DeTable::parse(text).map_err(|e| toml_err(e, None))?;

@@ -23,7 +23,7 @@ use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGri
 use super::mesh::load_mesh;
 use super::num::Num;
 use super::raw::*;
-use super::span::{PathIndex, Source};
+use super::span::{self, PathIndex, Source};
 use super::*;
 use crate::solve::rows::Cone;
 
@@ -74,20 +74,7 @@ impl Cx<'_> {
         field: impl Into<String>,
         msg: impl Into<String>,
     ) -> SceneError {
-        let (line, column) = match span {
-            Some(s) => {
-                let (l, c) = self.src.line_col(s.start);
-                (Some(l), Some(c))
-            }
-            None => (None, None),
-        };
-        SceneError {
-            file: self.file.to_path_buf(),
-            line,
-            column,
-            field: field.into(),
-            message: msg.into(),
-        }
+        span::error_at(self.file, &self.src, span, field, msg)
     }
 
     fn line(&self, span: &Range<usize>) -> usize {
@@ -104,23 +91,7 @@ impl Cx<'_> {
     }
 
     fn toml_err(&self, e: &toml::de::Error, index: Option<&PathIndex>, syntax: bool) -> SceneError {
-        let span = e.span();
-        let msg = e.message().trim().to_string();
-        let mut field = span
-            .as_ref()
-            .and_then(|s| index.and_then(|i| i.path_at(s)))
-            .unwrap_or("")
-            .to_string();
-        if let Some(name) = msg
-            .strip_prefix("missing field `")
-            .and_then(|r| r.split('`').next())
-        {
-            field = if field.is_empty() {
-                name.to_string()
-            } else {
-                format!("{field}.{name}")
-            };
-        }
+        let (span, field, msg) = span::toml_error_field(e, index);
         let msg = if syntax {
             format!("TOML syntax error: {msg}")
         } else {

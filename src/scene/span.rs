@@ -1,8 +1,62 @@
 //! Byte offsets → line/column, and byte offsets → field paths (via toml's spanned `DeTable`).
 
 use std::ops::Range;
+use std::path::Path;
 
 use toml::de::{DeTable, DeValue};
+
+use super::SceneError;
+
+/// The error at `span` of `src` in `file` (line and column when the span is known): what
+/// every validator of a TOML input (scenes, patch files) reports.
+pub(crate) fn error_at(
+    file: &Path,
+    src: &Source,
+    span: Option<Range<usize>>,
+    field: impl Into<String>,
+    msg: impl Into<String>,
+) -> SceneError {
+    let (line, column) = match span {
+        Some(s) => {
+            let (l, c) = src.line_col(s.start);
+            (Some(l), Some(c))
+        }
+        None => (None, None),
+    };
+    SceneError {
+        file: file.to_path_buf(),
+        line,
+        column,
+        field: field.into(),
+        message: msg.into(),
+    }
+}
+
+/// Span, field path and message of a toml error: the path of the node at its span, with the
+/// name of a missing field appended.
+pub(crate) fn toml_error_field(
+    e: &toml::de::Error,
+    index: Option<&PathIndex>,
+) -> (Option<Range<usize>>, String, String) {
+    let span = e.span();
+    let msg = e.message().trim().to_string();
+    let mut field = span
+        .as_ref()
+        .and_then(|s| index.and_then(|i| i.path_at(s)))
+        .unwrap_or("")
+        .to_string();
+    if let Some(name) = msg
+        .strip_prefix("missing field `")
+        .and_then(|r| r.split('`').next())
+    {
+        field = if field.is_empty() {
+            name.to_string()
+        } else {
+            format!("{field}.{name}")
+        };
+    }
+    (span, field, msg)
+}
 
 /// Line index of a source text.
 pub(crate) struct Source<'a> {
