@@ -723,6 +723,12 @@ fn lemke_settings_are_validated_with_file_line_field() {
             "does not apply",
         ),
         (
+            "kind = \"lemke\"\ncone = \"exact\"\n",
+            "solver.cone",
+            21,
+            "does not apply to solver `lemke`",
+        ),
+        (
             "friction_directions = 8\n",
             "solver.friction_directions",
             20,

@@ -1815,6 +1815,8 @@ fn lemke_fields(
             s.max_iterations.as_ref().map(|v| v.span()),
         ),
         ("tolerance", s.tolerance.as_ref().map(|v| v.span())),
+        ("cone", s.cone.as_ref().map(|v| v.span())),
+        ("max_outer", s.max_outer.as_ref().map(|v| v.span())),
         ("lcp_friction", s.lcp_friction.as_ref().map(|v| v.span())),
         (
             "friction_directions",
@@ -1830,7 +1832,7 @@ fn lemke_fields(
             "max_pivots",
             "compliance",
         ],
-        _ => &["omega", "max_iterations", "tolerance"],
+        _ => &["omega", "max_iterations", "tolerance", "cone", "max_outer"],
     };
     cx.only("solver", "solver", name, &present, allowed)?;
     let surplus = match &s.lcp_friction {
