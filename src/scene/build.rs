@@ -828,95 +828,9 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         .iter()
         .map(|b| b.shape.bounding_radius())
         .fold(f64::INFINITY, f64::min);
-    let solver = {
-        let default = RawSolver {
-            kind: None,
-            max_iterations: None,
-            tolerance: None,
-            omega: None,
-            recovery_speed: None,
-            warm_start: None,
-            envelope: None,
-            cone: None,
-            max_outer: None,
-            lcp_friction: None,
-            friction_directions: None,
-            max_pivots: None,
-            compliance: None,
-        };
-        let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
-        let kind = match &s.kind {
-            None => SolverKind::Apgd,
-            Some(k) => match k.get_ref().as_str() {
-                "apgd" => SolverKind::Apgd,
-                "jacobi" => SolverKind::Jacobi,
-                "lemke" => SolverKind::Lemke,
-                other => {
-                    return Err(cx.err(
-                        Some(k.span()),
-                        "solver.kind",
-                        format!(
-                            "unknown solver kind `{other}` (expected one of: apgd, jacobi, lemke)"
-                        ),
-                    ))
-                }
-            },
-        };
-        let cone = match &s.cone {
-            None => Cone::default(),
-            Some(k) => match k.get_ref().as_str() {
-                "exact" => Cone::Exact,
-                "relaxed" => Cone::Relaxed,
-                other => {
-                    return Err(cx.err(
-                        Some(k.span()),
-                        "solver.cone",
-                        format!("unknown cone `{other}` (expected one of: exact, relaxed)"),
-                    ))
-                }
-            },
-        };
-        let (lcp_friction, max_pivots) = lemke_fields(&cx, s, kind)?;
-        let compliance = cx.opt_non_negative(&s.compliance, "solver.compliance", 0.0)?;
-        SolverSettings {
-            kind,
-            cone,
-            max_outer: cx.opt_int(&s.max_outer, "solver.max_outer", 1, 64, 2)? as u32,
-            max_iterations: cx.opt_int(
-                &s.max_iterations,
-                "solver.max_iterations",
-                1,
-                u32::MAX as i64,
-                100,
-            )? as u32,
-            tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", 1e-5)?,
-            omega: cx.opt_positive(&s.omega, "solver.omega", 0.6)?,
-            recovery_speed: cx.opt_non_negative(&s.recovery_speed, "solver.recovery_speed", 0.1)?,
-            warm_start: s.warm_start.as_ref().is_none_or(|w| *w.get_ref()),
-            envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
-            lcp_friction,
-            max_pivots,
-            compliance,
-        }
-    };
+    let solver = solver_section(&cx, &raw, r_min)?;
     lemke_warning(&mut cx, &raw, &solver, bodies.len());
-    // The Lemke path solves rigid Coulomb contacts only (its own `compliance` aside): a
-    // material model it would not honour is refused, never dropped.
-    if let (SolverKind::Lemke, Some((kind, i))) = (solver.kind, &other_model) {
-        let span = raw.material[*i]
-            .get_ref()
-            .model
-            .as_ref()
-            .map(|fm| fm.get_ref().kind.span());
-        return Err(cx.err(
-            span,
-            format!("material[{i}].model.kind"),
-            format!(
-                "friction model `{kind}` is solved by the GPU solvers only; kind = \"lemke\" \
-                 solves rigid Coulomb contacts (use [solver] compliance for a soft normal)"
-            ),
-        ));
-    }
+    lemke_refuses_models(&cx, &raw, &solver, &other_model)?;
 
     // 8. Output.
     let output = {
@@ -1793,6 +1707,105 @@ fn measure(
         }
     };
     Ok(Measure { name, every, kind })
+}
+
+/// Section 7 of [`build`]: `[solver]`, with the defaults of a scene that has none.
+fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
+    let default = RawSolver {
+        kind: None,
+        max_iterations: None,
+        tolerance: None,
+        omega: None,
+        recovery_speed: None,
+        warm_start: None,
+        envelope: None,
+        cone: None,
+        max_outer: None,
+        lcp_friction: None,
+        friction_directions: None,
+        max_pivots: None,
+        compliance: None,
+    };
+    let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
+    let kind = match &s.kind {
+        None => SolverKind::Apgd,
+        Some(k) => match k.get_ref().as_str() {
+            "apgd" => SolverKind::Apgd,
+            "jacobi" => SolverKind::Jacobi,
+            "lemke" => SolverKind::Lemke,
+            other => {
+                return Err(cx.err(
+                    Some(k.span()),
+                    "solver.kind",
+                    format!("unknown solver kind `{other}` (expected one of: apgd, jacobi, lemke)"),
+                ))
+            }
+        },
+    };
+    let cone = match &s.cone {
+        None => Cone::default(),
+        Some(k) => match k.get_ref().as_str() {
+            "exact" => Cone::Exact,
+            "relaxed" => Cone::Relaxed,
+            other => {
+                return Err(cx.err(
+                    Some(k.span()),
+                    "solver.cone",
+                    format!("unknown cone `{other}` (expected one of: exact, relaxed)"),
+                ))
+            }
+        },
+    };
+    let (lcp_friction, max_pivots) = lemke_fields(cx, s, kind)?;
+    let compliance = cx.opt_non_negative(&s.compliance, "solver.compliance", 0.0)?;
+    Ok(SolverSettings {
+        kind,
+        cone,
+        max_outer: cx.opt_int(&s.max_outer, "solver.max_outer", 1, 64, 2)? as u32,
+        max_iterations: cx.opt_int(
+            &s.max_iterations,
+            "solver.max_iterations",
+            1,
+            u32::MAX as i64,
+            100,
+        )? as u32,
+        tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", 1e-5)?,
+        omega: cx.opt_positive(&s.omega, "solver.omega", 0.6)?,
+        recovery_speed: cx.opt_non_negative(&s.recovery_speed, "solver.recovery_speed", 0.1)?,
+        warm_start: s.warm_start.as_ref().is_none_or(|w| *w.get_ref()),
+        envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
+        lcp_friction,
+        max_pivots,
+        compliance,
+    })
+}
+
+/// The first non-Coulomb material model (kind, material index) cannot run with kind =
+/// "lemke".
+fn lemke_refuses_models(
+    cx: &Cx,
+    raw: &RawScene,
+    solver: &SolverSettings,
+    other_model: &Option<(String, usize)>,
+) -> R<()> {
+    // The Lemke path solves rigid Coulomb contacts only (its own `compliance` aside): a
+    // material model it would not honour is refused, never dropped.
+    if let (SolverKind::Lemke, Some((kind, i))) = (solver.kind, other_model) {
+        let span = raw.material[*i]
+            .get_ref()
+            .model
+            .as_ref()
+            .map(|fm| fm.get_ref().kind.span());
+        return Err(cx.err(
+            span,
+            format!("material[{i}].model.kind"),
+            format!(
+                "friction model `{kind}` is solved by the GPU solvers only; kind = \"lemke\" \
+                 solves rigid Coulomb contacts (use [solver] compliance for a soft normal)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The exact solver's fields of `[solver]`, each rejected where it does not apply: the
