@@ -715,6 +715,39 @@ pub fn run_scene_realtime(
     Ok((report, rt))
 }
 
+/// Warnings about the statistics that a run gives once: a Lemke step with many contacts,
+/// and Painlevé contacts.
+#[derive(Default)]
+struct OnceWarnings {
+    lemke_contacts: bool,
+    painleve: bool,
+}
+
+impl OnceWarnings {
+    fn check(&mut self, records: &[StepRecord], lemke: bool, progress: &mut dyn Progress) {
+        if let Some(r) = records.iter().find(|r| lemke && r.contacts > 300) {
+            if !self.lemke_contacts {
+                self.lemke_contacts = true;
+                progress.message(&format!(
+                    "warning: step {}: {} contacts for kind = \"lemke\": its dense pivoting costs grow with the cube of the LCP's rows; apgd suits this size",
+                    r.step, r.contacts
+                ));
+            }
+        }
+        if let Some(r) = records.iter().find(|r| r.painleve > 0) {
+            if !self.painleve {
+                self.painleve = true;
+                progress.message(&format!(
+                    "warning: step {}: {} sliding contact(s) with A = J_N M⁻¹ (J_N + μ J_T)ᵀ ≤ 0 \
+                     (Painlevé: the rigid problem has no or several solutions; counted per step \
+                     in stats.csv, column painleve; warned once per run)",
+                    r.step, r.painleve
+                ));
+            }
+        }
+    }
+}
+
 fn run_inner(
     ctx: Arc<GpuContext>,
     scene_path: &Path,
@@ -803,9 +836,8 @@ fn run_inner(
     progress.start(sim.step_index(), total);
     let mut last_frame = sim.step_index();
     let mut result = Ok(());
-    let mut painleve_warned = false;
+    let mut warnings = OnceWarnings::default();
     let mut clock = realtime.then(|| crate::realtime::Clock::new(scene.sim.dt, sim.step_index()));
-    let mut warned_contacts = false;
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&sim, s);
@@ -834,26 +866,9 @@ fn run_inner(
         if let Some(c) = clock.as_mut() {
             c.finished(sim.step_index(), sim.solve_seconds().first().copied());
         }
-        if let Some(r) = records.iter().find(|r| r.contacts > 300) {
-            if sim.lemke_settings().is_some() && !warned_contacts {
-                warned_contacts = true;
-                progress.message(&format!(
-                    "warning: step {}: {} contacts for kind = \"lemke\": its dense pivoting costs grow with the cube of the LCP's rows; apgd suits this size",
-                    r.step, r.contacts
-                ));
-            }
-        }
+        warnings.check(&records, sim.lemke_settings().is_some(), progress);
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
         for r in &records {
-            if r.painleve > 0 && !painleve_warned {
-                painleve_warned = true;
-                progress.message(&format!(
-                    "warning: step {}: {} sliding contact(s) with A = J_N M⁻¹ (J_N + μ J_T)ᵀ ≤ 0 \
-                     (Painlevé: the rigid problem has no or several solutions; counted per step \
-                     in stats.csv, column painleve; warned once per run)",
-                    r.step, r.painleve
-                ));
-            }
             match stats_row(r, wall_ms) {
                 Ok(row) => out.stats.append(&row)?,
                 Err(e) => {
