@@ -139,21 +139,37 @@ pub fn draw_legend(rgb: &mut [u8], w: u32, h: u32, legend: &Legend) -> Result<()
                 RGBColor(40, 40, 40).stroke_width(1),
             ))
             .map_err(font_err)?;
-            for k in 0..=4 {
+            let labels: Vec<String> = (0..=4)
+                .map(|k| {
+                    tick_label(
+                        range.0 + k as f64 / 4.0 * (range.1 - range.0),
+                        range.1 - range.0,
+                    )
+                })
+                .collect();
+            // Scientific labels are wide: shrink the tick font until the widest fits the strip.
+            let room = (w as i32 - (bx + bw + 9) - 2).max(1) as f64;
+            let mut tick_size = size;
+            for l in &labels {
+                let style = TextStyle::from((FONT, tick_size).into_font());
+                let (tw, _) = root.estimate_text_size(l, &style).map_err(font_err)?;
+                if tw as f64 > room {
+                    tick_size *= room / tw as f64;
+                }
+            }
+            let tick_text = TextStyle::from((FONT, tick_size).into_font())
+                .color(&RGBColor(30, 30, 30))
+                .pos(Pos::new(HPos::Left, VPos::Center));
+            for (k, label) in labels.iter().enumerate() {
                 let f = k as f64 / 4.0;
                 let y = bottom - ((bottom - top) as f64 * f).round() as i32;
-                let v = range.0 + f * (range.1 - range.0);
                 root.draw(&PathElement::new(
                     [(bx + bw, y), (bx + bw + 4, y)],
                     RGBColor(40, 40, 40),
                 ))
                 .map_err(font_err)?;
-                root.draw_text(
-                    &tick_label(v, range.1 - range.0),
-                    &text(Pos::new(HPos::Left, VPos::Center)),
-                    (bx + bw + 9, y),
-                )
-                .map_err(font_err)?;
+                root.draw_text(label, &tick_text, (bx + bw + 9, y))
+                    .map_err(font_err)?;
             }
             root.draw_text(
                 title,
