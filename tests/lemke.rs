@@ -704,6 +704,12 @@ fn lemke_settings_are_validated_with_file_line_field() {
     assert_eq!(s.solver.max_pivots, 500);
     let l = bristlecone::setup::lemke_settings(&s).unwrap();
     assert_eq!(l.friction, LcpFriction::Surplus);
+    use bristlecone::step::LemkeStep;
+    assert_eq!(s.solver.lemke_step, LemkeStep::Auto);
+    for (text, step) in [("cpu", LemkeStep::Cpu), ("gpu", LemkeStep::Gpu)] {
+        let s = parse(&format!("kind = \"lemke\"\nlemke_step = \"{text}\"\n")).unwrap();
+        assert_eq!(s.solver.lemke_step, step);
+    }
     let s = parse("kind = \"lemke\"\nfriction_directions = 16\n").unwrap();
     assert_eq!(
         s.solver.lcp_friction,
@@ -757,6 +763,18 @@ fn lemke_settings_are_validated_with_file_line_field() {
             "solver.compliance",
             21,
             "non-negative",
+        ),
+        (
+            "kind = \"lemke\"\nlemke_step = \"fpga\"\n",
+            "solver.lemke_step",
+            21,
+            "unknown lemke_step `fpga` (expected one of: auto, cpu, gpu)",
+        ),
+        (
+            "lemke_step = \"cpu\"\n",
+            "solver.lemke_step",
+            20,
+            "does not apply to solver `apgd`",
         ),
     ];
     for (text, field, line, msg) in cases {
@@ -827,4 +845,85 @@ fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
         "no lift-off: {}",
         last.momentum[2]
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// The CPU step path (`[solver] lemke_step`).
+
+/// The realtime scene (`assets/scenes/realtime.toml`) with its top bead dropped from 5 mm and
+/// the 2×2 layer thrown sideways: impacts, sliding and then sticking, so both paths really
+/// move bodies, make and break contacts and pivot.
+fn realtime_scene_in_motion() -> (bristlecone::scene::Scene, BodyState) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/realtime.toml");
+    let (scene, _) = bristlecone::run::load_scene(&path).unwrap();
+    let mut state = bristlecone::setup::build_bodies(&scene);
+    let n = state.len();
+    state.pos[n - 1][2] += 0.005;
+    for (k, i) in (n - 5..n - 1).enumerate() {
+        state.vel[i] = [0.05 * (k as f32 - 1.5), 0.03, 0.0, 0.0];
+    }
+    (scene, state)
+}
+
+fn lemke_sim(
+    scene: &bristlecone::scene::Scene,
+    state: &BodyState,
+    step: bristlecone::step::LemkeStep,
+) -> bristlecone::step::Simulation {
+    let settings = bristlecone::setup::step_settings(scene);
+    let mut sim = bristlecone::step::Simulation::new(shared_context(), state, settings).unwrap();
+    sim.set_lemke(bristlecone::setup::lemke_settings(scene));
+    sim.set_lemke_step(step).unwrap();
+    sim
+}
+
+/// The CPU path (f64 twin collision, everything on the CPU) and the GPU-collision path
+/// (collision and integration in f32 on the GPU, the solve on the CPU) agree on the realtime
+/// scene in motion: the same contacts (count and keys) every step, and positions and
+/// velocities within what f32 rounding inside a step explains.
+#[test]
+fn cpu_step_matches_the_gpu_collision_step_on_the_realtime_scene() {
+    use bristlecone::step::LemkeStep;
+    let (scene, state) = realtime_scene_in_motion();
+    // The automatic rule picks the CPU for this 15-body scene.
+    let auto = lemke_sim(&scene, &state, LemkeStep::Auto);
+    assert!(auto.lemke_on_cpu());
+    let mut cpu = lemke_sim(&scene, &state, LemkeStep::Cpu);
+    let mut gpu = lemke_sim(&scene, &state, LemkeStep::Gpu);
+    assert!(cpu.lemke_on_cpu() && !gpu.lemke_on_cpu());
+    let steps = 150;
+    let (mut dx, mut dv) = (0.0f64, 0.0f64);
+    let mut pivots = [0u64; 2];
+    for _ in 0..steps {
+        let a = cpu.advance(1, 1).unwrap()[0];
+        let b = gpu.advance(1, 1).unwrap()[0];
+        assert_eq!(a.contacts, b.contacts, "step {}", a.step);
+        pivots[0] += a.iterations as u64;
+        pivots[1] += b.iterations as u64;
+        let (ca, _) = cpu.read_contacts().unwrap();
+        let (cb, _) = gpu.read_contacts().unwrap();
+        let keys = |c: &[Contact]| c.iter().map(|c| c.key()).collect::<Vec<_>>();
+        assert_eq!(keys(&ca), keys(&cb), "step {}", a.step);
+        for (x, y) in ca.iter().zip(&cb) {
+            for k in 0..4 {
+                assert!((x.n_gap[k] - y.n_gap[k]).abs() < 1e-5, "step {}", a.step);
+            }
+        }
+        let (sa, sb) = (cpu.read_state().unwrap(), gpu.read_state().unwrap());
+        for i in 0..sa.len() {
+            for k in 0..3 {
+                dx = dx.max((sa.pos[i][k] - sb.pos[i][k]).abs() as f64);
+                dv = dv.max((sa.vel[i][k] - sb.vel[i][k]).abs() as f64);
+                dv = dv.max((sa.omega[i][k] - sb.omega[i][k]).abs() as f64 * 0.01);
+            }
+        }
+    }
+    eprintln!("CPU vs GPU-collision path over {steps} steps: max |Δx| = {dx:.3e} m, max |Δv| = {dv:.3e} m/s; pivots {pivots:?}");
+    assert!(pivots[0] > 0 && pivots[1] > 0);
+    // f32 positions near 0.03 m have an ulp of 3.7e-9 m; the bodies move by up to 5 cm/s.
+    assert!(dx < 2e-7, "positions differ by {dx} m");
+    assert!(dv < 2e-5, "velocities differ by {dv} m/s");
+    // Something moved: the comparison is not of two bodies at rest.
+    let moved = cpu.read_state().unwrap().pos[14][2] - state.pos[14][2];
+    assert!(moved < -0.004, "the top bead fell {moved} m");
 }
