@@ -17,12 +17,12 @@
 //! Debugging: with `BRISTLECONE_LCP_DUMP=FILE` set, a failed solve writes its q (first line)
 //! and M (one row per line) to FILE.
 
+use super::lemke_cpu::{CpuStep, LemkeStep};
 use super::{ContactStages, Simulation, StepRecord, RING_SLOT};
 use crate::bodies::BodyState;
 use crate::collide::ContactRecord;
 use crate::gpu::{buffers, GpuError};
 use crate::reference::integrate::{to_f64, Body64};
-use super::lemke_cpu::{CpuStep, LemkeStep};
 use crate::reference::solve::Vec3;
 use crate::solve::lcp::{apply_impulses, LcpSettings, StepLcp};
 use std::time::Instant;
@@ -80,7 +80,9 @@ impl LemkeStage {
     pub(super) fn set_basis_bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
         let bad = |what: &str| format!("the 'lemke_basis' section is malformed: {what}");
         let word = |k: usize| -> Result<u32, String> {
-            let b = bytes.get(4 * k..4 * k + 4).ok_or_else(|| bad("truncated"))?;
+            let b = bytes
+                .get(4 * k..4 * k + 4)
+                .ok_or_else(|| bad("truncated"))?;
             Ok(u32::from_le_bytes(b.try_into().unwrap()))
         };
         let (n, rows) = (word(0)? as usize, word(1)? as usize);

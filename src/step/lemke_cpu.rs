@@ -60,7 +60,9 @@ impl LemkeStep {
             LemkeStep::Gpu => false,
             LemkeStep::Auto => {
                 bodies <= CPU_STEP_MAX_BODIES
-                    && !shapes.iter().any(|s| matches!(s, BoundaryShape::Mesh { .. }))
+                    && !shapes
+                        .iter()
+                        .any(|s| matches!(s, BoundaryShape::Mesh { .. }))
             }
         }
     }
@@ -124,7 +126,11 @@ impl Simulation {
     }
 
     fn lemke_step_on_cpu_for(&self, step: LemkeStep) -> bool {
-        let shapes = self.settings.contact.as_ref().map_or(&[][..], |c| &c.shapes);
+        let shapes = self
+            .settings
+            .contact
+            .as_ref()
+            .map_or(&[][..], |c| &c.shapes);
         self.lemke.is_some() && step.on_cpu(self.bodies.count, shapes)
     }
 
@@ -141,7 +147,14 @@ impl Simulation {
             let state = self.bodies.download(&self.ctx)?;
             self.lemke.as_mut().unwrap().cpu = Some(CpuStep { state });
         }
-        Ok(&mut self.lemke.as_mut().expect("lemke stage").cpu.as_mut().unwrap().state)
+        Ok(&mut self
+            .lemke
+            .as_mut()
+            .expect("lemke stage")
+            .cpu
+            .as_mut()
+            .unwrap()
+            .state)
     }
 
     /// The CPU path's state when it holds the bodies (None: the GPU holds them).
@@ -179,7 +192,11 @@ impl Simulation {
         let dt = self.settings.dt;
         let g = DVec3::from(self.settings.gravity);
         let step_no = self.step_index + 1;
-        let setup = self.settings.contact.as_ref().expect("lemke needs contacts");
+        let setup = self
+            .settings
+            .contact
+            .as_ref()
+            .expect("lemke needs contacts");
         let l = self.lemke.as_mut().expect("lemke stage");
         let state = &mut l.cpu.as_mut().expect("cpu state loaded").state;
         let mut bodies = to_f64(state);

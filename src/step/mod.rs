@@ -699,7 +699,9 @@ impl Simulation {
         // The exact solver: the contacts its last LCP held (those with a dynamic body).
         if let Some(l) = &self.lemke {
             let (contacts, gamma) = &l.last;
-            let imp = gamma.iter().map(|g| [g[0], g[1], g[2], 0.0].map(|x| x as f32));
+            let imp = gamma
+                .iter()
+                .map(|g| [g[0], g[1], g[2], 0.0].map(|x| x as f32));
             return Ok((contacts.clone(), imp.collect()));
         }
         let contacts = c.collide.read_contacts(&self.ctx)?;
@@ -745,7 +747,11 @@ impl Simulation {
     pub fn set_dynamic(&mut self, body: u32, mass_props: [f32; 4]) {
         let q = &self.ctx.queue;
         let off = body as u64 * 16;
-        q.write_buffer(&self.bodies.mass_props, off, bytemuck::cast_slice(&mass_props));
+        q.write_buffer(
+            &self.bodies.mass_props,
+            off,
+            bytemuck::cast_slice(&mass_props),
+        );
         q.write_buffer(
             &self.bodies.info,
             off,
