@@ -936,3 +936,109 @@ fn cpu_step_matches_the_gpu_collision_step_on_the_realtime_scene() {
     let moved = cpu.read_state().unwrap().pos[14][2] - state.pos[14][2];
     assert!(moved < -0.004, "the top bead fell {moved} m");
 }
+
+/// The realtime scene file with the top bead dropped (as [`realtime_scene_in_motion`]),
+/// `steps` steps, frames every 20, on `lemke_step`.
+fn realtime_file_in_motion(
+    dir: &std::path::Path,
+    steps: u64,
+    lemke_step: &str,
+) -> std::path::PathBuf {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/realtime.toml");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace(
+            "position = [0.0, 0.0, 0.038001]",
+            "position = [0.0, 0.0, 0.043001]\nvelocity = [0.02, 0.0, 0.0]",
+        )
+        .replace("steps = 10000", &format!("steps = {steps}"))
+        .replace("frame_every = 1000", "frame_every = 20")
+        .replace(
+            "friction_directions = 4\n",
+            &format!("friction_directions = 4\nlemke_step = \"{lemke_step}\"\n"),
+        );
+    assert!(text.contains("0.043001") && text.contains("lemke_step"));
+    let out = dir.join(format!("motion_{lemke_step}.toml"));
+    std::fs::write(&out, text).unwrap();
+    out
+}
+
+fn run_to(
+    scene: &std::path::Path,
+    out: &std::path::Path,
+    steps: Option<u64>,
+    resume: Option<std::path::PathBuf>,
+) -> bristlecone::run::RunReport {
+    use bristlecone::run::{run_scene, RunOptions, Silent};
+    let opts = RunOptions {
+        out_dir: Some(out.to_path_buf()),
+        steps,
+        resume,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    run_scene(shared_context(), scene, &opts, &stop, &mut Silent).unwrap()
+}
+
+/// stats.csv without its last (wall-clock) column.
+fn stats_columns(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+        .collect()
+}
+
+/// The Lemke basis rides in the checkpoint: a Lemke run resumed after the impact is
+/// bit-identical to one run straight through (checkpoint, last frame, statistics with the
+/// pivot counts), on both step paths; resumed from a checkpoint whose basis was emptied, the
+/// pivot counts differ (the basis is what makes it identical).
+#[test]
+fn resumed_lemke_run_is_bit_identical_on_both_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in ["cpu", "gpu"] {
+        let scene = realtime_file_in_motion(dir.path(), 60, path);
+        let (full, split) = (
+            dir.path().join(format!("full_{path}")),
+            dir.path().join(format!("split_{path}")),
+        );
+        run_to(&scene, &full, None, None);
+        let half = run_to(&scene, &split, Some(40), None);
+        let saved = dir.path().join(format!("half_{path}.bin"));
+        std::fs::copy(&half.checkpoint, &saved).unwrap();
+        // The same checkpoint with an empty basis: a cold start at step 41.
+        let mut ck = bristlecone::io::read_checkpoint(&saved).unwrap();
+        let basis = ck
+            .sections
+            .iter_mut()
+            .find(|s| s.0 == "lemke_basis")
+            .unwrap();
+        assert!(basis.1.len() > 8, "the basis has entries");
+        basis.1.truncate(8);
+        basis.1[..4].copy_from_slice(&0u32.to_le_bytes());
+        let cold_ck = dir.path().join(format!("cold_{path}.bin"));
+        bristlecone::io::write_checkpoint(&cold_ck, &ck).unwrap();
+        let cold = dir.path().join(format!("cold_{path}"));
+        std::fs::create_dir_all(&cold).unwrap();
+        std::fs::copy(split.join("stats.csv"), cold.join("stats.csv")).unwrap();
+        run_to(&scene, &split, None, Some(saved));
+        run_to(&scene, &cold, None, Some(cold_ck));
+        for f in ["checkpoint.bin", "frames/particles_00000060.vtp"] {
+            let x = std::fs::read(full.join(f)).unwrap();
+            let y = std::fs::read(split.join(f)).unwrap();
+            assert!(
+                x == y,
+                "{path}: {f} of the resumed run differs from the straight run"
+            );
+        }
+        let (a, b) = (
+            stats_columns(&full.join("stats.csv")),
+            stats_columns(&split.join("stats.csv")),
+        );
+        assert_eq!(a, b, "{path}: statistics");
+        assert_ne!(
+            a,
+            stats_columns(&cold.join("stats.csv")),
+            "{path}: an emptied basis changes nothing"
+        );
+    }
+}
