@@ -42,6 +42,9 @@ pub struct LemkeOptions {
     pub zero_tol: f64,
     /// Refactorise the basis every this many pivots (0: max(64, n)).
     pub refactor_every: usize,
+    /// A returned z must satisfy `‖min(z, Mz + q)‖∞ ≤ accept_tol · max(1, ‖q‖∞)`, else the
+    /// attempt failed ([`LemkeError::Inaccurate`]).
+    pub accept_tol: f64,
 }
 
 impl Default for LemkeOptions {
@@ -51,6 +54,7 @@ impl Default for LemkeOptions {
             pivot_tol: 1e-9,
             zero_tol: 1e-12,
             refactor_every: 0,
+            accept_tol: 1e-8,
         }
     }
 }
@@ -78,6 +82,15 @@ impl LemkeSolution {
             .sum::<f64>()
             .sqrt()
     }
+
+    /// `‖min(z, w)‖∞`.
+    pub fn residual_inf(&self) -> f64 {
+        self.z
+            .iter()
+            .zip(self.w.iter())
+            .map(|(z, w)| z.min(*w).abs())
+            .fold(0.0, f64::max)
+    }
 }
 
 /// Why a solve produced no solution. Indices are LCP rows (0-based).
@@ -95,12 +108,26 @@ pub enum LemkeError {
     PivotLimit { limit: usize },
     #[error("the LCP data is not finite (row {row})")]
     NonFinite { row: usize },
+    /// The final basis is numerically singular: its basic solution violates the LCP by more
+    /// than round-off (`‖min(z, Mz + q)‖∞` above [`LemkeOptions::accept_tol`]).
+    #[error("inaccurate after {pivots} pivots: the final basis is numerically singular (‖min(z, Mz + q)‖∞ = {residual:e})")]
+    Inaccurate { pivots: usize, residual: f64 },
     #[error("M is {rows}×{cols} but q has {len} rows")]
     Shape {
         rows: usize,
         cols: usize,
         len: usize,
     },
+}
+
+impl LemkeError {
+    /// The pivots spent when another start may succeed (a ray or an inaccurate end).
+    pub fn retry_pivots(&self) -> Option<usize> {
+        match self {
+            LemkeError::Ray { pivots, .. } | LemkeError::Inaccurate { pivots, .. } => Some(*pivots),
+            _ => None,
+        }
+    }
 }
 
 /// Variable ids: `0..n` are w, `n..2n` are z, `2n` is z₀.
@@ -339,6 +366,19 @@ pub fn solve(
     {
         return Ok(sol);
     }
+    // Every attempt's answer is checked against the LCP: pivoting through a numerically
+    // singular basis (rank-deficient contact sets) can end "successfully" at garbage
+    // (realtime scene, step 1: ‖min(z, w)‖ = 0.2), which counts as a failed attempt.
+    let accept = opts.accept_tol * q.amax().max(1.0);
+    let checked = |r: Result<LemkeSolution, LemkeError>| {
+        r.and_then(|sol| match sol.residual_inf() {
+            x if x <= accept => Ok(sol),
+            residual => Err(LemkeError::Inaccurate {
+                pivots: sol.pivots,
+                residual,
+            }),
+        })
+    };
     // Pivoting from an infeasible warm basis (covering vector B₀e) measured slower than a cold
     // start on perturbed piles (benches/lemke.rs), but it also gets through steps where the
     // cold start ends in a ray (assets/scenes/realtime.toml, step 3); its rays prove nothing
@@ -352,21 +392,21 @@ pub fn solve(
     // that the refactorised path solves to a residual of 1e-17). This costs O(n³) per pivot,
     // paid only when the updated path fails; its ray is the one reported.
     let mut spent = 0;
-    let first = match solve_from(m, q, warm, opts) {
-        Err(LemkeError::Ray { pivots, .. }) if warm.is_some() => {
-            spent = pivots;
-            solve_from(m, q, None, opts)
+    let first = match checked(solve_from(m, q, warm, opts)) {
+        Err(e) if warm.is_some() && e.retry_pivots().is_some() => {
+            spent = e.retry_pivots().unwrap();
+            checked(solve_from(m, q, None, opts))
         }
         r => r,
     };
     let result = match first {
-        Err(LemkeError::Ray { pivots, .. }) => {
-            spent += pivots;
+        Err(e) if e.retry_pivots().is_some() => {
+            spent += e.retry_pivots().unwrap();
             let exact = LemkeOptions {
                 refactor_every: 1,
                 ..*opts
             };
-            solve_from(m, q, None, &exact)
+            checked(solve_from(m, q, None, &exact))
         }
         r => r,
     };
