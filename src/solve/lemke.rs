@@ -313,6 +313,14 @@ impl Tableau<'_> {
     }
 }
 
+/// How negative z and w of a reused warm basis may be: a tenth of the accepted residual.
+/// Not `zero_tol`: z_J comes from an ill-conditioned M_JJ on stacks, and at rest the
+/// realtime scene's w then missed 1e-12 by round-off (−2.6e-12) on most steps, so each step
+/// fell through to a full n × n factorisation of the same basis (10× the solve time).
+fn warm_tol(q: &DVector<f64>, opts: &LemkeOptions) -> f64 {
+    0.1 * opts.accept_tol * q.amax().max(1.0)
+}
+
 /// The warm basis' complementary solution when it is feasible: `M_JJ z_J = −q_J` on the rows J
 /// with z basic (an LU of |J| × |J| only, not of the whole basis), `w = M z + q ≥ 0`.
 fn warm_feasible(
@@ -362,8 +370,7 @@ pub fn solve(
     warm: Option<&[bool]>,
     opts: &LemkeOptions,
 ) -> Result<LemkeSolution, LemkeError> {
-    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, opts.zero_tol * q.amax().max(1.0)))
-    {
+    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, warm_tol(q, opts))) {
         return Ok(sol);
     }
     // Every attempt's answer is checked against the LCP: pivoting through a numerically
@@ -459,7 +466,7 @@ fn solve_from(
         b0: None,
     };
     let mut warm_started = false;
-    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, zero_tol)) {
+    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, warm_tol(q, opts))) {
         return Ok(sol);
     }
     if let Some(flags) = warm.filter(|f| f.len() == n && f.iter().any(|&b| b)) {
