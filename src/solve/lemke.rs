@@ -313,6 +313,10 @@ impl Tableau<'_> {
     }
 }
 
+/// Largest LCP (rows) whose failed cold start is redone with an LU at every pivot (at 256
+/// rows an LU is ~10 ms here, a few seconds over a solve; beyond, the caller's fallback).
+pub const REFACTOR_EACH_PIVOT_MAX: usize = 256;
+
 /// How negative z and w of a reused warm basis may be: a tenth of the accepted residual.
 /// Not `zero_tol`: z_J comes from an ill-conditioned M_JJ on stacks, and at rest the
 /// realtime scene's w then missed 1e-12 by round-off (−2.6e-12) on most steps, so each step
@@ -407,7 +411,8 @@ pub fn solve(
         r => r,
     };
     let result = match first {
-        Err(e) if e.retry_pivots().is_some() => {
+        // An LU per pivot is O(n³) each: only for LCPs up to REFACTOR_EACH_PIVOT_MAX rows.
+        Err(e) if e.retry_pivots().is_some() && q.len() <= REFACTOR_EACH_PIVOT_MAX => {
             spent += e.retry_pivots().unwrap();
             let exact = LemkeOptions {
                 refactor_every: 1,
