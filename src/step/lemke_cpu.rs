@@ -112,10 +112,9 @@ impl Simulation {
         let Some(l) = self.lemke.as_ref() else {
             return Ok(false);
         };
-        if l.cpu.is_some() && !on_cpu {
+        if let Some(cpu) = l.cpu.as_ref().filter(|_| !on_cpu) {
             // Back to the GPU: it takes the CPU's state.
-            let state = l.cpu.as_ref().unwrap().state.clone();
-            self.bodies.write(&self.ctx, &state);
+            self.bodies.write(&self.ctx, &cpu.state);
         }
         let l = self.lemke.as_mut().unwrap();
         l.step = step;
