@@ -11,6 +11,10 @@
 //!
 //! Prints a table (contacts, LCP rows, pivots, Lemke ms, warm pivots and ms, APGD sweeps and
 //! ms); criterion times the cold Lemke solve at n = 4 (76 contacts).
+//!
+//! First, the whole step of `kind = "lemke"` on the realtime scene on its two paths
+//! (`[solver] lemke_step`): collision on the GPU with a readback every step, and everything on
+//! the CPU; per-step median, p99 and max against the 1 ms budget.
 
 use bristlecone::bodies::{BodyInit, BodyState, GpuBodies, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
@@ -21,6 +25,7 @@ use bristlecone::solve::lcp::{LcpFriction, LcpSettings, StepLcp};
 use bristlecone::solve::{
     build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
+use bristlecone::step::{LemkeStep, Simulation};
 use criterion::Criterion;
 use std::time::Instant;
 
@@ -135,8 +140,51 @@ fn apgd(ctx: &GpuContext, state: &BodyState, contacts: &[Contact]) -> (u32, f64)
     (solve.read_scalars(ctx).unwrap().iterations, secs)
 }
 
+/// Per-step wall time of the realtime scene (`assets/scenes/realtime.toml`, 14 beads, dt =
+/// 1 ms) on the two Lemke step paths, one `advance(1)` per step as `run --realtime` takes them:
+/// (median, p99, max) in ms over `steps` steps after 50 warm-up steps.
+fn step_path(ctx: &std::sync::Arc<GpuContext>, step: LemkeStep, steps: usize) -> [f64; 3] {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/realtime.toml");
+    let (scene, _) = bristlecone::run::load_scene(&path).unwrap();
+    let state = bristlecone::setup::build_bodies(&scene);
+    let settings = bristlecone::setup::step_settings(&scene);
+    let mut sim = Simulation::new(ctx.clone(), &state, settings).unwrap();
+    sim.set_lemke(bristlecone::setup::lemke_settings(&scene));
+    sim.set_lemke_step(step).unwrap();
+    for _ in 0..50 {
+        sim.advance(1, 1).unwrap();
+    }
+    let mut ms: Vec<f64> = (0..steps)
+        .map(|_| {
+            let t = Instant::now();
+            sim.advance(1, 1).unwrap();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    let q = |p: f64| ms[((ms.len() - 1) as f64 * p).round() as usize];
+    [q(0.5), q(0.99), ms[ms.len() - 1]]
+}
+
 fn main() {
     let ctx = shared_context();
+    // The two step paths of kind = "lemke" on the realtime scene (BRISTLECONE_BENCH_STEPS
+    // steps each, default 2000), against the 1 ms real-time budget.
+    let steps = std::env::var("BRISTLECONE_BENCH_STEPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
+    println!("realtime scene, {steps} steps per path: ms per step (median / p99 / max)");
+    let gpu = step_path(&ctx, LemkeStep::Gpu, steps);
+    let cpu = step_path(&ctx, LemkeStep::Cpu, steps);
+    for (name, t) in [("GPU collision + CPU solve", gpu), ("all on the CPU", cpu)] {
+        println!("  {name:26} {:.3} / {:.3} / {:.3}", t[0], t[1], t[2]);
+    }
+    println!(
+        "  median ratio GPU-collision / CPU: {:.1}; p99 ratio {:.1}",
+        gpu[0] / cpu[0],
+        gpu[1] / cpu[1]
+    );
     println!(
         "contacts  rows  pivots  lemke_ms  warm_pivots  warm_ms  apgd_sweeps  apgd_ms  apgd/lemke"
     );

@@ -13,7 +13,7 @@
 //!   contacts of the step just taken go to `frames/contacts_STEP.vtp`, indexed by
 //!   `contacts.pvd` (points, normals, gaps, forces = impulse/dt in world frame, body ids).
 
-use crate::bodies::{BodyState, MOTION_DYNAMIC};
+use crate::bodies::BodyState;
 use crate::collide::ContactRecord;
 use crate::gpu::{GpuContext, GpuError};
 use crate::io::{
@@ -156,7 +156,7 @@ impl Outputs {
         if !self.vtk {
             return Ok(());
         }
-        let s = sim.bodies.download_kinematics(&sim.ctx)?;
+        let s = sim.download_kinematics()?;
         let nb = self.n_boundaries;
         let xyz = |v: &[[f32; 4]]| -> Vec<[f32; 3]> {
             v[nb..].iter().map(|p| [p[0], p[1], p[2]]).collect()
@@ -200,7 +200,7 @@ impl Outputs {
         if step == 0 {
             return Ok(());
         }
-        let s = sim.bodies.download_kinematics(&sim.ctx)?;
+        let s = sim.download_kinematics()?;
         let (contacts, impulses) = sim.read_contacts()?;
         let forces = contact_forces(&s, &contacts, &impulses, sim.settings.dt);
         let f3 = |v: [f64; 3]| v.map(|x| x as f32);
@@ -566,14 +566,11 @@ impl Schedules {
     }
 
     /// Applies the changes due before step `s`.
-    fn apply(&self, sim: &Simulation, s: u64) {
+    fn apply(&self, sim: &mut Simulation, s: u64) {
         for c in self.changes.iter().filter(|c| c.0 == s) {
             sim.set_velocity(c.1, c.2, c.3);
             if let Some(mp) = c.4 {
-                let q = &sim.ctx.queue;
-                let off = c.1 as u64 * 16;
-                q.write_buffer(&sim.bodies.mass_props, off, bytemuck::cast_slice(&mp));
-                q.write_buffer(&sim.bodies.info, off, bytemuck::bytes_of(&MOTION_DYNAMIC));
+                sim.set_dynamic(c.1, mp);
             }
         }
     }
@@ -769,6 +766,7 @@ fn run_inner(
     let state = setup::build_bodies(&scene);
     let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
     sim.set_lemke(setup::lemke_settings(&scene));
+    sim.set_lemke_step(scene.solver.lemke_step)?;
     // Every input (scene, device, checkpoint) is checked before the first output exists.
     let resumed = match &opts.resume {
         Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),
@@ -840,7 +838,7 @@ fn run_inner(
     let mut clock = realtime.then(|| crate::realtime::Clock::new(scene.sim.dt, sim.step_index()));
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
-        schedules.apply(&sim, s);
+        schedules.apply(&mut sim, s);
         let mut until = total.min(next_multiple(s, frame_every)).min(s + MAX_BATCH);
         if ckpt_every > 0 {
             until = until.min(next_multiple(s, ckpt_every));

@@ -704,6 +704,12 @@ fn lemke_settings_are_validated_with_file_line_field() {
     assert_eq!(s.solver.max_pivots, 500);
     let l = bristlecone::setup::lemke_settings(&s).unwrap();
     assert_eq!(l.friction, LcpFriction::Surplus);
+    use bristlecone::step::LemkeStep;
+    assert_eq!(s.solver.lemke_step, LemkeStep::Auto);
+    for (text, step) in [("cpu", LemkeStep::Cpu), ("gpu", LemkeStep::Gpu)] {
+        let s = parse(&format!("kind = \"lemke\"\nlemke_step = \"{text}\"\n")).unwrap();
+        assert_eq!(s.solver.lemke_step, step);
+    }
     let s = parse("kind = \"lemke\"\nfriction_directions = 16\n").unwrap();
     assert_eq!(
         s.solver.lcp_friction,
@@ -757,6 +763,18 @@ fn lemke_settings_are_validated_with_file_line_field() {
             "solver.compliance",
             21,
             "non-negative",
+        ),
+        (
+            "kind = \"lemke\"\nlemke_step = \"fpga\"\n",
+            "solver.lemke_step",
+            21,
+            "unknown lemke_step `fpga` (expected one of: auto, cpu, gpu)",
+        ),
+        (
+            "lemke_step = \"cpu\"\n",
+            "solver.lemke_step",
+            20,
+            "does not apply to solver `apgd`",
         ),
     ];
     for (text, field, line, msg) in cases {
@@ -827,4 +845,242 @@ fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
         "no lift-off: {}",
         last.momentum[2]
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// The CPU step path (`[solver] lemke_step`).
+
+/// The realtime scene (`assets/scenes/realtime.toml`) with its top bead dropped from 5 mm,
+/// moving sideways at 2 cm/s: a flight, an inelastic impact on the 2×2 layer, then rest, so
+/// both paths move bodies, make contacts and pivot. (Throwing the 2×2 layer sideways in its
+/// pockets instead makes the rigid LCP's solution non-unique: the two paths' f32 rounding
+/// then picks different solutions, 4 mm/s apart after a few steps; no tolerance applies.)
+fn realtime_scene_in_motion() -> (bristlecone::scene::Scene, BodyState) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/realtime.toml");
+    let (scene, _) = bristlecone::run::load_scene(&path).unwrap();
+    let mut state = bristlecone::setup::build_bodies(&scene);
+    let n = state.len();
+    state.pos[n - 1][2] += 0.005;
+    state.vel[n - 1] = [0.02, 0.0, 0.0, 0.0];
+    (scene, state)
+}
+
+fn lemke_sim(
+    scene: &bristlecone::scene::Scene,
+    state: &BodyState,
+    step: bristlecone::step::LemkeStep,
+) -> bristlecone::step::Simulation {
+    let settings = bristlecone::setup::step_settings(scene);
+    let mut sim = bristlecone::step::Simulation::new(shared_context(), state, settings).unwrap();
+    sim.set_lemke(bristlecone::setup::lemke_settings(scene));
+    sim.set_lemke_step(step).unwrap();
+    sim
+}
+
+/// The CPU path (f64 twin collision, everything on the CPU) and the GPU-collision path
+/// (collision and integration in f32 on the GPU, the solve on the CPU) agree on the realtime
+/// scene in motion: the same contacts (count and keys) every step, and positions and
+/// velocities within what f32 rounding inside a step explains.
+#[test]
+fn cpu_step_matches_the_gpu_collision_step_on_the_realtime_scene() {
+    use bristlecone::step::LemkeStep;
+    let (scene, state) = realtime_scene_in_motion();
+    // The automatic rule picks the CPU for this 15-body scene.
+    let auto = lemke_sim(&scene, &state, LemkeStep::Auto);
+    assert!(auto.lemke_on_cpu());
+    let mut cpu = lemke_sim(&scene, &state, LemkeStep::Cpu);
+    let mut gpu = lemke_sim(&scene, &state, LemkeStep::Gpu);
+    assert!(cpu.lemke_on_cpu() && !gpu.lemke_on_cpu());
+    let steps = 150;
+    let (mut dx, mut dv, mut dn, mut dw) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+    let mut pivots = [0u64; 2];
+    for _ in 0..steps {
+        let a = cpu.advance(1, 1).unwrap()[0];
+        let b = gpu.advance(1, 1).unwrap()[0];
+        assert_eq!(a.contacts, b.contacts, "step {}", a.step);
+        pivots[0] += a.iterations as u64;
+        pivots[1] += b.iterations as u64;
+        let (ca, _) = cpu.read_contacts().unwrap();
+        let (cb, _) = gpu.read_contacts().unwrap();
+        let keys = |c: &[Contact]| c.iter().map(|c| c.key()).collect::<Vec<_>>();
+        assert_eq!(keys(&ca), keys(&cb), "step {}", a.step);
+        for (x, y) in ca.iter().zip(&cb) {
+            for k in 0..4 {
+                dn = dn.max((x.n_gap[k] - y.n_gap[k]).abs() as f64);
+            }
+        }
+        let (sa, sb) = (cpu.read_state().unwrap(), gpu.read_state().unwrap());
+        for i in 0..sa.len() {
+            let r = sa.pos[i][3];
+            for k in 0..3 {
+                dx = dx.max((sa.pos[i][k] - sb.pos[i][k]).abs() as f64);
+                dv = dv.max((sa.vel[i][k] - sb.vel[i][k]).abs() as f64);
+                dw = dw.max(((sa.omega[i][k] - sb.omega[i][k]) * r).abs() as f64);
+            }
+        }
+    }
+    eprintln!(
+        "CPU vs GPU-collision path over {steps} steps: max |Δn, Δgap| = {dn:.2e}, |Δx| = {dx:.2e} m, \
+         |Δv| = {dv:.2e} m/s, |Δω| r = {dw:.2e} m/s; pivots {pivots:?}"
+    );
+    assert!(pivots[0] > 0 && pivots[1] > 0);
+    // Contact normals and gaps from f32 positions a few ulps apart.
+    assert!(dn < 1e-4, "contact normals or gaps differ by {dn}");
+    // The impact at 0.31 m/s with friction on four contacts is sensitive: f32 rounding inside
+    // a step moves the top bead's rebound by ~3e-4 m/s and its spin by ~1e-2 m/s (ω r) for a
+    // step (measured); the positions stay within 1e-6 m (a 1e-4 fraction of the radius).
+    assert!(dx < 1e-6, "positions differ by {dx} m");
+    assert!(dv < 1e-3, "velocities differ by {dv} m/s");
+    assert!(dw < 3e-2, "spins differ by {dw} m/s");
+    // Something moved: the comparison is not of two bodies at rest.
+    let moved = cpu.read_state().unwrap().pos[14][2] - state.pos[14][2];
+    assert!(moved < -0.004, "the top bead fell {moved} m");
+}
+
+/// The realtime scene file with the top bead dropped (as [`realtime_scene_in_motion`]),
+/// `steps` steps, frames every 20, on `lemke_step`.
+fn realtime_file_in_motion(
+    dir: &std::path::Path,
+    steps: u64,
+    lemke_step: &str,
+) -> std::path::PathBuf {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/realtime.toml");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace(
+            "position = [0.0, 0.0, 0.038001]",
+            "position = [0.0, 0.0, 0.043001]\nvelocity = [0.02, 0.0, 0.0]",
+        )
+        .replace("steps = 10000", &format!("steps = {steps}"))
+        .replace("frame_every = 1000", "frame_every = 20")
+        .replace(
+            "friction_directions = 4\n",
+            &format!("friction_directions = 4\nlemke_step = \"{lemke_step}\"\n"),
+        );
+    assert!(text.contains("0.043001") && text.contains("lemke_step"));
+    let out = dir.join(format!("motion_{lemke_step}.toml"));
+    std::fs::write(&out, text).unwrap();
+    out
+}
+
+fn run_to(
+    scene: &std::path::Path,
+    out: &std::path::Path,
+    steps: Option<u64>,
+    resume: Option<std::path::PathBuf>,
+) -> bristlecone::run::RunReport {
+    use bristlecone::run::{run_scene, RunOptions, Silent};
+    let opts = RunOptions {
+        out_dir: Some(out.to_path_buf()),
+        steps,
+        resume,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    run_scene(shared_context(), scene, &opts, &stop, &mut Silent).unwrap()
+}
+
+/// stats.csv without its last (wall-clock) column.
+fn stats_columns(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+        .collect()
+}
+
+/// The Lemke basis rides in the checkpoint: a Lemke run resumed after the impact is
+/// bit-identical to one run straight through (checkpoint, last frame, statistics with the
+/// pivot counts), on both step paths; resumed from a checkpoint whose basis was emptied, the
+/// pivot counts differ (the basis is what makes it identical).
+#[test]
+fn resumed_lemke_run_is_bit_identical_on_both_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    for path in ["cpu", "gpu"] {
+        let scene = realtime_file_in_motion(dir.path(), 60, path);
+        let (full, split) = (
+            dir.path().join(format!("full_{path}")),
+            dir.path().join(format!("split_{path}")),
+        );
+        run_to(&scene, &full, None, None);
+        let half = run_to(&scene, &split, Some(40), None);
+        let saved = dir.path().join(format!("half_{path}.bin"));
+        std::fs::copy(&half.checkpoint, &saved).unwrap();
+        // The same checkpoint with an empty basis: a cold start at step 41.
+        let mut ck = bristlecone::io::read_checkpoint(&saved).unwrap();
+        let basis = ck
+            .sections
+            .iter_mut()
+            .find(|s| s.0 == "lemke_basis")
+            .unwrap();
+        assert!(basis.1.len() > 8, "the basis has entries");
+        basis.1.truncate(8);
+        basis.1[..4].copy_from_slice(&0u32.to_le_bytes());
+        let cold_ck = dir.path().join(format!("cold_{path}.bin"));
+        bristlecone::io::write_checkpoint(&cold_ck, &ck).unwrap();
+        let cold = dir.path().join(format!("cold_{path}"));
+        std::fs::create_dir_all(&cold).unwrap();
+        std::fs::copy(split.join("stats.csv"), cold.join("stats.csv")).unwrap();
+        run_to(&scene, &split, None, Some(saved));
+        run_to(&scene, &cold, None, Some(cold_ck));
+        for f in ["checkpoint.bin", "frames/particles_00000060.vtp"] {
+            let x = std::fs::read(full.join(f)).unwrap();
+            let y = std::fs::read(split.join(f)).unwrap();
+            assert!(
+                x == y,
+                "{path}: {f} of the resumed run differs from the straight run"
+            );
+        }
+        let (a, b) = (
+            stats_columns(&full.join("stats.csv")),
+            stats_columns(&split.join("stats.csv")),
+        );
+        assert_eq!(a, b, "{path}: statistics");
+        assert_ne!(
+            a,
+            stats_columns(&cold.join("stats.csv")),
+            "{path}: an emptied basis changes nothing"
+        );
+    }
+}
+
+/// A vertical stack of `n` identical spheres exactly touching on a plane (gaps 0: every
+/// normal row degenerate at the start), as a scene text.
+fn stack_scene(n: usize, directions: u32, warm: bool, lemke_step: &str) -> String {
+    let mut text = format!(
+        "[simulation]\ndt = 1e-3\nsteps = 30\n\n[solver]\nkind = \"lemke\"\nfriction_directions = {directions}\nwarm_start = {warm}\nlemke_step = \"{lemke_step}\"\n\n[[material]]\nname = \"glass\"\ndensity = 2500.0\nfriction = 0.5\n\n[[boundary]]\nkind = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n"
+    );
+    for k in 0..n {
+        text.push_str(&format!(
+            "\n[[body]]\nradius = 0.01\nposition = [0.0, 0.0, {}]\n",
+            0.01 + 0.02 * k as f64
+        ));
+    }
+    text
+}
+
+/// Degenerate stacks: every cold start of a stack of identical spheres on a plane (all gaps
+/// zero, ties in every ratio test) is solved on both paths, with 4 and 8 friction directions
+/// and 2 to 8 spheres, and the stack stays at rest.
+#[test]
+fn degenerate_stacks_are_solved_from_cold_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut pivots = 0u64;
+    for path in ["cpu", "gpu"] {
+        for (n, k) in [(2, 4), (4, 8), (6, 4), (8, 8)] {
+            let scene = dir.path().join(format!("stack_{path}_{n}_{k}.toml"));
+            std::fs::write(&scene, stack_scene(n, k, false, path)).unwrap();
+            let out = dir.path().join(format!("out_{path}_{n}_{k}"));
+            let r = run_to(&scene, &out, None, None);
+            assert_eq!(r.steps_done, 30);
+            let rows = bristlecone::io::read_stats(&r.stats).unwrap();
+            assert!(rows.iter().all(|r| r.contacts as usize == n));
+            pivots += rows.iter().map(|r| r.iterations as u64).sum::<u64>();
+            let ke = rows.last().unwrap().kinetic_energy;
+            assert!(
+                ke < 1e-12,
+                "{path}, {n} spheres, {k} directions: kinetic energy {ke} J"
+            );
+        }
+    }
+    assert!(pivots > 0);
 }

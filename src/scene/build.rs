@@ -1725,6 +1725,7 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         friction_directions: None,
         max_pivots: None,
         compliance: None,
+        lemke_step: None,
     };
     let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
     let kind = match &s.kind {
@@ -1758,6 +1759,7 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
     };
     let (lcp_friction, max_pivots) = lemke_fields(cx, s, kind)?;
     let compliance = cx.opt_non_negative(&s.compliance, "solver.compliance", 0.0)?;
+    let lemke_step = lemke_step_field(cx, s)?;
     Ok(SolverSettings {
         kind,
         cone,
@@ -1777,7 +1779,26 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         lcp_friction,
         max_pivots,
         compliance,
+        lemke_step,
     })
+}
+
+/// `[solver] lemke_step`: where a Lemke step runs (`crate::step::LemkeStep`).
+fn lemke_step_field(cx: &Cx, s: &RawSolver) -> R<crate::step::LemkeStep> {
+    use crate::step::LemkeStep;
+    let Some(v) = &s.lemke_step else {
+        return Ok(LemkeStep::Auto);
+    };
+    match v.get_ref().as_str() {
+        "auto" => Ok(LemkeStep::Auto),
+        "cpu" => Ok(LemkeStep::Cpu),
+        "gpu" => Ok(LemkeStep::Gpu),
+        other => Err(cx.err(
+            Some(v.span()),
+            "solver.lemke_step",
+            format!("unknown lemke_step `{other}` (expected one of: auto, cpu, gpu)"),
+        )),
+    }
 }
 
 /// The first non-Coulomb material model (kind, material index) cannot run with kind =
@@ -1837,6 +1858,7 @@ fn lemke_fields(
         ),
         ("max_pivots", s.max_pivots.as_ref().map(|v| v.span())),
         ("compliance", s.compliance.as_ref().map(|v| v.span())),
+        ("lemke_step", s.lemke_step.as_ref().map(|v| v.span())),
     ];
     let allowed: &[&str] = match kind {
         SolverKind::Lemke => &[
@@ -1844,6 +1866,7 @@ fn lemke_fields(
             "friction_directions",
             "max_pivots",
             "compliance",
+            "lemke_step",
         ],
         _ => &["omega", "max_iterations", "tolerance", "cone", "max_outer"],
     };

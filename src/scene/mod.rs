@@ -6,7 +6,7 @@
 //!
 //! * `[simulation]` — `name`, `dt`, exactly one of `steps` / `duration`, `gravity`.
 //! * `[solver]` — `kind` (`"apgd"` | `"jacobi"` | `"lemke"`), `max_iterations`, `tolerance`,
-//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance` (lemke),
+//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance`, `lemke_step` (lemke),
 //!   `recovery_speed`, `warm_start`, `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies (spheres for now).
@@ -192,6 +192,8 @@ pub struct SolverSettings {
     pub max_pivots: u32,
     /// Lemke only: normal compliance 1/k in m/N (`compliance`), default 0 (rigid).
     pub compliance: f64,
+    /// Lemke only: where the step runs (`lemke_step` = `"auto"` (default), `"cpu"`, `"gpu"`).
+    pub lemke_step: crate::step::LemkeStep,
 }
 
 #[derive(Debug, Clone, PartialEq)]

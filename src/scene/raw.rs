@@ -56,6 +56,7 @@ pub(crate) struct RawSolver {
     pub friction_directions: O<i64>,
     pub max_pivots: O<i64>,
     pub compliance: O<f64>,
+    pub lemke_step: O<String>,
 }
 
 #[derive(Deserialize)]

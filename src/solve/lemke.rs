@@ -15,7 +15,9 @@
 //!   per pivot (O(n²)) and refactorised by LU (O(n³)) every [`LemkeOptions::refactor_every`]
 //!   pivots (default max(64, n), so refactorising costs no more than pivoting); the returned
 //!   basic solution gets two steps of iterative refinement, so z solves its basis to machine
-//!   precision.
+//!   precision. Drift of the updated `B⁻¹` is guarded three ways: z₀ leaves when its ratio ties
+//!   the minimum within 1e-9 (relative), a ray is looked at again after a fresh LU, and a cold
+//!   ray is redone with an LU at every pivot before it is reported (see [`solve`]).
 //! * **Lexicographic ratio test**: ties in the minimum ratio are broken by the rows of
 //!   `B⁻¹ B₀` (B₀ the starting basis) divided by the pivot column, the rule under which Lemke's
 //!   algorithm cannot cycle on degenerate problems. If `z₀` is among the tied rows it leaves.
@@ -40,6 +42,9 @@ pub struct LemkeOptions {
     pub zero_tol: f64,
     /// Refactorise the basis every this many pivots (0: max(64, n)).
     pub refactor_every: usize,
+    /// A returned z must satisfy `‖min(z, Mz + q)‖∞ ≤ accept_tol · max(1, ‖q‖∞)`, else the
+    /// attempt failed ([`LemkeError::Inaccurate`]).
+    pub accept_tol: f64,
 }
 
 impl Default for LemkeOptions {
@@ -49,6 +54,7 @@ impl Default for LemkeOptions {
             pivot_tol: 1e-9,
             zero_tol: 1e-12,
             refactor_every: 0,
+            accept_tol: 1e-8,
         }
     }
 }
@@ -76,6 +82,15 @@ impl LemkeSolution {
             .sum::<f64>()
             .sqrt()
     }
+
+    /// `‖min(z, w)‖∞`.
+    pub fn residual_inf(&self) -> f64 {
+        self.z
+            .iter()
+            .zip(self.w.iter())
+            .map(|(z, w)| z.min(*w).abs())
+            .fold(0.0, f64::max)
+    }
 }
 
 /// Why a solve produced no solution. Indices are LCP rows (0-based).
@@ -93,12 +108,26 @@ pub enum LemkeError {
     PivotLimit { limit: usize },
     #[error("the LCP data is not finite (row {row})")]
     NonFinite { row: usize },
+    /// The final basis is numerically singular: its basic solution violates the LCP by more
+    /// than round-off (`‖min(z, Mz + q)‖∞` above [`LemkeOptions::accept_tol`]).
+    #[error("inaccurate after {pivots} pivots: the final basis is numerically singular (‖min(z, Mz + q)‖∞ = {residual:e})")]
+    Inaccurate { pivots: usize, residual: f64 },
     #[error("M is {rows}×{cols} but q has {len} rows")]
     Shape {
         rows: usize,
         cols: usize,
         len: usize,
     },
+}
+
+impl LemkeError {
+    /// The pivots spent when another start may succeed (a ray or an inaccurate end).
+    pub fn retry_pivots(&self) -> Option<usize> {
+        match self {
+            LemkeError::Ray { pivots, .. } | LemkeError::Inaccurate { pivots, .. } => Some(*pivots),
+            _ => None,
+        }
+    }
 }
 
 /// Variable ids: `0..n` are w, `n..2n` are z, `2n` is z₀.
@@ -223,6 +252,18 @@ impl Tableau<'_> {
         }
         let ratios: Vec<f64> = rows.iter().map(|&i| self.x[i].max(0.0) / col[i]).collect();
         let min = ratios.iter().cloned().fold(f64::INFINITY, f64::min);
+        // z₀ leaves whenever its ratio ties the minimum within round-off (of the updated
+        // B⁻¹: 1e-9 relative, 1e-12 of ‖q‖∞ absolute): the step that ends at a solution is
+        // never lost to a tie that drift has split (seen on the realtime scene in motion, a
+        // non-z₀ row leaving by 1e-12 and the next column a ray).
+        let z0_tol = 1e-9 * min.abs() + 1e-12 * self.q.amax();
+        if let Some((&r, _)) = rows
+            .iter()
+            .zip(&ratios)
+            .find(|(&i, &v)| self.basic[i] == 2 * self.n && v <= min + z0_tol)
+        {
+            return Some(r);
+        }
         let tol = 1e-12 * min.abs().max(1e-300) + 1e-15;
         let tied: Vec<usize> = rows
             .iter()
@@ -272,6 +313,18 @@ impl Tableau<'_> {
     }
 }
 
+/// Largest LCP (rows) whose failed cold start is redone with an LU at every pivot (at 256
+/// rows an LU is ~10 ms here, a few seconds over a solve; beyond, the caller's fallback).
+pub const REFACTOR_EACH_PIVOT_MAX: usize = 256;
+
+/// How negative z and w of a reused warm basis may be: a tenth of the accepted residual.
+/// Not `zero_tol`: z_J comes from an ill-conditioned M_JJ on stacks, and at rest the
+/// realtime scene's w then missed 1e-12 by round-off (−2.6e-12) on most steps, so each step
+/// fell through to a full n × n factorisation of the same basis (10× the solve time).
+fn warm_tol(q: &DVector<f64>, opts: &LemkeOptions) -> f64 {
+    0.1 * opts.accept_tol * q.amax().max(1.0)
+}
+
 /// The warm basis' complementary solution when it is feasible: `M_JJ z_J = −q_J` on the rows J
 /// with z basic (an LU of |J| × |J| only, not of the whole basis), `w = M z + q ≥ 0`.
 fn warm_feasible(
@@ -313,30 +366,69 @@ fn warm_feasible(
 /// Solves the LCP (M, q), from the complementary basis `warm` (true: z_i basic) when given.
 ///
 /// `warm`: a previous basis; used directly when it is still feasible (no pivot), else Lemke
-/// pivots from it with the covering vector `B₀ e`, and redoes a ray cold.
+/// pivots from it with the covering vector `B₀ e`, and redoes a ray cold, then a cold ray
+/// with a fresh factorisation at every pivot.
 pub fn solve(
     m: &DMatrix<f64>,
     q: &DVector<f64>,
     warm: Option<&[bool]>,
     opts: &LemkeOptions,
 ) -> Result<LemkeSolution, LemkeError> {
-    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, opts.zero_tol * q.amax().max(1.0)))
-    {
+    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, warm_tol(q, opts))) {
         return Ok(sol);
     }
+    // Every attempt's answer is checked against the LCP: pivoting through a numerically
+    // singular basis (rank-deficient contact sets) can end "successfully" at garbage
+    // (realtime scene, step 1: ‖min(z, w)‖ = 0.2), which counts as a failed attempt.
+    let accept = opts.accept_tol * q.amax().max(1.0);
+    let checked = |r: Result<LemkeSolution, LemkeError>| {
+        r.and_then(|sol| match sol.residual_inf() {
+            x if x <= accept => Ok(sol),
+            residual => Err(LemkeError::Inaccurate {
+                pivots: sol.pivots,
+                residual,
+            }),
+        })
+    };
     // Pivoting from an infeasible warm basis (covering vector B₀e) measured slower than a cold
     // start on perturbed piles (benches/lemke.rs), but it also gets through steps where the
     // cold start ends in a ray (assets/scenes/realtime.toml, step 3); its rays prove nothing
     // (B₀e need not be positive), so a warm ray is redone cold and only a cold ray is reported.
-    match solve_from(m, q, warm, opts) {
-        Err(LemkeError::Ray { pivots, .. }) if warm.is_some() => {
-            let mut cold = solve_from(m, q, None, opts)?;
-            cold.pivots += pivots;
-            cold.warm_started = false;
-            Ok(cold)
+    //
+    // A cold ray is then redone with a fresh LU of the basis at every pivot: on the
+    // rank-deficient LCPs of stacks (more contact rows per body than its 6 degrees of freedom)
+    // the rank-one updates of B⁻¹ drift enough over ~200 pivots to split the ratio-test tie
+    // that ends at a solution or to hide the positive entries of a column, a false ray
+    // (realtime scene in motion, 2×2 layer thrown sideways: rays after 193 and 204 pivots
+    // that the refactorised path solves to a residual of 1e-17). This costs O(n³) per pivot,
+    // paid only when the updated path fails; its ray is the one reported.
+    let mut spent = 0;
+    let first = match checked(solve_from(m, q, warm, opts)) {
+        Err(e) if warm.is_some() && e.retry_pivots().is_some() => {
+            spent = e.retry_pivots().unwrap();
+            checked(solve_from(m, q, None, opts))
         }
         r => r,
-    }
+    };
+    let result = match first {
+        // An LU per pivot is O(n³) each: only for LCPs up to REFACTOR_EACH_PIVOT_MAX rows.
+        Err(e) if e.retry_pivots().is_some() && q.len() <= REFACTOR_EACH_PIVOT_MAX => {
+            spent += e.retry_pivots().unwrap();
+            let exact = LemkeOptions {
+                refactor_every: 1,
+                ..*opts
+            };
+            checked(solve_from(m, q, None, &exact))
+        }
+        r => r,
+    };
+    result.map(|mut sol| {
+        if spent > 0 {
+            sol.pivots += spent;
+            sol.warm_started = false;
+        }
+        sol
+    })
 }
 
 fn solve_from(
@@ -379,7 +471,7 @@ fn solve_from(
         b0: None,
     };
     let mut warm_started = false;
-    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, zero_tol)) {
+    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, warm_tol(q, opts))) {
         return Ok(sol);
     }
     if let Some(flags) = warm.filter(|f| f.len() == n && f.iter().any(|&b| b)) {
@@ -409,14 +501,25 @@ fn solve_from(
     let mut leaving = t.basic[r];
     t.pivot(r, z0, &col);
     let mut pivots = 1;
+    let mut since_refactor = 1;
     loop {
         let entering = if leaving < n {
             leaving + n
         } else {
             leaving - n
         };
-        let col = t.pivot_column(entering);
-        let Some(r) = t.ratio_test(&col, opts.pivot_tol) else {
+        let mut col = t.pivot_column(entering);
+        let mut r = t.ratio_test(&col, opts.pivot_tol);
+        // A ray seen through a B⁻¹ that rank-one updates have carried since its last LU may be
+        // their round-off (the realtime scene in motion, step 2: a false ray after 193
+        // pivots that a fresh factorisation of the same basis does not show): refactorise and
+        // look again before reporting it.
+        if r.is_none() && since_refactor > 0 && t.refactor() {
+            since_refactor = 0;
+            col = t.pivot_column(entering);
+            r = t.ratio_test(&col, opts.pivot_tol);
+        }
+        let Some(r) = r else {
             return Err(LemkeError::Ray {
                 pivots,
                 var: if entering < n { "w" } else { "z" },
@@ -426,14 +529,15 @@ fn solve_from(
         leaving = t.basic[r];
         t.pivot(r, entering, &col);
         pivots += 1;
+        since_refactor += 1;
         if leaving == z0 {
             return Ok(t.solution(pivots, warm_started));
         }
         if pivots >= max_pivots {
             return Err(LemkeError::PivotLimit { limit: max_pivots });
         }
-        if pivots % refactor_every == 0 {
-            t.refactor();
+        if since_refactor >= refactor_every && t.refactor() {
+            since_refactor = 0;
         }
     }
 }

@@ -17,11 +17,13 @@
 //! Debugging: with `BRISTLECONE_LCP_DUMP=FILE` set, a failed solve writes its q (first line)
 //! and M (one row per line) to FILE.
 
+use super::lemke_cpu::{CpuStep, LemkeStep};
 use super::{ContactStages, Simulation, StepRecord, RING_SLOT};
 use crate::bodies::BodyState;
 use crate::collide::ContactRecord;
 use crate::gpu::{buffers, GpuError};
-use crate::reference::integrate::to_f64;
+use crate::reference::integrate::{to_f64, Body64};
+use crate::reference::solve::Vec3;
 use crate::solve::lcp::{apply_impulses, LcpSettings, StepLcp};
 use std::time::Instant;
 
@@ -33,8 +35,15 @@ pub(super) struct LemkeStage {
     warm: Vec<((u32, u32, u32), Vec<bool>)>,
     /// Seconds spent in the CPU solve (assembly + Lemke + velocity update) per step of the
     /// last advance.
-    solve_seconds: Vec<f64>,
+    pub(super) solve_seconds: Vec<f64>,
     staging: Option<(wgpu::Buffer, u64)>,
+    /// The contacts of the last solve (those with a dynamic body) and their impulses (n, u, w).
+    pub(super) last: (Vec<ContactRecord>, Vec<Vec3>),
+    /// Where the step runs (requested; `cpu` holds the state once the CPU path has started).
+    pub(super) step: LemkeStep,
+    pub(super) cpu: Option<CpuStep>,
+    /// Statistics of the last step: pivots, residual, max penetration.
+    pub(super) last_stats: (u32, f64, f64),
 }
 
 impl LemkeStage {
@@ -44,7 +53,59 @@ impl LemkeStage {
             warm: Vec::new(),
             solve_seconds: Vec::new(),
             staging: None,
+            last: (Vec::new(), Vec::new()),
+            step: LemkeStep::Auto,
+            cpu: None,
+            last_stats: (0, 0.0, 0.0),
         }
+    }
+
+    /// The warm-start basis as checkpoint bytes: entry count and rows per contact (u32 each),
+    /// then per contact its key (3 × u32) and one byte per LCP row (1: z basic).
+    pub(super) fn basis_bytes(&self) -> Vec<u8> {
+        let rows = self.settings.rows_per_contact();
+        let mut out = Vec::with_capacity(8 + self.warm.len() * (12 + rows));
+        out.extend((self.warm.len() as u32).to_le_bytes());
+        out.extend((rows as u32).to_le_bytes());
+        for ((a, b, f), flags) in &self.warm {
+            for x in [a, b, f] {
+                out.extend(x.to_le_bytes());
+            }
+            out.extend(flags.iter().map(|&z| z as u8));
+        }
+        out
+    }
+
+    /// Restores [`LemkeStage::basis_bytes`]; an error says what is wrong with them.
+    pub(super) fn set_basis_bytes(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let bad = |what: &str| format!("the 'lemke_basis' section is malformed: {what}");
+        let word = |k: usize| -> Result<u32, String> {
+            let b = bytes
+                .get(4 * k..4 * k + 4)
+                .ok_or_else(|| bad("truncated"))?;
+            Ok(u32::from_le_bytes(b.try_into().unwrap()))
+        };
+        let (n, rows) = (word(0)? as usize, word(1)? as usize);
+        if rows != self.settings.rows_per_contact() {
+            return Err(bad(&format!(
+                "{rows} LCP rows per contact, the scene's solver has {}",
+                self.settings.rows_per_contact()
+            )));
+        }
+        if bytes.len() != 8 + n * (12 + rows) {
+            return Err(bad("its length does not match its entry count"));
+        }
+        let mut warm = Vec::with_capacity(n);
+        for e in bytes[8..].chunks_exact(12 + rows) {
+            let w = |k: usize| u32::from_le_bytes(e[4 * k..4 * k + 4].try_into().unwrap());
+            let flags = e[12..].iter().map(|&z| z != 0).collect();
+            warm.push(((w(0), w(1), w(2)), flags));
+        }
+        if !warm.is_sorted_by(|x, y| x.0 < y.0) {
+            return Err(bad("its contact keys are not sorted"));
+        }
+        self.warm = warm;
+        Ok(())
     }
 
     fn warm_flags(&self, contacts: &[ContactRecord]) -> Option<Vec<bool>> {
@@ -60,6 +121,65 @@ impl LemkeStage {
         }
         Some(flags)
     }
+
+    /// The exact solve of one step on bodies holding their free velocities: assembles the
+    /// LCP of `contacts`, solves it from the last basis, keeps the new basis and sets the
+    /// bodies' velocities to `v⁺`. Returns (pivots, residual); the seconds spent are pushed
+    /// to `solve_seconds`, the contacts and impulses kept in `last`.
+    pub(super) fn solve_step(
+        &mut self,
+        bodies: &mut [Body64],
+        contacts: &[ContactRecord],
+        dt: f64,
+        step_no: u64,
+    ) -> Result<(usize, f64), GpuError> {
+        let t0 = Instant::now();
+        let lcp = StepLcp::new(bodies, contacts, dt, &self.settings);
+        let warm = self.warm_flags(contacts);
+        let sol = lcp
+            .solve(warm.as_deref(), contacts)
+            .inspect_err(|_| dump_lcp(&lcp))
+            .map_err(|e| {
+                GpuError::Solver(format!(
+                    "step {step_no} (t = {} s): the exact LCP solve (Lemke) failed: {e}",
+                    step_no as f64 * dt
+                ))
+            })?;
+        let rows = self.settings.rows_per_contact();
+        self.warm = contacts
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.key(), sol.lemke.basis[rows * i..rows * (i + 1)].to_vec()))
+            .collect();
+        let v = apply_impulses(bodies, contacts, &sol.gamma);
+        for (b, (lin, ang)) in bodies.iter_mut().zip(v) {
+            b.vel = lin;
+            b.omega = ang;
+        }
+        self.solve_seconds.push(t0.elapsed().as_secs_f64());
+        self.last = (contacts.to_vec(), sol.gamma);
+        Ok((sol.lemke.pivots, sol.lemke.residual()))
+    }
+}
+
+/// With `BRISTLECONE_LCP_DUMP=FILE` set, writes a failed LCP's q (first line) and M (one row
+/// per line) to FILE.
+fn dump_lcp(lcp: &StepLcp) {
+    let Ok(path) = std::env::var("BRISTLECONE_LCP_DUMP") else {
+        return;
+    };
+    let row = |v: Vec<f64>| {
+        v.iter()
+            .map(|x| format!("{x:e}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut text = row(lcp.q.iter().copied().collect());
+    for i in 0..lcp.q.len() {
+        text.push('\n');
+        text.push_str(&row(lcp.m.row(i).iter().copied().collect()));
+    }
+    let _ = std::fs::write(path, text);
 }
 
 /// Bytes of the readback of one step: counts (64), contacts, then rot, vel, omega, mass_props
@@ -72,6 +192,10 @@ impl Simulation {
     /// Switches the contact solve to the exact LCP solver (None: back to the GPU solver).
     /// Needs contacts ([`super::StepSettings::contact`]); without them this does nothing.
     pub fn set_lemke(&mut self, settings: Option<LcpSettings>) {
+        // The CPU path held the bodies: the GPU takes them back.
+        if let Some(state) = self.lemke.take().and_then(|l| l.cpu).map(|c| c.state) {
+            self.bodies.write(&self.ctx, &state);
+        }
         self.lemke = settings
             .filter(|_| self.contact.is_some())
             .map(LemkeStage::new);
@@ -196,46 +320,10 @@ impl Simulation {
             .filter(|c| dynamic(c.ids[0]) || dynamic(c.ids[1]))
             .collect();
         let step_no = self.step_index + slot + 1;
-        let t0 = Instant::now();
         let dt = self.settings.dt;
         let mut bodies = to_f64(&state);
         let l = self.lemke.as_mut().expect("lemke stage");
-        let lcp = StepLcp::new(&bodies, &contacts, dt, &l.settings);
-        let warm = l.warm_flags(&contacts);
-        let sol = lcp.solve(warm.as_deref(), &contacts).inspect_err(|_| {
-            if let Ok(path) = std::env::var("BRISTLECONE_LCP_DUMP") {
-                let row = |v: Vec<f64>| {
-                    v.iter()
-                        .map(|x| format!("{x:e}"))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                };
-                let mut text = row(lcp.q.iter().copied().collect());
-                for i in 0..lcp.q.len() {
-                    text.push('\n');
-                    text.push_str(&row(lcp.m.row(i).iter().copied().collect()));
-                }
-                let _ = std::fs::write(path, text);
-            }
-        });
-        let sol = sol.map_err(|e| {
-            GpuError::Solver(format!(
-                "step {step_no} (t = {} s): the exact LCP solve (Lemke) failed: {e}",
-                step_no as f64 * dt
-            ))
-        })?;
-        let rows = l.settings.rows_per_contact();
-        l.warm = contacts
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.key(), sol.lemke.basis[rows * i..rows * (i + 1)].to_vec()))
-            .collect();
-        let v = apply_impulses(&bodies, &contacts, &sol.gamma);
-        for (b, (lin, ang)) in bodies.iter_mut().zip(v) {
-            b.vel = lin;
-            b.omega = ang;
-        }
-        l.solve_seconds.push(t0.elapsed().as_secs_f64());
+        let (pivots, residual) = l.solve_step(&mut bodies, &contacts, dt, step_no)?;
         let vel: Vec<[f32; 4]> = bodies
             .iter()
             .map(|b| [b.vel.x as f32, b.vel.y as f32, b.vel.z as f32, 0.0])
@@ -252,11 +340,7 @@ impl Simulation {
         q.write_buffer(&self.bodies.vel, 0, bytemuck::cast_slice(&vel));
         q.write_buffer(&self.bodies.omega, 0, bytemuck::cast_slice(&omega));
         let c = self.contact.as_ref().expect("contacts");
-        let words = [
-            sol.lemke.pivots as u32,
-            (sol.lemke.residual() as f32).to_bits(),
-            pen.to_bits(),
-        ];
+        let words = [pivots as u32, (residual as f32).to_bits(), pen.to_bits()];
         q.write_buffer(&c.step_stats, 8, bytemuck::cast_slice(&words));
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         {

@@ -9,7 +9,10 @@
 
 pub mod integrate;
 mod lemke;
+mod lemke_cpu;
 pub mod stats;
+
+pub use lemke_cpu::{LemkeStep, CPU_STEP_MAX_BODIES};
 
 use crate::bodies::{BodyState, GpuBodies};
 use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
@@ -463,6 +466,9 @@ impl Simulation {
         if n == 0 {
             return Ok(Vec::new());
         }
+        if self.lemke_on_cpu() {
+            return self.advance_lemke_cpu(n, stats_every);
+        }
         if self.lemke.is_some() {
             return self.advance_lemke(n, stats_every);
         }
@@ -626,6 +632,9 @@ impl Simulation {
         let Some(c) = &self.contact else {
             return Ok(None);
         };
+        if let Some(l) = self.lemke.as_ref().filter(|l| l.cpu.is_some()) {
+            return Ok(Some(l.last_stats));
+        }
         let w: Vec<u32> = buffers::read_buffer(&self.ctx, &c.step_stats, 8)?;
         Ok(Some((
             w[2],
@@ -659,9 +668,27 @@ impl Simulation {
         }
     }
 
-    /// Reads every body back.
+    /// Reads every body back (from the CPU when the exact solver steps there).
     pub fn read_state(&self) -> Result<BodyState, GpuError> {
-        self.bodies.download(&self.ctx)
+        match self.cpu_held() {
+            Some(s) => Ok(s.clone()),
+            None => self.bodies.download(&self.ctx),
+        }
+    }
+
+    /// Positions, orientations and velocities of every body (the other fields empty), as
+    /// [`GpuBodies::download_kinematics`] reads them, or from the CPU when it holds them.
+    pub fn download_kinematics(&self) -> Result<BodyState, GpuError> {
+        match self.cpu_held() {
+            Some(s) => Ok(BodyState {
+                pos: s.pos.clone(),
+                rot: s.rot.clone(),
+                vel: s.vel.clone(),
+                omega: s.omega.clone(),
+                ..Default::default()
+            }),
+            None => self.bodies.download_kinematics(&self.ctx),
+        }
     }
 
     /// The contacts of the last step (sorted by key) and their impulses γ = (n, u, w)·dt·force.
@@ -669,6 +696,14 @@ impl Simulation {
         let Some(c) = &self.contact else {
             return Ok((Vec::new(), Vec::new()));
         };
+        // The exact solver: the contacts its last LCP held (those with a dynamic body).
+        if let Some(l) = &self.lemke {
+            let (contacts, gamma) = &l.last;
+            let imp = gamma
+                .iter()
+                .map(|g| [g[0], g[1], g[2], 0.0].map(|x| x as f32));
+            return Ok((contacts.clone(), imp.collect()));
+        }
         let contacts = c.collide.read_contacts(&self.ctx)?;
         let impulses = c.solve.read_impulses(&self.ctx, contacts.len() as u32)?;
         Ok((contacts, impulses))
@@ -682,11 +717,14 @@ impl Simulation {
     /// Replaces the body state (same count) and the step counter.
     pub fn restore(&mut self, step_index: u64, state: &BodyState) {
         self.bodies.write(&self.ctx, state);
+        if let Some(s) = self.cpu_held_mut() {
+            *s = state.clone();
+        }
         self.step_index = step_index;
     }
 
     /// Sets the velocity of a kinematic body (e.g. a boundary's prescribed motion changes).
-    pub fn set_velocity(&self, body: u32, velocity: [f32; 3], angular: [f32; 3]) {
+    pub fn set_velocity(&mut self, body: u32, velocity: [f32; 3], angular: [f32; 3]) {
         let q = &self.ctx.queue;
         let off = body as u64 * 16;
         q.write_buffer(
@@ -699,6 +737,30 @@ impl Simulation {
             off,
             bytemuck::cast_slice(&[angular[0], angular[1], angular[2], 0.0]),
         );
+        if let Some(s) = self.cpu_held_mut() {
+            s.vel[body as usize] = [velocity[0], velocity[1], velocity[2], 0.0];
+            s.omega[body as usize] = [angular[0], angular[1], angular[2], 0.0];
+        }
+    }
+
+    /// Makes a body dynamic with these mass properties (a scheduled release).
+    pub fn set_dynamic(&mut self, body: u32, mass_props: [f32; 4]) {
+        let q = &self.ctx.queue;
+        let off = body as u64 * 16;
+        q.write_buffer(
+            &self.bodies.mass_props,
+            off,
+            bytemuck::cast_slice(&mass_props),
+        );
+        q.write_buffer(
+            &self.bodies.info,
+            off,
+            bytemuck::bytes_of(&crate::bodies::MOTION_DYNAMIC),
+        );
+        if let Some(s) = self.cpu_held_mut() {
+            s.mass_props[body as usize] = mass_props;
+            s.info[body as usize][0] = crate::bodies::MOTION_DYNAMIC;
+        }
     }
 
     /// Everything the next step depends on, as named byte sections for a checkpoint: the
@@ -719,6 +781,10 @@ impl Simulation {
                 "warm_start_impulses".into(),
                 bytemuck::cast_slice(&gam).to_vec(),
             ));
+        }
+        // The exact solver's warm-start basis: the next step's pivots depend on it.
+        if let Some(l) = &self.lemke {
+            out.push(("lemke_basis".into(), l.basis_bytes()));
         }
         Ok(out)
     }
@@ -764,11 +830,17 @@ impl Simulation {
             self.contact = Some(c);
             self.snapshot = None;
         }
+        if let Some(l) = self.lemke.as_mut() {
+            l.set_basis_bytes(section("lemke_basis")?)?;
+        }
         Ok(())
     }
 
     /// Totals of the current state.
     pub fn totals(&self) -> Result<BodyTotals, GpuError> {
+        if let Some(s) = self.cpu_held() {
+            return Ok(lemke_cpu::totals(s));
+        }
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
