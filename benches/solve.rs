@@ -412,7 +412,7 @@ fn main() {
     for (name, table) in models {
         let st = settings(SolverKind::Apgd, 20, 0.0, false);
         let mut s = Solve::new(&ctx, &rig.bodies, nc, &st, DT).unwrap();
-        s.set_models(&ctx, &table);
+        s.set_models(&ctx, &table).unwrap();
         c.bench_function(&format!("solve/model {name}/10k spheres/20 sweeps"), |b| {
             b.iter(|| rig.solve(&ctx, &s))
         });

@@ -16,6 +16,9 @@ const SEG_TRIAL: u32 = 2u;
 const SEG_BEST: u32 = 3u;
 // Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
 const SEG_AUX: u32 = 4u;
+// The state segment (see solve_assemble): w = the projection's μ of every contact when the
+// model table has a stateful model (params.model.z; LuGre's guard cone), else μ = ra.w.
+const SEG_STATE: u32 = 5u;
 // Segments of `nv`.
 const SEG_NGAMMA: u32 = 0u;
 const SEG_NY: u32 = 1u;
@@ -55,6 +58,14 @@ fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     }
     let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
     return ng + vec4<f32>(e.x * g.x, e.y * g.yz, 0.0);
+}
+
+// The μ of contact i's projection (uniform branch: a table without LuGre reads ra.w only).
+fn cone_mu(c: Contact, i: u32) -> f32 {
+    if params.model.z == 0u {
+        return c.ra.w;
+    }
+    return gam[SEG_STATE * params.counts.y + i].w;
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
@@ -102,7 +113,7 @@ fn product_init(
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;
         let q = rhs[i];
-        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c.ra.w), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, cone_mu(c, i)), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
 }
@@ -167,7 +178,7 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv[SEG_NGAMMA * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_cone(g - (params.coef.y * q.w) * grad, contacts[i].ra.w);
+        t = project_cone(g - (params.coef.y * q.w) * grad, cone_mu(contacts[i], i));
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -185,7 +196,7 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_cone(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i].ra.w);
+        t = project_cone(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, cone_mu(contacts[i], i));
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -211,7 +222,7 @@ fn product_trial(
         nv[SEG_NTRIAL * cap + i] = nt;
         let q = rhs[i];
         let p = vec4<f32>(q.xyz, 0.0);
-        let r2 = residual_sq(t, nt + p, q.w, c.ra.w);
+        let r2 = residual_sq(t, nt + p, q.w, cone_mu(c, i));
         if params.counts.z == 0u {
             v = vec4<f32>(r2, 0.0, 0.0, 0.0);
         } else {
@@ -278,7 +289,7 @@ fn outer_offset(
         gam[SEG_Y * cap + i] = g;
         gam[SEG_TRIAL * cap + i] = g;
         gam[SEG_BEST * cap + i] = g;
-        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, mu);
+        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, cone_mu(c, i));
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);

@@ -4,7 +4,8 @@ struct SolveParams {
     counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
     coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
     // x = 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows),
-    // y = entries of the model table.
+    // y = materials in the model table (two vec4 each), z = 1 when the table has a stateful
+    // model (LuGre: the state segment of `gam` exists and holds every contact's cone μ).
     model: vec4<u32>,
 }
 

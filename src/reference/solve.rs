@@ -35,6 +35,9 @@ pub struct SolveOutput {
     pub outer: u32,
     /// Sliding contacts with A ≤ 0 (see [`painleve_count`]).
     pub painleve: u32,
+    /// The record each contact saves for the next step (`rows::saved_record`: γ, or the
+    /// tanh / LuGre state), as the GPU's warm-start buffer holds it.
+    pub saved: Vec<[f64; 4]>,
 }
 
 /// Warm-start data: the previous step's sorted keys and impulses.
@@ -42,6 +45,21 @@ pub struct SolveOutput {
 pub struct WarmStart<'a> {
     pub keys: &'a [(u32, u32, u32)],
     pub gamma: &'a [Vec3],
+    /// The full saved records (`SolveOutput::saved`), which replace `gamma` when not empty
+    /// (models with state: tanh, LuGre).
+    pub saved: &'a [[f64; 4]],
+}
+
+impl WarmStart<'_> {
+    /// The saved record of key index k.
+    fn record(&self, k: usize) -> [f64; 4] {
+        if self.saved.is_empty() {
+            let g = self.gamma[k];
+            [g[0], g[1], g[2], 0.0]
+        } else {
+            self.saved[k]
+        }
+    }
 }
 
 fn v3(a: [f32; 4]) -> DVec3 {
@@ -192,7 +210,8 @@ pub fn assemble(
 
 /// [`assemble`] with a per-material model table (`crate::solve::rows`): also returns the
 /// compliance (E_n, E_T, E_T) per contact, which adds to the diagonal bound
-/// (3/η = trace + E_n + E_T). The bristle offset −E_T γ_T⁻ is added by [`solve_models`].
+/// (3/η = trace + E_n + E_T). The bristle offset −E_T γ_T⁻ and the tanh / LuGre rows, which
+/// need the previous step's records, are added by [`solve_models`].
 pub fn assemble_models(
     bodies: &[Body64],
     contacts: &[Contact],
@@ -200,9 +219,40 @@ pub fn assemble_models(
     recovery_speed: f64,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    let mut compliance = Vec::with_capacity(contacts.len());
-    let mut p = Vec::with_capacity(contacts.len());
-    let mut eta = Vec::with_capacity(contacts.len());
+    let a = assemble_rows(bodies, contacts, dt, recovery_speed, models, None);
+    (a.p, a.eta, a.compliance)
+}
+
+/// What assembly gives the sweeps: p, η, compliance, the projection's μ, and per contact the
+/// previous record (if found), the warm-start impulse, the model id and the LuGre state.
+struct Assembled {
+    p: Vec<Vec3>,
+    eta: Vec<f64>,
+    compliance: Vec<Vec3>,
+    mu: Vec<f64>,
+    warm: Vec<Option<Vec3>>,
+    ids: Vec<u32>,
+    state: Vec<[f64; 3]>,
+}
+
+fn assemble_rows(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    dt: f64,
+    recovery_speed: f64,
+    models: &[MaterialRow],
+    warm: Option<(WarmStart, bool)>,
+) -> Assembled {
+    let nc = contacts.len();
+    let mut out = Assembled {
+        p: Vec::with_capacity(nc),
+        eta: Vec::with_capacity(nc),
+        compliance: Vec::with_capacity(nc),
+        mu: Vec::with_capacity(nc),
+        warm: Vec::with_capacity(nc),
+        ids: Vec::with_capacity(nc),
+        state: Vec::with_capacity(nc),
+    };
     let mut count = vec![0u32; bodies.len()];
     for c in contacts {
         count[c.ids[0] as usize] += 1;
@@ -213,20 +263,18 @@ pub fn assemble_models(
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
         let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
-        let model = if models.is_empty() {
-            (rows::MODEL_COULOMB, 0.0, 0.0, 0.0)
+        let (model, ext) = if models.is_empty() {
+            ((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4])
         } else {
             let (ma, mb) = rows::contact_materials(c.ids[3]);
             let m = |k: usize| models[k.min(models.len() - 1)];
-            rows::pair_model(m(ma), m(mb))
+            (rows::pair_model(m(ma), m(mb)), rows::pair_ext(m(ma), m(mb)))
         };
         let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, recovery_speed);
-        let e_t = rows::tangent_compliance(model, dt);
+        let mut e_t = rows::tangent_compliance(model, dt);
         // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
         let active = e.is_finite();
         let e = if active { e } else { 0.0 };
-        compliance.push([e, e_t, e_t]);
-        p.push([stab + n.dot(rel), u.dot(rel), w.dot(rel)]);
         let share = |body: &Body64, r: DVec3| {
             3.0 * body.inv_mass
                 + [n, u, w]
@@ -238,13 +286,40 @@ pub fn assemble_models(
                     .sum::<f64>()
         };
         let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
-        eta.push(if tr > 0.0 && active {
-            3.0 / (tr + e + e_t)
-        } else {
-            0.0
-        });
+        let active = active && tr > 0.0;
+        let stateful = model.0 == rows::MODEL_TANH || model.0 == rows::MODEL_LUGRE;
+        // The previous record by key (the warm start; the bristle's γ_T⁻; tanh / LuGre state).
+        let mut last = None;
+        if let Some((ws, warm_start)) = warm {
+            if active && (warm_start || e_t > 0.0 || stateful) {
+                if let Ok(k) = ws.keys.binary_search(&c.key()) {
+                    last = Some(ws.record(k));
+                }
+            }
+        }
+        let l = last.unwrap_or([0.0; 4]);
+        let vt = [u.dot(rel), w.dot(rel)];
+        let mut pt = [vt[0] - e_t * l[1], vt[1] - e_t * l[2]];
+        let mut mu = c.ra[3] as f64;
+        let mut wt = [l[1], l[2]];
+        let mut state = [0.0; 3];
+        if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
+            e_t = t.e_t;
+            pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];
+            mu = t.mu;
+            wt = t.warm_t;
+            state = t.state;
+        }
+        out.compliance.push([e, e_t, e_t]);
+        out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
+        out.eta
+            .push(if active { 3.0 / (tr + e + e_t) } else { 0.0 });
+        out.mu.push(mu);
+        out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
+        out.ids.push(model.0);
+        out.state.push(state);
     }
-    (p, eta, compliance)
+    out
 }
 
 /// One cone problem's solver state: what the sweeps need and return.
@@ -411,25 +486,31 @@ pub fn solve_models(
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
     let rec = settings.recovery_speed as f64;
-    let (mut p, eta, compliance) = assemble_models(bodies, contacts, dt, rec, models);
+    let asm = assemble_rows(
+        bodies,
+        contacts,
+        dt,
+        rec,
+        models,
+        warm.map(|w| (w, settings.warm_start)),
+    );
+    let Assembled {
+        mut p,
+        eta,
+        compliance,
+        mu,
+        ..
+    } = asm;
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
-    let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
+    // The exact cone's correction s = μ‖u_T‖ uses the contact's own μ (not a guard cone).
+    let mu_contact: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
 
-    // Warm start by binary search of the previous keys; a bristle contact looks its last
-    // impulse γ⁻ up even without warm start (it is the model's state) for the offset −E_T γ_T⁻.
+    // Warm start: the previous record found by key, projected on the contact's cone.
     let mut gamma = vec![[0.0; 3]; nc];
-    if let Some(ws) = warm {
-        for (i, c) in contacts.iter().enumerate() {
-            let e_t = compliance[i][1];
-            if eta[i] > 0.0 && (settings.warm_start || e_t > 0.0) {
-                if let Ok(k) = ws.keys.binary_search(&c.key()) {
-                    let last = ws.gamma[k];
-                    if settings.warm_start {
-                        gamma[i] = project_cone(last, mu[i]);
-                    }
-                    p[i][1] -= e_t * last[1];
-                    p[i][2] -= e_t * last[2];
-                }
+    if settings.warm_start {
+        for i in 0..nc {
+            if let Some(g) = asm.warm[i] {
+                gamma[i] = project_cone(g, mu[i]);
             }
         }
     }
@@ -451,7 +532,7 @@ pub fn solve_models(
                 .map(|i| {
                     let u = add(ngamma[i], p[i]);
                     if eta[i] > 0.0 {
-                        mu[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
+                        mu_contact[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
                     } else {
                         0.0
                     }
@@ -499,7 +580,18 @@ pub fn solve_models(
             omega.push(b.omega);
         }
     }
+    let saved = (0..nc)
+        .map(|i| {
+            let c = &contacts[i];
+            let (_, u, w, ra, rb) = frame(c);
+            let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
+            let rel = (vel[b] + omega[b].cross(rb)) - (vel[a] + omega[a].cross(ra));
+            let vt = [u.dot(rel), w.dot(rel)];
+            rows::saved_record(asm.ids[i], gamma[i], asm.state[i], vt)
+        })
+        .collect();
     SolveOutput {
+        saved,
         history,
         vel,
         omega,

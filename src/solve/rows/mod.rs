@@ -108,7 +108,7 @@ pub const MODEL_COULOMB: u32 = 0;
 pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str = "coulomb, compliant, hunt_crossley, bristle";
+pub const SOLVED_MODELS: &str = "coulomb, compliant, hunt_crossley, bristle, tanh, lugre";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
@@ -118,12 +118,15 @@ pub fn is_solved(model: &FrictionModel) -> bool {
             | FrictionModel::Compliant { .. }
             | FrictionModel::HuntCrossley { .. }
             | FrictionModel::Bristle { .. }
+            | FrictionModel::Tanh { .. }
+            | FrictionModel::LuGre { .. }
     )
 }
 
-/// One material's row parameters as the solver's model table stores them (one `vec4` per
-/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), 0]`.
-pub type MaterialRow = [f32; 4];
+/// One material's row parameters as the solver's model table stores them (two `vec4` per
+/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), exponent n | ext]`,
+/// the second `vec4` (ext) holding the parameters of models that need more (LuGre: μ_s, v_s).
+pub type MaterialRow = [f32; 8];
 
 /// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
 /// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with
@@ -137,28 +140,64 @@ pub const MODEL_HUNT_CROSSLEY: u32 = 3;
 /// Coulomb cone with the current γ_n (the paper's option; its box ±μ γ_n⁻ is not built).
 pub const MODEL_BRISTLE: u32 = 2;
 
+/// Smooth friction λ_T = −μ tanh(‖v_T‖/v_s) λ_N v̂_T (seed 002; table row `[4, v_s, 0, 0]`),
+/// linearised per step by its secant at the contact's last slip speed s⁻ (saved by key in the
+/// `w` lane of its impulse) and last normal impulse γ_n⁻: the friction is the damper
+/// v_T⁺ + E_T γ_T = 0 with E_T = s⁻ / (μ γ_n⁻ tanh(s⁻/v_s)) (→ v_s/(μ γ_n⁻) at rest), no
+/// offset, projection: the Coulomb cone (tanh < 1, so it binds only while unloading). At a
+/// steady slip s⁻ = s⁺ and the row is the tanh law exactly; the lagged secant is a
+/// contraction in time (factor < h/(m + h), h = 1/E_T). A contact with no previous normal
+/// impulse is Coulomb for its first step.
+pub const MODEL_TANH: u32 = 4;
+
+/// Point LuGre (seed 003 with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
+/// contact's μ, Stribeck exponent 2): the implicit bristle update of DESIGN §3 with κ =
+/// σ0 s⁻/g(s⁻) frozen at the last slip speed, per unit normal load l = c0 + c1 v_T⁺,
+/// c1 = (σ0 + σ1/dt) a dt + σ2, c0 = ((σ0 + σ1/dt) a − σ1/dt) z, a = 1/(1 + dt κ), and the
+/// friction impulse γ_T = −γ_n⁻ l: E_T = 1/(γ_n⁻ c1), offset c0/c1. The state z (2-D, in the
+/// contact's (u, w) frame) and s⁻ replace the tangential impulse in the saved record
+/// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ = a (z + dt v_T⁺) is formed when the
+/// record is saved, from (a z, a dt) kept in the state segment of `gam` at assembly.
+/// Projection: a guard cone μ_g = 2 μ_s + (σ1 + σ2) ‖v*_T‖ (binds only while unloading); no
+/// friction on a contact's first step (no γ_n⁻). Plain LuGre (β = 1): the elasto-plastic
+/// variant is not built.
+pub const MODEL_LUGRE: u32 = 5;
+
 /// The table row of a material's model (only solved models reach here).
 pub fn material_row(model: &FrictionModel) -> MaterialRow {
+    let r = |id: u32, a: f64, b: f64, c: f64| {
+        [id as f32, a as f32, b as f32, c as f32, 0.0, 0.0, 0.0, 0.0]
+    };
     match *model {
-        FrictionModel::Compliant { stiffness, damping } => [
-            MODEL_COMPLIANT as f32,
-            stiffness as f32,
-            damping as f32,
-            0.0,
-        ],
-        FrictionModel::Bristle { stiffness } => [MODEL_BRISTLE as f32, stiffness as f32, 0.0, 0.0],
+        FrictionModel::Compliant { stiffness, damping } => {
+            r(MODEL_COMPLIANT, stiffness, damping, 0.0)
+        }
+        FrictionModel::Bristle { stiffness } => r(MODEL_BRISTLE, stiffness, 0.0, 0.0),
         FrictionModel::HuntCrossley {
             stiffness,
             exponent,
             damping,
-        } => [
-            MODEL_HUNT_CROSSLEY as f32,
-            stiffness as f32,
-            damping as f32,
-            exponent as f32,
-        ],
-        _ => [MODEL_COULOMB as f32, 0.0, 0.0, 0.0],
+        } => r(MODEL_HUNT_CROSSLEY, stiffness, damping, exponent),
+        FrictionModel::Tanh { slip_velocity } => r(MODEL_TANH, slip_velocity, 0.0, 0.0),
+        FrictionModel::LuGre {
+            sigma0,
+            sigma1,
+            sigma2,
+            mu_static,
+            v_stribeck,
+        } => {
+            let mut row = r(MODEL_LUGRE, sigma0, sigma1, sigma2);
+            row[4] = mu_static as f32;
+            row[5] = v_stribeck as f32;
+            row
+        }
+        _ => r(MODEL_COULOMB, 0.0, 0.0, 0.0),
     }
+}
+
+/// Whether a model table needs the per-contact state segment (LuGre).
+pub fn has_state(rows: &[MaterialRow]) -> bool {
+    rows.iter().any(|r| r[0] as u32 == MODEL_LUGRE)
 }
 
 /// Two springs (or dampers) in series: x y / (x + y), 0 when both are 0.
@@ -180,19 +219,135 @@ pub fn pair_model(a: MaterialRow, b: MaterialRow) -> PairModel {
     let f = |r: MaterialRow| (r[0] as u32, r[1] as f64, r[2] as f64, r[3] as f64);
     let ((ia, ka, ca, na), (ib, kb, cb, nb)) = (f(a), f(b));
     if ia == ib && ia != MODEL_COULOMB {
-        // Hunt–Crossley: α and n are coefficients (by min); dampings c in series.
+        // Hunt–Crossley: α and n are coefficients (by min); dampings c in series; tanh's
+        // slip velocity by min; LuGre: σ0, σ1 in series, σ2 by min.
         let c = if ia == MODEL_HUNT_CROSSLEY {
             ca.min(cb)
         } else {
             series(ca, cb)
         };
-        (ia, series(ka, kb), c, na.min(nb))
+        let k = if ia == MODEL_TANH {
+            ka.min(kb)
+        } else {
+            series(ka, kb)
+        };
+        (ia, k, c, na.min(nb))
     } else if ib == MODEL_COULOMB {
         (ia, ka, ca, na)
     } else if ia == MODEL_COULOMB {
         (ib, kb, cb, nb)
     } else {
         (MODEL_COULOMB, 0.0, 0.0, 0.0)
+    }
+}
+
+/// The mixed extension parameters of a pair (LuGre: μ_s, v_s): the model's side, both by
+/// min when both materials have it (same rule as `pair_ext` in `solve_assemble.wgsl`).
+pub fn pair_ext(a: MaterialRow, b: MaterialRow) -> [f64; 4] {
+    let (ia, ib) = (a[0] as u32, b[0] as u32);
+    let e = |r: MaterialRow| [4, 5, 6, 7].map(|k| r[k] as f64);
+    if ia == ib {
+        let (x, y) = (e(a), e(b));
+        [0, 1, 2, 3].map(|k| x[k].min(y[k]))
+    } else if ib == MODEL_COULOMB {
+        e(a)
+    } else {
+        e(b)
+    }
+}
+
+/// Tangential rows of a stateful friction model: compliance E_T, offset added to p_T, the
+/// projection's μ, the state kept at assembly for the save (LuGre: a z, a dt) and the warm
+/// start of the tangential impulse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TangentRows {
+    pub e_t: f64,
+    pub offset: [f64; 2],
+    pub mu: f64,
+    pub state: [f64; 3],
+    pub warm_t: [f64; 2],
+}
+
+/// Tanh and LuGre rows (see [`MODEL_TANH`], [`MODEL_LUGRE`]) from the contact's saved record
+/// `last` = (γ_n⁻, y, z, s⁻) (zeros for a new contact), its μ, the free tangential velocity
+/// `vt` and dt. Other models: None. The shader's `stateful_rows` is the same in f32.
+pub fn stateful_rows(
+    model: PairModel,
+    ext: [f64; 4],
+    mu: f64,
+    last: [f64; 4],
+    vt: [f64; 2],
+    dt: f64,
+) -> Option<TangentRows> {
+    let (id, k, c, n) = model;
+    let gn = last[0];
+    let s = last[3];
+    if id == MODEL_TANH {
+        let e_t = if mu * gn > 0.0 && k > 0.0 {
+            let x = s / k;
+            if x > 1e-4 {
+                s / (mu * gn * x.tanh())
+            } else {
+                k / (mu * gn)
+            }
+        } else {
+            0.0
+        };
+        return Some(TangentRows {
+            e_t,
+            offset: [0.0; 2],
+            mu,
+            state: [0.0; 3],
+            warm_t: [last[1], last[2]],
+        });
+    }
+    if id != MODEL_LUGRE {
+        return None;
+    }
+    let (s0, s1, s2) = (k, c, n);
+    let (mu_s, v_s) = (ext[0], ext[1]);
+    let g = mu + (mu_s - mu) * (-(s / v_s) * (s / v_s)).exp();
+    let den = g + dt * s0 * s;
+    let a = if den > 0.0 { g / den } else { 1.0 };
+    let z = [last[1], last[2]];
+    let big = s0 + s1 / dt;
+    let c1 = big * a * dt + s2;
+    let f0 = big * a - s1 / dt;
+    let c0 = [f0 * z[0], f0 * z[1]];
+    let vn = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
+    let (e_t, offset, mu_g, warm_t) = if gn > 0.0 {
+        (
+            1.0 / (gn * c1),
+            [c0[0] / c1, c0[1] / c1],
+            2.0 * mu_s + (s1 + s2) * vn,
+            [-gn * (c0[0] + c1 * vt[0]), -gn * (c0[1] + c1 * vt[1])],
+        )
+    } else {
+        (0.0, [0.0; 2], 0.0, [0.0; 2])
+    };
+    Some(TangentRows {
+        e_t,
+        offset,
+        mu: mu_g,
+        state: [a * z[0], a * z[1], a * dt],
+        warm_t,
+    })
+}
+
+/// The record a contact saves for the next step (the warm-start impulse slot): γ as is for
+/// the models without state; tanh adds its slip speed s⁺ = ‖v_T⁺‖ in `w`; LuGre saves
+/// (γ_n, z⁺, s⁺) with z⁺ = a z + a dt v_T⁺ from the assembly's `state`.
+pub fn saved_record(id: u32, gamma: [f64; 3], state: [f64; 3], vt: [f64; 2]) -> [f64; 4] {
+    let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
+    match id {
+        MODEL_TANH => [gamma[0], gamma[1], gamma[2], s],
+        MODEL_LUGRE => [
+            gamma[0],
+            state[0] + state[2] * vt[0],
+            state[1] + state[2] * vt[1],
+            s,
+        ],
+        _ => [gamma[0], gamma[1], gamma[2], 0.0],
     }
 }
 
