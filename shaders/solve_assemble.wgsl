@@ -44,8 +44,9 @@ const MODEL_BRISTLE: u32 = 2u;
 const MODEL_HUNT_CROSSLEY: u32 = 3u;
 const MODEL_TANH: u32 = 4u;
 const MODEL_LUGRE: u32 = 5u;
-// The per-contact state of stateful models (LuGre: a z, a dt, and the projection's μ for
-// every contact), allocated only when the table has one (params.model.z).
+// The per-contact state of stateful models (LuGre: a z, a dt; w: the disk radius of tanh and
+// LuGre contacts, −1 for the others' cone), allocated only when the table has one
+// (params.model.z).
 const SEG_STATE: u32 = 5u;
 
 fn series(x: f32, y: f32) -> f32 {
@@ -134,7 +135,8 @@ fn tangent_compliance(m: vec4<f32>, dt: f32) -> f32 {
 // state (a z, a dt) and the tangential warm start.
 struct TangentRows {
     e_t: f32,
-    mu: f32,
+    r: f32, // the projection: a disk ‖γ_T‖ ≤ r (with γ_n ≥ 0), or −1 for the contact's cone
+
     off: vec2<f32>,
     st: vec3<f32>,
     warm: vec2<f32>,
@@ -142,7 +144,7 @@ struct TangentRows {
 
 // From the saved record last = (γ_n⁻, y, z, s⁻), the free tangential velocity vt and μ.
 fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec2<f32>, dt: f32) -> TangentRows {
-    var t = TangentRows(0.0, mu, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
+    var t = TangentRows(0.0, 0.0, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
     let gn = last.x;
     let s = last.w;
     if u32(m.x) == MODEL_TANH {
@@ -150,6 +152,7 @@ fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec
         if mu * gn > 0.0 && m.y > 0.0 {
             let x = s / m.y;
             t.e_t = select(m.y / (mu * gn), s / (mu * gn * tanh(x)), x > 1e-4);
+            t.r = mu * gn;
         }
         return t;
     }
@@ -163,11 +166,10 @@ fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec
     let c0 = (big * a - m.z / dt) * last.yz;
     t.st = vec3<f32>(a * last.yz, a * dt);
     t.warm = vec2<f32>(0.0);
-    t.mu = 0.0;
     if gn > 0.0 {
         t.e_t = 1.0 / (gn * c1);
         t.off = c0 / c1;
-        t.mu = 2.0 * ext.x + (m.z + m.w) * length(vt);
+        t.r = (2.0 * ext.x + (m.z + m.w) * length(vt)) * gn;
         t.warm = -gn * (c0 + c1 * vt);
     }
     return t;
@@ -274,7 +276,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         }
     }
     let vt = vec2<f32>(dot(u, rel), dot(w, rel));
-    var t = TangentRows(e_t, c.ra.w, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
+    var t = TangentRows(e_t, -1.0, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
     var pt = vt - e_t * last.yz; // bristle: v_T⁺ + E_T (γ_T − γ_T⁻) = 0 while sticking
     if stateful {
         t = stateful_rows(m, pair_ext(c.ids.w), c.ra.w, last, vt, dt);
@@ -284,13 +286,13 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let eta = select(0.0, 3.0 / (tr + nr.x + e_t), live);
     var g0 = vec4<f32>(0.0);
     if found && params.counts.w != 0u {
-        g0 = project_cone(vec4<f32>(last.x, t.warm, 0.0), t.mu);
+        g0 = project_row(vec4<f32>(last.x, t.warm, 0.0), c.ra.w, t.r);
     }
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
     gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t);
     if params.model.z != 0u {
-        gam[SEG_STATE * cap + i] = vec4<f32>(t.st, t.mu);
+        gam[SEG_STATE * cap + i] = vec4<f32>(t.st, t.r);
     }
 
     gam[SEG_GAMMA * cap + i] = g0;

@@ -203,8 +203,16 @@ fn block_on_incline(
     let mut out = Vec::new();
     for _ in 0..steps / every {
         let recs = sim.advance(every, every as u64).unwrap();
-        assert!(recs.iter().all(|r| r.contacts == 1));
         let s = sim.read_state().unwrap();
+        if !recs.iter().all(|r| r.contacts == 1) {
+            eprintln!(
+                "contacts {:?} z {:?} v {:?}",
+                recs.iter().map(|r| r.contacts).collect::<Vec<_>>(),
+                s.pos[1],
+                s.vel[1]
+            );
+        }
+        assert!(recs.iter().all(|r| r.contacts == 1));
         out.push((s.pos[1][0] as f64, s.vel[1][0] as f64));
     }
     out
@@ -307,9 +315,9 @@ fn hunt_crossley_restitution_falls_with_impact_speed() {
 
 /// Smooth friction (seed 002, λ_T = −μ tanh(v/v_s) λ_N) below the friction angle: a block on
 /// an incline creeps at the steady v = v_s artanh(tan θ/μ) (μ = 0.5, v_s = 1e-3 m/s; θ = 10°
-/// and 20°: 0.369 and 0.925 mm/s), measured as the mean velocity over the last 0.5 s of 1 s
+/// and 20°: 0.369 and 0.925 mm/s), measured as the mean velocity from 0.2 s to 0.5 s
 /// (displacement / time), within 2 %. Above it (θ = 35°) the block accelerates at
-/// g (sin θ − μ cos θ) once v ≫ v_s, within 1 %. Budget: 2 × 1000 + 500 steps.
+/// g (sin θ − μ cos θ) once v ≫ v_s, within 1 %. Budget: 3 × 500 steps.
 #[test]
 fn tanh_friction_creeps_at_the_analytic_velocity() {
     let t0 = Instant::now();
@@ -317,16 +325,19 @@ fn tanh_friction_creeps_at_the_analytic_velocity() {
     let model = FrictionModel::Tanh { slip_velocity: v_s };
     for deg in [10f64, 20.0] {
         let theta = deg.to_radians();
-        let xs = block_on_incline(model.clone(), mu as f32, theta, 0.0, 1000, 100);
-        let v = (xs[9].0 - xs[4].0) / 0.5;
+        let xs = block_on_incline(model.clone(), mu as f32, theta, 0.0, 500, 100);
+        let v = (xs[4].0 - xs[1].0) / 0.3;
         let v_ref = v_s * (theta.tan() / mu).atanh();
         eprintln!(
             "tanh creep θ = {deg}°: v = {v:.5e} m/s (v_s artanh(tan θ/μ) = {v_ref:.5e}), \
              last sample {:.5e} ({:.1} s)",
-            xs[9].1,
+            xs[4].1,
             t0.elapsed().as_secs_f64()
         );
-        assert!((v / v_ref - 1.0).abs() < 0.02, "θ = {deg}°: v = {v} vs {v_ref}");
+        assert!(
+            (v / v_ref - 1.0).abs() < 0.02,
+            "θ = {deg}°: v = {v} vs {v_ref}"
+        );
     }
     let theta = 35f64.to_radians();
     let xs = block_on_incline(model, mu as f32, theta, 0.0, 500, 100);

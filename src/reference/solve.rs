@@ -96,6 +96,22 @@ pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
     [gn, g[1] * (mu * gn / t), g[2] * (mu * gn / t)]
 }
 
+/// The tanh / LuGre projection (`src/solve/rows`): γ_n ≥ 0 and ‖γ_T‖ ≤ r.
+pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
+    let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
+    let k = if t > r { r / t } else { 1.0 };
+    [g[0].max(0.0), g[1] * k, g[2] * k]
+}
+
+/// A contact's projection: the disk of radius `r` ≥ 0, or (r < 0) the cone of μ.
+pub fn project_row(g: Vec3, mu: f64, r: f64) -> Vec3 {
+    if r < 0.0 {
+        project_cone(g, mu)
+    } else {
+        project_disk(g, r)
+    }
+}
+
 /// World inverse inertia times v: R diag(I⁻¹) Rᵀ v.
 pub fn inv_inertia(b: &Body64, v: DVec3) -> DVec3 {
     b.rot * (b.inv_inertia * (b.rot.inverse() * v))
@@ -110,12 +126,17 @@ pub fn frame(c: &Contact) -> (DVec3, DVec3, DVec3, DVec3, DVec3) {
 
 /// Residual of γ per contact with g_d = η_i: (γ − Π(γ − η g)) / η.
 pub fn residual_vec(gamma: Vec3, grad: Vec3, eta: f64, mu: f64) -> Vec3 {
+    residual_row(gamma, grad, eta, mu, -1.0)
+}
+
+/// [`residual_vec`] with the contact's projection ([`project_row`]).
+pub fn residual_row(gamma: Vec3, grad: Vec3, eta: f64, mu: f64, r: f64) -> Vec3 {
     if eta <= 0.0 {
         return [0.0; 3];
     }
     scale(
         1.0 / eta,
-        sub(gamma, project_cone(sub(gamma, scale(eta, grad)), mu)),
+        sub(gamma, project_row(sub(gamma, scale(eta, grad)), mu, r)),
     )
 }
 
@@ -230,6 +251,8 @@ struct Assembled {
     eta: Vec<f64>,
     compliance: Vec<Vec3>,
     mu: Vec<f64>,
+    /// Disk radius of tanh / LuGre contacts, −1 for the cone.
+    radius: Vec<f64>,
     warm: Vec<Option<Vec3>>,
     ids: Vec<u32>,
     state: Vec<[f64; 3]>,
@@ -249,6 +272,7 @@ fn assemble_rows(
         eta: Vec::with_capacity(nc),
         compliance: Vec::with_capacity(nc),
         mu: Vec::with_capacity(nc),
+        radius: Vec::with_capacity(nc),
         warm: Vec::with_capacity(nc),
         ids: Vec::with_capacity(nc),
         state: Vec::with_capacity(nc),
@@ -300,13 +324,14 @@ fn assemble_rows(
         let l = last.unwrap_or([0.0; 4]);
         let vt = [u.dot(rel), w.dot(rel)];
         let mut pt = [vt[0] - e_t * l[1], vt[1] - e_t * l[2]];
-        let mut mu = c.ra[3] as f64;
+        let mu = c.ra[3] as f64;
+        let mut radius = -1.0;
         let mut wt = [l[1], l[2]];
         let mut state = [0.0; 3];
         if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
             e_t = t.e_t;
             pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];
-            mu = t.mu;
+            radius = t.radius;
             wt = t.warm_t;
             state = t.state;
         }
@@ -315,6 +340,7 @@ fn assemble_rows(
         out.eta
             .push(if active { 3.0 / (tr + e + e_t) } else { 0.0 });
         out.mu.push(mu);
+        out.radius.push(radius);
         out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
         out.ids.push(model.0);
         out.state.push(state);
@@ -329,6 +355,7 @@ struct Sweeps<'a> {
     p: &'a [Vec3],
     eta: &'a [f64],
     mu: &'a [f64],
+    radius: &'a [f64],
     history: &'a mut Vec<[f64; 4]>,
     iterations: &'a mut u32,
 }
@@ -341,7 +368,13 @@ impl Sweeps<'_> {
     fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
         (0..g.len())
             .map(|i| {
-                let r = residual_vec(g[i], self.grad(ng, i), self.eta[i], self.mu[i]);
+                let r = residual_row(
+                    g[i],
+                    self.grad(ng, i),
+                    self.eta[i],
+                    self.mu[i],
+                    self.radius[i],
+                );
                 dot(r, r)
             })
             .sum::<f64>()
@@ -398,10 +431,18 @@ impl Sweeps<'_> {
                         return [0.0; 3];
                     }
                     if apgd {
-                        project_cone(sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))), mu[i])
+                        project_row(
+                            sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))),
+                            mu[i],
+                            self.radius[i],
+                        )
                     } else {
                         let s = settings.omega as f64 * eta[i];
-                        project_cone(sub(gamma[i], scale(s, self.grad(&ngamma, i))), mu[i])
+                        project_row(
+                            sub(gamma[i], scale(s, self.grad(&ngamma, i))),
+                            mu[i],
+                            self.radius[i],
+                        )
                     }
                 })
                 .collect();
@@ -499,18 +540,17 @@ pub fn solve_models(
         eta,
         compliance,
         mu,
+        radius,
         ..
     } = asm;
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
-    // The exact cone's correction s = μ‖u_T‖ uses the contact's own μ (not a guard cone).
-    let mu_contact: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
 
     // Warm start: the previous record found by key, projected on the contact's cone.
     let mut gamma = vec![[0.0; 3]; nc];
     if settings.warm_start {
         for i in 0..nc {
             if let Some(g) = asm.warm[i] {
-                gamma[i] = project_cone(g, mu[i]);
+                gamma[i] = project_row(g, mu[i], radius[i]);
             }
         }
     }
@@ -532,7 +572,7 @@ pub fn solve_models(
                 .map(|i| {
                     let u = add(ngamma[i], p[i]);
                     if eta[i] > 0.0 {
-                        mu_contact[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
+                        mu[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
                     } else {
                         0.0
                     }
@@ -559,6 +599,7 @@ pub fn solve_models(
             p: &p,
             eta: &eta,
             mu: &mu,
+            radius: &radius,
             history: &mut history,
             iterations: &mut iterations,
         };

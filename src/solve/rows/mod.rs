@@ -144,10 +144,12 @@ pub const MODEL_BRISTLE: u32 = 2;
 /// linearised per step by its secant at the contact's last slip speed s⁻ (saved by key in the
 /// `w` lane of its impulse) and last normal impulse γ_n⁻: the friction is the damper
 /// v_T⁺ + E_T γ_T = 0 with E_T = s⁻ / (μ γ_n⁻ tanh(s⁻/v_s)) (→ v_s/(μ γ_n⁻) at rest), no
-/// offset, projection: the Coulomb cone (tanh < 1, so it binds only while unloading). At a
-/// steady slip s⁻ = s⁺ and the row is the tanh law exactly; the lagged secant is a
-/// contraction in time (factor < h/(m + h), h = 1/E_T). A contact with no previous normal
-/// impulse is Coulomb for its first step.
+/// offset, projection: γ_n ≥ 0 and the disk ‖γ_T‖ ≤ μ γ_n⁻ (the tanh law's bound; it binds
+/// while a slide accelerates past the secant, which then is Coulomb sliding with the lagged
+/// normal impulse, and never lifts the contact off as the relaxed cone would). At a steady
+/// slip s⁻ = s⁺ and the row is the tanh law exactly; the lagged secant is a contraction in
+/// time (factor < h/(m + h), h = 1/E_T). A contact with no previous normal impulse has no
+/// friction for its first step.
 pub const MODEL_TANH: u32 = 4;
 
 /// Point LuGre (seed 003 with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
@@ -158,7 +160,7 @@ pub const MODEL_TANH: u32 = 4;
 /// contact's (u, w) frame) and s⁻ replace the tangential impulse in the saved record
 /// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ = a (z + dt v_T⁺) is formed when the
 /// record is saved, from (a z, a dt) kept in the state segment of `gam` at assembly.
-/// Projection: a guard cone μ_g = 2 μ_s + (σ1 + σ2) ‖v*_T‖ (binds only while unloading); no
+/// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
 /// friction on a contact's first step (no γ_n⁻). Plain LuGre (β = 1): the elasto-plastic
 /// variant is not built.
 pub const MODEL_LUGRE: u32 = 5;
@@ -195,9 +197,11 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
     }
 }
 
-/// Whether a model table needs the per-contact state segment (LuGre).
+/// Whether a model table needs the per-contact state segment (tanh, LuGre: the disk radius of
+/// their projection and LuGre's a z, a dt).
 pub fn has_state(rows: &[MaterialRow]) -> bool {
-    rows.iter().any(|r| r[0] as u32 == MODEL_LUGRE)
+    rows.iter()
+        .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE))
 }
 
 /// Two springs (or dampers) in series: x y / (x + y), 0 when both are 0.
@@ -257,13 +261,15 @@ pub fn pair_ext(a: MaterialRow, b: MaterialRow) -> [f64; 4] {
 }
 
 /// Tangential rows of a stateful friction model: compliance E_T, offset added to p_T, the
-/// projection's μ, the state kept at assembly for the save (LuGre: a z, a dt) and the warm
-/// start of the tangential impulse.
+/// projection's disk radius, the state kept at assembly for the save (LuGre: a z, a dt) and
+/// the warm start of the tangential impulse.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TangentRows {
     pub e_t: f64,
     pub offset: [f64; 2],
-    pub mu: f64,
+    /// The projection: γ_n ≥ 0 and the disk ‖γ_T‖ ≤ radius (not coupled to the current γ_n,
+    /// so a sliding contact does not lift off as with the relaxed cone).
+    pub radius: f64,
     pub state: [f64; 3],
     pub warm_t: [f64; 2],
 }
@@ -283,20 +289,21 @@ pub fn stateful_rows(
     let gn = last[0];
     let s = last[3];
     if id == MODEL_TANH {
-        let e_t = if mu * gn > 0.0 && k > 0.0 {
+        let (e_t, radius) = if mu * gn > 0.0 && k > 0.0 {
             let x = s / k;
-            if x > 1e-4 {
+            let e = if x > 1e-4 {
                 s / (mu * gn * x.tanh())
             } else {
                 k / (mu * gn)
-            }
+            };
+            (e, mu * gn)
         } else {
-            0.0
+            (0.0, 0.0)
         };
         return Some(TangentRows {
             e_t,
             offset: [0.0; 2],
-            mu,
+            radius,
             state: [0.0; 3],
             warm_t: [last[1], last[2]],
         });
@@ -315,11 +322,11 @@ pub fn stateful_rows(
     let f0 = big * a - s1 / dt;
     let c0 = [f0 * z[0], f0 * z[1]];
     let vn = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
-    let (e_t, offset, mu_g, warm_t) = if gn > 0.0 {
+    let (e_t, offset, radius, warm_t) = if gn > 0.0 {
         (
             1.0 / (gn * c1),
             [c0[0] / c1, c0[1] / c1],
-            2.0 * mu_s + (s1 + s2) * vn,
+            (2.0 * mu_s + (s1 + s2) * vn) * gn,
             [-gn * (c0[0] + c1 * vt[0]), -gn * (c0[1] + c1 * vt[1])],
         )
     } else {
@@ -328,7 +335,7 @@ pub fn stateful_rows(
     Some(TangentRows {
         e_t,
         offset,
-        mu: mu_g,
+        radius,
         state: [a * z[0], a * z[1], a * dt],
         warm_t,
     })
