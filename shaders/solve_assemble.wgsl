@@ -44,7 +44,7 @@ const MODEL_BRISTLE: u32 = 2u;
 const MODEL_HUNT_CROSSLEY: u32 = 3u;
 const MODEL_TANH: u32 = 4u;
 const MODEL_LUGRE: u32 = 5u;
-// The per-contact state of stateful models (LuGre: a z, a dt; w: the disk radius of tanh and
+// The per-contact state of stateful models (LuGre: z, dt; w: the disk radius of tanh and
 // LuGre contacts, −1 for the others' cone), allocated only when the table has one
 // (params.model.z).
 const SEG_STATE: u32 = 5u;
@@ -131,8 +131,8 @@ fn tangent_compliance(m: vec4<f32>, dt: f32) -> f32 {
     return select(0.0, 1.0 / (m.y * dt * dt), u32(m.x) == MODEL_BRISTLE && m.y > 0.0);
 }
 
-// Tangential rows of tanh and LuGre (rows::stateful_rows): compliance, offset, projection μ,
-// state (a z, a dt) and the tangential warm start.
+// Tangential rows of tanh and LuGre (rows::stateful_rows): compliance, offset, projection
+// disk radius, state (z, dt) and the tangential warm start.
 struct TangentRows {
     e_t: f32,
     r: f32, // the projection: a disk ‖γ_T‖ ≤ r (with γ_n ≥ 0), or −1 for the contact's cone
@@ -140,6 +140,12 @@ struct TangentRows {
     off: vec2<f32>,
     st: vec3<f32>,
     warm: vec2<f32>,
+}
+
+// LuGre's Stribeck curve (rows::stribeck), ext = (μ_s, v_s, ..), μ_c = mu.
+fn stribeck(mu: f32, ext: vec4<f32>, s: f32) -> f32 {
+    let r = s / ext.y;
+    return mu + (ext.x - mu) * exp(-r * r);
 }
 
 // From the saved record last = (γ_n⁻, y, z, s⁻), the free tangential velocity vt and μ.
@@ -157,14 +163,13 @@ fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec
         return t;
     }
     // LuGre: κ = σ0 s⁻/g(s⁻) frozen, z⁺ = a (z + dt v⁺), l = c0 + c1 v⁺, γ_T = −γ_n⁻ l.
-    let r = s / ext.y;
-    let g = mu + (ext.x - mu) * exp(-r * r);
+    let g = stribeck(mu, ext, s);
     let den = g + dt * m.y * s;
     let a = select(1.0, g / den, den > 0.0);
     let big = m.y + m.z / dt;
     let c1 = big * a * dt + m.w;
     let c0 = (big * a - m.z / dt) * last.yz;
-    t.st = vec3<f32>(a * last.yz, a * dt);
+    t.st = vec3<f32>(last.yz, dt);
     t.warm = vec2<f32>(0.0);
     if gn > 0.0 {
         t.e_t = 1.0 / (gn * c1);
@@ -318,8 +323,10 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     var rec = gam[SEG_GAMMA * cap + i];
     if params.model.x != 0u {
         // tanh and LuGre save their state (rows::saved_record): the slip speed s⁺ = ‖v_T⁺‖
-        // (v⁺ is in vel/omega by now) and, for LuGre, z⁺ = a z + a dt v_T⁺ in place of γ_T.
-        let id = u32(pair_model(c.ids.w).x);
+        // (v⁺ is in vel/omega by now) and, for LuGre, in place of γ_T the bristle state
+        // z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), implicit in the known v⁺.
+        let m = pair_model(c.ids.w);
+        let id = u32(m.x);
         if id == MODEL_TANH || id == MODEL_LUGRE {
             let a = c.ids.x;
             let b = c.ids.y;
@@ -330,7 +337,10 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             rec.w = length(vt);
             if id == MODEL_LUGRE {
                 let st = gam[SEG_STATE * cap + i];
-                rec = vec4<f32>(rec.x, st.xy + st.z * vt, rec.w);
+                let g = stribeck(c.ra.w, pair_ext(c.ids.w), rec.w);
+                let den = g + st.z * m.y * rec.w;
+                let a = select(1.0, g / den, den > 0.0);
+                rec = vec4<f32>(rec.x, a * (st.xy + st.z * vt), rec.w);
             }
         }
     }

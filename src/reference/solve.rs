@@ -254,7 +254,7 @@ struct Assembled {
     /// Disk radius of tanh / LuGre contacts, −1 for the cone.
     radius: Vec<f64>,
     warm: Vec<Option<Vec3>>,
-    ids: Vec<u32>,
+    models: Vec<(rows::PairModel, [f64; 4])>,
     state: Vec<[f64; 3]>,
 }
 
@@ -274,7 +274,7 @@ fn assemble_rows(
         mu: Vec::with_capacity(nc),
         radius: Vec::with_capacity(nc),
         warm: Vec::with_capacity(nc),
-        ids: Vec::with_capacity(nc),
+        models: Vec::with_capacity(nc),
         state: Vec::with_capacity(nc),
     };
     let mut count = vec![0u32; bodies.len()];
@@ -342,7 +342,7 @@ fn assemble_rows(
         out.mu.push(mu);
         out.radius.push(radius);
         out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
-        out.ids.push(model.0);
+        out.models.push((model, ext));
         out.state.push(state);
     }
     out
@@ -628,7 +628,8 @@ pub fn solve_models(
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
             let rel = (vel[b] + omega[b].cross(rb)) - (vel[a] + omega[a].cross(ra));
             let vt = [u.dot(rel), w.dot(rel)];
-            rows::saved_record(asm.ids[i], gamma[i], asm.state[i], vt)
+            let (model, ext) = asm.models[i];
+            rows::saved_record(model, ext, mu[i], gamma[i], asm.state[i], vt)
         })
         .collect();
     SolveOutput {

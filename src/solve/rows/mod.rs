@@ -158,8 +158,8 @@ pub const MODEL_TANH: u32 = 4;
 /// c1 = (σ0 + σ1/dt) a dt + σ2, c0 = ((σ0 + σ1/dt) a − σ1/dt) z, a = 1/(1 + dt κ), and the
 /// friction impulse γ_T = −γ_n⁻ l: E_T = 1/(γ_n⁻ c1), offset c0/c1. The state z (2-D, in the
 /// contact's (u, w) frame) and s⁻ replace the tangential impulse in the saved record
-/// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ = a (z + dt v_T⁺) is formed when the
-/// record is saved, from (a z, a dt) kept in the state segment of `gam` at assembly.
+/// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ is formed when the record is saved
+/// ([`saved_record`]), from (z, dt) kept in the state segment of `gam` at assembly.
 /// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
 /// friction on a contact's first step (no γ_n⁻). Plain LuGre (β = 1): the elasto-plastic
 /// variant is not built.
@@ -198,7 +198,7 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
 }
 
 /// Whether a model table needs the per-contact state segment (tanh, LuGre: the disk radius of
-/// their projection and LuGre's a z, a dt).
+/// their projection and LuGre's z, dt).
 pub fn has_state(rows: &[MaterialRow]) -> bool {
     rows.iter()
         .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE))
@@ -261,7 +261,7 @@ pub fn pair_ext(a: MaterialRow, b: MaterialRow) -> [f64; 4] {
 }
 
 /// Tangential rows of a stateful friction model: compliance E_T, offset added to p_T, the
-/// projection's disk radius, the state kept at assembly for the save (LuGre: a z, a dt) and
+/// projection's disk radius, the state kept at assembly for the save (LuGre: z, dt) and
 /// the warm start of the tangential impulse.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TangentRows {
@@ -313,7 +313,7 @@ pub fn stateful_rows(
     }
     let (s0, s1, s2) = (k, c, n);
     let (mu_s, v_s) = (ext[0], ext[1]);
-    let g = mu + (mu_s - mu) * (-(s / v_s) * (s / v_s)).exp();
+    let g = stribeck(mu, mu_s, v_s, s);
     let den = g + dt * s0 * s;
     let a = if den > 0.0 { g / den } else { 1.0 };
     let z = [last[1], last[2]];
@@ -336,24 +336,45 @@ pub fn stateful_rows(
         e_t,
         offset,
         radius,
-        state: [a * z[0], a * z[1], a * dt],
+        state: [z[0], z[1], dt],
         warm_t,
     })
 }
 
+/// LuGre's Stribeck curve g(s) = μ_c + (μ_s − μ_c) exp(−(s/v_s)²) (exponent 2).
+pub fn stribeck(mu_c: f64, mu_s: f64, v_s: f64, s: f64) -> f64 {
+    let r = s / v_s;
+    mu_c + (mu_s - mu_c) * (-r * r).exp()
+}
+
 /// The record a contact saves for the next step (the warm-start impulse slot): γ as is for
 /// the models without state; tanh adds its slip speed s⁺ = ‖v_T⁺‖ in `w`; LuGre saves
-/// (γ_n, z⁺, s⁺) with z⁺ = a z + a dt v_T⁺ from the assembly's `state`.
-pub fn saved_record(id: u32, gamma: [f64; 3], state: [f64; 3], vt: [f64; 2]) -> [f64; 4] {
+/// (γ_n, z⁺, s⁺) with z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), the bristle update implicit
+/// in the now known v⁺ (the step's force froze κ at s⁻; with κ at s⁻ here too the state lags
+/// a decelerating slide by one step, which settles low-speed sliding ~10× slower at dt =
+/// 1e-3). `state` = (z, dt) kept at assembly; `mu` the contact's μ (= μ_c).
+pub fn saved_record(
+    model: PairModel,
+    ext: [f64; 4],
+    mu: f64,
+    gamma: [f64; 3],
+    state: [f64; 3],
+    vt: [f64; 2],
+) -> [f64; 4] {
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
-    match id {
+    match model.0 {
         MODEL_TANH => [gamma[0], gamma[1], gamma[2], s],
-        MODEL_LUGRE => [
-            gamma[0],
-            state[0] + state[2] * vt[0],
-            state[1] + state[2] * vt[1],
-            s,
-        ],
+        MODEL_LUGRE => {
+            let g = stribeck(mu, ext[0], ext[1], s);
+            let den = g + state[2] * model.1 * s;
+            let a = if den > 0.0 { g / den } else { 1.0 };
+            [
+                gamma[0],
+                a * (state[0] + state[2] * vt[0]),
+                a * (state[1] + state[2] * vt[1]),
+                s,
+            ]
+        }
         _ => [gamma[0], gamma[1], gamma[2], 0.0],
     }
 }
