@@ -386,8 +386,9 @@ fn main() {
         });
     }
     // Contact models (src/solve/rows): the same 20 sweeps with every contact Coulomb (no
-    // table), Kelvin–Voigt, Hunt–Crossley and bristle (material 0 carries the model).
-    let models: [(&str, Vec<MaterialRow>); 4] = [
+    // table), Kelvin–Voigt, Hunt–Crossley, bristle, tanh and point LuGre (material 0 carries
+    // the model; tanh and LuGre have their records from the previous iteration's solve).
+    let models: [(&str, Vec<MaterialRow>); 6] = [
         ("coulomb", Vec::new()),
         (
             "kelvin-voigt",
@@ -407,6 +408,22 @@ fn main() {
         (
             "bristle",
             vec![material_row(&FrictionModel::Bristle { stiffness: 1e5 })],
+        ),
+        (
+            "tanh",
+            vec![material_row(&FrictionModel::Tanh {
+                slip_velocity: 1e-3,
+            })],
+        ),
+        (
+            "lugre",
+            vec![material_row(&FrictionModel::LuGre {
+                sigma0: 1e5,
+                sigma1: 300.0,
+                sigma2: 0.4,
+                mu_static: 1.0,
+                v_stribeck: 0.01,
+            })],
         ),
     ];
     for (name, table) in models {

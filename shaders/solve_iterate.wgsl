@@ -307,7 +307,8 @@ fn painleve_share(b: u32, r: vec3<f32>, n: vec3<f32>, pdir: vec3<f32>) -> f32 {
     return mp.w * dot(n, pdir) + dot(cross(r, n), iw);
 }
 
-// Painlevé diagnostic (seed 002): a contact is sliding when its free tangential velocity
+// Painlevé diagnostic (seed 002), for contacts with rigid tangential rows (E_T = 0: Coulomb,
+// compliant normal): a contact is sliding when its free tangential velocity
 // v_T = (p_u, p_w) exceeds the solver tolerance; friction then acts along f̂ = −v_T/‖v_T‖ and
 // A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0 means that a normal impulse with its friction makes the
 // bodies approach faster: the rigid problem has no or several solutions there.
@@ -326,7 +327,13 @@ fn painleve(
         let q = rhs[i];
         let mu = c.ra.w;
         let t = length(q.yz);
-        if mu > 0.0 && q.w > 0.0 && t > params.coef.w {
+        // Rigid tangential rows only: a bristle / tanh / LuGre contact (E_T > 0) is compliant
+        // tangentially, and its p_T holds the model's offset (−E_T γ_T⁻, c0/c1), not v_T.
+        var rigid = true;
+        if params.model.x != 0u {
+            rigid = gam[SEG_AUX * params.counts.y + i].w == 0.0;
+        }
+        if mu > 0.0 && q.w > 0.0 && t > params.coef.w && rigid {
             let n = c.n_gap.xyz;
             let f = -(q.y * tangent_u(n) + q.z * tangent_w(n)) / t;
             let pdir = n + mu * f;

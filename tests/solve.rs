@@ -963,6 +963,12 @@ fn painleve_configuration_is_flagged_and_an_ordinary_one_is_not() {
         let c = cpu::solve(&bodies64(&pb), &pb.contacts, &st, DT as f64, None);
         assert_eq!(c.painleve, flagged, "twin, μ = {mu}");
         assert_eq!(g.stats[6], flagged, "GPU, μ = {mu}");
+        // Tangentially compliant rows (bristle: E_T > 0, p_T holding −E_T γ_T⁻) are not
+        // rigid Coulomb contacts: never counted.
+        let bristle = [material_row(&FrictionModel::Bristle { stiffness: 1e5 })];
+        let gb = run_gpu_models(&ctx, &pb, &st, 2, &bristle);
+        let cb = cpu::solve_models(&bodies64(&pb), &pb.contacts, &st, DT as f64, None, &bristle);
+        assert_eq!((gb.stats[6], cb.painleve), (0, 0), "bristle, μ = {mu}");
         assert!(
             g.gamma[0].iter().all(|x| x.is_finite()),
             "μ = {mu}: {:?}",

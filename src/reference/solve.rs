@@ -554,6 +554,9 @@ pub fn solve_models(
             }
         }
     }
+    // The Painlevé diagnostic is about rigid tangential rows: contacts with E_T > 0 (bristle,
+    // tanh, LuGre) are not counted (their p_T also holds a model offset, not v_T).
+    let compliant_t: Vec<bool> = compliance.iter().map(|e| e[1] > 0.0).collect();
     let schur = Schur::new(bodies, contacts).with_compliance(compliance);
     let max_penetration = contacts
         .iter()
@@ -642,7 +645,7 @@ pub fn solve_models(
         residual0: res0,
         max_penetration,
         converged,
-        painleve: painleve_count(bodies, contacts, &p, &eta, tol),
+        painleve: painleve_rigid(bodies, contacts, &p, &eta, tol, &compliant_t),
         gamma,
         p,
         eta,
@@ -660,6 +663,18 @@ pub fn painleve_count(
     eta: &[f64],
     tol: f64,
 ) -> u32 {
+    painleve_rigid(bodies, contacts, p, eta, tol, &[])
+}
+
+/// [`painleve_count`] skipping the contacts marked in `skip` (tangentially compliant ones).
+fn painleve_rigid(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    p: &[Vec3],
+    eta: &[f64],
+    tol: f64,
+    skip: &[bool],
+) -> u32 {
     let share = |b: &Body64, r: DVec3, n: DVec3, pdir: DVec3| {
         b.inv_mass * n.dot(pdir) + r.cross(n).dot(inv_inertia(b, r.cross(pdir)))
     };
@@ -667,7 +682,7 @@ pub fn painleve_count(
     for (i, c) in contacts.iter().enumerate() {
         let (mu, q) = (c.ra[3] as f64, p[i]);
         let t = (q[1] * q[1] + q[2] * q[2]).sqrt();
-        if !(mu > 0.0 && eta[i] > 0.0 && t > tol) {
+        if !(mu > 0.0 && eta[i] > 0.0 && t > tol) || skip.get(i) == Some(&true) {
             continue;
         }
         let (n, u, w, ra, rb) = frame(c);
