@@ -29,16 +29,20 @@
 //!   another binding; written at assembly): x = the
 //!   assembled normal offset before any outer correction (p_n of DESIGN §2), y = the current
 //!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = the tangential
-//!   compliance E_T (bristle). (Later models needing scratch, e.g. the linearisation of tanh
-//!   or LuGre, take an extension slot.)
+//!   compliance E_T (bristle, tanh, LuGre). Tables with tanh or LuGre add a **state
+//!   segment** (segment 5 of `gam`, allocated only then; written at assembly): LuGre's
+//!   (z, dt) for the bristle update at the save, and in `w` the contact's projection (the
+//!   disk radius of a tanh / LuGre contact, −1 for a cone contact), read by the projections
+//!   behind the uniform flag `params.model.z`.
 //! * **its carried state**: what a model needs from the previous step, found by the contact
 //!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
 //!   with it, so checkpoints and snapshots that copy the warm-start buffer resume
 //!   bit-identically. The last impulse γ⁻ (all rows) *is* the warm-start impulse: the bristle
-//!   model's γ_T⁻ and the last γ_n need no extra state. Models with internal state (LuGre z,
-//!   2 floats; the exact cone's last s, 1 float) use the `w` lane of the saved impulse and,
-//!   for more, a state slot saved beside it. Contacts that end drop their state with their
-//!   key.
+//!   model's γ_T⁻ and the last γ_n need no extra state. tanh saves its last slip speed
+//!   s⁺ = ‖v_T⁺‖ (from v⁺, after the velocity update) in the `w` lane of the saved impulse;
+//!   LuGre saves (γ_n, z_u, z_w, s⁺): its bristle state replaces the tangential impulse (its
+//!   warm start is the model's prediction instead). The key's `w` lane is still free.
+//!   Contacts that end drop their state with their key.
 //!
 //! # Mixing (material pairs)
 //!
@@ -49,20 +53,27 @@
 //!   refuses any scene whose materials use two different non-Coulomb models, since any two
 //!   materials may touch);
 //! * model parameters of two materials with the same model: stiffnesses in series
-//!   (k = k_a k_b / (k_a + k_b)), damping likewise; coefficients (Hunt–Crossley α and n) by
-//!   min (velocities by min, for the models still to come).
+//!   (k = k_a k_b / (k_a + k_b); LuGre σ0), dampings likewise (LuGre σ1); coefficients
+//!   (Hunt–Crossley α and n; LuGre σ2 and μ_s) and velocities (tanh v_s, LuGre v_s) by min.
+//!   The table holds two `vec4` per material ([`MaterialRow`]): the main row and an
+//!   extension (LuGre μ_s, v_s).
 //!
-//! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact and bristle friction
-//! ([`SOLVED_MODELS`]);
-//! a scene naming another model is rejected by the scene builder with a file:line:field
-//! error. The model parameters reach the solver as a per-material table ([`MaterialRow`],
-//! set by `Solve::set_models`, empty = all Coulomb); assembly mixes the pair (`pair_model`),
-//! writes (E_n, E_T) into the aux vector's `zw` lanes and the offsets into p (bristle: the
-//! last impulse γ⁻ by key, looked up even without warm start). The product kernels add
-//! diag(E_n, E_T, E_T) γ only when the scene has a non-Coulomb material (a uniform flag
-//! `params.model.x`), so a Coulomb scene runs the same reads as before. Both models keep the
-//! Coulomb cone as projection; the bristle's box ±μ γ_n⁻ (the paper's) is not built.
-//!
+//! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact, bristle, smooth tanh
+//! and point LuGre friction ([`SOLVED_MODELS`]); the scene builder validates every
+//! parameter with a file:line:field error. The model parameters reach the solver as a
+//! per-material table ([`MaterialRow`], set by `Solve::set_models`, empty = all Coulomb);
+//! assembly mixes the pair (`pair_model`, `pair_ext`), writes (E_n, E_T) into the aux
+//! vector's `zw` lanes and the offsets into p (bristle: the last impulse γ⁻ by key, looked up
+//! even without warm start; tanh and LuGre: [`stateful_rows`] from the saved record). The
+//! product kernels add diag(E_n, E_T, E_T) γ only when the scene has a non-Coulomb material
+//! (a uniform flag `params.model.x`), so a Coulomb scene runs the same reads as before.
+//! Compliant and bristle contacts keep the Coulomb cone as projection (the bristle's box
+//! ±μ γ_n⁻ of the paper is not built); tanh and LuGre project on γ_n ≥ 0 and a disk
+//! ‖γ_T‖ ≤ r whose radius comes from the last normal impulse, so the friction bound does not
+//! couple to the current γ_n (a sliding contact does not lift off as with the relaxed cone;
+//! the bound lags unloading by a step). The Painlevé diagnostic counts contacts with rigid
+//! tangential rows only (E_T = 0).
+
 //! # The cone (Coulomb without lift-off)
 //!
 //! [`Cone::Relaxed`] is seed 001's convex CCP: a sliding contact separates at μ‖v_T‖.
