@@ -318,10 +318,10 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         return;
     }
     let cap = params.counts.y;
-    let c = contacts[i];
-    prev[1u + i] = vec4<u32>(c.ids.xyz, 0u);
+    prev[1u + i] = vec4<u32>(contacts[i].ids.xyz, 0u);
     var rec = gam[SEG_GAMMA * cap + i];
     if params.model.x != 0u {
+        let c = contacts[i];
         // tanh and LuGre save their state (rows::saved_record): the slip speed s⁺ = ‖v_T⁺‖
         // (v⁺ is in vel/omega by now) and, for LuGre, in place of γ_T the bristle state
         // z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), implicit in the known v⁺.
@@ -339,8 +339,8 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
                 let st = gam[SEG_STATE * cap + i];
                 let g = stribeck(c.ra.w, pair_ext(c.ids.w), rec.w);
                 let den = g + st.z * m.y * rec.w;
-                let a = select(1.0, g / den, den > 0.0);
-                rec = vec4<f32>(rec.x, a * (st.xy + st.z * vt), rec.w);
+                let k = select(1.0, g / den, den > 0.0);
+                rec = vec4<f32>(rec.x, k * (st.xy + st.z * vt), rec.w);
             }
         }
     }
