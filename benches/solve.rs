@@ -386,8 +386,9 @@ fn main() {
         });
     }
     // Contact models (src/solve/rows): the same 20 sweeps with every contact Coulomb (no
-    // table), Kelvin–Voigt, Hunt–Crossley and bristle (material 0 carries the model).
-    let models: [(&str, Vec<MaterialRow>); 4] = [
+    // table), Kelvin–Voigt, Hunt–Crossley, bristle, tanh and point LuGre (material 0 carries
+    // the model; tanh and LuGre have their records from the previous iteration's solve).
+    let models: [(&str, Vec<MaterialRow>); 6] = [
         ("coulomb", Vec::new()),
         (
             "kelvin-voigt",
@@ -408,13 +409,50 @@ fn main() {
             "bristle",
             vec![material_row(&FrictionModel::Bristle { stiffness: 1e5 })],
         ),
+        (
+            "tanh",
+            vec![material_row(&FrictionModel::Tanh {
+                slip_velocity: 1e-3,
+            })],
+        ),
+        (
+            "lugre",
+            vec![material_row(&FrictionModel::LuGre {
+                sigma0: 1e5,
+                sigma1: 300.0,
+                sigma2: 0.4,
+                mu_static: 1.0,
+                v_stribeck: 0.01,
+            })],
+        ),
     ];
-    for (name, table) in models {
-        let st = settings(SolverKind::Apgd, 20, 0.0, false);
-        let mut s = Solve::new(&ctx, &rig.bodies, nc, &st, DT).unwrap();
-        s.set_models(&ctx, &table);
+    let solves: Vec<(&str, Solve)> = models
+        .into_iter()
+        .map(|(name, table)| {
+            let st = settings(SolverKind::Apgd, 20, 0.0, false);
+            let mut s = Solve::new(&ctx, &rig.bodies, nc, &st, DT).unwrap();
+            s.set_models(&ctx, &table).unwrap();
+            (name, s)
+        })
+        .collect();
+    // Interleaved rounds, best of each (the machine's load drifts more than the models
+    // differ): the cost ratios the README reports.
+    let mut best = vec![f64::MAX; solves.len()];
+    for _ in 0..16 {
+        for (k, (_, s)) in solves.iter().enumerate() {
+            best[k] = best[k].min(rig.solve(&ctx, s));
+        }
+    }
+    for (k, (name, _)) in solves.iter().enumerate() {
+        println!(
+            "model cost, best of 16 interleaved: {name:>13} {:7.1} ms = {:.2} × coulomb",
+            best[k] * 1e3,
+            best[k] / best[0]
+        );
+    }
+    for (name, s) in &solves {
         c.bench_function(&format!("solve/model {name}/10k spheres/20 sweeps"), |b| {
-            b.iter(|| rig.solve(&ctx, &s))
+            b.iter(|| rig.solve(&ctx, s))
         });
     }
     c.final_summary();

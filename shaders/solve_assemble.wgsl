@@ -35,29 +35,41 @@ const SEG_AUX: u32 = 4u;
 @group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>;
 // Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
-// Per material: (model id, stiffness k, damping c, 0) (src/solve/rows `MaterialRow`).
+// Per material two vec4: (model id, k, c, n) and the extension (src/solve/rows `MaterialRow`).
 @group(0) @binding(11) var<storage, read> models: array<vec4<f32>>;
 
 const MODEL_COULOMB: u32 = 0u;
 const MODEL_COMPLIANT: u32 = 1u;
 const MODEL_BRISTLE: u32 = 2u;
 const MODEL_HUNT_CROSSLEY: u32 = 3u;
+const MODEL_TANH: u32 = 4u;
+const MODEL_LUGRE: u32 = 5u;
+// The per-contact state of stateful models (LuGre: z, dt; w: the disk radius of tanh and
+// LuGre contacts, −1 for the others' cone), allocated only when the table has one
+// (params.model.z).
+const SEG_STATE: u32 = 5u;
 
 fn series(x: f32, y: f32) -> f32 {
     return select(0.0, x * y / (x + y), x + y > 0.0);
 }
 
-// The mixed model of the contact's material pair (rows::pair_model): (id, k, c, 0).
+// The model table (src/solve/rows `MaterialRow`): two vec4 per material, the main row
+// (id, k, c, n) at 2m and the extension (LuGre: μ_s, v_s) at 2m + 1.
+fn material(k: u32) -> u32 {
+    return 2u * min(k, params.model.y - 1u);
+}
+
+// The mixed model of the contact's material pair (rows::pair_model): (id, k, c, n).
 fn pair_model(mats: u32) -> vec4<f32> {
-    let nm = params.model.y;
-    let a = models[min(mats >> 16u, nm - 1u)];
-    let b = models[min(mats & 0xffffu, nm - 1u)];
+    let a = models[material(mats >> 16u)];
+    let b = models[material(mats & 0xffffu)];
     let ia = u32(a.x);
     let ib = u32(b.x);
     if ia == ib && ia != MODEL_COULOMB {
-        // Hunt–Crossley: α and n by min; otherwise dampings in series.
+        // Hunt–Crossley: α and n by min; otherwise dampings in series; tanh's v_s by min.
         let c = select(series(a.z, b.z), min(a.z, b.z), ia == MODEL_HUNT_CROSSLEY);
-        return vec4<f32>(a.x, series(a.y, b.y), c, min(a.w, b.w));
+        let k = select(series(a.y, b.y), min(a.y, b.y), ia == MODEL_TANH);
+        return vec4<f32>(a.x, k, c, min(a.w, b.w));
     }
     if ib == MODEL_COULOMB {
         return a;
@@ -66,6 +78,18 @@ fn pair_model(mats: u32) -> vec4<f32> {
         return b;
     }
     return vec4<f32>(0.0);
+}
+
+// The pair's extension row (rows::pair_ext): by min when both have the model.
+fn pair_ext(mats: u32) -> vec4<f32> {
+    let ka = material(mats >> 16u);
+    let kb = material(mats & 0xffffu);
+    let ia = u32(models[ka].x);
+    let ib = u32(models[kb].x);
+    if ia == ib {
+        return min(models[ka + 1u], models[kb + 1u]);
+    }
+    return models[select(kb, ka, ib == MODEL_COULOMB) + 1u];
 }
 
 // (E_n, normal stabilisation) of a contact with gap phi (rows::normal_rows): Kelvin–Voigt
@@ -105,6 +129,55 @@ fn normal_rows(m: vec4<f32>, phi: f32, dt: f32) -> vec2<f32> {
 // Bristle: E_T = 1/(k_b dt²) (rows::tangent_compliance).
 fn tangent_compliance(m: vec4<f32>, dt: f32) -> f32 {
     return select(0.0, 1.0 / (m.y * dt * dt), u32(m.x) == MODEL_BRISTLE && m.y > 0.0);
+}
+
+// Tangential rows of tanh and LuGre (rows::stateful_rows): compliance, offset, projection
+// disk radius, state (z, dt) and the tangential warm start.
+struct TangentRows {
+    e_t: f32,
+    r: f32, // the projection: a disk ‖γ_T‖ ≤ r (with γ_n ≥ 0), or −1 for the contact's cone
+
+    off: vec2<f32>,
+    st: vec3<f32>,
+    warm: vec2<f32>,
+}
+
+// LuGre's Stribeck curve (rows::stribeck), ext = (μ_s, v_s, ..), μ_c = mu.
+fn stribeck(mu: f32, ext: vec4<f32>, s: f32) -> f32 {
+    let r = s / ext.y;
+    return mu + (ext.x - mu) * exp(-r * r);
+}
+
+// From the saved record last = (γ_n⁻, y, z, s⁻), the free tangential velocity vt and μ.
+fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec2<f32>, dt: f32) -> TangentRows {
+    var t = TangentRows(0.0, 0.0, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
+    let gn = last.x;
+    let s = last.w;
+    if u32(m.x) == MODEL_TANH {
+        // Secant of tanh at the last slip: v_T + E_T γ_T = 0, E_T = s⁻/(μ γ_n⁻ tanh(s⁻/v_s)).
+        if mu * gn > 0.0 && m.y > 0.0 {
+            let x = s / m.y;
+            t.e_t = select(m.y / (mu * gn), s / (mu * gn * tanh(x)), x > 1e-4);
+            t.r = mu * gn;
+        }
+        return t;
+    }
+    // LuGre: κ = σ0 s⁻/g(s⁻) frozen, z⁺ = a (z + dt v⁺), l = c0 + c1 v⁺, γ_T = −γ_n⁻ l.
+    let g = stribeck(mu, ext, s);
+    let den = g + dt * m.y * s;
+    let a = select(1.0, g / den, den > 0.0);
+    let big = m.y + m.z / dt;
+    let c1 = big * a * dt + m.w;
+    let c0 = (big * a - m.z / dt) * last.yz;
+    t.st = vec3<f32>(last.yz, dt);
+    t.warm = vec2<f32>(0.0);
+    if gn > 0.0 {
+        t.e_t = 1.0 / (gn * c1);
+        t.off = c0 / c1;
+        t.r = (2.0 * ext.x + (m.z + m.w) * length(vt)) * gn;
+        t.warm = -gn * (c0 + c1 * vt);
+    }
+    return t;
 }
 
 fn contact_count(b: u32) -> f32 {
@@ -187,30 +260,45 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         m = pair_model(c.ids.w);
     }
     let nr = normal_rows(m, c.n_gap.w, dt);
-    let e_t = tangent_compliance(m, dt);
+    var e_t = tangent_compliance(m, dt);
     // E adds to the diagonal bound: N + E ≤ diag(tr + E_n + E_T) (see the header).
     let tr = contact_count(a) * trace_share(a, ra, n, u, w)
         + contact_count(b) * trace_share(b, rb, n, u, w);
-    let eta = select(0.0, 3.0 / (tr + nr.x + e_t), tr > 0.0 && nr.x >= 0.0);
+    let live = tr > 0.0 && nr.x >= 0.0;
+    let id = u32(m.x);
+    let stateful = id == MODEL_TANH || id == MODEL_LUGRE;
 
-    // The previous impulse by key: the warm start, and the bristle's γ_T⁻ (looked up for a
-    // bristle contact even without warm start: it is the model's state).
+    // The previous record by key: the warm start, the bristle's γ_T⁻ and the state of tanh and
+    // LuGre (looked up for those even without warm start: it is the model's state).
     let cap = params.counts.y;
-    var g0 = vec4<f32>(0.0);
+    var found = false;
     var last = vec4<f32>(0.0);
-    if (params.counts.w != 0u || e_t > 0.0) && eta > 0.0 {
+    if (params.counts.w != 0u || e_t > 0.0 || stateful) && live {
         let k = find_prev(c.ids.xyz);
         if k >= 0 {
             last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
-            if params.counts.w != 0u {
-                g0 = project_cone(last, c.ra.w);
-            }
+            found = true;
         }
     }
-    // Bristle offset −E_T γ_T⁻: v_T⁺ + E_T (γ_T − γ_T⁻) = 0 while sticking.
-    let p = vec3<f32>(nr.y + dot(n, rel), dot(u, rel) - e_t * last.y, dot(w, rel) - e_t * last.z);
+    let vt = vec2<f32>(dot(u, rel), dot(w, rel));
+    var t = TangentRows(e_t, -1.0, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
+    var pt = vt - e_t * last.yz; // bristle: v_T⁺ + E_T (γ_T − γ_T⁻) = 0 while sticking
+    if stateful {
+        t = stateful_rows(m, pair_ext(c.ids.w), c.ra.w, last, vt, dt);
+        e_t = t.e_t;
+        pt = vt + t.off;
+    }
+    let eta = select(0.0, 3.0 / (tr + nr.x + e_t), live);
+    var g0 = vec4<f32>(0.0);
+    if found && params.counts.w != 0u {
+        g0 = project_row(vec4<f32>(last.x, t.warm, 0.0), c.ra.w, t.r);
+    }
+    let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
     gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t);
+    if params.model.z != 0u {
+        gam[SEG_STATE * cap + i] = vec4<f32>(t.st, t.r);
+    }
 
     gam[SEG_GAMMA * cap + i] = g0;
     gam[SEG_Y * cap + i] = g0;
@@ -231,5 +319,30 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     let cap = params.counts.y;
     prev[1u + i] = vec4<u32>(contacts[i].ids.xyz, 0u);
-    prev[1u + cap + i] = bitcast<vec4<u32>>(gam[SEG_GAMMA * cap + i]);
+    var rec = gam[SEG_GAMMA * cap + i];
+    if params.model.x != 0u {
+        let c = contacts[i];
+        // tanh and LuGre save their state (rows::saved_record): the slip speed s⁺ = ‖v_T⁺‖
+        // (v⁺ is in vel/omega by now) and, for LuGre, in place of γ_T the bristle state
+        // z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), implicit in the known v⁺.
+        let m = pair_model(c.ids.w);
+        let id = u32(m.x);
+        if id == MODEL_TANH || id == MODEL_LUGRE {
+            let a = c.ids.x;
+            let b = c.ids.y;
+            let rel = (vel[b].xyz + cross(omega[b].xyz, c.rb.xyz))
+                - (vel[a].xyz + cross(omega[a].xyz, c.ra.xyz));
+            let n = c.n_gap.xyz;
+            let vt = vec2<f32>(dot(tangent_u(n), rel), dot(tangent_w(n), rel));
+            rec.w = length(vt);
+            if id == MODEL_LUGRE {
+                let st = gam[SEG_STATE * cap + i];
+                let g = stribeck(c.ra.w, pair_ext(c.ids.w), rec.w);
+                let den = g + st.z * m.y * rec.w;
+                let k = select(1.0, g / den, den > 0.0);
+                rec = vec4<f32>(rec.x, k * (st.xy + st.z * vt), rec.w);
+            }
+        }
+    }
+    prev[1u + cap + i] = bitcast<vec4<u32>>(rec);
 }

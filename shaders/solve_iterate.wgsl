@@ -16,6 +16,9 @@ const SEG_TRIAL: u32 = 2u;
 const SEG_BEST: u32 = 3u;
 // Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
 const SEG_AUX: u32 = 4u;
+// The state segment (see solve_assemble), present when params.model.z: w = the disk radius
+// of a tanh / LuGre contact's projection, −1 for a cone contact.
+const SEG_STATE: u32 = 5u;
 // Segments of `nv`.
 const SEG_NGAMMA: u32 = 0u;
 const SEG_NY: u32 = 1u;
@@ -57,12 +60,22 @@ fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     return ng + vec4<f32>(e.x * g.x, e.y * g.yz, 0.0);
 }
 
+// Contact i's projection (uniform branch: a table without tanh / LuGre projects on the cone
+// of ra.w and reads nothing more); else the state segment's w gives the disk radius (≥ 0) of
+// tanh and LuGre contacts, −1 for the cone.
+fn project_i(g: vec4<f32>, mu: f32, i: u32) -> vec4<f32> {
+    if params.model.z == 0u {
+        return project_cone(g, mu);
+    }
+    return project_row(g, mu, gam[SEG_STATE * params.counts.y + i].w);
+}
+
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
-fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, mu: f32) -> f32 {
+fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, mu: f32, i: u32) -> f32 {
     if eta <= 0.0 {
         return 0.0;
     }
-    let r = (gamma - project_cone(gamma - eta * g, mu)) / eta;
+    let r = (gamma - project_i(gamma - eta * g, mu, i)) / eta;
     return dot(r.xyz, r.xyz);
 }
 
@@ -102,7 +115,7 @@ fn product_init(
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;
         let q = rhs[i];
-        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c.ra.w), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c.ra.w, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
 }
@@ -167,7 +180,7 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv[SEG_NGAMMA * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_cone(g - (params.coef.y * q.w) * grad, contacts[i].ra.w);
+        t = project_i(g - (params.coef.y * q.w) * grad, contacts[i].ra.w, i);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -185,7 +198,7 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_cone(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i].ra.w);
+        t = project_i(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i].ra.w, i);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -211,7 +224,7 @@ fn product_trial(
         nv[SEG_NTRIAL * cap + i] = nt;
         let q = rhs[i];
         let p = vec4<f32>(q.xyz, 0.0);
-        let r2 = residual_sq(t, nt + p, q.w, c.ra.w);
+        let r2 = residual_sq(t, nt + p, q.w, c.ra.w, i);
         if params.counts.z == 0u {
             v = vec4<f32>(r2, 0.0, 0.0, 0.0);
         } else {
@@ -278,7 +291,7 @@ fn outer_offset(
         gam[SEG_Y * cap + i] = g;
         gam[SEG_TRIAL * cap + i] = g;
         gam[SEG_BEST * cap + i] = g;
-        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, mu);
+        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, c.ra.w, i);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
@@ -294,7 +307,8 @@ fn painleve_share(b: u32, r: vec3<f32>, n: vec3<f32>, pdir: vec3<f32>) -> f32 {
     return mp.w * dot(n, pdir) + dot(cross(r, n), iw);
 }
 
-// Painlevé diagnostic (seed 002): a contact is sliding when its free tangential velocity
+// Painlevé diagnostic (seed 002), for contacts with rigid tangential rows (E_T = 0: Coulomb,
+// compliant normal): a contact is sliding when its free tangential velocity
 // v_T = (p_u, p_w) exceeds the solver tolerance; friction then acts along f̂ = −v_T/‖v_T‖ and
 // A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0 means that a normal impulse with its friction makes the
 // bodies approach faster: the rigid problem has no or several solutions there.
@@ -313,7 +327,13 @@ fn painleve(
         let q = rhs[i];
         let mu = c.ra.w;
         let t = length(q.yz);
-        if mu > 0.0 && q.w > 0.0 && t > params.coef.w {
+        // Rigid tangential rows only: a bristle / tanh / LuGre contact (E_T > 0) is compliant
+        // tangentially, and its p_T holds the model's offset (−E_T γ_T⁻, c0/c1), not v_T.
+        var rigid = true;
+        if params.model.x != 0u {
+            rigid = gam[SEG_AUX * params.counts.y + i].w == 0.0;
+        }
+        if mu > 0.0 && q.w > 0.0 && t > params.coef.w && rigid {
             let n = c.n_gap.xyz;
             let f = -(q.y * tangent_u(n) + q.z * tangent_w(n)) / t;
             let pdir = n + mu * f;

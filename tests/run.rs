@@ -119,17 +119,16 @@ fn resuming_from_a_checkpoint_is_bit_identical_to_running_through() {
     );
 }
 
-/// The bristle model's state (the last friction impulse by contact key) lives in the
-/// warm-start buffer that checkpoints save: a resumed bristle pour is bit-identical too.
-#[test]
-fn resuming_a_bristle_scene_is_bit_identical_to_running_through() {
+/// Runs the small pour with `model` on its material straight through and resumed from a
+/// checkpoint at step 80; asserts the final checkpoints are identical.
+fn resume_with_model_is_bit_identical(name: &str, model: &str) {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(fixture()).unwrap().replace(
         "friction = 0.5\n",
-        "friction = 0.5\nmodel = { kind = \"bristle\", stiffness = 1e4 }\n",
+        &format!("friction = 0.5\nmodel = {model}\n"),
     );
-    assert!(text.contains("bristle"));
-    let scene = dir.path().join("bristle_pour.toml");
+    assert!(text.contains(model));
+    let scene = dir.path().join(format!("{name}_pour.toml"));
     std::fs::write(&scene, text).unwrap();
     let (full, split) = (dir.path().join("full"), dir.path().join("split"));
     run_file(&scene, &full, None, None);
@@ -139,7 +138,25 @@ fn resuming_a_bristle_scene_is_bit_identical_to_running_through() {
     run_file(&scene, &split, None, Some(saved));
     let x = std::fs::read(full.join("checkpoint.bin")).unwrap();
     let y = std::fs::read(split.join("checkpoint.bin")).unwrap();
-    assert!(x == y, "resumed bristle run differs from the straight run");
+    assert!(x == y, "resumed {name} run differs from the straight run");
+}
+
+/// The bristle model's state (the last friction impulse by contact key) lives in the
+/// warm-start buffer that checkpoints save: a resumed bristle pour is bit-identical too.
+#[test]
+fn resuming_a_bristle_scene_is_bit_identical_to_running_through() {
+    resume_with_model_is_bit_identical("bristle", "{ kind = \"bristle\", stiffness = 1e4 }");
+}
+
+/// LuGre's bristle state z and slip speed ride in the saved records (`src/solve/rows`; tanh's
+/// slip speed the same way, in their `w` lane), which checkpoints carry: a resumed LuGre
+/// pour is bit-identical.
+#[test]
+fn resuming_a_lugre_scene_is_bit_identical_to_running_through() {
+    resume_with_model_is_bit_identical(
+        "lugre",
+        "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.6, v_stribeck = 0.01 }",
+    );
 }
 
 #[test]

@@ -269,22 +269,36 @@ warm_start = false
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
 }
 
-/// Models the solver has no rows for yet are refused at `model.kind` (never run as Coulomb);
-/// their parameters are still checked first, so a bad field is named as such.
+/// tanh and LuGre are solved (issue #9): accepted with their table rows; LuGre's μ_s below the
+/// material's friction (μ_c) is refused at `model.mu_static`.
 #[test]
-fn unsolved_friction_models_are_rejected() {
-    let models = [
-        "{ kind = \"tanh\", slip_velocity = 1e-3 }",
-        "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.5, v_stribeck = 0.01 }",
-    ];
-    for m in models {
-        let e = err(&base_with(&format!(
-            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = {m}\n"
-        )));
-        assert_eq!(e.field, "material[1].model.kind", "{e}");
-        assert!(e.line.is_some(), "{e}");
-        assert!(e.message.contains("not solved by the engine yet"), "{e}");
-    }
+fn tanh_and_lugre_models_are_accepted_and_checked() {
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
+    let mat = |m: &str, mu: f64| {
+        base_with(&format!(
+            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = {mu}\nmodel = {m}\n{body}"
+        ))
+    };
+    let s = ok(&mat("{ kind = \"tanh\", slip_velocity = 1e-3 }", 0.1));
+    assert_eq!(
+        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        [4.0, 1e-3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    let lugre = "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.5, v_stribeck = 0.01 }";
+    let s = ok(&mat(lugre, 0.4));
+    assert_eq!(
+        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        [5.0, 1e5, 300.0, 0.4, 0.5, 0.01, 0.0, 0.0]
+    );
+    let e = err(&mat(lugre, 0.6));
+    assert_eq!(e.field, "material[1].model.mu_static", "{e}");
+    assert!(e.line.is_some(), "{e}");
+    assert!(e.message.contains("≥ the material's friction"), "{e}");
+}
+
+/// A scene with only Coulomb materials parses as before.
+#[test]
+fn coulomb_model_parses() {
     let s = ok(r#"[simulation]
 dt = 1e-3
 steps = 1
@@ -323,7 +337,7 @@ fn compliant_model_parses_and_bad_parameters_name_the_field() {
     );
     assert_eq!(
         bristlecone::solve::rows::material_row(m),
-        [1.0, 1e5, 10.0, 0.0]
+        [1.0, 1e5, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     );
     for (bad, field) in [
         (
@@ -358,7 +372,7 @@ fn bristle_parses_and_two_different_models_are_refused() {
     let s = ok(&base_with(&format!("{}{body}", mat("x", bristle))));
     assert_eq!(
         bristlecone::solve::rows::material_row(&s.materials[1].model),
-        [2.0, 1e5, 0.0, 0.0]
+        [2.0, 1e5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     );
     let e = err(&base_with(&mat(
         "x",
@@ -393,7 +407,7 @@ fn hunt_crossley_parses_and_bad_parameters_name_the_field() {
     let s = ok(&format!("{text}{body}"));
     assert_eq!(
         bristlecone::solve::rows::material_row(&s.materials[1].model),
-        [3.0, 1e6, 0.2, 1.5]
+        [3.0, 1e6, 0.2, 1.5, 0.0, 0.0, 0.0, 0.0]
     );
     for (bad, field) in [
         (

@@ -28,6 +28,8 @@ struct GpuRun {
     history: Vec<[f32; 4]>,
     state: BodyState,
     stats: Vec<u32>,
+    /// The saved records (warm-start impulses / model state) of the last solve.
+    saved: Vec<[f32; 4]>,
 }
 
 /// The buffers collision would hand the solver, uploaded from a problem.
@@ -78,7 +80,7 @@ fn run_gpu_models(
 ) -> GpuRun {
     let bodies = bristlecone::bodies::GpuBodies::upload(ctx, &pb.state).unwrap();
     let mut solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, settings, DT).unwrap();
-    solve.set_models(ctx, models);
+    solve.set_models(ctx, models).unwrap();
     let inputs = Inputs::upload(ctx, pb);
     for _ in 0..solves {
         bodies.write(ctx, &pb.state);
@@ -92,6 +94,13 @@ fn run_gpu_models(
         history: solve.read_history(ctx).unwrap(),
         state: bodies.download_kinematics(ctx).unwrap(),
         stats: buffers::read_buffer(ctx, &inputs.stats, 8).unwrap(),
+        saved: solve
+            .read_warm_start(ctx)
+            .unwrap()
+            .1
+            .iter()
+            .map(|r| r.map(f32::from_bits))
+            .collect(),
     }
 }
 
@@ -289,6 +298,7 @@ fn gpu_matches_cpu_models(
         let ws = cpu::WarmStart {
             keys: &keys,
             gamma: &c.gamma,
+            saved: &c.saved,
         };
         c = cpu::solve_models(&b64, &pb.contacts, &st, DT as f64, Some(ws), models);
     }
@@ -350,6 +360,22 @@ fn gpu_matches_cpu_models(
         worst <= 1e-4 * scale,
         "γ differs by {worst} (scale {scale})"
     );
+    if !models.is_empty() {
+        // The saved records (γ, or the tanh / LuGre state z and slip s), per lane against the
+        // lane's largest value: checks the state the next step starts from.
+        assert_eq!(g.saved.len(), c.saved.len());
+        for k in 0..4 {
+            let lane = |r: &[f64; 4]| r[k].abs();
+            let sc = c.saved.iter().map(lane).fold(0.0, f64::max);
+            let d = g
+                .saved
+                .iter()
+                .zip(&c.saved)
+                .map(|(a, b)| (a[k] as f64 - b[k]).abs())
+                .fold(0.0, f64::max);
+            assert!(d <= 1e-4 * sc, "saved lane {k} differs by {d} (scale {sc})");
+        }
+    }
     let vscale = c.vel.iter().map(|v| v.length()).fold(0.0, f64::max);
     for (b, v) in c.vel.iter().enumerate() {
         let vg = g.state.vel[b];
@@ -448,6 +474,85 @@ fn hunt_crossley_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
         40,
         0.0,
         &hunt_crossley_models(),
+    );
+}
+
+/// Smooth tanh friction (two slip velocities) and Coulomb contacts: the second solve's
+/// secant compliance E_T = s⁻/(μ γ_n⁻ tanh(s⁻/v_s)) comes from the first solve's records.
+fn tanh_models() -> Vec<MaterialRow> {
+    let t = |v: f64| material_row(&FrictionModel::Tanh { slip_velocity: v });
+    vec![material_row(&FrictionModel::Coulomb), t(0.3), t(1.0)]
+}
+
+#[test]
+fn tanh_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &tanh_models(),
+    );
+}
+
+#[test]
+fn tanh_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &tanh_models(),
+    );
+}
+
+/// Point LuGre (two bristle stiffnesses) and Coulomb contacts: the first solve has no γ_n⁻ (no
+/// friction) and saves z⁺ = a dt v_T⁺; the second solve's E_T = 1/(γ_n⁻ c1), offset c0/c1 and
+/// guard cone come from those records, and its saved z⁺, s⁺ are compared too.
+fn lugre_models() -> Vec<MaterialRow> {
+    let l = |s0: f64, s1: f64| {
+        material_row(&FrictionModel::LuGre {
+            sigma0: s0,
+            sigma1: s1,
+            sigma2: 0.4,
+            mu_static: 1.0,
+            v_stribeck: 0.3,
+        })
+    };
+    vec![
+        material_row(&FrictionModel::Coulomb),
+        l(1e4, 30.0),
+        l(1e5, 300.0),
+    ]
+}
+
+#[test]
+fn lugre_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &lugre_models(),
+    );
+}
+
+#[test]
+fn lugre_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &lugre_models(),
     );
 }
 
@@ -858,6 +963,12 @@ fn painleve_configuration_is_flagged_and_an_ordinary_one_is_not() {
         let c = cpu::solve(&bodies64(&pb), &pb.contacts, &st, DT as f64, None);
         assert_eq!(c.painleve, flagged, "twin, μ = {mu}");
         assert_eq!(g.stats[6], flagged, "GPU, μ = {mu}");
+        // Tangentially compliant rows (bristle: E_T > 0, p_T holding −E_T γ_T⁻) are not
+        // rigid Coulomb contacts: never counted.
+        let bristle = [material_row(&FrictionModel::Bristle { stiffness: 1e5 })];
+        let gb = run_gpu_models(&ctx, &pb, &st, 2, &bristle);
+        let cb = cpu::solve_models(&bodies64(&pb), &pb.contacts, &st, DT as f64, None, &bristle);
+        assert_eq!((gb.stats[6], cb.painleve), (0, 0), "bristle, μ = {mu}");
         assert!(
             g.gamma[0].iter().all(|x| x.is_finite()),
             "μ = {mu}: {:?}",

@@ -4,7 +4,8 @@ struct SolveParams {
     counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
     coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
     // x = 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows),
-    // y = entries of the model table.
+    // y = materials in the model table (two vec4 each), z = 1 when the table has a stateful
+    // model (LuGre: the state segment of `gam` exists and holds every contact's cone μ).
     model: vec4<u32>,
 }
 
@@ -40,3 +41,20 @@ fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
     return vec4<f32>(gn, g.yz * (mu * gn / t), 0.0);
 }
 
+
+// tanh and LuGre rows (src/solve/rows): γ_n ≥ 0 and the tangential disk ‖γ_T‖ ≤ r, whose
+// radius r = μ γ_n⁻ (tanh) or a guard (LuGre) comes from the last step's normal impulse, so
+// the projection does not couple γ_T to γ_n (no relaxed-cone lift-off of a sliding contact).
+fn project_disk(g: vec4<f32>, r: f32) -> vec4<f32> {
+    let t = length(g.yz);
+    let k = select(1.0, r / t, t > r);
+    return vec4<f32>(max(g.x, 0.0), g.yz * k, 0.0);
+}
+
+// A contact's projection: the disk of radius r ≥ 0, or (r < 0) its Coulomb cone of μ.
+fn project_row(g: vec4<f32>, mu: f32, r: f32) -> vec4<f32> {
+    if r < 0.0 {
+        return project_cone(g, mu);
+    }
+    return project_disk(g, r);
+}

@@ -35,6 +35,9 @@ pub struct SolveOutput {
     pub outer: u32,
     /// Sliding contacts with A ≤ 0 (see [`painleve_count`]).
     pub painleve: u32,
+    /// The record each contact saves for the next step (`rows::saved_record`: γ, or the
+    /// tanh / LuGre state), as the GPU's warm-start buffer holds it.
+    pub saved: Vec<[f64; 4]>,
 }
 
 /// Warm-start data: the previous step's sorted keys and impulses.
@@ -42,6 +45,21 @@ pub struct SolveOutput {
 pub struct WarmStart<'a> {
     pub keys: &'a [(u32, u32, u32)],
     pub gamma: &'a [Vec3],
+    /// The full saved records (`SolveOutput::saved`), which replace `gamma` when not empty
+    /// (models with state: tanh, LuGre).
+    pub saved: &'a [[f64; 4]],
+}
+
+impl WarmStart<'_> {
+    /// The saved record of key index k.
+    fn record(&self, k: usize) -> [f64; 4] {
+        if self.saved.is_empty() {
+            let g = self.gamma[k];
+            [g[0], g[1], g[2], 0.0]
+        } else {
+            self.saved[k]
+        }
+    }
 }
 
 fn v3(a: [f32; 4]) -> DVec3 {
@@ -78,6 +96,22 @@ pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
     [gn, g[1] * (mu * gn / t), g[2] * (mu * gn / t)]
 }
 
+/// The tanh / LuGre projection (`src/solve/rows`): γ_n ≥ 0 and ‖γ_T‖ ≤ r.
+pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
+    let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
+    let k = if t > r { r / t } else { 1.0 };
+    [g[0].max(0.0), g[1] * k, g[2] * k]
+}
+
+/// A contact's projection: the disk of radius `r` ≥ 0, or (r < 0) the cone of μ.
+pub fn project_row(g: Vec3, mu: f64, r: f64) -> Vec3 {
+    if r < 0.0 {
+        project_cone(g, mu)
+    } else {
+        project_disk(g, r)
+    }
+}
+
 /// World inverse inertia times v: R diag(I⁻¹) Rᵀ v.
 pub fn inv_inertia(b: &Body64, v: DVec3) -> DVec3 {
     b.rot * (b.inv_inertia * (b.rot.inverse() * v))
@@ -92,12 +126,17 @@ pub fn frame(c: &Contact) -> (DVec3, DVec3, DVec3, DVec3, DVec3) {
 
 /// Residual of γ per contact with g_d = η_i: (γ − Π(γ − η g)) / η.
 pub fn residual_vec(gamma: Vec3, grad: Vec3, eta: f64, mu: f64) -> Vec3 {
+    residual_row(gamma, grad, eta, mu, -1.0)
+}
+
+/// [`residual_vec`] with the contact's projection ([`project_row`]).
+pub fn residual_row(gamma: Vec3, grad: Vec3, eta: f64, mu: f64, r: f64) -> Vec3 {
     if eta <= 0.0 {
         return [0.0; 3];
     }
     scale(
         1.0 / eta,
-        sub(gamma, project_cone(sub(gamma, scale(eta, grad)), mu)),
+        sub(gamma, project_row(sub(gamma, scale(eta, grad)), mu, r)),
     )
 }
 
@@ -192,7 +231,8 @@ pub fn assemble(
 
 /// [`assemble`] with a per-material model table (`crate::solve::rows`): also returns the
 /// compliance (E_n, E_T, E_T) per contact, which adds to the diagonal bound
-/// (3/η = trace + E_n + E_T). The bristle offset −E_T γ_T⁻ is added by [`solve_models`].
+/// (3/η = trace + E_n + E_T). The bristle offset −E_T γ_T⁻ and the tanh / LuGre rows, which
+/// need the previous step's records, are added by [`solve_models`].
 pub fn assemble_models(
     bodies: &[Body64],
     contacts: &[Contact],
@@ -200,9 +240,43 @@ pub fn assemble_models(
     recovery_speed: f64,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    let mut compliance = Vec::with_capacity(contacts.len());
-    let mut p = Vec::with_capacity(contacts.len());
-    let mut eta = Vec::with_capacity(contacts.len());
+    let a = assemble_rows(bodies, contacts, dt, recovery_speed, models, None);
+    (a.p, a.eta, a.compliance)
+}
+
+/// What assembly gives the sweeps: p, η, compliance, the projection's μ, and per contact the
+/// previous record (if found), the warm-start impulse, the model id and the LuGre state.
+struct Assembled {
+    p: Vec<Vec3>,
+    eta: Vec<f64>,
+    compliance: Vec<Vec3>,
+    mu: Vec<f64>,
+    /// Disk radius of tanh / LuGre contacts, −1 for the cone.
+    radius: Vec<f64>,
+    warm: Vec<Option<Vec3>>,
+    models: Vec<(rows::PairModel, [f64; 4])>,
+    state: Vec<[f64; 3]>,
+}
+
+fn assemble_rows(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    dt: f64,
+    recovery_speed: f64,
+    models: &[MaterialRow],
+    warm: Option<(WarmStart, bool)>,
+) -> Assembled {
+    let nc = contacts.len();
+    let mut out = Assembled {
+        p: Vec::with_capacity(nc),
+        eta: Vec::with_capacity(nc),
+        compliance: Vec::with_capacity(nc),
+        mu: Vec::with_capacity(nc),
+        radius: Vec::with_capacity(nc),
+        warm: Vec::with_capacity(nc),
+        models: Vec::with_capacity(nc),
+        state: Vec::with_capacity(nc),
+    };
     let mut count = vec![0u32; bodies.len()];
     for c in contacts {
         count[c.ids[0] as usize] += 1;
@@ -213,20 +287,18 @@ pub fn assemble_models(
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
         let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
-        let model = if models.is_empty() {
-            (rows::MODEL_COULOMB, 0.0, 0.0, 0.0)
+        let (model, ext) = if models.is_empty() {
+            ((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4])
         } else {
             let (ma, mb) = rows::contact_materials(c.ids[3]);
             let m = |k: usize| models[k.min(models.len() - 1)];
-            rows::pair_model(m(ma), m(mb))
+            (rows::pair_model(m(ma), m(mb)), rows::pair_ext(m(ma), m(mb)))
         };
         let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, recovery_speed);
-        let e_t = rows::tangent_compliance(model, dt);
+        let mut e_t = rows::tangent_compliance(model, dt);
         // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
         let active = e.is_finite();
         let e = if active { e } else { 0.0 };
-        compliance.push([e, e_t, e_t]);
-        p.push([stab + n.dot(rel), u.dot(rel), w.dot(rel)]);
         let share = |body: &Body64, r: DVec3| {
             3.0 * body.inv_mass
                 + [n, u, w]
@@ -238,13 +310,42 @@ pub fn assemble_models(
                     .sum::<f64>()
         };
         let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
-        eta.push(if tr > 0.0 && active {
-            3.0 / (tr + e + e_t)
-        } else {
-            0.0
-        });
+        let active = active && tr > 0.0;
+        let stateful = model.0 == rows::MODEL_TANH || model.0 == rows::MODEL_LUGRE;
+        // The previous record by key (the warm start; the bristle's γ_T⁻; tanh / LuGre state).
+        let mut last = None;
+        if let Some((ws, warm_start)) = warm {
+            if active && (warm_start || e_t > 0.0 || stateful) {
+                if let Ok(k) = ws.keys.binary_search(&c.key()) {
+                    last = Some(ws.record(k));
+                }
+            }
+        }
+        let l = last.unwrap_or([0.0; 4]);
+        let vt = [u.dot(rel), w.dot(rel)];
+        let mut pt = [vt[0] - e_t * l[1], vt[1] - e_t * l[2]];
+        let mu = c.ra[3] as f64;
+        let mut radius = -1.0;
+        let mut wt = [l[1], l[2]];
+        let mut state = [0.0; 3];
+        if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
+            e_t = t.e_t;
+            pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];
+            radius = t.radius;
+            wt = t.warm_t;
+            state = t.state;
+        }
+        out.compliance.push([e, e_t, e_t]);
+        out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
+        out.eta
+            .push(if active { 3.0 / (tr + e + e_t) } else { 0.0 });
+        out.mu.push(mu);
+        out.radius.push(radius);
+        out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
+        out.models.push((model, ext));
+        out.state.push(state);
     }
-    (p, eta, compliance)
+    out
 }
 
 /// One cone problem's solver state: what the sweeps need and return.
@@ -254,6 +355,7 @@ struct Sweeps<'a> {
     p: &'a [Vec3],
     eta: &'a [f64],
     mu: &'a [f64],
+    radius: &'a [f64],
     history: &'a mut Vec<[f64; 4]>,
     iterations: &'a mut u32,
 }
@@ -266,7 +368,13 @@ impl Sweeps<'_> {
     fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
         (0..g.len())
             .map(|i| {
-                let r = residual_vec(g[i], self.grad(ng, i), self.eta[i], self.mu[i]);
+                let r = residual_row(
+                    g[i],
+                    self.grad(ng, i),
+                    self.eta[i],
+                    self.mu[i],
+                    self.radius[i],
+                );
                 dot(r, r)
             })
             .sum::<f64>()
@@ -323,10 +431,18 @@ impl Sweeps<'_> {
                         return [0.0; 3];
                     }
                     if apgd {
-                        project_cone(sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))), mu[i])
+                        project_row(
+                            sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))),
+                            mu[i],
+                            self.radius[i],
+                        )
                     } else {
                         let s = settings.omega as f64 * eta[i];
-                        project_cone(sub(gamma[i], scale(s, self.grad(&ngamma, i))), mu[i])
+                        project_row(
+                            sub(gamma[i], scale(s, self.grad(&ngamma, i))),
+                            mu[i],
+                            self.radius[i],
+                        )
                     }
                 })
                 .collect();
@@ -411,28 +527,36 @@ pub fn solve_models(
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
     let rec = settings.recovery_speed as f64;
-    let (mut p, eta, compliance) = assemble_models(bodies, contacts, dt, rec, models);
+    let asm = assemble_rows(
+        bodies,
+        contacts,
+        dt,
+        rec,
+        models,
+        warm.map(|w| (w, settings.warm_start)),
+    );
+    let Assembled {
+        mut p,
+        eta,
+        compliance,
+        mu,
+        radius,
+        ..
+    } = asm;
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
-    let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
 
-    // Warm start by binary search of the previous keys; a bristle contact looks its last
-    // impulse γ⁻ up even without warm start (it is the model's state) for the offset −E_T γ_T⁻.
+    // Warm start: the previous record found by key, projected on the contact's cone.
     let mut gamma = vec![[0.0; 3]; nc];
-    if let Some(ws) = warm {
-        for (i, c) in contacts.iter().enumerate() {
-            let e_t = compliance[i][1];
-            if eta[i] > 0.0 && (settings.warm_start || e_t > 0.0) {
-                if let Ok(k) = ws.keys.binary_search(&c.key()) {
-                    let last = ws.gamma[k];
-                    if settings.warm_start {
-                        gamma[i] = project_cone(last, mu[i]);
-                    }
-                    p[i][1] -= e_t * last[1];
-                    p[i][2] -= e_t * last[2];
-                }
+    if settings.warm_start {
+        for i in 0..nc {
+            if let Some(g) = asm.warm[i] {
+                gamma[i] = project_row(g, mu[i], radius[i]);
             }
         }
     }
+    // The Painlevé diagnostic is about rigid tangential rows: contacts with E_T > 0 (bristle,
+    // tanh, LuGre) are not counted (their p_T also holds a model offset, not v_T).
+    let compliant_t: Vec<bool> = compliance.iter().map(|e| e[1] > 0.0).collect();
     let schur = Schur::new(bodies, contacts).with_compliance(compliance);
     let max_penetration = contacts
         .iter()
@@ -478,6 +602,7 @@ pub fn solve_models(
             p: &p,
             eta: &eta,
             mu: &mu,
+            radius: &radius,
             history: &mut history,
             iterations: &mut iterations,
         };
@@ -499,7 +624,19 @@ pub fn solve_models(
             omega.push(b.omega);
         }
     }
+    let saved = (0..nc)
+        .map(|i| {
+            let c = &contacts[i];
+            let (_, u, w, ra, rb) = frame(c);
+            let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
+            let rel = (vel[b] + omega[b].cross(rb)) - (vel[a] + omega[a].cross(ra));
+            let vt = [u.dot(rel), w.dot(rel)];
+            let (model, ext) = asm.models[i];
+            rows::saved_record(model, ext, mu[i], gamma[i], asm.state[i], vt)
+        })
+        .collect();
     SolveOutput {
+        saved,
         history,
         vel,
         omega,
@@ -508,7 +645,7 @@ pub fn solve_models(
         residual0: res0,
         max_penetration,
         converged,
-        painleve: painleve_count(bodies, contacts, &p, &eta, tol),
+        painleve: painleve_rigid(bodies, contacts, &p, &eta, tol, &compliant_t),
         gamma,
         p,
         eta,
@@ -526,6 +663,18 @@ pub fn painleve_count(
     eta: &[f64],
     tol: f64,
 ) -> u32 {
+    painleve_rigid(bodies, contacts, p, eta, tol, &[])
+}
+
+/// [`painleve_count`] skipping the contacts marked in `skip` (tangentially compliant ones).
+fn painleve_rigid(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    p: &[Vec3],
+    eta: &[f64],
+    tol: f64,
+    skip: &[bool],
+) -> u32 {
     let share = |b: &Body64, r: DVec3, n: DVec3, pdir: DVec3| {
         b.inv_mass * n.dot(pdir) + r.cross(n).dot(inv_inertia(b, r.cross(pdir)))
     };
@@ -533,7 +682,7 @@ pub fn painleve_count(
     for (i, c) in contacts.iter().enumerate() {
         let (mu, q) = (c.ra[3] as f64, p[i]);
         let t = (q[1] * q[1] + q[2] * q[2]).sqrt();
-        if !(mu > 0.0 && eta[i] > 0.0 && t > tol) {
+        if !(mu > 0.0 && eta[i] > 0.0 && t > tol) || skip.get(i) == Some(&true) {
             continue;
         }
         let (n, u, w, ra, rb) = frame(c);

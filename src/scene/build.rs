@@ -435,6 +435,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             None => FrictionModel::Coulomb,
             Some(fm) => friction_model(&cx, fm, &format!("{base}.model"))?,
         };
+        lugre_static_check(&cx, m, &model, friction, &base)?;
         // Any two materials may touch, and two different non-Coulomb models have no mixing
         // rule (src/solve/rows): refused rather than resolved silently.
         if let (Some(fm), Some((kind0, i0))) = (&m.model, &other_model) {
@@ -1081,6 +1082,31 @@ fn first_step_check(
             dt_max
         ),
     ))
+}
+
+/// LuGre's Stribeck curve falls from μ_s to μ_c = the material's `friction`: μ_s < μ_c is
+/// refused (seed 003 needs μ_s ≥ μ_c).
+fn lugre_static_check(
+    cx: &Cx<'_>,
+    m: &RawMaterial,
+    model: &FrictionModel,
+    friction: f64,
+    base: &str,
+) -> R<()> {
+    if let (FrictionModel::LuGre { mu_static, .. }, Some(fm)) = (model, &m.model) {
+        if *mu_static < friction {
+            return Err(cx.err(
+                fm.get_ref().mu_static.as_ref().map(|e| e.span()),
+                format!("{base}.model.mu_static"),
+                format!(
+                    "must be ≥ the material's friction μ_c = {} (the Stribeck curve falls from μ_s to μ_c), got {}",
+                    Num(friction),
+                    Num(*mu_static)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<FrictionModel> {

@@ -120,7 +120,8 @@ pub struct SolverScalars {
     pub outer_done: u32,
 }
 
-/// Segments of `gam`: γ, y, trial, best and the row layout's aux vector (see [`rows`]).
+/// Segments of `gam`: γ, y, trial, best and the row layout's aux vector (see [`rows`]); a
+/// sixth, the per-contact state of stateful models (LuGre), only when the table has one.
 const SEGMENTS_GAM: u64 = 5;
 /// Bytes of solver state per contact: `gam` (γ, y, trial, best, aux), `nv` (Nγ, Ny,
 /// N·trial), `rhs` (p, η) and the warm-start copy (key, γ), all `vec4`.
@@ -131,6 +132,8 @@ pub const BYTES_PER_BODY: u64 = 32;
 /// Per-capacity buffers (reallocated by [`Solve::grow`]).
 struct ContactBuffers {
     capacity: u32,
+    /// Whether `gam` has the state segment (see [`SEGMENTS_GAM`]).
+    stateful: bool,
     gam: wgpu::Buffer,
     nv: wgpu::Buffer,
     rhs: wgpu::Buffer,
@@ -139,12 +142,14 @@ struct ContactBuffers {
 }
 
 impl ContactBuffers {
-    fn new(ctx: &GpuContext, capacity: u32) -> Result<Self, GpuError> {
+    fn new(ctx: &GpuContext, capacity: u32, stateful: bool) -> Result<Self, GpuError> {
         let cap = capacity.max(1) as u64;
         let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
+        let segments = SEGMENTS_GAM + stateful as u64;
         Ok(ContactBuffers {
             capacity: capacity.max(1),
-            gam: buffers::storage_zeroed(ctx, "solve gamma", SEGMENTS_GAM * cap * 16)?,
+            stateful,
+            gam: buffers::storage_zeroed(ctx, "solve gamma", segments * cap * 16)?,
             nv: buffers::storage_zeroed(ctx, "solve N gamma", 3 * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
             prev: buffers::storage_zeroed(ctx, "solve warm start", (1 + 2 * cap) * 16)?,
@@ -261,8 +266,8 @@ impl Solve {
             vel: bodies.vel.clone(),
             omega: bodies.omega.clone(),
             update_bind,
-            c: ContactBuffers::new(ctx, contact_capacity)?,
-            models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 4]]),
+            c: ContactBuffers::new(ctx, contact_capacity, false)?,
+            models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]]),
             n_models: 1,
             any_model: false,
         };
@@ -272,16 +277,29 @@ impl Solve {
 
     /// The per-material model table (index = material; see [`rows::material_row`]). An
     /// empty table or one of Coulomb rows only keeps the plain Coulomb kernels' cost.
-    pub fn set_models(&mut self, ctx: &GpuContext, rows: &[rows::MaterialRow]) {
+    pub fn set_models(
+        &mut self,
+        ctx: &GpuContext,
+        rows: &[rows::MaterialRow],
+    ) -> Result<(), GpuError> {
         let table: Vec<rows::MaterialRow> = if rows.is_empty() {
-            vec![[0.0; 4]]
+            vec![[0.0; 8]]
         } else {
             rows.to_vec()
         };
         self.any_model = table.iter().any(|r| r[0] as u32 != rows::MODEL_COULOMB);
+        let stateful = rows::has_state(&table);
+        if stateful != self.c.stateful {
+            // The state segment of `gam` (scratch of one solve: nothing to keep).
+            let segments = SEGMENTS_GAM + stateful as u64;
+            let bytes = segments * self.c.capacity as u64 * 16;
+            self.c.gam = buffers::storage_zeroed(ctx, "solve gamma", bytes)?;
+            self.c.stateful = stateful;
+        }
         self.n_models = table.len() as u32;
         self.models = buffers::storage_from(ctx, "solve models", &table);
         self.write_params(ctx);
+        Ok(())
     }
 
     fn write_params(&self, ctx: &GpuContext) {
@@ -297,7 +315,12 @@ impl Solve {
                 st.warm_start as u32,
             ],
             coef: [self.dt, st.omega, st.recovery_speed, st.tolerance],
-            model: [self.any_model as u32, self.n_models, 0, 0],
+            model: [
+                self.any_model as u32,
+                self.n_models,
+                self.c.stateful as u32,
+                0,
+            ],
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
@@ -349,7 +372,7 @@ impl Solve {
         if contact_capacity <= self.c.capacity {
             return Ok(());
         }
-        let new = ContactBuffers::new(ctx, contact_capacity)?;
+        let new = ContactBuffers::new(ctx, contact_capacity, self.c.stateful)?;
         let (old_cap, new_cap) = (self.c.capacity as u64, new.capacity as u64);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         // Header + keys, then the impulses (which start after `capacity` keys).

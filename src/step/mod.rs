@@ -125,7 +125,7 @@ impl ContactStages {
             });
         }
         let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
-        solve.set_models(ctx, &setup.models);
+        solve.set_models(ctx, &setup.models)?;
         let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
         Ok(ContactStages {
             collide,

@@ -29,16 +29,20 @@
 //!   another binding; written at assembly): x = the
 //!   assembled normal offset before any outer correction (p_n of DESIGN §2), y = the current
 //!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = the tangential
-//!   compliance E_T (bristle). (Later models needing scratch, e.g. the linearisation of tanh
-//!   or LuGre, take an extension slot.)
+//!   compliance E_T (bristle, tanh, LuGre). Tables with tanh or LuGre add a **state
+//!   segment** (segment 5 of `gam`, allocated only then; written at assembly): LuGre's
+//!   (z, dt) for the bristle update at the save, and in `w` the contact's projection (the
+//!   disk radius of a tanh / LuGre contact, −1 for a cone contact), read by the projections
+//!   behind the uniform flag `params.model.z`.
 //! * **its carried state**: what a model needs from the previous step, found by the contact
 //!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
 //!   with it, so checkpoints and snapshots that copy the warm-start buffer resume
 //!   bit-identically. The last impulse γ⁻ (all rows) *is* the warm-start impulse: the bristle
-//!   model's γ_T⁻ and the last γ_n need no extra state. Models with internal state (LuGre z,
-//!   2 floats; the exact cone's last s, 1 float) use the `w` lane of the saved impulse and,
-//!   for more, a state slot saved beside it. Contacts that end drop their state with their
-//!   key.
+//!   model's γ_T⁻ and the last γ_n need no extra state. tanh saves its last slip speed
+//!   s⁺ = ‖v_T⁺‖ (from v⁺, after the velocity update) in the `w` lane of the saved impulse;
+//!   LuGre saves (γ_n, z_u, z_w, s⁺): its bristle state replaces the tangential impulse (its
+//!   warm start is the model's prediction instead). The key's `w` lane is still free.
+//!   Contacts that end drop their state with their key.
 //!
 //! # Mixing (material pairs)
 //!
@@ -49,20 +53,27 @@
 //!   refuses any scene whose materials use two different non-Coulomb models, since any two
 //!   materials may touch);
 //! * model parameters of two materials with the same model: stiffnesses in series
-//!   (k = k_a k_b / (k_a + k_b)), damping likewise; coefficients (Hunt–Crossley α and n) by
-//!   min (velocities by min, for the models still to come).
+//!   (k = k_a k_b / (k_a + k_b); LuGre σ0), dampings likewise (LuGre σ1); coefficients
+//!   (Hunt–Crossley α and n; LuGre σ2 and μ_s) and velocities (tanh v_s, LuGre v_s) by min.
+//!   The table holds two `vec4` per material ([`MaterialRow`]): the main row and an
+//!   extension (LuGre μ_s, v_s).
 //!
-//! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact and bristle friction
-//! ([`SOLVED_MODELS`]);
-//! a scene naming another model is rejected by the scene builder with a file:line:field
-//! error. The model parameters reach the solver as a per-material table ([`MaterialRow`],
-//! set by `Solve::set_models`, empty = all Coulomb); assembly mixes the pair (`pair_model`),
-//! writes (E_n, E_T) into the aux vector's `zw` lanes and the offsets into p (bristle: the
-//! last impulse γ⁻ by key, looked up even without warm start). The product kernels add
-//! diag(E_n, E_T, E_T) γ only when the scene has a non-Coulomb material (a uniform flag
-//! `params.model.x`), so a Coulomb scene runs the same reads as before. Both models keep the
-//! Coulomb cone as projection; the bristle's box ±μ γ_n⁻ (the paper's) is not built.
-//!
+//! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact, bristle, smooth tanh
+//! and point LuGre friction ([`SOLVED_MODELS`]); the scene builder validates every
+//! parameter with a file:line:field error. The model parameters reach the solver as a
+//! per-material table ([`MaterialRow`], set by `Solve::set_models`, empty = all Coulomb);
+//! assembly mixes the pair (`pair_model`, `pair_ext`), writes (E_n, E_T) into the aux
+//! vector's `zw` lanes and the offsets into p (bristle: the last impulse γ⁻ by key, looked up
+//! even without warm start; tanh and LuGre: [`stateful_rows`] from the saved record). The
+//! product kernels add diag(E_n, E_T, E_T) γ only when the scene has a non-Coulomb material
+//! (a uniform flag `params.model.x`), so a Coulomb scene runs the same reads as before.
+//! Compliant and bristle contacts keep the Coulomb cone as projection (the bristle's box
+//! ±μ γ_n⁻ of the paper is not built); tanh and LuGre project on γ_n ≥ 0 and a disk
+//! ‖γ_T‖ ≤ r whose radius comes from the last normal impulse, so the friction bound does not
+//! couple to the current γ_n (a sliding contact does not lift off as with the relaxed cone;
+//! the bound lags unloading by a step). The Painlevé diagnostic counts contacts with rigid
+//! tangential rows only (E_T = 0).
+
 //! # The cone (Coulomb without lift-off)
 //!
 //! [`Cone::Relaxed`] is seed 001's convex CCP: a sliding contact separates at μ‖v_T‖.
@@ -108,7 +119,7 @@ pub const MODEL_COULOMB: u32 = 0;
 pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str = "coulomb, compliant, hunt_crossley, bristle";
+pub const SOLVED_MODELS: &str = "coulomb, compliant, hunt_crossley, bristle, tanh, lugre";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
@@ -118,12 +129,15 @@ pub fn is_solved(model: &FrictionModel) -> bool {
             | FrictionModel::Compliant { .. }
             | FrictionModel::HuntCrossley { .. }
             | FrictionModel::Bristle { .. }
+            | FrictionModel::Tanh { .. }
+            | FrictionModel::LuGre { .. }
     )
 }
 
-/// One material's row parameters as the solver's model table stores them (one `vec4` per
-/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), 0]`.
-pub type MaterialRow = [f32; 4];
+/// One material's row parameters as the solver's model table stores them (two `vec4` per
+/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), exponent n | ext]`,
+/// the second `vec4` (ext) holding the parameters of models that need more (LuGre: μ_s, v_s).
+pub type MaterialRow = [f32; 8];
 
 /// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
 /// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with
@@ -137,28 +151,68 @@ pub const MODEL_HUNT_CROSSLEY: u32 = 3;
 /// Coulomb cone with the current γ_n (the paper's option; its box ±μ γ_n⁻ is not built).
 pub const MODEL_BRISTLE: u32 = 2;
 
+/// Smooth friction λ_T = −μ tanh(‖v_T‖/v_s) λ_N v̂_T (seed 002; table row `[4, v_s, 0, 0]`),
+/// linearised per step by its secant at the contact's last slip speed s⁻ (saved by key in the
+/// `w` lane of its impulse) and last normal impulse γ_n⁻: the friction is the damper
+/// v_T⁺ + E_T γ_T = 0 with E_T = s⁻ / (μ γ_n⁻ tanh(s⁻/v_s)) (→ v_s/(μ γ_n⁻) at rest), no
+/// offset, projection: γ_n ≥ 0 and the disk ‖γ_T‖ ≤ μ γ_n⁻ (the tanh law's bound; it binds
+/// while a slide accelerates past the secant, which then is Coulomb sliding with the lagged
+/// normal impulse, and never lifts the contact off as the relaxed cone would). At a steady
+/// slip s⁻ = s⁺ and the row is the tanh law exactly; the lagged secant is a contraction in
+/// time (factor < h/(m + h), h = 1/E_T). A contact with no previous normal impulse has no
+/// friction for its first step.
+pub const MODEL_TANH: u32 = 4;
+
+/// Point LuGre (seed 003 with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
+/// contact's μ, Stribeck exponent 2): the implicit bristle update of DESIGN §3 with κ =
+/// σ0 s⁻/g(s⁻) frozen at the last slip speed, per unit normal load l = c0 + c1 v_T⁺,
+/// c1 = (σ0 + σ1/dt) a dt + σ2, c0 = ((σ0 + σ1/dt) a − σ1/dt) z, a = 1/(1 + dt κ), and the
+/// friction impulse γ_T = −γ_n⁻ l: E_T = 1/(γ_n⁻ c1), offset c0/c1. The state z (2-D, in the
+/// contact's (u, w) frame) and s⁻ replace the tangential impulse in the saved record
+/// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ is formed when the record is saved
+/// ([`saved_record`]), from (z, dt) kept in the state segment of `gam` at assembly.
+/// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
+/// friction on a contact's first step (no γ_n⁻). Plain LuGre (β = 1): the elasto-plastic
+/// variant is not built.
+pub const MODEL_LUGRE: u32 = 5;
+
 /// The table row of a material's model (only solved models reach here).
 pub fn material_row(model: &FrictionModel) -> MaterialRow {
+    let r = |id: u32, a: f64, b: f64, c: f64| {
+        [id as f32, a as f32, b as f32, c as f32, 0.0, 0.0, 0.0, 0.0]
+    };
     match *model {
-        FrictionModel::Compliant { stiffness, damping } => [
-            MODEL_COMPLIANT as f32,
-            stiffness as f32,
-            damping as f32,
-            0.0,
-        ],
-        FrictionModel::Bristle { stiffness } => [MODEL_BRISTLE as f32, stiffness as f32, 0.0, 0.0],
+        FrictionModel::Compliant { stiffness, damping } => {
+            r(MODEL_COMPLIANT, stiffness, damping, 0.0)
+        }
+        FrictionModel::Bristle { stiffness } => r(MODEL_BRISTLE, stiffness, 0.0, 0.0),
         FrictionModel::HuntCrossley {
             stiffness,
             exponent,
             damping,
-        } => [
-            MODEL_HUNT_CROSSLEY as f32,
-            stiffness as f32,
-            damping as f32,
-            exponent as f32,
-        ],
-        _ => [MODEL_COULOMB as f32, 0.0, 0.0, 0.0],
+        } => r(MODEL_HUNT_CROSSLEY, stiffness, damping, exponent),
+        FrictionModel::Tanh { slip_velocity } => r(MODEL_TANH, slip_velocity, 0.0, 0.0),
+        FrictionModel::LuGre {
+            sigma0,
+            sigma1,
+            sigma2,
+            mu_static,
+            v_stribeck,
+        } => {
+            let mut row = r(MODEL_LUGRE, sigma0, sigma1, sigma2);
+            row[4] = mu_static as f32;
+            row[5] = v_stribeck as f32;
+            row
+        }
+        _ => r(MODEL_COULOMB, 0.0, 0.0, 0.0),
     }
+}
+
+/// Whether a model table needs the per-contact state segment (tanh, LuGre: the disk radius of
+/// their projection and LuGre's z, dt).
+pub fn has_state(rows: &[MaterialRow]) -> bool {
+    rows.iter()
+        .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE))
 }
 
 /// Two springs (or dampers) in series: x y / (x + y), 0 when both are 0.
@@ -180,19 +234,159 @@ pub fn pair_model(a: MaterialRow, b: MaterialRow) -> PairModel {
     let f = |r: MaterialRow| (r[0] as u32, r[1] as f64, r[2] as f64, r[3] as f64);
     let ((ia, ka, ca, na), (ib, kb, cb, nb)) = (f(a), f(b));
     if ia == ib && ia != MODEL_COULOMB {
-        // Hunt–Crossley: α and n are coefficients (by min); dampings c in series.
+        // Hunt–Crossley: α and n are coefficients (by min); dampings c in series; tanh's
+        // slip velocity by min; LuGre: σ0, σ1 in series, σ2 by min.
         let c = if ia == MODEL_HUNT_CROSSLEY {
             ca.min(cb)
         } else {
             series(ca, cb)
         };
-        (ia, series(ka, kb), c, na.min(nb))
+        let k = if ia == MODEL_TANH {
+            ka.min(kb)
+        } else {
+            series(ka, kb)
+        };
+        (ia, k, c, na.min(nb))
     } else if ib == MODEL_COULOMB {
         (ia, ka, ca, na)
     } else if ia == MODEL_COULOMB {
         (ib, kb, cb, nb)
     } else {
         (MODEL_COULOMB, 0.0, 0.0, 0.0)
+    }
+}
+
+/// The mixed extension parameters of a pair (LuGre: μ_s, v_s): the model's side, both by
+/// min when both materials have it (same rule as `pair_ext` in `solve_assemble.wgsl`).
+pub fn pair_ext(a: MaterialRow, b: MaterialRow) -> [f64; 4] {
+    let (ia, ib) = (a[0] as u32, b[0] as u32);
+    let e = |r: MaterialRow| [4, 5, 6, 7].map(|k| r[k] as f64);
+    if ia == ib {
+        let (x, y) = (e(a), e(b));
+        [0, 1, 2, 3].map(|k| x[k].min(y[k]))
+    } else if ib == MODEL_COULOMB {
+        e(a)
+    } else {
+        e(b)
+    }
+}
+
+/// Tangential rows of a stateful friction model: compliance E_T, offset added to p_T, the
+/// projection's disk radius, the state kept at assembly for the save (LuGre: z, dt) and
+/// the warm start of the tangential impulse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TangentRows {
+    pub e_t: f64,
+    pub offset: [f64; 2],
+    /// The projection: γ_n ≥ 0 and the disk ‖γ_T‖ ≤ radius (not coupled to the current γ_n,
+    /// so a sliding contact does not lift off as with the relaxed cone).
+    pub radius: f64,
+    pub state: [f64; 3],
+    pub warm_t: [f64; 2],
+}
+
+/// Tanh and LuGre rows (see [`MODEL_TANH`], [`MODEL_LUGRE`]) from the contact's saved record
+/// `last` = (γ_n⁻, y, z, s⁻) (zeros for a new contact), its μ, the free tangential velocity
+/// `vt` and dt. Other models: None. The shader's `stateful_rows` is the same in f32.
+pub fn stateful_rows(
+    model: PairModel,
+    ext: [f64; 4],
+    mu: f64,
+    last: [f64; 4],
+    vt: [f64; 2],
+    dt: f64,
+) -> Option<TangentRows> {
+    let (id, k, c, n) = model;
+    let gn = last[0];
+    let s = last[3];
+    if id == MODEL_TANH {
+        let (e_t, radius) = if mu * gn > 0.0 && k > 0.0 {
+            let x = s / k;
+            let e = if x > 1e-4 {
+                s / (mu * gn * x.tanh())
+            } else {
+                k / (mu * gn)
+            };
+            (e, mu * gn)
+        } else {
+            (0.0, 0.0)
+        };
+        return Some(TangentRows {
+            e_t,
+            offset: [0.0; 2],
+            radius,
+            state: [0.0; 3],
+            warm_t: [last[1], last[2]],
+        });
+    }
+    if id != MODEL_LUGRE {
+        return None;
+    }
+    let (s0, s1, s2) = (k, c, n);
+    let (mu_s, v_s) = (ext[0], ext[1]);
+    let g = stribeck(mu, mu_s, v_s, s);
+    let den = g + dt * s0 * s;
+    let a = if den > 0.0 { g / den } else { 1.0 };
+    let z = [last[1], last[2]];
+    let big = s0 + s1 / dt;
+    let c1 = big * a * dt + s2;
+    let f0 = big * a - s1 / dt;
+    let c0 = [f0 * z[0], f0 * z[1]];
+    let vn = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
+    let (e_t, offset, radius, warm_t) = if gn > 0.0 {
+        (
+            1.0 / (gn * c1),
+            [c0[0] / c1, c0[1] / c1],
+            (2.0 * mu_s + (s1 + s2) * vn) * gn,
+            [-gn * (c0[0] + c1 * vt[0]), -gn * (c0[1] + c1 * vt[1])],
+        )
+    } else {
+        (0.0, [0.0; 2], 0.0, [0.0; 2])
+    };
+    Some(TangentRows {
+        e_t,
+        offset,
+        radius,
+        state: [z[0], z[1], dt],
+        warm_t,
+    })
+}
+
+/// LuGre's Stribeck curve g(s) = μ_c + (μ_s − μ_c) exp(−(s/v_s)²) (exponent 2).
+pub fn stribeck(mu_c: f64, mu_s: f64, v_s: f64, s: f64) -> f64 {
+    let r = s / v_s;
+    mu_c + (mu_s - mu_c) * (-r * r).exp()
+}
+
+/// The record a contact saves for the next step (the warm-start impulse slot): γ as is for
+/// the models without state; tanh adds its slip speed s⁺ = ‖v_T⁺‖ in `w`; LuGre saves
+/// (γ_n, z⁺, s⁺) with z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), the bristle update implicit
+/// in the now known v⁺ (the step's force froze κ at s⁻; with κ at s⁻ here too the state lags
+/// a decelerating slide by one step, which settles low-speed sliding ~10× slower at dt =
+/// 1e-3). `state` = (z, dt) kept at assembly; `mu` the contact's μ (= μ_c).
+pub fn saved_record(
+    model: PairModel,
+    ext: [f64; 4],
+    mu: f64,
+    gamma: [f64; 3],
+    state: [f64; 3],
+    vt: [f64; 2],
+) -> [f64; 4] {
+    let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
+    match model.0 {
+        MODEL_TANH => [gamma[0], gamma[1], gamma[2], s],
+        MODEL_LUGRE => {
+            let g = stribeck(mu, ext[0], ext[1], s);
+            let den = g + state[2] * model.1 * s;
+            let a = if den > 0.0 { g / den } else { 1.0 };
+            [
+                gamma[0],
+                a * (state[0] + state[2] * vt[0]),
+                a * (state[1] + state[2] * vt[1]),
+                s,
+            ]
+        }
+        _ => [gamma[0], gamma[1], gamma[2], 0.0],
     }
 }
 
