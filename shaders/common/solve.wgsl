@@ -6,6 +6,9 @@ struct SolveParams {
     // x = 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows),
     // y = entries of the model table.
     model: vec4<u32>,
+    // x = slop (m), y = stabilisation factor β of a rigid contact's penetration
+    // (solve_assemble `rigid_offset`).
+    stab: vec4<f32>,
 }
 
 struct Scalars {

@@ -186,7 +186,8 @@ pub fn assemble(
     dt: f64,
     recovery_speed: f64,
 ) -> (Vec<Vec3>, Vec<f64>) {
-    let (p, eta, _) = assemble_models(bodies, contacts, dt, recovery_speed, &[]);
+    let rigid = rows::RigidOffset::plain(recovery_speed);
+    let (p, eta, _) = assemble_models(bodies, contacts, dt, rigid, &[]);
     (p, eta)
 }
 
@@ -197,7 +198,7 @@ pub fn assemble_models(
     bodies: &[Body64],
     contacts: &[Contact],
     dt: f64,
-    recovery_speed: f64,
+    rigid: rows::RigidOffset,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
     let mut compliance = Vec::with_capacity(contacts.len());
@@ -220,7 +221,7 @@ pub fn assemble_models(
             let m = |k: usize| models[k.min(models.len() - 1)];
             rows::pair_model(m(ma), m(mb))
         };
-        let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, recovery_speed);
+        let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, rigid);
         let e_t = rows::tangent_compliance(model, dt);
         // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
         let active = e.is_finite();
@@ -410,8 +411,12 @@ pub fn solve_models(
 ) -> SolveOutput {
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
-    let rec = settings.recovery_speed as f64;
-    let (mut p, eta, compliance) = assemble_models(bodies, contacts, dt, rec, models);
+    let rigid = rows::RigidOffset {
+        v_recover: settings.recovery_speed as f64,
+        slop: settings.slop as f64,
+        beta: settings.stabilisation as f64,
+    };
+    let (mut p, eta, compliance) = assemble_models(bodies, contacts, dt, rigid, models);
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
     let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
 
