@@ -1786,13 +1786,20 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
 
 /// `solver.stabilisation`: β in (0, 1] (above 1 a penetration is over-corrected into a gap).
 fn stabilisation(cx: &Cx, s: &RawSolver) -> R<f64> {
-    let beta = cx.opt_positive(&s.stabilisation, "solver.stabilisation", DEFAULT_STABILISATION)?;
+    let beta = cx.opt_positive(
+        &s.stabilisation,
+        "solver.stabilisation",
+        DEFAULT_STABILISATION,
+    )?;
     if beta > 1.0 {
         let span = s.stabilisation.as_ref().map(|v| v.span());
         return Err(cx.err(
             span,
             "solver.stabilisation",
-            format!("must be at most 1 (got {}): β > 1 pushes a penetration out past contact", Num(beta)),
+            format!(
+                "must be at most 1 (got {}): β > 1 pushes a penetration out past contact",
+                Num(beta)
+            ),
         ));
     }
     Ok(beta)
