@@ -731,6 +731,12 @@ fn lemke_settings_are_validated_with_file_line_field() {
             "does not apply to solver `lemke`",
         ),
         (
+            "kind = \"lemke\"\nslop = 1e-6\n",
+            "solver.slop",
+            21,
+            "does not apply to solver `lemke`",
+        ),
+        (
             "friction_directions = 8\n",
             "solver.friction_directions",
             20,

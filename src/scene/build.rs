@@ -1855,6 +1855,8 @@ fn lemke_fields(
         ("tolerance", s.tolerance.as_ref().map(|v| v.span())),
         ("cone", s.cone.as_ref().map(|v| v.span())),
         ("max_outer", s.max_outer.as_ref().map(|v| v.span())),
+        ("slop", s.slop.as_ref().map(|v| v.span())),
+        ("stabilisation", s.stabilisation.as_ref().map(|v| v.span())),
         ("lcp_friction", s.lcp_friction.as_ref().map(|v| v.span())),
         (
             "friction_directions",
@@ -1870,7 +1872,15 @@ fn lemke_fields(
             "max_pivots",
             "compliance",
         ],
-        _ => &["omega", "max_iterations", "tolerance", "cone", "max_outer"],
+        _ => &[
+            "omega",
+            "max_iterations",
+            "tolerance",
+            "cone",
+            "max_outer",
+            "slop",
+            "stabilisation",
+        ],
     };
     cx.only("solver", "solver", name, &present, allowed)?;
     let surplus = match &s.lcp_friction {

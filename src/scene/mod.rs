@@ -7,7 +7,7 @@
 //! * `[simulation]` — `name`, `dt`, exactly one of `steps` / `duration`, `gravity`.
 //! * `[solver]` — `kind` (`"apgd"` | `"jacobi"` | `"lemke"`), `max_iterations`, `tolerance`,
 //!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance` (lemke),
-//!   `recovery_speed`, `warm_start`, `envelope`.
+//!   `recovery_speed`, `slop`, `stabilisation` (apgd/jacobi), `warm_start`, `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies (spheres for now).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
