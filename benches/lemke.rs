@@ -107,6 +107,8 @@ fn apgd(ctx: &GpuContext, state: &BodyState, contacts: &[Contact]) -> (u32, f64)
         tolerance: 1e-6,
         omega: 0.6,
         recovery_speed: 0.1,
+        slop: 0.0,
+        stabilisation: 1.0,
         warm_start: false,
         cone: bristlecone::solve::Cone::Relaxed,
         max_outer: 1,

@@ -140,6 +140,8 @@ fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32, warm: bool) -
         tolerance,
         omega: 0.6,
         recovery_speed: 0.1,
+        slop: 0.0,
+        stabilisation: 1.0,
         warm_start: warm,
         cone: Cone::Relaxed,
         max_outer: 1,

@@ -236,6 +236,13 @@ fn cmd_run(
             r.capped_steps
         );
     }
+    if r.budget_redos > 0 {
+        println!(
+            "note: {} batches were redone with the full sweep cap (a solve used its whole \
+             adaptive sweep budget)",
+            r.budget_redos
+        );
+    }
     println!("  checkpoint  {}", r.checkpoint.display());
     if r.interrupted {
         println!(

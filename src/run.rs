@@ -64,6 +64,9 @@ pub struct RunReport {
     pub wall_seconds: f64,
     /// Steps run by this process whose solve used the whole iteration cap.
     pub capped_steps: u64,
+    /// Batches redone at the full cap because a solve used its whole sweep budget
+    /// (`step::Simulation::budget_redos`): the price of the adaptive budget.
+    pub budget_redos: u32,
 }
 
 impl RunReport {
@@ -928,6 +931,7 @@ fn run_inner(
         contacts_pvd: out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf()),
         wall_seconds: started.elapsed().as_secs_f64(),
         capped_steps: sim.capped_steps,
+        budget_redos: sim.budget_redos,
     };
     Ok((report, clock))
 }

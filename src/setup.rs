@@ -155,6 +155,8 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
         tolerance: s.tolerance as f32,
         omega: s.omega as f32,
         recovery_speed: s.recovery_speed as f32,
+        slop: s.slop as f32,
+        stabilisation: s.stabilisation as f32,
         warm_start: s.warm_start,
     }
 }

@@ -536,6 +536,8 @@ fn gpu_velocities(ctx: &GpuContext, pb: &Problem, kind: SolverKind, sweeps: u32)
         tolerance: 1e-9,
         omega: 0.6,
         recovery_speed: 0.5,
+        slop: 0.0,
+        stabilisation: 1.0,
         warm_start: false,
         cone: bristlecone::solve::Cone::Relaxed,
         max_outer: 1,
@@ -731,6 +733,12 @@ fn lemke_settings_are_validated_with_file_line_field() {
         (
             "kind = \"lemke\"\ncone = \"exact\"\n",
             "solver.cone",
+            21,
+            "does not apply to solver `lemke`",
+        ),
+        (
+            "kind = \"lemke\"\nslop = 1e-6\n",
+            "solver.slop",
             21,
             "does not apply to solver `lemke`",
         ),

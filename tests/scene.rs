@@ -133,6 +133,13 @@ fn default_scene_round_trip() {
     assert_eq!(s.solver.tolerance, 1e-5);
     assert_eq!(s.solver.omega, 0.6);
     assert_eq!(s.solver.recovery_speed, 0.1);
+    // slop: 1e-4 × the smallest radius (≥ 4 mm, the generator's minimum); stabilisation 1.
+    assert!(
+        (s.solver.slop - 4e-7).abs() < 1e-9,
+        "slop {}",
+        s.solver.slop
+    );
+    assert_eq!(s.solver.stabilisation, 1.0);
     assert!(s.solver.warm_start);
     assert_eq!(s.materials.len(), 2);
     assert_eq!(s.materials[0].name, "glass");
@@ -697,6 +704,26 @@ fn non_positive_values() {
     );
     let e = err(&base_with(&format!("{SPHERE}[solver]\ntolerance = 0.0\n")));
     check(&e, "solver.tolerance", Some(13), "must be positive (got 0)");
+    let e = err(&base_with(&format!(
+        "{SPHERE}[solver]\nstabilisation = 1.5\n"
+    )));
+    check(
+        &e,
+        "solver.stabilisation",
+        Some(13),
+        "must be at most 1 (got 1.5)",
+    );
+    let e = err(&base_with(&format!(
+        "{SPHERE}[solver]\nstabilisation = 0.0\n"
+    )));
+    check(
+        &e,
+        "solver.stabilisation",
+        Some(13),
+        "must be positive (got 0)",
+    );
+    let e = err(&base_with(&format!("{SPHERE}[solver]\nslop = -1e-6\n")));
+    check(&e, "solver.slop", Some(13), "must be non-negative");
 }
 
 #[test]

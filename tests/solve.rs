@@ -118,6 +118,8 @@ fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32) -> SolverSett
         // ω < 2/3; 0.6 is the default.
         omega: 0.6,
         recovery_speed: 0.5,
+        slop: 0.0,
+        stabilisation: 1.0,
         warm_start: false,
         cone: Cone::Relaxed,
         max_outer: 1,
@@ -973,6 +975,98 @@ fn painleve_configuration_is_flagged_and_an_ordinary_one_is_not() {
             g.gamma[0].iter().all(|x| x.is_finite()),
             "μ = {mu}: {:?}",
             g.gamma[0]
+        );
+    }
+}
+
+/// The rigid offset with a slop s and a factor β (rows::RigidOffset): 0 inside −s ≤ Φ < 0,
+/// Φ/dt for a gap, β(Φ + s)/dt beyond the slop (capped), continuous at both ends.
+#[test]
+fn rigid_offset_has_a_dead_band_and_is_continuous() {
+    use bristlecone::solve::rows::RigidOffset;
+    let (dt, s) = (1e-3, 1e-6);
+    let r = RigidOffset {
+        v_recover: 0.1,
+        slop: s,
+        beta: 0.5,
+    };
+    assert_eq!(r.offset(-0.5 * s, dt), 0.0);
+    assert_eq!(r.offset(-s, dt), 0.0);
+    assert_eq!(r.offset(2e-6, dt), 2e-6 / dt);
+    assert!((r.offset(-3e-6, dt) - 0.5 * (-2e-6) / dt).abs() < 1e-12);
+    assert_eq!(r.offset(-1.0, dt), -0.1, "capped at the recovery speed");
+    for phi in [0.0, -s] {
+        let (lo, hi) = (r.offset(phi - 1e-12, dt), r.offset(phi + 1e-12, dt));
+        assert!((lo - hi).abs() < 1e-8, "jump at Φ = {phi}: {lo} vs {hi}");
+    }
+    // s = 0, β = 1 is the classic max(Φ/dt, −v).
+    let plain = RigidOffset::plain(0.1);
+    for phi in [-1.0, -1e-5, 0.0, 1e-5] {
+        assert_eq!(plain.offset(phi, dt), (phi / dt).max(-0.1));
+    }
+}
+
+/// GPU = twin with a slop and β < 1 on 1000 random contacts whose gaps straddle the band:
+/// same right-hand side, same sweeps, γ within f32 rounding; and the band matters (many
+/// contacts' offsets differ from the classic one), so the check cannot pass with it ignored.
+#[test]
+fn slop_and_stabilisation_on_gpu_equal_the_f64_twin() {
+    let ctx = shared_context();
+    let pb = random_problem(17, 300, 1000);
+    for kind in [SolverKind::Jacobi, SolverKind::Apgd] {
+        let st = SolverSettings {
+            slop: 0.002,
+            stabilisation: 0.3,
+            ..settings(kind, 60, per_row(1e-4, 1000))
+        };
+        let g = run_gpu(&ctx, &pb, &st, 1);
+        let rhs = {
+            let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
+            let solve = Solve::new(&ctx, &bodies, 1000, &st, DT).unwrap();
+            let inputs = Inputs::upload(&ctx, &pb);
+            let mut enc = ctx.device.create_command_encoder(&Default::default());
+            solve.record(&ctx, &mut enc, inputs.get());
+            ctx.queue.submit([enc.finish()]);
+            solve.read_rhs(&ctx, 1000).unwrap()
+        };
+        let b64 = bodies64(&pb);
+        let c = cpu::solve(&b64, &pb.contacts, &st, DT as f64, None);
+        let classic = cpu::solve(
+            &b64,
+            &pb.contacts,
+            &SolverSettings {
+                slop: 0.0,
+                stabilisation: 1.0,
+                ..st
+            },
+            DT as f64,
+            None,
+        );
+        let pscale = c.p.iter().map(|p| p[0].abs()).fold(0.0, f64::max);
+        let mut changed = 0;
+        for (i, (pg, pc)) in rhs.iter().zip(&c.p).enumerate() {
+            assert!(
+                (pg[0] as f64 - pc[0]).abs() <= 1e-6 * pscale,
+                "contact {i}: p_n {} vs {}",
+                pg[0],
+                pc[0]
+            );
+            changed += ((pc[0] - classic.p[i][0]).abs() > 1e-3 * pscale) as usize;
+        }
+        assert!(changed > 300, "only {changed} offsets changed by the band");
+        assert_eq!(g.scalars.iterations, c.iterations);
+        let scale = max_abs(&c.gamma);
+        let worst = g
+            .gamma
+            .iter()
+            .zip(&c.gamma)
+            .flat_map(|(a, b)| (0..3).map(move |k| (a[k] as f64 - b[k]).abs()))
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-4 * scale, "{kind:?}: γ differs by {worst}");
+        eprintln!(
+            "{kind:?}: {changed} offsets in the band, {} sweeps, |Δγ|/max|γ| = {:.1e}",
+            c.iterations,
+            worst / scale
         );
     }
 }

@@ -7,6 +7,9 @@ struct SolveParams {
     // y = materials in the model table (two vec4 each), z = 1 when the table has a stateful
     // model (LuGre: the state segment of `gam` exists and holds every contact's cone μ).
     model: vec4<u32>,
+    // x = slop (m), y = stabilisation factor β of a rigid contact's penetration
+    // (solve_assemble `rigid_offset`).
+    stab: vec4<f32>,
 }
 
 struct Scalars {

@@ -56,13 +56,14 @@ pub struct BenchOptions {
 }
 
 /// The engine's solver as the bench runs it: APGD, at most 50 sweeps, tolerance 1e-5 m/s,
-/// recovery speed 0.1 m/s, warm start.
+/// recovery speed 0.1 m/s, warm start, the scene default slop (1e-4 × r = 5e-7 m).
 pub fn bench_solver() -> SolverSettings {
     SolverSettings {
         kind: SolverKind::Apgd,
         max_iterations: 50,
         tolerance: 1e-5,
         recovery_speed: 0.1,
+        slop: (crate::scene::DEFAULT_SLOP_PER_RADIUS * scenes::RADIUS as f64) as f32,
         ..SolverSettings::default()
     }
 }
@@ -165,8 +166,8 @@ pub fn stage_bytes(n: f64, c: f64, it: f64) -> [f64; 4] {
 
 fn solver_label(s: &SolverSettings) -> String {
     format!(
-        "{:?}, max {} sweeps, tolerance {:e} m/s, recovery {} m/s, warm start {}",
-        s.kind, s.max_iterations, s.tolerance, s.recovery_speed, s.warm_start
+        "{:?}, max {} sweeps, tolerance {:e} m/s, recovery {} m/s, slop {:e} m, warm start {}",
+        s.kind, s.max_iterations, s.tolerance, s.recovery_speed, s.slop, s.warm_start
     )
 }
 

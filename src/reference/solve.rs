@@ -225,7 +225,8 @@ pub fn assemble(
     dt: f64,
     recovery_speed: f64,
 ) -> (Vec<Vec3>, Vec<f64>) {
-    let (p, eta, _) = assemble_models(bodies, contacts, dt, recovery_speed, &[]);
+    let rigid = rows::RigidOffset::plain(recovery_speed);
+    let (p, eta, _) = assemble_models(bodies, contacts, dt, rigid, &[]);
     (p, eta)
 }
 
@@ -237,10 +238,10 @@ pub fn assemble_models(
     bodies: &[Body64],
     contacts: &[Contact],
     dt: f64,
-    recovery_speed: f64,
+    rigid: rows::RigidOffset,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    let a = assemble_rows(bodies, contacts, dt, recovery_speed, models, None);
+    let a = assemble_rows(bodies, contacts, dt, rigid, models, None);
     (a.p, a.eta, a.compliance)
 }
 
@@ -262,7 +263,7 @@ fn assemble_rows(
     bodies: &[Body64],
     contacts: &[Contact],
     dt: f64,
-    recovery_speed: f64,
+    rigid: rows::RigidOffset,
     models: &[MaterialRow],
     warm: Option<(WarmStart, bool)>,
 ) -> Assembled {
@@ -294,7 +295,7 @@ fn assemble_rows(
             let m = |k: usize| models[k.min(models.len() - 1)];
             (rows::pair_model(m(ma), m(mb)), rows::pair_ext(m(ma), m(mb)))
         };
-        let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, recovery_speed);
+        let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, rigid);
         let mut e_t = rows::tangent_compliance(model, dt);
         // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
         let active = e.is_finite();
@@ -526,12 +527,16 @@ pub fn solve_models(
 ) -> SolveOutput {
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
-    let rec = settings.recovery_speed as f64;
+    let rigid = rows::RigidOffset {
+        v_recover: settings.recovery_speed as f64,
+        slop: settings.slop as f64,
+        beta: settings.stabilisation as f64,
+    };
     let asm = assemble_rows(
         bodies,
         contacts,
         dt,
-        rec,
+        rigid,
         models,
         warm.map(|w| (w, settings.warm_start)),
     );

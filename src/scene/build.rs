@@ -1743,6 +1743,8 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         tolerance: None,
         omega: None,
         recovery_speed: None,
+        slop: None,
+        stabilisation: None,
         warm_start: None,
         envelope: None,
         cone: None,
@@ -1800,6 +1802,8 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", 1e-5)?,
         omega: cx.opt_positive(&s.omega, "solver.omega", 0.6)?,
         recovery_speed: cx.opt_non_negative(&s.recovery_speed, "solver.recovery_speed", 0.1)?,
+        slop: cx.opt_non_negative(&s.slop, "solver.slop", DEFAULT_SLOP_PER_RADIUS * r_min)?,
+        stabilisation: stabilisation(cx, s)?,
         warm_start: s.warm_start.as_ref().is_none_or(|w| *w.get_ref()),
         envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
         lcp_friction,
@@ -1825,6 +1829,27 @@ fn lemke_step_field(cx: &Cx, s: &RawSolver) -> R<crate::step::LemkeStep> {
             format!("unknown lemke_step `{other}` (expected one of: auto, cpu, gpu)"),
         )),
     }
+}
+
+/// `solver.stabilisation`: β in (0, 1] (above 1 a penetration is over-corrected into a gap).
+fn stabilisation(cx: &Cx, s: &RawSolver) -> R<f64> {
+    let beta = cx.opt_positive(
+        &s.stabilisation,
+        "solver.stabilisation",
+        DEFAULT_STABILISATION,
+    )?;
+    if beta > 1.0 {
+        let span = s.stabilisation.as_ref().map(|v| v.span());
+        return Err(cx.err(
+            span,
+            "solver.stabilisation",
+            format!(
+                "must be at most 1 (got {}): β > 1 pushes a penetration out past contact",
+                Num(beta)
+            ),
+        ));
+    }
+    Ok(beta)
 }
 
 /// The first non-Coulomb material model (kind, material index) cannot run with kind =
@@ -1877,6 +1902,8 @@ fn lemke_fields(
         ("tolerance", s.tolerance.as_ref().map(|v| v.span())),
         ("cone", s.cone.as_ref().map(|v| v.span())),
         ("max_outer", s.max_outer.as_ref().map(|v| v.span())),
+        ("slop", s.slop.as_ref().map(|v| v.span())),
+        ("stabilisation", s.stabilisation.as_ref().map(|v| v.span())),
         ("lcp_friction", s.lcp_friction.as_ref().map(|v| v.span())),
         (
             "friction_directions",
@@ -1894,7 +1921,15 @@ fn lemke_fields(
             "compliance",
             "lemke_step",
         ],
-        _ => &["omega", "max_iterations", "tolerance", "cone", "max_outer"],
+        _ => &[
+            "omega",
+            "max_iterations",
+            "tolerance",
+            "cone",
+            "max_outer",
+            "slop",
+            "stabilisation",
+        ],
     };
     cx.only("solver", "solver", name, &present, allowed)?;
     let surplus = match &s.lcp_friction {

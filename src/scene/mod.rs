@@ -6,8 +6,9 @@
 //!
 //! * `[simulation]` — `name`, `dt`, exactly one of `steps` / `duration`, `gravity`.
 //! * `[solver]` — `kind` (`"apgd"` | `"jacobi"` | `"lemke"`), `max_iterations`, `tolerance`,
-//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance`, `lemke_step` (lemke),
-//!   `recovery_speed`, `warm_start`, `envelope`.
+//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance`,
+//!   `lemke_step` (lemke), `recovery_speed`, `slop`, `stabilisation` (apgd/jacobi), `warm_start`,
+//!   `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies (spheres for now).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
@@ -165,6 +166,11 @@ pub enum SolverKind {
     Lemke,
 }
 
+/// Default `[solver] slop` per smallest radius (see [`SolverSettings::slop`]).
+pub const DEFAULT_SLOP_PER_RADIUS: f64 = 1e-4;
+/// Default `[solver] stabilisation` (see [`SolverSettings::stabilisation`]).
+pub const DEFAULT_STABILISATION: f64 = 1.0;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolverSettings {
     /// Default [`SolverKind::Apgd`].
@@ -177,6 +183,12 @@ pub struct SolverSettings {
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,
+    /// Penetration slop in m (rigid contacts), default [`DEFAULT_SLOP_PER_RADIUS`] × the
+    /// smallest body radius (`crate::solve::rows::RigidOffset`).
+    pub slop: f64,
+    /// Stabilisation factor β of a penetration beyond the slop, in (0, 1], default
+    /// [`DEFAULT_STABILISATION`].
+    pub stabilisation: f64,
     /// Friction cone, default relaxed (exact: Coulomb without lift-off; `crate::solve::rows`).
     pub cone: crate::solve::rows::Cone,
     /// Cone problems per step at most with the exact cone, default 2.

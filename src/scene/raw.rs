@@ -48,6 +48,8 @@ pub(crate) struct RawSolver {
     pub tolerance: O<f64>,
     pub omega: O<f64>,
     pub recovery_speed: O<f64>,
+    pub slop: O<f64>,
+    pub stabilisation: O<f64>,
     pub warm_start: O<bool>,
     pub envelope: O<f64>,
     pub cone: O<String>,

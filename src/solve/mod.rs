@@ -62,6 +62,10 @@ pub struct SolverSettings {
     pub omega: f32,
     /// Cap on the penetration recovery speed: the stabilisation term is max(Φ/dt, −v).
     pub recovery_speed: f32,
+    /// Penetration slop s (m) and stabilisation factor β of rigid contacts: the offset of a
+    /// penetration is β min(Φ + s, 0)/dt (see [`rows::RigidOffset`]); 0 and 1: the classic.
+    pub slop: f32,
+    pub stabilisation: f32,
     pub warm_start: bool,
     /// Relaxed (seed 001) or exact Coulomb cone (see [`rows`]).
     pub cone: Cone,
@@ -77,6 +81,8 @@ impl Default for SolverSettings {
             tolerance: 1e-5,
             omega: 0.6,
             recovery_speed: 1.0,
+            slop: 0.0,
+            stabilisation: 1.0,
             warm_start: true,
             cone: Cone::default(),
             max_outer: 2,
@@ -91,6 +97,8 @@ struct SolveParams {
     coef: [f32; 4],
     /// x = 1 when a material has a non-Coulomb model, y = entries of the model table.
     model: [u32; 4],
+    /// x = slop, y = stabilisation factor β.
+    stab: [f32; 4],
 }
 
 /// The scalar state of the GPU solver (layout of `Scalars` in the shaders).
@@ -241,7 +249,7 @@ impl Solve {
     ) -> Result<Self, GpuError> {
         let update = kernel(ctx, "solve_update")?;
         let dv = buffers::storage_zeroed(ctx, "solve dv", bodies.count.max(1) as u64 * 32)?;
-        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 12]);
+        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 16]);
         let update_bind = update.bind(
             ctx,
             &[&params, &dv, &bodies.vel, &bodies.omega, &bodies.info],
@@ -321,6 +329,7 @@ impl Solve {
                 self.c.stateful as u32,
                 0,
             ],
+            stab: [st.slop, st.stabilisation, 0.0, 0.0],
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));

@@ -400,13 +400,47 @@ pub fn tangent_compliance(model: PairModel, dt: f64) -> f64 {
     }
 }
 
+/// The normal offset of a rigid (Coulomb) contact, `rigid_offset` in the shader: a gap Φ ≥ 0
+/// closes in one step (Φ/dt); a penetration deeper than the slop s is recovered at the rate
+/// β/dt, capped at the recovery speed: max(β min(Φ + s, 0)/dt, −v_recover). With s = 0 and
+/// β = 1 this is the classic max(Φ/dt, −v_recover). A resting contact settles inside the band
+/// −s ≤ Φ < 0, where the f32 jitter of positions (~1e-8 m, i.e. ~1e-5 m/s through 1/dt) no
+/// longer reaches the right-hand side, so a warm-started settled bed converges in a few sweeps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RigidOffset {
+    pub v_recover: f64,
+    /// s (m), ≥ 0.
+    pub slop: f64,
+    /// β in (0, 1].
+    pub beta: f64,
+}
+
+impl RigidOffset {
+    /// The classic offset max(Φ/dt, −v_recover) (no slop, β = 1).
+    pub fn plain(v_recover: f64) -> Self {
+        RigidOffset {
+            v_recover,
+            slop: 0.0,
+            beta: 1.0,
+        }
+    }
+
+    pub fn offset(&self, phi: f64, dt: f64) -> f64 {
+        if phi >= 0.0 {
+            phi / dt
+        } else {
+            (self.beta * (phi + self.slop).min(0.0) / dt).max(-self.v_recover)
+        }
+    }
+}
+
 /// Compliance E_n and normal stabilisation offset of a contact with gap `phi` (f64; the
-/// shader's `normal_rows` is the same in f32). Coulomb: (0, max(Φ/dt, −v_rec)).
+/// shader's `normal_rows` is the same in f32). Coulomb: (0, [`RigidOffset::offset`]).
 /// Kelvin–Voigt: the implicit force F = −k Φ⁺ − c v_n⁺ with Φ⁺ = Φ + dt v_n⁺ gives, for the
 /// impulse γ_n = dt F, v_n⁺ + E_n γ_n + Φ/(dt + c/k) = 0, E_n = 1/(dt² k + dt c). A contact
 /// still open (Φ > 0) keeps the rigid gap closing Φ/dt so that no force acts before touching.
 /// Hunt–Crossley: see [`MODEL_HUNT_CROSSLEY`]; E_n = ∞ means no force this step (η = 0).
-pub fn normal_rows(model: PairModel, phi: f64, dt: f64, v_recover: f64) -> (f64, f64) {
+pub fn normal_rows(model: PairModel, phi: f64, dt: f64, rigid: RigidOffset) -> (f64, f64) {
     let (id, k, c, n) = model;
     if id == MODEL_COMPLIANT && k > 0.0 {
         let e = 1.0 / (dt * dt * k + dt * c);
@@ -433,7 +467,7 @@ pub fn normal_rows(model: PairModel, phi: f64, dt: f64, v_recover: f64) -> (f64,
             (f64::INFINITY, 0.0)
         }
     } else {
-        (0.0, (phi / dt).max(-v_recover))
+        (0.0, rigid.offset(phi, dt))
     }
 }
 
