@@ -37,6 +37,9 @@ const SEG_AUX: u32 = 4u;
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
 // Per material: (model id, stiffness k, damping c, 0) (src/solve/rows `MaterialRow`).
 @group(0) @binding(11) var<storage, read> models: array<vec4<f32>>;
+// Joint blocks per body (src/joints): offsets[0..=bodies], then entries (block * 2 + side).
+// Read only when the step has joint blocks (params.model.z).
+@group(0) @binding(12) var<storage, read> jcsr: array<u32>;
 
 const MODEL_COULOMB: u32 = 0u;
 const MODEL_COMPLIANT: u32 = 1u;
@@ -107,12 +110,18 @@ fn tangent_compliance(m: vec4<f32>, dt: f32) -> f32 {
     return select(0.0, 1.0 / (m.y * dt * dt), u32(m.x) == MODEL_BRISTLE && m.y > 0.0);
 }
 
+// Constraints on body b (contacts, and joint blocks when there are any): the n_b of the bound.
 fn contact_count(b: u32) -> f32 {
-    return f32(max(body_offsets[b + 1u] - body_offsets[b], 1u));
+    var n = body_offsets[b + 1u] - body_offsets[b];
+    if params.model.z != 0u {
+        n += jcsr[b + 1u] - jcsr[b];
+    }
+    return f32(max(n, 1u));
 }
 
+// Constraints: the contacts, then the joint blocks (params.model.z).
 fn n_contacts() -> u32 {
-    return min(counts[0], params.counts.y);
+    return min(counts[0] + params.model.z, params.counts.y);
 }
 
 // Projection onto K = { γ_n ≥ 0, ‖(γ_u, γ_w)‖ ≤ μ γ_n } (the three cases of the second-order cone).
@@ -171,6 +180,10 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         return;
     }
     let c = contacts[i];
+    if is_joint(c.ids.w) {
+        assemble_joint(i, c);
+        return;
+    }
     let a = c.ids.x;
     let b = c.ids.y;
     let n = c.n_gap.xyz;
@@ -199,7 +212,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     var g0 = vec4<f32>(0.0);
     var last = vec4<f32>(0.0);
     if (params.counts.w != 0u || e_t > 0.0) && eta > 0.0 {
-        let k = find_prev(c.ids.xyz);
+        let k = find_prev(warm_key(c));
         if k >= 0 {
             last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
             if params.counts.w != 0u {
@@ -230,6 +243,71 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         return;
     }
     let cap = params.counts.y;
-    prev[1u + i] = vec4<u32>(contacts[i].ids.xyz, 0u);
+    prev[1u + i] = vec4<u32>(warm_key(contacts[i]), 0u);
     prev[1u + cap + i] = bitcast<vec4<u32>>(gam[SEG_GAMMA * cap + i]);
+}
+
+// Velocity (linear, angular) of a joint block's body; the world (A = WORLD) is at rest.
+fn joint_body_vel(b: u32) -> array<vec3<f32>, 2> {
+    if b == WORLD {
+        return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    return array<vec3<f32>, 2>(vel[b].xyz, omega[b].xyz);
+}
+
+// Body b's share of trace(N_ii) over the block's rows t_k (mask m): linear rows
+// m⁻¹ + (r×t)ᵀ I⁻¹ (r×t), angular rows tᵀ I⁻¹ t; times b's constraint count (the bound).
+fn joint_share(b: u32, r: vec3<f32>, t: array<vec3<f32>, 3>, m: vec3<f32>, angular: bool) -> f32 {
+    if b == WORLD {
+        return 0.0;
+    }
+    var s = 0.0;
+    for (var k = 0u; k < 3u; k++) {
+        if m[k] == 0.0 {
+            continue;
+        }
+        if angular {
+            s += dot(t[k], inv_inertia(b, t[k]));
+        } else {
+            let x = cross(r, t[k]);
+            s += mass_props[b].w + dot(x, inv_inertia(b, x));
+        }
+    }
+    return contact_count(b) * s;
+}
+
+// A joint block (src/solve/rows, "Joints"): p = offset + G v* on its rows (the joint stage
+// wrote the offset — drift stabilisation, motor target — into rhs[i].xyz), η = 3/trace like
+// a contact, warm start by its key, no compliance.
+fn assemble_joint(i: u32, c: Contact) {
+    let flags = c.ids.w;
+    let angular = (flags & JOINT_ANGULAR) != 0u;
+    let m = joint_mask(flags);
+    let n = c.n_gap.xyz;
+    let t = array<vec3<f32>, 3>(n, tangent_u(n), tangent_w(n));
+    let va = joint_body_vel(c.ids.x);
+    let vb = joint_body_vel(c.ids.y);
+    var rel = vb[1] - va[1];
+    if !angular {
+        rel = (vb[0] + cross(vb[1], c.rb.xyz)) - (va[0] + cross(va[1], c.ra.xyz));
+    }
+    let off = rhs[i].xyz;
+    let p = (off + vec3<f32>(dot(t[0], rel), dot(t[1], rel), dot(t[2], rel))) * m;
+    let tr = joint_share(c.ids.x, c.ra.xyz, t, m, angular)
+        + joint_share(c.ids.y, c.rb.xyz, t, m, angular);
+    let eta = select(0.0, 3.0 / tr, tr > 0.0);
+    let cap = params.counts.y;
+    var g0 = vec4<f32>(0.0);
+    if params.counts.w != 0u && eta > 0.0 {
+        let k = find_prev(warm_key(c));
+        if k >= 0 {
+            g0 = project_joint(bitcast<vec4<f32>>(prev[1u + cap + u32(k)]), flags, c.ra.w);
+        }
+    }
+    rhs[i] = vec4<f32>(p, eta);
+    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, 0.0, 0.0);
+    gam[SEG_GAMMA * cap + i] = g0;
+    gam[SEG_Y * cap + i] = g0;
+    gam[SEG_TRIAL * cap + i] = g0;
+    gam[SEG_BEST * cap + i] = g0;
 }

@@ -36,8 +36,33 @@ const SEG_NTRIAL: u32 = 2u;
 
 var<workgroup> sh: array<vec4<f32>, WG>;
 
+// Δv (linear, angular) of a joint block's body; none for the world.
+fn joint_dv(b: u32) -> array<vec3<f32>, 2> {
+    if b == WORLD {
+        return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    return array<vec3<f32>, 2>(dv[2u * b].xyz, dv[2u * b + 1u].xyz);
+}
+
+// G_iᵀ (Δv_A, Δv_B) of a joint block: linear rows like a contact's, angular rows
+// t·(Δω_B − Δω_A); rows outside the mask are 0.
+fn joint_product(c: Contact) -> vec4<f32> {
+    let da = joint_dv(c.ids.x);
+    let db = joint_dv(c.ids.y);
+    var rel = db[1] - da[1];
+    if (c.ids.w & JOINT_ANGULAR) == 0u {
+        rel = (db[0] + cross(db[1], c.rb.xyz)) - (da[0] + cross(da[1], c.ra.xyz));
+    }
+    let n = c.n_gap.xyz;
+    let v = vec3<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel));
+    return vec4<f32>(v * joint_mask(c.ids.w), 0.0);
+}
+
 // (Nγ)_i = D_iᵀ (Δv_A, Δv_B) from the Δv that solve_schur gathered.
 fn product(c: Contact) -> vec4<f32> {
+    if is_joint(c.ids.w) {
+        return joint_product(c);
+    }
     let a = c.ids.x;
     let b = c.ids.y;
     let n = c.n_gap.xyz;
@@ -58,11 +83,11 @@ fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
-fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, mu: f32) -> f32 {
+fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, c: Contact) -> f32 {
     if eta <= 0.0 {
         return 0.0;
     }
-    let r = (gamma - project_cone(gamma - eta * g, mu)) / eta;
+    let r = (gamma - project_row(gamma - eta * g, c)) / eta;
     return dot(r.xyz, r.xyz);
 }
 
@@ -102,7 +127,7 @@ fn product_init(
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;
         let q = rhs[i];
-        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c.ra.w), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
 }
@@ -167,7 +192,7 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv[SEG_NGAMMA * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_cone(g - (params.coef.y * q.w) * grad, contacts[i].ra.w);
+        t = project_row(g - (params.coef.y * q.w) * grad, contacts[i]);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -185,7 +210,7 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_cone(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i].ra.w);
+        t = project_row(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i]);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -211,7 +236,7 @@ fn product_trial(
         nv[SEG_NTRIAL * cap + i] = nt;
         let q = rhs[i];
         let p = vec4<f32>(q.xyz, 0.0);
-        let r2 = residual_sq(t, nt + p, q.w, c.ra.w);
+        let r2 = residual_sq(t, nt + p, q.w, c);
         if params.counts.z == 0u {
             v = vec4<f32>(r2, 0.0, 0.0, 0.0);
         } else {
@@ -266,7 +291,7 @@ fn outer_offset(
         let ng = product_e(c, i, gam[SEG_GAMMA * cap + i]);
         let a = gam[SEG_AUX * cap + i];
         let q = rhs[i];
-        let mu = c.ra.w;
+        let mu = friction_of(c);
         let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
         let moved = abs(s - a.y) > params.coef.w;
         gam[SEG_AUX * cap + i] = vec4<f32>(a.x, s, a.zw);
@@ -278,7 +303,7 @@ fn outer_offset(
         gam[SEG_Y * cap + i] = g;
         gam[SEG_TRIAL * cap + i] = g;
         gam[SEG_BEST * cap + i] = g;
-        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, mu);
+        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, c);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
@@ -311,7 +336,7 @@ fn painleve(
     if i < scal.n_contacts {
         let c = contacts[i];
         let q = rhs[i];
-        let mu = c.ra.w;
+        let mu = friction_of(c);
         let t = length(q.yz);
         if mu > 0.0 && q.w > 0.0 && t > params.coef.w {
             let n = c.n_gap.xyz;

@@ -78,6 +78,58 @@ pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
     [gn, g[1] * (mu * gn / t), g[2] * (mu * gn / t)]
 }
 
+/// Whether record `c` is a joint block (only looked at when the problem has joint rows,
+/// like the shaders' uniform flag).
+pub fn is_joint(c: &Contact, joints: bool) -> bool {
+    joints && c.ids[3] & crate::joints::JOINT_BIT != 0
+}
+
+fn joint_mask(flags: u32) -> Vec3 {
+    [(flags & 1) as f64, ((flags >> 1) & 1) as f64, ((flags >> 2) & 1) as f64]
+}
+
+/// Projection of a joint block's impulse (`project_joint` in `shaders/common/solve.wgsl`).
+pub fn project_joint(g: Vec3, flags: u32, bound: f64) -> Vec3 {
+    let m = joint_mask(flags);
+    let proj = (flags >> 3) & 3;
+    let mut x = [g[0] * m[0], g[1] * m[1], g[2] * m[2]];
+    for v in &mut x {
+        if proj == crate::joints::PROJ_LOWER {
+            *v = v.max(0.0);
+        } else if proj == crate::joints::PROJ_BOX {
+            *v = v.clamp(-bound, bound);
+        }
+    }
+    x
+}
+
+/// The projection of constraint `c`: the cone for contacts, the block's rule for joints.
+pub fn project_row(g: Vec3, c: &Contact, joints: bool) -> Vec3 {
+    if is_joint(c, joints) {
+        project_joint(g, c.ids[3], c.ra[3] as f64)
+    } else {
+        project_cone(g, c.ra[3] as f64)
+    }
+}
+
+/// Warm-start key: (A, B, feature), or (WORLD, 0, block) for a joint block.
+pub fn warm_key(c: &Contact, joints: bool) -> (u32, u32, u32) {
+    if is_joint(c, joints) {
+        (crate::joints::WORLD, 0, c.ids[2])
+    } else {
+        c.key()
+    }
+}
+
+/// (Δv or v) of a joint's body: none for the world.
+fn body_or_world<T: Copy + Default>(v: &[T], b: u32) -> T {
+    if b == crate::joints::WORLD {
+        T::default()
+    } else {
+        v[b as usize]
+    }
+}
+
 /// World inverse inertia times v: R diag(I⁻¹) Rᵀ v.
 pub fn inv_inertia(b: &Body64, v: DVec3) -> DVec3 {
     b.rot * (b.inv_inertia * (b.rot.inverse() * v))
@@ -101,6 +153,17 @@ pub fn residual_vec(gamma: Vec3, grad: Vec3, eta: f64, mu: f64) -> Vec3 {
     )
 }
 
+/// [`residual_vec`] with the constraint's own projection (joint blocks included).
+pub fn residual_row(gamma: Vec3, grad: Vec3, eta: f64, c: &Contact, joints: bool) -> Vec3 {
+    if eta <= 0.0 {
+        return [0.0; 3];
+    }
+    scale(
+        1.0 / eta,
+        sub(gamma, project_row(sub(gamma, scale(eta, grad)), c, joints)),
+    )
+}
+
 /// The matrix-free product, as the GPU does it: per body Δv = M⁻¹ Σ D γ, then per contact Dᵀ Δv.
 pub struct Schur<'a> {
     pub bodies: &'a [Body64],
@@ -108,6 +171,8 @@ pub struct Schur<'a> {
     frames: Vec<(DVec3, DVec3, DVec3, DVec3, DVec3)>,
     /// Compliance diag(E_n, E_T, E_T) per contact (empty: all 0), added by [`Schur::apply`].
     compliance: Vec<Vec3>,
+    /// Whether the records include joint blocks (see [`is_joint`]).
+    joints: bool,
 }
 
 impl<'a> Schur<'a> {
@@ -117,7 +182,14 @@ impl<'a> Schur<'a> {
             contacts,
             frames: contacts.iter().map(frame).collect(),
             compliance: Vec::new(),
+            joints: false,
         }
+    }
+
+    /// The records include joint blocks.
+    pub fn with_joints(mut self, joints: bool) -> Self {
+        self.joints = joints;
+        self
     }
 
     /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/solve/rows`).
@@ -132,6 +204,24 @@ impl<'a> Schur<'a> {
         for (i, c) in self.contacts.iter().enumerate() {
             let (n, u, w, ra, rb) = self.frames[i];
             let g = gamma[i];
+            if is_joint(c, self.joints) {
+                let m = joint_mask(c.ids[3]);
+                let f = g[0] * m[0] * n + g[1] * m[1] * u + g[2] * m[2] * w;
+                let ang = c.ids[3] & crate::joints::JOINT_ANGULAR != 0;
+                for (side, body, r) in [(-1.0, c.ids[0], ra), (1.0, c.ids[1], rb)] {
+                    if body == crate::joints::WORLD {
+                        continue;
+                    }
+                    let e = &mut acc[body as usize];
+                    if ang {
+                        e.1 += side * f;
+                    } else {
+                        e.0 += side * f;
+                        e.1 += side * r.cross(f);
+                    }
+                }
+                continue;
+            }
             let f = g[0] * n + g[1] * u + g[2] * w;
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
             acc[a].0 -= f;
@@ -158,6 +248,16 @@ impl<'a> Schur<'a> {
             .enumerate()
             .map(|(i, c)| {
                 let (n, u, w, ra, rb) = self.frames[i];
+                if is_joint(c, self.joints) {
+                    let (a, b) = (body_or_world(dv, c.ids[0]), body_or_world(dv, c.ids[1]));
+                    let rel = if c.ids[3] & crate::joints::JOINT_ANGULAR != 0 {
+                        b.1 - a.1
+                    } else {
+                        (b.0 + b.1.cross(rb)) - (a.0 + a.1.cross(ra))
+                    };
+                    let m = joint_mask(c.ids[3]);
+                    return [m[0] * n.dot(rel), m[1] * u.dot(rel), m[2] * w.dot(rel)];
+                }
                 let (a, b) = (dv[c.ids[0] as usize], dv[c.ids[1] as usize]);
                 let rel = (b.0 + b.1.cross(rb)) - (a.0 + a.1.cross(ra));
                 [n.dot(rel), u.dot(rel), w.dot(rel)]
@@ -200,16 +300,43 @@ pub fn assemble_models(
     recovery_speed: f64,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
+    assemble_all(bodies, contacts, dt, recovery_speed, models, &[])
+}
+
+/// [`assemble_models`] for contacts followed by joint blocks (the last `joint_offsets.len()`
+/// records, with the offsets the joint stage wrote; `src/solve/rows`, "Joints"): a block's
+/// p = (offset + G v*) on its rows, η = 3/trace like a contact's, no compliance; every
+/// body's constraint count includes its joint blocks.
+pub fn assemble_all(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    dt: f64,
+    recovery_speed: f64,
+    models: &[MaterialRow],
+    joint_offsets: &[Vec3],
+) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
+    let joints = !joint_offsets.is_empty();
+    let first_joint = contacts.len() - joint_offsets.len();
     let mut compliance = Vec::with_capacity(contacts.len());
     let mut p = Vec::with_capacity(contacts.len());
     let mut eta = Vec::with_capacity(contacts.len());
     let mut count = vec![0u32; bodies.len()];
     for c in contacts {
-        count[c.ids[0] as usize] += 1;
-        count[c.ids[1] as usize] += 1;
+        for b in [c.ids[0], c.ids[1]] {
+            if b != crate::joints::WORLD {
+                count[b as usize] += 1;
+            }
+        }
     }
     let nb = |b: u32| count[b as usize].max(1) as f64;
-    for c in contacts {
+    for (i, c) in contacts.iter().enumerate() {
+        if is_joint(c, joints) {
+            let (q, e) = assemble_joint(bodies, c, joint_offsets[i - first_joint], &nb);
+            p.push(q);
+            eta.push(e);
+            compliance.push([0.0; 3]);
+            continue;
+        }
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
         let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
@@ -247,18 +374,63 @@ pub fn assemble_models(
     (p, eta, compliance)
 }
 
+/// A joint block's (p, η) (`assemble_joint` in `shaders/solve_assemble.wgsl`).
+fn assemble_joint(bodies: &[Body64], c: &Contact, off: Vec3, nb: &dyn Fn(u32) -> f64) -> (Vec3, f64) {
+    let (n, u, w, ra, rb) = frame(c);
+    let t = [n, u, w];
+    let m = joint_mask(c.ids[3]);
+    let ang = c.ids[3] & crate::joints::JOINT_ANGULAR != 0;
+    let vel = |b: u32| {
+        if b == crate::joints::WORLD {
+            (DVec3::ZERO, DVec3::ZERO)
+        } else {
+            (bodies[b as usize].vel, bodies[b as usize].omega)
+        }
+    };
+    let (va, vb) = (vel(c.ids[0]), vel(c.ids[1]));
+    let rel = if ang {
+        vb.1 - va.1
+    } else {
+        (vb.0 + vb.1.cross(rb)) - (va.0 + va.1.cross(ra))
+    };
+    let p = [0, 1, 2].map(|k| (off[k] + t[k].dot(rel)) * m[k]);
+    let share = |b: u32, r: DVec3| {
+        if b == crate::joints::WORLD {
+            return 0.0;
+        }
+        let body = &bodies[b as usize];
+        let s: f64 = (0..3)
+            .filter(|&k| m[k] != 0.0)
+            .map(|k| {
+                if ang {
+                    t[k].dot(inv_inertia(body, t[k]))
+                } else {
+                    let x = r.cross(t[k]);
+                    body.inv_mass + x.dot(inv_inertia(body, x))
+                }
+            })
+            .sum();
+        nb(b) * s
+    };
+    let tr = share(c.ids[0], ra) + share(c.ids[1], rb);
+    (p, if tr > 0.0 { 3.0 / tr } else { 0.0 })
+}
+
 /// One cone problem's solver state: what the sweeps need and return.
 struct Sweeps<'a> {
     schur: &'a Schur<'a>,
     settings: &'a SolverSettings,
     p: &'a [Vec3],
     eta: &'a [f64],
-    mu: &'a [f64],
     history: &'a mut Vec<[f64; 4]>,
     iterations: &'a mut u32,
 }
 
 impl Sweeps<'_> {
+    fn project(&self, g: Vec3, i: usize) -> Vec3 {
+        project_row(g, &self.schur.contacts[i], self.schur.joints)
+    }
+
     fn grad(&self, ng: &[Vec3], i: usize) -> Vec3 {
         add(ng[i], self.p[i])
     }
@@ -266,7 +438,8 @@ impl Sweeps<'_> {
     fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
         (0..g.len())
             .map(|i| {
-                let r = residual_vec(g[i], self.grad(ng, i), self.eta[i], self.mu[i]);
+                let c = &self.schur.contacts[i];
+                let r = residual_row(g[i], self.grad(ng, i), self.eta[i], c, self.schur.joints);
                 dot(r, r)
             })
             .sum::<f64>()
@@ -298,7 +471,7 @@ impl Sweeps<'_> {
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
         let settings = self.settings;
-        let (eta, mu) = (self.eta, self.mu);
+        let eta = self.eta;
         let nc = gamma.len();
         // The tolerance is an RMS per row (3 rows per contact); compared as a 2-norm here.
         let tol = settings.tolerance as f64 * ((3 * nc.max(1)) as f64).sqrt();
@@ -323,10 +496,10 @@ impl Sweeps<'_> {
                         return [0.0; 3];
                     }
                     if apgd {
-                        project_cone(sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))), mu[i])
+                        self.project(sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))), i)
                     } else {
                         let s = settings.omega as f64 * eta[i];
-                        project_cone(sub(gamma[i], scale(s, self.grad(&ngamma, i))), mu[i])
+                        self.project(sub(gamma[i], scale(s, self.grad(&ngamma, i))), i)
                     }
                 })
                 .collect();
@@ -408,12 +581,31 @@ pub fn solve_models(
     warm: Option<WarmStart>,
     models: &[MaterialRow],
 ) -> SolveOutput {
+    solve_all(bodies, contacts, settings, dt, warm, models, &[])
+}
+
+/// [`solve_models`] for contacts followed by joint blocks (the last `joint_offsets.len()`
+/// records; offsets as `reference::joints::write_blocks` returns them).
+pub fn solve_all(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+    models: &[MaterialRow],
+    joint_offsets: &[Vec3],
+) -> SolveOutput {
+    let joints = !joint_offsets.is_empty();
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
     let rec = settings.recovery_speed as f64;
-    let (mut p, eta, compliance) = assemble_models(bodies, contacts, dt, rec, models);
+    let (mut p, eta, compliance) = assemble_all(bodies, contacts, dt, rec, models, joint_offsets);
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
-    let mu: Vec<f64> = contacts.iter().map(|c| c.ra[3] as f64).collect();
+    // Friction coefficients (0 for joint blocks, whose ra.w is a bound).
+    let mu: Vec<f64> = contacts
+        .iter()
+        .map(|c| if is_joint(c, joints) { 0.0 } else { c.ra[3] as f64 })
+        .collect();
 
     // Warm start by binary search of the previous keys; a bristle contact looks its last
     // impulse γ⁻ up even without warm start (it is the model's state) for the offset −E_T γ_T⁻.
@@ -422,10 +614,10 @@ pub fn solve_models(
         for (i, c) in contacts.iter().enumerate() {
             let e_t = compliance[i][1];
             if eta[i] > 0.0 && (settings.warm_start || e_t > 0.0) {
-                if let Ok(k) = ws.keys.binary_search(&c.key()) {
+                if let Ok(k) = ws.keys.binary_search(&warm_key(c, joints)) {
                     let last = ws.gamma[k];
                     if settings.warm_start {
-                        gamma[i] = project_cone(last, mu[i]);
+                        gamma[i] = project_row(last, c, joints);
                     }
                     p[i][1] -= e_t * last[1];
                     p[i][2] -= e_t * last[2];
@@ -433,7 +625,9 @@ pub fn solve_models(
             }
         }
     }
-    let schur = Schur::new(bodies, contacts).with_compliance(compliance);
+    let schur = Schur::new(bodies, contacts)
+        .with_compliance(compliance)
+        .with_joints(joints);
     let max_penetration = contacts
         .iter()
         .map(|c| (-c.n_gap[3] as f64).max(0.0))
@@ -477,7 +671,6 @@ pub fn solve_models(
             settings,
             p: &p,
             eta: &eta,
-            mu: &mu,
             history: &mut history,
             iterations: &mut iterations,
         };
@@ -508,7 +701,7 @@ pub fn solve_models(
         residual0: res0,
         max_penetration,
         converged,
-        painleve: painleve_count(bodies, contacts, &p, &eta, tol),
+        painleve: painleve_count(bodies, contacts, &p, &eta, tol, joints),
         gamma,
         p,
         eta,
@@ -525,12 +718,16 @@ pub fn painleve_count(
     p: &[Vec3],
     eta: &[f64],
     tol: f64,
+    joints: bool,
 ) -> u32 {
     let share = |b: &Body64, r: DVec3, n: DVec3, pdir: DVec3| {
         b.inv_mass * n.dot(pdir) + r.cross(n).dot(inv_inertia(b, r.cross(pdir)))
     };
     let mut count = 0;
     for (i, c) in contacts.iter().enumerate() {
+        if is_joint(c, joints) {
+            continue;
+        }
         let (mu, q) = (c.ra[3] as f64, p[i]);
         let t = (q[1] * q[1] + q[2] * q[2]).sqrt();
         if !(mu > 0.0 && eta[i] > 0.0 && t > tol) {

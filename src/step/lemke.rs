@@ -70,10 +70,11 @@ fn staging_size(capacity: u32, bodies: u32) -> u64 {
 
 impl Simulation {
     /// Switches the contact solve to the exact LCP solver (None: back to the GPU solver).
-    /// Needs contacts ([`super::StepSettings::contact`]); without them this does nothing.
+    /// Needs contacts ([`super::StepSettings::contact`]) and no joints; otherwise this does nothing.
     pub fn set_lemke(&mut self, settings: Option<LcpSettings>) {
+        // No joint rows in the LCP path: with joints set it stays off (scenes refuse the mix).
         self.lemke = settings
-            .filter(|_| self.contact.is_some())
+            .filter(|_| self.contact.as_ref().is_some_and(|c| c.joints.is_none()))
             .map(LemkeStage::new);
     }
 
@@ -142,7 +143,7 @@ impl Simulation {
                 let mut pass = enc.begin_compute_pass(&Default::default());
                 self.integrate.record_free_velocity(&mut pass);
             }
-            c.record_collide(&mut enc);
+            c.record_collide(&ctx, &self.bodies, &mut enc);
             let cap = c.collide.capacity() as u64;
             enc.copy_buffer_to_buffer(c.collide.counts(), 0, &staging, 0, 64);
             enc.copy_buffer_to_buffer(c.collide.contacts(), 0, &staging, 64, cap * 64);
