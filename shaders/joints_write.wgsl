@@ -129,6 +129,13 @@ fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     let d = pb - pa;
     switch kind {
         case K_POINT, K_POINT_PERP: {
+            // Point: rows along the line between the body centres (the world: its anchor) and
+            // across it — for spheres the principal directions of the block's N_ii, so the
+            // per-row scaling separates stretch (m⁻¹) from swing (m⁻¹ + r²/I). Prismatic: z.
+            if kind == K_POINT {
+                let line = select(ra - rb, -rb, a == WORLD);
+                n = unit_or(line, za);
+            }
             let e = vec3<f32>(dot(d, n), dot(d, tangent_u(n)), dot(d, tangent_w(n)));
             off = vec3<f32>(bilateral(e.x), bilateral(e.y), bilateral(e.z));
             flags |= select(7u, 6u, kind == K_POINT_PERP);

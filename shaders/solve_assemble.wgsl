@@ -255,30 +255,31 @@ fn joint_body_vel(b: u32) -> array<vec3<f32>, 2> {
     return array<vec3<f32>, 2>(vel[b].xyz, omega[b].xyz);
 }
 
-// Body b's share of trace(N_ii) over the block's rows t_k (mask m): linear rows
+// Body b's share of the diagonal of N_ii on the block's rows t_k: linear rows
 // m⁻¹ + (r×t)ᵀ I⁻¹ (r×t), angular rows tᵀ I⁻¹ t; times b's constraint count (the bound).
-fn joint_share(b: u32, r: vec3<f32>, t: array<vec3<f32>, 3>, m: vec3<f32>, angular: bool) -> f32 {
+fn joint_diag(b: u32, r: vec3<f32>, t: array<vec3<f32>, 3>, angular: bool) -> vec3<f32> {
     if b == WORLD {
-        return 0.0;
+        return vec3<f32>(0.0);
     }
-    var s = 0.0;
+    var s = vec3<f32>(0.0);
     for (var k = 0u; k < 3u; k++) {
-        if m[k] == 0.0 {
-            continue;
-        }
         if angular {
-            s += dot(t[k], inv_inertia(b, t[k]));
+            s[k] = dot(t[k], inv_inertia(b, t[k]));
         } else {
             let x = cross(r, t[k]);
-            s += mass_props[b].w + dot(x, inv_inertia(b, x));
+            s[k] = mass_props[b].w + dot(x, inv_inertia(b, x));
         }
     }
     return contact_count(b) * s;
 }
 
 // A joint block (src/solve/rows, "Joints"): p = offset + G v* on its rows (the joint stage
-// wrote the offset — drift stabilisation, motor target — into rhs[i].xyz), η = 3/trace like
-// a contact, warm start by its key, no compliance.
+// wrote the offset — drift stabilisation, motor target — into rhs[i].xyz); per-row scaling
+// η_k = 3/(k B_kk) for its k rows (B ≤ k diag(B) for a PSD k×k block, so the bound
+// N ≤ diag(3/η) of the contacts holds; unlike 3/trace, rows of very different stiffness —
+// a lever arm's rotation against a translation — each get their own step): η_0 in rhs.w
+// (the first active row's η when row 0 is off, so rhs.w > 0 still means "active"), η_1, η_2
+// in aux.zw. Warm start by the block's key, no compliance.
 fn assemble_joint(i: u32, c: Contact) {
     let flags = c.ids.w;
     let angular = (flags & JOINT_ANGULAR) != 0u;
@@ -293,9 +294,16 @@ fn assemble_joint(i: u32, c: Contact) {
     }
     let off = rhs[i].xyz;
     let p = (off + vec3<f32>(dot(t[0], rel), dot(t[1], rel), dot(t[2], rel))) * m;
-    let tr = joint_share(c.ids.x, c.ra.xyz, t, m, angular)
-        + joint_share(c.ids.y, c.rb.xyz, t, m, angular);
-    let eta = select(0.0, 3.0 / tr, tr > 0.0);
+    let diag = joint_diag(c.ids.x, c.ra.xyz, t, angular) + joint_diag(c.ids.y, c.rb.xyz, t, angular);
+    let rows = dot(m, vec3<f32>(1.0));
+    var e = vec3<f32>(0.0);
+    for (var k = 0u; k < 3u; k++) {
+        e[k] = select(0.0, 3.0 / (rows * diag[k]), m[k] != 0.0 && diag[k] > 0.0);
+    }
+    // Inactive lanes take the first active row's η (any positive value: they stay 0).
+    let first = select(select(e.z, e.y, m.y != 0.0), e.x, m.x != 0.0);
+    let eta = select(first, 0.0, first <= 0.0);
+    let ev = select(vec3<f32>(eta), e, m != vec3<f32>(0.0));
     let cap = params.counts.y;
     var g0 = vec4<f32>(0.0);
     if params.counts.w != 0u && eta > 0.0 {
@@ -305,7 +313,7 @@ fn assemble_joint(i: u32, c: Contact) {
         }
     }
     rhs[i] = vec4<f32>(p, eta);
-    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, 0.0, 0.0);
+    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, ev.y, ev.z);
     gam[SEG_GAMMA * cap + i] = g0;
     gam[SEG_Y * cap + i] = g0;
     gam[SEG_TRIAL * cap + i] = g0;

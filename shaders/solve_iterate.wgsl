@@ -83,11 +83,29 @@ fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
-fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, c: Contact) -> f32 {
-    if eta <= 0.0 {
+// Per-row scaling of constraint i with block scalar η = rhs[i].w: η for a contact; a joint
+// block's rows have their own (rhs.w, aux.z, aux.w) (src/solve/rows, "Joints").
+fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
+    if is_joint(c.ids.w) {
+        let a = gam[SEG_AUX * params.counts.y + i];
+        return vec4<f32>(eta, a.z, a.w, eta);
+    }
+    return vec4<f32>(eta);
+}
+
+// Σ_k d_k² / η_k over the rows (the metric diag(1/η)).
+fn sq_over_eta(d: vec4<f32>, e: vec4<f32>, c: Contact) -> f32 {
+    if is_joint(c.ids.w) {
+        return dot(d.xyz, d.xyz / e.xyz);
+    }
+    return dot(d.xyz, d.xyz) / e.x;
+}
+
+fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, e: vec4<f32>, c: Contact) -> f32 {
+    if e.x <= 0.0 {
         return 0.0;
     }
-    let r = (gamma - project_row(gamma - eta * g, c)) / eta;
+    let r = (gamma - project_row(gamma - e * g, c)) / e;
     return dot(r.xyz, r.xyz);
 }
 
@@ -127,7 +145,7 @@ fn product_init(
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;
         let q = rhs[i];
-        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), row_eta(i, c, q.w), c), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
 }
@@ -146,9 +164,12 @@ fn product_lip(
     if i < scal.n_contacts {
         let eta = rhs[i].w;
         if eta > 0.0 {
+            let c = contacts[i];
+            let e = row_eta(i, c, eta);
             let d = gam[SEG_GAMMA * params.counts.y + i] - vec4<f32>(1.0, 1.0, 1.0, 0.0);
-            let ng = product_e(contacts[i], i, d);
-            v = vec4<f32>(eta * dot(ng.xyz, ng.xyz), dot(d.xyz, d.xyz) / eta, 0.0, 0.0);
+            let ng = product_e(c, i, d);
+            let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w));
+            v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
         }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
@@ -191,8 +212,9 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let g = gam[SEG_GAMMA * cap + i];
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
+        let c = contacts[i];
         let grad = nv[SEG_NGAMMA * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_row(g - (params.coef.y * q.w) * grad, contacts[i]);
+        t = project_row(g - (params.coef.y * row_eta(i, c, q.w)) * grad, c);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -209,8 +231,9 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let q = rhs[i];
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
+        let c = contacts[i];
         let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_row(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i]);
+        t = project_row(gam[SEG_Y * cap + i] - (row_eta(i, c, q.w) / scal.lip) * grad, c);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -236,14 +259,15 @@ fn product_trial(
         nv[SEG_NTRIAL * cap + i] = nt;
         let q = rhs[i];
         let p = vec4<f32>(q.xyz, 0.0);
-        let r2 = residual_sq(t, nt + p, q.w, c);
+        let e = row_eta(i, c, q.w);
+        let r2 = residual_sq(t, nt + p, e, c);
         if params.counts.z == 0u {
             v = vec4<f32>(r2, 0.0, 0.0, 0.0);
         } else {
             let ny = nv[SEG_NY * cap + i];
             let d = t - gam[SEG_Y * cap + i];
             let g = ny + p;
-            let dd = select(0.0, dot(d, d) / q.w, q.w > 0.0);
+            let dd = select(0.0, sq_over_eta(d, e, c), q.w > 0.0);
             v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam[SEG_GAMMA * cap + i]));
         }
     }
@@ -303,7 +327,7 @@ fn outer_offset(
         gam[SEG_Y * cap + i] = g;
         gam[SEG_TRIAL * cap + i] = g;
         gam[SEG_BEST * cap + i] = g;
-        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, c);
+        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), row_eta(i, c, q.w), c);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);

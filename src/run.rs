@@ -768,6 +768,10 @@ fn run_inner(
         .unwrap_or_else(|| scene.output.dir.clone());
     let state = setup::build_bodies(&scene);
     let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
+    if !scene.joints.is_empty() {
+        let bc = setup::boundary_count(&scene);
+        sim.set_joints(&crate::scene::joints::build_joints(&scene.joints, bc, &state))?;
+    }
     sim.set_lemke(setup::lemke_settings(&scene));
     // Every input (scene, device, checkpoint) is checked before the first output exists.
     let resumed = match &opts.resume {

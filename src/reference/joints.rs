@@ -81,6 +81,9 @@ pub fn write_block(
     let kind = blk.kind();
     let k = |x: BlockKind| x as u32 == kind;
     if k(BlockKind::Point) || k(BlockKind::PointPerp) {
+        if k(BlockKind::Point) {
+            n = unit_or(if a == WORLD { -rb } else { ra - rb }, za);
+        }
         let (u, w) = tangent_basis(n);
         off = [bil(d.dot(n)), bil(d.dot(u)), bil(d.dot(w))];
         flags |= if k(BlockKind::PointPerp) { 6 } else { 7 };

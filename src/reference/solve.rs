@@ -154,14 +154,13 @@ pub fn residual_vec(gamma: Vec3, grad: Vec3, eta: f64, mu: f64) -> Vec3 {
 }
 
 /// [`residual_vec`] with the constraint's own projection (joint blocks included).
-pub fn residual_row(gamma: Vec3, grad: Vec3, eta: f64, c: &Contact, joints: bool) -> Vec3 {
-    if eta <= 0.0 {
+/// With per-row scaling `e` (a joint block's; `[η; 3]` for a contact).
+pub fn residual_row(gamma: Vec3, grad: Vec3, e: Vec3, c: &Contact, joints: bool) -> Vec3 {
+    if e[0] <= 0.0 {
         return [0.0; 3];
     }
-    scale(
-        1.0 / eta,
-        sub(gamma, project_row(sub(gamma, scale(eta, grad)), c, joints)),
-    )
+    let t = project_row([0, 1, 2].map(|k| gamma[k] - e[k] * grad[k]), c, joints);
+    [0, 1, 2].map(|k| (gamma[k] - t[k]) / e[k])
 }
 
 /// The matrix-free product, as the GPU does it: per body Δv = M⁻¹ Σ D γ, then per contact Dᵀ Δv.
@@ -300,8 +299,12 @@ pub fn assemble_models(
     recovery_speed: f64,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    assemble_all(bodies, contacts, dt, recovery_speed, models, &[])
+    let (p, eta, compliance, _) = assemble_all(bodies, contacts, dt, recovery_speed, models, &[]);
+    (p, eta, compliance)
 }
+
+/// Per-row scaling, p, η and compliance per constraint.
+pub type Assembled = (Vec<Vec3>, Vec<f64>, Vec<Vec3>, Vec<Vec3>);
 
 /// [`assemble_models`] for contacts followed by joint blocks (the last `joint_offsets.len()`
 /// records, with the offsets the joint stage wrote; `src/solve/rows`, "Joints"): a block's
@@ -314,8 +317,9 @@ pub fn assemble_all(
     recovery_speed: f64,
     models: &[MaterialRow],
     joint_offsets: &[Vec3],
-) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
+) -> Assembled {
     let joints = !joint_offsets.is_empty();
+    let mut eta_rows = Vec::with_capacity(contacts.len());
     let first_joint = contacts.len() - joint_offsets.len();
     let mut compliance = Vec::with_capacity(contacts.len());
     let mut p = Vec::with_capacity(contacts.len());
@@ -331,9 +335,10 @@ pub fn assemble_all(
     let nb = |b: u32| count[b as usize].max(1) as f64;
     for (i, c) in contacts.iter().enumerate() {
         if is_joint(c, joints) {
-            let (q, e) = assemble_joint(bodies, c, joint_offsets[i - first_joint], &nb);
+            let (q, e, rows) = assemble_joint(bodies, c, joint_offsets[i - first_joint], &nb);
             p.push(q);
             eta.push(e);
+            eta_rows.push(rows);
             compliance.push([0.0; 3]);
             continue;
         }
@@ -370,12 +375,19 @@ pub fn assemble_all(
         } else {
             0.0
         });
+        eta_rows.push([*eta.last().unwrap(); 3]);
     }
-    (p, eta, compliance)
+    (p, eta, compliance, eta_rows)
 }
 
-/// A joint block's (p, η) (`assemble_joint` in `shaders/solve_assemble.wgsl`).
-fn assemble_joint(bodies: &[Body64], c: &Contact, off: Vec3, nb: &dyn Fn(u32) -> f64) -> (Vec3, f64) {
+/// A joint block's (p, η, per-row η) (`assemble_joint` in `shaders/solve_assemble.wgsl`):
+/// η_k = 3/(k B_kk) over its k rows; inactive rows (and η) take the first active row's.
+fn assemble_joint(
+    bodies: &[Body64],
+    c: &Contact,
+    off: Vec3,
+    nb: &dyn Fn(u32) -> f64,
+) -> (Vec3, f64, Vec3) {
     let (n, u, w, ra, rb) = frame(c);
     let t = [n, u, w];
     let m = joint_mask(c.ids[3]);
@@ -394,26 +406,41 @@ fn assemble_joint(bodies: &[Body64], c: &Contact, off: Vec3, nb: &dyn Fn(u32) ->
         (vb.0 + vb.1.cross(rb)) - (va.0 + va.1.cross(ra))
     };
     let p = [0, 1, 2].map(|k| (off[k] + t[k].dot(rel)) * m[k]);
-    let share = |b: u32, r: DVec3| {
+    let diag = |b: u32, r: DVec3| {
         if b == crate::joints::WORLD {
-            return 0.0;
+            return [0.0; 3];
         }
         let body = &bodies[b as usize];
-        let s: f64 = (0..3)
-            .filter(|&k| m[k] != 0.0)
-            .map(|k| {
-                if ang {
-                    t[k].dot(inv_inertia(body, t[k]))
-                } else {
-                    let x = r.cross(t[k]);
-                    body.inv_mass + x.dot(inv_inertia(body, x))
-                }
-            })
-            .sum();
-        nb(b) * s
+        t.map(|tk| {
+            let s = if ang {
+                tk.dot(inv_inertia(body, tk))
+            } else {
+                let x = r.cross(tk);
+                body.inv_mass + x.dot(inv_inertia(body, x))
+            };
+            nb(b) * s
+        })
     };
-    let tr = share(c.ids[0], ra) + share(c.ids[1], rb);
-    (p, if tr > 0.0 { 3.0 / tr } else { 0.0 })
+    let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
+    let rows: f64 = m.iter().sum();
+    let e = [0, 1, 2].map(|k| {
+        let d = da[k] + db[k];
+        if m[k] != 0.0 && d > 0.0 {
+            3.0 / (rows * d)
+        } else {
+            0.0
+        }
+    });
+    let first = if m[0] != 0.0 {
+        e[0]
+    } else if m[1] != 0.0 {
+        e[1]
+    } else {
+        e[2]
+    };
+    let eta = if first <= 0.0 { 0.0 } else { first };
+    let ev = [0, 1, 2].map(|k| if k == 0 || m[k] == 0.0 { eta } else { e[k] });
+    (p, eta, ev)
 }
 
 /// One cone problem's solver state: what the sweeps need and return.
@@ -422,11 +449,18 @@ struct Sweeps<'a> {
     settings: &'a SolverSettings,
     p: &'a [Vec3],
     eta: &'a [f64],
+    /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
+    eta_rows: &'a [Vec3],
     history: &'a mut Vec<[f64; 4]>,
     iterations: &'a mut u32,
 }
 
 impl Sweeps<'_> {
+    /// Σ_k d_k²/η_k (`sq_over_eta` in the shader).
+    fn sq_over_eta(&self, d: Vec3, i: usize) -> f64 {
+        (0..3).map(|k| d[k] * d[k] / self.eta_rows[i][k]).sum()
+    }
+
     fn project(&self, g: Vec3, i: usize) -> Vec3 {
         project_row(g, &self.schur.contacts[i], self.schur.joints)
     }
@@ -439,7 +473,7 @@ impl Sweeps<'_> {
         (0..g.len())
             .map(|i| {
                 let c = &self.schur.contacts[i];
-                let r = residual_row(g[i], self.grad(ng, i), self.eta[i], c, self.schur.joints);
+                let r = residual_row(g[i], self.grad(ng, i), self.eta_rows[i], c, self.schur.joints);
                 dot(r, r)
             })
             .sum::<f64>()
@@ -452,8 +486,11 @@ impl Sweeps<'_> {
         let shifted: Vec<Vec3> = gamma.iter().map(|g| sub(*g, [1.0; 3])).collect();
         let nsh = self.schur.apply(&shifted);
         let live = || (0..gamma.len()).filter(|&i| eta[i] > 0.0);
-        let a: f64 = live().map(|i| eta[i] * dot(nsh[i], nsh[i])).sum();
-        let b: f64 = live().map(|i| dot(shifted[i], shifted[i]) / eta[i]).sum();
+        let e = self.eta_rows;
+        let a: f64 = live()
+            .map(|i| (0..3).map(|k| e[i][k] * nsh[i][k] * nsh[i][k]).sum::<f64>())
+            .sum();
+        let b: f64 = live().map(|i| self.sq_over_eta(shifted[i], i)).sum();
         let l = a.sqrt() / b.sqrt();
         if l > 0.0 && l < 3.0e38 {
             l
@@ -496,10 +533,12 @@ impl Sweeps<'_> {
                         return [0.0; 3];
                     }
                     if apgd {
-                        self.project(sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))), i)
+                        let (e, gr) = (self.eta_rows[i], self.grad(&ny, i));
+                        self.project([0, 1, 2].map(|k| y[i][k] - e[k] / lip * gr[k]), i)
                     } else {
-                        let s = settings.omega as f64 * eta[i];
-                        self.project(sub(gamma[i], scale(s, self.grad(&ngamma, i))), i)
+                        let (e, gr) = (self.eta_rows[i], self.grad(&ngamma, i));
+                        let w = settings.omega as f64;
+                        self.project([0, 1, 2].map(|k| gamma[i][k] - w * e[k] * gr[k]), i)
                     }
                 })
                 .collect();
@@ -521,7 +560,7 @@ impl Sweeps<'_> {
                 let d = sub(trial[i], y[i]);
                 dnd += dot(d, sub(ntrial[i], ny[i]));
                 if eta[i] > 0.0 {
-                    dd += dot(d, d) / eta[i];
+                    dd += self.sq_over_eta(d, i);
                 }
                 gdg += dot(self.grad(&ny, i), sub(trial[i], gamma[i]));
             }
@@ -599,7 +638,8 @@ pub fn solve_all(
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
     let rec = settings.recovery_speed as f64;
-    let (mut p, eta, compliance) = assemble_all(bodies, contacts, dt, rec, models, joint_offsets);
+    let (mut p, eta, compliance, eta_rows) =
+        assemble_all(bodies, contacts, dt, rec, models, joint_offsets);
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
     // Friction coefficients (0 for joint blocks, whose ra.w is a bound).
     let mu: Vec<f64> = contacts
@@ -671,6 +711,7 @@ pub fn solve_all(
             settings,
             p: &p,
             eta: &eta,
+            eta_rows: &eta_rows,
             history: &mut history,
             iterations: &mut iterations,
         };
