@@ -770,7 +770,11 @@ fn run_inner(
     let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
     if !scene.joints.is_empty() {
         let bc = setup::boundary_count(&scene);
-        sim.set_joints(&crate::scene::joints::build_joints(&scene.joints, bc, &state))?;
+        sim.set_joints(&crate::scene::joints::build_joints(
+            &scene.joints,
+            bc,
+            &state,
+        ))?;
     }
     sim.set_lemke(setup::lemke_settings(&scene));
     // Every input (scene, device, checkpoint) is checked before the first output exists.

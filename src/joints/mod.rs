@@ -229,7 +229,12 @@ impl Joint {
                 anchor_b: v(self.anchor_b, self.body_b),
                 frame_a: q(self.frame_a),
                 frame_b: q(self.frame_b),
-                params: [p[0] as f32, p[1] as f32, p[2] as f32, f32::from_bits(k as u32)],
+                params: [
+                    p[0] as f32,
+                    p[1] as f32,
+                    p[2] as f32,
+                    f32::from_bits(k as u32),
+                ],
             })
             .collect()
     }

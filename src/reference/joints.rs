@@ -126,11 +126,7 @@ pub fn write_block(
         flags |= JOINT_ANGULAR | 1 | PROJ_LOWER << 3;
     } else {
         let ang = !k(BlockKind::LinMotor);
-        let x = if ang {
-            hinge_angle(fa, fb)
-        } else {
-            d.dot(za)
-        };
+        let x = if ang { hinge_angle(fa, fb) } else { d.dot(za) };
         off[0] = motor(x);
         flags |= 1 | if ang { JOINT_ANGULAR } else { 0 };
         if let Some(b) = boxed(p[2]) {

@@ -85,7 +85,11 @@ pub fn is_joint(c: &Contact, joints: bool) -> bool {
 }
 
 fn joint_mask(flags: u32) -> Vec3 {
-    [(flags & 1) as f64, ((flags >> 1) & 1) as f64, ((flags >> 2) & 1) as f64]
+    [
+        (flags & 1) as f64,
+        ((flags >> 1) & 1) as f64,
+        ((flags >> 2) & 1) as f64,
+    ]
 }
 
 /// Projection of a joint block's impulse (`project_joint` in `shaders/common/solve.wgsl`).
@@ -473,7 +477,13 @@ impl Sweeps<'_> {
         (0..g.len())
             .map(|i| {
                 let c = &self.schur.contacts[i];
-                let r = residual_row(g[i], self.grad(ng, i), self.eta_rows[i], c, self.schur.joints);
+                let r = residual_row(
+                    g[i],
+                    self.grad(ng, i),
+                    self.eta_rows[i],
+                    c,
+                    self.schur.joints,
+                );
                 dot(r, r)
             })
             .sum::<f64>()
@@ -644,7 +654,13 @@ pub fn solve_all(
     // Friction coefficients (0 for joint blocks, whose ra.w is a bound).
     let mu: Vec<f64> = contacts
         .iter()
-        .map(|c| if is_joint(c, joints) { 0.0 } else { c.ra[3] as f64 })
+        .map(|c| {
+            if is_joint(c, joints) {
+                0.0
+            } else {
+                c.ra[3] as f64
+            }
+        })
         .collect();
 
     // Warm start by binary search of the previous keys; a bristle contact looks its last

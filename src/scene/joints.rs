@@ -109,7 +109,10 @@ pub(super) fn parse(
                 _ => Err(e(
                     name.span(),
                     field,
-                    format!("ambiguous body `{n}`: {} [[body]] entries have this name", hits.len()),
+                    format!(
+                        "ambiguous body `{n}`: {} [[body]] entries have this name",
+                        hits.len()
+                    ),
                 )),
             }
         };
@@ -118,10 +121,18 @@ pub(super) fn parse(
             None => None,
         };
         let Some(b) = body(&j.body_b, "body_b")? else {
-            return Err(e(j.body_b.span(), "body_b", "body_b must be a body, not the world".into()));
+            return Err(e(
+                j.body_b.span(),
+                "body_b",
+                "body_b must be a body, not the world".into(),
+            ));
         };
         if a == Some(b) {
-            return Err(e(j.body_b.span(), "body_b", "a joint needs two different bodies".into()));
+            return Err(e(
+                j.body_b.span(),
+                "body_b",
+                "a joint needs two different bodies".into(),
+            ));
         }
         let fixed = |k: Option<usize>| k.is_none_or(|k| bodies[k].motion != Motion::Dynamic);
         if fixed(a) && fixed(Some(b)) {
@@ -147,11 +158,13 @@ pub(super) fn parse(
                 ))
             }
         };
-        let not_for = |present: Option<Range<usize>>, field: &str, ok: bool| {
-            match present {
-                Some(s) if !ok => Err(e(s, field, format!("`{field}` does not apply to joint kind `{kind_name}`"))),
-                _ => Ok(()),
-            }
+        let not_for = |present: Option<Range<usize>>, field: &str, ok: bool| match present {
+            Some(s) if !ok => Err(e(
+                s,
+                field,
+                format!("`{field}` does not apply to joint kind `{kind_name}`"),
+            )),
+            _ => Ok(()),
         };
         let distance = matches!(kind, JointKind::Distance { .. });
         let driven = matches!(kind, JointKind::Revolute | JointKind::Prismatic);
@@ -161,9 +174,18 @@ pub(super) fn parse(
         not_for(j.axis.as_ref().map(|s| s.span()), "axis", !distance)?;
         for (f, s) in [
             ("limits", j.limits.as_ref().map(|s| s.span())),
-            ("motor_velocity", j.motor_velocity.as_ref().map(|s| s.span())),
-            ("motor_position", j.motor_position.as_ref().map(|s| s.span())),
-            ("motor_max_force", j.motor_max_force.as_ref().map(|s| s.span())),
+            (
+                "motor_velocity",
+                j.motor_velocity.as_ref().map(|s| s.span()),
+            ),
+            (
+                "motor_position",
+                j.motor_position.as_ref().map(|s| s.span()),
+            ),
+            (
+                "motor_max_force",
+                j.motor_max_force.as_ref().map(|s| s.span()),
+            ),
         ] {
             not_for(s, f, driven)?;
         }
@@ -189,20 +211,36 @@ pub(super) fn parse(
         let mut anchor_b = None;
         if distance {
             let Some(ab) = &j.anchor_b else {
-                return Err(e(rj.span(), "anchor_b", "missing field `anchor_b` (required for joint kind `distance`)".into()));
+                return Err(e(
+                    rj.span(),
+                    "anchor_b",
+                    "missing field `anchor_b` (required for joint kind `distance`)".into(),
+                ));
             };
             finite(ab.get_ref(), ab.span(), "anchor_b")?;
             let len = match &j.length {
                 Some(l) if !(l.get_ref().is_finite() && *l.get_ref() > 0.0) => {
-                    return Err(e(l.span(), "length", format!("must be positive (got {})", l.get_ref())))
+                    return Err(e(
+                        l.span(),
+                        "length",
+                        format!("must be positive (got {})", l.get_ref()),
+                    ))
                 }
                 Some(l) => *l.get_ref(),
-                None => (DVec3::from_array(*ab.get_ref()) - DVec3::from_array(*j.anchor.get_ref())).length(),
+                None => (DVec3::from_array(*ab.get_ref()) - DVec3::from_array(*j.anchor.get_ref()))
+                    .length(),
             };
             if len <= 0.0 {
-                return Err(e(ab.span(), "anchor_b", "the anchors coincide: give `length` or move them apart".into()));
+                return Err(e(
+                    ab.span(),
+                    "anchor_b",
+                    "the anchors coincide: give `length` or move them apart".into(),
+                ));
             }
-            kind = JointKind::Distance { length: len, rope: j.rope.as_ref().is_some_and(|r| *r.get_ref()) };
+            kind = JointKind::Distance {
+                length: len,
+                rope: j.rope.as_ref().is_some_and(|r| *r.get_ref()),
+            };
             anchor_b = Some(*ab.get_ref());
         }
         let limits = match &j.limits {
@@ -212,8 +250,14 @@ pub(super) fn parse(
                 if lo > hi {
                     return Err(e(l.span(), "limits", format!("lower {lo} > upper {hi}")));
                 }
-                if kind == JointKind::Revolute && (lo <= -std::f64::consts::PI || hi > std::f64::consts::PI) {
-                    return Err(e(l.span(), "limits", "revolute limits must lie in (−π, π] rad".into()));
+                if kind == JointKind::Revolute
+                    && (lo <= -std::f64::consts::PI || hi > std::f64::consts::PI)
+                {
+                    return Err(e(
+                        l.span(),
+                        "limits",
+                        "revolute limits must lie in (−π, π] rad".into(),
+                    ));
                 }
                 Some((lo, hi))
             }
@@ -221,7 +265,11 @@ pub(super) fn parse(
         };
         let target = match (&j.motor_velocity, &j.motor_position) {
             (Some(_), Some(p)) => {
-                return Err(e(p.span(), "motor_position", "give motor_velocity or motor_position, not both".into()))
+                return Err(e(
+                    p.span(),
+                    "motor_position",
+                    "give motor_velocity or motor_position, not both".into(),
+                ))
             }
             (Some(v), None) => {
                 finite(&[*v.get_ref()], v.span(), "motor_velocity")?;
@@ -235,10 +283,19 @@ pub(super) fn parse(
         };
         let max_force = match &j.motor_max_force {
             Some(f) if target.is_none() => {
-                return Err(e(f.span(), "motor_max_force", "a force limit without a motor target (motor_velocity or motor_position)".into()))
+                return Err(e(
+                    f.span(),
+                    "motor_max_force",
+                    "a force limit without a motor target (motor_velocity or motor_position)"
+                        .into(),
+                ))
             }
             Some(f) if !(*f.get_ref() > 0.0) => {
-                return Err(e(f.span(), "motor_max_force", format!("must be positive (got {})", f.get_ref())))
+                return Err(e(
+                    f.span(),
+                    "motor_max_force",
+                    format!("must be positive (got {})", f.get_ref()),
+                ))
             }
             Some(f) => *f.get_ref(),
             None => f64::INFINITY,

@@ -714,7 +714,9 @@ impl Simulation {
         for j in joints {
             let bad = |b: u32| b as usize >= n;
             if bad(j.body_b) || j.body_a.is_some_and(bad) || j.body_a == Some(j.body_b) {
-                return Err(refuse("a joint names a missing body or the same body twice"));
+                return Err(refuse(
+                    "a joint names a missing body or the same body twice",
+                ));
             }
         }
         let ctx = self.ctx.clone();
@@ -752,9 +754,13 @@ impl Simulation {
         };
         let nc = c.collide.read_counts(&self.ctx)?.contacts as usize;
         let total = (nc + j.n_blocks() as usize).min(c.collide.capacity() as usize);
-        let recs: Vec<ContactRecord> = buffers::read_buffer(&self.ctx, c.collide.contacts(), total)?;
+        let recs: Vec<ContactRecord> =
+            buffers::read_buffer(&self.ctx, c.collide.contacts(), total)?;
         let imp = c.solve.read_impulses(&self.ctx, total as u32)?;
-        Ok((recs[nc.min(total)..].to_vec(), imp[nc.min(total)..].to_vec()))
+        Ok((
+            recs[nc.min(total)..].to_vec(),
+            imp[nc.min(total)..].to_vec(),
+        ))
     }
 
     /// Force and torque of every joint on its body B over the last step, and its motor's.
