@@ -290,7 +290,7 @@ pub(super) fn parse(
                         .into(),
                 ))
             }
-            Some(f) if !(*f.get_ref() > 0.0) => {
+            Some(f) if f.get_ref().is_nan() || *f.get_ref() <= 0.0 => {
                 return Err(e(
                     f.span(),
                     "motor_max_force",
