@@ -172,6 +172,23 @@ impl ContactStages {
         Ok(())
     }
 
+    /// Sets the joint stage and the solver's joint lists (no growth: see `set_joints`).
+    fn attach_joints(
+        &mut self,
+        ctx: &GpuContext,
+        joints: &[crate::joints::Joint],
+        n_bodies: usize,
+    ) -> Result<(), GpuError> {
+        let s = *self.solve.settings();
+        let dt = self.solve.dt();
+        let stage = crate::joints::Joints::new(ctx, joints, n_bodies, dt, s.recovery_speed)?;
+        let nb = stage.n_blocks();
+        self.solve.set_joints(ctx, nb, &stage.lists);
+        self.joints = (nb > 0).then_some(stage);
+        self.joint_params(ctx);
+        Ok(())
+    }
+
     /// The joint stage's capacity, dt and recovery speed from the solver's.
     fn joint_params(&self, ctx: &GpuContext) {
         if let Some(j) = &self.joints {
@@ -723,15 +740,10 @@ impl Simulation {
         let Some(c) = &mut self.contact else {
             return Err(refuse("joints need contact handling (a solver)"));
         };
-        let s = *c.solve.settings();
-        let stage = crate::joints::Joints::new(&ctx, joints, n, c.solve.dt(), s.recovery_speed)?;
-        let nb = stage.n_blocks();
-        c.solve.set_joints(&ctx, nb, &stage.lists);
-        c.joints = (nb > 0).then_some(stage);
+        c.attach_joints(&ctx, joints, n)?;
         // Room for the contacts seen so far plus every joint row.
-        let need = c.collide.capacity() + nb;
+        let need = c.collide.capacity() + c.solve.joint_blocks();
         c.grow(&ctx, need)?;
-        c.joint_params(&ctx);
         self.snapshot = None;
         Ok(())
     }
@@ -848,7 +860,9 @@ impl Simulation {
             if keys.len() != gam.len() {
                 return Err("warm-start keys and impulses differ in length".into());
             }
-            // Same capacity as the run that wrote it, so the resumed run is bit-identical.
+            // Same capacity as the run that wrote it, so the resumed run is bit-identical;
+            // the joints carry over (their blocks are defined by the scene, not the state).
+            let joints = self.joints().to_vec();
             let mut c = ContactStages::new(
                 &self.ctx,
                 &self.bodies,
@@ -861,6 +875,10 @@ impl Simulation {
             c.solve
                 .write_warm_start(&self.ctx, &keys, &gam)
                 .map_err(|e| e.to_string())?;
+            if !joints.is_empty() {
+                c.attach_joints(&self.ctx, &joints, self.bodies.count as usize)
+                    .map_err(|e| e.to_string())?;
+            }
             self.contact = Some(c);
             self.snapshot = None;
         }
