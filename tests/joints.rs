@@ -784,6 +784,30 @@ anchor = [0.1, 0.0, 0.25]
         x == y,
         "resumed run with joints differs from the straight run"
     );
+    // measurements/joints.csv: same rows either way; the arm's motor (limit 0.05 N·m
+    // against ~0.26 N·m of gravity) sits at its limit.
+    let ja = std::fs::read_to_string(full.join("measurements/joints.csv")).unwrap();
+    let jb = std::fs::read_to_string(split.join("measurements/joints.csv")).unwrap();
+    assert_eq!(ja, jb, "joints.csv of the resumed run");
+    let header: Vec<&str> = ja.lines().next().unwrap().split(',').collect();
+    let last: Vec<f64> = ja
+        .lines()
+        .last()
+        .unwrap()
+        .split(',')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let col = header.iter().position(|c| *c == "j0_motor").unwrap();
+    assert_eq!(
+        header.len(),
+        1 + 3 * 7,
+        "time + 7 columns per joint: {header:?}"
+    );
+    assert!(
+        (last[col].abs() - 0.05).abs() < 1e-4,
+        "motor torque {}",
+        last[col]
+    );
 }
 
 /// Angle (about +y, in the xz plane: atan2(z, x) of a body-fixed x axis) of a body's rotation
