@@ -37,6 +37,9 @@ const SEG_AUX: u32 = 4u;
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
 // Per material two vec4: (model id, k, c, n) and the extension (src/solve/rows `MaterialRow`).
 @group(0) @binding(11) var<storage, read> models: array<vec4<f32>>;
+// Joint blocks per body (src/joints): offsets[0..=bodies], then entries (block * 2 + side).
+// Read only when the step has joint blocks (params.model.w).
+@group(0) @binding(12) var<storage, read> jcsr: array<u32>;
 
 const MODEL_COULOMB: u32 = 0u;
 const MODEL_COMPLIANT: u32 = 1u;
@@ -191,12 +194,19 @@ fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec
     return t;
 }
 
+
+// Constraints on body b (contacts, and joint blocks when there are any): the n_b of the bound.
 fn contact_count(b: u32) -> f32 {
-    return f32(max(body_offsets[b + 1u] - body_offsets[b], 1u));
+    var n = body_offsets[b + 1u] - body_offsets[b];
+    if params.model.w != 0u {
+        n += jcsr[b + 1u] - jcsr[b];
+    }
+    return f32(max(n, 1u));
 }
 
+// Constraints: the contacts, then the joint blocks (params.model.w).
 fn n_contacts() -> u32 {
-    return min(counts[0], params.counts.y);
+    return min(counts[0] + params.model.w, params.counts.y);
 }
 
 // Projection onto K = { γ_n ≥ 0, ‖(γ_u, γ_w)‖ ≤ μ γ_n } (the three cases of the second-order cone).
@@ -255,6 +265,10 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         return;
     }
     let c = contacts[i];
+    if is_joint(c.ids.w) {
+        assemble_joint(i, c);
+        return;
+    }
     let a = c.ids.x;
     let b = c.ids.y;
     let n = c.n_gap.xyz;
@@ -285,7 +299,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     var found = false;
     var last = vec4<f32>(0.0);
     if (params.counts.w != 0u || e_t > 0.0 || stateful) && live {
-        let k = find_prev(c.ids.xyz);
+        let k = find_prev(warm_key(c));
         if k >= 0 {
             last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
             found = true;
@@ -302,7 +316,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let eta = select(0.0, 3.0 / (tr + nr.x + e_t), live);
     var g0 = vec4<f32>(0.0);
     if found && params.counts.w != 0u {
-        g0 = project_row(vec4<f32>(last.x, t.warm, 0.0), c.ra.w, t.r);
+        g0 = project_contact(vec4<f32>(last.x, t.warm, 0.0), c.ra.w, t.r);
     }
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
@@ -329,10 +343,10 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         return;
     }
     let cap = params.counts.y;
-    prev[1u + i] = vec4<u32>(contacts[i].ids.xyz, 0u);
+    let c = contacts[i];
+    prev[1u + i] = vec4<u32>(warm_key(c), 0u);
     var rec = gam[SEG_GAMMA * cap + i];
-    if params.model.x != 0u {
-        let c = contacts[i];
+    if params.model.x != 0u && !is_joint(c.ids.w) {
         // tanh and LuGre save their state (rows::saved_record): the slip speed s⁺ = ‖v_T⁺‖
         // (v⁺ is in vel/omega by now) and, for LuGre, in place of γ_T the bristle state
         // z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), implicit in the known v⁺.
@@ -356,4 +370,77 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         }
     }
     prev[1u + cap + i] = bitcast<vec4<u32>>(rec);
+}
+
+// Velocity (linear, angular) of a joint block's body; the world (A = WORLD) is at rest.
+fn joint_body_vel(b: u32) -> array<vec3<f32>, 2> {
+    if b == WORLD {
+        return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    return array<vec3<f32>, 2>(vel[b].xyz, omega[b].xyz);
+}
+
+// Body b's share of the diagonal of N_ii on the block's rows t_k: linear rows
+// m⁻¹ + (r×t)ᵀ I⁻¹ (r×t), angular rows tᵀ I⁻¹ t; times b's constraint count (the bound).
+fn joint_diag(b: u32, r: vec3<f32>, t: array<vec3<f32>, 3>, angular: bool) -> vec3<f32> {
+    if b == WORLD {
+        return vec3<f32>(0.0);
+    }
+    var s = vec3<f32>(0.0);
+    for (var k = 0u; k < 3u; k++) {
+        if angular {
+            s[k] = dot(t[k], inv_inertia(b, t[k]));
+        } else {
+            let x = cross(r, t[k]);
+            s[k] = mass_props[b].w + dot(x, inv_inertia(b, x));
+        }
+    }
+    return contact_count(b) * s;
+}
+
+// A joint block (src/solve/rows, "Joints"): p = offset + G v* on its rows (the joint stage
+// wrote the offset — drift stabilisation, motor target — into rhs[i].xyz); per-row scaling
+// η_k = 3/(k B_kk) for its k rows (B ≤ k diag(B) for a PSD k×k block, so the bound
+// N ≤ diag(3/η) of the contacts holds; unlike 3/trace, rows of very different stiffness —
+// a lever arm's rotation against a translation — each get their own step): η_0 in rhs.w
+// (the first active row's η when row 0 is off, so rhs.w > 0 still means "active"), η_1, η_2
+// in aux.zw. Warm start by the block's key, no compliance.
+fn assemble_joint(i: u32, c: Contact) {
+    let flags = c.ids.w;
+    let angular = (flags & JOINT_ANGULAR) != 0u;
+    let m = joint_mask(flags);
+    let n = c.n_gap.xyz;
+    let t = array<vec3<f32>, 3>(n, tangent_u(n), tangent_w(n));
+    let va = joint_body_vel(c.ids.x);
+    let vb = joint_body_vel(c.ids.y);
+    var rel = vb[1] - va[1];
+    if !angular {
+        rel = (vb[0] + cross(vb[1], c.rb.xyz)) - (va[0] + cross(va[1], c.ra.xyz));
+    }
+    let off = rhs[i].xyz;
+    let p = (off + vec3<f32>(dot(t[0], rel), dot(t[1], rel), dot(t[2], rel))) * m;
+    let diag = joint_diag(c.ids.x, c.ra.xyz, t, angular) + joint_diag(c.ids.y, c.rb.xyz, t, angular);
+    let rows = dot(m, vec3<f32>(1.0));
+    var e = vec3<f32>(0.0);
+    for (var k = 0u; k < 3u; k++) {
+        e[k] = select(0.0, 3.0 / (rows * diag[k]), m[k] != 0.0 && diag[k] > 0.0);
+    }
+    // Inactive lanes take the first active row's η (any positive value: they stay 0).
+    let first = select(select(e.z, e.y, m.y != 0.0), e.x, m.x != 0.0);
+    let eta = select(first, 0.0, first <= 0.0);
+    let ev = select(vec3<f32>(eta), e, m != vec3<f32>(0.0));
+    let cap = params.counts.y;
+    var g0 = vec4<f32>(0.0);
+    if params.counts.w != 0u && eta > 0.0 {
+        let k = find_prev(warm_key(c));
+        if k >= 0 {
+            g0 = project_joint(bitcast<vec4<f32>>(prev[1u + cap + u32(k)]), flags, c.ra.w);
+        }
+    }
+    rhs[i] = vec4<f32>(p, eta);
+    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, ev.y, ev.z);
+    gam[SEG_GAMMA * cap + i] = g0;
+    gam[SEG_Y * cap + i] = g0;
+    gam[SEG_TRIAL * cap + i] = g0;
+    gam[SEG_BEST * cap + i] = g0;
 }

@@ -39,8 +39,33 @@ const SEG_NTRIAL: u32 = 2u;
 
 var<workgroup> sh: array<vec4<f32>, WG>;
 
+// Δv (linear, angular) of a joint block's body; none for the world.
+fn joint_dv(b: u32) -> array<vec3<f32>, 2> {
+    if b == WORLD {
+        return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    return array<vec3<f32>, 2>(dv[2u * b].xyz, dv[2u * b + 1u].xyz);
+}
+
+// G_iᵀ (Δv_A, Δv_B) of a joint block: linear rows like a contact's, angular rows
+// t·(Δω_B − Δω_A); rows outside the mask are 0.
+fn joint_product(c: Contact) -> vec4<f32> {
+    let da = joint_dv(c.ids.x);
+    let db = joint_dv(c.ids.y);
+    var rel = db[1] - da[1];
+    if (c.ids.w & JOINT_ANGULAR) == 0u {
+        rel = (db[0] + cross(db[1], c.rb.xyz)) - (da[0] + cross(da[1], c.ra.xyz));
+    }
+    let n = c.n_gap.xyz;
+    let v = vec3<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel));
+    return vec4<f32>(v * joint_mask(c.ids.w), 0.0);
+}
+
 // (Nγ)_i = D_iᵀ (Δv_A, Δv_B) from the Δv that solve_schur gathered.
 fn product(c: Contact) -> vec4<f32> {
+    if is_joint(c.ids.w) {
+        return joint_product(c);
+    }
     let a = c.ids.x;
     let b = c.ids.y;
     let n = c.n_gap.xyz;
@@ -53,29 +78,50 @@ fn product(c: Contact) -> vec4<f32> {
 // assembly: compliant contact, bristle). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
 fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     let ng = product(c);
-    if params.model.x == 0u {
+    if params.model.x == 0u || is_joint(c.ids.w) {
         return ng;
     }
     let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
     return ng + vec4<f32>(e.x * g.x, e.y * g.yz, 0.0);
 }
 
-// Contact i's projection (uniform branch: a table without tanh / LuGre projects on the cone
-// of ra.w and reads nothing more); else the state segment's w gives the disk radius (≥ 0) of
-// tanh and LuGre contacts, −1 for the cone.
-fn project_i(g: vec4<f32>, mu: f32, i: u32) -> vec4<f32> {
-    if params.model.z == 0u {
-        return project_cone(g, mu);
+// Constraint i's projection: a joint block's rule; a contact's cone of ra.w (uniform branch:
+// a table without tanh / LuGre reads nothing more), else the state segment's w gives the disk
+// radius (≥ 0) of tanh and LuGre contacts, −1 for the cone.
+fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
+    if is_joint(c.ids.w) {
+        return project_joint(g, c.ids.w, c.ra.w);
     }
-    return project_row(g, mu, gam[SEG_STATE * params.counts.y + i].w);
+    if params.model.z == 0u {
+        return project_cone(g, c.ra.w);
+    }
+    return project_contact(g, c.ra.w, gam[SEG_STATE * params.counts.y + i].w);
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
-fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, eta: f32, mu: f32, i: u32) -> f32 {
-    if eta <= 0.0 {
+// Per-row scaling of constraint i with block scalar η = rhs[i].w: η for a contact; a joint
+// block's rows have their own (rhs.w, aux.z, aux.w) (src/solve/rows, "Joints").
+fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
+    if is_joint(c.ids.w) {
+        let a = gam[SEG_AUX * params.counts.y + i];
+        return vec4<f32>(eta, a.z, a.w, eta);
+    }
+    return vec4<f32>(eta);
+}
+
+// Σ_k d_k² / η_k over the rows (the metric diag(1/η)).
+fn sq_over_eta(d: vec4<f32>, e: vec4<f32>, c: Contact) -> f32 {
+    if is_joint(c.ids.w) {
+        return dot(d.xyz, d.xyz / e.xyz);
+    }
+    return dot(d.xyz, d.xyz) / e.x;
+}
+
+fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, e: vec4<f32>, c: Contact, i: u32) -> f32 {
+    if e.x <= 0.0 {
         return 0.0;
     }
-    let r = (gamma - project_i(gamma - eta * g, mu, i)) / eta;
+    let r = (gamma - project_i(gamma - e * g, c, i)) / e;
     return dot(r.xyz, r.xyz);
 }
 
@@ -115,7 +161,7 @@ fn product_init(
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;
         let q = rhs[i];
-        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), q.w, c.ra.w, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+        v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), row_eta(i, c, q.w), c, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
 }
@@ -134,9 +180,12 @@ fn product_lip(
     if i < scal.n_contacts {
         let eta = rhs[i].w;
         if eta > 0.0 {
+            let c = contacts[i];
+            let e = row_eta(i, c, eta);
             let d = gam[SEG_GAMMA * params.counts.y + i] - vec4<f32>(1.0, 1.0, 1.0, 0.0);
-            let ng = product_e(contacts[i], i, d);
-            v = vec4<f32>(eta * dot(ng.xyz, ng.xyz), dot(d.xyz, d.xyz) / eta, 0.0, 0.0);
+            let ng = product_e(c, i, d);
+            let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w));
+            v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
         }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
@@ -179,8 +228,9 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let g = gam[SEG_GAMMA * cap + i];
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
+        let c = contacts[i];
         let grad = nv[SEG_NGAMMA * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_i(g - (params.coef.y * q.w) * grad, contacts[i].ra.w, i);
+        t = project_i(g - (params.coef.y * row_eta(i, c, q.w)) * grad, c, i);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -197,8 +247,9 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let q = rhs[i];
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
+        let c = contacts[i];
         let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_i(gam[SEG_Y * cap + i] - (q.w / scal.lip) * grad, contacts[i].ra.w, i);
+        t = project_i(gam[SEG_Y * cap + i] - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
     }
     gam[SEG_TRIAL * cap + i] = t;
 }
@@ -224,14 +275,15 @@ fn product_trial(
         nv[SEG_NTRIAL * cap + i] = nt;
         let q = rhs[i];
         let p = vec4<f32>(q.xyz, 0.0);
-        let r2 = residual_sq(t, nt + p, q.w, c.ra.w, i);
+        let e = row_eta(i, c, q.w);
+        let r2 = residual_sq(t, nt + p, e, c, i);
         if params.counts.z == 0u {
             v = vec4<f32>(r2, 0.0, 0.0, 0.0);
         } else {
             let ny = nv[SEG_NY * cap + i];
             let d = t - gam[SEG_Y * cap + i];
             let g = ny + p;
-            let dd = select(0.0, dot(d, d) / q.w, q.w > 0.0);
+            let dd = select(0.0, sq_over_eta(d, e, c), q.w > 0.0);
             v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam[SEG_GAMMA * cap + i]));
         }
     }
@@ -279,7 +331,7 @@ fn outer_offset(
         let ng = product_e(c, i, gam[SEG_GAMMA * cap + i]);
         let a = gam[SEG_AUX * cap + i];
         let q = rhs[i];
-        let mu = c.ra.w;
+        let mu = friction_of(c);
         let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
         let moved = abs(s - a.y) > params.coef.w;
         gam[SEG_AUX * cap + i] = vec4<f32>(a.x, s, a.zw);
@@ -291,7 +343,7 @@ fn outer_offset(
         gam[SEG_Y * cap + i] = g;
         gam[SEG_TRIAL * cap + i] = g;
         gam[SEG_BEST * cap + i] = g;
-        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), q.w, c.ra.w, i);
+        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), row_eta(i, c, q.w), c, i);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
     }
     reduce_to_partial(v, lid, wid, nwg, true);
@@ -325,7 +377,7 @@ fn painleve(
     if i < scal.n_contacts {
         let c = contacts[i];
         let q = rhs[i];
-        let mu = c.ra.w;
+        let mu = friction_of(c);
         let t = length(q.yz);
         // Rigid tangential rows only: a bristle / tanh / LuGre contact (E_T > 0) is compliant
         // tangentially, and its p_T holds the model's offset (−E_T γ_T⁻, c0/c1), not v_T.

@@ -94,7 +94,8 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     if lid != 0u {
         return;
     }
-    let nc = min(counts[0], params.counts.y);
+    // Contacts, then the joint blocks the joint stage appended (params.model.w).
+    let nc = min(counts[0] + params.model.w, params.counts.y);
     let ng = (nc + WG - 1u) / WG;
     scal.n_contacts = nc;
     scal.n_groups = ng;

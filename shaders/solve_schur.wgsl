@@ -12,6 +12,45 @@
 @group(0) @binding(5) var<storage, read> mass_props: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> gam: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
+// Joint blocks (params.model.w > 0): the static per-body lists (offsets[0..=bodies], then
+// entries block * 2 + side) and the contact count, after which the blocks are stored.
+@group(0) @binding(8) var<storage, read> counts: array<u32>;
+@group(0) @binding(9) var<storage, read> jcsr: array<u32>;
+
+// Body b's (linear, angular) impulse sum over its joint blocks (after its contacts, so the
+// order is fixed). Angular blocks carry a torque only.
+fn gather_joints(b: u32, base: u32, shift: f32) -> array<vec3<f32>, 2> {
+    var lin = vec3<f32>(0.0);
+    var ang = vec3<f32>(0.0);
+    let cap = params.counts.y;
+    let first = min(counts[0], cap);
+    let nb = params.counts.x;
+    let end = jcsr[b + 1u];
+    for (var k = jcsr[b]; k < end; k++) {
+        let e = jcsr[nb + 1u + k];
+        let ci = first + (e >> 1u);
+        if ci >= cap {
+            break;
+        }
+        let c = contacts[ci];
+        let m = joint_mask(c.ids.w);
+        let g = (gam[base + ci].xyz - vec3<f32>(shift)) * m;
+        let n = c.n_gap.xyz;
+        var f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
+        var r = c.rb.xyz;
+        if (e & 1u) == 0u {
+            f = -f;
+            r = c.ra.xyz;
+        }
+        if (c.ids.w & JOINT_ANGULAR) != 0u {
+            ang += f;
+        } else {
+            lin += f;
+            ang += cross(r, f);
+        }
+    }
+    return array<vec3<f32>, 2>(lin, ang);
+}
 
 fn gather(b: u32, seg: u32, shift: f32) {
     let mp = mass_props[b];
@@ -39,6 +78,11 @@ fn gather(b: u32, seg: u32, shift: f32) {
         }
         lin += f;
         ang += cross(r, f);
+    }
+    if params.model.w != 0u {
+        let j = gather_joints(b, base, shift);
+        lin += j[0];
+        ang += j[1];
     }
     let q = rot[b];
     dv[2u * b] = vec4<f32>(mp.w * lin, 0.0);

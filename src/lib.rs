@@ -9,6 +9,7 @@ pub mod bodies;
 pub mod collide;
 pub mod gpu;
 pub mod io;
+pub mod joints;
 pub mod measure;
 pub mod patch;
 pub mod plot;

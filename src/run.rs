@@ -322,6 +322,16 @@ struct Probes {
     groups: Vec<u32>,
     n_boundaries: usize,
     n_materials: usize,
+    /// `measurements/joints.csv` when the scene has joints: per joint its force and torque
+    /// on body B and its motor's force or torque, sampled with the frames.
+    joints: Option<MeasurementId>,
+}
+
+/// Columns of `joints.csv`: per joint k, `jk_fx, jk_fy, jk_fz, jk_tx, jk_ty, jk_tz, jk_motor`.
+fn joint_columns(n: usize) -> Vec<String> {
+    (0..n)
+        .flat_map(|k| ["fx", "fy", "fz", "tx", "ty", "tz", "motor"].map(|c| format!("j{k}_{c}")))
+        .collect()
 }
 
 impl Probes {
@@ -336,13 +346,14 @@ impl Probes {
         let nb = setup::boundary_count(scene);
         let mut groups = vec![0u32; nb];
         groups.extend(scene.bodies.iter().map(|b| b.material as u32));
-        if scene.measures.is_empty() {
+        if scene.measures.is_empty() && scene.joints.is_empty() {
             return Ok(Probes {
                 writer: None,
                 probes: Vec::new(),
                 groups,
                 n_boundaries: nb,
                 n_materials: scene.materials.len(),
+                joints: None,
             });
         }
         let mut writer = MeasurementWriter::new(dir)?;
@@ -379,13 +390,41 @@ impl Probes {
                 offsets,
             });
         }
+        let joints = if scene.joints.is_empty() {
+            None
+        } else {
+            let cols = joint_columns(scene.joints.len());
+            let cols: Vec<&str> = cols.iter().map(|c| c.as_str()).collect();
+            Some(match resume_time {
+                None => writer.create("joints", &cols)?,
+                Some(t) => writer.resume("joints", &cols, t)?,
+            })
+        };
         Ok(Probes {
             writer: Some(writer),
             probes,
             groups,
             n_boundaries: nb,
             n_materials: scene.materials.len(),
+            joints,
         })
+    }
+
+    /// One row of `joints.csv` (the reactions of the last step), if the scene has joints.
+    fn sample_joints(&mut self, sim: &Simulation) -> Result<(), RunError> {
+        let (Some(id), Some(w)) = (self.joints, self.writer.as_mut()) else {
+            return Ok(());
+        };
+        let row: Vec<f64> = sim
+            .joint_reactions()?
+            .iter()
+            .flat_map(|r| {
+                let (f, t) = (r.force, r.torque);
+                [f.x, f.y, f.z, t.x, t.y, t.z, r.motor]
+            })
+            .collect();
+        w.append(id, sim.time(), &row)?;
+        Ok(())
     }
 
     /// Steps at which some measurement samples, after `s`: the next multiple of any `every`.
@@ -490,6 +529,10 @@ impl Probes {
                 .collect(),
             None => Vec::new(),
         };
+        let mut paths = paths;
+        if let (Some(id), Some(w)) = (self.joints, &self.writer) {
+            paths.push(w.path(id).to_path_buf());
+        }
         if let Some(w) = self.writer {
             w.finish()?;
         }
@@ -768,6 +811,14 @@ fn run_inner(
         .unwrap_or_else(|| scene.output.dir.clone());
     let state = setup::build_bodies(&scene);
     let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
+    if !scene.joints.is_empty() {
+        let bc = setup::boundary_count(&scene);
+        sim.set_joints(&crate::scene::joints::build_joints(
+            &scene.joints,
+            bc,
+            &state,
+        ))?;
+    }
     sim.set_lemke(setup::lemke_settings(&scene));
     sim.set_lemke_step(scene.solver.lemke_step)?;
     // Every input (scene, device, checkpoint) is checked before the first output exists.
@@ -887,6 +938,10 @@ fn run_inner(
             break;
         }
         if s % frame_every == 0 || s == total {
+            if let Err(e) = probes.sample_joints(&sim) {
+                result = Err(e);
+                break;
+            }
             if let Err(e) = out.write_frame(&sim).and_then(|_| out.write_contacts(&sim)) {
                 result = Err(e);
                 break;

@@ -71,6 +71,13 @@ const CASES: &[Case] = &[
         bounds: ([-0.04, -0.04, 0.0], [0.04, 0.04, 0.06]),
     },
     Case {
+        file: "pendulum_chain.toml",
+        scale: 0.3,
+        steps: 100,
+        // Open box; the chain swings inside it from a pivot 0.11 m up.
+        bounds: ([-0.07, -0.03, 0.0], [0.07, 0.03, 0.12]),
+    },
+    Case {
         file: "column_collapse.toml",
         scale: 0.3,
         steps: 300,
@@ -384,4 +391,23 @@ fn column_collapse_spreads() {
     let (r0, r1) = (extent(first), extent(last));
     println!("column collapse: footprint half-width {r0:.3} m -> {r1:.3} m");
     assert!(r1 > r0 + 0.01, "no runout: {r0} m -> {r1} m");
+}
+
+/// The joint scene: the chain swings down (its links leave their start height) with joints
+/// reported in `measurements/joints.csv` at every frame.
+#[test]
+fn pendulum_chain_swings_on_its_joints() {
+    let o = run_case(case("pendulum_chain.toml"));
+    let joints = o
+        .report
+        .measurements
+        .iter()
+        .find(|p| p.ends_with("joints.csv"))
+        .expect("joints.csv");
+    let csv = Csv::read(joints);
+    assert_eq!(csv.header.len(), 1 + 8 * 7);
+    let last = csv.rows.last().unwrap();
+    // The top joint carries some of the chain's weight (8 links × 2.1 g × g ≈ 0.165 N).
+    let fz = last[3];
+    assert!(fz > 0.0 && fz.is_finite(), "top joint force z {fz}");
 }

@@ -5,7 +5,8 @@ struct SolveParams {
     coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
     // x = 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows),
     // y = materials in the model table (two vec4 each), z = 1 when the table has a stateful
-    // model (LuGre: the state segment of `gam` exists and holds every contact's cone μ).
+    // model (LuGre: the state segment of `gam` exists and holds every contact's cone μ),
+    // w = joint blocks appended after the contacts (0: none).
     model: vec4<u32>,
     // x = slop (m), y = stabilisation factor β of a rigid contact's penetration
     // (solve_assemble `rigid_offset`).
@@ -55,9 +56,56 @@ fn project_disk(g: vec4<f32>, r: f32) -> vec4<f32> {
 }
 
 // A contact's projection: the disk of radius r ≥ 0, or (r < 0) its Coulomb cone of μ.
-fn project_row(g: vec4<f32>, mu: f32, r: f32) -> vec4<f32> {
+fn project_contact(g: vec4<f32>, mu: f32, r: f32) -> vec4<f32> {
     if r < 0.0 {
         return project_cone(g, mu);
     }
     return project_disk(g, r);
+}
+
+// Joint row blocks (src/solve/rows, "Joints"): records after the contacts with `ids.w` =
+// JOINT_BIT | (ANGULAR_BIT) | lane mask (bits 0–2: rows n, u, w) | projection (bits 3–4).
+// Only read when params.model.w (joint blocks this step) is non-zero, so contact-only scenes
+// run the same reads as before.
+const JOINT_BIT: u32 = 0x80000000u;
+const JOINT_ANGULAR: u32 = 0x40000000u;
+const JOINT_PROJ_NONE: u32 = 0u;
+const JOINT_PROJ_LOWER: u32 = 1u; // γ ≥ 0 (limits, rope)
+const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt)
+// Body index of "the world" (no velocity, no mass) on the A side of a joint block.
+const WORLD: u32 = 0xffffffffu;
+
+fn is_joint(flags: u32) -> bool {
+    return params.model.w != 0u && (flags & JOINT_BIT) != 0u;
+}
+
+fn joint_mask(flags: u32) -> vec3<f32> {
+    return vec3<f32>(f32(flags & 1u), f32((flags >> 1u) & 1u), f32((flags >> 2u) & 1u));
+}
+
+// Projection of a joint block's impulse: rows outside the mask stay 0.
+fn project_joint(g: vec4<f32>, flags: u32, bound: f32) -> vec4<f32> {
+    let m = joint_mask(flags);
+    let proj = (flags >> 3u) & 3u;
+    var x = g.xyz * m;
+    if proj == JOINT_PROJ_LOWER {
+        x = max(x, vec3<f32>(0.0));
+    } else if proj == JOINT_PROJ_BOX {
+        x = clamp(x, vec3<f32>(-bound), vec3<f32>(bound));
+    }
+    return vec4<f32>(x, 0.0);
+}
+
+// Friction coefficient of constraint c (0 for joint blocks, whose ra.w is a bound).
+fn friction_of(c: Contact) -> f32 {
+    return select(c.ra.w, 0.0, is_joint(c.ids.w));
+}
+
+// Warm-start key: (A, B, feature) for contacts; (WORLD, 0, block) for joint blocks, which
+// sorts them after every contact (A < B ≤ bodies) in block order.
+fn warm_key(c: Contact) -> vec3<u32> {
+    if is_joint(c.ids.w) {
+        return vec3<u32>(WORLD, 0u, c.ids.z);
+    }
+    return c.ids.xyz;
 }

@@ -2,6 +2,7 @@
 
 pub mod collide;
 pub mod integrate;
+pub mod joints;
 pub mod oracle;
 pub mod solve;
 

@@ -104,11 +104,67 @@ pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
 }
 
 /// A contact's projection: the disk of radius `r` ≥ 0, or (r < 0) the cone of μ.
-pub fn project_row(g: Vec3, mu: f64, r: f64) -> Vec3 {
+pub fn project_contact(g: Vec3, mu: f64, r: f64) -> Vec3 {
     if r < 0.0 {
         project_cone(g, mu)
     } else {
         project_disk(g, r)
+    }
+}
+
+/// Whether record `c` is a joint block (only looked at when the problem has joint rows,
+/// like the shaders' uniform flag).
+pub fn is_joint(c: &Contact, joints: bool) -> bool {
+    joints && c.ids[3] & crate::joints::JOINT_BIT != 0
+}
+
+fn joint_mask(flags: u32) -> Vec3 {
+    [
+        (flags & 1) as f64,
+        ((flags >> 1) & 1) as f64,
+        ((flags >> 2) & 1) as f64,
+    ]
+}
+
+/// Projection of a joint block's impulse (`project_joint` in `shaders/common/solve.wgsl`).
+pub fn project_joint(g: Vec3, flags: u32, bound: f64) -> Vec3 {
+    let m = joint_mask(flags);
+    let proj = (flags >> 3) & 3;
+    let mut x = [g[0] * m[0], g[1] * m[1], g[2] * m[2]];
+    for v in &mut x {
+        if proj == crate::joints::PROJ_LOWER {
+            *v = v.max(0.0);
+        } else if proj == crate::joints::PROJ_BOX {
+            *v = v.clamp(-bound, bound);
+        }
+    }
+    x
+}
+
+/// The projection of constraint `c`: the cone for contacts, the block's rule for joints.
+pub fn project_row(g: Vec3, c: &Contact, joints: bool) -> Vec3 {
+    if is_joint(c, joints) {
+        project_joint(g, c.ids[3], c.ra[3] as f64)
+    } else {
+        project_cone(g, c.ra[3] as f64)
+    }
+}
+
+/// Warm-start key: (A, B, feature), or (WORLD, 0, block) for a joint block.
+pub fn warm_key(c: &Contact, joints: bool) -> (u32, u32, u32) {
+    if is_joint(c, joints) {
+        (crate::joints::WORLD, 0, c.ids[2])
+    } else {
+        c.key()
+    }
+}
+
+/// (Δv or v) of a joint's body: none for the world.
+fn body_or_world<T: Copy + Default>(v: &[T], b: u32) -> T {
+    if b == crate::joints::WORLD {
+        T::default()
+    } else {
+        v[b as usize]
     }
 }
 
@@ -126,18 +182,18 @@ pub fn frame(c: &Contact) -> (DVec3, DVec3, DVec3, DVec3, DVec3) {
 
 /// Residual of γ per contact with g_d = η_i: (γ − Π(γ − η g)) / η.
 pub fn residual_vec(gamma: Vec3, grad: Vec3, eta: f64, mu: f64) -> Vec3 {
-    residual_row(gamma, grad, eta, mu, -1.0)
+    residual_row(gamma, grad, [eta; 3], |x| project_cone(x, mu))
 }
 
-/// [`residual_vec`] with the contact's projection ([`project_row`]).
-pub fn residual_row(gamma: Vec3, grad: Vec3, eta: f64, mu: f64, r: f64) -> Vec3 {
-    if eta <= 0.0 {
+/// [`residual_vec`] with the constraint's own projection `project` (the contact's cone or
+/// disk, or a joint block's rule) and per-row scaling `e` (a joint block's; `[η; 3]` for a
+/// contact).
+pub fn residual_row(gamma: Vec3, grad: Vec3, e: Vec3, project: impl Fn(Vec3) -> Vec3) -> Vec3 {
+    if e[0] <= 0.0 {
         return [0.0; 3];
     }
-    scale(
-        1.0 / eta,
-        sub(gamma, project_row(sub(gamma, scale(eta, grad)), mu, r)),
-    )
+    let t = project([0, 1, 2].map(|k| gamma[k] - e[k] * grad[k]));
+    [0, 1, 2].map(|k| (gamma[k] - t[k]) / e[k])
 }
 
 /// The matrix-free product, as the GPU does it: per body Δv = M⁻¹ Σ D γ, then per contact Dᵀ Δv.
@@ -147,6 +203,8 @@ pub struct Schur<'a> {
     frames: Vec<(DVec3, DVec3, DVec3, DVec3, DVec3)>,
     /// Compliance diag(E_n, E_T, E_T) per contact (empty: all 0), added by [`Schur::apply`].
     compliance: Vec<Vec3>,
+    /// Whether the records include joint blocks (see [`is_joint`]).
+    joints: bool,
 }
 
 impl<'a> Schur<'a> {
@@ -156,7 +214,14 @@ impl<'a> Schur<'a> {
             contacts,
             frames: contacts.iter().map(frame).collect(),
             compliance: Vec::new(),
+            joints: false,
         }
+    }
+
+    /// The records include joint blocks.
+    pub fn with_joints(mut self, joints: bool) -> Self {
+        self.joints = joints;
+        self
     }
 
     /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/solve/rows`).
@@ -171,6 +236,24 @@ impl<'a> Schur<'a> {
         for (i, c) in self.contacts.iter().enumerate() {
             let (n, u, w, ra, rb) = self.frames[i];
             let g = gamma[i];
+            if is_joint(c, self.joints) {
+                let m = joint_mask(c.ids[3]);
+                let f = g[0] * m[0] * n + g[1] * m[1] * u + g[2] * m[2] * w;
+                let ang = c.ids[3] & crate::joints::JOINT_ANGULAR != 0;
+                for (side, body, r) in [(-1.0, c.ids[0], ra), (1.0, c.ids[1], rb)] {
+                    if body == crate::joints::WORLD {
+                        continue;
+                    }
+                    let e = &mut acc[body as usize];
+                    if ang {
+                        e.1 += side * f;
+                    } else {
+                        e.0 += side * f;
+                        e.1 += side * r.cross(f);
+                    }
+                }
+                continue;
+            }
             let f = g[0] * n + g[1] * u + g[2] * w;
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
             acc[a].0 -= f;
@@ -197,6 +280,16 @@ impl<'a> Schur<'a> {
             .enumerate()
             .map(|(i, c)| {
                 let (n, u, w, ra, rb) = self.frames[i];
+                if is_joint(c, self.joints) {
+                    let (a, b) = (body_or_world(dv, c.ids[0]), body_or_world(dv, c.ids[1]));
+                    let rel = if c.ids[3] & crate::joints::JOINT_ANGULAR != 0 {
+                        b.1 - a.1
+                    } else {
+                        (b.0 + b.1.cross(rb)) - (a.0 + a.1.cross(ra))
+                    };
+                    let m = joint_mask(c.ids[3]);
+                    return [m[0] * n.dot(rel), m[1] * u.dot(rel), m[2] * w.dot(rel)];
+                }
                 let (a, b) = (dv[c.ids[0] as usize], dv[c.ids[1] as usize]);
                 let rel = (b.0 + b.1.cross(rb)) - (a.0 + a.1.cross(ra));
                 [n.dot(rel), u.dot(rel), w.dot(rel)]
@@ -241,7 +334,7 @@ pub fn assemble_models(
     rigid: rows::RigidOffset,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    let a = assemble_rows(bodies, contacts, dt, rigid, models, None);
+    let a = assemble_rows(bodies, contacts, dt, rigid, models, None, &[]);
     (a.p, a.eta, a.compliance)
 }
 
@@ -257,6 +350,8 @@ struct Assembled {
     warm: Vec<Option<Vec3>>,
     models: Vec<(rows::PairModel, [f64; 4])>,
     state: Vec<[f64; 3]>,
+    /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
+    eta_rows: Vec<Vec3>,
 }
 
 fn assemble_rows(
@@ -266,8 +361,11 @@ fn assemble_rows(
     rigid: rows::RigidOffset,
     models: &[MaterialRow],
     warm: Option<(WarmStart, bool)>,
+    joint_offsets: &[Vec3],
 ) -> Assembled {
     let nc = contacts.len();
+    let joints = !joint_offsets.is_empty();
+    let first_joint = nc - joint_offsets.len();
     let mut out = Assembled {
         p: Vec::with_capacity(nc),
         eta: Vec::with_capacity(nc),
@@ -277,14 +375,42 @@ fn assemble_rows(
         warm: Vec::with_capacity(nc),
         models: Vec::with_capacity(nc),
         state: Vec::with_capacity(nc),
+        eta_rows: Vec::with_capacity(nc),
     };
     let mut count = vec![0u32; bodies.len()];
     for c in contacts {
-        count[c.ids[0] as usize] += 1;
-        count[c.ids[1] as usize] += 1;
+        for b in [c.ids[0], c.ids[1]] {
+            if b != crate::joints::WORLD {
+                count[b as usize] += 1;
+            }
+        }
     }
     let nb = |b: u32| count[b as usize].max(1) as f64;
-    for c in contacts {
+    for (i, c) in contacts.iter().enumerate() {
+        if is_joint(c, joints) {
+            let (q, e, rows) = assemble_joint(bodies, c, joint_offsets[i - first_joint], &nb);
+            // The joint block's last impulse by its key (warm start only: no model state).
+            let last = warm
+                .filter(|&(_, warm_start)| warm_start && e > 0.0)
+                .and_then(|(ws, _)| {
+                    ws.keys
+                        .binary_search(&warm_key(c, joints))
+                        .ok()
+                        .map(|k| ws.record(k))
+                })
+                .map(|l| [l[0], l[1], l[2]]);
+            out.p.push(q);
+            out.eta.push(e);
+            out.eta_rows.push(rows);
+            out.compliance.push([0.0; 3]);
+            out.mu.push(0.0);
+            out.radius.push(-1.0);
+            out.warm.push(last);
+            out.models
+                .push(((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4]));
+            out.state.push([0.0; 3]);
+            continue;
+        }
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
         let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
@@ -345,8 +471,72 @@ fn assemble_rows(
         out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
         out.models.push((model, ext));
         out.state.push(state);
+        out.eta_rows.push([*out.eta.last().unwrap(); 3]);
     }
     out
+}
+
+/// A joint block's (p, η, per-row η) (`assemble_joint` in `shaders/solve_assemble.wgsl`):
+/// η_k = 3/(k B_kk) over its k rows; inactive rows (and η) take the first active row's.
+fn assemble_joint(
+    bodies: &[Body64],
+    c: &Contact,
+    off: Vec3,
+    nb: &dyn Fn(u32) -> f64,
+) -> (Vec3, f64, Vec3) {
+    let (n, u, w, ra, rb) = frame(c);
+    let t = [n, u, w];
+    let m = joint_mask(c.ids[3]);
+    let ang = c.ids[3] & crate::joints::JOINT_ANGULAR != 0;
+    let vel = |b: u32| {
+        if b == crate::joints::WORLD {
+            (DVec3::ZERO, DVec3::ZERO)
+        } else {
+            (bodies[b as usize].vel, bodies[b as usize].omega)
+        }
+    };
+    let (va, vb) = (vel(c.ids[0]), vel(c.ids[1]));
+    let rel = if ang {
+        vb.1 - va.1
+    } else {
+        (vb.0 + vb.1.cross(rb)) - (va.0 + va.1.cross(ra))
+    };
+    let p = [0, 1, 2].map(|k| (off[k] + t[k].dot(rel)) * m[k]);
+    let diag = |b: u32, r: DVec3| {
+        if b == crate::joints::WORLD {
+            return [0.0; 3];
+        }
+        let body = &bodies[b as usize];
+        t.map(|tk| {
+            let s = if ang {
+                tk.dot(inv_inertia(body, tk))
+            } else {
+                let x = r.cross(tk);
+                body.inv_mass + x.dot(inv_inertia(body, x))
+            };
+            nb(b) * s
+        })
+    };
+    let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
+    let rows: f64 = m.iter().sum();
+    let e = [0, 1, 2].map(|k| {
+        let d = da[k] + db[k];
+        if m[k] != 0.0 && d > 0.0 {
+            3.0 / (rows * d)
+        } else {
+            0.0
+        }
+    });
+    let first = if m[0] != 0.0 {
+        e[0]
+    } else if m[1] != 0.0 {
+        e[1]
+    } else {
+        e[2]
+    };
+    let eta = if first <= 0.0 { 0.0 } else { first };
+    let ev = [0, 1, 2].map(|k| if k == 0 || m[k] == 0.0 { eta } else { e[k] });
+    (p, eta, ev)
 }
 
 /// One cone problem's solver state: what the sweeps need and return.
@@ -357,11 +547,27 @@ struct Sweeps<'a> {
     eta: &'a [f64],
     mu: &'a [f64],
     radius: &'a [f64],
+    /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
+    eta_rows: &'a [Vec3],
     history: &'a mut Vec<[f64; 4]>,
     iterations: &'a mut u32,
 }
 
 impl Sweeps<'_> {
+    /// Σ_k d_k²/η_k (`sq_over_eta` in the shader).
+    fn sq_over_eta(&self, d: Vec3, i: usize) -> f64 {
+        (0..3).map(|k| d[k] * d[k] / self.eta_rows[i][k]).sum()
+    }
+
+    fn project(&self, g: Vec3, i: usize) -> Vec3 {
+        let c = &self.schur.contacts[i];
+        if is_joint(c, self.schur.joints) {
+            project_joint(g, c.ids[3], c.ra[3] as f64)
+        } else {
+            project_contact(g, self.mu[i], self.radius[i])
+        }
+    }
+
     fn grad(&self, ng: &[Vec3], i: usize) -> Vec3 {
         add(ng[i], self.p[i])
     }
@@ -369,13 +575,9 @@ impl Sweeps<'_> {
     fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
         (0..g.len())
             .map(|i| {
-                let r = residual_row(
-                    g[i],
-                    self.grad(ng, i),
-                    self.eta[i],
-                    self.mu[i],
-                    self.radius[i],
-                );
+                let r = residual_row(g[i], self.grad(ng, i), self.eta_rows[i], |x| {
+                    self.project(x, i)
+                });
                 dot(r, r)
             })
             .sum::<f64>()
@@ -388,8 +590,11 @@ impl Sweeps<'_> {
         let shifted: Vec<Vec3> = gamma.iter().map(|g| sub(*g, [1.0; 3])).collect();
         let nsh = self.schur.apply(&shifted);
         let live = || (0..gamma.len()).filter(|&i| eta[i] > 0.0);
-        let a: f64 = live().map(|i| eta[i] * dot(nsh[i], nsh[i])).sum();
-        let b: f64 = live().map(|i| dot(shifted[i], shifted[i]) / eta[i]).sum();
+        let e = self.eta_rows;
+        let a: f64 = live()
+            .map(|i| (0..3).map(|k| e[i][k] * nsh[i][k] * nsh[i][k]).sum::<f64>())
+            .sum();
+        let b: f64 = live().map(|i| self.sq_over_eta(shifted[i], i)).sum();
         let l = a.sqrt() / b.sqrt();
         if l > 0.0 && l < 3.0e38 {
             l
@@ -407,7 +612,7 @@ impl Sweeps<'_> {
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
         let settings = self.settings;
-        let (eta, mu) = (self.eta, self.mu);
+        let eta = self.eta;
         let nc = gamma.len();
         // The tolerance is an RMS per row (3 rows per contact); compared as a 2-norm here.
         let tol = settings.tolerance as f64 * ((3 * nc.max(1)) as f64).sqrt();
@@ -432,18 +637,12 @@ impl Sweeps<'_> {
                         return [0.0; 3];
                     }
                     if apgd {
-                        project_row(
-                            sub(y[i], scale(eta[i] / lip, self.grad(&ny, i))),
-                            mu[i],
-                            self.radius[i],
-                        )
+                        let (e, gr) = (self.eta_rows[i], self.grad(&ny, i));
+                        self.project([0, 1, 2].map(|k| y[i][k] - e[k] / lip * gr[k]), i)
                     } else {
-                        let s = settings.omega as f64 * eta[i];
-                        project_row(
-                            sub(gamma[i], scale(s, self.grad(&ngamma, i))),
-                            mu[i],
-                            self.radius[i],
-                        )
+                        let (e, gr) = (self.eta_rows[i], self.grad(&ngamma, i));
+                        let w = settings.omega as f64;
+                        self.project([0, 1, 2].map(|k| gamma[i][k] - w * e[k] * gr[k]), i)
                     }
                 })
                 .collect();
@@ -465,7 +664,7 @@ impl Sweeps<'_> {
                 let d = sub(trial[i], y[i]);
                 dnd += dot(d, sub(ntrial[i], ny[i]));
                 if eta[i] > 0.0 {
-                    dd += dot(d, d) / eta[i];
+                    dd += self.sq_over_eta(d, i);
                 }
                 gdg += dot(self.grad(&ny, i), sub(trial[i], gamma[i]));
             }
@@ -525,6 +724,21 @@ pub fn solve_models(
     warm: Option<WarmStart>,
     models: &[MaterialRow],
 ) -> SolveOutput {
+    solve_all(bodies, contacts, settings, dt, warm, models, &[])
+}
+
+/// [`solve_models`] for contacts followed by joint blocks (the last `joint_offsets.len()`
+/// records; offsets as `reference::joints::write_blocks` returns them).
+pub fn solve_all(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+    models: &[MaterialRow],
+    joint_offsets: &[Vec3],
+) -> SolveOutput {
+    let joints = !joint_offsets.is_empty();
     let nc = contacts.len();
     let tol = settings.tolerance as f64;
     let rigid = rows::RigidOffset {
@@ -539,6 +753,7 @@ pub fn solve_models(
         rigid,
         models,
         warm.map(|w| (w, settings.warm_start)),
+        joint_offsets,
     );
     let Assembled {
         mut p,
@@ -546,6 +761,7 @@ pub fn solve_models(
         compliance,
         mu,
         radius,
+        eta_rows,
         ..
     } = asm;
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
@@ -555,14 +771,21 @@ pub fn solve_models(
     if settings.warm_start {
         for i in 0..nc {
             if let Some(g) = asm.warm[i] {
-                gamma[i] = project_row(g, mu[i], radius[i]);
+                let c = &contacts[i];
+                gamma[i] = if is_joint(c, joints) {
+                    project_joint(g, c.ids[3], c.ra[3] as f64)
+                } else {
+                    project_contact(g, mu[i], radius[i])
+                };
             }
         }
     }
     // The Painlevé diagnostic is about rigid tangential rows: contacts with E_T > 0 (bristle,
     // tanh, LuGre) are not counted (their p_T also holds a model offset, not v_T).
     let compliant_t: Vec<bool> = compliance.iter().map(|e| e[1] > 0.0).collect();
-    let schur = Schur::new(bodies, contacts).with_compliance(compliance);
+    let schur = Schur::new(bodies, contacts)
+        .with_compliance(compliance)
+        .with_joints(joints);
     let max_penetration = contacts
         .iter()
         .map(|c| (-c.n_gap[3] as f64).max(0.0))
@@ -608,6 +831,7 @@ pub fn solve_models(
             eta: &eta,
             mu: &mu,
             radius: &radius,
+            eta_rows: &eta_rows,
             history: &mut history,
             iterations: &mut iterations,
         };
@@ -632,11 +856,15 @@ pub fn solve_models(
     let saved = (0..nc)
         .map(|i| {
             let c = &contacts[i];
+            let (model, ext) = asm.models[i];
+            if is_joint(c, joints) {
+                // A joint block saves its impulse only (no model state; A may be the world).
+                return rows::saved_record(model, ext, 0.0, gamma[i], [0.0; 3], [0.0; 2]);
+            }
             let (_, u, w, ra, rb) = frame(c);
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
             let rel = (vel[b] + omega[b].cross(rb)) - (vel[a] + omega[a].cross(ra));
             let vt = [u.dot(rel), w.dot(rel)];
-            let (model, ext) = asm.models[i];
             rows::saved_record(model, ext, mu[i], gamma[i], asm.state[i], vt)
         })
         .collect();
@@ -650,7 +878,7 @@ pub fn solve_models(
         residual0: res0,
         max_penetration,
         converged,
-        painleve: painleve_rigid(bodies, contacts, &p, &eta, tol, &compliant_t),
+        painleve: painleve_rigid(bodies, contacts, &p, &eta, tol, &compliant_t, joints),
         gamma,
         p,
         eta,
@@ -667,8 +895,9 @@ pub fn painleve_count(
     p: &[Vec3],
     eta: &[f64],
     tol: f64,
+    joints: bool,
 ) -> u32 {
-    painleve_rigid(bodies, contacts, p, eta, tol, &[])
+    painleve_rigid(bodies, contacts, p, eta, tol, &[], joints)
 }
 
 /// [`painleve_count`] skipping the contacts marked in `skip` (tangentially compliant ones).
@@ -679,12 +908,16 @@ fn painleve_rigid(
     eta: &[f64],
     tol: f64,
     skip: &[bool],
+    joints: bool,
 ) -> u32 {
     let share = |b: &Body64, r: DVec3, n: DVec3, pdir: DVec3| {
         b.inv_mass * n.dot(pdir) + r.cross(n).dot(inv_inertia(b, r.cross(pdir)))
     };
     let mut count = 0;
     for (i, c) in contacts.iter().enumerate() {
+        if is_joint(c, joints) {
+            continue;
+        }
         let (mu, q) = (c.ra[3] as f64, p[i]);
         let t = (q[1] * q[1] + q[2] * q[2]).sqrt();
         if !(mu > 0.0 && eta[i] > 0.0 && t > tol) || skip.get(i) == Some(&true) {

@@ -1027,6 +1027,9 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         }
     }
 
+    let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+    let lemke = solver.kind == SolverKind::Lemke;
+    let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, lemke)?;
     Ok(Scene {
         name,
         sim: SimSettings { dt, steps, gravity },
@@ -1035,6 +1038,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         bodies,
         boundaries,
         measures,
+        joints,
         output,
         warnings: cx.warnings,
     })

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 
 mod build;
 mod generate;
+pub mod joints;
 mod mesh;
 mod num;
 mod raw;
@@ -123,6 +124,8 @@ pub struct Scene {
     pub boundaries: Vec<Boundary>,
     /// `[[measure]]` tables in file order.
     pub measures: Vec<Measure>,
+    /// `[[joint]]` tables in file order (see [`joints`]).
+    pub joints: Vec<joints::JointDesc>,
     pub output: OutputSettings,
     /// Valid-but-suspicious findings, each `file:line: field: message`. The rules:
     /// * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)`, `r_min` the smallest body

@@ -23,6 +23,9 @@ pub(crate) struct RawScene {
     pub boundary: Vec<S<RawBoundary>>,
     #[serde(default)]
     pub measure: Vec<S<RawMeasure>>,
+    /// `[[joint]]`: validated by `super::joints`.
+    #[serde(default)]
+    pub joint: Vec<S<super::joints::RawJoint>>,
     pub output: O<RawOutput>,
     /// `[render]`: camera and look of `bristlecone render`; parsed and checked by
     /// `crate::render::settings` (the simulation does not use it).

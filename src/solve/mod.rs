@@ -215,6 +215,10 @@ pub struct Solve {
     models: wgpu::Buffer,
     n_models: u32,
     any_model: bool,
+    /// Joint blocks appended after the contacts every step (0: none; `params.model.w`) and
+    /// their static per-body lists (`src/joints`; a 1-word dummy without joints).
+    n_joint_blocks: u32,
+    jcsr: wgpu::Buffer,
 }
 
 const ARGS_WORK: u64 = 0;
@@ -278,6 +282,8 @@ impl Solve {
             models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]]),
             n_models: 1,
             any_model: false,
+            n_joint_blocks: 0,
+            jcsr: buffers::storage_from(ctx, "solve joint lists", &[0u32; 4]),
         };
         s.write_params(ctx);
         Ok(s)
@@ -310,6 +316,28 @@ impl Solve {
         Ok(())
     }
 
+    /// Joint blocks: `n_blocks` records that the joint stage appends after the contacts
+    /// every step (src/solve/rows, "Joints"), with their per-body lists `jcsr`
+    /// (offsets[0..=bodies], then entries block * 2 + side). 0 blocks: no joint reads at all.
+    pub fn set_joints(&mut self, ctx: &GpuContext, n_blocks: u32, jcsr: &[u32]) {
+        self.n_joint_blocks = n_blocks;
+        let mut words = jcsr.to_vec();
+        words.resize(words.len().max(4), 0);
+        self.jcsr = buffers::storage_from(ctx, "solve joint lists", &words);
+        self.write_params(ctx);
+    }
+
+    /// Joint blocks appended per step (0: none).
+    pub fn joint_blocks(&self) -> u32 {
+        self.n_joint_blocks
+    }
+
+    /// The right-hand side buffer (p, η) per constraint; the joint stage writes its blocks'
+    /// offsets into it before assembly.
+    pub fn rhs_buffer(&self) -> &wgpu::Buffer {
+        &self.c.rhs
+    }
+
     fn write_params(&self, ctx: &GpuContext) {
         let st = &self.settings;
         let p = SolveParams {
@@ -327,7 +355,7 @@ impl Solve {
                 self.any_model as u32,
                 self.n_models,
                 self.c.stateful as u32,
-                0,
+                self.n_joint_blocks,
             ],
             stab: [st.slop, st.stabilisation, 0.0, 0.0],
         };
@@ -369,6 +397,10 @@ impl Solve {
 
     pub fn sweep_budget(&self) -> u32 {
         self.sweep_budget
+    }
+
+    pub fn dt(&self) -> f32 {
+        self.dt
     }
 
     pub fn set_dt(&mut self, ctx: &GpuContext, dt: f32) {
@@ -558,6 +590,7 @@ impl Solve {
                 &c.prev,
                 body_offsets,
                 &self.models,
+                &self.jcsr,
             ],
         );
         let sch = self.schur.bind(
@@ -571,6 +604,8 @@ impl Solve {
                 &self.mass_props,
                 &c.gam,
                 &self.dv,
+                counts,
+                &self.jcsr,
             ],
         );
         let it = self.iterate.bind(

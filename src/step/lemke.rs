@@ -190,14 +190,15 @@ fn staging_size(capacity: u32, bodies: u32) -> u64 {
 
 impl Simulation {
     /// Switches the contact solve to the exact LCP solver (None: back to the GPU solver).
-    /// Needs contacts ([`super::StepSettings::contact`]); without them this does nothing.
+    /// Needs contacts ([`super::StepSettings::contact`]) and no joints; otherwise this does nothing.
     pub fn set_lemke(&mut self, settings: Option<LcpSettings>) {
+        // No joint rows in the LCP path: with joints set it stays off (scenes refuse the mix).
         // The CPU path held the bodies: the GPU takes them back.
         if let Some(state) = self.lemke.take().and_then(|l| l.cpu).map(|c| c.state) {
             self.bodies.write(&self.ctx, &state);
         }
         self.lemke = settings
-            .filter(|_| self.contact.is_some())
+            .filter(|_| self.contact.as_ref().is_some_and(|c| c.joints.is_none()))
             .map(LemkeStage::new);
     }
 
@@ -266,7 +267,7 @@ impl Simulation {
                 let mut pass = enc.begin_compute_pass(&Default::default());
                 self.integrate.record_free_velocity(&mut pass);
             }
-            c.record_collide(&mut enc);
+            c.record_collide(&ctx, &self.bodies, &mut enc);
             let cap = c.collide.capacity() as u64;
             enc.copy_buffer_to_buffer(c.collide.counts(), 0, &staging, 0, 64);
             enc.copy_buffer_to_buffer(c.collide.contacts(), 0, &staging, 64, cap * 64);

@@ -96,6 +96,8 @@ struct ContactStages {
     collide: Collide,
     solve: Solve,
     step_stats: wgpu::Buffer,
+    /// Joint blocks appended after the contacts (src/joints), if the scene has joints.
+    joints: Option<crate::joints::Joints>,
 }
 
 impl ContactStages {
@@ -131,12 +133,24 @@ impl ContactStages {
             collide,
             solve,
             step_stats,
+            joints: None,
         })
     }
 
     /// Collision, then its counts into the step's stats.
-    fn record_collide(&self, enc: &mut wgpu::CommandEncoder) {
+    fn record_collide(&self, ctx: &GpuContext, bodies: &GpuBodies, enc: &mut wgpu::CommandEncoder) {
         self.collide.record(enc);
+        if let Some(j) = &self.joints {
+            j.record(
+                ctx,
+                enc,
+                &bodies.pos,
+                &bodies.rot,
+                self.collide.counts(),
+                self.collide.contacts(),
+                self.solve.rhs_buffer(),
+            );
+        }
         // Contacts, overflow flag and needed count into the step's stats.
         enc.copy_buffer_to_buffer(self.collide.counts(), 0, &self.step_stats, 0, 8);
         enc.copy_buffer_to_buffer(self.collide.counts(), 8, &self.step_stats, 20, 4);
@@ -156,7 +170,35 @@ impl ContactStages {
 
     fn grow(&mut self, ctx: &GpuContext, needed: u32) -> Result<(), GpuError> {
         self.collide.grow(ctx, needed, 0)?;
-        self.solve.grow(ctx, self.collide.capacity())
+        self.solve.grow(ctx, self.collide.capacity())?;
+        self.joint_params(ctx);
+        Ok(())
+    }
+
+    /// Sets the joint stage and the solver's joint lists (no growth: see `set_joints`).
+    fn attach_joints(
+        &mut self,
+        ctx: &GpuContext,
+        joints: &[crate::joints::Joint],
+        n_bodies: usize,
+    ) -> Result<(), GpuError> {
+        let s = *self.solve.settings();
+        let dt = self.solve.dt();
+        let stage = crate::joints::Joints::new(ctx, joints, n_bodies, dt, s.recovery_speed)?;
+        let nb = stage.n_blocks();
+        self.solve.set_joints(ctx, nb, &stage.lists);
+        self.joints = (nb > 0).then_some(stage);
+        self.joint_params(ctx);
+        Ok(())
+    }
+
+    /// The joint stage's capacity, dt and recovery speed from the solver's.
+    fn joint_params(&self, ctx: &GpuContext) {
+        if let Some(j) = &self.joints {
+            let s = self.solve.settings();
+            let cap = self.collide.capacity().min(self.solve.capacity());
+            j.set_params(ctx, cap, self.solve.dt(), s.recovery_speed);
+        }
     }
 }
 
@@ -386,7 +428,7 @@ impl Simulation {
             self.integrate.record_free_velocity(&mut pass);
         }
         if let Some(c) = &self.contact {
-            c.record_collide(enc);
+            c.record_collide(&self.ctx, &self.bodies, enc);
         }
         if let Some(t) = timer {
             t.mark(enc, base + 2);
@@ -601,7 +643,7 @@ impl Simulation {
         if let Some(c) = &mut self.contact {
             loop {
                 let mut enc = new_enc();
-                c.record_collide(&mut enc);
+                c.record_collide(&ctx, &self.bodies, &mut enc);
                 out.seconds[1] = submit(enc);
                 let counts = c.collide.read_counts(&ctx)?;
                 if counts.overflow == 0 {
@@ -709,6 +751,76 @@ impl Simulation {
         Ok((contacts, impulses))
     }
 
+    /// Adds joints (src/joints) to the step: their row blocks are solved with the contacts
+    /// from the next step on. Needs contact handling (`StepSettings::contact`); replaces any
+    /// joints set before; refused with the Lemke solver (it has no joint rows).
+    pub fn set_joints(&mut self, joints: &[crate::joints::Joint]) -> Result<(), GpuError> {
+        let refuse = |m: &str| GpuError::Shader {
+            name: "joints".into(),
+            message: m.into(),
+        };
+        if self.lemke.is_some() {
+            return Err(refuse("the Lemke solver has no joint rows"));
+        }
+        let n = self.bodies.count as usize;
+        for j in joints {
+            let bad = |b: u32| b as usize >= n;
+            if bad(j.body_b) || j.body_a.is_some_and(bad) || j.body_a == Some(j.body_b) {
+                return Err(refuse(
+                    "a joint names a missing body or the same body twice",
+                ));
+            }
+        }
+        let ctx = self.ctx.clone();
+        let Some(c) = &mut self.contact else {
+            return Err(refuse("joints need contact handling (a solver)"));
+        };
+        c.attach_joints(&ctx, joints, n)?;
+        // Room for the contacts seen so far plus every joint row.
+        let need = c.collide.capacity() + c.solve.joint_blocks();
+        c.grow(&ctx, need)?;
+        self.snapshot = None;
+        Ok(())
+    }
+
+    /// The joints set by [`Simulation::set_joints`].
+    pub fn joints(&self) -> &[crate::joints::Joint] {
+        match self.contact.as_ref().and_then(|c| c.joints.as_ref()) {
+            Some(j) => &j.joints,
+            None => &[],
+        }
+    }
+
+    /// The joint block records and impulses of the last step (after the contacts).
+    pub fn read_joint_rows(&self) -> Result<(Vec<ContactRecord>, Vec<[f32; 4]>), GpuError> {
+        let Some(c) = &self.contact else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let Some(j) = &c.joints else {
+            return Ok((Vec::new(), Vec::new()));
+        };
+        let nc = c.collide.read_counts(&self.ctx)?.contacts as usize;
+        let total = (nc + j.n_blocks() as usize).min(c.collide.capacity() as usize);
+        let recs: Vec<ContactRecord> =
+            buffers::read_buffer(&self.ctx, c.collide.contacts(), total)?;
+        let imp = c.solve.read_impulses(&self.ctx, total as u32)?;
+        Ok((
+            recs[nc.min(total)..].to_vec(),
+            imp[nc.min(total)..].to_vec(),
+        ))
+    }
+
+    /// Force and torque of every joint on its body B over the last step, and its motor's.
+    pub fn joint_reactions(&self) -> Result<Vec<crate::joints::JointReaction>, GpuError> {
+        let (recs, imp) = self.read_joint_rows()?;
+        Ok(crate::joints::reactions(
+            self.joints(),
+            &recs,
+            &imp,
+            self.settings.dt,
+        ))
+    }
+
     /// Contact buffer capacity (0 without contacts).
     pub fn contact_capacity(&self) -> u32 {
         self.contact.as_ref().map_or(0, |c| c.collide.capacity())
@@ -814,7 +926,9 @@ impl Simulation {
             if keys.len() != gam.len() {
                 return Err("warm-start keys and impulses differ in length".into());
             }
-            // Same capacity as the run that wrote it, so the resumed run is bit-identical.
+            // Same capacity as the run that wrote it, so the resumed run is bit-identical;
+            // the joints carry over (their blocks are defined by the scene, not the state).
+            let joints = self.joints().to_vec();
             let mut c = ContactStages::new(
                 &self.ctx,
                 &self.bodies,
@@ -827,6 +941,10 @@ impl Simulation {
             c.solve
                 .write_warm_start(&self.ctx, &keys, &gam)
                 .map_err(|e| e.to_string())?;
+            if !joints.is_empty() {
+                c.attach_joints(&self.ctx, &joints, self.bodies.count as usize)
+                    .map_err(|e| e.to_string())?;
+            }
             self.contact = Some(c);
             self.snapshot = None;
         }

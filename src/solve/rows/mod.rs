@@ -33,7 +33,7 @@
 //!   segment** (segment 5 of `gam`, allocated only then; written at assembly): LuGre's
 //!   (z, dt) for the bristle update at the save, and in `w` the contact's projection (the
 //!   disk radius of a tanh / LuGre contact, −1 for a cone contact), read by the projections
-//!   behind the uniform flag `params.model.z`.
+//!   behind the uniform flag `params.model.z` (`model.w` counts the joint blocks).
 //! * **its carried state**: what a model needs from the previous step, found by the contact
 //!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
 //!   with it, so checkpoints and snapshots that copy the warm-start buffer resume
@@ -74,6 +74,57 @@
 //! the bound lags unloading by a step). The Painlevé diagnostic counts contacts with rigid
 //! tangential rows only (E_T = 0).
 
+//! # Joints (issue #15; seeds 000 and 001)
+//!
+//! A joint (`crate::joints::Joint`) expands into **row blocks** of 1–3 rows, one constraint
+//! record each, appended after the step's contacts by the joint stage
+//! (`shaders/joints_write.wgsl`): block j is constraint `counts[0] + j`; the solver's
+//! constraint count is `counts[0] + params.model.w` (`model.w` = joint blocks, a uniform; 0
+//! keeps every joint read out of contact-only scenes). `counts[0]` itself stays the contact
+//! count, so contact readers (stats, VTK, `[[measure]]`) see no joint rows; `counts[2]`
+//! (needed) includes them, so an overflow regrowth makes room.
+//!
+//! * **Record**: `ids = (A, B, block j, flags)` with flags = bit 31 (joint) | bit 30
+//!   (angular) | lane mask (bits 0–2: rows n, u, w) | projection (bits 3–4: 0 none —
+//!   bilateral, 1 γ ≥ 0 — limits and ropes, 2 box |γ| ≤ `ra.w` = F_max dt — motors).
+//!   A = `WORLD` (u32::MAX) for a joint to the world (no mass, no velocity). `n_gap.xyz` is
+//!   the row frame's n (u, w from `tangent_u/w(n)` as for contacts), `n_gap.w = 0` (no
+//!   penetration); `ra`, `rb` the lever arms to B's anchor from both centres (linear rows;
+//!   exact for axes fixed in A: d/dt[(P_B − P_A)·a] = aᵀ(v_B + ω_B×r_B − v_A − ω_A×r_A) with
+//!   r_A = P_B − x_A). Linear rows: G = the contact's [t; r×t]; angular rows: [0; ±t].
+//! * **Kinds** (`joints::BlockKind`): point (3 linear rows; n along the line between the
+//!   centres, so that for spheres the rows are principal directions of N_ii), point ⟂ axis
+//!   (prismatic: rows u, w ⟂ the slide axis), angle 3 (fixed orientation, error 2 vec(q_B q_A⁻¹)),
+//!   angle 2 (hinge: z axes aligned, error (a_A × a_B)·u, w), angle 1 (universal: x_A ⟂ y_B),
+//!   distance (n from B's anchor to A's, C = L − |d|; rope: γ ≥ 0), linear/angular limits
+//!   (C = x − lower or upper − x, γ ≥ 0), linear/angular motors (box-projected). A revolute
+//!   joint is point + angle 2 (+ 2 limit rows + motor); prismatic = point ⟂ + angle 3;
+//!   fixed = point + angle 3; universal = point + angle 1; spherical = point.
+//! * **Right-hand side**: p = offset + G v* (seed 001 eq. 8: b = g/dt + ∂g/∂t + Gᵀv*). The
+//!   joint stage writes the offset into `rhs[i].xyz` before assembly: **drift
+//!   stabilisation** C/dt clamped to ±`recovery_speed` for bilateral rows (the whole position
+//!   error is removed in one step unless it would need more than the recovery speed — the
+//!   contacts' max(Φ/dt, −v_rec) made two-sided), max(C/dt, −v_rec) for unilateral rows (a
+//!   limit or rope acts only when the step would cross it, like a contact with gap C);
+//!   motors: −v_target (velocity) or (x − x_target)/dt (position, i.e. reach the target in
+//!   one step if the force limit allows). Hinge angles are in (−π, π] (no turn counting).
+//! * **Scaling**: per row, η_k = 3/(k B_kk) for a block of k rows (B_ii count-scaled as for
+//!   contacts, counts include joint blocks). B ≤ k diag(B) for a PSD k×k block, so the
+//!   contacts' bound N ≤ diag(3/η) and with it Jacobi's ω < 2/3 and APGD's L ≤ 3 hold; η_0
+//!   is `rhs.w`, η_1, η_2 `aux.zw` (joint blocks have no compliance), read by `row_eta`.
+//! * **Gather**: joint blocks are not in collision's CSR; a static second list per body
+//!   (`jcsr`, offsets then entries block·2 + side), built once on the CPU, is summed after
+//!   the contacts (fixed order: deterministic).
+//! * **Warm start**: key (WORLD, 0, j) — after every contact key, in block order, so the
+//!   saved keys stay sorted for the binary search; checkpoints and snapshots copy it with
+//!   the contacts'.
+//! * **Conditioning** (measured): a spherical pendulum converges in ≤ 6 APGD sweeps per step;
+//!   a revolute with a small bob (r/L = 0.1) does not reach 1e-6 m/s in 100 sweeps — its
+//!   hinge rows and point rows both act on the bob's rotation (κ ≈ 1000 after scaling);
+//!   a block (3×3) preconditioner would not remove that cross-block coupling either.
+//!   A 100-link chain released at rest needs ~600 sweeps the first step, then ≤ 170 and soon
+//!   0–20 with the warm start.
+//!
 //! # The cone (Coulomb without lift-off)
 //!
 //! [`Cone::Relaxed`] is seed 001's convex CCP: a sliding contact separates at μ‖v_T‖.
