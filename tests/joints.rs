@@ -622,6 +622,127 @@ fn motor_with_a_torque_limit_stalls_at_the_limit() {
     }
 }
 
+/// Newton's cradle: N = 5 equal balls (r, m) each hung from the world by a distance joint of
+/// length L from pivots 2r apart, so neighbours touch at rest; ball 0 is released from
+/// θ₀ = 30° and arrives at v₀ = √(2 g L (1 − cos θ₀)).
+///
+/// The CCP model's prediction: a contact row has no restitution (the step's velocities
+/// minimise the kinetic energy subject to v_n ≥ −φ/dt, i.e. a perfectly inelastic impulse),
+/// and a touching row meets ball 0 as one simultaneous impact. The minimum-energy velocities
+/// with no approach at any of the N − 1 contacts are all equal, so momentum m v₀ is shared:
+/// every ball moves on at v₀/N and the kinetic energy falls to E/N (80 % lost for N = 5),
+/// not the physical cradle's "one ball in, one ball out" (that needs restitution and the
+/// impact's wave, which a velocity-level CCP step does not have). The joints are vertical at
+/// impact, so they take no horizontal impulse: momentum is conserved through it.
+/// Checked 4 steps after ball 1 first moves (dt = 5e-4 s): every ball's velocity within
+/// 0.5 % of v₀/N (v₀ measured the step before; it is the exact arrival speed within 1 %),
+/// horizontal momentum within 0.2 % and kinetic energy within 0.5 % of E/N. Then the five
+/// swing as one: up to the next turning point no gap opens wider than r/10 and they rise to
+/// L(1 − cos θ₀)/N² within 1 %.
+#[test]
+fn newtons_cradle_shares_momentum_as_the_inelastic_ccp_model_predicts() {
+    let (n, l, r, m, th0) = (5usize, 0.1f64, 0.01, 0.05, 30f64.to_radians());
+    let pivot = |i: usize| DVec3::new(2.0 * r * i as f64, 0.0, 0.0);
+    let inits: Vec<BodyInit> = (0..n)
+        .map(|i| {
+            let p = if i == 0 {
+                DVec3::new(-l * th0.sin(), 0.0, -l * th0.cos())
+            } else {
+                pivot(i) - DVec3::new(0.0, 0.0, l)
+            };
+            ball(p, r, m)
+        })
+        .collect();
+    let dt = 5e-4;
+    let mut sim = simulation(&inits, dt, apgd(500, 1e-7));
+    let state = sim.read_state().unwrap();
+    let joints: Vec<Joint> = (0..n)
+        .map(|i| {
+            let kind = JointKind::Distance {
+                length: l,
+                rope: false,
+            };
+            Joint::new(kind, None, i as u32).between(&state, pivot(i), v3(state.pos[i]))
+        })
+        .collect();
+    sim.set_joints(&joints).unwrap();
+    let vx = |s: &BodyState| (0..n).map(|i| s.vel[i][0] as f64).collect::<Vec<_>>();
+    let kinetic = |s: &BodyState| {
+        (0..n)
+            .map(|i| 0.5 * m * v3(s.vel[i]).length_squared())
+            .sum::<f64>()
+    };
+    // Swing down until ball 1 moves (the impact step).
+    let mut before = sim.read_state().unwrap();
+    let mut steps = 0;
+    loop {
+        sim.advance(1, 1).unwrap();
+        steps += 1;
+        let s = sim.read_state().unwrap();
+        if s.vel[1][0] > 1e-3 {
+            break;
+        }
+        before = s;
+        assert!(steps < 2000, "ball 0 never reached ball 1");
+    }
+    let v0 = before.vel[0][0] as f64;
+    let exact_v0 = (2.0 * G * l * (1.0 - th0.cos())).sqrt();
+    let p_before: f64 = vx(&before).iter().sum::<f64>() * m;
+    let e_before = kinetic(&before);
+    sim.advance(4, 1).unwrap();
+    let after = sim.read_state().unwrap();
+    let v = vx(&after);
+    let p_after: f64 = v.iter().sum::<f64>() * m;
+    let e_after = kinetic(&after);
+    let share = v0 / n as f64;
+    let worst = v.iter().map(|x| (x - share).abs()).fold(0.0, f64::max);
+    eprintln!(
+        "cradle: impact after {steps} steps, v0 {v0:.5} (exact {exact_v0:.5}); after: {v:.5?} vs v0/N {share:.5} (worst {:.3} %); momentum {:+.3} %; energy {e_after:.4e} vs E/N {:.4e} ({:+.3} %)",
+        100.0 * worst / share,
+        100.0 * (p_after - p_before) / p_before,
+        e_before / n as f64,
+        100.0 * (e_after - e_before / n as f64) / (e_before / n as f64)
+    );
+    assert!(
+        (v0 - exact_v0).abs() < 1e-2 * exact_v0,
+        "arrival speed {v0} vs {exact_v0}"
+    );
+    assert!(worst < 5e-3 * share, "velocities {v:?} vs v0/N = {share}");
+    assert!(
+        (p_after - p_before).abs() < 2e-3 * p_before,
+        "momentum {p_after} vs {p_before}"
+    );
+    let e_pred = e_before / n as f64;
+    assert!(
+        (e_after - e_pred).abs() < 5e-3 * e_pred,
+        "energy {e_after} vs E/N {e_pred}"
+    );
+    // Swing on together to the turning point (ball 4's velocity changes sign).
+    let h0 = l * (1.0 - th0.cos());
+    let (mut top, mut spread) = (f64::MIN, 0.0f64);
+    for _ in 0..2000 {
+        sim.advance(1, 1).unwrap();
+        let s = sim.read_state().unwrap();
+        let rise = s.pos[n - 1][2] as f64 + l;
+        let gaps = (1..n).map(|i| (v3(s.pos[i]) - v3(s.pos[i - 1])).length() - 2.0 * r);
+        spread = spread.max(gaps.fold(0.0, f64::max));
+        top = top.max(rise);
+        if s.vel[n - 1][0] < 0.0 {
+            break;
+        }
+    }
+    let h_pred = h0 / (n * n) as f64;
+    eprintln!(
+        "cradle: rises to {top:.4e} m vs L(1 − cos θ₀)/N² = {h_pred:.4e} m ({:+.2} %), widest gap {spread:.2e} m",
+        100.0 * (top - h_pred) / h_pred
+    );
+    assert!(
+        (top - h_pred).abs() < 1e-2 * h_pred,
+        "rise {top} vs {h_pred}"
+    );
+    assert!(spread < 0.1 * r, "the balls part: gap {spread}");
+}
+
 // ---------------------------------------------------------------------------------------
 // Scene files: [[joint]] validation.
 
