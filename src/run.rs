@@ -12,6 +12,9 @@
 //! * **contacts** (`[output] contacts = true`): at each output frame after step 0, the
 //!   contacts of the step just taken go to `frames/contacts_STEP.vtp`, indexed by
 //!   `contacts.pvd` (points, normals, gaps, forces = impulse/dt in world frame, body ids).
+//! * **joints** (a scene with `[[joint]]` and VTK output): with every particle frame,
+//!   `frames/joints_STEP.vtp`, indexed by `joints.pvd`: per joint its two world anchors
+//!   joined by a line, the axes, and the reaction of the last step (zero at step 0).
 
 use crate::bodies::BodyState;
 use crate::collide::ContactRecord;
@@ -144,6 +147,7 @@ struct Outputs {
     dir: PathBuf,
     pvd: Collection,
     contacts_pvd: Option<Collection>,
+    joints_pvd: Option<Collection>,
     stats: StatsWriter,
     frames: usize,
     n_boundaries: usize,
@@ -191,6 +195,57 @@ impl Outputs {
         })?;
         self.pvd.add(sim.time(), name)?;
         self.frames += 1;
+        self.write_joints(sim, &s)
+    }
+
+    /// The joints' world anchors, axes and reactions at this frame (see the module doc).
+    fn write_joints(&mut self, sim: &Simulation, s: &BodyState) -> Result<(), RunError> {
+        let Some(pvd) = self.joints_pvd.as_mut() else {
+            return Ok(());
+        };
+        let step = sim.step_index();
+        let joints = sim.joints();
+        let reactions = if step == 0 {
+            vec![crate::joints::JointReaction::default(); joints.len()]
+        } else {
+            sim.joint_reactions()?
+        };
+        let f3 = |v: glam::DVec3| [v.x as f32, v.y as f32, v.z as f32];
+        let frames: Vec<_> = joints.iter().map(|j| j.world_frames(s)).collect();
+        let pick = |f: fn(&([glam::DVec3; 2], [glam::DVec3; 2])) -> glam::DVec3| -> Vec<[f32; 3]> {
+            frames.iter().map(|w| f3(f(w))).collect()
+        };
+        let (anchor_a, anchor_b) = (pick(|w| w.0[0]), pick(|w| w.0[1]));
+        let (axis_a, axis_b) = (pick(|w| w.1[0]), pick(|w| w.1[1]));
+        let body_a: Vec<i32> = joints
+            .iter()
+            .map(|j| j.body_a.map_or(-1, |b| b as i32))
+            .collect();
+        let body_b: Vec<i32> = joints.iter().map(|j| j.body_b as i32).collect();
+        let force: Vec<[f32; 3]> = reactions.iter().map(|r| f3(r.force)).collect();
+        let torque: Vec<[f32; 3]> = reactions.iter().map(|r| f3(r.torque)).collect();
+        let motor: Vec<f32> = reactions.iter().map(|r| r.motor as f32).collect();
+        let name = format!("frames/joints_{step:08}.vtp");
+        let frame = io::JointFrame {
+            anchor_a: &anchor_a,
+            anchor_b: &anchor_b,
+            axis_a: &axis_a,
+            axis_b: &axis_b,
+            body_a: &body_a,
+            body_b: &body_b,
+            force: &force,
+            torque: &torque,
+            motor: &motor,
+        };
+        io::write_joints(&self.dir.join(&name), &frame).map_err(|e| match e {
+            IoError::NonFinite { .. } => RunError::Diverged {
+                step,
+                time: sim.time(),
+                what: e.to_string(),
+            },
+            e => e.into(),
+        })?;
+        pvd.add(sim.time(), name)?;
         Ok(())
     }
 
@@ -834,6 +889,8 @@ fn run_inner(
     let stats_path = dir.join("stats.csv");
     let pvd_path = dir.join("particles.pvd");
     let contacts_pvd_path = dir.join("contacts.pvd");
+    let joints_pvd_path = dir.join("joints.pvd");
+    let joint_frames = scene.output.vtk && !scene.joints.is_empty();
     let ckpt_path = dir.join("checkpoint.bin");
     let schedules = Schedules::new(&scene);
     let (mut out, mut probes) = if let Some(ck) = &resumed {
@@ -854,6 +911,11 @@ fn run_inner(
             } else {
                 None
             },
+            joints_pvd: if joint_frames {
+                Some(reopen(&joints_pvd_path)?)
+            } else {
+                None
+            },
             stats: StatsWriter::append_to(&stats_path, ck.step)?,
             frames: 0,
             n_boundaries: setup::boundary_count(&scene),
@@ -871,6 +933,7 @@ fn run_inner(
                 .output
                 .contacts
                 .then(|| Collection::new(&contacts_pvd_path)),
+            joints_pvd: joint_frames.then(|| Collection::new(&joints_pvd_path)),
             stats: StatsWriter::create(&stats_path)?,
             frames: 0,
             n_boundaries: setup::boundary_count(&scene),

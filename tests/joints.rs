@@ -842,7 +842,7 @@ fn scene_joints_are_read_and_bad_ones_named_by_file_line_field() {
 
 /// Joint impulses are warm-started by key from the buffer that checkpoints save: a run with
 /// joints (spherical, revolute with a motor and limits, rope) resumed halfway is
-/// bit-identical to one run straight through.
+/// bit-identical to one run straight through; its VTK joint frames are checked after it.
 #[test]
 fn resuming_a_scene_with_joints_is_bit_identical_to_running_through() {
     use bristlecone::run::{run_scene, RunOptions, Silent};
@@ -930,6 +930,81 @@ anchor = [0.1, 0.0, 0.25]
         "motor torque {}",
         last[col]
     );
+    joint_frames_read_back(&full, &split, last[col]);
+}
+
+fn poly_piece(path: &Path) -> vtkio::model::PolyDataPiece {
+    use vtkio::model::{DataSet, Piece, Vtk};
+    match Vtk::import(path).unwrap().data {
+        DataSet::PolyData { mut pieces, .. } => match pieces.remove(0) {
+            Piece::Inline(p) => *p,
+            other => panic!("unexpected piece {other:?}"),
+        },
+        other => panic!("not poly data: {other:?}"),
+    }
+}
+
+fn vtk_array(attrs: &[vtkio::model::Attribute], name: &str) -> Vec<f64> {
+    use vtkio::model::Attribute;
+    attrs
+        .iter()
+        .find_map(|a| match a {
+            Attribute::DataArray(d) if d.name == name => d.data.clone().cast_into::<f64>(),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no array {name}"))
+}
+
+/// The joint frames of the run above (revolute to the world with a motor, rope arm–bob,
+/// spherical post–bob): one `joints_STEP.vtp` per particle frame, indexed by `joints.pvd`
+/// (the same after resuming); each parses with vtkio as 6 points (anchor on A, on B) and
+/// 3 line cells; the revolute's world anchor is the origin, its axes +y on both sides, the
+/// bilateral joints' anchor pairs meet within 1e-3 m, the rope is at most its length, body
+/// ids are −1 for the world, and the last frame's motor cell is `joints.csv`'s torque.
+fn joint_frames_read_back(full: &Path, split: &Path, motor_csv: f64) {
+    let pvd = |dir: &Path, name: &str| bristlecone::io::Collection::read(dir.join(name)).unwrap();
+    let (frames, particles) = (pvd(full, "joints.pvd"), pvd(full, "particles.pvd"));
+    assert_eq!(frames.entries().len(), particles.entries().len());
+    assert_eq!(frames.entries(), pvd(split, "joints.pvd").entries());
+    for (k, (_, name)) in frames.entries().iter().enumerate() {
+        let piece = poly_piece(&full.join(name));
+        let p = piece.points.cast_into::<f64>().unwrap();
+        assert_eq!(p.len(), 6 * 3, "{name}: two points per joint");
+        let Some(vtkio::model::VertexNumbers::XML {
+            connectivity,
+            offsets,
+        }) = &piece.lines
+        else {
+            panic!("{name}: no line cells")
+        };
+        assert_eq!(connectivity, &[0, 1, 2, 3, 4, 5]);
+        assert_eq!(offsets, &[2, 4, 6]);
+        let pt = |i: usize| DVec3::new(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+        assert_eq!(pt(0), DVec3::ZERO, "{name}: the revolute's world anchor");
+        assert!(pt(0).distance(pt(1)) < 1e-3, "{name}: revolute anchors");
+        assert!(pt(2).distance(pt(3)) < 0.1 + 1e-3, "{name}: rope length");
+        assert!(pt(4).distance(pt(5)) < 1e-3, "{name}: spherical anchors");
+        let axis = vtk_array(&piece.data.point, "axis");
+        assert!(DVec3::new(axis[0], axis[1], axis[2]).distance(DVec3::Y) < 1e-6);
+        assert!(DVec3::new(axis[3], axis[4], axis[5]).distance(DVec3::Y) < 1e-3);
+        let body = vtk_array(&piece.data.point, "body");
+        assert_eq!(body[0], -1.0);
+        assert!(body[4] >= 0.0 && body[1] != body[3] && body[3] == body[5]);
+        assert_eq!(vtk_array(&piece.data.cell, "joint"), [0.0, 1.0, 2.0]);
+        let motor = vtk_array(&piece.data.cell, "motor");
+        if k == 0 {
+            assert_eq!(motor[0], 0.0, "no step taken at the first frame");
+        }
+        if k + 1 == frames.entries().len() {
+            assert!(
+                (motor[0] - motor_csv).abs() < 1e-6,
+                "{} vs {motor_csv}",
+                motor[0]
+            );
+            assert_eq!(vtk_array(&piece.data.cell, "force").len(), 9);
+        }
+    }
+    eprintln!("joint frames: {} files read back", frames.entries().len());
 }
 
 /// Angle (about +y, in the xz plane: atan2(z, x) of a body-fixed x axis) of a body's rotation

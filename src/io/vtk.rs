@@ -1,4 +1,4 @@
-//! Per-frame ParaView output: spheres and contacts as VTK XML PolyData (`.vtp`).
+//! Per-frame ParaView output: spheres, contacts and joints as VTK XML PolyData (`.vtp`).
 //!
 //! Arrays are base64 "binary" encoded, little-endian, uncompressed: exact f32 round trip,
 //! and the bytes depend only on the input (no timestamps, no compression-library variance).
@@ -41,6 +41,88 @@ pub struct ContactFrame<'a> {
     pub forces: Option<&'a [[f32; 3]]>,
     pub body_a: &'a [u32],
     pub body_b: &'a [u32],
+}
+
+/// Joints of one frame, indexed by joint: world anchors on A and B (equal when the joint
+/// holds; the world's anchor for a joint to the world), their axes (each body's joint
+/// frame z: hinge or slide axis) and the reaction on B over the last step.
+#[derive(Clone, Debug)]
+pub struct JointFrame<'a> {
+    pub anchor_a: &'a [[f32; 3]],
+    pub anchor_b: &'a [[f32; 3]],
+    pub axis_a: &'a [[f32; 3]],
+    pub axis_b: &'a [[f32; 3]],
+    /// Body ids of A (−1: the world) and B.
+    pub body_a: &'a [i32],
+    pub body_b: &'a [i32],
+    pub force: &'a [[f32; 3]],
+    pub torque: &'a [[f32; 3]],
+    pub motor: &'a [f32],
+}
+
+/// Writes joint k as points 2k (anchor on A) and 2k+1 (anchor on B) joined by line cell k.
+/// Point data: `axis` (that body's joint axis, for arrow glyphs), `body` (−1: the world),
+/// `joint`; cell data: `joint`, `force`, `torque` (on B), `motor`. Atomic; refuses
+/// mismatched lengths and NaN/inf.
+pub fn write_joints(path: &Path, frame: &JointFrame) -> Result<(), IoError> {
+    let n = frame.anchor_a.len();
+    let v3 = [
+        ("anchor_b", frame.anchor_b),
+        ("axis_a", frame.axis_a),
+        ("axis_b", frame.axis_b),
+        ("force", frame.force),
+        ("torque", frame.torque),
+    ];
+    for (name, data) in v3 {
+        check_len(path, name, n, data.len())?;
+    }
+    check_len(path, "body_a", n, frame.body_a.len())?;
+    check_len(path, "body_b", n, frame.body_b.len())?;
+    check_len(path, "motor", n, frame.motor.len())?;
+    check_finite3(path, "anchor_a", frame.anchor_a)?;
+    for (name, data) in v3 {
+        check_finite3(path, name, data)?;
+    }
+    check_finite(path, "motor", frame.motor)?;
+    let pairs = |a: &[[f32; 3]], b: &[[f32; 3]]| -> Vec<f32> {
+        a.iter()
+            .zip(b)
+            .flat_map(|(x, y)| x.iter().chain(y).copied())
+            .collect()
+    };
+    let ids: Vec<u32> = (0..n as u32).collect();
+    let point = vec![
+        Attribute::vectors("axis").with_data(pairs(frame.axis_a, frame.axis_b)),
+        Attribute::generic("body", 1).with_data(
+            frame
+                .body_a
+                .iter()
+                .zip(frame.body_b)
+                .flat_map(|(a, b)| [*a, *b])
+                .collect::<Vec<i32>>(),
+        ),
+        Attribute::generic("joint", 1)
+            .with_data(ids.iter().flat_map(|k| [*k, *k]).collect::<Vec<u32>>()),
+    ];
+    let cell = vec![
+        Attribute::generic("joint", 1).with_data(ids.clone()),
+        Attribute::vectors("force").with_data(flatten(frame.force)),
+        Attribute::vectors("torque").with_data(flatten(frame.torque)),
+        Attribute::generic("motor", 1).with_data(frame.motor.to_vec()),
+    ];
+    let n = n as u64;
+    let piece = PolyDataPiece {
+        points: IOBuffer::F32(pairs(frame.anchor_a, frame.anchor_b)),
+        verts: None,
+        lines: Some(VertexNumbers::XML {
+            connectivity: (0..2 * n).collect(),
+            offsets: (1..=n).map(|k| 2 * k).collect(),
+        }),
+        polys: None,
+        strips: None,
+        data: Attributes { point, cell },
+    };
+    write_piece(path, piece)
 }
 
 const PARTICLE_ARRAYS: [&str; 4] = ["radius", "velocity", "angular_velocity", "id"];
@@ -137,25 +219,30 @@ pub fn write_contacts(path: &Path, frame: &ContactFrame) -> Result<(), IoError> 
 /// partial file.
 fn write_points(path: &Path, points: &[[f32; 3]], point: Vec<Attribute>) -> Result<(), IoError> {
     let n = points.len() as u64;
+    let piece = PolyDataPiece {
+        points: IOBuffer::F32(flatten(points)),
+        verts: Some(VertexNumbers::XML {
+            connectivity: (0..n).collect(),
+            offsets: (1..=n).collect(),
+        }),
+        lines: None,
+        polys: None,
+        strips: None,
+        data: Attributes {
+            point,
+            cell: Vec::new(),
+        },
+    };
+    write_piece(path, piece)
+}
+
+fn write_piece(path: &Path, piece: PolyDataPiece) -> Result<(), IoError> {
     let vtk = Vtk {
         version: Version::new((1, 0)),
         byte_order: ByteOrder::LittleEndian,
         title: String::new(),
         file_path: None,
-        data: DataSet::inline(PolyDataPiece {
-            points: IOBuffer::F32(flatten(points)),
-            verts: Some(VertexNumbers::XML {
-                connectivity: (0..n).collect(),
-                offsets: (1..=n).collect(),
-            }),
-            lines: None,
-            polys: None,
-            strips: None,
-            data: Attributes {
-                point,
-                cell: Vec::new(),
-            },
-        }),
+        data: DataSet::inline(piece),
     };
     let mut bytes = Vec::new();
     vtk.write_xml(&mut bytes).map_err(|e| IoError::Vtk {

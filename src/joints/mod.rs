@@ -176,6 +176,17 @@ impl Joint {
         self
     }
 
+    /// World anchors (on A, on B) and joint axes (A's frame z, B's frame z) for the bodies'
+    /// poses in `state`: what the VTK joint frames show.
+    pub fn world_frames(&self, state: &BodyState) -> ([DVec3; 2], [DVec3; 2]) {
+        let (xa, qa) = pose(state, self.body_a);
+        let (xb, qb) = pose(state, Some(self.body_b));
+        (
+            [xa + qa * self.anchor_a, xb + qb * self.anchor_b],
+            [qa * self.frame_a * DVec3::Z, qb * self.frame_b * DVec3::Z],
+        )
+    }
+
     pub fn with_limits(mut self, lower: f64, upper: f64) -> Self {
         self.limits = Some((lower, upper));
         self
