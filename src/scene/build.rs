@@ -335,6 +335,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         ));
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
+    box_boundaries(&cx, &raw, &bodies, &boundaries)?;
     let r_min = bodies
         .iter()
         .map(|b| b.shape.bounding_radius())
@@ -550,36 +551,7 @@ fn body(
     let base = format!("body[{i}]");
     let span = b.span();
     let b = b.get_ref();
-    let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
-    let shape_path = format!("{base}.shape");
-    match kind {
-        "sphere" => {}
-        "box" | "capsule" | "cylinder" | "clump" | "mesh" => {
-            return Err(cx.err(
-                b.shape.as_ref().map(|s| s.span()),
-                shape_path,
-                format!("shape `{kind}` is not supported yet for bodies (supported: sphere)"),
-            ))
-        }
-        other => {
-            return Err(cx.err(
-                b.shape.as_ref().map(|s| s.span()),
-                shape_path,
-                format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
-            ))
-        }
-    }
-    cx.only(
-        &base,
-        "shape",
-        kind,
-        &present!(b; half_extents, height, file),
-        &[],
-    )?;
-    let radius = cx.positive(
-        cx.require(&b.radius, &span, &base, "radius", "shape", kind)?,
-        &format!("{base}.radius"),
-    )?;
+    let shape = body_shape(cx, b, &span, &base)?;
     let material = cx.material(&b.material, &span, &base, materials)?;
     let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Dynamic)?;
     let orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
@@ -588,14 +560,15 @@ fn body(
     if motion == Motion::Fixed {
         cx.at_rest(&b.velocity, &b.angular_velocity, &base, "body")?;
     }
-    let (m_default, _) = sphere_mass(materials[material].density, radius);
+    let (m_default, i_default) = shape.mass_properties(materials[material].density);
     let mass = match &b.mass {
         Some(m) => cx.positive(m, &format!("{base}.mass"))?,
         None => m_default,
     };
     let inertia = match &b.inertia {
         Some(iv) => explicit_inertia(cx, iv, &base)?,
-        None => [0.4 * mass * radius * radius; 3],
+        // An explicit mass scales the shape's moments (uniform density).
+        None => i_default.map(|i| i * (mass / m_default)),
     };
     if !mass.is_finite() || inertia.iter().any(|x| !x.is_finite()) {
         return Err(cx.err(
@@ -622,7 +595,7 @@ fn body(
         true,
     )?;
     let body = BodyDesc {
-        shape: BodyShape::Sphere { radius },
+        shape,
         position: *b.position.get_ref(),
         orientation,
         velocity,
@@ -634,6 +607,79 @@ fn body(
         schedule,
     };
     Ok((body, origin))
+}
+
+/// The `shape` of a `[[body]]` and its size fields.
+fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
+    let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
+    let shape_path = format!("{base}.shape");
+    let fields = present!(b; radius, half_extents, height, file);
+    match kind {
+        "sphere" => {
+            cx.only(base, "shape", kind, &fields, &["radius"])?;
+            let radius = cx.positive(
+                cx.require(&b.radius, span, base, "radius", "shape", kind)?,
+                &format!("{base}.radius"),
+            )?;
+            Ok(BodyShape::Sphere { radius })
+        }
+        "box" => {
+            cx.only(base, "shape", kind, &fields, &["half_extents"])?;
+            let h = cx.require(&b.half_extents, span, base, "half_extents", "shape", kind)?;
+            if let Some(&x) = h.get_ref().iter().find(|&&x| x.is_nan() || x <= 0.0) {
+                return Err(cx.err(
+                    Some(h.span()),
+                    format!("{base}.half_extents"),
+                    format!("every half extent must be positive (got {})", Num(x)),
+                ));
+            }
+            Ok(BodyShape::Box {
+                half_extents: *h.get_ref(),
+            })
+        }
+        "capsule" | "cylinder" | "clump" | "mesh" => Err(cx.err(
+            b.shape.as_ref().map(|s| s.span()),
+            shape_path,
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box)"),
+        )),
+        other => Err(cx.err(
+            b.shape.as_ref().map(|s| s.span()),
+            shape_path,
+            format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
+        )),
+    }
+}
+
+/// Box bodies cannot meet solid cylinders and meshes yet (no narrow phase): refused.
+fn box_boundaries(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    bodies: &[BodyDesc],
+    boundaries: &[Boundary],
+) -> R<()> {
+    if !bodies
+        .iter()
+        .any(|b| matches!(b.shape, BodyShape::Box { .. }))
+    {
+        return Ok(());
+    }
+    for (i, bd) in boundaries.iter().enumerate() {
+        if matches!(
+            bd.shape,
+            BoundaryShape::SolidCylinder { .. } | BoundaryShape::Mesh { .. }
+        ) {
+            let kind = &raw.boundary[i].get_ref().kind;
+            return Err(cx.err(
+                Some(kind.span()),
+                format!("boundary[{i}].kind"),
+                format!(
+                    "box bodies cannot meet a `{}` boundary yet (supported with boxes: plane, box_container, box, cylinder_container)",
+                    kind.get_ref()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An explicit `inertia = [Ixx, Iyy, Izz]`: positive, with a warning when it violates the
@@ -658,7 +704,8 @@ fn explicit_inertia(cx: &mut Cx<'_>, iv: &S<[f64; 3]>, base: &str) -> R<[f64; 3]
     Ok(v)
 }
 
-/// Explicit bodies must not overlap (bounding spheres).
+/// Explicit bodies must not overlap: spheres by a grid; a box against every body whose
+/// bounding sphere it meets, exactly (the box narrow phase at zero envelope).
 fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
     if bodies.is_empty() {
         return Ok(());
@@ -669,6 +716,38 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
         .fold(0.0, f64::max);
     let mut grid = SphereGrid::new(r_max);
     for (j, b) in bodies.iter().enumerate() {
+        if let BodyShape::Box { .. } = b.shape {
+            if let Some((i, depth)) =
+                (0..j).find_map(|i| box_overlap(&bodies[i], b).map(|d| (i, d)))
+            {
+                return Err(cx.err(
+                    Some(origins[j].span.clone()),
+                    format!("body[{j}].position"),
+                    format!(
+                        "{} overlaps {} defined on line {} by {}",
+                        origins[j].label,
+                        origins[i].label,
+                        cx.line(&origins[i].span),
+                        Num(depth)
+                    ),
+                ));
+            }
+            continue;
+        }
+        if let Some(i) = (0..j).find(|&i| {
+            matches!(bodies[i].shape, BodyShape::Box { .. }) && box_overlap(b, &bodies[i]).is_some()
+        }) {
+            return Err(cx.err(
+                Some(origins[j].span.clone()),
+                format!("body[{j}].position"),
+                format!(
+                    "{} overlaps {} defined on line {}",
+                    origins[j].label,
+                    origins[i].label,
+                    cx.line(&origins[i].span)
+                ),
+            ));
+        }
         let r = b.shape.bounding_radius();
         if let Some(k) = grid.find_overlap(b.position, r) {
             let i = grid.ids[k];
@@ -689,6 +768,42 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
         grid.insert(b.position, r, j);
     }
     Ok(())
+}
+
+/// The penetration depth of two bodies of which one at least is a box, when they overlap.
+fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
+    use crate::reference::boxes::{box_box, sphere_box, Obb};
+    let (pa, pb) = (DVec3::from_array(a.position), DVec3::from_array(b.position));
+    if pa.distance(pb) >= a.shape.bounding_radius() + b.shape.bounding_radius() {
+        return None;
+    }
+    let obb = |d: &BodyDesc, h: [f64; 3]| {
+        Obb::new(
+            DVec3::from_array(d.position),
+            DQuat::from_array(d.orientation),
+            DVec3::from_array(h),
+        )
+    };
+    let gap = match (&a.shape, &b.shape) {
+        (BodyShape::Box { half_extents: ha }, BodyShape::Box { half_extents: hb }) => {
+            box_box(&obb(a, *ha), &obb(b, *hb), 0.0)
+                .pts
+                .iter()
+                .map(|p| p.gap)
+                .fold(f64::INFINITY, f64::min)
+        }
+        (BodyShape::Box { half_extents: h }, BodyShape::Sphere { radius })
+        | (BodyShape::Sphere { radius }, BodyShape::Box { half_extents: h }) => {
+            let (s, x) = if matches!(a.shape, BodyShape::Sphere { .. }) {
+                (pa, b)
+            } else {
+                (pb, a)
+            };
+            sphere_box(s, *radius, &obb(x, *h), 0.0).map_or(f64::INFINITY, |m| m.1)
+        }
+        _ => f64::INFINITY,
+    };
+    (gap < 0.0).then_some(-gap)
 }
 
 /// `[[generator]]`: appends the generated spheres to `bodies`.
