@@ -19,4 +19,6 @@ pub use checkpoint::{
 pub use error::IoError;
 pub use pvd::Collection;
 pub use stats::{read_stats, StatsRow, StatsWriter, STATS_HEADER};
-pub use vtk::{write_contacts, write_particles, ContactFrame, ParticleFrame};
+pub use vtk::{
+    write_boxes, write_contacts, write_particles, BoxFrame, ContactFrame, ParticleFrame,
+};
