@@ -69,8 +69,8 @@ material = "m"
         m * (a * a + bb * bb) / 12.0,
     ];
     assert!((b.mass - m).abs() <= 1e-9 * m, "{} vs {m}", b.mass);
-    for k in 0..3 {
-        assert!((b.inertia[k] - want[k]).abs() <= 1e-9 * want[k]);
+    for (got, want) in b.inertia.iter().zip(want) {
+        assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
     }
     assert_eq!(box_mass(2000.0, [0.1, 0.2, 0.3]).0, b.mass);
     // Explicit mass scales the moments; explicit inertia is taken as given.

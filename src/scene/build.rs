@@ -449,11 +449,11 @@ fn simulation(cx: &Cx<'_>, sim: &S<RawSimulation>, file: &Path) -> R<(SimSetting
     Ok((SimSettings { dt, steps, gravity }, name))
 }
 
-/// `[[material]]`: the materials and the first non-Coulomb model (kind, material index).
-fn materials_section(
-    cx: &mut Cx<'_>,
-    raw: &RawScene,
-) -> R<(Vec<Material>, Option<(String, usize)>)> {
+/// The first non-Coulomb friction model: (kind, material index).
+type OtherModel = Option<(String, usize)>;
+
+/// `[[material]]`: the materials and the first non-Coulomb model.
+fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, OtherModel)> {
     let mut materials: Vec<Material> = Vec::new();
     let mut material_lines: HashMap<String, usize> = HashMap::new();
     let mut other_model: Option<(String, usize)> = None;
