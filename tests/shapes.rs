@@ -348,6 +348,7 @@ fn gpu_box_contacts_match_the_twin_on_random_configurations() {
         total += n;
         amb += a.len();
     }
+    eprintln!("random boxes: {amb} ambiguous of {total} pairs");
     assert!(
         total > 150,
         "too few contacting pairs to mean anything: {total}"
