@@ -487,6 +487,10 @@ fn box_on_incline_sticks_below_and_slides_above_the_friction_angle() {
     let t = 0.2;
     let (v, rot) = incline(above, t);
     let want = g * (above.sin() - mu * above.cos()) * t;
+    eprintln!(
+        "incline: v = {:.5} m/s vs {want:.5}, v_z = {:.2e}, rotation {rot:.2e} rad",
+        v.x, v.z
+    );
     assert!(
         (v.x - want).abs() <= 0.01 * want,
         "slides: v = {} vs {want}",
@@ -532,6 +536,7 @@ material = "m"
     let top = d3(sim.read_state().unwrap().pos[n]);
     let drift = (top - top0).truncate().length();
     let sink = top0.z - top.z;
+    eprintln!("stack: top drift {drift:.2e} m, sink {sink:.2e} m");
     assert!(drift < 1e-4, "top drifted {drift} m sideways");
     assert!(sink < 1e-3 + 4e-4, "top sank {sink} m");
 }
