@@ -3,6 +3,7 @@
 //          in that slot with a u32 atomic (hist = slot populations).
 // (host)   exclusive scan of hist (T + 1 entries) -> slot start offsets.
 // scatter: sorted_idx[start[slot] + rank] = grain, sorted_pos likewise.
+// finalize: after the contact rows are counted and scanned (see the end of this file).
 // The order inside one slot depends on atomic timing, but nothing downstream depends on it:
 // counts are order-free and every contact row is sorted before it is used.
 
@@ -12,6 +13,8 @@
 @group(0) @binding(3) var<storage, read_write> rank: array<u32>;
 @group(0) @binding(4) var<storage, read_write> sorted_idx: array<u32>;
 @group(0) @binding(5) var<storage, read_write> sorted_pos: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> offs: array<u32>;
+@group(0) @binding(7) var<storage, read_write> counts: array<u32>;
 
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
@@ -39,3 +42,34 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     sorted_idx[k] = g;
     sorted_pos[k] = p;
 }
+
+// After the row scan of collide_pairs/collide_walls: contact count, overflow flag, needed
+// size, indirect args (here because collide_pairs' bindings are full, and collide_csr's
+// bind group is used with `counts` as the indirect buffer).
+@compute @workgroup_size(256)
+fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if gid.x != 0u || gid.y != 0u {
+        return;
+    }
+    let total = offs[params.caps.z - 1u];
+    let cap = params.caps.x;
+    let n = min(total, cap);
+    counts[0] = n;
+    counts[1] = select(0u, 2u, total > cap);
+    counts[2] = total;
+    counts[3] = 0u;
+    var groups = (n + 255u) / 256u;
+    if total > cap {
+        groups = 0u;
+    }
+    if groups > 65535u {
+        counts[4] = 65535u;
+        counts[5] = (groups + 65534u) / 65535u;
+    } else {
+        counts[4] = groups;
+        counts[5] = 1u;
+    }
+    counts[6] = 1u;
+    counts[7] = 0u;
+}
+

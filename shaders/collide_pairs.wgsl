@@ -1,16 +1,18 @@
 // Collision, grain-grain: candidate pairs from the 27 neighbouring cells of the hashed grid,
 // fused with the sphere-sphere narrow phase (no candidate-pair buffer is stored).
-// count:    per grain i (A = body nb + i; threads take grains in slot order), the number of grains j > i with gap <= envelope
-//           -> offs[nb*ng + i].
+// count:    per grain i (A = body nb + i; threads take grains in slot order), the number of
+//           contacts with grains j > i with gap <= envelope -> offs[nb*ng + i]. Sphere pairs
+//           give one; pairs with a box give a manifold of up to 4 (common/collide.wgsl).
 // (host)    exclusive scan of offs (walls' rows first, see collide_walls.wgsl).
-// finalize: one invocation: contact count, overflow flag, needed size, indirect args.
+// (grid)    collide_grid::finalize: contact count, overflow flag, needed size, indirect args.
 // write:    the same loop writes the contacts at offs[nb*ng + i] + k, then sorts the row
-//           by body B (insertion sort; rows are short), so the list is sorted by (A, B).
+//           by (body B, feature) (insertion sort; rows are short), so the list is sorted
+//           by (A, B, feature).
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
 // being visited (two neighbour cells may hash to the same slot).
 
 @group(0) @binding(0) var<uniform> params: CollideParams;
-@group(0) @binding(1) var<storage, read> pos: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> rot: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> sorted_idx: array<u32>;
 @group(0) @binding(4) var<storage, read> starts: array<u32>;
@@ -18,7 +20,8 @@
 @group(0) @binding(6) var<storage, read> materials: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> offs: array<u32>;
 @group(0) @binding(8) var<storage, read_write> contacts: array<Contact>;
-@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
+// 4 vec4 per shape (src/collide/mod.rs, `shape_records`); box grains: [0].xyz = half extents.
+@group(0) @binding(9) var<storage, read> shapes: array<vec4<f32>>;
 
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
@@ -49,6 +52,48 @@ fn pair_contact(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
     return c;
 }
 
+fn grain_obb(b: u32, p: vec4<f32>) -> Obb {
+    return make_obb(p.xyz, rot[b], shapes[4u * info[b].w].xyz);
+}
+
+// Pairs with a box: the manifold (normal from bi to bj).
+fn box_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
+    let env = params.grid.z;
+    let ki = info[bi].z;
+    let kj = info[bj].z;
+    if ki == SHAPE_BOX && kj == SHAPE_BOX {
+        return box_box(grain_obb(bi, pi), grain_obb(bj, pj), env);
+    }
+    if ki == SHAPE_BOX {
+        return sphere_box(pj.xyz, pj.w, grain_obb(bi, pi), env);
+    }
+    var m = sphere_box(pi.xyz, pi.w, grain_obb(bj, pj), env);
+    m.n = -m.n;
+    return m;
+}
+
+// Writes the manifold's contacts from `at` (capacity-checked); returns their number.
+fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, write: bool, at: u32) -> u32 {
+    if !write {
+        return m.count;
+    }
+    let ma = info[bi].y;
+    let mb = info[bj].y;
+    let mu = min(materials[ma].x, materials[mb].x);
+    for (var k = 0u; k < m.count; k++) {
+        if at + k < params.caps.x {
+            let p = m.p[k].xyz;
+            var c: Contact;
+            c.n_gap = vec4<f32>(m.n, m.p[k].w);
+            c.ra = vec4<f32>(p - pi.xyz, mu);
+            c.rb = vec4<f32>(p - pj.xyz, 0.0);
+            c.ids = vec4<u32>(bi, bj, m.f[k], (ma << 16u) | (mb & 0xffffu));
+            contacts[at + k] = c;
+        }
+    }
+    return m.count;
+}
+
 // Visits every grain j > i within the envelope of grain i; writes when `write`.
 fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
@@ -74,10 +119,15 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     if any(cell_of(pj.xyz) != cc) {
                         continue;
                     }
-                    if write && base + n < cap {
-                        contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
+                    if info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE {
+                        if write && base + n < cap {
+                            contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
+                        }
+                        n += 1u;
+                    } else {
+                        let m = box_pair(nb + i, nb + j, pi, pj);
+                        n += write_manifold(nb + i, nb + j, pi, pj, m, write, base + n);
                     }
-                    n += 1u;
                 }
             }
         }
@@ -102,33 +152,6 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
 }
 
 @compute @workgroup_size(256)
-fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x != 0u || gid.y != 0u {
-        return;
-    }
-    let total = offs[params.caps.z - 1u];
-    let cap = params.caps.x;
-    let n = min(total, cap);
-    counts[0] = n;
-    counts[1] = select(0u, 2u, total > cap);
-    counts[2] = total;
-    counts[3] = 0u;
-    var groups = (n + 255u) / 256u;
-    if total > cap {
-        groups = 0u;
-    }
-    if groups > 65535u {
-        counts[4] = 65535u;
-        counts[5] = (groups + 65534u) / 65535u;
-    } else {
-        counts[4] = groups;
-        counts[5] = 1u;
-    }
-    counts[6] = 1u;
-    counts[7] = 0u;
-}
-
-@compute @workgroup_size(256)
 fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = linear_index(gid, nwg);
     let nb = params.counts.y;
@@ -143,7 +166,8 @@ fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
         return;
     }
     let n = min(visit(i, sorted_pos[t], true, base), end - base);
-    // Insertion sort of the row by body B (ids.y); B values in a row are distinct.
+    // Insertion sort of the row by (body B, feature); a pair's features come ascending and
+    // contiguous, and the sort is stable, so comparing B alone keeps them in order.
     for (var a = base + 1u; a < base + n; a++) {
         let c = contacts[a];
         var b = a;

@@ -56,6 +56,103 @@ fn emit(feature: u32, nl: vec3<f32>, gap: f32) {
     g_n += 1u;
 }
 
+// A contact at world midpoint p with world normal n (boundary -> grain).
+fn emit_at(feature: u32, n: vec3<f32>, p: vec3<f32>, gap: f32) {
+    if gap > params.grid.z {
+        return;
+    }
+    if g_write && g_base + g_n < params.caps.x {
+        var c: Contact;
+        c.n_gap = vec4<f32>(n, gap);
+        c.ra = vec4<f32>(p - g_xa, g_mu);
+        c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
+        c.ids = vec4<u32>(g_w, g_b, feature, g_mat);
+        contacts[g_base + g_n] = c;
+    }
+    g_n += 1u;
+}
+
+fn emit_manifold(m: Manifold) {
+    for (var k = 0u; k < m.count; k++) {
+        emit_at(m.f[k], m.n, m.p[k].xyz, m.p[k].w);
+    }
+}
+
+// ---------------------------------------------------------------- box grains
+// Box grain against boundary kinds plane, box container, solid box, cylinder container
+// (Collide::new refuses the others). Features ascend: containers give wall * 8 + vertex
+// (box) or group * 8 + vertex (cylinder: side, bottom, top).
+fn wall_box(kind: u32, a: vec4<f32>) {
+    let env = params.grid.z;
+    let b = make_obb(g_pb.xyz, rot[g_b], shapes[4u * info[g_b].w].xyz);
+    let cl = quat_rotate_inv(g_qa, b.c - g_xa);
+    switch kind {
+        case SHAPE_PLANE: {
+            emit_manifold(box_plane(quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0)), g_xa, b, env, 0u));
+        }
+        case SHAPE_BOX_CONTAINER: {
+            let h = a.xyz;
+            if !(all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z) {
+                return;
+            }
+            var walls = array<vec3<f32>, 6>(
+                vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(-1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0),
+                vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0, 0.0, -1.0),
+            );
+            for (var k = 0u; k < 6u; k++) {
+                if k == 5u && a.w != 0.0 {
+                    continue;
+                }
+                let nl = walls[k];
+                let x0 = g_xa + quat_rotate(g_qa, -nl * h);
+                emit_manifold(box_plane(quat_rotate(g_qa, nl), x0, b, env, 8u * k));
+            }
+        }
+        case SHAPE_SOLID_BOX: {
+            emit_manifold(box_box(make_obb(g_xa, g_qa, a.xyz), b, env));
+        }
+        case SHAPE_CYLINDER_CONTAINER: {
+            let rad = a.x;
+            let hgt = a.y;
+            if !(length(cl.xy) <= rad && cl.z >= 0.0 && cl.z <= hgt) {
+                return;
+            }
+            var vl: array<vec3<f32>, 8>;
+            for (var k = 0u; k < 8u; k++) {
+                vl[k] = quat_rotate_inv(g_qa, obb_vertex(b, k) - g_xa);
+            }
+            for (var grp = 0u; grp < 3u; grp++) {
+                if grp == 2u && a.z != 0.0 {
+                    continue;
+                }
+                var g: array<f32, 8>;
+                for (var k = 0u; k < 8u; k++) {
+                    let v = vl[k];
+                    g[k] = select(select(hgt - v.z, v.z, grp == 1u), rad - length(v.xy), grp == 0u);
+                }
+                let mask = deepest8(g, env);
+                for (var k = 0u; k < 8u; k++) {
+                    if (mask & (1u << k)) == 0u {
+                        continue;
+                    }
+                    let v = vl[k];
+                    var nl = vec3<f32>(0.0, 0.0, select(-1.0, 1.0, grp == 1u));
+                    if grp == 0u {
+                        let rho = length(v.xy);
+                        nl = vec3<f32>(-1.0, 0.0, 0.0);
+                        if rho > 0.0 {
+                            nl = vec3<f32>(-v.xy / rho, 0.0);
+                        }
+                    }
+                    let n = quat_rotate(g_qa, nl);
+                    emit_at(8u * grp + k, n, obb_vertex(b, k) - n * (0.5 * g[k]), g[k]);
+                }
+            }
+        }
+        default: {}
+    }
+}
+
 fn emit_point(feature: u32, cl: vec3<f32>, q: vec3<f32>, fallback: vec3<f32>, r: f32) {
     let d = cl - q;
     let dist = length(d);
@@ -203,6 +300,10 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let env = params.grid.z;
     let s = iw.w;
     let a = shapes[4u * s];
+    if ib.z == SHAPE_BOX {
+        wall_box(iw.z, a);
+        return g_n;
+    }
     switch iw.z {
         case SHAPE_PLANE: {
             emit(0u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);

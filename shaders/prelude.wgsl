@@ -16,6 +16,8 @@ const SHAPE_SOLID_BOX: u32 = 3u;
 const SHAPE_CYLINDER_CONTAINER: u32 = 4u;
 const SHAPE_SOLID_CYLINDER: u32 = 5u;
 const SHAPE_MESH: u32 = 6u;
+// Grain (dynamic-body) shapes other than spheres; parameters in the collide `shapes` table.
+const SHAPE_BOX: u32 = 7u;
 
 // Flat invocation index of a (possibly 2-D) grid of WG-wide workgroups.
 fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {

@@ -152,6 +152,25 @@ struct Outputs {
     frames: usize,
     n_boundaries: usize,
     vtk: bool,
+    /// Box bodies (body index, half extents) and their surfaces' index `boxes.pvd`.
+    boxes: Vec<(usize, [f32; 3])>,
+    boxes_pvd: Option<Collection>,
+}
+
+/// The scene's box bodies: (body index, half extents).
+fn box_bodies(scene: &Scene) -> Vec<(usize, [f32; 3])> {
+    let nb = setup::boundary_count(scene);
+    scene
+        .bodies
+        .iter()
+        .enumerate()
+        .filter_map(|(k, b)| match b.shape {
+            crate::scene::BodyShape::Box { half_extents } => {
+                Some((nb + k, half_extents.map(|x| x as f32)))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 impl Outputs {
@@ -195,6 +214,7 @@ impl Outputs {
         })?;
         self.pvd.add(sim.time(), name)?;
         self.frames += 1;
+        self.write_boxes(sim, &s)?;
         self.write_joints(sim, &s)
     }
 
@@ -240,6 +260,42 @@ impl Outputs {
         io::write_joints(&self.dir.join(&name), &frame).map_err(|e| match e {
             IoError::NonFinite { .. } => RunError::Diverged {
                 step,
+                time: sim.time(),
+                what: e.to_string(),
+            },
+            e => e.into(),
+        })?;
+        pvd.add(sim.time(), name)?;
+        Ok(())
+    }
+
+    /// Box surfaces as polygons (`frames/boxes_*.vtp`, index `boxes.pvd`).
+    fn write_boxes(
+        &mut self,
+        sim: &Simulation,
+        s: &crate::bodies::BodyState,
+    ) -> Result<(), RunError> {
+        let Some(pvd) = self.boxes_pvd.as_mut() else {
+            return Ok(());
+        };
+        let centers: Vec<[f32; 3]> = self
+            .boxes
+            .iter()
+            .map(|&(b, _)| [s.pos[b][0], s.pos[b][1], s.pos[b][2]])
+            .collect();
+        let rotations: Vec<[f32; 4]> = self.boxes.iter().map(|&(b, _)| s.rot[b]).collect();
+        let half_extents: Vec<[f32; 3]> = self.boxes.iter().map(|&(_, h)| h).collect();
+        let ids: Vec<u32> = self.boxes.iter().map(|&(b, _)| b as u32).collect();
+        let name = format!("frames/boxes_{:08}.vtp", sim.step_index());
+        let frame = io::BoxFrame {
+            centers: &centers,
+            rotations: &rotations,
+            half_extents: &half_extents,
+            ids: &ids,
+        };
+        io::write_boxes(&self.dir.join(&name), &frame).map_err(|e| match e {
+            IoError::NonFinite { .. } => RunError::Diverged {
+                step: sim.step_index(),
                 time: sim.time(),
                 what: e.to_string(),
             },
@@ -920,6 +976,12 @@ fn run_inner(
             frames: 0,
             n_boundaries: setup::boundary_count(&scene),
             vtk: scene.output.vtk,
+            boxes: box_bodies(&scene),
+            boxes_pvd: if box_bodies(&scene).is_empty() {
+                None
+            } else {
+                Some(reopen(&dir.join("boxes.pvd"))?)
+            },
         };
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
@@ -938,6 +1000,9 @@ fn run_inner(
             frames: 0,
             n_boundaries: setup::boundary_count(&scene),
             vtk: scene.output.vtk,
+            boxes: box_bodies(&scene),
+            boxes_pvd: (!box_bodies(&scene).is_empty())
+                .then(|| Collection::new(dir.join("boxes.pvd"))),
         };
         o.write_frame(&sim)?;
         let mut probes = Probes::new(&scene, &dir, &state, 0.0, None)?;

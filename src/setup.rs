@@ -68,8 +68,17 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
             shape_index: k as u32,
         });
     }
+    let mut boxes = 0;
     for b in &scene.bodies {
-        let BodyShape::Sphere { radius } = b.shape;
+        let radius = b.shape.bounding_radius();
+        // Box grains index their shape after the boundaries' (see `boundary_shapes`).
+        let (shape, shape_index) = match b.shape {
+            BodyShape::Sphere { .. } => (SHAPE_SPHERE, 0),
+            BodyShape::Box { .. } => {
+                boxes += 1;
+                (SHAPE_BOX, (scene.boundaries.len() + boxes - 1) as u32)
+            }
+        };
         let dynamic = b.motion == Motion::Dynamic;
         let inv = |x: f64| if dynamic { (1.0 / x) as f32 } else { 0.0 };
         s.push(&BodyInit {
@@ -90,15 +99,22 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
             inv_inertia: b.inertia.map(inv),
             motion: motion_code(b.motion),
             material: b.material as u32,
-            shape: SHAPE_SPHERE,
-            shape_index: 0,
+            shape,
+            shape_index,
         });
     }
     s
 }
 
-/// Boundary shapes for collision, indexed like the scene's boundaries.
+/// Shapes for collision: the boundaries' (indexed like the scene's boundaries), then one
+/// `GrainBox` per box body, in body order.
 pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
+    let boxes = scene.bodies.iter().filter_map(|b| match b.shape {
+        BodyShape::Box { half_extents } => Some(Shape::GrainBox {
+            half_extents: f3(half_extents),
+        }),
+        BodyShape::Sphere { .. } => None,
+    });
     scene
         .boundaries
         .iter()
@@ -136,6 +152,7 @@ pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
                 triangles: triangles.clone(),
             },
         })
+        .chain(boxes)
         .collect()
 }
 

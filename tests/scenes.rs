@@ -84,6 +84,13 @@ const CASES: &[Case] = &[
         // Floor plane: the heap must stay within a few column radii.
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.2]),
     },
+    Case {
+        file: "brick_wall.toml",
+        scale: 1.0,
+        steps: 250,
+        // Floor plane: the wall (x ±0.45, z ≤ 0.5) and the ball's run-up from y = -0.6.
+        bounds: ([-0.5, -0.7, 0.0], [0.5, 0.7, 0.6]),
+    },
 ];
 
 fn scene_path(file: &str) -> PathBuf {
@@ -410,4 +417,20 @@ fn pendulum_chain_swings_on_its_joints() {
     // The top joint carries some of the chain's weight (8 links × 2.1 g × g ≈ 0.165 N).
     let fz = last[3];
     assert!(fz > 0.0 && fz.is_finite(), "top joint force z {fz}");
+}
+
+/// Box bodies: the ball (body 1, after the floor) hits the wall at ~0.09 s and pushes bricks
+/// along +y; by 0.25 s a brick has moved > 2 cm that way and the ball has lost speed.
+#[test]
+fn brick_wall_is_knocked_by_the_ball() {
+    let o = run_case(case("brick_wall.toml"));
+    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
+    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let ball_vy = s.vel[1][1];
+    let pushed = s.pos[2..].iter().map(|p| p[1]).fold(f32::MIN, f32::max);
+    println!(
+        "brick wall: ball v_y {ball_vy:.3} m/s (5 at the start), bricks up to y = {pushed:.3} m"
+    );
+    assert!(ball_vy < 4.0, "the ball was not slowed: v_y = {ball_vy}");
+    assert!(pushed > 0.02, "no brick was pushed: max y = {pushed}");
 }

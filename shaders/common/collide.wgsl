@@ -33,3 +33,341 @@ fn cell_hash(c: vec3<i32>) -> u32 {
     return ((x | (y << bx) | (z << (bx + by))) + h) & (params.counts.w - 1u);
 }
 
+
+// ---------------------------------------------------------------- box narrow phase
+// f64 twin: src/reference/boxes.rs (same algorithm, decisions and feature ids; the choice
+// of algorithms is explained in src/collide/mod.rs).
+
+const AXIS_BIAS: f32 = 1e-3;
+const PARALLEL_EPS: f32 = 1e-6;
+const EDGE_FEATURE: u32 = 48u;
+
+struct Obb {
+    c: vec3<f32>,
+    r: mat3x3<f32>, // columns: the box axes in world
+    h: vec3<f32>,
+}
+
+// Up to 4 points sharing normal n (A -> B): p[k].xyz midpoint, p[k].w gap; features ascending.
+struct Manifold {
+    n: vec3<f32>,
+    count: u32,
+    p: array<vec4<f32>, 4>,
+    f: array<u32, 4>,
+}
+
+fn make_obb(c: vec3<f32>, q: vec4<f32>, h: vec3<f32>) -> Obb {
+    let r = mat3x3<f32>(
+        quat_rotate(q, vec3<f32>(1.0, 0.0, 0.0)),
+        quat_rotate(q, vec3<f32>(0.0, 1.0, 0.0)),
+        quat_rotate(q, vec3<f32>(0.0, 0.0, 1.0)),
+    );
+    return Obb(c, r, h);
+}
+
+fn sgn(x: f32) -> f32 {
+    return select(-1.0, 1.0, x >= 0.0);
+}
+
+fn obb_vertex(b: Obb, k: u32) -> vec3<f32> {
+    let s = vec3<f32>(
+        select(-1.0, 1.0, (k & 1u) != 0u),
+        select(-1.0, 1.0, (k & 2u) != 0u),
+        select(-1.0, 1.0, (k & 4u) != 0u),
+    );
+    return b.c + b.r * (s * b.h);
+}
+
+fn obb_extent(b: Obb, l: vec3<f32>) -> f32 {
+    return dot(b.h, abs(transpose(b.r) * l));
+}
+
+fn manifold_push(m: ptr<function, Manifold>, p: vec3<f32>, gap: f32, f: u32) {
+    (*m).p[(*m).count] = vec4<f32>(p, gap);
+    (*m).f[(*m).count] = f;
+    (*m).count += 1u;
+}
+
+fn box_box(a: Obb, b: Obb, env: f32) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    let d = b.c - a.c;
+    let scale = max(max(max(a.h.x, a.h.y), a.h.z), max(max(b.h.x, b.h.y), b.h.z));
+    let tol = AXIS_BIAS * scale;
+    var best_a = -3.0e38;
+    var ia = 0u;
+    var best_b = -3.0e38;
+    var ib = 0u;
+    for (var i = 0u; i < 3u; i++) {
+        let la = a.r[i];
+        let sa = abs(dot(d, la)) - obb_extent(a, la) - obb_extent(b, la);
+        if sa > best_a {
+            best_a = sa;
+            ia = i;
+        }
+    }
+    for (var i = 0u; i < 3u; i++) {
+        let lb = b.r[i];
+        let sb = abs(dot(d, lb)) - obb_extent(a, lb) - obb_extent(b, lb);
+        if sb > best_b {
+            best_b = sb;
+            ib = i;
+        }
+    }
+    var face_sep = best_a;
+    var use_b = false;
+    if best_b > best_a + tol {
+        face_sep = best_b;
+        use_b = true;
+    }
+    if face_sep > env {
+        return m;
+    }
+    var edge_sep = -3.0e38;
+    var ei = 0u;
+    var ej = 0u;
+    var el = vec3<f32>(0.0);
+    for (var i = 0u; i < 3u; i++) {
+        for (var j = 0u; j < 3u; j++) {
+            let c = cross(a.r[i], b.r[j]);
+            let l2 = dot(c, c);
+            if l2 < PARALLEL_EPS {
+                continue;
+            }
+            let l = c / sqrt(l2);
+            let s = abs(dot(d, l)) - obb_extent(a, l) - obb_extent(b, l);
+            if s > edge_sep {
+                edge_sep = s;
+                ei = i;
+                ej = j;
+                el = l;
+            }
+        }
+    }
+    if edge_sep > env {
+        return m;
+    }
+    if edge_sep > face_sep + tol {
+        return edge_edge(a, b, ei, ej, el);
+    }
+    if use_b {
+        return face_clip(b, a, ib, true, env);
+    }
+    return face_clip(a, b, ia, false, env);
+}
+
+fn edge_edge(a: Obb, b: Obb, i: u32, j: u32, l: vec3<f32>) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    let d = b.c - a.c;
+    let n = l * sgn(dot(d, l));
+    var pa = a.c;
+    var pb = b.c;
+    var signs = 0u;
+    var bit = 0u;
+    for (var k = 0u; k < 3u; k++) {
+        if k != i {
+            let s = sgn(dot(n, a.r[k]));
+            pa += a.r[k] * (s * a.h[k]);
+            signs |= select(0u, 1u, s > 0.0) << bit;
+            bit += 1u;
+        }
+    }
+    for (var k = 0u; k < 3u; k++) {
+        if k != j {
+            let s = -sgn(dot(n, b.r[k]));
+            pb += b.r[k] * (s * b.h[k]);
+            signs |= select(0u, 1u, s > 0.0) << bit;
+            bit += 1u;
+        }
+    }
+    let ea = a.r[i];
+    let eb = b.r[j];
+    let r = pb - pa;
+    let c = dot(ea, eb);
+    let den = 1.0 - c * c;
+    let e = dot(ea, r);
+    let f = dot(eb, r);
+    var s = clamp((e - c * f) / den, -a.h[i], a.h[i]);
+    let t = clamp(c * s - f, -b.h[j], b.h[j]);
+    s = clamp(c * t + e, -a.h[i], a.h[i]);
+    let qa = pa + ea * s;
+    let qb = pb + eb * t;
+    m.n = n;
+    manifold_push(&m, 0.5 * (qa + qb), dot(qb - qa, n), EDGE_FEATURE + 16u * (3u * i + j) + signs);
+    return m;
+}
+
+// Sutherland-Hodgman of an up-to-8-gon against sign(lim) * p[axis] <= |lim|.
+fn clip_poly(poly: ptr<function, array<vec3<f32>, 8>>, n: u32, axis: u32, lim: f32) -> u32 {
+    var out: array<vec3<f32>, 8>;
+    var m = 0u;
+    let s = sgn(lim);
+    for (var k = 0u; k < n; k++) {
+        let p = (*poly)[k];
+        let q = (*poly)[(k + 1u) % n];
+        let pi = s * p[axis] <= abs(lim);
+        let qi = s * q[axis] <= abs(lim);
+        if pi && m < 8u {
+            out[m] = p;
+            m += 1u;
+        }
+        if pi != qi && m < 8u {
+            let t = (lim - p[axis]) / (q[axis] - p[axis]);
+            out[m] = p + (q - p) * t;
+            m += 1u;
+        }
+    }
+    *poly = out;
+    return m;
+}
+
+fn face_clip(rf: Obb, inc: Obb, i: u32, swapped: bool, env: f32) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    let d = inc.c - rf.c;
+    let side = sgn(dot(d, rf.r[i]));
+    let nr = rf.r[i] * side;
+    let iu = (i + 1u) % 3u;
+    let iv = (i + 2u) % 3u;
+    let u = rf.r[iu];
+    let v = rf.r[iv];
+    let hu = rf.h[iu];
+    let hv = rf.h[iv];
+    let cf = rf.c + nr * rf.h[i];
+    var k = 0u;
+    var best = -1.0;
+    for (var mm = 0u; mm < 3u; mm++) {
+        let x = abs(dot(inc.r[mm], nr));
+        if x > best {
+            best = x;
+            k = mm;
+        }
+    }
+    let s = -sgn(dot(inc.r[k], nr));
+    let ku = (k + 1u) % 3u;
+    let kv = (k + 2u) % 3u;
+    let fc = inc.c + inc.r[k] * (s * inc.h[k]);
+    let eu = inc.r[ku] * inc.h[ku];
+    let ev = inc.r[kv] * inc.h[kv];
+    var quad = array<vec3<f32>, 4>(fc - eu - ev, fc + eu - ev, fc + eu + ev, fc - eu + ev);
+    var poly: array<vec3<f32>, 8>;
+    for (var q = 0u; q < 4u; q++) {
+        let r = quad[q] - cf;
+        poly[q] = vec3<f32>(dot(r, u), dot(r, v), dot(r, nr));
+    }
+    var n = 4u;
+    n = clip_poly(&poly, n, 0u, hu);
+    n = clip_poly(&poly, n, 0u, -hu);
+    n = clip_poly(&poly, n, 1u, hv);
+    n = clip_poly(&poly, n, 1u, -hv);
+    let face = select(0u, 6u, swapped) + 2u * i + select(0u, 1u, side < 0.0);
+    var corners = array<vec2<f32>, 4>(
+        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
+    );
+    var taken = array<u32, 4>(NO_PICK, NO_PICK, NO_PICK, NO_PICK);
+    for (var ci = 0u; ci < 4u; ci++) {
+        var pick = NO_PICK;
+        var score = -3.0e38;
+        for (var pi = 0u; pi < n; pi++) {
+            let p = poly[pi];
+            if p.z > env {
+                continue;
+            }
+            let sc = corners[ci].x * p.x / hu + corners[ci].y * p.y / hv;
+            if sc > score {
+                score = sc;
+                pick = pi;
+            }
+        }
+        var dup = false;
+        for (var t = 0u; t < ci; t++) {
+            dup = dup || taken[t] == pick;
+        }
+        if pick == NO_PICK || dup {
+            continue;
+        }
+        taken[ci] = pick;
+        let p = poly[pick];
+        manifold_push(&m, cf + u * p.x + v * p.y + nr * (0.5 * p.z), p.z, 4u * face + ci);
+    }
+    m.n = select(nr, -nr, swapped);
+    return m;
+}
+
+const NO_PICK: u32 = 0xffffffffu;
+
+// Indices (as a bit mask) of the up to 4 smallest gaps <= env; ties to the lower index.
+fn deepest8(g: array<f32, 8>, env: f32) -> u32 {
+    var mask = 0u;
+    for (var k = 0u; k < 8u; k++) {
+        if g[k] > env {
+            continue;
+        }
+        var below = 0u;
+        for (var j = 0u; j < 8u; j++) {
+            if g[j] < g[k] || (g[j] == g[k] && j < k) {
+                below += 1u;
+            }
+        }
+        if below < 4u {
+            mask |= 1u << k;
+        }
+    }
+    return mask;
+}
+
+// The box's vertices against the half-space dot(x - x0, n) >= 0 (n from the plane to the box).
+fn box_plane(n: vec3<f32>, x0: vec3<f32>, b: Obb, env: f32, offset: u32) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    m.n = n;
+    var g: array<f32, 8>;
+    for (var k = 0u; k < 8u; k++) {
+        g[k] = dot(obb_vertex(b, k) - x0, n);
+    }
+    let mask = deepest8(g, env);
+    for (var k = 0u; k < 8u; k++) {
+        if (mask & (1u << k)) != 0u {
+            manifold_push(&m, obb_vertex(b, k) - n * (0.5 * g[k]), g[k], offset + k);
+        }
+    }
+    return m;
+}
+
+// Sphere against box: normal from the box to the sphere, gap (count = 0 beyond env).
+fn sphere_box(cs: vec3<f32>, r: f32, b: Obb, env: f32) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    let l = transpose(b.r) * (cs - b.c);
+    let q = clamp(l, -b.h, b.h);
+    let dl = l - q;
+    let dist = length(dl);
+    var nl = vec3<f32>(0.0);
+    var gap = 0.0;
+    var ql = q;
+    if dist > 0.0 {
+        nl = dl / dist;
+        gap = dist - r;
+    } else {
+        let depth = b.h - abs(l);
+        var axis = 0u;
+        if depth.y < depth[axis] {
+            axis = 1u;
+        }
+        if depth.z < depth[axis] {
+            axis = 2u;
+        }
+        nl[axis] = sgn(l[axis]);
+        ql = l;
+        ql[axis] = nl[axis] * b.h[axis];
+        gap = -depth[axis] - r;
+    }
+    if gap > env {
+        return m;
+    }
+    let n = b.r * nl;
+    m.n = n;
+    manifold_push(&m, b.c + b.r * ql + n * (0.5 * gap), gap, 0u);
+    return m;
+}

@@ -10,17 +10,43 @@
 //!    pseudo-random offsets (so long or scattered domains do not pile up on few slots).
 //! 2. `scan_exclusive` over the slot populations, `collide_grid::scatter`: a counting sort of
 //!    the grains by slot (index and position copied into slot order).
-//! 3. `collide_pairs::count` (grain pairs from the 27 neighbour cells, sphere–sphere narrow
-//!    phase fused: no candidate buffer) and `collide_walls::count` (every grain against every
+//! 3. `collide_pairs::count` (grain pairs from the 27 neighbour cells, narrow phase fused:
+//!    no candidate buffer; up to 4 contacts per pair with a box) and `collide_walls::count` (every grain against every
 //!    boundary) write per-row contact counts into one array laid out as
 //!    [boundary 0: grains…][boundary 1: grains…]…[grain–grain rows: grains…].
 //! 4. `scan_exclusive` of that array gives each row its place: the list is sorted by
 //!    (A, B, feature) by construction (boundaries are the lowest body ids; grain rows are
 //!    insertion-sorted by B in `collide_pairs::write`).
-//! 5. `collide_pairs::finalize` writes `counts` (contract: [0] contacts, [1] overflow bits,
+//! 5. `collide_grid::finalize` writes `counts` (contract: [0] contacts, [1] overflow bits,
 //!    [2] contacts needed, [3] candidate pairs needed = 0 as none are stored, [4..7] indirect
 //!    args), then the write kernels fill the records.
 //! 6. `collide_csr::*` builds the per-body CSR lists (count, scan, fill, per-row sort).
+//!
+//! Box grains (`SHAPE_BOX`, half extents in the shape table; f64 twin
+//! [`crate::reference::boxes`]). The broad phase is unchanged: a box is its bounding sphere
+//! in the grid. The narrow phase, per pair kind, and why:
+//! * **box–box**: separating axis test over the 15 axes (3 + 3 face normals, 9 edge
+//!   cross products; near-parallel edge pairs skipped). SAT is exact for boxes, branch-light
+//!   and needs no iteration (GJK/EPA would, and gives one point, not a manifold). Faces are
+//!   preferred over edges, and A's faces over B's, unless the other beats them by 1e-3 × the
+//!   larger half extent: a resting box keeps its reference face step after step. A face
+//!   axis gives the incident face (the other box's face most anti-parallel to it), clipped
+//!   against the reference face's side planes (Sutherland–Hodgman, ≤ 8 points); points
+//!   above the envelope are dropped and at most 4 kept: per corner direction (±u ± v) of the
+//!   reference face the most extreme point. Feature id `4·face + corner` is a function of
+//!   the reference face and the corner only, so the warm start finds the same 4 points next
+//!   step. An edge axis gives one point (closest points of the two supporting edges),
+//!   feature `48 + 16·(3i + j) + edge signs`.
+//! * **box–plane** (and each wall of a box container, cylinder container side/bottom/top
+//!   per vertex): the box's vertices, the 4 deepest within the envelope (ties to the lower
+//!   vertex), feature = vertex (+ 8 × wall or group), ascending.
+//! * **sphere–box**: closest point of the box to the centre (clamp in box coordinates;
+//!   inside: the nearest face), one point, feature 0.
+//! * **solid box boundary–box**: box–box with the boundary as A.
+//! * Solid cylinders and meshes against boxes are not implemented: refused by
+//!   [`Collide::new`] and by the scene loader.
+//!
+//! Contact points are midway between the surfaces (as for spheres), normals from A to B.
 //!
 //! Deterministic: the only atomics are u32 counters whose totals are order-free; every
 //! order-dependent result (slot order, B-side CSR entries) is sorted afterwards.
@@ -32,7 +58,9 @@
 pub mod mesh;
 pub mod scan;
 
-use crate::bodies::{BodyState, GpuBodies, SHAPE_MESH, SHAPE_SPHERE};
+use crate::bodies::{
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_MESH, SHAPE_SOLID_CYLINDER,
+};
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
 
@@ -63,6 +91,11 @@ pub enum BoundaryShape {
     Mesh {
         vertices: Vec<[f32; 3]>,
         triangles: Vec<[u32; 3]>,
+    },
+    /// Not a boundary: the shape of a box grain (body kind `SHAPE_BOX`, whose shape index
+    /// points here), centred on the body, axes along the body frame.
+    GrainBox {
+        half_extents: [f32; 3],
     },
 }
 
@@ -196,7 +229,8 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
                 half_extents: h,
                 open_top,
             } => r[0] = [h[0], h[1], h[2], b(*open_top)],
-            BoundaryShape::SolidBox { half_extents: h } => r[0] = [h[0], h[1], h[2], 0.0],
+            BoundaryShape::SolidBox { half_extents: h }
+            | BoundaryShape::GrainBox { half_extents: h } => r[0] = [h[0], h[1], h[2], 0.0],
             BoundaryShape::CylinderContainer {
                 radius,
                 height,
@@ -257,13 +291,43 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
     (rec, mf, mu)
 }
 
-/// Number of leading boundary bodies; every body after them must be a sphere.
+/// Number of leading boundary bodies; every body after them must be a grain (sphere or box).
 pub fn boundary_count(state: &BodyState) -> usize {
     state
         .info
         .iter()
-        .position(|i| i[2] == SHAPE_SPHERE)
+        .position(|i| is_grain_shape(i[2]))
         .unwrap_or(state.len())
+}
+
+/// A box grain needs a `GrainBox` shape, and no boundary it cannot meet (solid cylinders
+/// and meshes have no box narrow phase yet).
+fn check_box(
+    b: usize,
+    i: &[u32; 4],
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+) -> Result<(), GpuError> {
+    if !matches!(
+        shapes.get(i[3] as usize),
+        Some(BoundaryShape::GrainBox { .. })
+    ) {
+        return Err(invalid(format!(
+            "box body {b}: shape index {} is not a GrainBox shape",
+            i[3]
+        )));
+    }
+    if let Some(w) = state
+        .info
+        .iter()
+        .position(|w| w[2] == SHAPE_SOLID_CYLINDER || w[2] == SHAPE_MESH)
+    {
+        return Err(invalid(format!(
+            "box body {b} with boundary body {w} (a solid cylinder or mesh): \
+             box contacts with these boundaries are not implemented"
+        )));
+    }
+    Ok(())
 }
 
 impl Collide {
@@ -303,10 +367,12 @@ impl Collide {
                         shapes.len()
                     )));
                 }
-            } else if i[2] != SHAPE_SPHERE {
+            } else if !is_grain_shape(i[2]) {
                 return Err(invalid(format!(
                     "body {b} is a boundary after the first grain: boundaries must come first"
                 )));
+            } else if i[2] == SHAPE_BOX {
+                check_box(b, i, state, shapes)?;
             }
             if i[1] as usize >= settings.friction.len() {
                 return Err(invalid(format!(
@@ -373,17 +439,7 @@ impl Collide {
             + mesh_u.size();
         let binds = Binds {
             // Placeholders, replaced by `rebind` below.
-            grid: k.grid.bind(
-                ctx,
-                &[
-                    &params_buf,
-                    &bodies.pos,
-                    &hist,
-                    &rank,
-                    &sorted_idx,
-                    &sorted_pos,
-                ],
-            ),
+            grid: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
             pairs: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
             walls: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
             csr: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
@@ -430,7 +486,7 @@ impl Collide {
             ctx,
             &[
                 p,
-                &self.pos,
+                &self.rot,
                 &self.sorted_pos,
                 &self.sorted_idx,
                 &self.hist,
@@ -438,7 +494,7 @@ impl Collide {
                 &self.materials,
                 &self.offs,
                 &self.contacts,
-                &self.counts,
+                &self.shapes,
             ],
         );
         self.binds.walls = k.walls.bind(
@@ -477,6 +533,8 @@ impl Collide {
                 &self.rank,
                 &self.sorted_idx,
                 &self.sorted_pos,
+                &self.offs,
+                &self.counts,
             ],
         );
     }
@@ -499,7 +557,7 @@ impl Collide {
             k.walls.dispatch(&mut pass, "count", &b.walls, ng);
         }
         self.scan_offs.record(&k.scan, &mut pass);
-        k.pairs.dispatch(&mut pass, "finalize", &b.pairs, 1);
+        k.grid.dispatch(&mut pass, "finalize", &b.grid, 1);
         k.pairs.dispatch(&mut pass, "write", &b.pairs, ng);
         if self.nb > 0 {
             k.walls.dispatch(&mut pass, "write", &b.walls, ng);

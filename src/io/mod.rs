@@ -20,5 +20,6 @@ pub use error::IoError;
 pub use pvd::Collection;
 pub use stats::{read_stats, StatsRow, StatsWriter, STATS_HEADER};
 pub use vtk::{
-    write_contacts, write_joints, write_particles, ContactFrame, JointFrame, ParticleFrame,
+    write_boxes, write_contacts, write_joints, write_particles, BoxFrame, ContactFrame, JointFrame,
+    ParticleFrame,
 };

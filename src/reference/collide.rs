@@ -2,8 +2,9 @@
 //! Sphere pairs by brute force for up to 2048 grains, by a simple hash grid beyond;
 //! boundaries by testing every grain against every boundary (meshes: every triangle).
 
+use super::boxes::{self, Manifold, Obb};
 use crate::bodies::{
-    BodyState, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
+    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
     SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
@@ -55,6 +56,67 @@ impl Ctx<'_> {
             f[ma as usize].min(f[mb as usize]) as f64,
             (ma << 16) | (mb & 0xffff),
         )
+    }
+
+    /// Box `g` (a grain with kind SHAPE_BOX) in world.
+    fn obb(&self, g: usize, shapes: &[BoundaryShape]) -> Obb {
+        let BoundaryShape::GrainBox { half_extents } = &shapes[self.state.info[g][3] as usize]
+        else {
+            panic!("body {g}: box kind without a box shape");
+        };
+        let h = DVec3::from(half_extents.map(|v| v as f64));
+        Obb::new(v3(self.state.pos[g]), quat(self.state.rot[g]), h)
+    }
+
+    /// Pushes a manifold between bodies a < b (normal from a to b).
+    fn push_manifold(&mut self, a: usize, b: usize, m: &Manifold) {
+        let (mu, materials) = self.mu_mat(a, b);
+        let (xa, xb) = (v3(self.state.pos[a]), v3(self.state.pos[b]));
+        for p in &m.pts {
+            self.out.push(Contact64 {
+                a: a as u32,
+                b: b as u32,
+                feature: p.feature,
+                materials,
+                normal: m.n,
+                gap: p.gap,
+                ra: p.p - xa,
+                rb: p.p - xb,
+                mu,
+            });
+        }
+    }
+
+    /// Any two grains a < b: spheres analytically, boxes by `boxes`.
+    fn grain_pair(&mut self, a: usize, b: usize, shapes: &[BoundaryShape]) {
+        let (ka, kb) = (self.state.info[a][2], self.state.info[b][2]);
+        if ka != SHAPE_BOX && kb != SHAPE_BOX {
+            return self.sphere_pair(a, b);
+        }
+        let (pa, pb) = (self.state.pos[a], self.state.pos[b]);
+        let env = self.settings.envelope as f64;
+        // Bounding spheres first, as the GPU's broad phase does.
+        if (v3(pb) - v3(pa)).length() - pa[3] as f64 - pb[3] as f64 > env {
+            return;
+        }
+        let m = if ka == SHAPE_BOX && kb == SHAPE_BOX {
+            boxes::box_box(&self.obb(a, shapes), &self.obb(b, shapes), env)
+        } else {
+            let (s, x, flip) = if ka == SHAPE_BOX {
+                (b, a, 1.0)
+            } else {
+                (a, b, -1.0)
+            };
+            let r = self.state.pos[s][3] as f64;
+            match boxes::sphere_box(v3(self.state.pos[s]), r, &self.obb(x, shapes), env) {
+                Some((n, gap, p)) => Manifold {
+                    n: n * flip,
+                    pts: vec![boxes::MPoint { p, gap, feature: 0 }],
+                },
+                None => Manifold::default(),
+            }
+        };
+        self.push_manifold(a, b, &m);
     }
 
     fn sphere_pair(&mut self, a: usize, b: usize) {
@@ -329,6 +391,94 @@ fn wall_grain(wall: &mut Wall, shape: &BoundaryShape, kind: u32, mesh: Option<&M
     }
 }
 
+/// Boundary `w` against box grain `g` (boundary kinds plane, box container, solid box,
+/// cylinder container; the others are refused by `Collide::new`).
+fn wall_box(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) {
+    let env = cx.settings.envelope as f64;
+    let b = cx.obb(g, shapes);
+    let (xa, q) = (v3(cx.state.pos[w]), quat(cx.state.rot[w]));
+    let cl = q.inverse() * (b.c - xa);
+    let (x, y, z) = (DVec3::X, DVec3::Y, DVec3::Z);
+    match &shapes[cx.state.info[w][3] as usize] {
+        BoundaryShape::Plane => {
+            let m = boxes::box_plane(q * z, xa, &b, env, 0);
+            cx.push_manifold(w, g, &m);
+        }
+        BoundaryShape::BoxContainer {
+            half_extents,
+            open_top,
+        } => {
+            let h = DVec3::from(half_extents.map(|v| v as f64));
+            if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
+                return;
+            }
+            let walls = [x, -x, y, -y, z, -z];
+            for (k, nl) in walls.iter().enumerate() {
+                if k == 5 && *open_top {
+                    continue;
+                }
+                let x0 = xa + q * (-*nl * h);
+                let m = boxes::box_plane(q * *nl, x0, &b, env, 8 * k as u32);
+                cx.push_manifold(w, g, &m);
+            }
+        }
+        BoundaryShape::SolidBox { half_extents } => {
+            let h = DVec3::from(half_extents.map(|v| v as f64));
+            let m = boxes::box_box(&Obb::new(xa, q, h), &b, env);
+            cx.push_manifold(w, g, &m);
+        }
+        BoundaryShape::CylinderContainer {
+            radius,
+            height,
+            open_top,
+        } => {
+            let (rad, hgt) = (*radius as f64, *height as f64);
+            if !(cl.truncate().length() <= rad && cl.z >= 0.0 && cl.z <= hgt) {
+                return;
+            }
+            let vl: Vec<DVec3> = (0..8).map(|k| q.inverse() * (b.vertex(k) - xa)).collect();
+            let side: Vec<f64> = vl.iter().map(|v| rad - v.truncate().length()).collect();
+            let bottom: Vec<f64> = vl.iter().map(|v| v.z).collect();
+            let top: Vec<f64> = vl.iter().map(|v| hgt - v.z).collect();
+            let (mu, materials) = cx.mu_mat(w, g);
+            for (grp, gaps) in [(0u32, &side), (1, &bottom), (2, &top)] {
+                if grp == 2 && *open_top {
+                    continue;
+                }
+                for k in boxes::deepest(gaps, env) {
+                    let v = vl[k];
+                    let nl = match grp {
+                        0 => {
+                            let rho = v.truncate().length();
+                            if rho > 0.0 {
+                                -(v.truncate() / rho).extend(0.0)
+                            } else {
+                                -x
+                            }
+                        }
+                        1 => z,
+                        _ => -z,
+                    };
+                    let n = q * nl;
+                    let p = b.vertex(k) - n * (0.5 * gaps[k]);
+                    cx.out.push(Contact64 {
+                        a: w as u32,
+                        b: g as u32,
+                        feature: 8 * grp + k as u32,
+                        materials,
+                        normal: n,
+                        gap: gaps[k],
+                        ra: p - xa,
+                        rb: p - b.c,
+                        mu,
+                    });
+                }
+            }
+        }
+        other => panic!("boundary body {w}: {other:?} against a box is not supported"),
+    }
+}
+
 /// Every contact with gap ≤ envelope, sorted by (A, B, feature).
 pub fn detect(
     state: &BodyState,
@@ -360,6 +510,10 @@ pub fn detect(
     for w in 0..nb {
         let [_, _, kind, si] = state.info[w];
         for g in nb..n {
+            if state.info[g][2] == SHAPE_BOX {
+                wall_box(&mut cx, w, g, shapes);
+                continue;
+            }
             let mut wall = Wall {
                 xa: v3(state.pos[w]),
                 q: quat(state.rot[w]),
@@ -382,7 +536,7 @@ pub fn detect(
     if ng <= 2048 {
         for a in nb..n {
             for b in a + 1..n {
-                cx.sphere_pair(a, b);
+                cx.grain_pair(a, b, shapes);
             }
         }
     } else {
@@ -414,7 +568,7 @@ pub fn detect(
             }
             near.sort_unstable();
             for &b in &near {
-                cx.sphere_pair(a, b);
+                cx.grain_pair(a, b, shapes);
             }
         }
     }

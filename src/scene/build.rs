@@ -314,8 +314,69 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         src: Source::new(text),
         warnings: Vec::new(),
     };
+    let raw = parse(&cx, text)?;
+    let Some(sim_raw) = &raw.simulation else {
+        return Err(cx.err(
+            None,
+            "simulation",
+            "missing [simulation] table (it needs `dt` and one of `steps` / `duration`)",
+        ));
+    };
+    let (sim, name) = simulation(&cx, sim_raw, file)?;
+    let (materials, other_model) = materials_section(&mut cx, &raw)?;
+    let (mut bodies, mut origins) = bodies_section(&mut cx, &raw, &materials, sim.dt)?;
+    no_overlap(&cx, &bodies, &origins)?;
+    generators_section(&cx, &raw, &materials, scale, &mut bodies, &mut origins)?;
+    if bodies.is_empty() {
+        return Err(cx.err(
+            None,
+            "body",
+            "the scene has no bodies: add [[body]] or [[generator]] tables",
+        ));
+    }
+    let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
+    box_boundaries(&cx, &raw, &bodies, &boundaries)?;
+    let r_min = bodies
+        .iter()
+        .map(|b| b.shape.bounding_radius())
+        .fold(f64::INFINITY, f64::min);
+    let solver = solver_section(&cx, &raw, r_min)?;
+    lemke_warning(&mut cx, &raw, &solver, bodies.len());
+    lemke_refuses_models(&cx, &raw, &solver, &other_model)?;
+    let output = output_section(&cx, &raw, sim.dt, sim.steps, &name)?;
+    let measures = measures_section(
+        &cx,
+        &raw,
+        sim.dt,
+        output.frame_every,
+        &boundaries,
+        &materials,
+    )?;
+    let dt_field = &sim_raw.get_ref().dt;
+    first_step_check(&cx, dt_field, sim.gravity, &bodies)?;
+    omega_warning(&mut cx, &raw, &solver);
+    step_warnings(&mut cx, dt_field, sim.gravity, r_min, &bodies, &origins);
+    container_warnings(&mut cx, &boundaries, &bodies, &origins);
+    plane_warnings(&mut cx, &boundaries, &bodies, &origins);
+    let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+    let lemke = solver.kind == SolverKind::Lemke;
+    let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, lemke)?;
+    Ok(Scene {
+        name,
+        sim,
+        solver,
+        materials,
+        bodies,
+        boundaries,
+        measures,
+        joints,
+        output,
+        warnings: cx.warnings,
+    })
+}
 
-    // 1. Syntax, then a pre-pass over every value (non-finite floats), then types.
+/// Syntax, then a pre-pass over every value (non-finite floats, beyond f32), then types.
+fn parse(cx: &Cx<'_>, text: &str) -> R<RawScene> {
     let doc = match DeTable::parse(text) {
         Ok(doc) => doc,
         Err(e) => {
@@ -344,16 +405,11 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             ),
         ));
     }
-    let raw: RawScene = toml::from_str(text).map_err(|e| cx.toml_err(&e, Some(&index), false))?;
+    toml::from_str(text).map_err(|e| cx.toml_err(&e, Some(&index), false))
+}
 
-    // 2. Simulation.
-    let Some(sim) = &raw.simulation else {
-        return Err(cx.err(
-            None,
-            "simulation",
-            "missing [simulation] table (it needs `dt` and one of `steps` / `duration`)",
-        ));
-    };
+/// `[simulation]`: the settings and the scene's name.
+fn simulation(cx: &Cx<'_>, sim: &S<RawSimulation>, file: &Path) -> R<(SimSettings, String)> {
     let sim_span = sim.span();
     let sim = sim.get_ref();
     let dt = cx.positive(&sim.dt, "simulation.dt")?;
@@ -394,11 +450,16 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             .unwrap_or("scene")
             .to_string(),
     };
+    Ok((SimSettings { dt, steps, gravity }, name))
+}
 
-    // 3. Materials.
+/// The first non-Coulomb friction model: (kind, material index).
+type OtherModel = Option<(String, usize)>;
+
+/// `[[material]]`: the materials and the first non-Coulomb model.
+fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, OtherModel)> {
     let mut materials: Vec<Material> = Vec::new();
     let mut material_lines: HashMap<String, usize> = HashMap::new();
-    // The first non-Coulomb model (kind, material index).
     let mut other_model: Option<(String, usize)> = None;
     for (i, m) in raw.material.iter().enumerate() {
         let base = format!("material[{i}]");
@@ -433,7 +494,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         }
         let model = match &m.model {
             None => FrictionModel::Coulomb,
-            Some(fm) => friction_model(&cx, fm, &format!("{base}.model"))?,
+            Some(fm) => friction_model(cx, fm, &format!("{base}.model"))?,
         };
         lugre_static_check(&cx, m, &model, friction, &base)?;
         // Any two materials may touch, and two different non-Coulomb models have no mixing
@@ -464,156 +525,309 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             model,
         });
     }
+    Ok((materials, other_model))
+}
 
-    // 4. Explicit bodies.
+/// `[[body]]`: the explicitly placed bodies and where each came from.
+fn bodies_section(
+    cx: &mut Cx<'_>,
+    raw: &RawScene,
+    materials: &[Material],
+    dt: f64,
+) -> R<(Vec<BodyDesc>, Vec<Origin>)> {
     let mut bodies: Vec<BodyDesc> = Vec::new();
     let mut origins: Vec<Origin> = Vec::new();
     for (i, b) in raw.body.iter().enumerate() {
-        let base = format!("body[{i}]");
-        let span = b.span();
-        let b = b.get_ref();
-        let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
-        let shape_path = format!("{base}.shape");
-        match kind {
-            "sphere" => {}
-            "box" | "capsule" | "cylinder" | "clump" | "mesh" => {
-                return Err(cx.err(
-                    b.shape.as_ref().map(|s| s.span()),
-                    shape_path,
-                    format!("shape `{kind}` is not supported yet for bodies (supported: sphere)"),
-                ))
-            }
-            other => {
-                return Err(cx.err(
-                    b.shape.as_ref().map(|s| s.span()),
-                    shape_path,
-                    format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
-                ))
-            }
+        let (body, origin) = body(cx, b, i, materials, dt)?;
+        bodies.push(body);
+        origins.push(origin);
+    }
+    Ok((bodies, origins))
+}
+
+/// One `[[body]]` table.
+fn body(
+    cx: &mut Cx<'_>,
+    b: &S<RawBody>,
+    i: usize,
+    materials: &[Material],
+    dt: f64,
+) -> R<(BodyDesc, Origin)> {
+    let base = format!("body[{i}]");
+    let span = b.span();
+    let b = b.get_ref();
+    let shape = body_shape(cx, b, &span, &base)?;
+    let material = cx.material(&b.material, &span, &base, materials)?;
+    let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Dynamic)?;
+    let orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
+    let velocity = vel(&b.velocity);
+    let angular_velocity = vel(&b.angular_velocity);
+    if motion == Motion::Fixed {
+        cx.at_rest(&b.velocity, &b.angular_velocity, &base, "body")?;
+    }
+    let (m_default, i_default) = shape.mass_properties(materials[material].density);
+    let mass = match &b.mass {
+        Some(m) => cx.positive(m, &format!("{base}.mass"))?,
+        None => m_default,
+    };
+    let inertia = match &b.inertia {
+        Some(iv) => explicit_inertia(cx, iv, &base)?,
+        // An explicit mass scales the shape's moments (uniform density).
+        None => i_default.map(|i| i * (mass / m_default)),
+    };
+    if !mass.is_finite() || inertia.iter().any(|x| !x.is_finite()) {
+        return Err(cx.err(
+            Some(span),
+            &*base,
+            "mass or inertia overflows (radius or density too large)",
+        ));
+    }
+    let label = match &b.name {
+        Some(n) => format!("{base} (\"{}\")", n.get_ref()),
+        None => base.clone(),
+    };
+    let origin = Origin {
+        label,
+        span: b.position.span(),
+    };
+    let schedule = schedule(
+        cx,
+        &b.schedule,
+        &base,
+        motion,
+        dt,
+        (velocity, angular_velocity),
+        true,
+    )?;
+    let body = BodyDesc {
+        shape,
+        position: *b.position.get_ref(),
+        orientation,
+        velocity,
+        angular_velocity,
+        material,
+        motion,
+        mass,
+        inertia,
+        schedule,
+    };
+    Ok((body, origin))
+}
+
+/// The `shape` of a `[[body]]` and its size fields.
+fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
+    let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
+    let shape_path = format!("{base}.shape");
+    let fields = present!(b; radius, half_extents, height, file);
+    match kind {
+        "sphere" => {
+            cx.only(base, "shape", kind, &fields, &["radius"])?;
+            let radius = cx.positive(
+                cx.require(&b.radius, span, base, "radius", "shape", kind)?,
+                &format!("{base}.radius"),
+            )?;
+            Ok(BodyShape::Sphere { radius })
         }
-        cx.only(
-            &base,
-            "shape",
-            kind,
-            &present!(b; half_extents, height, file),
-            &[],
-        )?;
-        let radius = cx.positive(
-            cx.require(&b.radius, &span, &base, "radius", "shape", kind)?,
-            &format!("{base}.radius"),
-        )?;
-        let material = cx.material(&b.material, &span, &base, &materials)?;
-        let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Dynamic)?;
-        let orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
-        let velocity = vel(&b.velocity);
-        let angular_velocity = vel(&b.angular_velocity);
-        if motion == Motion::Fixed {
-            cx.at_rest(&b.velocity, &b.angular_velocity, &base, "body")?;
-        }
-        let (m_default, _) = sphere_mass(materials[material].density, radius);
-        let mass = match &b.mass {
-            Some(m) => cx.positive(m, &format!("{base}.mass"))?,
-            None => m_default,
-        };
-        let inertia = match &b.inertia {
-            Some(iv) => {
-                let v = *iv.get_ref();
-                if let Some(&x) = v.iter().find(|&&x| x.is_nan() || x <= 0.0) {
-                    return Err(cx.err(
-                        Some(iv.span()),
-                        format!("{base}.inertia"),
-                        format!("principal moments must be positive (got {})", Num(x)),
-                    ));
-                }
-                let [a, bb, c] = v;
-                if a + bb < c || a + c < bb || bb + c < a {
-                    cx.warn(
-                        Some(iv.span()),
-                        &format!("{base}.inertia"),
-                        "principal moments violate the triangle inequality (no real body has them)",
-                    );
-                }
-                v
+        "box" => {
+            cx.only(base, "shape", kind, &fields, &["half_extents"])?;
+            let h = cx.require(&b.half_extents, span, base, "half_extents", "shape", kind)?;
+            if let Some(&x) = h.get_ref().iter().find(|&&x| x.is_nan() || x <= 0.0) {
+                return Err(cx.err(
+                    Some(h.span()),
+                    format!("{base}.half_extents"),
+                    format!("every half extent must be positive (got {})", Num(x)),
+                ));
             }
-            None => [0.4 * mass * radius * radius; 3],
-        };
-        if !mass.is_finite() || inertia.iter().any(|x| !x.is_finite()) {
+            Ok(BodyShape::Box {
+                half_extents: *h.get_ref(),
+            })
+        }
+        "capsule" | "cylinder" | "clump" | "mesh" => Err(cx.err(
+            b.shape.as_ref().map(|s| s.span()),
+            shape_path,
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box)"),
+        )),
+        other => Err(cx.err(
+            b.shape.as_ref().map(|s| s.span()),
+            shape_path,
+            format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
+        )),
+    }
+}
+
+/// Box bodies cannot meet solid cylinders and meshes yet (no narrow phase): refused.
+fn box_boundaries(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    bodies: &[BodyDesc],
+    boundaries: &[Boundary],
+) -> R<()> {
+    if !bodies
+        .iter()
+        .any(|b| matches!(b.shape, BodyShape::Box { .. }))
+    {
+        return Ok(());
+    }
+    for (i, bd) in boundaries.iter().enumerate() {
+        if matches!(
+            bd.shape,
+            BoundaryShape::SolidCylinder { .. } | BoundaryShape::Mesh { .. }
+        ) {
+            let kind = &raw.boundary[i].get_ref().kind;
             return Err(cx.err(
-                Some(span),
-                &*base,
-                "mass or inertia overflows (radius or density too large)",
+                Some(kind.span()),
+                format!("boundary[{i}].kind"),
+                format!(
+                    "box bodies cannot meet a `{}` boundary yet (supported with boxes: plane, box_container, box, cylinder_container)",
+                    kind.get_ref()
+                ),
             ));
         }
-        let label = match &b.name {
-            Some(n) => format!("{base} (\"{}\")", n.get_ref()),
-            None => base.clone(),
-        };
-        origins.push(Origin {
-            label,
-            span: b.position.span(),
-        });
-        let schedule = schedule(
-            &cx,
-            &b.schedule,
-            &base,
-            motion,
-            dt,
-            (velocity, angular_velocity),
-            true,
-        )?;
-        bodies.push(BodyDesc {
-            shape: BodyShape::Sphere { radius },
-            position: *b.position.get_ref(),
-            orientation,
-            velocity,
-            angular_velocity,
-            material,
-            motion,
-            mass,
-            inertia,
-            schedule,
-        });
     }
+    Ok(())
+}
 
-    // Explicit bodies must not overlap.
-    if !bodies.is_empty() {
-        let r_max = bodies
-            .iter()
-            .map(|b| b.shape.bounding_radius())
-            .fold(0.0, f64::max);
-        let mut grid = SphereGrid::new(r_max);
-        for (j, b) in bodies.iter().enumerate() {
-            let r = b.shape.bounding_radius();
-            if let Some(k) = grid.find_overlap(b.position, r) {
-                let i = grid.ids[k];
-                let d =
-                    DVec3::from_array(b.position).distance(DVec3::from_array(bodies[i].position));
+/// An explicit `inertia = [Ixx, Iyy, Izz]`: positive, with a warning when it violates the
+/// triangle inequality.
+fn explicit_inertia(cx: &mut Cx<'_>, iv: &S<[f64; 3]>, base: &str) -> R<[f64; 3]> {
+    let v = *iv.get_ref();
+    if let Some(&x) = v.iter().find(|&&x| x.is_nan() || x <= 0.0) {
+        return Err(cx.err(
+            Some(iv.span()),
+            format!("{base}.inertia"),
+            format!("principal moments must be positive (got {})", Num(x)),
+        ));
+    }
+    let [a, bb, c] = v;
+    if a + bb < c || a + c < bb || bb + c < a {
+        cx.warn(
+            Some(iv.span()),
+            &format!("{base}.inertia"),
+            "principal moments violate the triangle inequality (no real body has them)",
+        );
+    }
+    Ok(v)
+}
+
+/// Explicit bodies must not overlap: spheres by a grid; a box against every body whose
+/// bounding sphere it meets, exactly (the box narrow phase at zero envelope).
+fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
+    if bodies.is_empty() {
+        return Ok(());
+    }
+    let r_max = bodies
+        .iter()
+        .map(|b| b.shape.bounding_radius())
+        .fold(0.0, f64::max);
+    let mut grid = SphereGrid::new(r_max);
+    for (j, b) in bodies.iter().enumerate() {
+        if let BodyShape::Box { .. } = b.shape {
+            if let Some((i, depth)) =
+                (0..j).find_map(|i| box_overlap(&bodies[i], b).map(|d| (i, d)))
+            {
                 return Err(cx.err(
                     Some(origins[j].span.clone()),
                     format!("body[{j}].position"),
                     format!(
-                        "{} overlaps {} defined on line {}: centre distance {} < sum of radii {}",
+                        "{} overlaps {} defined on line {} by {}",
                         origins[j].label,
                         origins[i].label,
                         cx.line(&origins[i].span),
-                        Num(d),
-                        Num(r + bodies[i].shape.bounding_radius())
+                        Num(depth)
                     ),
                 ));
             }
-            grid.insert(b.position, r, j);
+            continue;
         }
+        if let Some(i) = (0..j).find(|&i| {
+            matches!(bodies[i].shape, BodyShape::Box { .. }) && box_overlap(b, &bodies[i]).is_some()
+        }) {
+            return Err(cx.err(
+                Some(origins[j].span.clone()),
+                format!("body[{j}].position"),
+                format!(
+                    "{} overlaps {} defined on line {}",
+                    origins[j].label,
+                    origins[i].label,
+                    cx.line(&origins[i].span)
+                ),
+            ));
+        }
+        let r = b.shape.bounding_radius();
+        if let Some(k) = grid.find_overlap(b.position, r) {
+            let i = grid.ids[k];
+            let d = DVec3::from_array(b.position).distance(DVec3::from_array(bodies[i].position));
+            return Err(cx.err(
+                Some(origins[j].span.clone()),
+                format!("body[{j}].position"),
+                format!(
+                    "{} overlaps {} defined on line {}: centre distance {} < sum of radii {}",
+                    origins[j].label,
+                    origins[i].label,
+                    cx.line(&origins[i].span),
+                    Num(d),
+                    Num(r + bodies[i].shape.bounding_radius())
+                ),
+            ));
+        }
+        grid.insert(b.position, r, j);
     }
+    Ok(())
+}
 
-    // 5. Generators.
+/// The penetration depth of two bodies of which one at least is a box, when they overlap.
+fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
+    use crate::reference::boxes::{box_box, sphere_box, Obb};
+    let (pa, pb) = (DVec3::from_array(a.position), DVec3::from_array(b.position));
+    if pa.distance(pb) >= a.shape.bounding_radius() + b.shape.bounding_radius() {
+        return None;
+    }
+    let obb = |d: &BodyDesc, h: [f64; 3]| {
+        Obb::new(
+            DVec3::from_array(d.position),
+            DQuat::from_array(d.orientation),
+            DVec3::from_array(h),
+        )
+    };
+    let gap = match (&a.shape, &b.shape) {
+        (BodyShape::Box { half_extents: ha }, BodyShape::Box { half_extents: hb }) => {
+            box_box(&obb(a, *ha), &obb(b, *hb), 0.0)
+                .pts
+                .iter()
+                .map(|p| p.gap)
+                .fold(f64::INFINITY, f64::min)
+        }
+        (BodyShape::Box { half_extents: h }, BodyShape::Sphere { radius })
+        | (BodyShape::Sphere { radius }, BodyShape::Box { half_extents: h }) => {
+            let (s, x) = if matches!(a.shape, BodyShape::Sphere { .. }) {
+                (pa, b)
+            } else {
+                (pb, a)
+            };
+            sphere_box(s, *radius, &obb(x, *h), 0.0).map_or(f64::INFINITY, |m| m.1)
+        }
+        _ => f64::INFINITY,
+    };
+    (gap < 0.0).then_some(-gap)
+}
+
+/// `[[generator]]`: appends the generated spheres to `bodies`.
+fn generators_section(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    materials: &[Material],
+    scale: f64,
+    bodies: &mut Vec<BodyDesc>,
+    origins: &mut Vec<Origin>,
+) -> R<()> {
     for (gi, g) in raw.generator.iter().enumerate() {
         let base = format!("generator[{gi}]");
         let span = g.span();
         let g = g.get_ref();
         let kind = g.kind.get_ref().as_str();
-        let region = region(&cx, &g.region, &format!("{base}.region"))?;
-        let dist = radius_dist(&cx, &g.radius, &format!("{base}.radius"))?;
-        let material = cx.material(&g.material, &span, &base, &materials)?;
+        let region = region(cx, &g.region, &format!("{base}.region"))?;
+        let dist = radius_dist(cx, &g.radius, &format!("{base}.radius"))?;
+        let material = cx.material(&g.material, &span, &base, materials)?;
         let seed = cx.opt_int(&g.seed, &format!("{base}.seed"), 0, i64::MAX, 0)?;
         let centers: Vec<[f64; 3]> = bodies.iter().map(|b| b.position).collect();
         let radii: Vec<f64> = bodies.iter().map(|b| b.shape.bounding_radius()).collect();
@@ -621,161 +835,18 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             centers: &centers,
             radii: &radii,
         };
-        let fields = present!(g; spacing, jitter, max_count, count, volume_fraction, max_attempts);
+        let gx = GenCx {
+            g,
+            base: &base,
+            span: &span,
+            region: &region,
+            seed,
+            scale,
+            obstacles: &obstacles,
+        };
         let placed: Vec<([f64; 3], f64)> = match kind {
-            "lattice" => {
-                cx.only(
-                    &base,
-                    "generator",
-                    kind,
-                    &fields,
-                    &["spacing", "jitter", "max_count"],
-                )?;
-                let RadiusDist::Constant(r) = dist else {
-                    return Err(cx.err(
-                        Some(g.radius.span()),
-                        format!("{base}.radius"),
-                        "a lattice needs a single radius (a number)",
-                    ));
-                };
-                let jitter = cx.opt_non_negative(&g.jitter, &format!("{base}.jitter"), 0.0)?;
-                let min_spacing = 2.0 * r + 2.0 * jitter;
-                let spacing = match &g.spacing {
-                    None => min_spacing + 0.02 * r,
-                    Some(s) => {
-                        let v = cx.positive(s, &format!("{base}.spacing"))?;
-                        if v < min_spacing {
-                            return Err(cx.err(
-                                Some(s.span()),
-                                format!("{base}.spacing"),
-                                format!("must be at least 2·radius + 2·jitter = {} so that spheres cannot overlap (got {})", Num(min_spacing), Num(v)),
-                            ));
-                        }
-                        v
-                    }
-                };
-                let max_count = g
-                    .max_count
-                    .as_ref()
-                    .map(|m| cx.int_range(m, &format!("{base}.max_count"), 1, MAX_GENERATED as i64))
-                    .transpose()?
-                    .map(|m| m as usize);
-                let (lo, hi) = region.aabb();
-                let sites: f64 = (0..3)
-                    .map(|k| ((hi[k] - lo[k]) / spacing).max(0.0) + 1.0)
-                    .product();
-                if sites > MAX_GENERATED as f64 && max_count.is_none() {
-                    return Err(cx.err(
-                        Some(span),
-                        &*base,
-                        format!("lattice would have more than {MAX_GENERATED} sites; set `max_count` or enlarge `spacing`"),
-                    ));
-                }
-                let out =
-                    generate::lattice(&region, r, spacing, jitter, max_count, seed, &obstacles);
-                if out.is_empty() {
-                    return Err(cx.err(
-                        Some(g.region.span()),
-                        format!("{base}.region"),
-                        format!(
-                            "the region holds no free lattice site for spheres of radius {}",
-                            Num(r)
-                        ),
-                    ));
-                }
-                let keep = scaled_count(out.len(), scale);
-                out.into_iter().take(keep).map(|c| (c, r)).collect()
-            }
-            "random_fill" => {
-                cx.only(
-                    &base,
-                    "generator",
-                    kind,
-                    &fields,
-                    &["count", "volume_fraction", "max_attempts"],
-                )?;
-                let count = g
-                    .count
-                    .as_ref()
-                    .map(|c| cx.int_range(c, &format!("{base}.count"), 1, MAX_GENERATED as i64))
-                    .transpose()?
-                    .map(|c| c as usize);
-                let fraction = match &g.volume_fraction {
-                    None => None,
-                    Some(f) => {
-                        let v = cx.positive(f, &format!("{base}.volume_fraction"))?;
-                        if v >= 1.0 {
-                            return Err(cx.err(
-                                Some(f.span()),
-                                format!("{base}.volume_fraction"),
-                                format!("must be below 1 (got {})", Num(v)),
-                            ));
-                        }
-                        let r_min = match dist {
-                            RadiusDist::Constant(r) => r,
-                            RadiusDist::Uniform { min, .. } => min,
-                        };
-                        if count.is_none()
-                            && v * region.volume() / (4.0 / 3.0 * PI * r_min.powi(3))
-                                > MAX_GENERATED as f64
-                        {
-                            return Err(cx.err(
-                                Some(f.span()),
-                                format!("{base}.volume_fraction"),
-                                format!("would generate more than {MAX_GENERATED} spheres; set `count` as well"),
-                            ));
-                        }
-                        Some(v)
-                    }
-                };
-                if count.is_none() && fraction.is_none() {
-                    return Err(cx.err(
-                        Some(span),
-                        format!("{base}.count"),
-                        "random_fill needs `count` and/or `volume_fraction`",
-                    ));
-                }
-                if !region.fits_radius(dist.max()) {
-                    return Err(cx.err(
-                        Some(g.region.span()),
-                        format!("{base}.region"),
-                        format!(
-                            "the region is too small for spheres of radius {}",
-                            Num(dist.max())
-                        ),
-                    ));
-                }
-                let attempts = cx.opt_int(
-                    &g.max_attempts,
-                    &format!("{base}.max_attempts"),
-                    1,
-                    1 << 40,
-                    1000,
-                )?;
-                let target = FillTarget {
-                    count: count.map(|n| scaled_count(n, scale)),
-                    volume_fraction: match count {
-                        Some(_) => fraction,
-                        None => fraction.map(|f| f * scale),
-                    },
-                };
-                generate::random_fill(&region, dist, &target, attempts as usize, seed, &obstacles)
-                    .map_err(|s| {
-                        let (fspan, fname) = match (&g.count, &g.volume_fraction) {
-                            (Some(c), _) => (c.span(), "count"),
-                            (None, Some(f)) => (f.span(), "volume_fraction"),
-                            _ => (span.clone(), "count"),
-                        };
-                        cx.err(
-                            Some(fspan),
-                            format!("{base}.{fname}"),
-                            format!(
-                                "could place only {} of {} spheres (solid fraction {:.3} of the region; random_fill reaches {}): enlarge the region or lower count/volume_fraction; for a denser bed use a lattice, or let a fill settle in a run and resume from its checkpoint",
-                                s.placed, s.wanted, s.fraction, generate::RANDOM_FILL_REACHES
-                            ),
-                        )
-                    })?
-            }
+            "lattice" => lattice(cx, &gx, dist)?,
+            "random_fill" => random_fill(cx, &gx, dist)?,
             other => {
                 return Err(cx.err(
                     Some(g.kind.span()),
@@ -809,81 +880,270 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             });
         }
     }
+    Ok(())
+}
 
-    if bodies.is_empty() {
+/// What a generator kind needs from its `[[generator]]` table.
+struct GenCx<'a> {
+    g: &'a RawGenerator,
+    base: &'a str,
+    span: &'a Range<usize>,
+    region: &'a Region,
+    seed: u64,
+    scale: f64,
+    obstacles: &'a Obstacles<'a>,
+}
+
+/// A `lattice` generator: the placed centres and radii.
+fn lattice(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3], f64)>> {
+    let (g, base, span, region) = (gx.g, gx.base, gx.span, gx.region);
+    let kind = g.kind.get_ref().as_str();
+    let fields = present!(g; spacing, jitter, max_count, count, volume_fraction, max_attempts);
+    cx.only(
+        base,
+        "generator",
+        kind,
+        &fields,
+        &["spacing", "jitter", "max_count"],
+    )?;
+    let RadiusDist::Constant(r) = dist else {
         return Err(cx.err(
-            None,
-            "body",
-            "the scene has no bodies: add [[body]] or [[generator]] tables",
+            Some(g.radius.span()),
+            format!("{base}.radius"),
+            "a lattice needs a single radius (a number)",
         ));
-    }
-
-    // 6. Boundaries.
-    let mut boundaries = Vec::new();
-    for (i, b) in raw.boundary.iter().enumerate() {
-        boundaries.push(boundary(&cx, b, i, &materials, file, dt)?);
-    }
-
-    // 7. Solver.
-    let r_min = bodies
-        .iter()
-        .map(|b| b.shape.bounding_radius())
-        .fold(f64::INFINITY, f64::min);
-    let solver = solver_section(&cx, &raw, r_min)?;
-    lemke_warning(&mut cx, &raw, &solver, bodies.len());
-    lemke_refuses_models(&cx, &raw, &solver, &other_model)?;
-
-    // 8. Output.
-    let output = {
-        let default = RawOutput {
-            dir: None,
-            frame_every: None,
-            frame_interval: None,
-            vtk: None,
-            contacts: None,
-            checkpoint_every: None,
-            stats_every: None,
-        };
-        let o = raw.output.as_ref().map_or(&default, |o| o.get_ref());
-        let frame_every = match (&o.frame_every, &o.frame_interval) {
-            (Some(_), Some(fi)) => {
+    };
+    let jitter = cx.opt_non_negative(&g.jitter, &format!("{base}.jitter"), 0.0)?;
+    let min_spacing = 2.0 * r + 2.0 * jitter;
+    let spacing = match &g.spacing {
+        None => min_spacing + 0.02 * r,
+        Some(s) => {
+            let v = cx.positive(s, &format!("{base}.spacing"))?;
+            if v < min_spacing {
                 return Err(cx.err(
-                    Some(fi.span()),
-                    "output.frame_interval",
-                    "give either `frame_every` or `frame_interval`, not both",
-                ))
+                    Some(s.span()),
+                    format!("{base}.spacing"),
+                    format!("must be at least 2·radius + 2·jitter = {} so that spheres cannot overlap (got {})", Num(min_spacing), Num(v)),
+                ));
             }
-            (Some(f), None) => cx.int_range(f, "output.frame_every", 1, i64::MAX)?,
-            (None, Some(fi)) => {
-                let t = cx.positive(fi, "output.frame_interval")?;
-                ((t / dt).round() as u64).max(1)
-            }
-            (None, None) => steps.div_ceil(50).max(1),
-        };
-        OutputSettings {
-            dir: o.dir.as_ref().map_or_else(
-                || PathBuf::from("out").join(&name),
-                |d| PathBuf::from(d.get_ref()),
-            ),
-            frame_every,
-            vtk: o.vtk.as_ref().is_none_or(|v| *v.get_ref()),
-            contacts: o.contacts.as_ref().is_some_and(|v| *v.get_ref()),
-            checkpoint_every: cx.opt_int(
-                &o.checkpoint_every,
-                "output.checkpoint_every",
-                0,
-                i64::MAX,
-                0,
-            )?,
-            stats_every: cx.opt_int(&o.stats_every, "output.stats_every", 1, i64::MAX, 1)?,
+            v
         }
     };
+    let max_count = g
+        .max_count
+        .as_ref()
+        .map(|m| cx.int_range(m, &format!("{base}.max_count"), 1, MAX_GENERATED as i64))
+        .transpose()?
+        .map(|m| m as usize);
+    let (lo, hi) = region.aabb();
+    let sites: f64 = (0..3)
+        .map(|k| ((hi[k] - lo[k]) / spacing).max(0.0) + 1.0)
+        .product();
+    if sites > MAX_GENERATED as f64 && max_count.is_none() {
+        return Err(cx.err(
+            Some(span.clone()),
+            base,
+            format!("lattice would have more than {MAX_GENERATED} sites; set `max_count` or enlarge `spacing`"),
+        ));
+    }
+    let out = generate::lattice(region, r, spacing, jitter, max_count, gx.seed, gx.obstacles);
+    if out.is_empty() {
+        return Err(cx.err(
+            Some(g.region.span()),
+            format!("{base}.region"),
+            format!(
+                "the region holds no free lattice site for spheres of radius {}",
+                Num(r)
+            ),
+        ));
+    }
+    let keep = scaled_count(out.len(), gx.scale);
+    Ok(out.into_iter().take(keep).map(|c| (c, r)).collect())
+}
 
-    // 8b. Measurements.
+/// A `random_fill` generator: the placed centres and radii.
+fn random_fill(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3], f64)>> {
+    let (g, base, span, region) = (gx.g, gx.base, gx.span, gx.region);
+    let kind = g.kind.get_ref().as_str();
+    let fields = present!(g; spacing, jitter, max_count, count, volume_fraction, max_attempts);
+    cx.only(
+        base,
+        "generator",
+        kind,
+        &fields,
+        &["count", "volume_fraction", "max_attempts"],
+    )?;
+    let count = g
+        .count
+        .as_ref()
+        .map(|c| cx.int_range(c, &format!("{base}.count"), 1, MAX_GENERATED as i64))
+        .transpose()?
+        .map(|c| c as usize);
+    let fraction = match &g.volume_fraction {
+        None => None,
+        Some(f) => {
+            let v = cx.positive(f, &format!("{base}.volume_fraction"))?;
+            if v >= 1.0 {
+                return Err(cx.err(
+                    Some(f.span()),
+                    format!("{base}.volume_fraction"),
+                    format!("must be below 1 (got {})", Num(v)),
+                ));
+            }
+            let r_min = match dist {
+                RadiusDist::Constant(r) => r,
+                RadiusDist::Uniform { min, .. } => min,
+            };
+            if count.is_none()
+                && v * region.volume() / (4.0 / 3.0 * PI * r_min.powi(3)) > MAX_GENERATED as f64
+            {
+                return Err(cx.err(
+                    Some(f.span()),
+                    format!("{base}.volume_fraction"),
+                    format!(
+                        "would generate more than {MAX_GENERATED} spheres; set `count` as well"
+                    ),
+                ));
+            }
+            Some(v)
+        }
+    };
+    if count.is_none() && fraction.is_none() {
+        return Err(cx.err(
+            Some(span.clone()),
+            format!("{base}.count"),
+            "random_fill needs `count` and/or `volume_fraction`",
+        ));
+    }
+    if !region.fits_radius(dist.max()) {
+        return Err(cx.err(
+            Some(g.region.span()),
+            format!("{base}.region"),
+            format!(
+                "the region is too small for spheres of radius {}",
+                Num(dist.max())
+            ),
+        ));
+    }
+    let attempts = cx.opt_int(
+        &g.max_attempts,
+        &format!("{base}.max_attempts"),
+        1,
+        1 << 40,
+        1000,
+    )?;
+    let target = FillTarget {
+        count: count.map(|n| scaled_count(n, gx.scale)),
+        volume_fraction: match count {
+            Some(_) => fraction,
+            None => fraction.map(|f| f * gx.scale),
+        },
+    };
+    generate::random_fill(
+        region,
+        dist,
+        &target,
+        attempts as usize,
+        gx.seed,
+        gx.obstacles,
+    )
+    .map_err(|s| {
+        let (fspan, fname) = match (&g.count, &g.volume_fraction) {
+            (Some(c), _) => (c.span(), "count"),
+            (None, Some(f)) => (f.span(), "volume_fraction"),
+            _ => (span.clone(), "count"),
+        };
+        cx.err(
+            Some(fspan),
+            format!("{base}.{fname}"),
+            format!(
+                "could place only {} of {} spheres (solid fraction {:.3} of the region; random_fill reaches {}): enlarge the region or lower count/volume_fraction; for a denser bed use a lattice, or let a fill settle in a run and resume from its checkpoint",
+                s.placed, s.wanted, s.fraction, generate::RANDOM_FILL_REACHES
+            ),
+        )
+    })
+}
+
+/// `[[boundary]]`.
+fn boundaries_section(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    materials: &[Material],
+    file: &Path,
+    dt: f64,
+) -> R<Vec<Boundary>> {
+    raw.boundary
+        .iter()
+        .enumerate()
+        .map(|(i, b)| boundary(cx, b, i, materials, file, dt))
+        .collect()
+}
+
+/// `[output]`.
+fn output_section(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    dt: f64,
+    steps: u64,
+    name: &str,
+) -> R<OutputSettings> {
+    let default = RawOutput {
+        dir: None,
+        frame_every: None,
+        frame_interval: None,
+        vtk: None,
+        contacts: None,
+        checkpoint_every: None,
+        stats_every: None,
+    };
+    let o = raw.output.as_ref().map_or(&default, |o| o.get_ref());
+    let frame_every = match (&o.frame_every, &o.frame_interval) {
+        (Some(_), Some(fi)) => {
+            return Err(cx.err(
+                Some(fi.span()),
+                "output.frame_interval",
+                "give either `frame_every` or `frame_interval`, not both",
+            ))
+        }
+        (Some(f), None) => cx.int_range(f, "output.frame_every", 1, i64::MAX)?,
+        (None, Some(fi)) => {
+            let t = cx.positive(fi, "output.frame_interval")?;
+            ((t / dt).round() as u64).max(1)
+        }
+        (None, None) => steps.div_ceil(50).max(1),
+    };
+    Ok(OutputSettings {
+        dir: o.dir.as_ref().map_or_else(
+            || PathBuf::from("out").join(name),
+            |d| PathBuf::from(d.get_ref()),
+        ),
+        frame_every,
+        vtk: o.vtk.as_ref().is_none_or(|v| *v.get_ref()),
+        contacts: o.contacts.as_ref().is_some_and(|v| *v.get_ref()),
+        checkpoint_every: cx.opt_int(
+            &o.checkpoint_every,
+            "output.checkpoint_every",
+            0,
+            i64::MAX,
+            0,
+        )?,
+        stats_every: cx.opt_int(&o.stats_every, "output.stats_every", 1, i64::MAX, 1)?,
+    })
+}
+
+/// `[[measure]]`, with unique names.
+fn measures_section(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    dt: f64,
+    frame_every: u64,
+    boundaries: &[Boundary],
+    materials: &[Material],
+) -> R<Vec<Measure>> {
     let mut measures: Vec<Measure> = Vec::new();
     let mut measure_lines: HashMap<String, usize> = HashMap::new();
     for (i, m) in raw.measure.iter().enumerate() {
-        let mm = measure(&cx, m, i, dt, output.frame_every, &boundaries, &materials)?;
+        let mm = measure(cx, m, i, dt, frame_every, boundaries, materials)?;
         let name_span = m.get_ref().name.span();
         if let Some(line) = measure_lines.get(&mm.name) {
             return Err(cx.err(
@@ -898,12 +1158,12 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         measure_lines.insert(mm.name.clone(), cx.line(&name_span));
         measures.push(mm);
     }
+    Ok(measures)
+}
 
-    first_step_check(&cx, &sim.dt, gravity, &bodies)?;
-
-    // 9. Warnings.
-    // Jacobi's steps ω·η_i are convergent for ω < 2/3 (η_i bounds N from above, see
-    // `shaders/solve_assemble.wgsl`); beyond that a dense pile can diverge.
+/// Jacobi's steps ω·η_i are convergent for ω < 2/3 (η_i bounds N from above, see
+/// `shaders/solve_assemble.wgsl`); beyond that a dense pile can diverge.
+fn omega_warning(cx: &mut Cx<'_>, raw: &RawScene, solver: &SolverSettings) {
     if solver.kind == SolverKind::Jacobi && solver.omega >= 2.0 / 3.0 {
         let span = raw
             .solver
@@ -919,12 +1179,24 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             ),
         );
     }
+}
+
+/// The time-step warnings: vs. the smallest body's size under gravity, vs. the fastest body.
+fn step_warnings(
+    cx: &mut Cx<'_>,
+    dt_field: &S<f64>,
+    gravity: [f64; 3],
+    r_min: f64,
+    bodies: &[BodyDesc],
+    origins: &[Origin],
+) {
+    let dt = *dt_field.get_ref();
     let g = DVec3::from_array(gravity).length();
     if g > 0.0 {
         let dt_max = 0.1 * (r_min / g).sqrt();
         if dt > dt_max {
             cx.warn(
-                Some(sim.dt.span()),
+                Some(dt_field.span()),
                 "simulation.dt",
                 format!("dt = {} s is large for the smallest body radius {} m (rule: dt ≤ 0.1·sqrt(r_min/|g|) = {dt_max:.3e} s)", Num(dt), Num(r_min)),
             );
@@ -938,7 +1210,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     {
         if v * dt > 0.2 * r_min {
             cx.warn(
-                Some(sim.dt.span()),
+                Some(dt_field.span()),
                 "simulation.dt",
                 format!(
                     "{} moves {:.3e} m per step at its initial speed {} m/s, more than 0.2·r_min = {:.3e} m",
@@ -950,10 +1222,21 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             );
         }
     }
-    let local = |bd: &Boundary, p: [f64; 3]| {
-        let q = DQuat::from_array(bd.orientation);
-        q.inverse() * (DVec3::from_array(p) - DVec3::from_array(bd.position))
-    };
+}
+
+/// `p` in the frame of boundary `bd`.
+fn boundary_local(bd: &Boundary, p: [f64; 3]) -> DVec3 {
+    let q = DQuat::from_array(bd.orientation);
+    q.inverse() * (DVec3::from_array(p) - DVec3::from_array(bd.position))
+}
+
+/// Warns about bodies whose centre is outside every container (when there are containers).
+fn container_warnings(
+    cx: &mut Cx<'_>,
+    boundaries: &[Boundary],
+    bodies: &[BodyDesc],
+    origins: &[Origin],
+) {
     let containers: Vec<&Boundary> = boundaries
         .iter()
         .filter(|b| {
@@ -963,55 +1246,65 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             )
         })
         .collect();
-    if !containers.is_empty() {
-        let inside = |p: [f64; 3]| {
-            containers.iter().any(|bd| {
-                let l = local(bd, p);
-                match bd.shape {
-                    BoundaryShape::BoxContainer {
-                        half_extents: h,
-                        open_top,
-                    } => {
-                        l.x.abs() <= h[0]
-                            && l.y.abs() <= h[1]
-                            && l.z >= -h[2]
-                            && (open_top || l.z <= h[2])
-                    }
-                    BoundaryShape::CylinderContainer {
-                        radius,
-                        height,
-                        open_top,
-                    } => l.x.hypot(l.y) <= radius && l.z >= 0.0 && (open_top || l.z <= height),
-                    _ => false,
-                }
-            })
-        };
-        let outside: Vec<usize> = (0..bodies.len())
-            .filter(|&k| !inside(bodies[k].position))
-            .collect();
-        if let Some(&first) = outside.first() {
-            let p = bodies[first].position;
-            cx.warn(
-                Some(origins[first].span.clone()),
-                &origins[first].label,
-                format!(
-                    "{} of {} bodies start outside every container (first: {} at [{}, {}, {}])",
-                    outside.len(),
-                    bodies.len(),
-                    origins[first].label,
-                    Num(p[0]),
-                    Num(p[1]),
-                    Num(p[2])
-                ),
-            );
-        }
+    if containers.is_empty() {
+        return;
     }
+    let inside = |p: [f64; 3]| {
+        containers.iter().any(|bd| {
+            let l = boundary_local(bd, p);
+            match bd.shape {
+                BoundaryShape::BoxContainer {
+                    half_extents: h,
+                    open_top,
+                } => {
+                    l.x.abs() <= h[0]
+                        && l.y.abs() <= h[1]
+                        && l.z >= -h[2]
+                        && (open_top || l.z <= h[2])
+                }
+                BoundaryShape::CylinderContainer {
+                    radius,
+                    height,
+                    open_top,
+                } => l.x.hypot(l.y) <= radius && l.z >= 0.0 && (open_top || l.z <= height),
+                _ => false,
+            }
+        })
+    };
+    let outside: Vec<usize> = (0..bodies.len())
+        .filter(|&k| !inside(bodies[k].position))
+        .collect();
+    if let Some(&first) = outside.first() {
+        let p = bodies[first].position;
+        cx.warn(
+            Some(origins[first].span.clone()),
+            &origins[first].label,
+            format!(
+                "{} of {} bodies start outside every container (first: {} at [{}, {}, {}])",
+                outside.len(),
+                bodies.len(),
+                origins[first].label,
+                Num(p[0]),
+                Num(p[1]),
+                Num(p[2])
+            ),
+        );
+    }
+}
+
+/// Warns about bodies whose centre is on the solid side of a plane.
+fn plane_warnings(
+    cx: &mut Cx<'_>,
+    boundaries: &[Boundary],
+    bodies: &[BodyDesc],
+    origins: &[Origin],
+) {
     for (bi, bd) in boundaries.iter().enumerate() {
         if bd.shape != BoundaryShape::Plane {
             continue;
         }
         let below: Vec<usize> = (0..bodies.len())
-            .filter(|&k| local(bd, bodies[k].position).z < 0.0)
+            .filter(|&k| boundary_local(bd, bodies[k].position).z < 0.0)
             .collect();
         if let Some(&first) = below.first() {
             cx.warn(
@@ -1026,22 +1319,6 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
             );
         }
     }
-
-    let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
-    let lemke = solver.kind == SolverKind::Lemke;
-    let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, lemke)?;
-    Ok(Scene {
-        name,
-        sim: SimSettings { dt, steps, gravity },
-        solver,
-        materials,
-        bodies,
-        boundaries,
-        measures,
-        joints,
-        output,
-        warnings: cx.warnings,
-    })
 }
 
 /// How far past the scene's size one step may carry a body before the step means nothing.

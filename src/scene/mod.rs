@@ -10,7 +10,8 @@
 //!   `lemke_step` (lemke), `recovery_speed`, `slop`, `stabilisation` (apgd/jacobi), `warm_start`,
 //!   `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
-//! * `[[body]]` — explicitly placed bodies (spheres for now).
+//! * `[[body]]` — explicitly placed bodies: `shape = "sphere"` (`radius`, the default) or
+//!   `"box"` (`half_extents`).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
 //! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
@@ -327,7 +328,13 @@ pub enum MeasureKind {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BodyShape {
-    Sphere { radius: f64 },
+    Sphere {
+        radius: f64,
+    },
+    /// Centred on the body's position, axes along the body frame.
+    Box {
+        half_extents: [f64; 3],
+    },
 }
 
 impl BodyShape {
@@ -335,6 +342,18 @@ impl BodyShape {
     pub fn bounding_radius(&self) -> f64 {
         match *self {
             BodyShape::Sphere { radius } => radius,
+            BodyShape::Box { half_extents: h } => (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
+        }
+    }
+
+    /// Mass and principal moments of inertia (body frame) of the solid shape, analytic.
+    pub fn mass_properties(&self, density: f64) -> (f64, [f64; 3]) {
+        match *self {
+            BodyShape::Sphere { radius: r } => {
+                let m = density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
+                (m, [0.4 * m * r * r; 3])
+            }
+            BodyShape::Box { half_extents: h } => crate::reference::boxes::box_mass(density, h),
         }
     }
 }
