@@ -496,7 +496,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
             None => FrictionModel::Coulomb,
             Some(fm) => friction_model(cx, fm, &format!("{base}.model"))?,
         };
-        lugre_static_check(&cx, m, &model, friction, &base)?;
+        lugre_static_check(cx, m, &model, friction, &base)?;
         // Any two materials may touch, and two different non-Coulomb models have no mixing
         // rule (src/solve/rows): refused rather than resolved silently.
         if let (Some(fm), Some((kind0, i0))) = (&m.model, &other_model) {
