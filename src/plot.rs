@@ -125,7 +125,8 @@ pub fn plot_run(run_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
     Ok(written)
 }
 
-pub(crate) fn ensure_font() -> Result<(), PlotError> {
+/// Registers the bundled font with plotters (once); examples drawing text call it first.
+pub fn ensure_font() -> Result<(), PlotError> {
     static LOADED: OnceLock<bool> = OnceLock::new();
     let ok = *LOADED.get_or_init(|| {
         plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok()
