@@ -173,6 +173,19 @@ fn box_bodies(scene: &Scene) -> Vec<(usize, [f32; 3])> {
         .collect()
 }
 
+/// A frame writer's error: a non-finite value means the run diverged (named with its step and
+/// time, nothing written); any other is an I/O error.
+fn frame_error(e: IoError, sim: &Simulation) -> RunError {
+    match e {
+        IoError::NonFinite { .. } => RunError::Diverged {
+            step: sim.step_index(),
+            time: sim.time(),
+            what: e.to_string(),
+        },
+        e => e.into(),
+    }
+}
+
 impl Outputs {
     fn frame_name(step: u64) -> String {
         format!("frames/particles_{step:08}.vtp")
@@ -204,14 +217,7 @@ impl Outputs {
             scalars: Vec::new(),
             vectors: Vec::new(),
         };
-        io::write_particles(&self.dir.join(&name), &frame).map_err(|e| match e {
-            IoError::NonFinite { .. } => RunError::Diverged {
-                step: sim.step_index(),
-                time: sim.time(),
-                what: e.to_string(),
-            },
-            e => e.into(),
-        })?;
+        io::write_particles(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
         self.pvd.add(sim.time(), name)?;
         self.frames += 1;
         self.write_boxes(sim, &s)?;
@@ -257,14 +263,7 @@ impl Outputs {
             torque: &torque,
             motor: &motor,
         };
-        io::write_joints(&self.dir.join(&name), &frame).map_err(|e| match e {
-            IoError::NonFinite { .. } => RunError::Diverged {
-                step,
-                time: sim.time(),
-                what: e.to_string(),
-            },
-            e => e.into(),
-        })?;
+        io::write_joints(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
         pvd.add(sim.time(), name)?;
         Ok(())
     }
@@ -293,14 +292,7 @@ impl Outputs {
             half_extents: &half_extents,
             ids: &ids,
         };
-        io::write_boxes(&self.dir.join(&name), &frame).map_err(|e| match e {
-            IoError::NonFinite { .. } => RunError::Diverged {
-                step: sim.step_index(),
-                time: sim.time(),
-                what: e.to_string(),
-            },
-            e => e.into(),
-        })?;
+        io::write_boxes(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
         pvd.add(sim.time(), name)?;
         Ok(())
     }
@@ -336,14 +328,7 @@ impl Outputs {
             body_a: &body_a,
             body_b: &body_b,
         };
-        io::write_contacts(&self.dir.join(&name), &frame).map_err(|e| match e {
-            IoError::NonFinite { .. } => RunError::Diverged {
-                step,
-                time: sim.time(),
-                what: e.to_string(),
-            },
-            e => e.into(),
-        })?;
+        io::write_contacts(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
         pvd.add(sim.time(), name)?;
         Ok(())
     }
