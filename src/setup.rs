@@ -60,8 +60,11 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
             orientation: b.orientation.map(|x| x as f32),
             velocity: f3(b.velocity),
             angular_velocity: f3(b.angular_velocity),
-            inv_mass: 0.0,
-            inv_inertia: [0.0; 3],
+            // Dynamic boundaries carry their explicit mass properties; others none.
+            inv_mass: b.mass.map_or(0.0, |(m, _)| (1.0 / m) as f32),
+            inv_inertia: b
+                .mass
+                .map_or([0.0; 3], |(_, i)| i.map(|x| (1.0 / x) as f32)),
             motion: motion_code(b.motion),
             material: b.material as u32,
             shape,

@@ -1101,3 +1101,173 @@ fn four_bar_linkage_moves_as_its_kinematics_say() {
     );
     assert!(worst < 1e-3, "coupler angle off by {worst} rad");
 }
+
+// ---------------------------------------------------------------------------------------
+// A motorised drum: a dynamic cylinder-container boundary on a revolute joint to the world.
+
+/// Drum of radius 30 mm and length 20 mm (axis y through the base centre at z = 50 mm),
+/// mass 0.2 kg, I = 1.8e-4 kg·m² about its axis, holding ~100 glass beads (r = 2 mm), on a
+/// revolute joint to the world about its axis with a velocity motor (ω = π rad/s, `limit`).
+fn drum_scene(limit: f64, steps: u32) -> String {
+    format!(
+        r#"[simulation]
+dt = 1e-3
+steps = {steps}
+[solver]
+kind = "apgd"
+max_iterations = 100
+tolerance = 1e-6
+envelope = 0.001
+[[material]]
+name = "glass"
+density = 2500.0
+friction = 0.4
+[[generator]]
+kind = "random_fill"
+material = "glass"
+region = {{ kind = "box", min = [-0.015, -0.007, 0.028], max = [0.015, 0.007, 0.05] }}
+radius = 0.002
+count = 100
+max_attempts = 20000
+seed = 3
+[[boundary]]
+name = "drum"
+kind = "cylinder_container"
+material = "glass"
+motion = "dynamic"
+mass = 0.2
+inertia = [1e-4, 1e-4, 1.8e-4]
+position = [0.0, -0.01, 0.05]
+axis = [0.0, 1.0, 0.0]
+radius = 0.03
+height = 0.02
+[[joint]]
+kind = "revolute"
+body_b = "drum"
+anchor = [0.0, -0.01, 0.05]
+axis = [0.0, 1.0, 0.0]
+motor_velocity = {W_DRUM}
+motor_max_force = {limit}
+"#
+    )
+}
+
+const W_DRUM: f64 = std::f64::consts::PI;
+
+/// Runs the drum scene for `spin` steps, then `samples` × 5 more, sampling every 5th step:
+/// (motor torque, the grains' torque on the drum about its axis, drum ω about y).
+fn run_drum(limit: f64, spin: u32, samples: u32) -> Vec<(f64, f64, f64)> {
+    use bristlecone::{measure::boundary_wrench, run::contact_forces, setup};
+    let s = scene::parse_str(
+        &drum_scene(limit, spin + 5 * samples),
+        Path::new("drum.toml"),
+    )
+    .unwrap();
+    assert_eq!(s.boundaries[0].mass, Some((0.2, [1e-4, 1e-4, 1.8e-4])));
+    let state = setup::build_bodies(&s);
+    let mut sim = Simulation::new(shared_context(), &state, setup::step_settings(&s)).unwrap();
+    let joints = scene::joints::build_joints(&s.joints, setup::boundary_count(&s), &state);
+    assert_eq!(
+        (joints[0].body_a, joints[0].body_b),
+        (None, 0),
+        "the drum is body 0"
+    );
+    sim.set_joints(&joints).unwrap();
+    sim.advance(spin, spin as u64).unwrap();
+    let mut out = Vec::new();
+    for _ in 0..samples {
+        sim.advance(5, 5).unwrap();
+        let st = sim.download_kinematics().unwrap();
+        let (c, imp) = sim.read_contacts().unwrap();
+        let forces = contact_forces(&st, &c, &imp, 1e-3);
+        let (_, tq) = boundary_wrench(&forces, 0, [0.0, -0.01, 0.05]);
+        let motor = sim.joint_reactions().unwrap()[0].motor;
+        out.push((motor, tq[1], st.omega[0][1] as f64));
+    }
+    out
+}
+
+fn mean(x: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = x.collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// In steady rotation about a principal axis the drum's angular momentum is constant, so
+/// the motor torque balances the grains' torque about the axis (gravity acts at the drum's
+/// origin, on the axis: no torque; the hinge's other rows act on or across the axis).
+/// After 0.15 s of spin-up, averaged over 0.1 s (every 5th step): the drum turns at the
+/// motor speed within 1 %, the motor is below its limit, and motor torque + grains' torque
+/// ≈ 0 within 0.1 % of the mean grains' torque, every sample within 1 % (and that torque must
+/// be a real load: the drum lifts the bed).
+/// With a limit of a third of that torque the motor sits at its limit and the drum stalls.
+#[test]
+fn motorised_drum_torque_balances_the_grains_torque() {
+    let limit = 0.1;
+    let s = run_drum(limit, 150, 20);
+    let motor = mean(s.iter().map(|x| x.0));
+    let grains = mean(s.iter().map(|x| x.1));
+    let w = mean(s.iter().map(|x| x.2));
+    let wmin = s.iter().map(|x| x.2).fold(f64::INFINITY, f64::min);
+    let worst = s.iter().map(|x| (x.0 + x.1).abs()).fold(0.0, f64::max);
+    eprintln!(
+        "drum: motor {motor:.6} N·m, grains {grains:.6} N·m (mean sum {:.2e}, worst sample {worst:.2e}), ω mean {w:.5} (min {wmin:.5}) rad/s",
+        motor + grains
+    );
+    // The bed's weight (~0.01 kg) lifted ~10 mm off the axis: ~1e-3 N·m, resisting (−y).
+    assert!(grains < -2e-4, "the grains load the drum: {grains}");
+    assert!(
+        (motor + grains).abs() < 1e-3 * grains.abs() && worst < 1e-2 * grains.abs(),
+        "motor {motor} vs grains' torque {grains}"
+    );
+    assert!(motor < 0.5 * limit, "motor below its limit: {motor}");
+    assert!((w - W_DRUM).abs() < 1e-2 * W_DRUM, "drum ω {w}");
+
+    // Stall: a third of the needed torque. The motor saturates; the drum cannot lift the bed.
+    let weak = grains.abs() / 3.0;
+    let s = run_drum(weak, 100, 10);
+    let m = mean(s.iter().map(|x| x.0));
+    let w = mean(s.iter().map(|x| x.2));
+    eprintln!("stalled drum: limit {weak:.6} N·m, motor {m:.6} N·m, ω mean {w:.5} rad/s");
+    assert!(
+        s.iter().all(|x| (x.0.abs() - weak).abs() < 1e-3 * weak),
+        "the motor sits at its limit"
+    );
+    assert!(w < 0.2 * W_DRUM, "the drum stalls: ω = {w}");
+}
+
+/// `motion = "dynamic"` on a boundary needs explicit positive `mass` and `inertia`; other
+/// boundaries may not have them; a joint of a non-dynamic boundary and the world is refused.
+#[test]
+fn dynamic_boundaries_are_validated_by_file_line_field() {
+    let base = drum_scene(0.1, 10);
+    let err = |from: &str, to: &str| {
+        assert!(base.contains(from), "{from}");
+        let e = scene::parse_str(&base.replacen(from, to, 1), Path::new("drum.toml"))
+            .err()
+            .unwrap_or_else(|| panic!("expected an error for {to}"));
+        eprintln!("{e}");
+        (e.field.clone(), e.line, e.message.clone())
+    };
+    let (f, l, m) = err("mass = 0.2\n", "");
+    assert_eq!((f.as_str(), l), ("boundary[0].mass", Some(21)));
+    assert!(m.contains("explicit `mass`"), "{m}");
+    let (f, l, m) = err("inertia = [1e-4, 1e-4, 1.8e-4]\n", "");
+    assert_eq!((f.as_str(), l), ("boundary[0].inertia", Some(21)));
+    assert!(m.contains("explicit `inertia`"), "{m}");
+    let (f, l, m) = err("mass = 0.2", "mass = 0.0");
+    assert_eq!((f.as_str(), l), ("boundary[0].mass", Some(26)));
+    assert!(m.contains("must be positive"), "{m}");
+    let (f, l, m) = err("1.8e-4]", "-1.0]");
+    assert_eq!((f.as_str(), l), ("boundary[0].inertia", Some(27)));
+    assert!(m.contains("must be positive"), "{m}");
+    let (f, l, m) = err("motion = \"dynamic\"", "motion = \"fixed\"");
+    assert_eq!((f.as_str(), l), ("boundary[0].mass", Some(26)));
+    assert!(m.contains("only a dynamic boundary"), "{m}");
+    let fixed = base
+        .replacen("motion = \"dynamic\"", "motion = \"fixed\"", 1)
+        .replacen("mass = 0.2\n", "", 1)
+        .replacen("inertia = [1e-4, 1e-4, 1.8e-4]\n", "", 1);
+    let e = scene::parse_str(&fixed, Path::new("drum.toml")).unwrap_err();
+    assert_eq!(e.field, "joint[0].body_b", "{e}");
+    assert!(e.message.contains("two fixed"), "{e}");
+}

@@ -451,6 +451,7 @@ fn kinematic_boundaries_are_drawn_where_their_schedule_put_them() {
             entry(100, [2.0, 0.0, 0.0], [0.0; 3]),
             entry(300, [0.0; 3], [0.0, 0.0, 1.0]),
         ],
+        mass: None,
     };
     let (p, _) = pose_at(&b, 0.05, 1e-3);
     assert!((p.x - 1.0).abs() < 1e-12);

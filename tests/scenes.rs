@@ -57,6 +57,12 @@ const CASES: &[Case] = &[
         bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
     },
     Case {
+        file: "motor_drum.toml",
+        scale: 0.1,
+        steps: 200,
+        bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
+    },
+    Case {
         file: "ball_drop.toml",
         scale: 0.3,
         steps: 400,
@@ -398,6 +404,38 @@ fn column_collapse_spreads() {
     let (r0, r1) = (extent(first), extent(last));
     println!("column collapse: footprint half-width {r0:.3} m -> {r1:.3} m");
     assert!(r1 > r0 + 0.01, "no runout: {r0} m -> {r1} m");
+}
+
+/// The motorised drum (a dynamic boundary on a revolute joint with a velocity motor): at
+/// every frame after 0.1 s the motor torque (`joints.csv`) balances the grains' torque on
+/// the drum about its axis (`drive.csv`, `ty`, sampled at the same steps) within 1 %, and
+/// the grains do load the drum (they resist: ty < 0).
+#[test]
+fn motor_drum_torque_balances_the_grains() {
+    let o = run_case(case("motor_drum.toml"));
+    let joints = o.measurement("joints");
+    let drive = o.measurement("drive");
+    let (tj, motor) = (joints.col("time"), joints.col("j0_motor"));
+    let (td, ty) = (drive.col("time"), drive.col("ty"));
+    let mut matched = 0;
+    for (t, m) in tj.iter().zip(&motor).filter(|(t, _)| **t > 0.1) {
+        let k = td
+            .iter()
+            .position(|x| (x - t).abs() < 1e-9)
+            .unwrap_or_else(|| panic!("no drive sample at t = {t}"));
+        println!(
+            "motor_drum: t = {t:.3} s, motor {m:.4e} N·m, grains {:.4e} N·m",
+            ty[k]
+        );
+        assert!(ty[k] < 0.0, "the grains resist the rotation: {}", ty[k]);
+        assert!(
+            (m + ty[k]).abs() < 1e-2 * ty[k].abs(),
+            "t = {t}: motor {m} vs grains' torque {}",
+            ty[k]
+        );
+        matched += 1;
+    }
+    assert!(matched >= 2, "{matched} frames compared");
 }
 
 /// The joint scene: the chain swings down (its links leave their start height) with joints

@@ -360,7 +360,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     plane_warnings(&mut cx, &boundaries, &bodies, &origins);
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     let lemke = solver.kind == SolverKind::Lemke;
-    let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, lemke)?;
+    let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries, lemke)?;
     Ok(Scene {
         name,
         sim,
@@ -1650,13 +1650,7 @@ fn boundary(
     cx.only(&base, what, kind, &fields, allowed)?;
     let material = cx.material(&b.material, &span, &base, materials)?;
     let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Fixed)?;
-    if motion == Motion::Dynamic {
-        return Err(cx.err(
-            b.motion.as_ref().map(|m| m.span()),
-            format!("{base}.motion"),
-            "boundaries cannot be dynamic (use \"fixed\" or \"kinematic\")",
-        ));
-    }
+    let mass = boundary_mass(cx, b, &span, &base, motion)?;
     if motion == Motion::Fixed {
         cx.at_rest(&b.velocity, &b.angular_velocity, &base, "boundary")?;
     }
@@ -1765,7 +1759,55 @@ fn boundary(
             (vel(&b.velocity), vel(&b.angular_velocity)),
             false,
         )?,
+        mass,
     })
+}
+
+/// A dynamic boundary's explicit `mass` and `inertia` (principal moments, body frame), both
+/// required and positive; other boundaries may not give them.
+fn boundary_mass(
+    cx: &Cx<'_>,
+    b: &RawBoundary,
+    span: &Range<usize>,
+    base: &str,
+    motion: Motion,
+) -> R<Option<(f64, [f64; 3])>> {
+    if motion != Motion::Dynamic {
+        if let Some(s) = b
+            .mass
+            .as_ref()
+            .map(|m| m.span())
+            .or(b.inertia.as_ref().map(|i| i.span()))
+        {
+            let f = if b.mass.is_some() { "mass" } else { "inertia" };
+            return Err(cx.err(
+                Some(s),
+                format!("{base}.{f}"),
+                "only a dynamic boundary (motion = \"dynamic\") has mass and inertia",
+            ));
+        }
+        return Ok(None);
+    }
+    let need = |f: &str| {
+        cx.err(
+            Some(span.clone()),
+            format!("{base}.{f}"),
+            format!("a dynamic boundary needs an explicit `{f}` (boundary shapes have no mass properties)"),
+        )
+    };
+    let m = cx.positive(
+        b.mass.as_ref().ok_or_else(|| need("mass"))?,
+        &format!("{base}.mass"),
+    )?;
+    let i = b.inertia.as_ref().ok_or_else(|| need("inertia"))?;
+    if let Some(&x) = i.get_ref().iter().find(|&&x| x.is_nan() || x <= 0.0) {
+        return Err(cx.err(
+            Some(i.span()),
+            format!("{base}.inertia"),
+            format!("principal moments must be positive (got {})", Num(x)),
+        ));
+    }
+    Ok(Some((m, *i.get_ref())))
 }
 
 /// `ceil(n · scale)`, at least 1.

@@ -4,8 +4,8 @@
 //! ```toml
 //! [[joint]]
 //! kind = "revolute"        # spherical | revolute | prismatic | fixed | universal | distance
-//! body_a = "world"         # a [[body]] name, or "world" (the default)
-//! body_b = "arm"           # a [[body]] name
+//! body_a = "world"         # a [[body]] or [[boundary]] name, or "world" (the default)
+//! body_b = "arm"           # a [[body]] or (dynamic) [[boundary]] name
 //! anchor = [0.0, 0.0, 1.0] # world point of the joint (distance: A's end)
 //! axis = [0.0, 1.0, 0.0]   # hinge / slide axis (default +z); universal: the cross axis
 //! limits = [-0.5, 0.5]     # revolute (rad) / prismatic (m): lower ≤ upper
@@ -46,7 +46,8 @@ pub(crate) struct RawJoint {
     pub motor_max_force: O<f64>,
 }
 
-/// A validated joint in world coordinates; bodies index [`super::Scene::bodies`].
+/// A validated joint in world coordinates; bodies index [`super::Scene::bodies`], or
+/// [`super::Scene::boundaries`] where `on_boundary` says so.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JointDesc {
     pub kind: JointKind,
@@ -60,6 +61,8 @@ pub struct JointDesc {
     pub axis: [f64; 3],
     pub limits: Option<(f64, f64)>,
     pub motor: Option<Motor>,
+    /// Whether body_a / body_b name a boundary (index into `Scene::boundaries`).
+    pub on_boundary: [bool; 2],
 }
 
 /// The error constructor of the scene validator: (span, field, message).
@@ -72,6 +75,7 @@ pub(super) fn parse(
     raw: &[S<RawJoint>],
     raw_bodies: &[S<RawBody>],
     bodies: &[BodyDesc],
+    boundaries: &[super::Boundary],
     lemke: bool,
 ) -> Result<Vec<JointDesc>, SceneError> {
     let mut out = Vec::with_capacity(raw.len());
@@ -88,29 +92,39 @@ pub(super) fn parse(
                 "joints are solved by the GPU solvers only; [solver] kind = \"lemke\" has no joint rows".into(),
             ));
         }
-        let body = |name: &S<String>, field: &str| -> Result<Option<usize>, SceneError> {
+        // (index, is a boundary); a name is looked up among [[body]] and [[boundary]] names.
+        let body = |name: &S<String>, field: &str| -> Result<Option<(usize, bool)>, SceneError> {
             let n = name.get_ref();
             if n == "world" {
                 return Ok(None);
             }
-            let hits: Vec<usize> = raw_bodies
+            let hits: Vec<(usize, bool)> = raw_bodies
                 .iter()
                 .enumerate()
                 .filter(|(_, b)| b.get_ref().name.as_ref().is_some_and(|x| x.get_ref() == n))
-                .map(|(k, _)| k)
+                .map(|(k, _)| (k, false))
+                .chain(
+                    boundaries
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| b.name == *n)
+                        .map(|(k, _)| (k, true)),
+                )
                 .collect();
             match hits.as_slice() {
                 [k] => Ok(Some(*k)),
                 [] => Err(e(
                     name.span(),
                     field,
-                    format!("unknown body `{n}` (name a [[body]] entry or \"world\")"),
+                    format!(
+                        "unknown body `{n}` (name a [[body]] or [[boundary]] entry, or \"world\")"
+                    ),
                 )),
                 _ => Err(e(
                     name.span(),
                     field,
                     format!(
-                        "ambiguous body `{n}`: {} [[body]] entries have this name",
+                        "ambiguous body `{n}`: {} [[body]] / [[boundary]] entries have this name",
                         hits.len()
                     ),
                 )),
@@ -134,7 +148,16 @@ pub(super) fn parse(
                 "a joint needs two different bodies".into(),
             ));
         }
-        let fixed = |k: Option<usize>| k.is_none_or(|k| bodies[k].motion != Motion::Dynamic);
+        let fixed = |k: Option<(usize, bool)>| {
+            k.is_none_or(|(k, on_b)| {
+                let m = if on_b {
+                    boundaries[k].motion
+                } else {
+                    bodies[k].motion
+                };
+                m != Motion::Dynamic
+            })
+        };
         if fixed(a) && fixed(Some(b)) {
             return Err(e(
                 j.body_b.span(),
@@ -142,6 +165,8 @@ pub(super) fn parse(
                 "a joint between two fixed (or kinematic) bodies, or one and the world, constrains nothing".into(),
             ));
         }
+        let on_boundary = [a.is_some_and(|x| x.1), b.1];
+        let (a, b) = (a.map(|x| x.0), b.0);
         let kind_name = j.kind.get_ref().as_str();
         let mut kind = match kind_name {
             "spherical" => JointKind::Spherical,
@@ -309,19 +334,21 @@ pub(super) fn parse(
             axis,
             limits,
             motor: target.map(|target| Motor { target, max_force }),
+            on_boundary,
         });
     }
     Ok(out)
 }
 
 /// The library joints of a scene's joints for the body arrays of `setup::build_bodies`
-/// (boundaries first: scene body k is body `boundaries + k`).
+/// (boundaries first: scene body k is body `boundaries + k`, boundary k is body k).
 pub fn build_joints(joints: &[JointDesc], boundaries: usize, state: &BodyState) -> Vec<Joint> {
     joints
         .iter()
         .map(|d| {
-            let id = |k: usize| (boundaries + k) as u32;
-            let j = Joint::new(d.kind, d.body_a.map(id), id(d.body_b));
+            let id = |k: usize, on_b: bool| (if on_b { k } else { boundaries + k }) as u32;
+            let a = d.body_a.map(|k| id(k, d.on_boundary[0]));
+            let j = Joint::new(d.kind, a, id(d.body_b, d.on_boundary[1]));
             let p = DVec3::from_array(d.anchor);
             let mut j = match d.anchor_b {
                 Some(pb) => j.between(state, p, DVec3::from_array(pb)),

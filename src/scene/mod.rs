@@ -377,12 +377,15 @@ pub struct Boundary {
     pub orientation: [f64; 4],
     /// Index into [`Scene::materials`].
     pub material: usize,
-    /// [`Motion::Fixed`] or [`Motion::Kinematic`].
+    /// [`Motion::Fixed`], [`Motion::Kinematic`] or [`Motion::Dynamic`] (then with `mass`).
     pub motion: Motion,
     pub velocity: [f64; 3],
     pub angular_velocity: [f64; 3],
     /// Prescribed velocity changes (kinematic boundaries only; never `release`).
     pub schedule: Vec<ScheduleEntry>,
+    /// Dynamic boundaries only: mass and principal moments of inertia (body frame), given
+    /// explicitly (boundary shapes have no volume to derive them from).
+    pub mass: Option<(f64, [f64; 3])>,
 }
 
 /// Boundary geometry in the boundary's LOCAL frame (pose = position + orientation).

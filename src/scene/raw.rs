@@ -130,6 +130,8 @@ pub(crate) struct RawBoundary {
     pub velocity: O<[f64; 3]>,
     pub angular_velocity: O<[f64; 3]>,
     pub schedule: O<Vec<S<RawScheduleEntry>>>,
+    pub mass: O<f64>,
+    pub inertia: O<[f64; 3]>,
 }
 
 /// One entry of a kinematic body's or boundary's `schedule`.
