@@ -119,7 +119,7 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     if any(cell_of(pj.xyz) != cc) {
                         continue;
                     }
-                    if info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE {
+                    if !HAS_BOXES || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
                         if write && base + n < cap {
                             contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
                         }

@@ -300,7 +300,7 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let env = params.grid.z;
     let s = iw.w;
     let a = shapes[4u * s];
-    if ib.z == SHAPE_BOX {
+    if HAS_BOXES && ib.z == SHAPE_BOX {
         wall_box(iw.z, a);
         return g_n;
     }

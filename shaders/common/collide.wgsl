@@ -1,3 +1,8 @@
+// Pipeline-overridable: false when the scene has no box grains, so the driver drops the box
+// narrow phase from the sphere pipelines (software rasterisers such as lavapipe execute both
+// sides of a divergent `if` under a mask: a sphere pair would pay for the box path).
+override HAS_BOXES: bool = true;
+
 // Shared by every collide_* stage (prepended after the prelude).
 
 // Cell coordinates are clamped so far-away grains cannot overflow i32.

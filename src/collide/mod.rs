@@ -397,10 +397,17 @@ impl Collide {
             counts: [n, nb, ng, table],
             caps: [capacity, settings.friction.len() as u32, offs_len, 0],
         };
+        // Sphere-only scenes get pipelines without the box narrow phase (see common/collide.wgsl).
+        let has_boxes = shapes
+            .iter()
+            .any(|s| matches!(s, BoundaryShape::GrainBox { .. }));
+        let boxes = [("HAS_BOXES", if has_boxes { 1.0 } else { 0.0 })];
+        let stage =
+            |name| Kernel::with_constants(ctx, ShaderSource::by_name(name).unwrap(), &boxes);
         let k = Kernels {
-            grid: Kernel::new(ctx, ShaderSource::by_name("collide_grid").unwrap())?,
-            pairs: Kernel::new(ctx, ShaderSource::by_name("collide_pairs").unwrap())?,
-            walls: Kernel::new(ctx, ShaderSource::by_name("collide_walls").unwrap())?,
+            grid: stage("collide_grid")?,
+            pairs: stage("collide_pairs")?,
+            walls: stage("collide_walls")?,
             csr: Kernel::new(ctx, ShaderSource::by_name("collide_csr").unwrap())?,
             scan: Kernel::new(ctx, ShaderSource::by_name("scan_exclusive").unwrap())?,
         };

@@ -95,6 +95,16 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new(ctx: &GpuContext, source: ShaderSource) -> Result<Self, GpuError> {
+        Self::with_constants(ctx, source, &[])
+    }
+
+    /// [`Kernel::new`] with values for the module's pipeline-overridable constants (WGSL
+    /// `override`), e.g. to let the driver drop code a scene never runs.
+    pub fn with_constants(
+        ctx: &GpuContext,
+        source: ShaderSource,
+        constants: &[(&str, f64)],
+    ) -> Result<Self, GpuError> {
         let module = source.validate()?;
         let mut entries = Vec::new();
         for (_, var) in module.global_variables.iter() {
@@ -155,7 +165,10 @@ impl Kernel {
                 layout: Some(&pipeline_layout),
                 module: &shader,
                 entry_point: Some(&ep.name),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants,
+                    ..Default::default()
+                },
                 cache: None,
             });
             pipelines.insert(ep.name.clone(), p);
