@@ -2047,15 +2047,70 @@ fn measure(
                 .map_or(boundaries[k].position, |a| *a.get_ref());
             MeasureKind::BoundaryForce { boundary: k, about }
         }
+        "repose_angle" => repose_measure(cx, m, &base, &fields)?,
         other => {
             return Err(cx.err(
                 Some(m.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force)"),
+                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force, repose_angle)"),
             ))
         }
     };
     Ok(Measure { name, every, kind })
+}
+
+/// `kind = "repose_angle"`: optional `axis` ("r" conical heap, default; "x" or "y" a planar
+/// heap), `point` (the heap's axis; its z is ignored) and `range` (the flank band of
+/// distances from the axis, m).
+fn repose_measure(
+    cx: &Cx,
+    m: &RawMeasure,
+    base: &str,
+    fields: &[(&str, Option<Range<usize>>)],
+) -> R<MeasureKind> {
+    use crate::measure::HeapAxis;
+    cx.only(
+        base,
+        "measurement kind",
+        "repose_angle",
+        fields,
+        &["axis", "point", "range"],
+    )?;
+    let axis = match m.axis.as_ref().map(|a| (a, a.get_ref().as_str())) {
+        None | Some((_, "r")) => HeapAxis::Radial,
+        Some((_, "x")) => HeapAxis::X,
+        Some((_, "y")) => HeapAxis::Y,
+        Some((a, other)) => {
+            return Err(cx.err(
+                Some(a.span()),
+                format!("{base}.axis"),
+                format!("unknown axis `{other}` (expected \"r\", \"x\" or \"y\")"),
+            ))
+        }
+    };
+    let centre = m.point.as_ref().map(|p| {
+        let p = p.get_ref();
+        [p[0], p[1]]
+    });
+    let flank = match &m.range {
+        None => None,
+        Some(r) => {
+            let x = *r.get_ref();
+            if !(x[0] >= 0.0 && x[1] > x[0] && x[1].is_finite()) {
+                return Err(cx.err(
+                    Some(r.span()),
+                    format!("{base}.range"),
+                    format!("must be [low, high] distances from the axis with 0 ≤ low < high (got {x:?})"),
+                ));
+            }
+            Some(x)
+        }
+    };
+    Ok(MeasureKind::ReposeAngle {
+        axis,
+        centre,
+        flank,
+    })
 }
 
 /// Section 7 of [`build`]: `[solver]`, with the defaults of a scene that has none.

@@ -17,7 +17,8 @@
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
 //!   kinematic `[[body]]` and `[[boundary]]` tables: piecewise-constant prescribed motion.
 //! * `[[measure]]` — measurements written to `RUN_DIR/measurements/NAME.csv`: `mass_flow`,
-//!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`.
+//!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`,
+//!   `repose_angle`.
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
 //!   `checkpoint_every`, `stats_every`.
 //! * `[render]` — the look of `bristlecone render` (camera, size, colours); read and checked
@@ -324,6 +325,14 @@ pub enum MeasureKind {
     /// Contact force and torque about `about` on a boundary (index into
     /// [`Scene::boundaries`]); columns `fx,fy,fz,tx,ty,tz`.
     BoundaryForce { boundary: usize, about: [f64; 3] },
+    /// Angle of repose of a heap fitted to its surface profile ([`crate::measure::repose_angle`]):
+    /// `axis`, the axis point (x, y) (None: the grains' mean) and the flank band of distances
+    /// (None: 0.2–0.8 of the heap's reach); columns `angle,slope,apex,bins`.
+    ReposeAngle {
+        axis: crate::measure::HeapAxis,
+        centre: Option<[f64; 2]>,
+        flank: Option<[f64; 2]>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
