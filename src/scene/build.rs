@@ -518,11 +518,15 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
                 other_model = Some((kind.clone(), i));
             }
         }
+        let rolling_friction = resistance(cx, &m.rolling_friction, &base, "rolling_friction")?;
+        let spinning_friction = resistance(cx, &m.spinning_friction, &base, "spinning_friction")?;
         materials.push(Material {
             name: mname,
             density,
             friction,
             model,
+            rolling_friction,
+            spinning_friction,
         });
     }
     Ok((materials, other_model))
@@ -1363,6 +1367,30 @@ fn first_step_check(
             dt_max
         ),
     ))
+}
+
+/// A material's rolling or spinning resistance: a coefficient in [0, 1] (the torque bound
+/// μ r_eff γ_n puts the resultant's line of action at μ r_eff from the contact point: beyond
+/// the effective radius it would lie outside the body), 0 when absent.
+fn resistance(cx: &Cx<'_>, v: &O<f64>, base: &str, field: &str) -> R<f64> {
+    let Some(v) = v else {
+        return Ok(0.0);
+    };
+    let path = format!("{base}.{field}");
+    let x = cx.non_negative(v, &path)?;
+    if x > 1.0 {
+        return Err(cx.err(
+            Some(v.span()),
+            path,
+            format!(
+                "must be at most 1 (a dimensionless coefficient: the torque bound is \
+                 {field} × r_eff × normal force, and a lever arm longer than the rolling \
+                 radius r_eff is outside the body), got {}",
+                Num(x)
+            ),
+        ));
+    }
+    Ok(x)
 }
 
 /// LuGre's Stribeck curve falls from μ_s to μ_c = the material's `friction`: μ_s < μ_c is
@@ -2240,6 +2268,24 @@ fn lemke_refuses_models(
 ) -> R<()> {
     // The Lemke path solves rigid Coulomb contacts only (its own `compliance` aside): a
     // material model it would not honour is refused, never dropped.
+    if solver.kind == SolverKind::Lemke {
+        for (i, m) in raw.material.iter().enumerate() {
+            let m = m.get_ref();
+            for (name, v) in [
+                ("rolling_friction", &m.rolling_friction),
+                ("spinning_friction", &m.spinning_friction),
+            ] {
+                if let Some(v) = v.as_ref().filter(|v| *v.get_ref() != 0.0) {
+                    return Err(cx.err(
+                        Some(v.span()),
+                        format!("material[{i}].{name}"),
+                        "rolling and spinning resistance are solved by the GPU solvers only \
+                         (apgd, jacobi); kind = \"lemke\" has no rows for them",
+                    ));
+                }
+            }
+        }
+    }
     if let (SolverKind::Lemke, Some((kind, i))) = (solver.kind, other_model) {
         let span = raw.material[*i]
             .get_ref()

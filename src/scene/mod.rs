@@ -221,6 +221,12 @@ pub struct Material {
     /// Coulomb friction coefficient μ ≥ 0.
     pub friction: f64,
     pub model: FrictionModel,
+    /// Rolling resistance μ_r ∈ [0, 1] (dimensionless): the rolling torque is bounded by
+    /// μ_r r_eff γ_n (`crate::solve::rows`, "Rolling and spinning"); 0 = none.
+    pub rolling_friction: f64,
+    /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
+    /// μ_spin r_eff γ_n; 0 = none.
+    pub spinning_friction: f64,
 }
 
 /// Friction and contact model. Coulomb, compliant, Hunt–Crossley and bristle are solved; the
