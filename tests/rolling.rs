@@ -3,6 +3,7 @@
 //! spinning sphere against their analytic deceleration.
 
 use bristlecone::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE};
+use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve as cpu;
@@ -11,6 +12,7 @@ use bristlecone::solve::rows::{material_row, with_rolling, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
+use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -295,4 +297,154 @@ fn rolling_rows_apgd_on_gpu_equal_the_f64_twin() {
 #[test]
 fn rolling_rows_exact_cone_apgd_on_gpu_equal_the_f64_twin() {
     gpu_matches_cpu(SolverKind::Apgd, Cone::Exact);
+}
+
+/// A sphere (m = 1 kg, r = 5 cm, μ = 0.5) resting on a plane under gravity, launched with
+/// velocity `v0` and angular velocity `w0`; plane and sphere both have (μ_r, μ_spin) (the
+/// pair takes the min). Returns the sphere's (t, v, ω) every `every` steps for `steps` steps.
+fn ball_on_plane(
+    v0: [f32; 3],
+    w0: [f32; 3],
+    coef: (f64, f64),
+    steps: u32,
+    every: u32,
+) -> Vec<(f64, DVec3, DVec3)> {
+    let (r, m, dt) = (0.05f32, 1.0f32, 1e-3f64);
+    let plane = BodyInit {
+        material: 1,
+        ..BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0)
+    };
+    let ball = BodyInit {
+        inv_mass: 1.0 / m,
+        inv_inertia: [1.0 / (0.4 * m * r * r); 3],
+        material: 0,
+        velocity: v0,
+        angular_velocity: w0,
+        ..BodyInit::sphere([0.0, 0.0, r], r, 1.0)
+    };
+    let row = with_rolling(material_row(&FrictionModel::Coulomb), coef.0, coef.1);
+    let settings = StepSettings {
+        dt,
+        gravity: [0.0, 0.0, -9.81],
+        contact: Some(ContactSetup {
+            shapes: vec![BoundaryShape::Plane],
+            collide: CollideSettings {
+                envelope: 0.1 * r,
+                friction: vec![0.5, 0.5],
+            },
+            solver: SolverSettings {
+                kind: SolverKind::Apgd,
+                max_iterations: 50,
+                tolerance: 1e-7,
+                warm_start: true,
+                ..SolverSettings::default()
+            },
+            models: vec![row, row],
+        }),
+    };
+    let state = BodyState::from_inits(&[plane, ball]);
+    let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
+    let mut out = Vec::new();
+    for k in 1..=steps / every {
+        sim.advance(every, 1).unwrap();
+        let s = sim.read_state().unwrap();
+        let d = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
+        out.push(((k * every) as f64 * dt, d(s.vel[1]), d(s.omega[1])));
+    }
+    out
+}
+
+/// Least-squares slope of y(t).
+fn slope(pts: &[(f64, f64)]) -> f64 {
+    let n = pts.len() as f64;
+    let (mt, my) = pts
+        .iter()
+        .fold((0.0, 0.0), |s, p| (s.0 + p.0 / n, s.1 + p.1 / n));
+    let (stt, sty) = pts.iter().fold((0.0, 0.0), |s, p| {
+        (s.0 + (p.0 - mt) * (p.0 - mt), s.1 + (p.0 - mt) * (p.1 - my))
+    });
+    sty / stt
+}
+
+/// Rolling resistance: a sphere rolling at 0.1 m/s (ω = v/r) with μ_r = 0.02 decelerates at
+/// (5/7) μ_r g = 0.1401 m/s² (the bound torque μ_r r m g against m r² + I), without slip;
+/// it stops at v₀/a = 0.71 s and then stays at rest (the rows hold it, no reversal).
+/// Budget: 1000 steps of 2 bodies.
+#[test]
+fn rolling_sphere_decelerates_at_the_analytic_rate_and_stops() {
+    let (v0, r, mu_r, g) = (0.1f64, 0.05f64, 0.02f64, 9.81f64);
+    let run = ball_on_plane(
+        [v0 as f32, 0.0, 0.0],
+        [0.0, (v0 / r) as f32, 0.0],
+        (mu_r, 0.0),
+        1000,
+        25,
+    );
+    let a_exact = 5.0 / 7.0 * mu_r * g;
+    let fit: Vec<(f64, f64)> = run
+        .iter()
+        .filter(|p| p.0 >= 0.05 && p.0 <= 0.6)
+        .map(|p| (p.0, p.1.x))
+        .collect();
+    let a = -slope(&fit);
+    // Rolling without slip all along: contact-point speed v − ω r ≈ 0.
+    let slip = run
+        .iter()
+        .map(|p| (p.1.x - p.2.y * r).abs())
+        .fold(0.0, f64::max);
+    let rest = run
+        .iter()
+        .filter(|p| p.0 >= 0.8)
+        .map(|p| p.1.length().max(p.2.length() * r))
+        .fold(0.0, f64::max);
+    eprintln!(
+        "rolling: a = {a:.5} m/s² vs (5/7) μ_r g = {a_exact:.5} ({:+.3} %), max slip {slip:.2e} m/s, \
+         speed after 0.8 s {rest:.2e} m/s",
+        100.0 * (a / a_exact - 1.0)
+    );
+    assert!((a / a_exact - 1.0).abs() < 0.02, "a = {a} vs {a_exact}");
+    assert!(slip < 1e-3, "slips at {slip} m/s");
+    assert!(rest < 1e-4, "still moving at {rest} m/s after stopping");
+    // Without resistance it keeps rolling (the deceleration is the rows', not numerical).
+    let free = ball_on_plane(
+        [v0 as f32, 0.0, 0.0],
+        [0.0, (v0 / r) as f32, 0.0],
+        (0.0, 0.0),
+        200,
+        10,
+    );
+    let a_free = -slope(&free.iter().map(|p| (p.0, p.1.x)).collect::<Vec<_>>());
+    assert!(
+        a_free.abs() < 0.01 * a_exact,
+        "free sphere decelerates at {a_free}"
+    );
+}
+
+/// Spinning resistance: a sphere spinning at 20 rad/s about the normal with μ_spin = 0.02
+/// slows at α = μ_spin r m g / I = (5/2) μ_spin g / r = 9.81 rad/s² and stops at 2.04 s
+/// (checked over the first 0.5 s, within 2 %); it does not translate.
+#[test]
+fn spinning_sphere_slows_at_the_analytic_rate() {
+    let (w0, r, mu_s, g) = (20.0f64, 0.05f64, 0.02f64, 9.81f64);
+    let run = ball_on_plane([0.0; 3], [0.0, 0.0, w0 as f32], (0.0, mu_s), 500, 10);
+    let alpha_exact = 2.5 * mu_s * g / r;
+    let fit: Vec<(f64, f64)> = run
+        .iter()
+        .filter(|p| p.0 >= 0.05)
+        .map(|p| (p.0, p.2.z))
+        .collect();
+    let alpha = -slope(&fit);
+    let drift = run.iter().map(|p| p.1.length()).fold(0.0, f64::max);
+    eprintln!(
+        "spinning: α = {alpha:.4} rad/s² vs (5/2) μ_spin g / r = {alpha_exact:.4} ({:+.3} %), drift {drift:.1e} m/s",
+        100.0 * (alpha / alpha_exact - 1.0)
+    );
+    assert!(
+        (alpha / alpha_exact - 1.0).abs() < 0.02,
+        "α = {alpha} vs {alpha_exact}"
+    );
+    assert!(
+        drift < 1e-4,
+        "the spinning sphere translates at {drift} m/s"
+    );
 }
