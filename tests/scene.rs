@@ -1428,3 +1428,38 @@ fn repose_angle_measure_parses_and_bad_fields_are_named() {
     );
     check(&err(&m("bins = 4\n")), "measure[0].bins", Some(16), "");
 }
+
+#[test]
+fn rolling_and_spinning_friction_parse_and_bad_values_name_the_field() {
+    // Lines: BASE 1–8 ([[material]] on 5), the new field on line 9.
+    let with = |extra: &str| format!("{BASE}{extra}\n{SPHERE}");
+    let s = ok(&with("rolling_friction = 0.1\nspinning_friction = 0.05"));
+    assert_eq!(s.materials[0].rolling_friction, 0.1);
+    assert_eq!(s.materials[0].spinning_friction, 0.05);
+    let s = ok(&with(""));
+    assert_eq!(s.materials[0].rolling_friction, 0.0);
+    assert_eq!(s.materials[0].spinning_friction, 0.0);
+    check(
+        &err(&with("rolling_friction = 1.5")),
+        "material[0].rolling_friction",
+        Some(9),
+        "at most 1",
+    );
+    check(
+        &err(&with("spinning_friction = -0.1")),
+        "material[0].spinning_friction",
+        Some(9),
+        "",
+    );
+    // The Lemke path has no rows for them: refused, not ignored.
+    let lemke = format!(
+        "{}\n[solver]\nkind = \"lemke\"\n",
+        with("rolling_friction = 0.1")
+    );
+    check(
+        &err(&lemke),
+        "material[0].rolling_friction",
+        Some(9),
+        "GPU solvers only",
+    );
+}
