@@ -93,6 +93,9 @@ fn random_problem(
     (state, contacts)
 }
 
+/// Saved warm-start keys and records (as f64).
+type Saved = (Vec<(u32, u32, u32)>, Vec<[f64; 4]>);
+
 struct GpuOut {
     gamma: Vec<[f32; 4]>,
     rolling: Vec<[f32; 4]>,
@@ -100,7 +103,7 @@ struct GpuOut {
     history: Vec<[f32; 4]>,
     state: BodyState,
     /// The saved records (keys, f32 records) before the last solve.
-    saved_before: (Vec<(u32, u32, u32)>, Vec<[f64; 4]>),
+    saved_before: Saved,
 }
 
 /// `solves` GPU solves of the same contacts from the same velocities (later ones differ by
@@ -123,7 +126,7 @@ fn run_gpu(
     let offs = buffers::storage_from(ctx, "offsets", &off);
     let ents = buffers::storage_from(ctx, "entries", &ent);
     let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]);
-    let mut saved_before = (Vec::new(), Vec::new());
+    let mut saved_before: Saved = (Vec::new(), Vec::new());
     for _ in 0..solves {
         let (k, r) = solve.read_warm_start(ctx).unwrap();
         saved_before = (
