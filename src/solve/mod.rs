@@ -33,8 +33,8 @@ use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource, WORKGROUP_SIZE};
 
-/// Rows per contact: normal + 2 tangential now (6 with rolling/spinning friction later; the
-/// per-contact vectors are `vec4` so the storage layout already has a spare lane).
+/// Rows per contact in the main slot: normal + 2 tangential (rolling and spinning rows 3–5
+/// live in extension segments that exist only when a material has them; see [`rows`]).
 pub const ROWS: usize = 3;
 
 /// The contact record of the contract (64 bytes), as collision writes it.
