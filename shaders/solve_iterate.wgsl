@@ -71,7 +71,11 @@ fn product(c: Contact) -> vec4<f32> {
     let n = c.n_gap.xyz;
     let rel = (dv[2u * b].xyz + cross(dv[2u * b + 1u].xyz, c.rb.xyz))
         - (dv[2u * a].xyz + cross(dv[2u * a + 1u].xyz, c.ra.xyz));
-    return vec4<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
+    var x = dot(n, rel);
+    if is_patch(c) {
+        x = dot(n, dv[2u * b + 1u].xyz - dv[2u * a + 1u].xyz); // the spin row
+    }
+    return vec4<f32>(x, dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
 }
 
 // (N + E)γ_i: the product plus the compliance diag(E_n, E_T, E_T) γ (aux.zw, written at
@@ -95,7 +99,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     if params.model.z == 0u {
         return project_cone(g, c.ra.w);
     }
-    return project_contact(g, c.ra.w, gam[SEG_STATE * params.counts.y + i].w);
+    let r = gam[SEG_STATE * params.counts.y + i].w;
+    if is_patch(c) {
+        return project_patch(g, r, c.rb.w);
+    }
+    return project_contact(g, c.ra.w, r);
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.

@@ -1374,7 +1374,11 @@ fn lugre_static_check(
     friction: f64,
     base: &str,
 ) -> R<()> {
-    if let (FrictionModel::LuGre { mu_static, .. }, Some(fm)) = (model, &m.model) {
+    if let (
+        FrictionModel::LuGre { mu_static, .. } | FrictionModel::LuGreReduced { mu_static, .. },
+        Some(fm),
+    ) = (model, &m.model)
+    {
         if *mu_static < friction {
             return Err(cx.err(
                 fm.get_ref().mu_static.as_ref().map(|e| e.span()),
@@ -1458,11 +1462,21 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
                 v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
             }
         }
+        "lugre_reduced" => {
+            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck"])?;
+            FrictionModel::LuGreReduced {
+                sigma0: req_pos(&fm.sigma0, "sigma0")?,
+                sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
+                sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
+                mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
+                v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
+            }
+        }
         other => {
             return Err(cx.err(
                 Some(fm.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre)"),
+                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre, lugre_reduced)"),
             ))
         }
     };

@@ -310,6 +310,19 @@ impl Solve {
             self.c.gam = buffers::storage_zeroed(ctx, "solve gamma", bytes)?;
             self.c.stateful = stateful;
         }
+        if rows::has_patches(&table) {
+            // Patch blocks (issue #11): pipelines with the patch path (HAS_PATCHES).
+            let k = |name| {
+                Kernel::with_constants(
+                    ctx,
+                    ShaderSource::by_name(name).expect("solver shader registered"),
+                    &[("HAS_PATCHES", 1.0)],
+                )
+            };
+            self.assemble = k("solve_assemble")?;
+            self.schur = k("solve_schur")?;
+            self.iterate = k("solve_iterate")?;
+        }
         self.n_models = table.len() as u32;
         self.models = buffers::storage_from(ctx, "solve models", &table);
         self.write_params(ctx);

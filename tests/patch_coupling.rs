@@ -1,0 +1,316 @@
+//! The reduced planar LuGre model in the simulation (issue #11 part 4, `lugre_reduced`;
+//! `bristlecone::patch::couple`): patch geometry against analytic values, GPU patch records
+//! against the f64 twin, and box physics against the limit-surface analysis.
+//!
+//! Analysis (uniform pressure on the box's square base of side a, ellipsoid limit surface
+//! of the reduced model, quasi-static): a pure slide meets μ f_N; a pure spin the torque
+//! μ f_N r with r = (1/A)∫|ρ| dA = a (√2 + ln(1 + √2))/6 ≈ 0.38260 a, so a box of mass m and
+//! polar inertia I = m a²/6 spun at ω0 decelerates at μ m g r / I. A box pushed in +x by a
+//! frictionless pusher acting at lateral offset d from the centre of friction receives the
+//! wrench (F, 0, −d F); on the ellipsoid limit surface H = (f/μf_N)² + (τ/(μ f_N r))² the
+//! twist is ∝ ∇H = (F, 0, −d F/r²), so the box turns at ω = −(d/r²) v_x with v_y = 0.
+
+use bristlecone::bodies::*;
+use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
+use bristlecone::gpu::shared_context;
+use bristlecone::patch::couple::{patch_geom, reference_records, PATCH_FEATURE};
+use bristlecone::scene::parse_str;
+use bristlecone::setup;
+use bristlecone::step::Simulation;
+use glam::{DQuat, DVec3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::Path;
+
+/// r/a of a square: (√2 + ln(1 + √2))/6.
+fn square_r() -> f64 {
+    (2f64.sqrt() + (1.0 + 2f64.sqrt()).ln()) / 6.0
+}
+
+#[test]
+fn patch_geometry_is_analytic() {
+    // Square of side 0.1 in a tilted plane, corners in any order.
+    let n = DVec3::new(0.2, -0.1, 1.0).normalize();
+    let (u, w) = bristlecone::reference::tangent_basis(n);
+    let c = DVec3::new(0.3, -0.2, 0.1);
+    let pts: Vec<DVec3> = [(1.0, 1.0), (-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0)]
+        .iter()
+        .map(|(x, y)| c + 0.05 * (x * u + y * w))
+        .collect();
+    let g = patch_geom(n, &pts).unwrap();
+    assert!((g.centre - c).length() < 1e-12);
+    assert!((g.r / 0.1 - square_r()).abs() < 1e-12, "r/a = {}", g.r / 0.1);
+    assert!((g.area - 0.01).abs() < 1e-15);
+    // visc = (a²/6) / r².
+    assert!((g.visc - 0.01 / 6.0 / (g.r * g.r)).abs() < 1e-12);
+    // A 2:1 rectangle and a triangle against a midpoint quadrature (2000², error ~1e-6).
+    for poly in [
+        vec![(0.0, 0.0), (0.2, 0.0), (0.2, 0.1), (0.0, 0.1)],
+        vec![(0.0, 0.0), (0.3, 0.0), (0.05, 0.2)],
+    ] {
+        let p: Vec<DVec3> = poly.iter().map(|(x, y)| x * u + y * w).collect();
+        let g = patch_geom(n, &p).unwrap();
+        let inside = |x: f64, y: f64| {
+            (0..poly.len()).all(|i| {
+                let (a, b) = (poly[i], poly[(i + 1) % poly.len()]);
+                (b.0 - a.0) * (y - a.1) - (b.1 - a.1) * (x - a.0) >= 0.0
+            })
+        };
+        let k = 2000;
+        let (mut a, mut cx, mut cy) = (0.0, 0.0, 0.0);
+        let h = 0.3 / k as f64;
+        let cells: Vec<(f64, f64)> = (0..k * k)
+            .map(|i| ((i % k) as f64 * h + h / 2.0, (i / k) as f64 * h + h / 2.0))
+            .filter(|&(x, y)| inside(x, y))
+            .collect();
+        for &(x, y) in &cells {
+            a += h * h;
+            cx += h * h * x;
+            cy += h * h * y;
+        }
+        let (cx, cy) = (cx / a, cy / a);
+        let r: f64 = cells
+            .iter()
+            .map(|&(x, y)| h * h * (x - cx).hypot(y - cy))
+            .sum::<f64>()
+            / a;
+        let cg = DVec3::new(g.centre.dot(u), g.centre.dot(w), 0.0);
+        assert!((cg - DVec3::new(cx, cy, 0.0)).length() < 1e-4, "{cg} vs {cx}, {cy}");
+        assert!((g.r - r).abs() < 2e-4 * r / 0.05, "r {} vs {r}", g.r);
+    }
+    // Collinear points: no patch.
+    assert!(patch_geom(n, &[c, c + 0.1 * u, c + 0.2 * u]).is_none());
+}
+
+/// Random boxes on the plane, in the box container, on the solid box and on each other,
+/// with a patch material: the GPU records (points with μ = 0, the patch record after them)
+/// equal the twin's within the f32 bounds of tests/shapes.rs; patch r, visc and centre to
+/// 1e-4 relative. Pairs whose point sets differ (f32/f64 decisions) are skipped, ≤ 2 %.
+#[test]
+fn gpu_patch_records_match_the_twin() {
+    let shapes0 = vec![
+        BoundaryShape::Plane,
+        BoundaryShape::BoxContainer {
+            half_extents: [1.5, 1.5, 1.5],
+            open_top: false,
+        },
+        BoundaryShape::SolidBox {
+            half_extents: [0.3, 0.2, 0.25],
+        },
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let settings = CollideSettings {
+        envelope: 2e-3,
+        friction: vec![0.5, 0.4],
+    };
+    let patch = [false, true];
+    let ctx = shared_context();
+    let (mut patches, mut pairs, mut amb) = (0, 0, 0);
+    for round in 0..2 {
+        let mut shapes = shapes0.clone();
+        let mut inits = vec![
+            BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -1.2], 0.0),
+            BodyInit::fixed(SHAPE_BOX_CONTAINER, 1, [0.0, 0.0, 0.0], 2.6),
+            BodyInit {
+                orientation: DQuat::from_rotation_z(0.3).as_quat().to_array(),
+                ..BodyInit::fixed(SHAPE_SOLID_BOX, 2, [0.0, 0.0, 0.0], 0.44)
+            },
+        ];
+        for k in 0..60 {
+            let h = [
+                rng.random_range(0.05..0.15f32),
+                rng.random_range(0.05..0.15f32),
+                rng.random_range(0.05..0.15f32),
+            ];
+            // Half rest flat (face–face), half at random orientations.
+            let yaw = DQuat::from_rotation_z(rng.random_range(0.0..6.28));
+            let q = if k % 2 == 0 {
+                yaw
+            } else {
+                DQuat::from_xyzw(
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                    rng.random_range(-1.0..1.0),
+                )
+                .normalize()
+            };
+            let z = match k % 3 {
+                0 => -1.2 + h[2] as f64 - 1e-3,
+                1 => -1.5 + h[2] as f64 - 1e-3,
+                _ => rng.random_range(-0.9..0.9),
+            };
+            let p = [
+                rng.random_range(-1.3..1.3f32),
+                rng.random_range(-1.3..1.3f32),
+                z as f32 + 0.0 * round as f32,
+            ];
+            shapes.push(BoundaryShape::GrainBox { half_extents: h });
+            let bound = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt();
+            let mut b = BodyInit {
+                orientation: q.as_quat().to_array(),
+                shape: SHAPE_BOX,
+                shape_index: shapes.len() as u32 - 1,
+                radius: bound,
+                ..BodyInit::sphere(p, 1.0, 1000.0)
+            };
+            b.material = (k % 4 != 3) as u32;
+            inits.push(b);
+        }
+        let state = BodyState::from_inits(&inits);
+        let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+        let mut c = Collide::new(&ctx, &bodies, &state, &shapes, &settings).unwrap();
+        c.set_patch_materials(&ctx, &settings.friction, &patch).unwrap();
+        assert_eq!(c.detect(&ctx).unwrap().overflow, 0);
+        let gpu = c.read_contacts(&ctx).unwrap();
+        let twin = reference_records(&state, &shapes, &settings, &patch);
+        let group = |v: &[ContactRecord]| {
+            let mut m: std::collections::BTreeMap<(u32, u32), Vec<ContactRecord>> =
+                Default::default();
+            for r in v {
+                m.entry((r.ids[0], r.ids[1])).or_default().push(*r);
+            }
+            m
+        };
+        let (g, t) = (group(&gpu), group(&twin));
+        for (k, ts) in &t {
+            pairs += 1;
+            let Some(gs) = g.get(k) else {
+                amb += 1;
+                continue;
+            };
+            let f = |v: &[ContactRecord]| v.iter().map(|r| r.ids[2]).collect::<Vec<_>>();
+            if f(gs) != f(ts) {
+                amb += 1;
+                continue;
+            }
+            for (a, b) in gs.iter().zip(ts) {
+                let d = |x: [f32; 4], y: [f32; 4]| {
+                    (0..3).map(|i| (x[i] - y[i]).abs()).fold(0.0f32, f32::max)
+                };
+                assert!(d(a.n_gap, b.n_gap) < 1e-4, "{k:?} normal {a:?} {b:?}");
+                assert!(d(a.ra, b.ra) < 3e-5, "{k:?} ra {a:?} {b:?}");
+                assert_eq!(a.ra[3], b.ra[3], "{k:?} μ");
+                if b.ids[2] == PATCH_FEATURE {
+                    patches += 1;
+                    assert!((a.rb[3] - b.rb[3]).abs() < 1e-4 * b.rb[3], "{k:?} r");
+                    assert!((a.n_gap[3] - b.n_gap[3]).abs() < 1e-4 * b.n_gap[3], "visc");
+                    assert_eq!(a.ids[3], b.ids[3]);
+                }
+            }
+        }
+    }
+    eprintln!("patch records: {patches} patches, {amb} of {pairs} pairs ambiguous");
+    assert!(patches >= 30, "too few patches to mean anything: {patches}");
+    assert!(amb as f64 <= 0.02 * pairs as f64, "{amb} of {pairs} ambiguous");
+}
+
+const LUGRE: &str = r#"{ kind = "lugre_reduced", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.0, mu_static = 0.3, v_stribeck = 1e-3 }"#;
+
+/// A 10 × 10 × 5 cm box (1000 kg/m³) on a plane, μ = 0.3, `lugre_reduced`; `extra` adds
+/// bodies; returns the simulation.
+fn box_scene(duration: f64, vel: [f64; 3], omega: f64, extra: &str) -> (Simulation, u64) {
+    let text = format!(
+        r#"
+[simulation]
+dt = 1e-3
+duration = {duration}
+[solver]
+max_iterations = 100
+tolerance = 1e-8
+[[material]]
+name = "m"
+density = 1000.0
+friction = 0.3
+model = {LUGRE}
+[[material]]
+name = "slick"
+density = 1000.0
+friction = 0.0
+[[body]]
+shape = "box"
+half_extents = [0.05, 0.05, 0.025]
+position = [0.0, 0.0, 0.025]
+velocity = [{}, {}, {}]
+angular_velocity = [0.0, 0.0, {omega}]
+material = "m"
+[[boundary]]
+kind = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "m"
+{extra}"#,
+        vel[0], vel[1], vel[2]
+    );
+    let scene = parse_str(&text, Path::new("patch.toml")).unwrap();
+    let state = setup::build_bodies(&scene);
+    let sim = Simulation::new(shared_context(), &state, setup::step_settings(&scene)).unwrap();
+    (sim, scene.sim.steps)
+}
+
+fn d3(v: [f32; 4]) -> DVec3 {
+    DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
+}
+
+/// Spin-down: ω0 = 4 rad/s, the torque μ m g r (r = 0.3826 a) decelerates it at
+/// 6 μ g r/a² = 6.757 rad/s²: measured between 0.05 s and 0.25 s within 3 %; the box does
+/// not wander (|v| < 1e-3 m/s). Pure slide: v0 = 0.5 m/s decelerates at μ g within 1 %.
+#[test]
+fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
+    let (g, mu, a) = (9.81, 0.3, 0.1);
+    let want = 6.0 * mu * g * square_r() * a / (a * a);
+    let (mut sim, _) = box_scene(0.3, [0.0; 3], 4.0, "");
+    sim.advance(50, 0).unwrap();
+    let w1 = d3(sim.read_state().unwrap().omega[1]).z;
+    sim.advance(200, 0).unwrap();
+    let st = sim.read_state().unwrap();
+    let w2 = d3(st.omega[1]).z;
+    let got = (w1 - w2) / 0.2;
+    eprintln!("spin-down: {got:.4} rad/s² vs {want:.4} (ω {w1:.4} → {w2:.4})");
+    assert!((got - want).abs() < 0.03 * want, "spin-down {got} vs {want}");
+    assert!(d3(st.vel[1]).length() < 1e-3, "wanders: {}", d3(st.vel[1]));
+
+    let (mut sim, _) = box_scene(0.2, [0.5, 0.0, 0.0], 0.0, "");
+    sim.advance(20, 0).unwrap();
+    let v1 = d3(sim.read_state().unwrap().vel[1]).x;
+    sim.advance(100, 0).unwrap();
+    let st = sim.read_state().unwrap();
+    let v2 = d3(st.vel[1]).x;
+    let got = (v1 - v2) / 0.1;
+    eprintln!("slide: {got:.4} m/s² vs {:.4}", mu * g);
+    assert!((got - mu * g).abs() < 0.01 * mu * g, "slide {got}");
+    assert!(d3(st.omega[1]).length() < 1e-3, "turns: {}", d3(st.omega[1]));
+}
+
+/// Pusher: a kinematic frictionless sphere (r = 1 cm) moving at 2 cm/s in +x hits the box
+/// side at lateral offset d = 2.5 cm. Limit-surface theory (module docs): ω/v_x = −d/r²
+/// = −17.08 1/s, v_y = 0. Measured on average over 0.1–0.2 s within 5 %.
+#[test]
+fn box_pushed_off_centre_turns_as_the_limit_surface_predicts() {
+    let (d, r) = (0.025, square_r() * 0.1);
+    let pusher = r#"
+[[body]]
+radius = 0.01
+position = [-0.0605, 0.025, 0.025]
+velocity = [0.02, 0.0, 0.0]
+motion = "kinematic"
+material = "slick"
+"#;
+    let (mut sim, _) = box_scene(0.2, [0.0; 3], 0.0, pusher);
+    sim.advance(100, 0).unwrap();
+    let st1 = sim.read_state().unwrap();
+    sim.advance(100, 0).unwrap();
+    let st2 = sim.read_state().unwrap();
+    let yaw = |s: &BodyState| {
+        let q = s.rot[1];
+        DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64)
+            .to_euler(glam::EulerRot::ZYX)
+            .0
+    };
+    let dx = d3(st2.pos[1]) - d3(st1.pos[1]);
+    let ratio = (yaw(&st2) - yaw(&st1)) / dx.x;
+    let want = -d / (r * r);
+    eprintln!("pusher: ω/v = {ratio:.3} 1/m vs {want:.3}; Δy/Δx = {:.4}", dx.y / dx.x);
+    assert!(dx.x > 1e-3, "the box did not move: {dx}");
+    assert!((ratio - want).abs() < 0.05 * want.abs(), "ω/v {ratio} vs {want}");
+}
