@@ -501,12 +501,13 @@ fn patch_last_normal(i: u32, c: Contact) -> f32 {
     return gn;
 }
 
-// Per body, the diagonal bound's share of the block: nᵀI⁻¹n (spin) + Σ_{u,w} (m⁻¹ + |r×t|²_I⁻¹).
-fn patch_trace(b: u32, r: vec3<f32>, n: vec3<f32>) -> f32 {
+// Body b's share of the block's diagonal (count-scaled as the bound): spin nᵀI⁻¹n, and
+// the larger of the u, w rows' m⁻¹ + |r×t|²_I⁻¹.
+fn patch_diag(b: u32, r: vec3<f32>, n: vec3<f32>) -> vec2<f32> {
     let cu = cross(r, tangent_u(n));
     let cw = cross(r, tangent_w(n));
-    return 2.0 * mass_props[b].w + dot(n, inv_inertia(b, n)) + dot(cu, inv_inertia(b, cu))
-        + dot(cw, inv_inertia(b, cw));
+    let t = mass_props[b].w + max(dot(cu, inv_inertia(b, cu)), dot(cw, inv_inertia(b, cw)));
+    return contact_count(b) * vec2<f32>(dot(n, inv_inertia(b, n)), t);
 }
 
 fn assemble_patch(i: u32, c: Contact) {
@@ -530,8 +531,7 @@ fn assemble_patch(i: u32, c: Contact) {
     let vis = vec3<f32>(c.n_gap.w, 1.0, 1.0);
     let c1 = (big * a * dt + m.w * vis) * sc;
     let c0 = (big * a - m.z / dt) * last.xyz;
-    let tr = contact_count(c.ids.x) * patch_trace(c.ids.x, c.ra.xyz, n)
-        + contact_count(c.ids.y) * patch_trace(c.ids.y, c.rb.xyz, n);
+    let bd = patch_diag(c.ids.x, c.ra.xyz, n) + patch_diag(c.ids.y, c.rb.xyz, n);
     var e = vec2<f32>(0.0);
     var off = vec3<f32>(0.0);
     var radius = 0.0;
@@ -542,11 +542,14 @@ fn assemble_patch(i: u32, c: Contact) {
         radius = (2.0 * ext.x + (m.z + m.w) * patch_slip(v, r)) * gn;
         g0 = project_patch(vec4<f32>(-gn * (c0 + c1 * v), 0.0), radius, r);
     }
-    let live = tr > 0.0 && gn > 0.0;
-    let eta = select(0.0, 3.0 / (tr + e.x + e.y), live);
+    // Per-lane scaling (the spin and the sliding lanes differ by ~r² in scale and
+    // compliance): η_k = 3/(3 B_kk + E_k), B ≤ 3 diag(B) for the PSD 3×3 block, so the
+    // bound N + E ≤ diag(3/η) of the contacts holds. η_spin in rhs.w, η_T in aux.y.
+    let live = bd.x + bd.y > 0.0 && gn > 0.0;
+    let eta = select(vec2<f32>(0.0), 3.0 / (3.0 * bd + e), live);
     let p = v + off;
-    rhs[i] = vec4<f32>(p, eta);
-    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, e);
+    rhs[i] = vec4<f32>(p, eta.x);
+    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, eta.y, e);
     gam[SEG_STATE * cap + i] = vec4<f32>(last.xyz, radius);
     gam[SEG_GAMMA * cap + i] = g0;
     gam[SEG_Y * cap + i] = g0;

@@ -110,6 +110,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
 // Per-row scaling of constraint i with block scalar η = rhs[i].w: η for a contact; a joint
 // block's rows have their own (rhs.w, aux.z, aux.w) (src/solve/rows, "Joints").
 fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
+    if is_patch(c) {
+        // Patch blocks: η of the spin lane in rhs.w, of the u, w lanes in aux.y.
+        let t = gam[SEG_AUX * params.counts.y + i].y;
+        return vec4<f32>(eta, t, t, eta);
+    }
     if is_joint(c.ids.w) {
         let a = gam[SEG_AUX * params.counts.y + i];
         return vec4<f32>(eta, a.z, a.w, eta);
@@ -119,7 +124,7 @@ fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
 
 // Σ_k d_k² / η_k over the rows (the metric diag(1/η)).
 fn sq_over_eta(d: vec4<f32>, e: vec4<f32>, c: Contact) -> f32 {
-    if is_joint(c.ids.w) {
+    if is_joint(c.ids.w) || is_patch(c) {
         return dot(d.xyz, d.xyz / e.xyz);
     }
     return dot(d.xyz, d.xyz) / e.x;
@@ -192,7 +197,7 @@ fn product_lip(
             let e = row_eta(i, c, eta);
             let d = gam[SEG_GAMMA * params.counts.y + i] - vec4<f32>(1.0, 1.0, 1.0, 0.0);
             let ng = product_e(c, i, d);
-            let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w));
+            let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w) || is_patch(c));
             v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
         }
     }
@@ -342,7 +347,8 @@ fn outer_offset(
         let mu = friction_of(c);
         let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
         let moved = abs(s - a.y) > params.coef.w;
-        gam[SEG_AUX * cap + i] = vec4<f32>(a.x, s, a.zw);
+        // A patch block's aux.y is its u, w lanes' η (friction_of = 0: s = 0, no correction).
+        gam[SEG_AUX * cap + i] = vec4<f32>(a.x, select(s, a.y, is_patch(c)), a.zw);
         let p = vec3<f32>(a.x + s, q.yz);
         rhs[i] = vec4<f32>(p, q.w);
         nv[SEG_NGAMMA * cap + i] = ng;
