@@ -39,7 +39,11 @@ fn patch_geometry_is_analytic() {
         .collect();
     let g = patch_geom(n, &pts).unwrap();
     assert!((g.centre - c).length() < 1e-12);
-    assert!((g.r / 0.1 - square_r()).abs() < 1e-12, "r/a = {}", g.r / 0.1);
+    assert!(
+        (g.r / 0.1 - square_r()).abs() < 1e-12,
+        "r/a = {}",
+        g.r / 0.1
+    );
     assert!((g.area - 0.01).abs() < 1e-15);
     // visc = (a²/6) / r².
     assert!((g.visc - 0.01 / 6.0 / (g.r * g.r)).abs() < 1e-12);
@@ -75,7 +79,10 @@ fn patch_geometry_is_analytic() {
             .sum::<f64>()
             / a;
         let cg = DVec3::new(g.centre.dot(u), g.centre.dot(w), 0.0);
-        assert!((cg - DVec3::new(cx, cy, 0.0)).length() < 1e-4, "{cg} vs {cx}, {cy}");
+        assert!(
+            (cg - DVec3::new(cx, cy, 0.0)).length() < 1e-4,
+            "{cg} vs {cx}, {cy}"
+        );
         assert!((g.r - r).abs() < 2e-4 * r / 0.05, "r {} vs {r}", g.r);
     }
     // Collinear points: no patch.
@@ -160,7 +167,8 @@ fn gpu_patch_records_match_the_twin() {
         let state = BodyState::from_inits(&inits);
         let bodies = GpuBodies::upload(&ctx, &state).unwrap();
         let mut c = Collide::new(&ctx, &bodies, &state, &shapes, &settings).unwrap();
-        c.set_patch_materials(&ctx, &settings.friction, &patch).unwrap();
+        c.set_patch_materials(&ctx, &settings.friction, &patch)
+            .unwrap();
         assert_eq!(c.detect(&ctx).unwrap().overflow, 0);
         let gpu = c.read_contacts(&ctx).unwrap();
         let twin = reference_records(&state, &shapes, &settings, &patch);
@@ -202,7 +210,10 @@ fn gpu_patch_records_match_the_twin() {
     }
     eprintln!("patch records: {patches} patches, {amb} of {pairs} pairs ambiguous");
     assert!(patches >= 12, "too few patches to mean anything: {patches}");
-    assert!(amb as f64 <= 0.02 * pairs as f64, "{amb} of {pairs} ambiguous");
+    assert!(
+        amb as f64 <= 0.02 * pairs as f64,
+        "{amb} of {pairs} ambiguous"
+    );
 }
 
 const LUGRE: &str = r#"{ kind = "lugre_reduced", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.0, mu_static = 0.3, v_stribeck = 1e-3 }"#;
@@ -270,7 +281,10 @@ fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
     let got = (w1 - w2) / 0.18;
     eprintln!("spin-down: {got:.4} rad/s² vs {want:.4} (ω {w1:.4} → {w2:.4})");
     assert!(w2 > 1.0, "stopped early: ω = {w2}");
-    assert!((got - want).abs() < 0.03 * want, "spin-down {got} vs {want}");
+    assert!(
+        (got - want).abs() < 0.03 * want,
+        "spin-down {got} vs {want}"
+    );
     assert!(d3(st.vel[1]).length() < 1e-3, "wanders: {}", d3(st.vel[1]));
 
     let (mut sim, _) = box_scene(0.12, [0.5, 0.0, 0.0], 0.0, "");
@@ -282,7 +296,11 @@ fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
     let got = (v1 - v2) / 0.1;
     eprintln!("slide: {got:.4} m/s² vs {:.4}", mu * g);
     assert!((got - mu * g).abs() < 0.05 * mu * g, "slide {got}");
-    assert!(d3(st.omega[1]).length() < 1e-3, "turns: {}", d3(st.omega[1]));
+    assert!(
+        d3(st.omega[1]).length() < 1e-3,
+        "turns: {}",
+        d3(st.omega[1])
+    );
 }
 
 /// Pusher: a kinematic frictionless sphere (r = 1 cm) moving at 2 cm/s in +x hits the box
@@ -323,7 +341,10 @@ material = "slick"
         assert!(v.dot(xb) > 0.01, "the box does not follow the pusher: {v}");
         worst = worst.max((w - want).abs() / want.abs());
     }
-    assert!(worst < 0.05, "ω off the limit-surface prediction by {worst}");
+    assert!(
+        worst < 0.05,
+        "ω off the limit-surface prediction by {worst}"
+    );
 }
 
 /// Patch state (bristle states by the patch key) is in the warm-start buffer that

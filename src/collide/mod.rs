@@ -669,7 +669,14 @@ impl Collide {
         let mats: Vec<[f32; 4]> = friction
             .iter()
             .enumerate()
-            .map(|(k, &m)| [m, f32::from(u8::from(patch.get(k) == Some(&true))), 0.0, 0.0])
+            .map(|(k, &m)| {
+                [
+                    m,
+                    f32::from(u8::from(patch.get(k) == Some(&true))),
+                    0.0,
+                    0.0,
+                ]
+            })
             .collect();
         self.materials = buffers::storage_from(ctx, "materials", &mats);
         let has_boxes = self.has_boxes;

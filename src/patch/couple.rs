@@ -90,7 +90,10 @@ pub fn patch_geom(n: DVec3, pts: &[DVec3]) -> Option<PatchGeom> {
             (v.y.atan2(v.x), v)
         })
         .collect();
-    let ext = q.iter().map(|(_, v)| v.length_squared()).fold(0.0, f64::max);
+    let ext = q
+        .iter()
+        .map(|(_, v)| v.length_squared())
+        .fold(0.0, f64::max);
     // Insertion sort by angle (stable, as the shader's).
     for i in 1..k {
         let mut j = i;
@@ -252,7 +255,10 @@ pub fn reference_records(
                 while e < pair.len() && pair[e].normal == pair[s].normal {
                     e += 1;
                 }
-                let pts: Vec<DVec3> = pair[s..e].iter().map(|c| c.ra + v3(state.pos[a as usize])).collect();
+                let pts: Vec<DVec3> = pair[s..e]
+                    .iter()
+                    .map(|c| c.ra + v3(state.pos[a as usize]))
+                    .collect();
                 if let Some(g) = patch_geom(pair[s].normal, &pts) {
                     for r in &mut out[first + s..first + e] {
                         r.ra[3] = 0.0;
