@@ -351,7 +351,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     prev[1u + i] = vec4<u32>(warm_key(c), 0u);
     var rec = gam[SEG_GAMMA * cap + i];
     if is_patch(c) {
-        prev[1u + cap + i] = bitcast<vec4<u32>>(patch_saved(c, gam[SEG_STATE * cap + i].xyz));
+        prev[1u + cap + i] = bitcast<vec4<u32>>(patch_saved(c, gam[SEG_STATE * cap + i]));
         return;
     }
     if params.model.x != 0u && !is_joint(c.ids.w) {
@@ -549,21 +549,27 @@ fn assemble_patch(i: u32, c: Contact) {
     let eta = select(vec2<f32>(0.0), 3.0 / (3.0 * bd + e), live);
     let p = v + off;
     rhs[i] = vec4<f32>(p, eta.x);
-    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, eta.y, e);
-    gam[SEG_STATE * cap + i] = vec4<f32>(last.xyz, radius);
+    gam[SEG_AUX * cap + i] = vec4<f32>(radius, eta.y, e);
+    // A new patch (no record: no s⁻) saves with a(s⁺) instead (flag a = −1).
+    gam[SEG_STATE * cap + i] = vec4<f32>(last.xyz, select(-1.0, a, k >= 0));
     gam[SEG_GAMMA * cap + i] = g0;
     gam[SEG_Y * cap + i] = g0;
     gam[SEG_TRIAL * cap + i] = g0;
     gam[SEG_BEST * cap + i] = g0;
 }
 
-// The saved record (z⁺, s⁺) from the kept state z and the post-solve twist (in vel/omega).
-fn patch_saved(c: Contact, z: vec3<f32>) -> vec4<f32> {
+// The saved record (z⁺, s⁺) from the kept state st = (z, a) and the post-solve twist (in
+// vel/omega): z⁺ = a (z + dt A v⁺) with the step's own a = a(s⁻), so the saved state is the
+// one the step's force used (a(s⁺) here, as the point LuGre does, makes σ1 (z⁺ − z)/dt see
+// a jump every step: a decelerating slide then loses 4 % of its friction at dt = 1e-3).
+fn patch_saved(c: Contact, st: vec4<f32>) -> vec4<f32> {
     let dt = params.coef.x;
-    let m = pair_model(c.ids.w);
     let r = c.rb.w;
     let v = patch_twist(c);
     let s = patch_slip(v, r);
-    let a = patch_a(m, pair_ext(c.ids.w), c.ra.w, s, dt);
-    return vec4<f32>(a * (z + dt * vec3<f32>(r * r, 1.0, 1.0) * v), s);
+    var a = st.w;
+    if a < 0.0 {
+        a = patch_a(pair_model(c.ids.w), pair_ext(c.ids.w), c.ra.w, s, dt);
+    }
+    return vec4<f32>(a * (st.xyz + dt * vec3<f32>(r * r, 1.0, 1.0) * v), s);
 }

@@ -99,11 +99,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     if params.model.z == 0u {
         return project_cone(g, c.ra.w);
     }
-    let r = gam[SEG_STATE * params.counts.y + i].w;
     if is_patch(c) {
-        return project_patch(g, r, c.rb.w);
+        // The guard radius is in aux.x (the state segment's w holds a(s⁻)).
+        return project_patch(g, gam[SEG_AUX * params.counts.y + i].x, c.rb.w);
     }
-    return project_contact(g, c.ra.w, r);
+    return project_contact(g, c.ra.w, gam[SEG_STATE * params.counts.y + i].w);
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
@@ -346,10 +346,11 @@ fn outer_offset(
         let q = rhs[i];
         let mu = friction_of(c);
         let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
-        let moved = abs(s - a.y) > params.coef.w;
-        // A patch block's aux.y is its u, w lanes' η (friction_of = 0: s = 0, no correction).
-        gam[SEG_AUX * cap + i] = vec4<f32>(a.x, select(s, a.y, is_patch(c)), a.zw);
-        let p = vec3<f32>(a.x + s, q.yz);
+        // Patch blocks have no normal row: no correction, their aux and p stay as assembled.
+        let pb = is_patch(c);
+        let moved = abs(s - a.y) > params.coef.w && !pb;
+        gam[SEG_AUX * cap + i] = select(vec4<f32>(a.x, s, a.zw), a, pb);
+        let p = select(vec3<f32>(a.x + s, q.yz), q.xyz, pb);
         rhs[i] = vec4<f32>(p, q.w);
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;

@@ -264,10 +264,10 @@ fn d3(v: [f32; 4]) -> DVec3 {
 }
 
 /// Spin-down: ω0 = 20 rad/s, the torque μ m g r (r = 0.3826 a) decelerates it at
-/// 6 μ g r/a² = 67.56 rad/s²: measured between 0.02 s and 0.2 s within 3 %; the box does
-/// not wander (|v| < 1e-3 m/s). Pure slide: v0 = 0.5 m/s decelerates at μ g within 5 %
-/// (measured: spin 2.2 % and slide 3.9 % below the analytic values; the frozen-κ lag of a
-/// decelerating slide explains < 1 % of it, the rest is not yet explained).
+/// 6 μ g r/a² = 67.56 rad/s²: measured between 0.02 s and 0.2 s within 1.5 %; the box does
+/// not wander (|v| < 1e-3 m/s). Pure slide: v0 = 0.5 m/s decelerates at μ g within 2 %
+/// (measured −0.6 % and −1.1 %: the frozen rate factor κ(s⁻) of a decelerating motion
+/// lags by a step, and the pitch of a sliding box moves load to its front edge).
 #[test]
 fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
     let (g, mu, a) = (9.81, 0.3, 0.1);
@@ -295,7 +295,7 @@ fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
     let v2 = d3(st.vel[1]).x;
     let got = (v1 - v2) / 0.1;
     eprintln!("slide: {got:.4} m/s² vs {:.4}", mu * g);
-    assert!((got - mu * g).abs() < 0.05 * mu * g, "slide {got}");
+    assert!((got - mu * g).abs() < 0.02 * mu * g, "slide {got}");
     assert!(
         d3(st.omega[1]).length() < 1e-3,
         "turns: {}",

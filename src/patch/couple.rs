@@ -37,7 +37,12 @@
 //! + σ2 …: a pure slide gives μ f_N, a pure spin μ f_N r. Projection: the guard ball
 //! ‖(γ_x / r, γ_y, γ_z)‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*‖_A) γ_n⁻ (as the point LuGre disk).
 //! Saved record (by the patch's key, so checkpoints carry it): (z⁺, s⁺) with
-//! z⁺ = a(s⁺) (z + dt A v⁺), s⁺ = ‖v⁺‖_A from the post-solve velocities.
+//! z⁺ = a(s⁻) (z + dt A v⁺) — the state the step's force used (the point LuGre saves with
+//! a(s⁺); for the patch that jump in σ1 (z⁺ − z)/dt cost a decelerating slide 4 % of its
+//! friction at dt = 1e-3) — and s⁺ = ‖v⁺‖_A from the post-solve velocities. Kept during the
+//! solve: state segment (z, a), aux = (guard radius, η of u and w, E_spin, E_T); the spin
+//! lane's η in rhs.w (per-lane scaling η_k = 3/(3 B_kk + E_k): the spin and sliding lanes
+//! differ by ~r² in scale and compliance, one η for both converged ~100× slower).
 
 use glam::{DVec2, DVec3};
 
@@ -136,6 +141,8 @@ pub struct PatchRows {
     pub offset: [f64; 3],
     pub radius: f64,
     pub z: [f64; 3],
+    /// a = 1/(1 + dt κ(s⁻)), kept for the save; −1 for a new patch (no saved record).
+    pub a: f64,
     pub warm: [f64; 3],
 }
 
@@ -171,11 +178,14 @@ impl PatchModel {
         }
     }
 
-    /// The block's rows from the saved record `last` = (z, s⁻), the total last normal
-    /// impulse `gn` and the free twist `v` (spin, u, w).
-    pub fn rows(&self, last: [f64; 4], gn: f64, v: [f64; 3], dt: f64) -> PatchRows {
+    /// The block's rows from the saved record `last` = (z, s⁻) (None: a new patch), the
+    /// total last normal impulse `gn` and the free twist `v` (spin, u, w).
+    pub fn rows(&self, last: Option<[f64; 4]>, gn: f64, v: [f64; 3], dt: f64) -> PatchRows {
+        let found = last.is_some();
+        let last = last.unwrap_or([0.0; 4]);
         let [s0, s1, s2] = self.sigma;
         let a = self.a(last[3], dt);
+        let a_kept = if found { a } else { -1.0 };
         let big = s0 + s1 / dt;
         let vis = [self.visc, 1.0, 1.0];
         let sc = self.s();
@@ -188,6 +198,7 @@ impl PatchModel {
                 offset: [0.0; 3],
                 radius: 0.0,
                 z,
+                a: a_kept,
                 warm: [0.0; 3],
             };
         }
@@ -196,17 +207,20 @@ impl PatchModel {
             offset: [0, 1, 2].map(|d| c0[d] / c1[d]),
             radius: (2.0 * self.mu_s + (s1 + s2) * self.slip(v)) * gn,
             z,
+            a: a_kept,
             warm: [0, 1, 2].map(|d| -gn * (c0[d] + c1[d] * v[d])),
         }
     }
 
-    /// The record saved after the solve from the kept state `z` and the post-solve twist.
-    pub fn saved(&self, z: [f64; 3], v: [f64; 3], dt: f64) -> [f64; 4] {
-        let s = self.slip(v);
-        let a = self.a(s, dt);
+    /// The record saved after the solve from the kept state `z`, the step's rate factor
+    /// `a` = a(s⁻) ([`PatchRows::a`]) and the post-solve twist: z⁺ = a (z + dt A v⁺), the
+    /// state the step's force used.
+    pub fn saved(&self, z: [f64; 3], a: f64, v: [f64; 3], dt: f64) -> [f64; 4] {
+        // A new patch (a < 0: no s⁻ known) relaxes with a(s⁺).
+        let a = if a < 0.0 { self.a(self.slip(v), dt) } else { a };
         let sc = self.s();
         let zn = [0, 1, 2].map(|d| a * (z[d] + dt * sc[d] * v[d]));
-        [zn[0], zn[1], zn[2], s]
+        [zn[0], zn[1], zn[2], self.slip(v)]
     }
 }
 
