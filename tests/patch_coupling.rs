@@ -221,6 +221,16 @@ const LUGRE: &str = r#"{ kind = "lugre_reduced", sigma0 = 1e5, sigma1 = 300.0, s
 /// A 10 × 10 × 5 cm box (1000 kg/m³) on a plane, μ = 0.3, `lugre_reduced`; `extra` adds
 /// bodies; returns the simulation.
 fn box_scene(duration: f64, vel: [f64; 3], omega: f64, extra: &str) -> (Simulation, u64) {
+    let (sim, steps, _) = box_scene_with(duration, vel, omega, extra);
+    (sim, steps)
+}
+
+fn box_scene_with(
+    duration: f64,
+    vel: [f64; 3],
+    omega: f64,
+    extra: &str,
+) -> (Simulation, u64, bristlecone::step::StepSettings) {
     let text = format!(
         r#"
 [simulation]
@@ -255,8 +265,9 @@ material = "m"
     );
     let scene = parse_str(&text, Path::new("patch.toml")).unwrap();
     let state = setup::build_bodies(&scene);
-    let sim = Simulation::new(shared_context(), &state, setup::step_settings(&scene)).unwrap();
-    (sim, scene.sim.steps)
+    let settings = setup::step_settings(&scene);
+    let sim = Simulation::new(shared_context(), &state, settings.clone()).unwrap();
+    (sim, scene.sim.steps, settings)
 }
 
 fn d3(v: [f32; 4]) -> DVec3 {
@@ -397,4 +408,107 @@ material = "m"
     let x = std::fs::read(full.join("checkpoint.bin")).unwrap();
     let y = std::fs::read(split.join("checkpoint.bin")).unwrap();
     assert!(x == y, "resumed patch run differs from the straight run");
+}
+
+/// The post-solve state update against its f64 twin: after a GPU step, the patch's saved
+/// record equals `PatchModel::saved` applied to the previous record, the patch record of the
+/// twin collision on the pre-step state and the GPU's post-step velocities (z to 1e-4
+/// relative, s⁺ to 1e-5 relative), and `PatchModel::rows` gives the rate factor.
+#[test]
+fn patch_state_update_matches_the_twin() {
+    use bristlecone::patch::couple::PatchModel;
+    let (mut sim, _, settings) = box_scene_with(0.02, [0.3, 0.1, 0.0], 8.0, "");
+    let contact = settings.contact.clone().unwrap();
+    let patch: Vec<bool> = contact
+        .models
+        .iter()
+        .map(|r| r[0] as u32 == bristlecone::solve::rows::MODEL_LUGRE_REDUCED)
+        .collect();
+    let record = |sim: &Simulation| {
+        let secs = sim.checkpoint_sections().unwrap();
+        let get = |n: &str| secs.iter().find(|(k, _)| k == n).unwrap().1.clone();
+        let keys: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(&get("warm_start_keys"));
+        let recs: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(&get("warm_start_impulses"));
+        let k = keys
+            .iter()
+            .position(|k| k[..3] == [0, 1, PATCH_FEATURE])
+            .expect("the patch is saved by its key");
+        recs[k].map(|x| x as f64)
+    };
+    let mut checked = 0;
+    for _ in 0..3 {
+        sim.advance(5, 0).unwrap();
+        let last = record(&sim);
+        let st0 = sim.read_state().unwrap();
+        let twin = reference_records(&st0, &contact.shapes, &contact.collide, &patch);
+        let pr = twin.iter().find(|r| r.ids[2] == PATCH_FEATURE).unwrap();
+        sim.advance(1, 0).unwrap();
+        let now = record(&sim);
+        let st1 = sim.read_state().unwrap();
+        // The pair's parameters by the mixing rule (σ0, σ1 in series; src/solve/rows).
+        let row = contact.models[0];
+        let (_, k, c, n2) = bristlecone::solve::rows::pair_model(row, row);
+        let ext = bristlecone::solve::rows::pair_ext(row, row);
+        let m = PatchModel {
+            sigma: [k, c, n2],
+            mu_s: ext[0],
+            v_s: ext[1],
+            mu_c: pr.ra[3] as f64,
+            r: pr.rb[3] as f64,
+            visc: pr.n_gap[3] as f64,
+        };
+        let n = d3(pr.n_gap);
+        let (u, w) = bristlecone::reference::tangent_basis(n);
+        let (vb, wb) = (d3(st1.vel[1]), d3(st1.omega[1]));
+        let rel = vb + wb.cross(d3(pr.rb));
+        let v = [n.dot(wb), u.dot(rel), w.dot(rel)];
+        let rows = m.rows(Some(last), 1.0, v, 1e-3);
+        let want = m.saved(rows.z, rows.a, v, 1e-3);
+        let zs = (want[0] / m.r).hypot(want[1].hypot(want[2]));
+        for d in 0..3 {
+            let scale = if d == 0 { m.r } else { 1.0 };
+            assert!(
+                ((now[d] - want[d]) / scale).abs() <= 1e-4 * zs,
+                "z[{d}]: GPU {} vs twin {}",
+                now[d],
+                want[d]
+            );
+        }
+        assert!(
+            (now[3] - want[3]).abs() <= 1e-5 * want[3],
+            "s: {} vs {}",
+            now[3],
+            want[3]
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+}
+
+/// A scene naming `lugre_reduced` with no box body is refused with file, line and field.
+#[test]
+fn lugre_reduced_without_boxes_is_refused() {
+    let text = format!(
+        r#"
+[simulation]
+dt = 1e-3
+steps = 10
+[[material]]
+name = "m"
+density = 1000.0
+friction = 0.3
+model = {LUGRE}
+[[body]]
+radius = 0.01
+position = [0.0, 0.0, 0.01]
+material = "m"
+"#
+    );
+    let err = parse_str(&text, Path::new("spheres.toml"))
+        .unwrap_err()
+        .to_string();
+    eprintln!("{err}");
+    assert!(err.contains("spheres.toml:"), "{err}");
+    assert!(err.contains("material[0].model.kind"), "{err}");
+    assert!(err.contains("box"), "{err}");
 }

@@ -336,6 +336,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     box_boundaries(&cx, &raw, &bodies, &boundaries)?;
+    patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
         .iter()
         .map(|b| b.shape.bounding_radius())
@@ -653,6 +654,40 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
             format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
         )),
     }
+}
+
+/// `lugre_reduced` acts on face–face contact patches of box bodies (issue #11): a scene
+/// naming it without any box body would run it nowhere, so it is refused.
+fn patch_needs_boxes(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    materials: &[Material],
+    bodies: &[BodyDesc],
+) -> R<()> {
+    let Some(i) = materials
+        .iter()
+        .position(|m| matches!(m.model, FrictionModel::LuGreReduced { .. }))
+    else {
+        return Ok(());
+    };
+    if bodies
+        .iter()
+        .any(|b| matches!(b.shape, BodyShape::Box { .. }))
+    {
+        return Ok(());
+    }
+    let span = raw.material[i]
+        .get_ref()
+        .model
+        .as_ref()
+        .map(|m| m.get_ref().kind.span());
+    Err(cx.err(
+        span,
+        format!("material[{i}].model.kind"),
+        "friction model `lugre_reduced` acts on face–face contacts of box bodies (contact \
+         patches), and this scene has no box body: use `lugre` for spheres"
+            .to_string(),
+    ))
 }
 
 /// Box bodies cannot meet solid cylinders and meshes yet (no narrow phase): refused.
