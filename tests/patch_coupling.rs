@@ -113,7 +113,7 @@ fn gpu_patch_records_match_the_twin() {
     let patch = [false, true];
     let ctx = shared_context();
     let (mut patches, mut pairs, mut amb) = (0, 0, 0);
-    for round in 0..1 {
+    {
         let mut shapes = shapes0.clone();
         let mut inits = vec![
             BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -1.2], 0.0),
@@ -130,7 +130,7 @@ fn gpu_patch_records_match_the_twin() {
                 rng.random_range(0.05..0.15f32),
             ];
             // Half rest flat (face–face), half at random orientations.
-            let yaw = DQuat::from_rotation_z(rng.random_range(0.0..6.28));
+            let yaw = DQuat::from_rotation_z(rng.random_range(0.0..std::f64::consts::TAU));
             let q = if k % 2 == 0 {
                 yaw
             } else {
@@ -150,7 +150,7 @@ fn gpu_patch_records_match_the_twin() {
             let p = [
                 rng.random_range(-1.3..1.3f32),
                 rng.random_range(-1.3..1.3f32),
-                z as f32 + 0.0 * round as f32,
+                z as f32,
             ];
             shapes.push(BoundaryShape::GrainBox { half_extents: h });
             let bound = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt();

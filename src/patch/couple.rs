@@ -33,8 +33,8 @@
 //! `c0_d = ((σ0 + σ1/dt) a − σ1/dt) z_d`. The impulse is γ = −γ_n⁻ l with γ_n⁻ the last
 //! step's total normal impulse of the patch's points (found by their keys, lagged like the
 //! point LuGre disk): the compliance block is diagonal, E_d = 1/(γ_n⁻ c1_d) (aux.z on the
-//! spin lane, aux.w on u and w), the offset c0_d / c1_d. At a steady slide l = g(‖v‖) A v/‖v‖
-//! + σ2 …: a pure slide gives μ f_N, a pure spin μ f_N r. Projection: the guard ball
+//! spin lane, aux.w on u and w), the offset c0_d / c1_d. At a steady slide
+//! l = g(‖v‖) A v/‖v‖ plus the σ2 term: a pure slide gives μ f_N, a pure spin μ f_N r. Projection: the guard ball
 //! ‖(γ_x / r, γ_y, γ_z)‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*‖_A) γ_n⁻ (as the point LuGre disk).
 //! Saved record (by the patch's key, so checkpoints carry it): (z⁺, s⁺) with
 //! z⁺ = a(s⁻) (z + dt A v⁺) — the state the step's force used (the point LuGre saves with
