@@ -94,6 +94,39 @@ fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, w
     return m.count;
 }
 
+// A box pair's manifold with its patch (issue #11) when the pair has a patch model and the
+// manifold is face–face: the points keep only their normal rows (μ = 0), the patch record
+// follows them (feature PATCH_FEATURE sorts last in the pair).
+fn write_manifold_or_patch(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, write: bool, at: u32) -> u32 {
+    if HAS_PATCHES && (materials[info[bi].y].y != 0.0 || materials[info[bj].y].y != 0.0) {
+        let g = patch_geom(m);
+        if g.ok {
+            if write {
+                let ma = info[bi].y;
+                let mb = info[bj].y;
+                let mu = min(materials[ma].x, materials[mb].x);
+                for (var k = 0u; k <= m.count; k++) {
+                    if at + k < params.caps.x {
+                        var c: Contact;
+                        if k == m.count {
+                            c = patch_record(bi, bj, m.n, g, pi.xyz, pj.xyz, mu, (ma << 16u) | (mb & 0xffffu));
+                        } else {
+                            let p = m.p[k].xyz;
+                            c.n_gap = vec4<f32>(m.n, m.p[k].w);
+                            c.ra = vec4<f32>(p - pi.xyz, 0.0);
+                            c.rb = vec4<f32>(p - pj.xyz, 0.0);
+                            c.ids = vec4<u32>(bi, bj, m.f[k], (ma << 16u) | (mb & 0xffffu));
+                        }
+                        contacts[at + k] = c;
+                    }
+                }
+            }
+            return m.count + 1u;
+        }
+    }
+    return write_manifold(bi, bj, pi, pj, m, write, at);
+}
+
 // Visits every grain j > i within the envelope of grain i; writes when `write`.
 fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
@@ -126,7 +159,7 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                         n += 1u;
                     } else {
                         let m = box_pair(nb + i, nb + j, pi, pj);
-                        n += write_manifold(nb + i, nb + j, pi, pj, m, write, base + n);
+                        n += write_manifold_or_patch(nb + i, nb + j, pi, pj, m, write, base + n);
                     }
                 }
             }

@@ -33,6 +33,8 @@ var<private> g_qa: vec4<f32>;
 var<private> g_pb: vec4<f32>;
 var<private> g_mu: f32;
 var<private> g_mat: u32;
+// The pair has a patch friction model (HAS_PATCHES and a material flagged in materials[].y).
+var<private> g_patch: bool;
 
 var<private> m_tri: u32;
 var<private> m_vert: u32;
@@ -78,6 +80,35 @@ fn emit_manifold(m: Manifold) {
     }
 }
 
+// Patch pairs (issue #11): a face–face manifold's points keep only their normal rows (μ = 0;
+// the friction is the patch block's), and the patch record follows the pair's points.
+fn emit_manifold_frictionless(m: Manifold) {
+    let mu = g_mu;
+    g_mu = 0.0;
+    emit_manifold(m);
+    g_mu = mu;
+}
+
+fn emit_patch(n: vec3<f32>, g: PatchGeom) {
+    if g_write && g_base + g_n < params.caps.x {
+        contacts[g_base + g_n] = patch_record(g_w, g_b, n, g, g_xa, g_pb.xyz, g_mu, g_mat);
+    }
+    g_n += 1u;
+}
+
+// A single manifold (plane, solid box): with its patch when the pair has a patch model.
+fn emit_manifold_or_patch(m: Manifold) {
+    if HAS_PATCHES && g_patch {
+        let g = patch_geom(m);
+        if g.ok {
+            emit_manifold_frictionless(m);
+            emit_patch(m.n, g);
+            return;
+        }
+    }
+    emit_manifold(m);
+}
+
 // ---------------------------------------------------------------- box grains
 // Box grain against boundary kinds plane, box container, solid box, cylinder container
 // (Collide::new refuses the others). Features ascend: containers give wall * 8 + vertex
@@ -88,7 +119,7 @@ fn wall_box(kind: u32, a: vec4<f32>) {
     let cl = quat_rotate_inv(g_qa, b.c - g_xa);
     switch kind {
         case SHAPE_PLANE: {
-            emit_manifold(box_plane(quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0)), g_xa, b, env, 0u));
+            emit_manifold_or_patch(box_plane(quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0)), g_xa, b, env, 0u));
         }
         case SHAPE_BOX_CONTAINER: {
             let h = a.xyz;
@@ -99,17 +130,43 @@ fn wall_box(kind: u32, a: vec4<f32>) {
                 vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(-1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0),
                 vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0, 0.0, -1.0),
             );
+            // Patch pairs: one patch, on the first wall whose manifold is face–face.
+            var pk = 6u;
+            var pg = PatchGeom(false, vec3<f32>(0.0), 0.0, 0.0);
+            var pn = vec3<f32>(0.0);
+            if HAS_PATCHES && g_patch {
+                for (var k = 0u; k < 6u; k++) {
+                    if (k == 5u && a.w != 0.0) || pk < 6u {
+                        continue;
+                    }
+                    let nl = walls[k];
+                    let m = box_plane(quat_rotate(g_qa, nl), g_xa + quat_rotate(g_qa, -nl * h), b, env, 8u * k);
+                    let g = patch_geom(m);
+                    if g.ok {
+                        pk = k;
+                        pg = g;
+                        pn = m.n;
+                    }
+                }
+            }
             for (var k = 0u; k < 6u; k++) {
                 if k == 5u && a.w != 0.0 {
                     continue;
                 }
                 let nl = walls[k];
                 let x0 = g_xa + quat_rotate(g_qa, -nl * h);
-                emit_manifold(box_plane(quat_rotate(g_qa, nl), x0, b, env, 8u * k));
+                if k == pk {
+                    emit_manifold_frictionless(box_plane(quat_rotate(g_qa, nl), x0, b, env, 8u * k));
+                } else {
+                    emit_manifold(box_plane(quat_rotate(g_qa, nl), x0, b, env, 8u * k));
+                }
+            }
+            if pk < 6u {
+                emit_patch(pn, pg);
             }
         }
         case SHAPE_SOLID_BOX: {
-            emit_manifold(box_box(make_obb(g_xa, g_qa, a.xyz), b, env));
+            emit_manifold_or_patch(box_box(make_obb(g_xa, g_qa, a.xyz), b, env));
         }
         case SHAPE_CYLINDER_CONTAINER: {
             let rad = a.x;
@@ -295,6 +352,7 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let ib = info[nb + j];
     g_mu = min(materials[iw.y].x, materials[ib.y].x);
     g_mat = (iw.y << 16u) | (ib.y & 0xffffu);
+    g_patch = HAS_PATCHES && (materials[iw.y].y != 0.0 || materials[ib.y].y != 0.0);
     let cl = quat_rotate_inv(g_qa, g_pb.xyz - g_xa);
     let r = g_pb.w;
     let env = params.grid.z;

@@ -269,6 +269,13 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         assemble_joint(i, c);
         return;
     }
+    if is_patch(c) {
+        assemble_patch(i, c);
+        if HAS_ROLL {
+            clear_ext(i);
+        }
+        return;
+    }
     let a = c.ids.x;
     let b = c.ids.y;
     let n = c.n_gap.xyz;
@@ -352,6 +359,10 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let c = contacts[i];
     prev[1u + i] = vec4<u32>(warm_key(c), 0u);
     var rec = gam[SEG_GAMMA * cap + i];
+    if is_patch(c) {
+        prev[1u + cap + i] = bitcast<vec4<u32>>(patch_saved(c, gam[SEG_STATE * cap + i]));
+        return;
+    }
     if params.model.x != 0u && !is_joint(c.ids.w) {
         // tanh and LuGre save their state (rows::saved_record): the slip speed s⁺ = ‖v_T⁺‖
         // (v⁺ is in vel/omega by now) and, for LuGre, in place of γ_T the bristle state
@@ -514,4 +525,125 @@ fn clear_ext(i: u32) {
     for (var k = 0u; k < 4u; k++) {
         gam[(SEG_EXT + k) * cap + i] = vec4<f32>(0.0);
     }
+}
+
+// ---------------------------------------------------------------- patch blocks (issue #11)
+// The reduced planar LuGre model on a contact patch (src/patch/couple.rs, f64 twin
+// `PatchModel`): lanes (spin about n, u, w at the patch centre), diagonal compliance
+// (aux.z on the spin lane, aux.w on u and w), state (z, guard radius) in the state segment.
+
+// B's twist relative to A at the patch centre: (spin about n, u, w).
+fn patch_twist(c: Contact) -> vec3<f32> {
+    let a = c.ids.x;
+    let b = c.ids.y;
+    let n = c.n_gap.xyz;
+    let rel = (vel[b].xyz + cross(omega[b].xyz, c.rb.xyz)) - (vel[a].xyz + cross(omega[a].xyz, c.ra.xyz));
+    return vec3<f32>(dot(n, omega[b].xyz - omega[a].xyz), dot(tangent_u(n), rel), dot(tangent_w(n), rel));
+}
+
+// ‖v‖_A = √(r² ω² + v_u² + v_w²).
+fn patch_slip(v: vec3<f32>, r: f32) -> f32 {
+    return length(vec3<f32>(r * v.x, v.yz));
+}
+
+// 1/(1 + dt κ) with κ = σ0 s/g(s).
+fn patch_a(m: vec4<f32>, ext: vec4<f32>, mu: f32, s: f32, dt: f32) -> f32 {
+    let g = stribeck(mu, ext, s);
+    let den = g + dt * m.y * s;
+    return select(1.0, g / den, den > 0.0);
+}
+
+// The last total normal impulse of the patch's points: the pair's contacts before the patch
+// record (contiguous: the list is sorted by key) with the patch's normal, by their keys.
+fn patch_last_normal(i: u32, c: Contact) -> f32 {
+    let cap = params.counts.y;
+    var gn = 0.0;
+    var j = i;
+    while j > 0u {
+        j -= 1u;
+        let p = contacts[j];
+        if p.ids.x != c.ids.x || p.ids.y != c.ids.y {
+            break;
+        }
+        if dot(p.n_gap.xyz, c.n_gap.xyz) > 0.9999 {
+            let k = find_prev(p.ids.xyz);
+            if k >= 0 {
+                gn += bitcast<vec4<f32>>(prev[1u + cap + u32(k)]).x;
+            }
+        }
+    }
+    return gn;
+}
+
+// Body b's share of the block's diagonal (count-scaled as the bound): spin nᵀI⁻¹n, and
+// the larger of the u, w rows' m⁻¹ + |r×t|²_I⁻¹.
+fn patch_diag(b: u32, r: vec3<f32>, n: vec3<f32>) -> vec2<f32> {
+    let cu = cross(r, tangent_u(n));
+    let cw = cross(r, tangent_w(n));
+    let t = mass_props[b].w + max(dot(cu, inv_inertia(b, cu)), dot(cw, inv_inertia(b, cw)));
+    return contact_count(b) * vec2<f32>(dot(n, inv_inertia(b, n)), t);
+}
+
+fn assemble_patch(i: u32, c: Contact) {
+    let cap = params.counts.y;
+    let dt = params.coef.x;
+    let m = pair_model(c.ids.w);
+    let ext = pair_ext(c.ids.w);
+    let mu = c.ra.w;
+    let r = c.rb.w;
+    let n = c.n_gap.xyz;
+    let v = patch_twist(c);
+    var last = vec4<f32>(0.0);
+    let k = find_prev(c.ids.xyz);
+    if k >= 0 {
+        last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
+    }
+    let gn = patch_last_normal(i, c);
+    let a = patch_a(m, ext, mu, last.w, dt);
+    let big = m.y + m.z / dt;
+    let sc = vec3<f32>(r * r, 1.0, 1.0);
+    let vis = vec3<f32>(c.n_gap.w, 1.0, 1.0);
+    let c1 = (big * a * dt + m.w * vis) * sc;
+    let c0 = (big * a - m.z / dt) * last.xyz;
+    let bd = patch_diag(c.ids.x, c.ra.xyz, n) + patch_diag(c.ids.y, c.rb.xyz, n);
+    var e = vec2<f32>(0.0);
+    var off = vec3<f32>(0.0);
+    var radius = 0.0;
+    var g0 = vec4<f32>(0.0);
+    if gn > 0.0 {
+        e = vec2<f32>(1.0 / (gn * c1.x), 1.0 / (gn * c1.y));
+        off = c0 / c1;
+        radius = (2.0 * ext.x + (m.z + m.w) * patch_slip(v, r)) * gn;
+        g0 = project_patch(vec4<f32>(-gn * (c0 + c1 * v), 0.0), radius, r);
+    }
+    // Per-lane scaling (the spin and the sliding lanes differ by ~r² in scale and
+    // compliance): η_k = 3/(3 B_kk + E_k), B ≤ 3 diag(B) for the PSD 3×3 block, so the
+    // bound N + E ≤ diag(3/η) of the contacts holds. η_spin in rhs.w, η_T in aux.y.
+    let live = bd.x + bd.y > 0.0 && gn > 0.0;
+    let eta = select(vec2<f32>(0.0), 3.0 / (3.0 * bd + e), live);
+    let p = v + off;
+    rhs[i] = vec4<f32>(p, eta.x);
+    gam[SEG_AUX * cap + i] = vec4<f32>(radius, eta.y, e);
+    // A new patch (no record: no s⁻) saves with a(s⁺) instead (flag a = −1).
+    gam[SEG_STATE * cap + i] = vec4<f32>(last.xyz, select(-1.0, a, k >= 0));
+    gam[SEG_GAMMA * cap + i] = g0;
+    gam[SEG_Y * cap + i] = g0;
+    gam[SEG_TRIAL * cap + i] = g0;
+    gam[SEG_BEST * cap + i] = g0;
+}
+
+// The saved record (z⁺, s⁺) from the kept state st = (z, a) and the post-solve twist (in
+// vel/omega): z⁺ = a (z + dt A v⁺) with the step's own a = a(s⁻), so the saved state is the
+// one the step's force used (a(s⁺) here, as the point LuGre does, makes σ1 (z⁺ − z)/dt see
+// a jump every step: a decelerating slide then loses 4 % of its friction at dt = 1e-3).
+fn patch_saved(c: Contact, st: vec4<f32>) -> vec4<f32> {
+    let dt = params.coef.x;
+    let r = c.rb.w;
+    let v = patch_twist(c);
+    let s = patch_slip(v, r);
+    var a = st.w;
+    if a < 0.0 {
+        a = patch_a(pair_model(c.ids.w), pair_ext(c.ids.w), c.ra.w, s, dt);
+    }
+    return vec4<f32>(a * (st.xyz + dt * vec3<f32>(r * r, 1.0, 1.0) * v), s);
 }

@@ -71,7 +71,11 @@ fn product(c: Contact) -> vec4<f32> {
     let n = c.n_gap.xyz;
     let rel = (dv[2u * b].xyz + cross(dv[2u * b + 1u].xyz, c.rb.xyz))
         - (dv[2u * a].xyz + cross(dv[2u * a + 1u].xyz, c.ra.xyz));
-    return vec4<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
+    var x = dot(n, rel);
+    if is_patch(c) {
+        x = dot(n, dv[2u * b + 1u].xyz - dv[2u * a + 1u].xyz); // the spin row
+    }
+    return vec4<f32>(x, dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
 }
 
 // (N + E)γ_i: the product plus the compliance diag(E_n, E_T, E_T) γ (aux.zw, written at
@@ -95,6 +99,10 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     if params.model.z == 0u {
         return project_cone(g, c.ra.w);
     }
+    if is_patch(c) {
+        // The guard radius is in aux.x (the state segment's w holds a(s⁻)).
+        return project_patch(g, gam[SEG_AUX * params.counts.y + i].x, c.rb.w);
+    }
     return project_contact(g, c.ra.w, gam[SEG_STATE * params.counts.y + i].w);
 }
 
@@ -102,6 +110,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
 // Per-row scaling of constraint i with block scalar η = rhs[i].w: η for a contact; a joint
 // block's rows have their own (rhs.w, aux.z, aux.w) (src/solve/rows, "Joints").
 fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
+    if is_patch(c) {
+        // Patch blocks: η of the spin lane in rhs.w, of the u, w lanes in aux.y.
+        let t = gam[SEG_AUX * params.counts.y + i].y;
+        return vec4<f32>(eta, t, t, eta);
+    }
     if is_joint(c.ids.w) {
         let a = gam[SEG_AUX * params.counts.y + i];
         return vec4<f32>(eta, a.z, a.w, eta);
@@ -111,7 +124,7 @@ fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
 
 // Σ_k d_k² / η_k over the rows (the metric diag(1/η)).
 fn sq_over_eta(d: vec4<f32>, e: vec4<f32>, c: Contact) -> f32 {
-    if is_joint(c.ids.w) {
+    if is_joint(c.ids.w) || is_patch(c) {
         return dot(d.xyz, d.xyz / e.xyz);
     }
     return dot(d.xyz, d.xyz) / e.x;
@@ -187,7 +200,7 @@ fn product_lip(
             let e = row_eta(i, c, eta);
             let d = gam[SEG_GAMMA * params.counts.y + i] - vec4<f32>(1.0, 1.0, 1.0, 0.0);
             let ng = product_e(c, i, d);
-            let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w));
+            let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w) || is_patch(c));
             v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
             if HAS_ROLL {
                 let qe = ext_rhs(i);
@@ -371,9 +384,11 @@ fn outer_offset(
         let q = rhs[i];
         let mu = friction_of(c);
         let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
-        let moved = abs(s - a.y) > params.coef.w;
-        gam[SEG_AUX * cap + i] = vec4<f32>(a.x, s, a.zw);
-        let p = vec3<f32>(a.x + s, q.yz);
+        // Patch blocks have no normal row: no correction, their aux and p stay as assembled.
+        let pb = is_patch(c);
+        let moved = abs(s - a.y) > params.coef.w && !pb;
+        gam[SEG_AUX * cap + i] = select(vec4<f32>(a.x, s, a.zw), a, pb);
+        let p = select(vec3<f32>(a.x + s, q.yz), q.xyz, pb);
         rhs[i] = vec4<f32>(p, q.w);
         nv[SEG_NGAMMA * cap + i] = ng;
         nv[SEG_NY * cap + i] = ng;

@@ -71,13 +71,20 @@ fn gather(b: u32, seg: u32, shift: f32) {
         let n = c.n_gap.xyz;
         // World impulse on B: γ_n n + γ_u u + γ_w w; A takes the negative.
         var f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
+        // A patch block's lane x is a torque about n, not a normal force.
+        var tq = vec3<f32>(0.0);
+        if is_patch(c) {
+            tq = g.x * n;
+            f -= tq;
+        }
         var r = c.rb.xyz;
         if (e & 1u) == 0u {
             f = -f;
+            tq = -tq;
             r = c.ra.xyz;
         }
         lin += f;
-        ang += cross(r, f);
+        ang += cross(r, f) + tq;
         if HAS_ROLL {
             // Rows 3–5: a pure torque γ_s n + γ_ru u + γ_rw w on B, its negative on A.
             let ge = gam[(SEG_EXT + seg) * params.counts.y + ci].xyz - vec3<f32>(shift);

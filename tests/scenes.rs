@@ -97,6 +97,13 @@ const CASES: &[Case] = &[
         // Floor plane: the wall (x ±0.45, z ≤ 0.5) and the ball's run-up from y = -0.6.
         bounds: ([-0.5, -0.7, 0.0], [0.5, 0.7, 0.6]),
     },
+    Case {
+        file: "patch_spin.toml",
+        scale: 1.0,
+        steps: 50,
+        // One box spun and slid on the floor plane (lugre_reduced on its contact patch).
+        bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.1]),
+    },
 ];
 
 fn scene_path(file: &str) -> PathBuf {

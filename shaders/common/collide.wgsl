@@ -376,3 +376,114 @@ fn sphere_box(cs: vec3<f32>, r: f32, b: Obb, env: f32) -> Manifold {
     manifold_push(&m, b.c + b.r * ql + n * (0.5 * gap), gap, 0u);
     return m;
 }
+
+// ---------------------------------------------------------------- contact patches (issue #11)
+// Pipeline-overridable: true only when a material has a patch friction model (lugre_reduced),
+// so scenes without one compile none of the patch path. f64 twin: src/patch/couple.rs.
+override HAS_PATCHES: bool = false;
+
+// The feature of a pair's patch record: sorts after every point contact of the pair.
+const PATCH_FEATURE: u32 = 0xffffffffu;
+
+// A patch from a face–face manifold (≥ 3 points), uniform pressure over the convex polygon
+// of its points: x = valid (1/0), centre (world, area centroid), r = mean distance from the
+// centre (the limit-surface radius τ_max / (μ f_N)), visc = mean squared distance / r².
+struct PatchGeom {
+    ok: bool,
+    centre: vec3<f32>,
+    r: f32,
+    visc: f32,
+}
+
+// ∫ of |ρ| over the triangle (0, a, b) in the plane: (d³/3) |F(t_b/d) − F(t_a/d)| with d the
+// distance of the edge line from 0, t the positions along it, F(x) = (x√(1+x²) + asinh x)/2.
+fn tri_mean_dist(a: vec2<f32>, b: vec2<f32>) -> f32 {
+    let e = b - a;
+    let l = length(e);
+    if l <= 0.0 {
+        return 0.0;
+    }
+    let d = abs(a.x * e.y - a.y * e.x) / l;
+    if d <= 0.0 {
+        return 0.0;
+    }
+    let xa = dot(a, e) / (l * d);
+    let xb = dot(b, e) / (l * d);
+    let fa = 0.5 * (xa * sqrt(1.0 + xa * xa) + asinh(xa));
+    let fb = 0.5 * (xb * sqrt(1.0 + xb * xb) + asinh(xb));
+    return d * d * d / 3.0 * abs(fb - fa);
+}
+
+fn patch_geom(m: Manifold) -> PatchGeom {
+    var g = PatchGeom(false, vec3<f32>(0.0), 0.0, 0.0);
+    let k = m.count;
+    if k < 3u {
+        return g;
+    }
+    let u = tangent_u(m.n);
+    let w = tangent_w(m.n);
+    var mean = vec3<f32>(0.0);
+    for (var i = 0u; i < k; i++) {
+        mean += m.p[i].xyz;
+    }
+    mean /= f32(k);
+    var q: array<vec2<f32>, 4>;
+    var ang: array<f32, 4>;
+    var ext = 0.0;
+    for (var i = 0u; i < k; i++) {
+        let d = m.p[i].xyz - mean;
+        q[i] = vec2<f32>(dot(d, u), dot(d, w));
+        ang[i] = atan2(q[i].y, q[i].x);
+        ext = max(ext, dot(q[i], q[i]));
+    }
+    // Counter-clockwise order (insertion sort by angle about the mean).
+    for (var i = 1u; i < k; i++) {
+        var j = i;
+        while j > 0u && ang[j - 1u] > ang[j] {
+            let ta = ang[j];
+            ang[j] = ang[j - 1u];
+            ang[j - 1u] = ta;
+            let tq = q[j];
+            q[j] = q[j - 1u];
+            q[j - 1u] = tq;
+            j -= 1u;
+        }
+    }
+    var area = 0.0;
+    var c = vec2<f32>(0.0);
+    for (var i = 1u; i + 1u < k; i++) {
+        let e1 = q[i] - q[0];
+        let e2 = q[i + 1u] - q[0];
+        let a = 0.5 * (e1.x * e2.y - e1.y * e2.x);
+        area += a;
+        c += a * (q[0] + q[i] + q[i + 1u]) / 3.0;
+    }
+    if !(area > 1e-4 * ext) {
+        return g;
+    }
+    c /= area;
+    var mdist = 0.0;
+    var polar = 0.0;
+    for (var i = 0u; i < k; i++) {
+        let a = q[i] - c;
+        let b = q[(i + 1u) % k] - c;
+        mdist += tri_mean_dist(a, b);
+        polar += abs(a.x * b.y - a.y * b.x) / 12.0 * (dot(a, a) + dot(b, b) + dot(a, b));
+    }
+    g.ok = true;
+    g.centre = mean + c.x * u + c.y * w;
+    g.r = mdist / area;
+    g.visc = polar / area / (g.r * g.r);
+    return g;
+}
+
+// The patch record (src/patch/couple.rs): n_gap = (n, visc), ra = (centre − x_A, μ),
+// rb = (centre − x_B, r), ids = (A, B, PATCH_FEATURE, materials).
+fn patch_record(a: u32, b: u32, n: vec3<f32>, g: PatchGeom, xa: vec3<f32>, xb: vec3<f32>, mu: f32, mats: u32) -> Contact {
+    var c: Contact;
+    c.n_gap = vec4<f32>(n, g.visc);
+    c.ra = vec4<f32>(g.centre - xa, mu);
+    c.rb = vec4<f32>(g.centre - xb, g.r);
+    c.ids = vec4<u32>(a, b, PATCH_FEATURE, mats);
+    return c;
+}

@@ -112,9 +112,27 @@ fn project_joint(g: vec4<f32>, flags: u32, bound: f32) -> vec4<f32> {
     return vec4<f32>(x, 0.0);
 }
 
-// Friction coefficient of constraint c (0 for joint blocks, whose ra.w is a bound).
+// Friction coefficient of constraint c (0 for joint blocks, whose ra.w is a bound, and for
+// patch blocks, which have no normal row for the exact cone or the Painlevé test).
 fn friction_of(c: Contact) -> f32 {
-    return select(c.ra.w, 0.0, is_joint(c.ids.w));
+    return select(c.ra.w, 0.0, is_joint(c.ids.w) || is_patch(c));
+}
+
+// Patch blocks (issue #11, src/patch/couple.rs): a contact record with feature PATCH_FEATURE
+// whose lanes are (spin about n, u, w at the patch centre). Pipeline-overridable: scenes
+// without a patch model compile none of this (see common/collide.wgsl, HAS_PATCHES).
+override HAS_PATCHES: bool = false;
+const PATCH_FEATURE: u32 = 0xffffffffu;
+
+fn is_patch(c: Contact) -> bool {
+    return HAS_PATCHES && c.ids.z == PATCH_FEATURE && (c.ids.w & JOINT_BIT) == 0u;
+}
+
+// The guard ball ‖(γ_x / r, γ_y, γ_z)‖ ≤ radius of a patch block (r = the patch's rb.w).
+fn project_patch(g: vec4<f32>, radius: f32, r: f32) -> vec4<f32> {
+    let t = length(vec3<f32>(g.x / r, g.yz));
+    let k = select(1.0, radius / t, t > radius);
+    return vec4<f32>(g.xyz * k, 0.0);
 }
 
 // Warm-start key: (A, B, feature) for contacts; (WORLD, 0, block) for joint blocks, which

@@ -174,6 +174,7 @@ pub struct CollideCounts {
 }
 
 pub struct Collide {
+    has_boxes: bool,
     params: Params,
     params_buf: wgpu::Buffer,
     k: Kernels,
@@ -452,6 +453,7 @@ impl Collide {
             csr: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
         };
         let mut c = Collide {
+            has_boxes,
             params,
             params_buf,
             k,
@@ -647,6 +649,44 @@ impl Collide {
         self.params.caps[0] = cap;
         ctx.queue
             .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        self.rebind(ctx);
+        Ok(())
+    }
+
+    /// Marks the materials with a patch friction model (issue #11, `lugre_reduced`): their
+    /// face–face box manifolds also emit a patch record (`crate::patch::couple`) and their
+    /// points keep only their normal rows (μ = 0). Rebuilds the narrow-phase pipelines with
+    /// `HAS_PATCHES` on when any flag is set; without one nothing changes.
+    pub fn set_patch_materials(
+        &mut self,
+        ctx: &GpuContext,
+        friction: &[f32],
+        patch: &[bool],
+    ) -> Result<(), GpuError> {
+        if !patch.iter().any(|&p| p) {
+            return Ok(());
+        }
+        let mats: Vec<[f32; 4]> = friction
+            .iter()
+            .enumerate()
+            .map(|(k, &m)| {
+                [
+                    m,
+                    f32::from(u8::from(patch.get(k) == Some(&true))),
+                    0.0,
+                    0.0,
+                ]
+            })
+            .collect();
+        self.materials = buffers::storage_from(ctx, "materials", &mats);
+        let has_boxes = self.has_boxes;
+        let c = [
+            ("HAS_BOXES", if has_boxes { 1.0 } else { 0.0 }),
+            ("HAS_PATCHES", 1.0),
+        ];
+        let stage = |name| Kernel::with_constants(ctx, ShaderSource::by_name(name).unwrap(), &c);
+        self.k.pairs = stage("collide_pairs")?;
+        self.k.walls = stage("collide_walls")?;
         self.rebind(ctx);
         Ok(())
     }

@@ -336,6 +336,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     box_boundaries(&cx, &raw, &bodies, &boundaries)?;
+    patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
         .iter()
         .map(|b| b.shape.bounding_radius())
@@ -657,6 +658,40 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
             format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
         )),
     }
+}
+
+/// `lugre_reduced` acts on face–face contact patches of box bodies (issue #11): a scene
+/// naming it without any box body would run it nowhere, so it is refused.
+fn patch_needs_boxes(
+    cx: &Cx<'_>,
+    raw: &RawScene,
+    materials: &[Material],
+    bodies: &[BodyDesc],
+) -> R<()> {
+    let Some(i) = materials
+        .iter()
+        .position(|m| matches!(m.model, FrictionModel::LuGreReduced { .. }))
+    else {
+        return Ok(());
+    };
+    if bodies
+        .iter()
+        .any(|b| matches!(b.shape, BodyShape::Box { .. }))
+    {
+        return Ok(());
+    }
+    let span = raw.material[i]
+        .get_ref()
+        .model
+        .as_ref()
+        .map(|m| m.get_ref().kind.span());
+    Err(cx.err(
+        span,
+        format!("material[{i}].model.kind"),
+        "friction model `lugre_reduced` acts on face–face contacts of box bodies (contact \
+         patches), and this scene has no box body: use `lugre` for spheres"
+            .to_string(),
+    ))
 }
 
 /// Box bodies cannot meet solid cylinders and meshes yet (no narrow phase): refused.
@@ -1402,7 +1437,11 @@ fn lugre_static_check(
     friction: f64,
     base: &str,
 ) -> R<()> {
-    if let (FrictionModel::LuGre { mu_static, .. }, Some(fm)) = (model, &m.model) {
+    if let (
+        FrictionModel::LuGre { mu_static, .. } | FrictionModel::LuGreReduced { mu_static, .. },
+        Some(fm),
+    ) = (model, &m.model)
+    {
         if *mu_static < friction {
             return Err(cx.err(
                 fm.get_ref().mu_static.as_ref().map(|e| e.span()),
@@ -1486,11 +1525,21 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
                 v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
             }
         }
+        "lugre_reduced" => {
+            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck"])?;
+            FrictionModel::LuGreReduced {
+                sigma0: req_pos(&fm.sigma0, "sigma0")?,
+                sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
+                sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
+                mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
+                v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
+            }
+        }
         other => {
             return Err(cx.err(
                 Some(fm.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre)"),
+                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre, lugre_reduced)"),
             ))
         }
     };

@@ -258,6 +258,15 @@ pub enum FrictionModel {
         mu_static: f64,
         v_stribeck: f64,
     },
+    /// The reduced planar LuGre model on face–face contact patches (issue #11,
+    /// `crate::patch::couple`), parameters as LuGre's (per unit normal load).
+    LuGreReduced {
+        sigma0: f64,
+        sigma1: f64,
+        sigma2: f64,
+        mu_static: f64,
+        v_stribeck: f64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

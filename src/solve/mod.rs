@@ -335,15 +335,19 @@ impl Solve {
             self.c.nv = buffers::storage_zeroed(ctx, "solve N gamma", nv_segments * cap)?;
             self.c.stateful = stateful;
         }
-        if rolling != self.c.rolling {
-            // Rows 3–5 live in pipelines of their own (HAS_ROLL), so scenes without them run
-            // kernels that do not contain the code.
-            let roll = [("HAS_ROLL", if rolling { 1.0 } else { 0.0 })];
+        let patches = rows::has_patches(&table);
+        if rolling != self.c.rolling || patches {
+            // Rows 3–5 (HAS_ROLL) and patch blocks (HAS_PATCHES, issue #11) live in pipelines
+            // of their own, so scenes without them run kernels that do not contain the code.
+            let constants = [
+                ("HAS_ROLL", if rolling { 1.0 } else { 0.0 }),
+                ("HAS_PATCHES", if patches { 1.0 } else { 0.0 }),
+            ];
             let k = |name| {
                 Kernel::with_constants(
                     ctx,
                     ShaderSource::by_name(name).expect("solver shader registered"),
-                    &roll,
+                    &constants,
                 )
             };
             self.assemble = k("solve_assemble")?;

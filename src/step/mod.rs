@@ -115,6 +115,14 @@ impl ContactStages {
             }
             None => Collide::new(ctx, bodies, state, &setup.shapes, &setup.collide)?,
         };
+        // Patch friction models (issue #11): collision emits patch records for them.
+        let mut collide = collide;
+        let patch: Vec<bool> = setup
+            .models
+            .iter()
+            .map(|r| r[0] as u32 == crate::solve::rows::MODEL_LUGRE_REDUCED)
+            .collect();
+        collide.set_patch_materials(ctx, &setup.collide.friction, &patch)?;
         // One model row per material (or none: all Coulomb), never a silent fallback.
         if !setup.models.is_empty() && setup.models.len() != setup.collide.friction.len() {
             return Err(GpuError::Shader {

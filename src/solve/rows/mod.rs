@@ -210,7 +210,8 @@ pub const MODEL_COULOMB: u32 = 0;
 pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str = "coulomb, compliant, hunt_crossley, bristle, tanh, lugre";
+pub const SOLVED_MODELS: &str =
+    "coulomb, compliant, hunt_crossley, bristle, tanh, lugre, lugre_reduced";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
@@ -222,6 +223,7 @@ pub fn is_solved(model: &FrictionModel) -> bool {
             | FrictionModel::Bristle { .. }
             | FrictionModel::Tanh { .. }
             | FrictionModel::LuGre { .. }
+            | FrictionModel::LuGreReduced { .. }
     )
 }
 
@@ -268,6 +270,12 @@ pub const MODEL_TANH: u32 = 4;
 /// variant is not built.
 pub const MODEL_LUGRE: u32 = 5;
 
+/// The reduced planar LuGre model on contact patches (issue #11; table row as LuGre's,
+/// `[6, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`): face–face box contacts get a patch block of 3 rows
+/// (spin, u, w at the patch centre) — see [`crate::patch::couple`]; the pair's point
+/// contacts keep their normal rows (Coulomb rigid normal, μ = 0 written by collision).
+pub const MODEL_LUGRE_REDUCED: u32 = 6;
+
 /// The table row of a material's model (only solved models reach here).
 pub fn material_row(model: &FrictionModel) -> MaterialRow {
     let r = |id: u32, a: f64, b: f64, c: f64| {
@@ -296,6 +304,18 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
             row[5] = v_stribeck as f32;
             row
         }
+        FrictionModel::LuGreReduced {
+            sigma0,
+            sigma1,
+            sigma2,
+            mu_static,
+            v_stribeck,
+        } => {
+            let mut row = r(MODEL_LUGRE_REDUCED, sigma0, sigma1, sigma2);
+            row[4] = mu_static as f32;
+            row[5] = v_stribeck as f32;
+            row
+        }
         _ => r(MODEL_COULOMB, 0.0, 0.0, 0.0),
     }
 }
@@ -304,7 +324,13 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
 /// their projection and LuGre's z, dt).
 pub fn has_state(rows: &[MaterialRow]) -> bool {
     rows.iter()
-        .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE))
+        .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED))
+}
+
+/// Whether a model table has a patch model (collision emits patch records; the solver
+/// pipelines are built with `HAS_PATCHES`).
+pub fn has_patches(rows: &[MaterialRow]) -> bool {
+    rows.iter().any(|r| r[0] as u32 == MODEL_LUGRE_REDUCED)
 }
 
 /// A material row with its rolling and spinning coefficients (lanes 6 and 7; see
