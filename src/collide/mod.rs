@@ -59,7 +59,8 @@ pub mod mesh;
 pub mod scan;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_MESH, SHAPE_SOLID_CYLINDER,
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_MESH,
+    SHAPE_SOLID_CYLINDER,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -97,6 +98,9 @@ pub enum BoundaryShape {
     GrainBox {
         half_extents: [f32; 3],
     },
+    /// Not a boundary: the shape of a capsule grain (body kind `SHAPE_CAPSULE`): a segment
+    /// of half length `half_length` along the body's z axis, swept by a sphere of `radius`.
+    GrainCapsule { radius: f32, half_length: f32 },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -237,6 +241,10 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
                 open_top,
             } => r[0] = [*radius, *height, b(*open_top), 0.0],
             BoundaryShape::SolidCylinder { radius, height } => r[0] = [*radius, *height, 0.0, 0.0],
+            BoundaryShape::GrainCapsule {
+                radius,
+                half_length,
+            } => r[0] = [*radius, *half_length, 0.0, 0.0],
             BoundaryShape::Mesh {
                 vertices,
                 triangles,
@@ -330,6 +338,35 @@ fn check_box(
     Ok(())
 }
 
+/// A capsule grain needs a `GrainCapsule` shape, and no solid cylinder or mesh boundary.
+fn check_capsule(
+    b: usize,
+    i: &[u32; 4],
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+) -> Result<(), GpuError> {
+    if !matches!(
+        shapes.get(i[3] as usize),
+        Some(BoundaryShape::GrainCapsule { .. })
+    ) {
+        return Err(invalid(format!(
+            "capsule body {b}: shape index {} is not a GrainCapsule shape",
+            i[3]
+        )));
+    }
+    if let Some(w) = state
+        .info
+        .iter()
+        .position(|w| w[2] == SHAPE_SOLID_CYLINDER || w[2] == SHAPE_MESH)
+    {
+        return Err(invalid(format!(
+            "capsule body {b} with boundary body {w} (a solid cylinder or mesh): \
+             capsule contacts with these boundaries are not implemented"
+        )));
+    }
+    Ok(())
+}
+
 impl Collide {
     /// Builds the stage with a default contact capacity (4 per grain + 1024; grown on demand).
     pub fn new(
@@ -373,6 +410,8 @@ impl Collide {
                 )));
             } else if i[2] == SHAPE_BOX {
                 check_box(b, i, state, shapes)?;
+            } else if i[2] == SHAPE_CAPSULE {
+                check_capsule(b, i, state, shapes)?;
             }
             if i[1] as usize >= settings.friction.len() {
                 return Err(invalid(format!(
@@ -401,7 +440,14 @@ impl Collide {
         let has_boxes = shapes
             .iter()
             .any(|s| matches!(s, BoundaryShape::GrainBox { .. }));
-        let boxes = [("HAS_BOXES", if has_boxes { 1.0 } else { 0.0 })];
+        let has_capsules = shapes
+            .iter()
+            .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
+        let flag = |x: bool| if x { 1.0 } else { 0.0 };
+        let boxes = [
+            ("HAS_BOXES", flag(has_boxes)),
+            ("HAS_CAPSULES", flag(has_capsules)),
+        ];
         let stage =
             |name| Kernel::with_constants(ctx, ShaderSource::by_name(name).unwrap(), &boxes);
         let k = Kernels {
