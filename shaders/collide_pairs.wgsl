@@ -95,6 +95,7 @@ fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, w
     return m.count;
 }
 
+// capsule:begin
 // ---------------------------------------------------------------- capsule pairs
 fn grain_capsule(b: u32, p: vec4<f32>) -> Capsule {
     return make_capsule(p.xyz, rot[b], shapes[4u * info[b].w]);
@@ -149,6 +150,7 @@ fn write_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CapContacts,
     }
     return m.count;
 }
+// capsule:end
 
 // Visits every grain j > i within the envelope of grain i; writes when `write`.
 fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
@@ -175,15 +177,16 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     if any(cell_of(pj.xyz) != cc) {
                         continue;
                     }
-                    let spheres = info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE;
-                    if !(HAS_BOXES || HAS_CAPSULES) || spheres {
+                    if !(HAS_BOXES || HAS_CAPSULES) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
                         if write && base + n < cap {
                             contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
                         }
                         n += 1u;
                     } else if HAS_CAPSULES && (info[nb + i].z == SHAPE_CAPSULE || info[nb + j].z == SHAPE_CAPSULE) {
+                        // capsule:begin
                         let m = capsule_pair(nb + i, nb + j, pi, pj);
                         n += write_capsule(nb + i, nb + j, pi, pj, m, write, base + n);
+                        // capsule:end
                     } else {
                         let m = box_pair(nb + i, nb + j, pi, pj);
                         n += write_manifold(nb + i, nb + j, pi, pj, m, write, base + n);

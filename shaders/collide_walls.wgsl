@@ -153,6 +153,7 @@ fn wall_box(kind: u32, a: vec4<f32>) {
     }
 }
 
+// capsule:begin
 // ---------------------------------------------------------------- capsule grains
 // Capsule grain against plane, box container, solid box, cylinder container (Collide::new
 // refuses the others); common/collide_capsule.wgsl. Features ascend: box container
@@ -226,6 +227,7 @@ fn wall_capsule(kind: u32, a: vec4<f32>) {
         default: {}
     }
 }
+// capsule:end
 
 fn emit_point(feature: u32, cl: vec3<f32>, q: vec3<f32>, fallback: vec3<f32>, r: f32) {
     let d = cl - q;
@@ -379,7 +381,9 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
         return g_n;
     }
     if HAS_CAPSULES && ib.z == SHAPE_CAPSULE {
+        // capsule:begin
         wall_capsule(iw.z, a);
+        // capsule:end
         return g_n;
     }
     switch iw.z {

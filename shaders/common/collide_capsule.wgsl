@@ -5,7 +5,12 @@
 // segment half length hl, radius r.
 
 // Pipeline-overridable: false when the scene has no capsule grains (see HAS_BOXES).
+// Such scenes' pipelines are also built without the text between the `capsule:begin` and
+// `capsule:end` markers (here and in the collide stages; src/collide/mod.rs,
+// `stage_source`): the driver would otherwise compile the capsule code before dropping it.
 override HAS_CAPSULES: bool = true;
+
+// capsule:begin
 
 const CAP_PARALLEL_EPS: f32 = 1e-6;
 const CAP_FACE_PARALLEL: f32 = 0.02;
@@ -245,3 +250,4 @@ fn capsule_plane(cap: Capsule, n: vec3<f32>, x0: vec3<f32>, env: f32, offset: u3
     }
     return m;
 }
+// capsule:end
