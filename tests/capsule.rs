@@ -555,3 +555,65 @@ material = "m"
     assert!(axis.z.abs() < 1e-3, "the axis tilted: {axis}");
     assert!(v.z.abs() < 1e-3 * want, "lifts: v_z = {}", v.z);
 }
+
+// ---------------------------------------------------------------- output
+
+/// Capsule surfaces in VTK: read back with vtkio, every vertex lies on the capsule's
+/// surface (distance r from its axis segment), 84 cells per capsule carrying its id.
+#[test]
+fn capsule_surfaces_read_back_with_vtkio() {
+    use bristlecone::io::{write_capsules, CapsuleFrame};
+    use vtkio::model::{Attribute, DataSet, IOBuffer, Piece, Vtk};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.vtp");
+    let q = DQuat::from_euler(glam::EulerRot::XYZ, 0.3, -0.7, 1.1);
+    let centers = [[0.1f32, 0.2, 0.3], [-1.0, 0.5, 2.0]];
+    let rotations = [q.as_quat().to_array(), [0.0, 0.0, 0.0, 1.0]];
+    let (radii, hls) = ([0.05f32, 0.2], [0.1f32, 0.0]);
+    let frame = CapsuleFrame {
+        centers: &centers,
+        rotations: &rotations,
+        radii: &radii,
+        half_lengths: &hls,
+        ids: &[7, 9],
+    };
+    write_capsules(&path, &frame).unwrap();
+    let piece = match Vtk::import(&path).unwrap().data {
+        DataSet::PolyData { mut pieces, .. } => match pieces.remove(0) {
+            Piece::Inline(p) => *p,
+            other => panic!("unexpected piece {other:?}"),
+        },
+        other => panic!("not poly data: {other:?}"),
+    };
+    let IOBuffer::F32(pts) = piece.points else {
+        panic!("points not f32")
+    };
+    assert_eq!(pts.len(), 3 * 2 * 74);
+    for (k, p) in pts.chunks(3).enumerate() {
+        let b = k / 74;
+        let c = DVec3::new(centers[b][0] as f64, centers[b][1] as f64, centers[b][2] as f64);
+        let r = rotations[b];
+        let a = DQuat::from_xyzw(r[0] as f64, r[1] as f64, r[2] as f64, r[3] as f64) * DVec3::Z;
+        let x = DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64);
+        let t = (x - c).dot(a).clamp(-hls[b] as f64, hls[b] as f64);
+        let d = (x - (c + a * t)).length();
+        assert!((d - radii[b] as f64).abs() < 1e-5, "vertex {k}: {d} from the axis");
+    }
+    let polys = piece.polys.unwrap();
+    assert_eq!(polys.num_cells(), 2 * 84);
+    let ids = piece
+        .data
+        .cell
+        .iter()
+        .find_map(|a| match a {
+            Attribute::Field { .. } => None,
+            Attribute::DataArray(d) if d.name == "id" => Some(d.data.clone()),
+            _ => None,
+        })
+        .unwrap();
+    let ids: Vec<f64> = match ids {
+        IOBuffer::U32(v) => v.iter().map(|&x| x as f64).collect(),
+        other => panic!("ids {other:?}"),
+    };
+    assert!(ids[..84].iter().all(|&x| x == 7.0) && ids[84..].iter().all(|&x| x == 9.0));
+}
