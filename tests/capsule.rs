@@ -102,7 +102,12 @@ material = "m"
         let (mw, iw) = sliced(2000.0, r, hl);
         assert!((m - mw).abs() <= 1e-9 * mw, "mass {m} vs {mw}");
         for k in 0..3 {
-            assert!((i[k] - iw[k]).abs() <= 1e-9 * iw[k], "I[{k}] {} vs {}", i[k], iw[k]);
+            assert!(
+                (i[k] - iw[k]).abs() <= 1e-9 * iw[k],
+                "I[{k}] {} vs {}",
+                i[k],
+                iw[k]
+            );
         }
     }
     let (m, i) = capsule_mass(2000.0, 0.05, 0.12);
@@ -273,12 +278,14 @@ fn gpu_contacts(state: &BodyState, shapes: &[BoundaryShape]) -> Vec<ContactRecor
 }
 
 type PairMap<T> = BTreeMap<(u32, u32), Vec<T>>;
+/// Contacting pairs per (kind of A, kind of B).
+type KindCounts = BTreeMap<(u32, u32), usize>;
 
 /// Compares per pair; returns (pairs compared, the ambiguous pairs, pairs per kind pair).
 fn compare(
     state: &BodyState,
     shapes: &[BoundaryShape],
-) -> (usize, Vec<(u32, u32)>, BTreeMap<(u32, u32), usize>) {
+) -> (usize, Vec<(u32, u32)>, KindCounts) {
     let gpu = gpu_contacts(state, shapes);
     for w in gpu.windows(2) {
         assert!(
@@ -349,7 +356,7 @@ fn gpu_capsule_contacts_match_the_twin_on_random_configurations() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let mut total = 0;
     let mut amb = 0;
-    let mut kinds: BTreeMap<(u32, u32), usize> = BTreeMap::new();
+    let mut kinds = KindCounts::new();
     for _round in 0..3 {
         let mut grains = Vec::new();
         for _ in 0..150 {
@@ -425,17 +432,29 @@ fn gpu_capsule_contacts_match_the_twin_on_touching_deep_and_parallel_cases() {
         (DVec3::new(-0.6, 0.8, 0.5), lying, cap),
         (DVec3::new(-0.6, 0.8, 0.58), across, cap),
         // 8, 9: a capsule lying on a box's top face (gap 1 mm): two points.
-        (DVec3::new(0.7, -0.7, 0.5), DQuat::IDENTITY, G::Box([0.2, 0.2, 0.1])),
+        (
+            DVec3::new(0.7, -0.7, 0.5),
+            DQuat::IDENTITY,
+            G::Box([0.2, 0.2, 0.1]),
+        ),
         (DVec3::new(0.7, -0.7, 0.651), lying, cap),
         // 10, 11: a capsule beyond a box's edge (axis along y, parallel to the +x top
         // edge, its axis 3 cm out in x and z): one point, against the edge.
-        (DVec3::new(-0.7, -0.7, 0.5), DQuat::IDENTITY, G::Box([0.1, 0.1, 0.1])),
+        (
+            DVec3::new(-0.7, -0.7, 0.5),
+            DQuat::IDENTITY,
+            G::Box([0.1, 0.1, 0.1]),
+        ),
         (DVec3::new(-0.57, -0.7, 0.63), across, cap),
         // 12: lying on the container floor (z = -1.5), gap 1 mm: two points.
         (DVec3::new(0.0, 0.9, -1.449), lying, cap),
         // 13, 14: a sphere on a capsule's side, 5 mm deep.
         (DVec3::new(0.0, -0.9, 0.0), lying, cap),
-        (DVec3::new(0.05, -0.9, 0.145), DQuat::IDENTITY, G::Sphere(0.1)),
+        (
+            DVec3::new(0.05, -0.9, 0.145),
+            DQuat::IDENTITY,
+            G::Sphere(0.1),
+        ),
         // 15: standing on the container floor on its end: one point (the other end high).
         (DVec3::new(0.9, 0.0, -1.3), DQuat::IDENTITY, cap),
     ];
@@ -449,11 +468,17 @@ fn gpu_capsule_contacts_match_the_twin_on_touching_deep_and_parallel_cases() {
     let pp = of(4, 5);
     assert_eq!(pp.len(), 2, "parallel capsules");
     for c in &pp {
-        assert!(c.gap.abs() < 1e-6 && (c.normal - DVec3::Y).length() < 1e-6, "{c:?}");
+        assert!(
+            c.gap.abs() < 1e-6 && (c.normal - DVec3::Y).length() < 1e-6,
+            "{c:?}"
+        );
     }
     // The two points sit at the overlap's ends, x = 0.55 − 0.15 and 0.5 + 0.15.
     let xs: Vec<f64> = pp.iter().map(|c| 0.5 + c.ra.x).collect();
-    assert!((xs[0] - 0.4).abs() < 1e-6 && (xs[1] - 0.65).abs() < 1e-6, "{xs:?}");
+    assert!(
+        (xs[0] - 0.4).abs() < 1e-6 && (xs[1] - 0.65).abs() < 1e-6,
+        "{xs:?}"
+    );
     let cr = of(6, 7);
     assert_eq!(cr.len(), 1, "crossed");
     assert!((cr[0].gap + 0.02).abs() < 1e-6, "crossed gap {}", cr[0].gap);
@@ -465,7 +490,11 @@ fn gpu_capsule_contacts_match_the_twin_on_touching_deep_and_parallel_cases() {
     let be = of(10, 11);
     assert_eq!(be.len(), 1, "across a box edge");
     let want = (2.0f64 * 0.03 * 0.03).sqrt() - 0.05;
-    assert!((be[0].gap - want).abs() < 1e-6, "edge gap {} vs {want}", be[0].gap);
+    assert!(
+        (be[0].gap - want).abs() < 1e-6,
+        "edge gap {} vs {want}",
+        be[0].gap
+    );
     let fl = of(1, 12);
     assert_eq!(fl.len(), 2, "container floor");
     assert!(fl.iter().all(|c| (c.gap - 0.001).abs() < 1e-6));
@@ -551,7 +580,12 @@ material = "m"
         v.z
     );
     assert!((v.x - want).abs() <= 0.01 * want, "v = {} vs {want}", v.x);
-    assert!((w.y * r - v.x).abs() <= 0.01 * want, "ω r = {} vs v {}", w.y * r, v.x);
+    assert!(
+        (w.y * r - v.x).abs() <= 0.01 * want,
+        "ω r = {} vs v {}",
+        w.y * r,
+        v.x
+    );
     assert!(axis.z.abs() < 1e-3, "the axis tilted: {axis}");
     assert!(v.z.abs() < 1e-3 * want, "lifts: v_z = {}", v.z);
 }
@@ -591,13 +625,20 @@ fn capsule_surfaces_read_back_with_vtkio() {
     assert_eq!(pts.len(), 3 * 2 * 74);
     for (k, p) in pts.chunks(3).enumerate() {
         let b = k / 74;
-        let c = DVec3::new(centers[b][0] as f64, centers[b][1] as f64, centers[b][2] as f64);
+        let c = DVec3::new(
+            centers[b][0] as f64,
+            centers[b][1] as f64,
+            centers[b][2] as f64,
+        );
         let r = rotations[b];
         let a = DQuat::from_xyzw(r[0] as f64, r[1] as f64, r[2] as f64, r[3] as f64) * DVec3::Z;
         let x = DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64);
         let t = (x - c).dot(a).clamp(-hls[b] as f64, hls[b] as f64);
         let d = (x - (c + a * t)).length();
-        assert!((d - radii[b] as f64).abs() < 1e-5, "vertex {k}: {d} from the axis");
+        assert!(
+            (d - radii[b] as f64).abs() < 1e-5,
+            "vertex {k}: {d} from the axis"
+        );
     }
     let polys = piece.polys.unwrap();
     assert_eq!(polys.num_cells(), 2 * 84);

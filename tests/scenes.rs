@@ -93,7 +93,7 @@ const CASES: &[Case] = &[
     Case {
         file: "capsule_heap.toml",
         scale: 1.0,
-        steps: 400,
+        steps: 300,
         // Open bin ±0.25 × ±0.25, 0.8 high: everything falls into it.
         bounds: ([-0.25, -0.25, 0.0], [0.25, 0.25, 0.8]),
     },
@@ -481,7 +481,7 @@ fn brick_wall_is_knocked_by_the_ball() {
 }
 
 /// Capsules, boxes and spheres dropped into a bin (the lowest starts 0.12 m up, the highest
-/// 0.66 m, which would land at ~0.36 s): by 0.4 s every body has fallen by at least 5 cm
+/// 0.66 m): by 0.3 s every body has fallen by at least 5 cm
 /// (none stuck in the air or caught on another) and none is below the floor.
 #[test]
 fn capsule_heap_falls_into_the_bin() {

@@ -100,7 +100,10 @@ pub enum BoundaryShape {
     },
     /// Not a boundary: the shape of a capsule grain (body kind `SHAPE_CAPSULE`): a segment
     /// of half length `half_length` along the body's z axis, swept by a sphere of `radius`.
-    GrainCapsule { radius: f32, half_length: f32 },
+    GrainCapsule {
+        radius: f32,
+        half_length: f32,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -373,9 +376,9 @@ fn strip_capsules(text: &str) -> String {
     let mut rest = text;
     while let Some(a) = rest.find("// capsule:begin") {
         out.push_str(&rest[..a]);
-        let end = rest[a..].find("// capsule:end").map_or(rest.len(), |e| {
-            a + e + "// capsule:end".len()
-        });
+        let end = rest[a..]
+            .find("// capsule:end")
+            .map_or(rest.len(), |e| a + e + "// capsule:end".len());
         rest = &rest[end..];
     }
     out.push_str(rest);

@@ -19,8 +19,8 @@ pub use checkpoint::{
 pub use error::IoError;
 pub use pvd::Collection;
 pub use stats::{read_stats, StatsRow, StatsWriter, STATS_HEADER};
-pub use vtk::{write_capsules, CapsuleFrame};
 pub use vtk::{
     write_boxes, write_contacts, write_joints, write_particles, BoxFrame, ContactFrame, JointFrame,
     ParticleFrame,
 };
+pub use vtk::{write_capsules, CapsuleFrame};

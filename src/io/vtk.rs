@@ -475,7 +475,12 @@ pub fn write_capsules(path: &Path, frame: &CapsuleFrame) -> Result<(), IoError> 
             // Counter-clockwise seen from outside (the axis points up).
             cell(&[b + ns * nr, at(0, s + 1), at(0, s)]);
             for ring in 0..nr - 1 {
-                cell(&[at(ring, s), at(ring, s + 1), at(ring + 1, s + 1), at(ring + 1, s)]);
+                cell(&[
+                    at(ring, s),
+                    at(ring, s + 1),
+                    at(ring + 1, s + 1),
+                    at(ring + 1, s),
+                ]);
             }
             cell(&[b + ns * nr + 1, at(nr - 1, s), at(nr - 1, s + 1)]);
         }

@@ -243,7 +243,15 @@ pub fn capsule_box(cap: &Capsule, b: &Obb, env: f64) -> Vec<CPoint> {
 
 /// The segment clipped to the slab of face `axis` (side of `pl`): its two ends against the
 /// face plane (features 1, 2; dropped beyond the envelope).
-fn face_pair(cap: &Capsule, b: &Obb, p0: DVec3, d: DVec3, pl: DVec3, axis: usize, env: f64) -> Vec<CPoint> {
+fn face_pair(
+    cap: &Capsule,
+    b: &Obb,
+    p0: DVec3,
+    d: DVec3,
+    pl: DVec3,
+    axis: usize,
+    env: f64,
+) -> Vec<CPoint> {
     let side = if pl[axis] >= 0.0 { 1.0 } else { -1.0 };
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     for k in [(axis + 1) % 3, (axis + 2) % 3] {

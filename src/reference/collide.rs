@@ -5,8 +5,8 @@
 use super::boxes::{self, Manifold, Obb};
 use super::capsule;
 use crate::bodies::{
-    BodyState, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
-    SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
+    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH,
+    SHAPE_PLANE, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
 use crate::collide::{boundary_count, BoundaryShape, CollideSettings};
@@ -684,7 +684,14 @@ fn wall_capsule(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) {
             if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
                 return;
             }
-            let walls = [DVec3::X, -DVec3::X, DVec3::Y, -DVec3::Y, DVec3::Z, -DVec3::Z];
+            let walls = [
+                DVec3::X,
+                -DVec3::X,
+                DVec3::Y,
+                -DVec3::Y,
+                DVec3::Z,
+                -DVec3::Z,
+            ];
             for (k, nl) in walls.iter().enumerate() {
                 if k == 5 && *open_top {
                     continue;

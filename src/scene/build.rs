@@ -670,7 +670,14 @@ fn capsule_shape(
         &format!("{base}.radius"),
     )?;
     let half_length = cx.positive(
-        cx.require(&b.half_length, span, base, "half_length", "shape", "capsule")?,
+        cx.require(
+            &b.half_length,
+            span,
+            base,
+            "half_length",
+            "shape",
+            "capsule",
+        )?,
         &format!("{base}.half_length"),
     )?;
     Ok(BodyShape::Capsule {
@@ -866,9 +873,11 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     let (po, qo) = pose(o);
     let pts = match o.shape {
         BodyShape::Sphere { radius } => capsule_sphere(&cap, po, radius, 0.0),
-        BodyShape::Box { half_extents } => {
-            capsule_box(&cap, &Obb::new(po, qo, DVec3::from_array(half_extents)), 0.0)
-        }
+        BodyShape::Box { half_extents } => capsule_box(
+            &cap,
+            &Obb::new(po, qo, DVec3::from_array(half_extents)),
+            0.0,
+        ),
         BodyShape::Capsule {
             radius,
             half_length,
