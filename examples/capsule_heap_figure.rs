@@ -156,7 +156,7 @@ fn draw_panel(
         }
     }
     shapes.sort_by(|a, b| a.depth.total_cmp(&b.depth));
-    let (x0, x1, y0, y1) = (-0.45, 0.45, -0.3, 0.6);
+    let (x0, x1, y0, y1) = (-0.5, 0.55, -0.3, 0.75);
     let (w, h) = area.dim_in_pixel();
     let to_px = |(x, y): (f64, f64)| {
         (
