@@ -19,12 +19,32 @@ fn main() {
     names.sort();
     let mut out = String::from("pub const SHADERS: &[ShaderSource] = &[\n");
     for n in &names {
-        // A stage `family_x` also gets `shaders/common/family.wgsl` when that file exists.
+        // A stage `family_x` also gets `shaders/common/family.wgsl` when that file exists,
+        // followed by every `shaders/common/family_*.wgsl` (sorted: e.g. a shape's narrow
+        // phase kept in its own file).
         let family = n.split('_').next().unwrap_or(n);
+        let mut commons: Vec<String> = Vec::new();
         if std::path::Path::new(&format!("shaders/common/{family}.wgsl")).exists() {
-            writeln!(out, "    shader!(\"{n}\", \"{family}\"),").unwrap();
-        } else {
+            commons.push(family.to_string());
+        }
+        let mut extra: Vec<String> = std::fs::read_dir("shaders/common")
+            .map(|d| {
+                d.filter_map(|e| {
+                    let name = e.ok()?.file_name().into_string().ok()?;
+                    let stem = name.strip_suffix(".wgsl")?;
+                    stem.starts_with(&format!("{family}_"))
+                        .then(|| stem.to_string())
+                })
+                .collect()
+            })
+            .unwrap_or_default();
+        extra.sort();
+        commons.extend(extra);
+        if commons.is_empty() {
             writeln!(out, "    shader!(\"{n}\"),").unwrap();
+        } else {
+            let list: Vec<String> = commons.iter().map(|c| format!("\"{c}\"")).collect();
+            writeln!(out, "    shader!(\"{n}\", {}),", list.join(", ")).unwrap();
         }
     }
     out.push_str("];\n");

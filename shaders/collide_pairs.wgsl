@@ -20,7 +20,8 @@
 @group(0) @binding(6) var<storage, read> materials: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> offs: array<u32>;
 @group(0) @binding(8) var<storage, read_write> contacts: array<Contact>;
-// 4 vec4 per shape (src/collide/mod.rs, `shape_records`); box grains: [0].xyz = half extents.
+// 4 vec4 per shape (src/collide/mod.rs, `shape_records`); box grains: [0].xyz = half extents;
+// capsule grains: [0].xy = radius, half length.
 @group(0) @binding(9) var<storage, read> shapes: array<vec4<f32>>;
 
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
@@ -127,6 +128,63 @@ fn write_manifold_or_patch(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Ma
     return write_manifold(bi, bj, pi, pj, m, write, at);
 }
 
+// capsule:begin
+// ---------------------------------------------------------------- capsule pairs
+fn grain_capsule(b: u32, p: vec4<f32>) -> Capsule {
+    return make_capsule(p.xyz, rot[b], shapes[4u * info[b].w]);
+}
+
+// Pairs with a capsule (common/collide_capsule.wgsl): normals from bi to bj.
+fn capsule_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> CapContacts {
+    let env = params.grid.z;
+    let first = info[bi].z == SHAPE_CAPSULE;
+    let c = select(bj, bi, first);
+    let o = select(bi, bj, first);
+    let pc = select(pj, pi, first);
+    let po = select(pi, pj, first);
+    let ko = info[o].z;
+    let cap = grain_capsule(c, pc);
+    // Normals from the capsule to the other; flipped when the capsule is bj.
+    var flip = !first;
+    var m: CapContacts;
+    if ko == SHAPE_CAPSULE {
+        m = capsule_capsule(cap, grain_capsule(o, po), env);
+    } else if HAS_BOXES && ko == SHAPE_BOX {
+        m = capsule_box(cap, grain_obb(o, po), env);
+        flip = !flip;
+    } else {
+        m = capsule_sphere(cap, po.xyz, po.w, env);
+    }
+    if flip {
+        for (var k = 0u; k < m.count; k++) {
+            m.n[k] = -m.n[k];
+        }
+    }
+    return m;
+}
+
+fn write_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CapContacts, write: bool, at: u32) -> u32 {
+    if !write {
+        return m.count;
+    }
+    let ma = info[bi].y;
+    let mb = info[bj].y;
+    let mu = min(materials[ma].x, materials[mb].x);
+    for (var k = 0u; k < m.count; k++) {
+        if at + k < params.caps.x {
+            let p = m.p[k].xyz;
+            var c: Contact;
+            c.n_gap = vec4<f32>(m.n[k], m.p[k].w);
+            c.ra = vec4<f32>(p - pi.xyz, mu);
+            c.rb = vec4<f32>(p - pj.xyz, 0.0);
+            c.ids = vec4<u32>(bi, bj, m.f[k], (ma << 16u) | (mb & 0xffffu));
+            contacts[at + k] = c;
+        }
+    }
+    return m.count;
+}
+// capsule:end
+
 // Visits every grain j > i within the envelope of grain i; writes when `write`.
 fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
@@ -152,11 +210,16 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     if any(cell_of(pj.xyz) != cc) {
                         continue;
                     }
-                    if !HAS_BOXES || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
+                    if !(HAS_BOXES || HAS_CAPSULES) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
                         if write && base + n < cap {
                             contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
                         }
                         n += 1u;
+                    } else if HAS_CAPSULES && (info[nb + i].z == SHAPE_CAPSULE || info[nb + j].z == SHAPE_CAPSULE) {
+                        // capsule:begin
+                        let m = capsule_pair(nb + i, nb + j, pi, pj);
+                        n += write_capsule(nb + i, nb + j, pi, pj, m, write, base + n);
+                        // capsule:end
                     } else {
                         let m = box_pair(nb + i, nb + j, pi, pj);
                         n += write_manifold_or_patch(nb + i, nb + j, pi, pj, m, write, base + n);

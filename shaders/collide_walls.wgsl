@@ -210,6 +210,82 @@ fn wall_box(kind: u32, a: vec4<f32>) {
     }
 }
 
+// capsule:begin
+// ---------------------------------------------------------------- capsule grains
+// Capsule grain against plane, box container, solid box, cylinder container (Collide::new
+// refuses the others); common/collide_capsule.wgsl. Features ascend: box container
+// 2 * wall + end, cylinder container 2 * group + end (side, bottom, top).
+fn emit_capsule(m: CapContacts) {
+    for (var k = 0u; k < m.count; k++) {
+        emit_at(m.f[k], m.n[k], m.p[k].xyz, m.p[k].w);
+    }
+}
+
+fn wall_capsule(kind: u32, a: vec4<f32>) {
+    let env = params.grid.z;
+    let cap = make_capsule(g_pb.xyz, rot[g_b], shapes[4u * info[g_b].w]);
+    let cl = quat_rotate_inv(g_qa, cap.c - g_xa);
+    switch kind {
+        case SHAPE_PLANE: {
+            emit_capsule(capsule_plane(cap, quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0)), g_xa, env, 0u));
+        }
+        case SHAPE_BOX_CONTAINER: {
+            let h = a.xyz;
+            if !(all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z) {
+                return;
+            }
+            var walls = array<vec3<f32>, 6>(
+                vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(-1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0),
+                vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0, 0.0, -1.0),
+            );
+            for (var k = 0u; k < 6u; k++) {
+                if k == 5u && a.w != 0.0 {
+                    continue;
+                }
+                let nl = walls[k];
+                let x0 = g_xa + quat_rotate(g_qa, -nl * h);
+                emit_capsule(capsule_plane(cap, quat_rotate(g_qa, nl), x0, env, 2u * k));
+            }
+        }
+        case SHAPE_SOLID_BOX: {
+            if HAS_BOXES || HAS_CAPSULES {
+                emit_capsule(capsule_box(cap, make_obb(g_xa, g_qa, a.xyz), env));
+            }
+        }
+        case SHAPE_CYLINDER_CONTAINER: {
+            let rad = a.x;
+            let hgt = a.y;
+            if !(length(cl.xy) <= rad && cl.z >= 0.0 && cl.z <= hgt) {
+                return;
+            }
+            for (var grp = 0u; grp < 3u; grp++) {
+                if grp == 2u && a.z != 0.0 {
+                    continue;
+                }
+                for (var e = 0u; e < 2u; e++) {
+                    let pw = cap_end(cap, e);
+                    let v = quat_rotate_inv(g_qa, pw - g_xa);
+                    let rho = length(v.xy);
+                    var nl = vec3<f32>(0.0, 0.0, select(-1.0, 1.0, grp == 1u));
+                    var g = select(hgt - v.z, v.z, grp == 1u);
+                    if grp == 0u {
+                        nl = vec3<f32>(-1.0, 0.0, 0.0);
+                        if rho > 0.0 {
+                            nl = vec3<f32>(-v.xy / rho, 0.0);
+                        }
+                        g = rad - rho;
+                    }
+                    let gap = g - cap.r;
+                    let n = quat_rotate(g_qa, nl);
+                    emit_at(2u * grp + e, n, pw - n * (cap.r + 0.5 * gap), gap);
+                }
+            }
+        }
+        default: {}
+    }
+}
+// capsule:end
+
 fn emit_point(feature: u32, cl: vec3<f32>, q: vec3<f32>, fallback: vec3<f32>, r: f32) {
     let d = cl - q;
     let dist = length(d);
@@ -360,6 +436,12 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let a = shapes[4u * s];
     if HAS_BOXES && ib.z == SHAPE_BOX {
         wall_box(iw.z, a);
+        return g_n;
+    }
+    if HAS_CAPSULES && ib.z == SHAPE_CAPSULE {
+        // capsule:begin
+        wall_capsule(iw.z, a);
+        // capsule:end
         return g_n;
     }
     switch iw.z {

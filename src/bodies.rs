@@ -20,10 +20,12 @@ pub const SHAPE_SOLID_CYLINDER: u32 = 5;
 pub const SHAPE_MESH: u32 = 6;
 /// A box grain: half extents in the collide shape table at the body's shape index.
 pub const SHAPE_BOX: u32 = 7;
+/// A capsule grain (axis = body z): radius and half length in the collide shape table.
+pub const SHAPE_CAPSULE: u32 = 9;
 
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary.
 pub fn is_grain_shape(kind: u32) -> bool {
-    kind == SHAPE_SPHERE || kind == SHAPE_BOX
+    kind == SHAPE_SPHERE || kind == SHAPE_BOX || kind == SHAPE_CAPSULE
 }
 
 /// Host copy of every body, in the GPU layout.

@@ -155,6 +155,26 @@ struct Outputs {
     /// Box bodies (body index, half extents) and their surfaces' index `boxes.pvd`.
     boxes: Vec<(usize, [f32; 3])>,
     boxes_pvd: Option<Collection>,
+    /// Capsule bodies (body index, radius, half length) and `capsules.pvd`.
+    capsules: Vec<(usize, f32, f32)>,
+    capsules_pvd: Option<Collection>,
+}
+
+/// The scene's capsule bodies: (body index, radius, half length).
+fn capsule_bodies(scene: &Scene) -> Vec<(usize, f32, f32)> {
+    let nb = setup::boundary_count(scene);
+    scene
+        .bodies
+        .iter()
+        .enumerate()
+        .filter_map(|(k, b)| match b.shape {
+            crate::scene::BodyShape::Capsule {
+                radius,
+                half_length,
+            } => Some((nb + k, radius as f32, half_length as f32)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The scene's box bodies: (body index, half extents).
@@ -221,6 +241,7 @@ impl Outputs {
         self.pvd.add(sim.time(), name)?;
         self.frames += 1;
         self.write_boxes(sim, &s)?;
+        self.write_capsules(sim, &s)?;
         self.write_joints(sim, &s)
     }
 
@@ -293,6 +314,37 @@ impl Outputs {
             ids: &ids,
         };
         io::write_boxes(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
+        pvd.add(sim.time(), name)?;
+        Ok(())
+    }
+
+    /// Capsule surfaces as polygons (`frames/capsules_*.vtp`, index `capsules.pvd`).
+    fn write_capsules(
+        &mut self,
+        sim: &Simulation,
+        s: &crate::bodies::BodyState,
+    ) -> Result<(), RunError> {
+        let Some(pvd) = self.capsules_pvd.as_mut() else {
+            return Ok(());
+        };
+        let c = &self.capsules;
+        let centers: Vec<[f32; 3]> = c
+            .iter()
+            .map(|&(b, ..)| [s.pos[b][0], s.pos[b][1], s.pos[b][2]])
+            .collect();
+        let rotations: Vec<[f32; 4]> = c.iter().map(|&(b, ..)| s.rot[b]).collect();
+        let radii: Vec<f32> = c.iter().map(|&(_, r, _)| r).collect();
+        let half_lengths: Vec<f32> = c.iter().map(|&(.., h)| h).collect();
+        let ids: Vec<u32> = c.iter().map(|&(b, ..)| b as u32).collect();
+        let name = format!("frames/capsules_{:08}.vtp", sim.step_index());
+        let frame = io::CapsuleFrame {
+            centers: &centers,
+            rotations: &rotations,
+            radii: &radii,
+            half_lengths: &half_lengths,
+            ids: &ids,
+        };
+        io::write_capsules(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
         pvd.add(sim.time(), name)?;
         Ok(())
     }
@@ -979,6 +1031,12 @@ fn run_inner(
             } else {
                 Some(reopen(&dir.join("boxes.pvd"))?)
             },
+            capsules: capsule_bodies(&scene),
+            capsules_pvd: if capsule_bodies(&scene).is_empty() {
+                None
+            } else {
+                Some(reopen(&dir.join("capsules.pvd"))?)
+            },
         };
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
@@ -1000,6 +1058,9 @@ fn run_inner(
             boxes: box_bodies(&scene),
             boxes_pvd: (!box_bodies(&scene).is_empty())
                 .then(|| Collection::new(dir.join("boxes.pvd"))),
+            capsules: capsule_bodies(&scene),
+            capsules_pvd: (!capsule_bodies(&scene).is_empty())
+                .then(|| Collection::new(dir.join("capsules.pvd"))),
         };
         o.write_frame(&sim)?;
         let mut probes = Probes::new(&scene, &dir, &state, 0.0, None)?;

@@ -81,6 +81,10 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
                 boxes += 1;
                 (SHAPE_BOX, (scene.boundaries.len() + boxes - 1) as u32)
             }
+            BodyShape::Capsule { .. } => {
+                boxes += 1;
+                (SHAPE_CAPSULE, (scene.boundaries.len() + boxes - 1) as u32)
+            }
         };
         let dynamic = b.motion == Motion::Dynamic;
         let inv = |x: f64| if dynamic { (1.0 / x) as f32 } else { 0.0 };
@@ -115,6 +119,13 @@ pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
     let boxes = scene.bodies.iter().filter_map(|b| match b.shape {
         BodyShape::Box { half_extents } => Some(Shape::GrainBox {
             half_extents: f3(half_extents),
+        }),
+        BodyShape::Capsule {
+            radius,
+            half_length,
+        } => Some(Shape::GrainCapsule {
+            radius: radius as f32,
+            half_length: half_length as f32,
         }),
         BodyShape::Sphere { .. } => None,
     });

@@ -59,7 +59,8 @@ pub mod mesh;
 pub mod scan;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_MESH, SHAPE_SOLID_CYLINDER,
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_MESH,
+    SHAPE_SOLID_CYLINDER,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -96,6 +97,12 @@ pub enum BoundaryShape {
     /// points here), centred on the body, axes along the body frame.
     GrainBox {
         half_extents: [f32; 3],
+    },
+    /// Not a boundary: the shape of a capsule grain (body kind `SHAPE_CAPSULE`): a segment
+    /// of half length `half_length` along the body's z axis, swept by a sphere of `radius`.
+    GrainCapsule {
+        radius: f32,
+        half_length: f32,
     },
 }
 
@@ -238,6 +245,10 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
                 open_top,
             } => r[0] = [*radius, *height, b(*open_top), 0.0],
             BoundaryShape::SolidCylinder { radius, height } => r[0] = [*radius, *height, 0.0, 0.0],
+            BoundaryShape::GrainCapsule {
+                radius,
+                half_length,
+            } => r[0] = [*radius, *half_length, 0.0, 0.0],
             BoundaryShape::Mesh {
                 vertices,
                 triangles,
@@ -331,6 +342,74 @@ fn check_box(
     Ok(())
 }
 
+/// A capsule grain needs a `GrainCapsule` shape, and no solid cylinder or mesh boundary.
+fn check_capsule(
+    b: usize,
+    i: &[u32; 4],
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+) -> Result<(), GpuError> {
+    if !matches!(
+        shapes.get(i[3] as usize),
+        Some(BoundaryShape::GrainCapsule { .. })
+    ) {
+        return Err(invalid(format!(
+            "capsule body {b}: shape index {} is not a GrainCapsule shape",
+            i[3]
+        )));
+    }
+    if let Some(w) = state
+        .info
+        .iter()
+        .position(|w| w[2] == SHAPE_SOLID_CYLINDER || w[2] == SHAPE_MESH)
+    {
+        return Err(invalid(format!(
+            "capsule body {b} with boundary body {w} (a solid cylinder or mesh): \
+             capsule contacts with these boundaries are not implemented"
+        )));
+    }
+    Ok(())
+}
+
+/// Removes every `// capsule:begin` … `// capsule:end` section (markers included).
+fn strip_capsules(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(a) = rest.find("// capsule:begin") {
+        out.push_str(&rest[..a]);
+        let end = rest[a..]
+            .find("// capsule:end")
+            .map_or(rest.len(), |e| a + e + "// capsule:end".len());
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A collide stage's source; without capsules, with the capsule sections stripped
+/// (`HAS_CAPSULES = false` alone leaves the driver compiling that code before dropping
+/// it: ~0.1 s more per pipeline set on lavapipe). Each variant is built once.
+fn stage_source(name: &'static str, has_capsules: bool) -> ShaderSource {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Texts = HashMap<&'static str, (&'static str, &'static str)>;
+    let full = ShaderSource::by_name(name).unwrap();
+    if has_capsules {
+        return full;
+    }
+    static OFF: OnceLock<Mutex<Texts>> = OnceLock::new();
+    let mut m = OFF.get_or_init(Default::default).lock().unwrap();
+    let (common, body) = *m.entry(name).or_insert_with(|| {
+        let leak = |t: &str| -> &'static str { Box::leak(strip_capsules(t).into_boxed_str()) };
+        (leak(full.common), leak(full.body))
+    });
+    ShaderSource {
+        common,
+        body,
+        ..full
+    }
+}
+
 impl Collide {
     /// Builds the stage with a default contact capacity (4 per grain + 1024; grown on demand).
     pub fn new(
@@ -374,6 +453,8 @@ impl Collide {
                 )));
             } else if i[2] == SHAPE_BOX {
                 check_box(b, i, state, shapes)?;
+            } else if i[2] == SHAPE_CAPSULE {
+                check_capsule(b, i, state, shapes)?;
             }
             if i[1] as usize >= settings.friction.len() {
                 return Err(invalid(format!(
@@ -402,9 +483,15 @@ impl Collide {
         let has_boxes = shapes
             .iter()
             .any(|s| matches!(s, BoundaryShape::GrainBox { .. }));
-        let boxes = [("HAS_BOXES", if has_boxes { 1.0 } else { 0.0 })];
-        let stage =
-            |name| Kernel::with_constants(ctx, ShaderSource::by_name(name).unwrap(), &boxes);
+        let has_capsules = shapes
+            .iter()
+            .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
+        let flag = |x: bool| if x { 1.0 } else { 0.0 };
+        let boxes = [
+            ("HAS_BOXES", flag(has_boxes)),
+            ("HAS_CAPSULES", flag(has_capsules)),
+        ];
+        let stage = |name| Kernel::with_constants(ctx, stage_source(name, has_capsules), &boxes);
         let k = Kernels {
             grid: stage("collide_grid")?,
             pairs: stage("collide_pairs")?,

@@ -32,15 +32,16 @@ macro_rules! shader {
             )),
         }
     };
-    ($name:literal, $family:literal) => {
+    // A family's common files: `common/family.wgsl`, then `common/family_*.wgsl` (sorted).
+    ($name:literal, $($family:literal),+) => {
         ShaderSource {
             name: $name,
-            common: include_str!(concat!(
+            common: concat!($(include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/shaders/common/",
                 $family,
                 ".wgsl"
-            )),
+            ))),+),
             body: include_str!(concat!(
                 env!("CARGO_MANIFEST_DIR"),
                 "/shaders/",

@@ -23,3 +23,4 @@ pub use vtk::{
     write_boxes, write_contacts, write_joints, write_particles, BoxFrame, ContactFrame, JointFrame,
     ParticleFrame,
 };
+pub use vtk::{write_capsules, CapsuleFrame};

@@ -411,3 +411,104 @@ pub fn write_boxes(path: &Path, frame: &BoxFrame) -> Result<(), IoError> {
     })?;
     write_atomic(path, |w| w.write_all(&bytes)).map_err(|e| IoError::os(path, e))
 }
+
+/// Capsule bodies of one frame, indexed by capsule: centre, orientation (unit quaternion
+/// `[x, y, z, w]`, body → world; the axis is body z), radius, half length of the axis
+/// segment, body id.
+#[derive(Clone, Debug)]
+pub struct CapsuleFrame<'a> {
+    pub centers: &'a [[f32; 3]],
+    pub rotations: &'a [[f32; 4]],
+    pub radii: &'a [f32],
+    pub half_lengths: &'a [f32],
+    pub ids: &'a [u32],
+}
+
+/// Points around the axis of one capsule surface, and rings: two poles and 6 rings
+/// (latitudes −60°, −30°, 0° on the lower hemisphere, 0°, 30°, 60° on the upper).
+const CAPSULE_SEGMENTS: u64 = 12;
+const CAPSULE_RINGS: u64 = 6;
+
+/// Writes every capsule's surface as polygons (74 points, 60 quads and 24 triangles per
+/// capsule), with cell data `id` (the body); open `capsules.pvd` in ParaView. Atomic;
+/// refuses mismatched lengths and NaN/inf.
+pub fn write_capsules(path: &Path, frame: &CapsuleFrame) -> Result<(), IoError> {
+    let n = frame.centers.len();
+    check_len(path, "rotation", n, frame.rotations.len())?;
+    check_len(path, "radius", n, frame.radii.len())?;
+    check_len(path, "half_length", n, frame.half_lengths.len())?;
+    check_len(path, "id", n, frame.ids.len())?;
+    check_finite3(path, "center", frame.centers)?;
+    let (ns, nr) = (CAPSULE_SEGMENTS, CAPSULE_RINGS);
+    let per = ns * nr + 2;
+    let mut points: Vec<[f32; 3]> = Vec::with_capacity(per as usize * n);
+    for k in 0..n {
+        let q = glam::Quat::from_array(frame.rotations[k]);
+        let c = glam::Vec3::from_array(frame.centers[k]);
+        let (r, hl) = (frame.radii[k], frame.half_lengths[k]);
+        let mut put = |l: glam::Vec3| points.push((c + q * l).to_array());
+        for ring in 0..nr {
+            let lat = [-60.0f32, -30.0, 0.0, 0.0, 30.0, 60.0][ring as usize].to_radians();
+            let z = if ring < 3 { -hl } else { hl } + r * lat.sin();
+            for s in 0..ns {
+                let phi = std::f32::consts::TAU * s as f32 / ns as f32;
+                let rho = r * lat.cos();
+                put(glam::Vec3::new(rho * phi.cos(), rho * phi.sin(), z));
+            }
+        }
+        put(glam::Vec3::new(0.0, 0.0, -hl - r));
+        put(glam::Vec3::new(0.0, 0.0, hl + r));
+    }
+    check_finite3(path, "vertex", &points)?;
+    let mut connectivity = Vec::new();
+    let mut offsets = Vec::new();
+    let mut ids = Vec::new();
+    for k in 0..n as u64 {
+        let b = per * k;
+        let at = |ring: u64, s: u64| b + ring * ns + s % ns;
+        let mut cell = |v: &[u64]| {
+            connectivity.extend_from_slice(v);
+            offsets.push(connectivity.len() as u64);
+            ids.push(frame.ids[k as usize]);
+        };
+        for s in 0..ns {
+            // Counter-clockwise seen from outside (the axis points up).
+            cell(&[b + ns * nr, at(0, s + 1), at(0, s)]);
+            for ring in 0..nr - 1 {
+                cell(&[
+                    at(ring, s),
+                    at(ring, s + 1),
+                    at(ring + 1, s + 1),
+                    at(ring + 1, s),
+                ]);
+            }
+            cell(&[b + ns * nr + 1, at(nr - 1, s), at(nr - 1, s + 1)]);
+        }
+    }
+    let vtk = Vtk {
+        version: Version::new((1, 0)),
+        byte_order: ByteOrder::LittleEndian,
+        title: String::new(),
+        file_path: None,
+        data: DataSet::inline(PolyDataPiece {
+            points: IOBuffer::F32(flatten(&points)),
+            verts: None,
+            lines: None,
+            polys: Some(VertexNumbers::XML {
+                connectivity,
+                offsets,
+            }),
+            strips: None,
+            data: Attributes {
+                point: Vec::new(),
+                cell: vec![Attribute::generic("id", 1).with_data(ids)],
+            },
+        }),
+    };
+    let mut bytes = Vec::new();
+    vtk.write_xml(&mut bytes).map_err(|e| IoError::Vtk {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    write_atomic(path, |w| w.write_all(&bytes)).map_err(|e| IoError::os(path, e))
+}

@@ -3,9 +3,10 @@
 //! boundaries by testing every grain against every boundary (meshes: every triangle).
 
 use super::boxes::{self, Manifold, Obb};
+use super::capsule;
 use crate::bodies::{
-    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
-    SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
+    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH,
+    SHAPE_PLANE, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
 use crate::collide::{boundary_count, BoundaryShape, CollideSettings};
@@ -90,6 +91,9 @@ impl Ctx<'_> {
     /// Any two grains a < b: spheres analytically, boxes by `boxes`.
     fn grain_pair(&mut self, a: usize, b: usize, shapes: &[BoundaryShape]) {
         let (ka, kb) = (self.state.info[a][2], self.state.info[b][2]);
+        if ka == SHAPE_CAPSULE || kb == SHAPE_CAPSULE {
+            return capsule_pair(self, a, b, shapes);
+        }
         if ka != SHAPE_BOX && kb != SHAPE_BOX {
             return self.sphere_pair(a, b);
         }
@@ -514,6 +518,10 @@ pub fn detect(
                 wall_box(&mut cx, w, g, shapes);
                 continue;
             }
+            if state.info[g][2] == SHAPE_CAPSULE {
+                wall_capsule(&mut cx, w, g, shapes);
+                continue;
+            }
             let mut wall = Wall {
                 xa: v3(state.pos[w]),
                 q: quat(state.rot[w]),
@@ -587,4 +595,127 @@ impl From<&Contact64> for crate::collide::ContactRecord {
             ids: [c.a, c.b, c.feature, c.materials],
         }
     }
+}
+
+// ---------------------------------------------------------------- capsule grains
+// (the pair functions are in `reference::capsule`; here the dispatch, as the GPU's)
+
+impl Ctx<'_> {
+    /// Capsule `g` (a grain with kind SHAPE_CAPSULE) in world.
+    fn capsule(&self, g: usize, shapes: &[BoundaryShape]) -> capsule::Capsule {
+        let BoundaryShape::GrainCapsule {
+            radius,
+            half_length,
+        } = &shapes[self.state.info[g][3] as usize]
+        else {
+            panic!("body {g}: capsule kind without a capsule shape");
+        };
+        capsule::Capsule::new(
+            v3(self.state.pos[g]),
+            quat(self.state.rot[g]),
+            *half_length as f64,
+            *radius as f64,
+        )
+    }
+
+    /// Pushes contacts between bodies a < b; `flip` when their normals point from b to a.
+    fn push_points(&mut self, a: usize, b: usize, pts: &[capsule::CPoint], flip: bool) {
+        let (mu, materials) = self.mu_mat(a, b);
+        let (xa, xb) = (v3(self.state.pos[a]), v3(self.state.pos[b]));
+        for p in pts {
+            self.out.push(Contact64 {
+                a: a as u32,
+                b: b as u32,
+                feature: p.feature,
+                materials,
+                normal: if flip { -p.n } else { p.n },
+                gap: p.gap,
+                ra: p.p - xa,
+                rb: p.p - xb,
+                mu,
+            });
+        }
+    }
+}
+
+/// Two grains a < b of which one at least is a capsule.
+fn capsule_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
+    let (pa, pb) = (cx.state.pos[a], cx.state.pos[b]);
+    let env = cx.settings.envelope as f64;
+    if (v3(pb) - v3(pa)).length() - pa[3] as f64 - pb[3] as f64 > env {
+        return;
+    }
+    let (ka, kb) = (cx.state.info[a][2], cx.state.info[b][2]);
+    // The capsule first (c), the other (o); flip when the capsule is b.
+    let (c, o, ko, flip) = if ka == SHAPE_CAPSULE {
+        (a, b, kb, false)
+    } else {
+        (b, a, ka, true)
+    };
+    let cap = cx.capsule(c, shapes);
+    let pts = match ko {
+        SHAPE_CAPSULE => capsule::capsule_capsule(&cap, &cx.capsule(o, shapes), env),
+        SHAPE_BOX => {
+            // Normal from the box to the capsule: the other way round.
+            let mut p = capsule::capsule_box(&cap, &cx.obb(o, shapes), env);
+            p.iter_mut().for_each(|q| q.n = -q.n);
+            p
+        }
+        _ => capsule::capsule_sphere(&cap, v3(cx.state.pos[o]), cx.state.pos[o][3] as f64, env),
+    };
+    cx.push_points(a, b, &pts, flip);
+}
+
+/// Boundary `w` against capsule grain `g` (plane, box container, solid box, cylinder
+/// container; the others are refused by `Collide::new`).
+fn wall_capsule(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) {
+    let env = cx.settings.envelope as f64;
+    let cap = cx.capsule(g, shapes);
+    let (xa, q) = (v3(cx.state.pos[w]), quat(cx.state.rot[w]));
+    let cl = q.inverse() * (cap.c - xa);
+    let mut pts = Vec::new();
+    match &shapes[cx.state.info[w][3] as usize] {
+        BoundaryShape::Plane => pts = capsule::capsule_plane(&cap, q * DVec3::Z, xa, env, 0),
+        BoundaryShape::BoxContainer {
+            half_extents,
+            open_top,
+        } => {
+            let h = DVec3::from(half_extents.map(|v| v as f64));
+            if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
+                return;
+            }
+            let walls = [
+                DVec3::X,
+                -DVec3::X,
+                DVec3::Y,
+                -DVec3::Y,
+                DVec3::Z,
+                -DVec3::Z,
+            ];
+            for (k, nl) in walls.iter().enumerate() {
+                if k == 5 && *open_top {
+                    continue;
+                }
+                let x0 = xa + q * (-*nl * h);
+                pts.extend(capsule::capsule_plane(&cap, q * *nl, x0, env, 2 * k as u32));
+            }
+        }
+        BoundaryShape::SolidBox { half_extents } => {
+            let h = DVec3::from(half_extents.map(|v| v as f64));
+            pts = capsule::capsule_box(&cap, &Obb::new(xa, q, h), env);
+        }
+        BoundaryShape::CylinderContainer {
+            radius,
+            height,
+            open_top,
+        } => {
+            let (rad, hgt) = (*radius as f64, *height as f64);
+            if !(cl.truncate().length() <= rad && cl.z >= 0.0 && cl.z <= hgt) {
+                return;
+            }
+            pts = capsule::capsule_cylinder_container(&cap, xa, q, rad, hgt, *open_top, env);
+        }
+        other => panic!("boundary body {w}: {other:?} against a capsule is not supported"),
+    }
+    cx.push_points(w, g, &pts, false);
 }

@@ -623,7 +623,7 @@ fn body(
 fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
     let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
     let shape_path = format!("{base}.shape");
-    let fields = present!(b; radius, half_extents, height, file);
+    let fields = present!(b; radius, half_extents, half_length, height, file);
     match kind {
         "sphere" => {
             cx.only(base, "shape", kind, &fields, &["radius"])?;
@@ -647,10 +647,11 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
                 half_extents: *h.get_ref(),
             })
         }
-        "capsule" | "cylinder" | "clump" | "mesh" => Err(cx.err(
+        "capsule" => capsule_shape(cx, b, span, base, &fields),
+        "cylinder" | "clump" | "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box)"),
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule)"),
         )),
         other => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
@@ -694,6 +695,36 @@ fn patch_needs_boxes(
     ))
 }
 
+/// `shape = "capsule"`: `radius` and `half_length` (of the axis segment, along body z).
+fn capsule_shape(
+    cx: &Cx<'_>,
+    b: &RawBody,
+    span: &Range<usize>,
+    base: &str,
+    fields: &[(&str, Option<Range<usize>>)],
+) -> R<BodyShape> {
+    cx.only(base, "shape", "capsule", fields, &["radius", "half_length"])?;
+    let radius = cx.positive(
+        cx.require(&b.radius, span, base, "radius", "shape", "capsule")?,
+        &format!("{base}.radius"),
+    )?;
+    let half_length = cx.positive(
+        cx.require(
+            &b.half_length,
+            span,
+            base,
+            "half_length",
+            "shape",
+            "capsule",
+        )?,
+        &format!("{base}.half_length"),
+    )?;
+    Ok(BodyShape::Capsule {
+        radius,
+        half_length,
+    })
+}
+
 /// Box bodies cannot meet solid cylinders and meshes yet (no narrow phase): refused.
 fn box_boundaries(
     cx: &Cx<'_>,
@@ -701,12 +732,14 @@ fn box_boundaries(
     bodies: &[BodyDesc],
     boundaries: &[Boundary],
 ) -> R<()> {
-    if !bodies
-        .iter()
-        .any(|b| matches!(b.shape, BodyShape::Box { .. }))
-    {
+    let shaped = |b: &&BodyDesc| !matches!(b.shape, BodyShape::Sphere { .. });
+    let Some(first) = bodies.iter().find(shaped) else {
         return Ok(());
-    }
+    };
+    let what = match first.shape {
+        BodyShape::Capsule { .. } => "capsule",
+        _ => "box",
+    };
     for (i, bd) in boundaries.iter().enumerate() {
         if matches!(
             bd.shape,
@@ -717,7 +750,7 @@ fn box_boundaries(
                 Some(kind.span()),
                 format!("boundary[{i}].kind"),
                 format!(
-                    "box bodies cannot meet a `{}` boundary yet (supported with boxes: plane, box_container, box, cylinder_container)",
+                    "{what} bodies cannot meet a `{}` boundary yet (supported with boxes and capsules: plane, box_container, box, cylinder_container)",
                     kind.get_ref()
                 ),
             ));
@@ -760,7 +793,7 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
         .fold(0.0, f64::max);
     let mut grid = SphereGrid::new(r_max);
     for (j, b) in bodies.iter().enumerate() {
-        if let BodyShape::Box { .. } = b.shape {
+        if !matches!(b.shape, BodyShape::Sphere { .. }) {
             if let Some((i, depth)) =
                 (0..j).find_map(|i| box_overlap(&bodies[i], b).map(|d| (i, d)))
             {
@@ -779,7 +812,8 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
             continue;
         }
         if let Some(i) = (0..j).find(|&i| {
-            matches!(bodies[i].shape, BodyShape::Box { .. }) && box_overlap(b, &bodies[i]).is_some()
+            !matches!(bodies[i].shape, BodyShape::Sphere { .. })
+                && box_overlap(b, &bodies[i]).is_some()
         }) {
             return Err(cx.err(
                 Some(origins[j].span.clone()),
@@ -845,9 +879,50 @@ fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
             };
             sphere_box(s, *radius, &obb(x, *h), 0.0).map_or(f64::INFINITY, |m| m.1)
         }
-        _ => f64::INFINITY,
+        _ => capsule_gap(a, b),
     };
     (gap < 0.0).then_some(-gap)
+}
+
+/// The smallest gap between two bodies of which one at least is a capsule (the capsule
+/// narrow phase at zero envelope); infinity for other pairs.
+fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
+    use crate::reference::boxes::Obb;
+    use crate::reference::capsule::{capsule_box, capsule_capsule, capsule_sphere, Capsule};
+    let pose = |d: &BodyDesc| {
+        (
+            DVec3::from_array(d.position),
+            DQuat::from_array(d.orientation),
+        )
+    };
+    let (c, o) = match (&a.shape, &b.shape) {
+        (BodyShape::Capsule { .. }, _) => (a, b),
+        (_, BodyShape::Capsule { .. }) => (b, a),
+        _ => return f64::INFINITY,
+    };
+    let BodyShape::Capsule {
+        radius,
+        half_length,
+    } = c.shape
+    else {
+        return f64::INFINITY;
+    };
+    let (pc, qc) = pose(c);
+    let cap = Capsule::new(pc, qc, half_length, radius);
+    let (po, qo) = pose(o);
+    let pts = match o.shape {
+        BodyShape::Sphere { radius } => capsule_sphere(&cap, po, radius, 0.0),
+        BodyShape::Box { half_extents } => capsule_box(
+            &cap,
+            &Obb::new(po, qo, DVec3::from_array(half_extents)),
+            0.0,
+        ),
+        BodyShape::Capsule {
+            radius,
+            half_length,
+        } => capsule_capsule(&cap, &Capsule::new(po, qo, half_length, radius), 0.0),
+    };
+    pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }
 
 /// `[[generator]]`: appends the generated spheres to `bodies`.

@@ -11,7 +11,7 @@
 //!   `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies: `shape = "sphere"` (`radius`, the default) or
-//!   `"box"` (`half_extents`).
+//!   `"box"` (`half_extents`) or `"capsule"` (`radius`, `half_length`; axis along body z).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
 //! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
@@ -359,6 +359,12 @@ pub enum BodyShape {
     Box {
         half_extents: [f64; 3],
     },
+    /// A segment of half length `half_length` along the body's z axis, centred on the
+    /// body's position, swept by a sphere of `radius`.
+    Capsule {
+        radius: f64,
+        half_length: f64,
+    },
 }
 
 impl BodyShape {
@@ -367,6 +373,10 @@ impl BodyShape {
         match *self {
             BodyShape::Sphere { radius } => radius,
             BodyShape::Box { half_extents: h } => (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
+            BodyShape::Capsule {
+                radius,
+                half_length,
+            } => radius + half_length,
         }
     }
 
@@ -378,6 +388,10 @@ impl BodyShape {
                 (m, [0.4 * m * r * r; 3])
             }
             BodyShape::Box { half_extents: h } => crate::reference::boxes::box_mass(density, h),
+            BodyShape::Capsule {
+                radius,
+                half_length,
+            } => crate::reference::capsule::capsule_mass(density, radius, half_length),
         }
     }
 }

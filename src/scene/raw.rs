@@ -98,6 +98,8 @@ pub(crate) struct RawBody {
     pub radius: O<f64>,
     // Reserved for the shapes that are not supported yet (box, capsule, cylinder, mesh):
     pub half_extents: O<[f64; 3]>,
+    /// Capsules: half length of the axis segment.
+    pub half_length: O<f64>,
     pub height: O<f64>,
     pub file: O<String>,
     pub position: S<[f64; 3]>,
