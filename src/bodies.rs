@@ -20,10 +20,13 @@ pub const SHAPE_SOLID_CYLINDER: u32 = 5;
 pub const SHAPE_MESH: u32 = 6;
 /// A box grain: half extents in the collide shape table at the body's shape index.
 pub const SHAPE_BOX: u32 = 7;
+/// A clump grain (rigid aggregate of spheres): members in the collide shape table at the
+/// body's shape index (`collide::BoundaryShape::GrainClump`); pos.w = bounding radius.
+pub const SHAPE_CLUMP: u32 = 10;
 
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary.
 pub fn is_grain_shape(kind: u32) -> bool {
-    kind == SHAPE_SPHERE || kind == SHAPE_BOX
+    kind == SHAPE_SPHERE || kind == SHAPE_BOX || kind == SHAPE_CLUMP
 }
 
 /// Host copy of every body, in the GPU layout.

@@ -332,6 +332,20 @@ impl ClumpMass {
             .fold(0.0, f64::max)
     }
 
+    /// The same clump scaled by `s` about its centre of mass (same body frame).
+    pub fn scaled(&self, s: f64) -> ClumpMass {
+        let s5 = s.powi(5);
+        ClumpMass {
+            volume: self.volume * s * s * s,
+            com: self.com * s,
+            tensor: self.tensor * s5,
+            principal: self.principal.map(|i| i * s5),
+            axes: self.axes,
+            members: self.members.iter().map(|m| m.map(|x| x * s)).collect(),
+            exact: self.exact,
+        }
+    }
+
     /// Mass and principal moments at `density`.
     pub fn mass_properties(&self, density: f64) -> (f64, [f64; 3]) {
         (density * self.volume, self.principal.map(|i| i * density))

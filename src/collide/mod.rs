@@ -59,7 +59,7 @@ pub mod mesh;
 pub mod scan;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_MESH, SHAPE_SOLID_CYLINDER,
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CLUMP, SHAPE_MESH, SHAPE_SOLID_CYLINDER,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -96,6 +96,11 @@ pub enum BoundaryShape {
     /// points here), centred on the body, axes along the body frame.
     GrainBox {
         half_extents: [f32; 3],
+    },
+    /// Not a boundary: the member spheres of a clump grain (body kind `SHAPE_CLUMP`), centre
+    /// xyz in the body frame (centre of mass, principal axes) and radius w.
+    GrainClump {
+        members: Vec<[f32; 4]>,
     },
 }
 
@@ -221,10 +226,22 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
     let mut mf: Vec<[f32; 4]> = Vec::new();
     let mut mu: Vec<u32> = Vec::new();
     let b = |x: bool| if x { 1.0 } else { 0.0 };
+    // Clump members follow the 4·len records: [0] = (count, first vec4 index) as u32 bits.
+    let mut members: Vec<[f32; 4]> = Vec::new();
     for s in shapes {
         let mut r = [[0.0f32; 4]; 4];
         match s {
             BoundaryShape::Plane => {}
+            BoundaryShape::GrainClump { members: m } => {
+                let first = (4 * shapes.len() + members.len()) as u32;
+                r[0] = [
+                    f32::from_bits(m.len() as u32),
+                    f32::from_bits(first),
+                    0.0,
+                    0.0,
+                ];
+                members.extend_from_slice(m);
+            }
             BoundaryShape::BoxContainer {
                 half_extents: h,
                 open_top,
@@ -288,6 +305,7 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
         }
         rec.extend_from_slice(&r);
     }
+    rec.extend_from_slice(&members);
     (rec, mf, mu)
 }
 
@@ -373,6 +391,16 @@ impl Collide {
                 )));
             } else if i[2] == SHAPE_BOX {
                 check_box(b, i, state, shapes)?;
+            } else if i[2] == SHAPE_CLUMP
+                && !matches!(
+                    shapes.get(i[3] as usize),
+                    Some(BoundaryShape::GrainClump { members }) if !members.is_empty()
+                )
+            {
+                return Err(invalid(format!(
+                    "clump body {b}: shape index {} is not a GrainClump shape",
+                    i[3]
+                )));
             }
             if i[1] as usize >= settings.friction.len() {
                 return Err(invalid(format!(
@@ -401,7 +429,13 @@ impl Collide {
         let has_boxes = shapes
             .iter()
             .any(|s| matches!(s, BoundaryShape::GrainBox { .. }));
-        let boxes = [("HAS_BOXES", if has_boxes { 1.0 } else { 0.0 })];
+        // Likewise scenes without clumps get pipelines without the member loops.
+        let has_clumps = state.info.iter().any(|i| i[2] == SHAPE_CLUMP);
+        let flag = |x: bool| if x { 1.0 } else { 0.0 };
+        let boxes = [
+            ("HAS_BOXES", flag(has_boxes)),
+            ("HAS_CLUMPS", flag(has_clumps)),
+        ];
         let stage =
             |name| Kernel::with_constants(ctx, ShaderSource::by_name(name).unwrap(), &boxes);
         let k = Kernels {

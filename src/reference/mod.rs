@@ -1,6 +1,7 @@
 //! Plain CPU (f64) twins of the GPU stages: the oracles the tests compare against.
 
 pub mod boxes;
+pub mod clumps;
 pub mod collide;
 pub mod integrate;
 pub mod joints;

@@ -560,6 +560,8 @@ fn body(
     let material = cx.material(&b.material, &span, &base, materials)?;
     let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Dynamic)?;
     let orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
+    let (position, orientation) =
+        super::clumps::body_frame(&shape, *b.position.get_ref(), orientation);
     let velocity = vel(&b.velocity);
     let angular_velocity = vel(&b.angular_velocity);
     if motion == Motion::Fixed {
@@ -601,7 +603,7 @@ fn body(
     )?;
     let body = BodyDesc {
         shape,
-        position: *b.position.get_ref(),
+        position,
         orientation,
         velocity,
         angular_velocity,
@@ -618,7 +620,7 @@ fn body(
 fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
     let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
     let shape_path = format!("{base}.shape");
-    let fields = present!(b; radius, half_extents, height, file);
+    let fields = present!(b; radius, half_extents, height, file, spheres);
     match kind {
         "sphere" => {
             cx.only(base, "shape", kind, &fields, &["radius"])?;
@@ -642,7 +644,13 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
                 half_extents: *h.get_ref(),
             })
         }
-        "capsule" | "cylinder" | "clump" | "mesh" => Err(cx.err(
+        "clump" => {
+            cx.only(base, "shape", kind, &fields, &["spheres"])?;
+            let list = cx.require(&b.spheres, span, base, "spheres", "shape", kind)?;
+            let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+            super::clumps::clump_shape(&err, list, base)
+        }
+        "capsule" | "cylinder" | "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
             format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box)"),
@@ -720,7 +728,30 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
         .map(|b| b.shape.bounding_radius())
         .fold(0.0, f64::max);
     let mut grid = SphereGrid::new(r_max);
+    let any_clump = bodies
+        .iter()
+        .any(|b| matches!(b.shape, BodyShape::Clump(_)));
     for (j, b) in bodies.iter().enumerate() {
+        if any_clump {
+            if let Some((i, depth)) =
+                (0..j).find_map(|i| super::clumps::overlap(&bodies[i], b).map(|d| (i, d)))
+            {
+                return Err(cx.err(
+                    Some(origins[j].span.clone()),
+                    format!("body[{j}].position"),
+                    format!(
+                        "{} overlaps {} defined on line {} by {}",
+                        origins[j].label,
+                        origins[i].label,
+                        cx.line(&origins[i].span),
+                        Num(depth)
+                    ),
+                ));
+            }
+            if matches!(b.shape, BodyShape::Clump(_)) {
+                continue;
+            }
+        }
         if let BodyShape::Box { .. } = b.shape {
             if let Some((i, depth)) =
                 (0..j).find_map(|i| box_overlap(&bodies[i], b).map(|d| (i, d)))
@@ -860,16 +891,36 @@ fn generators_section(
         let velocity = vel(&g.velocity);
         let angular_velocity = vel(&g.angular_velocity);
         let density = materials[material].density;
+        let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+        let template = g
+            .spheres
+            .as_ref()
+            .map(|l| super::clumps::clump_mass(&err, l, &base))
+            .transpose()?;
+        let mut orientations = super::clumps::Orientations::new(seed);
         for (k, (c, r)) in placed.into_iter().enumerate() {
-            let (mass, inertia) = sphere_mass(density, r);
+            let (shape, orientation, (mass, inertia)) = match &template {
+                // A clump template fills the drawn bounding sphere, at a random orientation.
+                Some(t) => {
+                    let cm = t.scaled(r / t.bounding_radius());
+                    let mp = cm.mass_properties(density);
+                    let shape = BodyShape::Clump(std::sync::Arc::new(cm));
+                    (shape, orientations.next(), mp)
+                }
+                None => (
+                    BodyShape::Sphere { radius: r },
+                    [0.0, 0.0, 0.0, 1.0],
+                    sphere_mass(density, r),
+                ),
+            };
             origins.push(Origin {
-                label: format!("{base} sphere #{k}"),
+                label: format!("{base} grain #{k}"),
                 span: span.clone(),
             });
             bodies.push(BodyDesc {
-                shape: BodyShape::Sphere { radius: r },
+                shape,
                 position: c,
-                orientation: [0.0, 0.0, 0.0, 1.0],
+                orientation,
                 velocity,
                 angular_velocity,
                 material,

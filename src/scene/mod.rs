@@ -32,6 +32,7 @@
 use std::path::{Path, PathBuf};
 
 mod build;
+mod clumps;
 mod generate;
 pub mod joints;
 mod mesh;
@@ -335,6 +336,9 @@ pub enum BodyShape {
     Box {
         half_extents: [f64; 3],
     },
+    /// A rigid aggregate of spheres; body frame = its centre of mass and principal axes
+    /// (`members` are in that frame), see [`crate::clump`].
+    Clump(std::sync::Arc<crate::clump::ClumpMass>),
 }
 
 impl BodyShape {
@@ -343,6 +347,7 @@ impl BodyShape {
         match *self {
             BodyShape::Sphere { radius } => radius,
             BodyShape::Box { half_extents: h } => (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
+            BodyShape::Clump(ref c) => c.bounding_radius(),
         }
     }
 
@@ -354,6 +359,7 @@ impl BodyShape {
                 (m, [0.4 * m * r * r; 3])
             }
             BodyShape::Box { half_extents: h } => crate::reference::boxes::box_mass(density, h),
+            BodyShape::Clump(ref c) => c.mass_properties(density),
         }
     }
 }
