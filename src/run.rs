@@ -155,6 +155,8 @@ struct Outputs {
     /// Box bodies (body index, half extents) and their surfaces' index `boxes.pvd`.
     boxes: Vec<(usize, [f32; 3])>,
     boxes_pvd: Option<Collection>,
+    /// Clump member spheres (`clumps.pvd`), see `io::clumps`.
+    clumps: Option<crate::io::clumps::ClumpFrames>,
 }
 
 /// The scene's box bodies: (body index, half extents).
@@ -221,6 +223,10 @@ impl Outputs {
         self.pvd.add(sim.time(), name)?;
         self.frames += 1;
         self.write_boxes(sim, &s)?;
+        if let Some(c) = self.clumps.as_mut() {
+            c.write(&self.dir, sim.step_index(), sim.time(), &s)
+                .map_err(|e| frame_error(e, sim))?;
+        }
         self.write_joints(sim, &s)
     }
 
@@ -967,6 +973,12 @@ fn run_inner(
             } else {
                 Some(reopen(&dir.join("boxes.pvd"))?)
             },
+            clumps: crate::io::clumps::ClumpFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                Some(ck.time),
+            )?,
         };
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
@@ -988,6 +1000,12 @@ fn run_inner(
             boxes: box_bodies(&scene),
             boxes_pvd: (!box_bodies(&scene).is_empty())
                 .then(|| Collection::new(dir.join("boxes.pvd"))),
+            clumps: crate::io::clumps::ClumpFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                None,
+            )?,
         };
         o.write_frame(&sim)?;
         let mut probes = Probes::new(&scene, &dir, &state, 0.0, None)?;

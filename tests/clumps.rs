@@ -655,12 +655,12 @@ material = "m"
     )
 }
 
-/// A two-sphere dumbbell (r = 1 cm, touching) dropped flat from 5 mm onto a plane comes to
+/// A two-sphere dumbbell (r = 1 cm, touching) dropped flat from 2 mm onto a plane comes to
 /// rest on both spheres: no rocking (tilt < 1e-4 rad, |ω| < 1e-3 rad/s), each contact
 /// carries half the weight within 1 %, the two together the weight within 1 %.
 #[test]
 fn dumbbell_rests_on_both_spheres() {
-    let (mut sim, scene) = sim_of(&dumbbell_scene(0.25, [0.0, 0.0, -9.81], 0.015, 0.7));
+    let (mut sim, scene) = sim_of(&dumbbell_scene(0.12, [0.0, 0.0, -9.81], 0.012, 0.7));
     sim.advance(scene.sim.steps as u32, 0).unwrap();
     let st = sim.read_state().unwrap();
     let q = DQuat::from_xyzw(
