@@ -298,7 +298,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let cap = params.counts.y;
     var found = false;
     var last = vec4<f32>(0.0);
-    if (params.counts.w != 0u || e_t > 0.0 || stateful) && live {
+    if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL) && live {
         let k = find_prev(warm_key(c));
         if k >= 0 {
             last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
@@ -313,7 +313,13 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         e_t = t.e_t;
         pt = vt + t.off;
     }
-    let eta = select(0.0, 3.0 / (tr + nr.x + e_t), live);
+    var eta = select(0.0, 3.0 / (tr + nr.x + e_t), live);
+    if HAS_ROLL {
+        // Rows 3–5 live: the 6-row block's bound halves the linear rows' step.
+        if assemble_ext(i, c, live, last.x) {
+            eta = 1.5 / (tr + nr.x + e_t);
+        }
+    }
     var g0 = vec4<f32>(0.0);
     if found && params.counts.w != 0u {
         g0 = project_contact(vec4<f32>(last.x, t.warm, 0.0), c.ra.w, t.r);
@@ -438,9 +444,74 @@ fn assemble_joint(i: u32, c: Contact) {
         }
     }
     rhs[i] = vec4<f32>(p, eta);
+    if HAS_ROLL {
+        clear_ext(i);
+    }
     gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, ev.y, ev.z);
     gam[SEG_GAMMA * cap + i] = g0;
     gam[SEG_Y * cap + i] = g0;
     gam[SEG_TRIAL * cap + i] = g0;
     gam[SEG_BEST * cap + i] = g0;
+}
+
+// Rolling and spinning rows 3–5 (src/solve/rows, "Rolling and spinning"; HAS_ROLL only).
+
+// The pair's (μ_r, μ_spin) (rows::pair_rolling): each by min; lanes 6, 7 of the table.
+fn pair_rolling(mats: u32) -> vec2<f32> {
+    let a = models[material(mats >> 16u) + 1u];
+    let b = models[material(mats & 0xffffu) + 1u];
+    return min(a.zw, b.zw);
+}
+
+// r_eff = r_A r_B/(r_A + r_B) from the lever arms; a body with zero inverse mass is flat.
+fn rolling_radius(a: u32, b: u32, ra: vec3<f32>, rb: vec3<f32>) -> f32 {
+    let la = length(ra);
+    let lb = length(rb);
+    if mass_props[a].w == 0.0 {
+        return lb;
+    }
+    if mass_props[b].w == 0.0 {
+        return la;
+    }
+    return select(0.0, la * lb / (la + lb), la + lb > 0.0);
+}
+
+// Σ_k t_kᵀ I⁻¹ t_k over (n, u, w): body b's share of the angular rows' trace.
+fn ang_trace(b: u32, n: vec3<f32>, u: vec3<f32>, w: vec3<f32>) -> f32 {
+    return dot(n, inv_inertia(b, n)) + dot(u, inv_inertia(b, u)) + dot(w, inv_inertia(b, w));
+}
+
+// Rows 3–5 of contact i: p_e = (ω_B − ω_A)·(n, u, w), η_e = 3/(2 trace), the lagged bounds
+// (μ_spin, μ_r) r_eff γ_n⁻; γ⁰ = 0 (no warm start). Returns whether the rows are live.
+fn assemble_ext(i: u32, c: Contact, live: bool, gn_last: f32) -> bool {
+    let cap = params.counts.y;
+    let a = c.ids.x;
+    let b = c.ids.y;
+    let n = c.n_gap.xyz;
+    let u = tangent_u(n);
+    let w = tangent_w(n);
+    let coef = pair_rolling(c.ids.w);
+    let reff = rolling_radius(a, b, c.ra.xyz, c.rb.xyz);
+    let g = max(gn_last, 0.0) * reff;
+    let bounds = vec2<f32>(coef.y * g, coef.x * g);
+    let tr = contact_count(a) * ang_trace(a, n, u, w) + contact_count(b) * ang_trace(b, n, u, w);
+    let on = live && tr > 0.0 && (bounds.x > 0.0 || bounds.y > 0.0);
+    let relw = omega[b].xyz - omega[a].xyz;
+    let p = vec3<f32>(dot(n, relw), dot(u, relw), dot(w, relw));
+    gam[SEG_EXT_RHS * cap + i] = vec4<f32>(p, select(0.0, 1.5 / tr, on));
+    gam[SEG_EXT_BOUND * cap + i] = vec4<f32>(bounds, reff, 0.0);
+    for (var k = 0u; k < 4u; k++) {
+        gam[(SEG_EXT + k) * cap + i] = vec4<f32>(0.0);
+    }
+    return on;
+}
+
+// A joint block has no rows 3–5: η_e = 0 keeps its extension lanes at 0.
+fn clear_ext(i: u32) {
+    let cap = params.counts.y;
+    gam[SEG_EXT_RHS * cap + i] = vec4<f32>(0.0);
+    gam[SEG_EXT_BOUND * cap + i] = vec4<f32>(0.0);
+    for (var k = 0u; k < 4u; k++) {
+        gam[(SEG_EXT + k) * cap + i] = vec4<f32>(0.0);
+    }
 }

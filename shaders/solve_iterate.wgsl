@@ -162,6 +162,9 @@ fn product_init(
         nv[SEG_NY * cap + i] = ng;
         let q = rhs[i];
         v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), row_eta(i, c, q.w), c, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+        if HAS_ROLL {
+            v.x += ext_restart(c, i);
+        }
     }
     reduce_to_partial(v, lid, wid, nwg, true);
 }
@@ -186,6 +189,14 @@ fn product_lip(
             let ng = product_e(c, i, d);
             let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w));
             v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
+            if HAS_ROLL {
+                let qe = ext_rhs(i);
+                if qe.w > 0.0 {
+                    let de = gam[ext_at(0u, i)].xyz - vec3<f32>(1.0);
+                    let ne = ext_product(c);
+                    v += vec4<f32>(qe.w * dot(ne, ne), dot(de, de) / qe.w, 0.0, 0.0);
+                }
+            }
         }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
@@ -213,6 +224,9 @@ fn commit_one(i: u32) {
     }
     gam[SEG_GAMMA * cap + i] = t;
     nv[SEG_NGAMMA * cap + i] = nt;
+    if HAS_ROLL {
+        commit_ext(i);
+    }
 }
 
 // Pending commit, then projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
@@ -233,6 +247,15 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
         t = project_i(g - (params.coef.y * row_eta(i, c, q.w)) * grad, c, i);
     }
     gam[SEG_TRIAL * cap + i] = t;
+    if HAS_ROLL {
+        let qe = ext_rhs(i);
+        var te = vec3<f32>(0.0);
+        if qe.w > 0.0 {
+            let grad = nv[(NV_EXT + 0u) * cap + i].xyz + qe.xyz;
+            te = project_ext(gam[ext_at(0u, i)].xyz - (params.coef.y * qe.w) * grad, ext_bounds(i));
+        }
+        gam[ext_at(2u, i)] = vec4<f32>(te, 0.0);
+    }
 }
 
 // Pending commit, then APGD: trial = Π_K(y − (η/L) ∘ (Ny + p)).
@@ -252,6 +275,15 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         t = project_i(gam[SEG_Y * cap + i] - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
     }
     gam[SEG_TRIAL * cap + i] = t;
+    if HAS_ROLL {
+        let qe = ext_rhs(i);
+        var te = vec3<f32>(0.0);
+        if qe.w > 0.0 {
+            let grad = nv[(NV_EXT + 1u) * cap + i].xyz + qe.xyz;
+            te = project_ext(gam[ext_at(1u, i)].xyz - (qe.w / scal.lip) * grad, ext_bounds(i));
+        }
+        gam[ext_at(2u, i)] = vec4<f32>(te, 0.0);
+    }
 }
 
 // N·trial, and partials (‖r(trial)‖², dᵀ(N trial − Ny), Σ‖d_i‖²/η_i, gᵀ(trial − γ)) with
@@ -286,6 +318,9 @@ fn product_trial(
             let dd = select(0.0, sq_over_eta(d, e, c), q.w > 0.0);
             v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam[SEG_GAMMA * cap + i]));
         }
+        if HAS_ROLL {
+            v += ext_trial(c, i);
+        }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
 }
@@ -309,6 +344,9 @@ fn take_best(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     }
     let cap = params.counts.y;
     gam[SEG_GAMMA * cap + i] = gam[SEG_BEST * cap + i];
+    if HAS_ROLL {
+        gam[ext_at(0u, i)] = gam[ext_at(3u, i)];
+    }
 }
 
 // Exact cone, outer pass (De Saxcé / Acary–Cadoux fixed point; src/solve/rows): from the
@@ -345,6 +383,13 @@ fn outer_offset(
         gam[SEG_BEST * cap + i] = g;
         let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), row_eta(i, c, q.w), c, i);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
+        if HAS_ROLL {
+            let ge = gam[ext_at(0u, i)];
+            gam[ext_at(1u, i)] = ge;
+            gam[ext_at(2u, i)] = ge;
+            gam[ext_at(3u, i)] = ge;
+            v.x += ext_restart(c, i);
+        }
     }
     reduce_to_partial(v, lid, wid, nwg, true);
 }
@@ -395,4 +440,83 @@ fn painleve(
         }
     }
     reduce_to_partial(v, lid, wid, nwg, false);
+}
+
+// Rolling and spinning rows 3–5 (src/solve/rows, "Rolling and spinning"): read and written
+// only by HAS_ROLL pipelines, in gam segments 6–11 and nv segments 3–5.
+
+// Index of extension segment k (0 γ, 1 y, 2 trial, 3 best) of constraint i in `gam`.
+fn ext_at(k: u32, i: u32) -> u32 {
+    return (SEG_EXT + k) * params.counts.y + i;
+}
+
+// (p_e, η_e) of constraint i (η_e = 0: no rows 3–5).
+fn ext_rhs(i: u32) -> vec4<f32> {
+    return gam[SEG_EXT_RHS * params.counts.y + i];
+}
+
+fn ext_bounds(i: u32) -> vec2<f32> {
+    return gam[SEG_EXT_BOUND * params.counts.y + i].xy;
+}
+
+// (Δω_B − Δω_A)·(n, u, w); joint blocks have no rows 3–5.
+fn ext_product(c: Contact) -> vec3<f32> {
+    if is_joint(c.ids.w) {
+        return vec3<f32>(0.0);
+    }
+    let rel = dv[2u * c.ids.y + 1u].xyz - dv[2u * c.ids.x + 1u].xyz;
+    let n = c.n_gap.xyz;
+    return vec3<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel));
+}
+
+fn ext_residual_sq(g: vec3<f32>, grad: vec3<f32>, eta: f32, i: u32) -> f32 {
+    if eta <= 0.0 {
+        return 0.0;
+    }
+    let r = (g - project_ext(g - eta * grad, ext_bounds(i))) / eta;
+    return dot(r, r);
+}
+
+// Nγ_e (and Ny_e) from the gathered Δv; returns the rows' squared residual.
+fn ext_restart(c: Contact, i: u32) -> f32 {
+    let cap = params.counts.y;
+    let ne = ext_product(c);
+    nv[(NV_EXT + 0u) * cap + i] = vec4<f32>(ne, 0.0);
+    nv[(NV_EXT + 1u) * cap + i] = vec4<f32>(ne, 0.0);
+    let qe = ext_rhs(i);
+    return ext_residual_sq(gam[ext_at(0u, i)].xyz, ne + qe.xyz, qe.w, i);
+}
+
+// The commit of rows 3–5 (as commit_one's).
+fn commit_ext(i: u32) {
+    let cap = params.counts.y;
+    let t = gam[ext_at(2u, i)];
+    let nt = nv[(NV_EXT + 2u) * cap + i];
+    if params.counts.z != 0u {
+        let beta = scal.beta;
+        gam[ext_at(1u, i)] = t + beta * (t - gam[ext_at(0u, i)]);
+        nv[(NV_EXT + 1u) * cap + i] = (1.0 + beta) * nt - beta * nv[(NV_EXT + 0u) * cap + i];
+        if scal.is_best != 0u {
+            gam[ext_at(3u, i)] = t;
+        }
+    }
+    gam[ext_at(0u, i)] = t;
+    nv[(NV_EXT + 0u) * cap + i] = nt;
+}
+
+// N·trial of rows 3–5 and their share of product_trial's partials.
+fn ext_trial(c: Contact, i: u32) -> vec4<f32> {
+    let cap = params.counts.y;
+    let t = gam[ext_at(2u, i)].xyz;
+    let nt = ext_product(c);
+    nv[(NV_EXT + 2u) * cap + i] = vec4<f32>(nt, 0.0);
+    let qe = ext_rhs(i);
+    var v = vec4<f32>(ext_residual_sq(t, nt + qe.xyz, qe.w, i), 0.0, 0.0, 0.0);
+    if params.counts.z != 0u {
+        let ny = nv[(NV_EXT + 1u) * cap + i].xyz;
+        let d = t - gam[ext_at(1u, i)].xyz;
+        let dd = select(0.0, dot(d, d) / qe.w, qe.w > 0.0);
+        v = vec4<f32>(v.x, dot(d, nt - ny), dd, dot(ny + qe.xyz, t - gam[ext_at(0u, i)].xyz));
+    }
+    return v;
 }

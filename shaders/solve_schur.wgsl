@@ -78,6 +78,12 @@ fn gather(b: u32, seg: u32, shift: f32) {
         }
         lin += f;
         ang += cross(r, f);
+        if HAS_ROLL {
+            // Rows 3–5: a pure torque γ_s n + γ_ru u + γ_rw w on B, its negative on A.
+            let ge = gam[(SEG_EXT + seg) * params.counts.y + ci].xyz - vec3<f32>(shift);
+            let te = ge.x * n + ge.y * tangent_u(n) + ge.z * tangent_w(n);
+            ang += select(te, -te, (e & 1u) == 0u);
+        }
     }
     if params.model.w != 0u {
         let j = gather_joints(b, base, shift);

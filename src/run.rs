@@ -405,6 +405,10 @@ impl Probe {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            MeasureKind::ReposeAngle { .. } => ["angle", "slope", "apex", "bins"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
         }
     }
 
@@ -608,6 +612,14 @@ impl Probes {
                 MeasureKind::BoundaryForce { boundary, about } => {
                     let (f, tq) = measure::boundary_wrench(&forces, *boundary as u32, *about);
                     vec![f[0], f[1], f[2], tq[0], tq[1], tq[2]]
+                }
+                MeasureKind::ReposeAngle {
+                    axis,
+                    centre,
+                    flank,
+                } => {
+                    let r = measure::repose_angle(&state, nb, *axis, *centre, *flank);
+                    vec![r.angle_deg, r.slope, r.apex, r.bins as f64]
                 }
             };
             writer.append(p.id, t, &row)?;

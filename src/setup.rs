@@ -218,7 +218,10 @@ pub fn step_settings(scene: &Scene) -> StepSettings {
             models: scene
                 .materials
                 .iter()
-                .map(|m| crate::solve::rows::material_row(&m.model))
+                .map(|m| {
+                    let row = crate::solve::rows::material_row(&m.model);
+                    crate::solve::rows::with_rolling(row, m.rolling_friction, m.spinning_friction)
+                })
                 .collect(),
         }),
     }

@@ -1384,3 +1384,47 @@ fn mesh_errors() {
     let e = mesh_err("mesh_scene.toml");
     assert!(e.message.contains("unsupported mesh format"), "{e}");
 }
+
+#[test]
+fn repose_angle_measure_parses_and_bad_fields_are_named() {
+    use bristlecone::measure::HeapAxis;
+    let m = |extra: &str| {
+        base_with(&format!(
+            "{SPHERE}\n[[measure]]\nname = \"heap\"\nkind = \"repose_angle\"\n{extra}"
+        ))
+    };
+    let s = ok(&m(""));
+    assert_eq!(
+        s.measures[0].kind,
+        scene::MeasureKind::ReposeAngle {
+            axis: HeapAxis::Radial,
+            centre: None,
+            flank: None
+        }
+    );
+    let s = ok(&m(
+        "axis = \"x\"\npoint = [0.1, 0.2, 0.0]\nrange = [0.01, 0.05]\n",
+    ));
+    assert_eq!(
+        s.measures[0].kind,
+        scene::MeasureKind::ReposeAngle {
+            axis: HeapAxis::X,
+            centre: Some([0.1, 0.2]),
+            flank: Some([0.01, 0.05])
+        }
+    );
+    // Lines: BASE 1–8, SPHERE 9–11, blank 12, [[measure]] 13–15, the field on 16.
+    check(
+        &err(&m("axis = \"z\"\n")),
+        "measure[0].axis",
+        Some(16),
+        "unknown axis",
+    );
+    check(
+        &err(&m("range = [0.05, 0.01]\n")),
+        "measure[0].range",
+        Some(16),
+        "low < high",
+    );
+    check(&err(&m("bins = 4\n")), "measure[0].bins", Some(16), "");
+}

@@ -13,6 +13,22 @@ struct SolveParams {
     stab: vec4<f32>,
 }
 
+// Rolling and spinning resistance (src/solve/rows, "Rolling and spinning"): rows 3–5 of a
+// contact in extension segments of `gam` and `nv`, which exist only in pipelines built with
+// HAS_ROLL (a scene whose materials have rolling_friction or spinning_friction).
+override HAS_ROLL: bool = false;
+const SEG_EXT: u32 = 6u; // gam: ext γ, y, trial, best at 6..9
+const SEG_EXT_RHS: u32 = 10u; // gam: (p_e, η_e)
+const SEG_EXT_BOUND: u32 = 11u; // gam: (bound spin, bound roll, r_eff, 0)
+const NV_EXT: u32 = 3u; // nv: ext Nγ, Ny, N·trial at 3..5
+
+// Projection of rows 3–5 (spin, roll u, roll w): |γ_s| ≤ b.x, ‖γ_r‖ ≤ b.y.
+fn project_ext(g: vec3<f32>, b: vec2<f32>) -> vec3<f32> {
+    let t = length(g.yz);
+    let k = select(1.0, b.y / t, t > b.y);
+    return vec3<f32>(clamp(g.x, -b.x, b.x), g.yz * k);
+}
+
 struct Scalars {
     lip: f32,
     theta: f32,

@@ -11,6 +11,7 @@
 //! | kinetic energy per group of bodies | [`kinetic_energy_by_group`] |
 //! | mean coordination number | [`coordination_number`] |
 //! | force and torque on a boundary | [`boundary_wrench`] |
+//! | angle of repose of a heap (surface-profile fit) | [`repose_angle`] |
 //!
 //! [`MeasurementWriter`] stores one CSV per measurement in `run_dir/measurements/`, which
 //! [`crate::plot::plot_run`] draws.
@@ -20,9 +21,11 @@
 mod contacts;
 mod flow;
 mod height;
+mod repose;
 mod writer;
 
 pub use contacts::{boundary_wrench, coordination_number, kinetic_energy_by_group, ContactForce};
 pub use flow::{steady_rate, FlowSample, MassFlow, STEADY_TOLERANCE};
 pub use height::{bed_height, surface_profile};
+pub use repose::{repose_angle, HeapAxis, Repose};
 pub use writer::{MeasurementId, MeasurementWriter};

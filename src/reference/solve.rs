@@ -38,6 +38,9 @@ pub struct SolveOutput {
     /// The record each contact saves for the next step (`rows::saved_record`: γ, or the
     /// tanh / LuGre state), as the GPU's warm-start buffer holds it.
     pub saved: Vec<[f64; 4]>,
+    /// Rows 3–5 (spin, roll u, roll w) of every contact (not joint blocks) when the model
+    /// table has rolling or spinning resistance; empty otherwise.
+    pub gamma_rolling: Vec<Vec3>,
 }
 
 /// Warm-start data: the previous step's sorted keys and impulses.
@@ -352,6 +355,53 @@ struct Assembled {
     state: Vec<[f64; 3]>,
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
     eta_rows: Vec<Vec3>,
+    /// Rows 3–5 of every contact when the table has rolling or spinning resistance (empty
+    /// otherwise; joint blocks have none).
+    ext: Vec<ExtRows>,
+}
+
+/// A contact's rolling and spinning rows 3–5 (`assemble_ext` in `solve_assemble.wgsl`).
+#[derive(Clone, Copy, Debug, Default)]
+struct ExtRows {
+    p: Vec3,
+    /// η_e = 3/(2 trace B_ang), 0 when the rows are not live.
+    eta: f64,
+    /// (spin, roll) bounds.
+    bounds: [f64; 2],
+}
+
+/// Rows 3–5 of a contact (see `crate::solve::rows`, "Rolling and spinning").
+fn assemble_ext(
+    bodies: &[Body64],
+    c: &Contact,
+    coef: [f64; 2],
+    live: bool,
+    gn_last: f64,
+    nb: &dyn Fn(u32) -> f64,
+) -> ExtRows {
+    let (n, u, w, ra, rb) = frame(c);
+    let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
+    let r_eff = rows::rolling_radius(
+        ra.length(),
+        rb.length(),
+        a.inv_mass == 0.0,
+        b.inv_mass == 0.0,
+    );
+    let bounds = rows::rolling_bounds(coef, r_eff, gn_last);
+    let ang = |body: &Body64| {
+        [n, u, w]
+            .iter()
+            .map(|t| t.dot(inv_inertia(body, *t)))
+            .sum::<f64>()
+    };
+    let tr = nb(c.ids[0]) * ang(a) + nb(c.ids[1]) * ang(b);
+    let on = live && tr > 0.0 && (bounds[0] > 0.0 || bounds[1] > 0.0);
+    let relw = b.omega - a.omega;
+    ExtRows {
+        p: [n.dot(relw), u.dot(relw), w.dot(relw)],
+        eta: if on { 1.5 / tr } else { 0.0 },
+        bounds,
+    }
 }
 
 fn assemble_rows(
@@ -376,7 +426,9 @@ fn assemble_rows(
         models: Vec::with_capacity(nc),
         state: Vec::with_capacity(nc),
         eta_rows: Vec::with_capacity(nc),
+        ext: Vec::new(),
     };
+    let rolling = rows::has_rolling(models);
     let mut count = vec![0u32; bodies.len()];
     for c in contacts {
         for b in [c.ids[0], c.ids[1]] {
@@ -442,7 +494,7 @@ fn assemble_rows(
         // The previous record by key (the warm start; the bristle's γ_T⁻; tanh / LuGre state).
         let mut last = None;
         if let Some((ws, warm_start)) = warm {
-            if active && (warm_start || e_t > 0.0 || stateful) {
+            if active && (warm_start || e_t > 0.0 || stateful || rolling) {
                 if let Ok(k) = ws.keys.binary_search(&c.key()) {
                     last = Some(ws.record(k));
                 }
@@ -462,10 +514,21 @@ fn assemble_rows(
             wt = t.warm_t;
             state = t.state;
         }
+        let mut eta = if active { 3.0 / (tr + e + e_t) } else { 0.0 };
+        if rolling {
+            let (ma, mb) = rows::contact_materials(c.ids[3]);
+            let m = |k: usize| models[k.min(models.len() - 1)];
+            let coef = rows::pair_rolling(m(ma), m(mb));
+            let x = assemble_ext(bodies, c, coef, active, l[0], &nb);
+            if x.eta > 0.0 {
+                // The 6-row block's bound halves the linear rows' step.
+                eta = 1.5 / (tr + e + e_t);
+            }
+            out.ext.push(x);
+        }
         out.compliance.push([e, e_t, e_t]);
         out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
-        out.eta
-            .push(if active { 3.0 / (tr + e + e_t) } else { 0.0 });
+        out.eta.push(eta);
         out.mu.push(mu);
         out.radius.push(radius);
         out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
@@ -549,6 +612,11 @@ struct Sweeps<'a> {
     radius: &'a [f64],
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
     eta_rows: &'a [Vec3],
+    /// Bounds (spin, roll) of the constraints that are a contact's rows 3–5.
+    ext_bounds: &'a [Option<[f64; 2]>],
+    /// Constraints the tolerance counts (3 rows each): contacts and joint blocks, as on
+    /// the GPU (rows 3–5 add to the residual, not to the count).
+    n_tol: usize,
     history: &'a mut Vec<[f64; 4]>,
     iterations: &'a mut u32,
 }
@@ -560,6 +628,9 @@ impl Sweeps<'_> {
     }
 
     fn project(&self, g: Vec3, i: usize) -> Vec3 {
+        if let Some(b) = self.ext_bounds[i] {
+            return rows::project_rolling(g, b);
+        }
         let c = &self.schur.contacts[i];
         if is_joint(c, self.schur.joints) {
             project_joint(g, c.ids[3], c.ra[3] as f64)
@@ -615,7 +686,7 @@ impl Sweeps<'_> {
         let eta = self.eta;
         let nc = gamma.len();
         // The tolerance is an RMS per row (3 rows per contact); compared as a 2-norm here.
-        let tol = settings.tolerance as f64 * ((3 * nc.max(1)) as f64).sqrt();
+        let tol = settings.tolerance as f64 * ((3 * self.n_tol.max(1)) as f64).sqrt();
         let mut converged = res0 <= tol;
         let mut best_res = res0;
         let mut best = gamma.clone();
@@ -757,19 +828,46 @@ pub fn solve_all(
     );
     let Assembled {
         mut p,
-        eta,
-        compliance,
-        mu,
-        radius,
-        eta_rows,
+        mut eta,
+        mut compliance,
+        mut mu,
+        mut radius,
+        mut eta_rows,
         ..
     } = asm;
+    // Rows 3–5: each contact's are an angular block [0; ±(n, u, w)] after every record,
+    // projected on its interval and disk (the GPU keeps them in extension segments at the
+    // contact's index; the rows and sums are the same).
+    let n_tol = nc;
+    let rolling = !asm.ext.is_empty();
+    let mut all = contacts.to_vec();
+    let mut ext_bounds = vec![None; nc];
+    for (k, x) in asm.ext.iter().enumerate() {
+        let mut v = contacts[k];
+        v.ids = [
+            v.ids[0],
+            v.ids[1],
+            k as u32,
+            crate::joints::JOINT_BIT | crate::joints::JOINT_ANGULAR | 7,
+        ];
+        all.push(v);
+        p.push(x.p);
+        eta.push(x.eta);
+        eta_rows.push([x.eta; 3]);
+        compliance.push([0.0; 3]);
+        mu.push(0.0);
+        radius.push(-1.0);
+        ext_bounds.push(Some(x.bounds));
+    }
+    let contacts = &all[..];
+    let joints = joints || rolling;
+    let nc = contacts.len();
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
 
     // Warm start: the previous record found by key, projected on the contact's cone.
     let mut gamma = vec![[0.0; 3]; nc];
     if settings.warm_start {
-        for i in 0..nc {
+        for i in 0..n_tol {
             if let Some(g) = asm.warm[i] {
                 let c = &contacts[i];
                 gamma[i] = if is_joint(c, joints) {
@@ -832,6 +930,8 @@ pub fn solve_all(
             mu: &mu,
             radius: &radius,
             eta_rows: &eta_rows,
+            ext_bounds: &ext_bounds,
+            n_tol,
             history: &mut history,
             iterations: &mut iterations,
         };
@@ -853,7 +953,7 @@ pub fn solve_all(
             omega.push(b.omega);
         }
     }
-    let saved = (0..nc)
+    let saved = (0..n_tol)
         .map(|i| {
             let c = &contacts[i];
             let (model, ext) = asm.models[i];
@@ -868,8 +968,14 @@ pub fn solve_all(
             rows::saved_record(model, ext, mu[i], gamma[i], asm.state[i], vt)
         })
         .collect();
+    let gamma_rolling = gamma[n_tol..].to_vec();
+    let painleve = painleve_rigid(bodies, contacts, &p, &eta, tol, &compliant_t, joints);
+    gamma.truncate(n_tol);
+    p.truncate(n_tol);
+    eta.truncate(n_tol);
     SolveOutput {
         saved,
+        gamma_rolling,
         history,
         vel,
         omega,
@@ -878,7 +984,7 @@ pub fn solve_all(
         residual0: res0,
         max_penetration,
         converged,
-        painleve: painleve_rigid(bodies, contacts, &p, &eta, tol, &compliant_t, joints),
+        painleve,
         gamma,
         p,
         eta,

@@ -518,11 +518,15 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
                 other_model = Some((kind.clone(), i));
             }
         }
+        let rolling_friction = resistance(cx, &m.rolling_friction, &base, "rolling_friction")?;
+        let spinning_friction = resistance(cx, &m.spinning_friction, &base, "spinning_friction")?;
         materials.push(Material {
             name: mname,
             density,
             friction,
             model,
+            rolling_friction,
+            spinning_friction,
         });
     }
     Ok((materials, other_model))
@@ -1416,6 +1420,30 @@ fn first_step_check(
     ))
 }
 
+/// A material's rolling or spinning resistance: a coefficient in [0, 1] (the torque bound
+/// μ r_eff γ_n puts the resultant's line of action at μ r_eff from the contact point: beyond
+/// the effective radius it would lie outside the body), 0 when absent.
+fn resistance(cx: &Cx<'_>, v: &O<f64>, base: &str, field: &str) -> R<f64> {
+    let Some(v) = v else {
+        return Ok(0.0);
+    };
+    let path = format!("{base}.{field}");
+    let x = cx.non_negative(v, &path)?;
+    if x > 1.0 {
+        return Err(cx.err(
+            Some(v.span()),
+            path,
+            format!(
+                "must be at most 1 (a dimensionless coefficient: the torque bound is \
+                 {field} × r_eff × normal force, and a lever arm longer than the rolling \
+                 radius r_eff is outside the body), got {}",
+                Num(x)
+            ),
+        ));
+    }
+    Ok(x)
+}
+
 /// LuGre's Stribeck curve falls from μ_s to μ_c = the material's `friction`: μ_s < μ_c is
 /// refused (seed 003 needs μ_s ≥ μ_c).
 fn lugre_static_check(
@@ -2098,15 +2126,70 @@ fn measure(
                 .map_or(boundaries[k].position, |a| *a.get_ref());
             MeasureKind::BoundaryForce { boundary: k, about }
         }
+        "repose_angle" => repose_measure(cx, m, &base, &fields)?,
         other => {
             return Err(cx.err(
                 Some(m.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force)"),
+                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force, repose_angle)"),
             ))
         }
     };
     Ok(Measure { name, every, kind })
+}
+
+/// `kind = "repose_angle"`: optional `axis` ("r" conical heap, default; "x" or "y" a planar
+/// heap), `point` (the heap's axis; its z is ignored) and `range` (the flank band of
+/// distances from the axis, m).
+fn repose_measure(
+    cx: &Cx,
+    m: &RawMeasure,
+    base: &str,
+    fields: &[(&str, Option<Range<usize>>)],
+) -> R<MeasureKind> {
+    use crate::measure::HeapAxis;
+    cx.only(
+        base,
+        "measurement kind",
+        "repose_angle",
+        fields,
+        &["axis", "point", "range"],
+    )?;
+    let axis = match m.axis.as_ref().map(|a| (a, a.get_ref().as_str())) {
+        None | Some((_, "r")) => HeapAxis::Radial,
+        Some((_, "x")) => HeapAxis::X,
+        Some((_, "y")) => HeapAxis::Y,
+        Some((a, other)) => {
+            return Err(cx.err(
+                Some(a.span()),
+                format!("{base}.axis"),
+                format!("unknown axis `{other}` (expected \"r\", \"x\" or \"y\")"),
+            ))
+        }
+    };
+    let centre = m.point.as_ref().map(|p| {
+        let p = p.get_ref();
+        [p[0], p[1]]
+    });
+    let flank = match &m.range {
+        None => None,
+        Some(r) => {
+            let x = *r.get_ref();
+            if !(x[0] >= 0.0 && x[1] > x[0] && x[1].is_finite()) {
+                return Err(cx.err(
+                    Some(r.span()),
+                    format!("{base}.range"),
+                    format!("must be [low, high] distances from the axis with 0 ≤ low < high (got {x:?})"),
+                ));
+            }
+            Some(x)
+        }
+    };
+    Ok(MeasureKind::ReposeAngle {
+        axis,
+        centre,
+        flank,
+    })
 }
 
 /// Section 7 of [`build`]: `[solver]`, with the defaults of a scene that has none.
@@ -2236,6 +2319,24 @@ fn lemke_refuses_models(
 ) -> R<()> {
     // The Lemke path solves rigid Coulomb contacts only (its own `compliance` aside): a
     // material model it would not honour is refused, never dropped.
+    if solver.kind == SolverKind::Lemke {
+        for (i, m) in raw.material.iter().enumerate() {
+            let m = m.get_ref();
+            for (name, v) in [
+                ("rolling_friction", &m.rolling_friction),
+                ("spinning_friction", &m.spinning_friction),
+            ] {
+                if let Some(v) = v.as_ref().filter(|v| *v.get_ref() != 0.0) {
+                    return Err(cx.err(
+                        Some(v.span()),
+                        format!("material[{i}].{name}"),
+                        "rolling and spinning resistance are solved by the GPU solvers only \
+                         (apgd, jacobi); kind = \"lemke\" has no rows for them",
+                    ));
+                }
+            }
+        }
+    }
     if let (SolverKind::Lemke, Some((kind, i))) = (solver.kind, other_model) {
         let span = raw.material[*i]
             .get_ref()

@@ -17,7 +17,8 @@
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
 //!   kinematic `[[body]]` and `[[boundary]]` tables: piecewise-constant prescribed motion.
 //! * `[[measure]]` — measurements written to `RUN_DIR/measurements/NAME.csv`: `mass_flow`,
-//!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`.
+//!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`,
+//!   `repose_angle`.
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
 //!   `checkpoint_every`, `stats_every`.
 //! * `[render]` — the look of `bristlecone render` (camera, size, colours); read and checked
@@ -221,6 +222,12 @@ pub struct Material {
     /// Coulomb friction coefficient μ ≥ 0.
     pub friction: f64,
     pub model: FrictionModel,
+    /// Rolling resistance μ_r ∈ [0, 1] (dimensionless): the rolling torque is bounded by
+    /// μ_r r_eff γ_n (`crate::solve::rows`, "Rolling and spinning"); 0 = none.
+    pub rolling_friction: f64,
+    /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
+    /// μ_spin r_eff γ_n; 0 = none.
+    pub spinning_friction: f64,
 }
 
 /// Friction and contact model. Coulomb, compliant, Hunt–Crossley and bristle are solved; the
@@ -325,6 +332,14 @@ pub enum MeasureKind {
     /// Contact force and torque about `about` on a boundary (index into
     /// [`Scene::boundaries`]); columns `fx,fy,fz,tx,ty,tz`.
     BoundaryForce { boundary: usize, about: [f64; 3] },
+    /// Angle of repose of a heap fitted to its surface profile ([`crate::measure::repose_angle`]):
+    /// `axis`, the axis point (x, y) (None: the grains' mean) and the flank band of distances
+    /// (None: 0.2–0.8 of the heap's reach); columns `angle,slope,apex,bins`.
+    ReposeAngle {
+        axis: crate::measure::HeapAxis,
+        centre: Option<[f64; 2]>,
+        flank: Option<[f64; 2]>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -71,6 +71,8 @@ pub(crate) struct RawMaterial {
     pub density: S<f64>,
     pub friction: S<f64>,
     pub model: O<RawFrictionModel>,
+    pub rolling_friction: O<f64>,
+    pub spinning_friction: O<f64>,
 }
 
 #[derive(Deserialize)]

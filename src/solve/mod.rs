@@ -131,6 +131,11 @@ pub struct SolverScalars {
 /// Segments of `gam`: γ, y, trial, best and the row layout's aux vector (see [`rows`]); a
 /// sixth, the per-contact state of stateful models (LuGre), only when the table has one.
 const SEGMENTS_GAM: u64 = 5;
+/// `gam` and `nv` segments with rolling and spinning rows 3–5 (see [`rows`], "Rolling and
+/// spinning"): the state segment, then ext γ, y, trial, best, (p_e, η_e), bounds; ext Nγ, Ny,
+/// N·trial.
+const SEGMENTS_GAM_ROLL: u64 = 12;
+const SEGMENTS_NV_ROLL: u64 = 6;
 /// Bytes of solver state per contact: `gam` (γ, y, trial, best, aux), `nv` (Nγ, Ny,
 /// N·trial), `rhs` (p, η) and the warm-start copy (key, γ), all `vec4`.
 pub const BYTES_PER_CONTACT: u64 = (SEGMENTS_GAM + 3 + 1 + 2) * 16;
@@ -142,6 +147,8 @@ struct ContactBuffers {
     capacity: u32,
     /// Whether `gam` has the state segment (see [`SEGMENTS_GAM`]).
     stateful: bool,
+    /// Whether `gam` and `nv` have the rolling rows' segments ([`SEGMENTS_GAM_ROLL`]).
+    rolling: bool,
     gam: wgpu::Buffer,
     nv: wgpu::Buffer,
     rhs: wgpu::Buffer,
@@ -150,19 +157,34 @@ struct ContactBuffers {
 }
 
 impl ContactBuffers {
-    fn new(ctx: &GpuContext, capacity: u32, stateful: bool) -> Result<Self, GpuError> {
+    fn new(
+        ctx: &GpuContext,
+        capacity: u32,
+        stateful: bool,
+        rolling: bool,
+    ) -> Result<Self, GpuError> {
         let cap = capacity.max(1) as u64;
         let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
-        let segments = SEGMENTS_GAM + stateful as u64;
+        let (segments, nv_segments) = Self::segments(stateful, rolling);
         Ok(ContactBuffers {
             capacity: capacity.max(1),
             stateful,
+            rolling,
             gam: buffers::storage_zeroed(ctx, "solve gamma", segments * cap * 16)?,
-            nv: buffers::storage_zeroed(ctx, "solve N gamma", 3 * cap * 16)?,
+            nv: buffers::storage_zeroed(ctx, "solve N gamma", nv_segments * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
             prev: buffers::storage_zeroed(ctx, "solve warm start", (1 + 2 * cap) * 16)?,
             partials: buffers::storage_zeroed(ctx, "solve partials", (gx * gy) as u64 * 16)?,
         })
+    }
+
+    /// Segments of `gam` and `nv`.
+    fn segments(stateful: bool, rolling: bool) -> (u64, u64) {
+        if rolling {
+            (SEGMENTS_GAM_ROLL, SEGMENTS_NV_ROLL)
+        } else {
+            (SEGMENTS_GAM + stateful as u64, 3)
+        }
     }
 }
 
@@ -278,7 +300,7 @@ impl Solve {
             vel: bodies.vel.clone(),
             omega: bodies.omega.clone(),
             update_bind,
-            c: ContactBuffers::new(ctx, contact_capacity, false)?,
+            c: ContactBuffers::new(ctx, contact_capacity, false, false)?,
             models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]]),
             n_models: 1,
             any_model: false,
@@ -303,12 +325,31 @@ impl Solve {
         };
         self.any_model = table.iter().any(|r| r[0] as u32 != rows::MODEL_COULOMB);
         let stateful = rows::has_state(&table);
-        if stateful != self.c.stateful {
-            // The state segment of `gam` (scratch of one solve: nothing to keep).
-            let segments = SEGMENTS_GAM + stateful as u64;
-            let bytes = segments * self.c.capacity as u64 * 16;
-            self.c.gam = buffers::storage_zeroed(ctx, "solve gamma", bytes)?;
+        let rolling = rows::has_rolling(&table);
+        if stateful != self.c.stateful || rolling != self.c.rolling {
+            // The state and rolling segments of `gam` and `nv` (scratch of one solve: nothing
+            // to keep).
+            let (segments, nv_segments) = ContactBuffers::segments(stateful, rolling);
+            let cap = self.c.capacity as u64 * 16;
+            self.c.gam = buffers::storage_zeroed(ctx, "solve gamma", segments * cap)?;
+            self.c.nv = buffers::storage_zeroed(ctx, "solve N gamma", nv_segments * cap)?;
             self.c.stateful = stateful;
+        }
+        if rolling != self.c.rolling {
+            // Rows 3–5 live in pipelines of their own (HAS_ROLL), so scenes without them run
+            // kernels that do not contain the code.
+            let roll = [("HAS_ROLL", if rolling { 1.0 } else { 0.0 })];
+            let k = |name| {
+                Kernel::with_constants(
+                    ctx,
+                    ShaderSource::by_name(name).expect("solver shader registered"),
+                    &roll,
+                )
+            };
+            self.assemble = k("solve_assemble")?;
+            self.schur = k("solve_schur")?;
+            self.iterate = k("solve_iterate")?;
+            self.c.rolling = rolling;
         }
         self.n_models = table.len() as u32;
         self.models = buffers::storage_from(ctx, "solve models", &table);
@@ -413,7 +454,7 @@ impl Solve {
         if contact_capacity <= self.c.capacity {
             return Ok(());
         }
-        let new = ContactBuffers::new(ctx, contact_capacity, self.c.stateful)?;
+        let new = ContactBuffers::new(ctx, contact_capacity, self.c.stateful, self.c.rolling)?;
         let (old_cap, new_cap) = (self.c.capacity as u64, new.capacity as u64);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         // Header + keys, then the impulses (which start after `capacity` keys).
@@ -678,6 +719,22 @@ impl Solve {
     pub fn read_history(&self, ctx: &GpuContext) -> Result<Vec<[f32; 4]>, GpuError> {
         let s = self.read_scalars(ctx)?;
         buffers::read_buffer(ctx, &self.history, s.iterations as usize)
+    }
+
+    /// The impulses of rows 3–5 (spin, roll u, roll w; angular impulses) of the last solve;
+    /// empty when the scene has no rolling or spinning resistance.
+    pub fn read_rolling_impulses(
+        &self,
+        ctx: &GpuContext,
+        n_contacts: u32,
+    ) -> Result<Vec<[f32; 4]>, GpuError> {
+        if !self.c.rolling {
+            return Ok(Vec::new());
+        }
+        let cap = self.c.capacity as usize;
+        let n = n_contacts.min(self.c.capacity) as usize;
+        let all = buffers::read_buffer::<[f32; 4]>(ctx, &self.c.gam, 7 * cap)?;
+        Ok(all[6 * cap..6 * cap + n].to_vec())
     }
 
     /// The assembled right-hand side (p, η) of the last solve.

@@ -20,9 +20,14 @@
 //! * **its per-row vectors**, in the solver's per-constraint arrays (`gam` γ/y/trial/best,
 //!   `nv`, `rhs` = (p, η)): rows 0–2 in the `xyz` lanes of one `vec4` slot at the constraint's
 //!   index, so a 3-row block costs exactly what the Coulomb solver always cost. Rows 3–5
-//!   live in a second, *extension* slot, indexed by an exclusive scan over the blocks that
-//!   have more than 3 rows (`ext[i]`, written at assembly): a plain Coulomb pile allocates
-//!   and reads no extension slot and never pays for 6 rows. Blocks of 1–2 rows (joint rows,
+//!   live in a second, *extension* slot at the same constraint index, in extra segments of
+//!   `gam` and `nv` that exist only when the model table has a rolling or spinning
+//!   coefficient (see *Rolling and spinning* below), and every kernel reads them behind the
+//!   pipeline constant `HAS_ROLL`: a plain Coulomb pile allocates and reads no extension
+//!   slot and never pays for 6 rows (its pipelines do not contain the code). (The first
+//!   plan, an exclusive scan over the 6-row blocks, would save memory only in scenes that
+//!   mix rolling and non-rolling materials, at the price of one more scan per step and an
+//!   indirection in every kernel.) Blocks of 1–2 rows (joint rows,
 //!   normal-only contacts) use the lanes they need and leave the rest zero with a zero
 //!   projection (the lane stays 0).
 //! * **its aux vector** (one `vec4` per constraint, segment 4 of `gam`, so no kernel needs
@@ -73,6 +78,41 @@
 //! couple to the current γ_n (a sliding contact does not lift off as with the relaxed cone;
 //! the bound lags unloading by a step). The Painlevé diagnostic counts contacts with rigid
 //! tangential rows only (E_T = 0).
+
+//! # Rolling and spinning (rows 3–5; Tasora & Anitescu's rolling-friction CCP)
+//!
+//! A material's `rolling_friction` μ_r and `spinning_friction` μ_spin (dimensionless, in
+//! [0, 1]; table lanes 6 and 7 of [`MaterialRow`], any model) mix by min(a, b) like μ. A
+//! contact whose pair has either gets three angular rows, G = [0; ±n], [0; ±u], [0; ±w] on
+//! (A, B): the spin and the two rolling torques (impulses), with
+//! * **p** = (ω_B − ω_A)·(n, u, w) (free relative angular velocity), no compliance;
+//! * **projection**: |γ_spin| ≤ μ_spin r_eff γ_n⁻ and ‖γ_roll‖ ≤ μ_r r_eff γ_n⁻ (an interval
+//!   and a disk), with γ_n⁻ the contact's last normal impulse (the saved record's x, found by
+//!   key like the warm start; a new contact has no resistance in its first step). The bounds
+//!   are lagged, as tanh's disk, rather than coupled to the current γ_n as in Tasora–Anitescu's
+//!   cone: the set is then a fixed product of a cone, an interval and a disk, the projection
+//!   is exact and each step stays a convex problem on which APGD's estimates hold (Chrono's
+//!   multicore solver projects the rolling part after the cone, which is not a projection
+//!   on the coupled cone). A steady rolling or resting contact has γ_n⁻ = γ_n; the bound lags
+//!   a change of load by one step;
+//! * **r_eff** = r_A r_B/(r_A + r_B) with r = the lever arm's length ‖r_A‖, ‖r_B‖ (the sphere
+//!   radii for two spheres, the LIGGGHTS / EDEM effective radius); a body with zero inverse
+//!   mass (walls, fixed and kinematic boundaries) counts as flat: r_eff = the other side's
+//!   ‖r‖, so a sphere on a plane has r_eff = R (Chrono's coefficient with units of length is
+//!   μ_r r_eff here);
+//! * **scaling**: the 6×6 block B satisfies B ≤ 2 blockdiag(B_lin, B_ang), so the linear rows
+//!   take η = 3/(2 (trace B_lin + E)) and the angular ones η_e = 3/(2 trace B_ang) (with
+//!   the contacts' count scaling), keeping N ≤ diag(3/η) (Jacobi ω < 2/3, APGD L ≤ 3); a
+//!   contact whose bounds are both 0 this step keeps the 3-row η and η_e = 0;
+//! * **storage** (HAS_ROLL only): `gam` segments 6–9 = the rows' γ, y, trial, best; 10 =
+//!   (p_e, η_e); 11 = (bound spin, bound roll, r_eff, 0); `nv` segments 3–5 = their Nγ, Ny,
+//!   N·trial. The rows have no warm start (they start at 0 each step; the saved record is
+//!   unchanged, so checkpoints are too) and their residual enters the solver's residual;
+//!   the tolerance stays an RMS over 3 rows per constraint.
+//!
+//! Analytic check: a sphere (I = 2/5 m R²) rolling on a plane under the bound torque μ_r R
+//! m g decelerates at a = (5/7) μ_r g; one spinning on its pole under μ_spin R m g about n
+//! slows at α = (5/2) μ_spin g / R.
 
 //! # Joints (issue #15; seeds 000 and 001)
 //!
@@ -187,7 +227,8 @@ pub fn is_solved(model: &FrictionModel) -> bool {
 
 /// One material's row parameters as the solver's model table stores them (two `vec4` per
 /// material index): `[model id, stiffness k (N/m), damping c (N·s/m), exponent n | ext]`,
-/// the second `vec4` (ext) holding the parameters of models that need more (LuGre: μ_s, v_s).
+/// the second `vec4` (ext) holding the parameters of models that need more (LuGre: μ_s, v_s)
+/// and, in lanes 6 and 7, the rolling and spinning coefficients (any model).
 pub type MaterialRow = [f32; 8];
 
 /// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
@@ -264,6 +305,52 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
 pub fn has_state(rows: &[MaterialRow]) -> bool {
     rows.iter()
         .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE))
+}
+
+/// A material row with its rolling and spinning coefficients (lanes 6 and 7; see
+/// *Rolling and spinning*).
+pub fn with_rolling(mut row: MaterialRow, rolling: f64, spinning: f64) -> MaterialRow {
+    row[6] = rolling as f32;
+    row[7] = spinning as f32;
+    row
+}
+
+/// Whether a model table has rolling or spinning resistance (the HAS_ROLL pipelines and the
+/// extension segments).
+pub fn has_rolling(rows: &[MaterialRow]) -> bool {
+    rows.iter().any(|r| r[6] > 0.0 || r[7] > 0.0)
+}
+
+/// The pair's (μ_r, μ_spin): each by min (`pair_rolling` in `solve_assemble.wgsl`).
+pub fn pair_rolling(a: MaterialRow, b: MaterialRow) -> [f64; 2] {
+    [(a[6].min(b[6])) as f64, (a[7].min(b[7])) as f64]
+}
+
+/// The effective rolling radius from the lever-arm lengths: r_A r_B/(r_A + r_B), a body with
+/// zero inverse mass counting as flat (`rolling_radius` in the shader).
+pub fn rolling_radius(la: f64, lb: f64, a_fixed: bool, b_fixed: bool) -> f64 {
+    if a_fixed {
+        lb
+    } else if b_fixed {
+        la
+    } else if la + lb > 0.0 {
+        la * lb / (la + lb)
+    } else {
+        0.0
+    }
+}
+
+/// The bounds (spin, roll) of a contact's rows 3–5: μ_spin r_eff γ_n⁻ and μ_r r_eff γ_n⁻.
+pub fn rolling_bounds(coef: [f64; 2], r_eff: f64, gn_last: f64) -> [f64; 2] {
+    let g = gn_last.max(0.0) * r_eff;
+    [coef[1] * g, coef[0] * g]
+}
+
+/// Projection of rows 3–5 (spin, roll u, roll w) on |γ_s| ≤ b_spin, ‖γ_r‖ ≤ b_roll.
+pub fn project_rolling(g: [f64; 3], bounds: [f64; 2]) -> [f64; 3] {
+    let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
+    let k = if t > bounds[1] { bounds[1] / t } else { 1.0 };
+    [g[0].clamp(-bounds[0], bounds[0]), g[1] * k, g[2] * k]
 }
 
 /// Two springs (or dampers) in series: x y / (x + y), 0 when both are 0.
