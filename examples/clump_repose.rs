@@ -17,8 +17,11 @@ use glam::{Quat, Vec3};
 use plotters::prelude::*;
 use std::path::Path;
 
+/// A sphere in world: centre, radius, body.
+type Sphere = ([f32; 3], f32, usize);
+
 /// Every grain's spheres in world (a clump's members; a sphere itself): (centre, radius, body).
-fn spheres(scene: &Scene, s: &BodyState, nb: usize) -> Vec<([f32; 3], f32, usize)> {
+fn spheres(scene: &Scene, s: &BodyState, nb: usize) -> Vec<Sphere> {
     let mut out = Vec::new();
     for (k, b) in scene.bodies.iter().enumerate() {
         let i = nb + k;
@@ -39,7 +42,7 @@ fn spheres(scene: &Scene, s: &BodyState, nb: usize) -> Vec<([f32; 3], f32, usize
     out
 }
 
-fn heap(text: &str, seconds: f64) -> (Repose, Vec<([f32; 3], f32, usize)>, usize) {
+fn heap(text: &str, seconds: f64) -> (Repose, Vec<Sphere>, usize) {
     let scene = parse_str(text, Path::new("clump_pile.toml")).expect("scene");
     let nb = setup::boundary_count(&scene);
     let state = setup::build_bodies(&scene);
@@ -63,7 +66,7 @@ fn heap(text: &str, seconds: f64) -> (Repose, Vec<([f32; 3], f32, usize)>, usize
     )
 }
 
-fn draw(path: &Path, panels: &[(&str, &[([f32; 3], f32, usize)])]) {
+fn draw(path: &Path, panels: &[(&str, &[Sphere])]) {
     let root = BitMapBackend::new(path, (1000, 380)).into_drawing_area();
     root.fill(&WHITE).unwrap();
     let _ = bristlecone::plot::ensure_font();

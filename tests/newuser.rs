@@ -119,7 +119,7 @@ const DOCUMENTED_PHI: f64 = 0.55;
 fn sphere_radius(b: &scene::BodyDesc) -> f64 {
     match b.shape {
         BodyShape::Sphere { radius } => radius,
-        BodyShape::Box { .. } => panic!("generators make spheres"),
+        _ => panic!("generators make spheres"),
     }
 }
 
