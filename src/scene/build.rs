@@ -657,7 +657,7 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
         "capsule" | "cylinder" | "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box)"),
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, clump)"),
         )),
         other => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
