@@ -185,6 +185,92 @@ fn write_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CapContacts,
 }
 // capsule:end
 
+// ---------------------------------------------------------------- clumps
+// f64 twin: src/reference/clumps.rs. A clump's members are spheres of the sphere narrow
+// phase; contacts go to the clump body (lever arms from its centre of mass). Features:
+// (member of A << 8) | member of B (a sphere is member 0); a member against a box: the
+// member index. Members of one body are never paired (a body is never paired with itself).
+
+// Shape record of a clump: [0] = (member count, first member's vec4 index) as u32 bits.
+fn member_count(b: u32) -> u32 {
+    if info[b].z == SHAPE_CLUMP {
+        return bitcast<u32>(shapes[4u * info[b].w].x);
+    }
+    return 1u;
+}
+
+// Member k of grain b in world (centre, radius); a sphere is its own member 0.
+fn member(b: u32, p: vec4<f32>, k: u32) -> vec4<f32> {
+    if info[b].z != SHAPE_CLUMP {
+        return p;
+    }
+    let m = shapes[bitcast<u32>(shapes[4u * info[b].w].y) + k];
+    return vec4<f32>(p.xyz + quat_rotate(rot[b], m.xyz), m.w);
+}
+
+fn clump_contact(at: u32, bi: u32, bj: u32, x: vec3<f32>, y: vec3<f32>, n: vec3<f32>, p: vec3<f32>, gap: f32, f: u32) {
+    if at >= params.caps.x {
+        return;
+    }
+    let ma = info[bi].y;
+    let mb = info[bj].y;
+    var c: Contact;
+    c.n_gap = vec4<f32>(n, gap);
+    c.ra = vec4<f32>(p - x, min(materials[ma].x, materials[mb].x));
+    c.rb = vec4<f32>(p - y, 0.0);
+    c.ids = vec4<u32>(bi, bj, f, (ma << 16u) | (mb & 0xffffu));
+    contacts[at] = c;
+}
+
+// Grains bi < bj, one at least a clump: member pairs (or members against a box).
+fn clump_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
+    let env = params.grid.z;
+    var n = 0u;
+    if HAS_BOXES && (info[bi].z == SHAPE_BOX || info[bj].z == SHAPE_BOX) {
+        let a_box = info[bi].z == SHAPE_BOX;
+        let c = select(bi, bj, a_box);
+        let pc = select(pi, pj, a_box);
+        let x = select(bj, bi, a_box);
+        let obb = grain_obb(x, select(pj, pi, a_box));
+        let sign = select(-1.0, 1.0, a_box);
+        for (var k = 0u; k < member_count(c); k++) {
+            let s = member(c, pc, k);
+            let m = sphere_box(s.xyz, s.w, obb, env);
+            if m.count > 0u {
+                if write {
+                    clump_contact(at + n, bi, bj, pi.xyz, pj.xyz, m.n * sign, m.p[0].xyz, m.p[0].w, k);
+                }
+                n += 1u;
+            }
+        }
+        return n;
+    }
+    let na = member_count(bi);
+    let nbm = member_count(bj);
+    for (var a = 0u; a < na; a++) {
+        let sa = member(bi, pi, a);
+        for (var b = 0u; b < nbm; b++) {
+            let sb = member(bj, pj, b);
+            let d = sb.xyz - sa.xyz;
+            let dist = sqrt(dot(d, d));
+            let gap = dist - sa.w - sb.w;
+            if gap > env {
+                continue;
+            }
+            if write {
+                var nrm = vec3<f32>(0.0, 0.0, 1.0);
+                if dist > 0.0 {
+                    nrm = d / dist;
+                }
+                let p = sa.xyz + nrm * (sa.w + 0.5 * gap);
+                clump_contact(at + n, bi, bj, pi.xyz, pj.xyz, nrm, p, gap, (a << 8u) | b);
+            }
+            n += 1u;
+        }
+    }
+    return n;
+}
+
 // Visits every grain j > i within the envelope of grain i; writes when `write`.
 fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
@@ -210,7 +296,9 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     if any(cell_of(pj.xyz) != cc) {
                         continue;
                     }
-                    if !(HAS_BOXES || HAS_CAPSULES) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
+                    if HAS_CLUMPS && (info[nb + i].z == SHAPE_CLUMP || info[nb + j].z == SHAPE_CLUMP) {
+                        n += clump_pair(nb + i, nb + j, pi, pj, write, base + n);
+                    } else if !(HAS_BOXES || HAS_CAPSULES) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
                         if write && base + n < cap {
                             contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
                         }

@@ -31,6 +31,9 @@ var<private> g_b: u32;
 var<private> g_xa: vec3<f32>;
 var<private> g_qa: vec4<f32>;
 var<private> g_pb: vec4<f32>;
+// The sphere `emit` tests (the grain, or a clump member) and the feature offset (member << 24).
+var<private> g_ps: vec4<f32>;
+var<private> g_fb: u32;
 var<private> g_mu: f32;
 var<private> g_mat: u32;
 // The pair has a patch friction model (HAS_PATCHES and a material flagged in materials[].y).
@@ -47,12 +50,12 @@ fn emit(feature: u32, nl: vec3<f32>, gap: f32) {
     }
     if g_write && g_base + g_n < params.caps.x {
         let n = quat_rotate(g_qa, nl);
-        let p = g_pb.xyz - n * (g_pb.w + 0.5 * gap);
+        let p = g_ps.xyz - n * (g_ps.w + 0.5 * gap);
         var c: Contact;
         c.n_gap = vec4<f32>(n, gap);
         c.ra = vec4<f32>(p - g_xa, g_mu);
         c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
-        c.ids = vec4<u32>(g_w, g_b, feature, g_mat);
+        c.ids = vec4<u32>(g_w, g_b, g_fb + feature, g_mat);
         contacts[g_base + g_n] = c;
     }
     g_n += 1u;
@@ -424,6 +427,8 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     g_xa = pos[w].xyz;
     g_qa = rot[w];
     g_pb = pos[nb + j];
+    g_ps = g_pb;
+    g_fb = 0u;
     let iw = info[w];
     let ib = info[nb + j];
     g_mu = min(materials[iw.y].x, materials[ib.y].x);
@@ -431,7 +436,6 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     g_patch = HAS_PATCHES && (materials[iw.y].y != 0.0 || materials[ib.y].y != 0.0);
     let cl = quat_rotate_inv(g_qa, g_pb.xyz - g_xa);
     let r = g_pb.w;
-    let env = params.grid.z;
     let s = iw.w;
     let a = shapes[4u * s];
     if HAS_BOXES && ib.z == SHAPE_BOX {
@@ -444,7 +448,31 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
         // capsule:end
         return g_n;
     }
-    switch iw.z {
+    if HAS_CLUMPS && ib.z == SHAPE_CLUMP {
+        wall_clump(iw.z, s, a, ib.w);
+        return g_n;
+    }
+    wall_sphere(iw.z, s, a, cl, r);
+    return g_n;
+}
+
+// Clump grain: each member (shape record [0] = count, first vec4 index as u32 bits) as a
+// sphere, features offset by member << 24 (ascending). Twin: src/reference/clumps.rs.
+fn wall_clump(kind: u32, s: u32, a: vec4<f32>, gs: u32) {
+    let rec = bitcast<vec2<u32>>(shapes[4u * gs].xy);
+    let qb = rot[g_b];
+    let xb = g_pb.xyz;
+    for (var k = 0u; k < rec.x; k++) {
+        let m = shapes[rec.y + k];
+        g_ps = vec4<f32>(xb + quat_rotate(qb, m.xyz), m.w);
+        g_fb = k << 24u;
+        wall_sphere(kind, s, a, quat_rotate_inv(g_qa, g_ps.xyz - g_xa), m.w);
+    }
+}
+
+// The sphere g_ps (local centre cl, radius r) against boundary shape s of kind `kind`.
+fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
+    switch kind {
         case SHAPE_PLANE: {
             emit(0u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);
         }
@@ -534,7 +562,6 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
         }
         default: {}
     }
-    return g_n;
 }
 
 @compute @workgroup_size(256)

@@ -19,6 +19,7 @@ const SHAPE_MESH: u32 = 6u;
 // Grain (dynamic-body) shapes other than spheres; parameters in the collide `shapes` table.
 const SHAPE_BOX: u32 = 7u;
 const SHAPE_CAPSULE: u32 = 9u;
+const SHAPE_CLUMP: u32 = 10u;
 
 // Flat invocation index of a (possibly 2-D) grid of WG-wide workgroups.
 fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {

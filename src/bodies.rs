@@ -22,10 +22,13 @@ pub const SHAPE_MESH: u32 = 6;
 pub const SHAPE_BOX: u32 = 7;
 /// A capsule grain (axis = body z): radius and half length in the collide shape table.
 pub const SHAPE_CAPSULE: u32 = 9;
+/// A clump grain (rigid aggregate of spheres): members in the collide shape table at the
+/// body's shape index (`collide::BoundaryShape::GrainClump`); pos.w = bounding radius.
+pub const SHAPE_CLUMP: u32 = 10;
 
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary.
 pub fn is_grain_shape(kind: u32) -> bool {
-    kind == SHAPE_SPHERE || kind == SHAPE_BOX || kind == SHAPE_CAPSULE
+    kind == SHAPE_SPHERE || kind == SHAPE_BOX || kind == SHAPE_CAPSULE || kind == SHAPE_CLUMP
 }
 
 /// Host copy of every body, in the GPU layout.

@@ -6,6 +6,7 @@
 
 pub mod bench;
 pub mod bodies;
+pub mod clump;
 pub mod collide;
 pub mod gpu;
 pub mod io;

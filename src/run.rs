@@ -158,6 +158,8 @@ struct Outputs {
     /// Capsule bodies (body index, radius, half length) and `capsules.pvd`.
     capsules: Vec<(usize, f32, f32)>,
     capsules_pvd: Option<Collection>,
+    /// Clump member spheres (`clumps.pvd`), see `io::clumps`.
+    clumps: Option<crate::io::clumps::ClumpFrames>,
 }
 
 /// The scene's capsule bodies: (body index, radius, half length).
@@ -242,6 +244,10 @@ impl Outputs {
         self.frames += 1;
         self.write_boxes(sim, &s)?;
         self.write_capsules(sim, &s)?;
+        if let Some(c) = self.clumps.as_mut() {
+            c.write(&self.dir, sim.step_index(), sim.time(), &s)
+                .map_err(|e| frame_error(e, sim))?;
+        }
         self.write_joints(sim, &s)
     }
 
@@ -1037,6 +1043,12 @@ fn run_inner(
             } else {
                 Some(reopen(&dir.join("capsules.pvd"))?)
             },
+            clumps: crate::io::clumps::ClumpFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                Some(ck.time),
+            )?,
         };
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
@@ -1061,6 +1073,12 @@ fn run_inner(
             capsules: capsule_bodies(&scene),
             capsules_pvd: (!capsule_bodies(&scene).is_empty())
                 .then(|| Collection::new(dir.join("capsules.pvd"))),
+            clumps: crate::io::clumps::ClumpFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                None,
+            )?,
         };
         o.write_frame(&sim)?;
         let mut probes = Probes::new(&scene, &dir, &state, 0.0, None)?;

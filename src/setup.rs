@@ -85,6 +85,11 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
                 boxes += 1;
                 (SHAPE_CAPSULE, (scene.boundaries.len() + boxes - 1) as u32)
             }
+            // Clumps share the grain shape index sequence with boxes (body order).
+            BodyShape::Clump(_) => {
+                boxes += 1;
+                (SHAPE_CLUMP, (scene.boundaries.len() + boxes - 1) as u32)
+            }
         };
         let dynamic = b.motion == Motion::Dynamic;
         let inv = |x: f64| if dynamic { (1.0 / x) as f32 } else { 0.0 };
@@ -126,6 +131,9 @@ pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
         } => Some(Shape::GrainCapsule {
             radius: radius as f32,
             half_length: half_length as f32,
+        }),
+        BodyShape::Clump(ref c) => Some(Shape::GrainClump {
+            members: c.members.iter().map(|m| m.map(|x| x as f32)).collect(),
         }),
         BodyShape::Sphere { .. } => None,
     });

@@ -282,10 +282,7 @@ type PairMap<T> = BTreeMap<(u32, u32), Vec<T>>;
 type KindCounts = BTreeMap<(u32, u32), usize>;
 
 /// Compares per pair; returns (pairs compared, the ambiguous pairs, pairs per kind pair).
-fn compare(
-    state: &BodyState,
-    shapes: &[BoundaryShape],
-) -> (usize, Vec<(u32, u32)>, KindCounts) {
+fn compare(state: &BodyState, shapes: &[BoundaryShape]) -> (usize, Vec<(u32, u32)>, KindCounts) {
     let gpu = gpu_contacts(state, shapes);
     for w in gpu.windows(2) {
         assert!(

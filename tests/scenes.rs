@@ -111,6 +111,13 @@ const CASES: &[Case] = &[
         // One box spun and slid on the floor plane (lugre_reduced on its contact patch).
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.1]),
     },
+    Case {
+        file: "clump_pile.toml",
+        scale: 0.3,
+        steps: 160,
+        // Floor plane: the column (±0.022, z ≤ 0.16) and its heap.
+        bounds: ([-0.15, -0.15, 0.0], [0.15, 0.15, 0.2]),
+    },
 ];
 
 fn scene_path(file: &str) -> PathBuf {
@@ -508,4 +515,36 @@ fn capsule_heap_falls_into_the_bin() {
     assert!(dir.join("capsules.pvd").exists() && dir.join("boxes.pvd").exists());
     println!("capsule heap: every body fell by at least {least:.3} m");
     assert!(least > 0.05, "a body barely fell: {least} m");
+}
+
+/// The clump column falls and spreads (its top comes down), and every frame has its clump
+/// frame (`clumps.pvd`, one entry per particle frame).
+#[test]
+fn clump_pile_collapses_with_clump_frames() {
+    let o = run_case(case("clump_pile.toml"));
+    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
+    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let (scene, _) = load_scene_scaled(&scene_path("clump_pile.toml"), Some(0.3)).unwrap();
+    let top0 = scene
+        .bodies
+        .iter()
+        .map(|b| b.position[2])
+        .fold(f64::MIN, f64::max);
+    let top = s.pos[1..]
+        .iter()
+        .map(|p| p[2] as f64)
+        .fold(f64::MIN, f64::max);
+    println!(
+        "clump pile: {} clumps, top centre from z = {top0:.4} to {top:.4} m",
+        s.len() - 1
+    );
+    assert!(
+        top < top0 - 0.005,
+        "the column did not come down: top z {top0} -> {top}"
+    );
+    let dir = o.report.stats.parent().unwrap();
+    let clumps = io::Collection::read(dir.join("clumps.pvd")).unwrap();
+    let particles = io::Collection::read(dir.join("particles.pvd")).unwrap();
+    assert_eq!(clumps.entries().len(), particles.entries().len());
+    assert!(clumps.entries().len() >= 2);
 }

@@ -2,6 +2,8 @@
 // narrow phase from the sphere pipelines (software rasterisers such as lavapipe execute both
 // sides of a divergent `if` under a mask: a sphere pair would pay for the box path).
 override HAS_BOXES: bool = true;
+// Likewise false when the scene has no clump grains (the member loops drop out).
+override HAS_CLUMPS: bool = true;
 
 // Shared by every collide_* stage (prepended after the prelude).
 

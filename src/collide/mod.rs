@@ -59,7 +59,7 @@ pub mod mesh;
 pub mod scan;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_MESH,
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_MESH,
     SHAPE_SOLID_CYLINDER,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
@@ -103,6 +103,11 @@ pub enum BoundaryShape {
     GrainCapsule {
         radius: f32,
         half_length: f32,
+    },
+    /// Not a boundary: the member spheres of a clump grain (body kind `SHAPE_CLUMP`), centre
+    /// xyz in the body frame (centre of mass, principal axes) and radius w.
+    GrainClump {
+        members: Vec<[f32; 4]>,
     },
 }
 
@@ -229,10 +234,22 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
     let mut mf: Vec<[f32; 4]> = Vec::new();
     let mut mu: Vec<u32> = Vec::new();
     let b = |x: bool| if x { 1.0 } else { 0.0 };
+    // Clump members follow the 4·len records: [0] = (count, first vec4 index) as u32 bits.
+    let mut members: Vec<[f32; 4]> = Vec::new();
     for s in shapes {
         let mut r = [[0.0f32; 4]; 4];
         match s {
             BoundaryShape::Plane => {}
+            BoundaryShape::GrainClump { members: m } => {
+                let first = (4 * shapes.len() + members.len()) as u32;
+                r[0] = [
+                    f32::from_bits(m.len() as u32),
+                    f32::from_bits(first),
+                    0.0,
+                    0.0,
+                ];
+                members.extend_from_slice(m);
+            }
             BoundaryShape::BoxContainer {
                 half_extents: h,
                 open_top,
@@ -300,6 +317,7 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
         }
         rec.extend_from_slice(&r);
     }
+    rec.extend_from_slice(&members);
     (rec, mf, mu)
 }
 
@@ -455,6 +473,16 @@ impl Collide {
                 check_box(b, i, state, shapes)?;
             } else if i[2] == SHAPE_CAPSULE {
                 check_capsule(b, i, state, shapes)?;
+            } else if i[2] == SHAPE_CLUMP
+                && !matches!(
+                    shapes.get(i[3] as usize),
+                    Some(BoundaryShape::GrainClump { members }) if !members.is_empty()
+                )
+            {
+                return Err(invalid(format!(
+                    "clump body {b}: shape index {} is not a GrainClump shape",
+                    i[3]
+                )));
             }
             if i[1] as usize >= settings.friction.len() {
                 return Err(invalid(format!(
@@ -486,10 +514,13 @@ impl Collide {
         let has_capsules = shapes
             .iter()
             .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
+        // Likewise scenes without clumps get pipelines without the member loops.
+        let has_clumps = state.info.iter().any(|i| i[2] == SHAPE_CLUMP);
         let flag = |x: bool| if x { 1.0 } else { 0.0 };
         let boxes = [
             ("HAS_BOXES", flag(has_boxes)),
             ("HAS_CAPSULES", flag(has_capsules)),
+            ("HAS_CLUMPS", flag(has_clumps)),
         ];
         let stage = |name| Kernel::with_constants(ctx, stage_source(name, has_capsules), &boxes);
         let k = Kernels {

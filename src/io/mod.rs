@@ -6,6 +6,7 @@
 
 pub mod atomic;
 pub mod checkpoint;
+pub mod clumps;
 mod error;
 pub mod pvd;
 pub mod stats;

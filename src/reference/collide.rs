@@ -5,8 +5,8 @@
 use super::boxes::{self, Manifold, Obb};
 use super::capsule;
 use crate::bodies::{
-    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH,
-    SHAPE_PLANE, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
+    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP,
+    SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
 use crate::collide::{boundary_count, BoundaryShape, CollideSettings};
@@ -43,14 +43,14 @@ fn quat(q: [f32; 4]) -> DQuat {
     DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64)
 }
 
-struct Ctx<'a> {
-    state: &'a BodyState,
-    settings: &'a CollideSettings,
-    out: Vec<Contact64>,
+pub(super) struct Ctx<'a> {
+    pub(super) state: &'a BodyState,
+    pub(super) settings: &'a CollideSettings,
+    pub(super) out: Vec<Contact64>,
 }
 
 impl Ctx<'_> {
-    fn mu_mat(&self, a: usize, b: usize) -> (f64, u32) {
+    pub(super) fn mu_mat(&self, a: usize, b: usize) -> (f64, u32) {
         let (ma, mb) = (self.state.info[a][1], self.state.info[b][1]);
         let f = &self.settings.friction;
         (
@@ -60,7 +60,7 @@ impl Ctx<'_> {
     }
 
     /// Box `g` (a grain with kind SHAPE_BOX) in world.
-    fn obb(&self, g: usize, shapes: &[BoundaryShape]) -> Obb {
+    pub(super) fn obb(&self, g: usize, shapes: &[BoundaryShape]) -> Obb {
         let BoundaryShape::GrainBox { half_extents } = &shapes[self.state.info[g][3] as usize]
         else {
             panic!("body {g}: box kind without a box shape");
@@ -93,6 +93,9 @@ impl Ctx<'_> {
         let (ka, kb) = (self.state.info[a][2], self.state.info[b][2]);
         if ka == SHAPE_CAPSULE || kb == SHAPE_CAPSULE {
             return capsule_pair(self, a, b, shapes);
+        }
+        if ka == SHAPE_CLUMP || kb == SHAPE_CLUMP {
+            return super::clumps::clump_pair(self, a, b, shapes);
         }
         if ka != SHAPE_BOX && kb != SHAPE_BOX {
             return self.sphere_pair(a, b);
@@ -149,14 +152,19 @@ impl Ctx<'_> {
 }
 
 /// One boundary against one grain: emits in the boundary's local frame.
-struct Wall<'a, 'b> {
-    cx: &'a mut Ctx<'b>,
-    w: usize,
-    g: usize,
-    xa: DVec3,
-    q: DQuat,
-    xb: DVec3,
-    r: f64,
+pub(super) struct Wall<'a, 'b> {
+    pub(super) cx: &'a mut Ctx<'b>,
+    pub(super) w: usize,
+    pub(super) g: usize,
+    pub(super) xa: DVec3,
+    pub(super) q: DQuat,
+    /// The grain's centre (contact lever arms are from here).
+    pub(super) xb: DVec3,
+    /// The sphere tested (the grain itself, or a clump member) and its radius.
+    pub(super) xs: DVec3,
+    pub(super) r: f64,
+    /// Added to every feature id (a clump member's `k << 24`).
+    pub(super) fbase: u32,
 }
 
 impl Wall<'_, '_> {
@@ -165,12 +173,12 @@ impl Wall<'_, '_> {
             return;
         }
         let n = self.q * nl;
-        let p = self.xb - n * (self.r + 0.5 * gap);
+        let p = self.xs - n * (self.r + 0.5 * gap);
         let (mu, materials) = self.cx.mu_mat(self.w, self.g);
         self.cx.out.push(Contact64 {
             a: self.w as u32,
             b: self.g as u32,
-            feature,
+            feature: self.fbase + feature,
             materials,
             normal: n,
             gap,
@@ -188,7 +196,7 @@ impl Wall<'_, '_> {
     }
 }
 
-struct MeshRef<'a> {
+pub(super) struct MeshRef<'a> {
     v: &'a [[f32; 3]],
     t: &'a [[u32; 3]],
     topo: MeshTopology,
@@ -283,8 +291,13 @@ impl MeshRef<'_> {
     }
 }
 
-fn wall_grain(wall: &mut Wall, shape: &BoundaryShape, kind: u32, mesh: Option<&MeshRef>) {
-    let cl = wall.q.inverse() * (wall.xb - wall.xa);
+pub(super) fn wall_grain(
+    wall: &mut Wall,
+    shape: &BoundaryShape,
+    kind: u32,
+    mesh: Option<&MeshRef>,
+) {
+    let cl = wall.q.inverse() * (wall.xs - wall.xa);
     let r = wall.r;
     let (x, y, z) = (DVec3::X, DVec3::Y, DVec3::Z);
     match (kind, shape) {
@@ -521,12 +534,18 @@ pub fn detect(
             if state.info[g][2] == SHAPE_CAPSULE {
                 wall_capsule(&mut cx, w, g, shapes);
                 continue;
+            } else if state.info[g][2] == SHAPE_CLUMP {
+                let (s, m) = (&shapes[si as usize], meshes[si as usize].as_ref());
+                super::clumps::wall_clump(&mut cx, w, g, shapes, s, kind, m);
+                continue;
             }
             let mut wall = Wall {
                 xa: v3(state.pos[w]),
                 q: quat(state.rot[w]),
                 xb: v3(state.pos[g]),
+                xs: v3(state.pos[g]),
                 r: state.pos[g][3] as f64,
+                fbase: 0,
                 cx: &mut cx,
                 w,
                 g,

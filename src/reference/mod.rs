@@ -2,6 +2,7 @@
 
 pub mod boxes;
 pub mod capsule;
+pub mod clumps;
 pub mod collide;
 pub mod integrate;
 pub mod joints;

@@ -335,7 +335,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         ));
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
-    box_boundaries(&cx, &raw, &bodies, &boundaries)?;
+    box_boundaries(&cx, &raw, &bodies, &origins, &boundaries)?;
     patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
         .iter()
@@ -565,6 +565,8 @@ fn body(
     let material = cx.material(&b.material, &span, &base, materials)?;
     let motion = cx.motion(&b.motion, &format!("{base}.motion"), Motion::Dynamic)?;
     let orientation = cx.orientation(&b.orientation, &format!("{base}.orientation"))?;
+    let (position, orientation) =
+        super::clumps::body_frame(&shape, *b.position.get_ref(), orientation);
     let velocity = vel(&b.velocity);
     let angular_velocity = vel(&b.angular_velocity);
     if motion == Motion::Fixed {
@@ -606,7 +608,7 @@ fn body(
     )?;
     let body = BodyDesc {
         shape,
-        position: *b.position.get_ref(),
+        position,
         orientation,
         velocity,
         angular_velocity,
@@ -623,7 +625,7 @@ fn body(
 fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
     let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
     let shape_path = format!("{base}.shape");
-    let fields = present!(b; radius, half_extents, half_length, height, file);
+    let fields = present!(b; radius, half_extents, half_length, height, file, spheres);
     match kind {
         "sphere" => {
             cx.only(base, "shape", kind, &fields, &["radius"])?;
@@ -648,10 +650,16 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
             })
         }
         "capsule" => capsule_shape(cx, b, span, base, &fields),
-        "cylinder" | "clump" | "mesh" => Err(cx.err(
+        "clump" => {
+            cx.only(base, "shape", kind, &fields, &["spheres"])?;
+            let list = cx.require(&b.spheres, span, base, "spheres", "shape", kind)?;
+            let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+            super::clumps::clump_shape(&err, list, base)
+        }
+        "cylinder" | "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule)"),
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, clump)"),
         )),
         other => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
@@ -725,14 +733,35 @@ fn capsule_shape(
     })
 }
 
-/// Box bodies cannot meet solid cylinders and meshes yet (no narrow phase): refused.
+/// Box and capsule bodies cannot meet solid cylinders and meshes yet, nor capsules clumps
+/// (no narrow phase for those pairs): refused. Clumps meet every boundary.
 fn box_boundaries(
     cx: &Cx<'_>,
     raw: &RawScene,
     bodies: &[BodyDesc],
+    origins: &[Origin],
     boundaries: &[Boundary],
 ) -> R<()> {
-    let shaped = |b: &&BodyDesc| !matches!(b.shape, BodyShape::Sphere { .. });
+    let is_capsule = |b: &BodyDesc| matches!(b.shape, BodyShape::Capsule { .. });
+    let is_clump = |b: &BodyDesc| matches!(b.shape, BodyShape::Clump(_));
+    if let (Some(c), Some(k)) = (
+        bodies.iter().position(is_capsule),
+        bodies.iter().position(is_clump),
+    ) {
+        let j = c.max(k);
+        return Err(cx.err(
+            Some(origins[j].span.clone()),
+            format!("body[{j}].shape"),
+            format!(
+                "{} and {} defined on line {}: capsule and clump bodies cannot be in one scene yet (no capsule–clump narrow phase)",
+                origins[j].label,
+                origins[c.min(k)].label,
+                cx.line(&origins[c.min(k)].span)
+            ),
+        ));
+    }
+    let shaped =
+        |b: &&BodyDesc| matches!(b.shape, BodyShape::Box { .. } | BodyShape::Capsule { .. });
     let Some(first) = bodies.iter().find(shaped) else {
         return Ok(());
     };
@@ -792,7 +821,30 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
         .map(|b| b.shape.bounding_radius())
         .fold(0.0, f64::max);
     let mut grid = SphereGrid::new(r_max);
+    let any_clump = bodies
+        .iter()
+        .any(|b| matches!(b.shape, BodyShape::Clump(_)));
     for (j, b) in bodies.iter().enumerate() {
+        if any_clump {
+            if let Some((i, depth)) =
+                (0..j).find_map(|i| super::clumps::overlap(&bodies[i], b).map(|d| (i, d)))
+            {
+                return Err(cx.err(
+                    Some(origins[j].span.clone()),
+                    format!("body[{j}].position"),
+                    format!(
+                        "{} overlaps {} defined on line {} by {}",
+                        origins[j].label,
+                        origins[i].label,
+                        cx.line(&origins[i].span),
+                        Num(depth)
+                    ),
+                ));
+            }
+            if matches!(b.shape, BodyShape::Clump(_)) {
+                continue;
+            }
+        }
         if !matches!(b.shape, BodyShape::Sphere { .. }) {
             if let Some((i, depth)) =
                 (0..j).find_map(|i| box_overlap(&bodies[i], b).map(|d| (i, d)))
@@ -921,6 +973,8 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
             radius,
             half_length,
         } => capsule_capsule(&cap, &Capsule::new(po, qo, half_length, radius), 0.0),
+        // Refused with capsules (`box_boundaries`).
+        BodyShape::Clump(_) => return f64::INFINITY,
     };
     pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }
@@ -974,16 +1028,36 @@ fn generators_section(
         let velocity = vel(&g.velocity);
         let angular_velocity = vel(&g.angular_velocity);
         let density = materials[material].density;
+        let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+        let template = g
+            .spheres
+            .as_ref()
+            .map(|l| super::clumps::clump_mass(&err, l, &base))
+            .transpose()?;
+        let mut orientations = super::clumps::Orientations::new(seed);
         for (k, (c, r)) in placed.into_iter().enumerate() {
-            let (mass, inertia) = sphere_mass(density, r);
+            let (shape, orientation, (mass, inertia)) = match &template {
+                // A clump template fills the drawn bounding sphere, at a random orientation.
+                Some(t) => {
+                    let cm = t.scaled(r / t.bounding_radius());
+                    let mp = cm.mass_properties(density);
+                    let shape = BodyShape::Clump(std::sync::Arc::new(cm));
+                    (shape, orientations.next(), mp)
+                }
+                None => (
+                    BodyShape::Sphere { radius: r },
+                    [0.0, 0.0, 0.0, 1.0],
+                    sphere_mass(density, r),
+                ),
+            };
             origins.push(Origin {
-                label: format!("{base} sphere #{k}"),
+                label: format!("{base} grain #{k}"),
                 span: span.clone(),
             });
             bodies.push(BodyDesc {
-                shape: BodyShape::Sphere { radius: r },
+                shape,
                 position: c,
-                orientation: [0.0, 0.0, 0.0, 1.0],
+                orientation,
                 velocity,
                 angular_velocity,
                 material,

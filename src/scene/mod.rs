@@ -33,6 +33,7 @@
 use std::path::{Path, PathBuf};
 
 mod build;
+mod clumps;
 mod generate;
 pub mod joints;
 mod mesh;
@@ -365,6 +366,9 @@ pub enum BodyShape {
         radius: f64,
         half_length: f64,
     },
+    /// A rigid aggregate of spheres; body frame = its centre of mass and principal axes
+    /// (`members` are in that frame), see [`crate::clump`].
+    Clump(std::sync::Arc<crate::clump::ClumpMass>),
 }
 
 impl BodyShape {
@@ -377,6 +381,7 @@ impl BodyShape {
                 radius,
                 half_length,
             } => radius + half_length,
+            BodyShape::Clump(ref c) => c.bounding_radius(),
         }
     }
 
@@ -392,6 +397,7 @@ impl BodyShape {
                 radius,
                 half_length,
             } => crate::reference::capsule::capsule_mass(density, radius, half_length),
+            BodyShape::Clump(ref c) => c.mass_properties(density),
         }
     }
 }

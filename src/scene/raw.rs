@@ -102,6 +102,8 @@ pub(crate) struct RawBody {
     pub half_length: O<f64>,
     pub height: O<f64>,
     pub file: O<String>,
+    /// `shape = "clump"`: member spheres `[x, y, z, radius]` in the body's frame.
+    pub spheres: O<Vec<S<[f64; 4]>>>,
     pub position: S<[f64; 3]>,
     pub orientation: O<[f64; 4]>,
     pub velocity: O<[f64; 3]>,
@@ -184,6 +186,9 @@ pub(crate) struct RawGenerator {
     pub seed: O<i64>,
     pub velocity: O<[f64; 3]>,
     pub angular_velocity: O<[f64; 3]>,
+    /// A clump template `[[x, y, z, radius], …]`: every placed grain is this clump, scaled
+    /// so that its bounding radius is the drawn radius, at a random orientation.
+    pub spheres: O<Vec<S<[f64; 4]>>>,
 }
 
 #[derive(Deserialize)]
