@@ -78,7 +78,7 @@ fn product(c: Contact) -> vec4<f32> {
 // assembly: compliant contact, bristle). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
 fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     let ng = product(c);
-    if params.model.x == 0u || is_joint(c.ids.w) {
+    if !models_on() || is_joint(c.ids.w) {
         return ng;
     }
     let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
@@ -92,7 +92,7 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     if is_joint(c.ids.w) {
         return project_joint(g, c.ids.w, c.ra.w);
     }
-    if params.model.z == 0u {
+    if !state_on() {
         return project_cone(g, c.ra.w);
     }
     return project_contact(g, c.ra.w, gam[SEG_STATE * params.counts.y + i].w);
@@ -125,22 +125,35 @@ fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, e: vec4<f32>, c: Contact, i: u32)
     return dot(r.xyz, r.xyz);
 }
 
-// Fixed-order workgroup tree reduction of `v` (sums; .w is a max when `w_max`), written to
-// partials[workgroup]. Deterministic run to run.
+// Fixed-order workgroup reduction of `v` (sums; .w is a max when `w_max`), written to
+// partials[workgroup]. Deterministic run to run. Two levels (16 sums of 16 in order, then
+// the 16 in order) rather than a binary tree: lavapipe runs a workgroup as fibers that
+// switch at every barrier, so the tree's 8 barriers were most of the product's cost.
 fn reduce_to_partial(v: vec4<f32>, lid: u32, wid: vec3<u32>, nwg: vec3<u32>, w_max: bool) {
     sh[lid] = v;
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        workgroupBarrier();
-        if lid < s {
-            let o = sh[lid + s];
-            let m = sh[lid];
-            sh[lid] = vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+    workgroupBarrier();
+    if lid < RED_LANES {
+        var m = sh[lid * RED_LANES];
+        for (var k = 1u; k < RED_LANES; k++) {
+            m = combine(m, sh[lid * RED_LANES + k], w_max);
         }
+        sh[lid * RED_LANES] = m;
     }
     workgroupBarrier();
     if lid == 0u {
-        partials[wid.x + wid.y * nwg.x] = sh[0];
+        var m = sh[0];
+        for (var k = 1u; k < RED_LANES; k++) {
+            m = combine(m, sh[k * RED_LANES], w_max);
+        }
+        partials[wid.x + wid.y * nwg.x] = m;
     }
+}
+
+// √WG: the fan-in of each level of `reduce_to_partial`.
+const RED_LANES: u32 = 16u;
+
+fn combine(m: vec4<f32>, o: vec4<f32>, w_max: bool) -> vec4<f32> {
+    return vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
 }
 
 // Setup: Nγ⁰ (also Ny⁰, as y⁰ = γ⁰); partials (‖r(γ⁰)‖², 0, 0, max penetration).
@@ -382,7 +395,7 @@ fn painleve(
         // Rigid tangential rows only: a bristle / tanh / LuGre contact (E_T > 0) is compliant
         // tangentially, and its p_T holds the model's offset (−E_T γ_T⁻, c0/c1), not v_T.
         var rigid = true;
-        if params.model.x != 0u {
+        if models_on() {
             rigid = gam[SEG_AUX * params.counts.y + i].w == 0.0;
         }
         if mu > 0.0 && q.w > 0.0 && t > params.coef.w && rigid {

@@ -47,24 +47,39 @@ fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
     return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
 }
 
-// Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order.
+// Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order. Two levels of 16 (not a
+// binary tree): lavapipe switches every fiber of the workgroup at each barrier.
 fn sum_partials(lid: u32, ng: u32, w_max: bool) -> vec4<f32> {
     var acc = vec4<f32>(0.0);
     for (var g = lid; g < ng; g += WG) {
-        let o = partials[g];
-        acc = vec4<f32>(acc.xyz + o.xyz, select(acc.w + o.w, max(acc.w, o.w), w_max));
+        acc = combine(acc, partials[g], w_max);
     }
     sh[lid] = acc;
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        workgroupBarrier();
-        if lid < s {
-            let o = sh[lid + s];
-            let m = sh[lid];
-            sh[lid] = vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+    workgroupBarrier();
+    if lid < RED_LANES {
+        var m = sh[lid * RED_LANES];
+        for (var k = 1u; k < RED_LANES; k++) {
+            m = combine(m, sh[lid * RED_LANES + k], w_max);
         }
+        sh[lid * RED_LANES] = m;
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        var m = sh[0];
+        for (var k = 1u; k < RED_LANES; k++) {
+            m = combine(m, sh[k * RED_LANES], w_max);
+        }
+        sh[0] = m;
     }
     workgroupBarrier();
     return sh[0];
+}
+
+// √WG: the fan-in of each level of `sum_partials`.
+const RED_LANES: u32 = 16u;
+
+fn combine(m: vec4<f32>, o: vec4<f32>, w_max: bool) -> vec4<f32> {
+    return vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
 }
 
 // (number of partials, converged flag), loaded so that every invocation sees the same value.
