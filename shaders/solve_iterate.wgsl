@@ -126,34 +126,36 @@ fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, e: vec4<f32>, c: Contact, i: u32)
 }
 
 // Fixed-order workgroup reduction of `v` (sums; .w is a max when `w_max`), written to
-// partials[workgroup]. Deterministic run to run. Two levels (16 sums of 16 in order, then
-// the 16 in order) rather than a binary tree: lavapipe runs a workgroup as fibers that
-// switch at every barrier, so the tree's 8 barriers were most of the product's cost.
+// partials[workgroup]. Deterministic run to run. The binary tree of halving strides
+// (128, 64, …, 1) in two levels: 16 lanes each run its first four levels in registers on the
+// 16 values congruent mod 16, then one lane the last four, so the sums are bit-identical to
+// the 8-barrier ladder with 2 barriers: lavapipe switches every fiber at each barrier.
 fn reduce_to_partial(v: vec4<f32>, lid: u32, wid: vec3<u32>, nwg: vec3<u32>, w_max: bool) {
     sh[lid] = v;
     workgroupBarrier();
-    if lid < RED_LANES {
-        var m = sh[lid * RED_LANES];
-        for (var k = 1u; k < RED_LANES; k++) {
-            m = combine(m, sh[lid * RED_LANES + k], w_max);
-        }
-        sh[lid * RED_LANES] = m;
+    if lid < 16u {
+        sh[lid] = tree16(lid, 16u, w_max);
     }
     workgroupBarrier();
     if lid == 0u {
-        var m = sh[0];
-        for (var k = 1u; k < RED_LANES; k++) {
-            m = combine(m, sh[k * RED_LANES], w_max);
-        }
-        partials[wid.x + wid.y * nwg.x] = m;
+        partials[wid.x + wid.y * nwg.x] = tree16(0u, 1u, w_max);
     }
 }
 
-// √WG: the fan-in of each level of `reduce_to_partial`.
-const RED_LANES: u32 = 16u;
-
-fn combine(m: vec4<f32>, o: vec4<f32>, w_max: bool) -> vec4<f32> {
-    return vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+// The halving-stride tree over sh[base + stride * j], j < 16: (j, j + 8), (j, j + 4), …
+fn tree16(base: u32, stride: u32, w_max: bool) -> vec4<f32> {
+    var x: array<vec4<f32>, 16>;
+    for (var j = 0u; j < 16u; j++) {
+        x[j] = sh[base + stride * j];
+    }
+    for (var h = 8u; h > 0u; h >>= 1u) {
+        for (var j = 0u; j < h; j++) {
+            let m = x[j];
+            let o = x[j + h];
+            x[j] = vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+        }
+    }
+    return x[0];
 }
 
 // Setup: Nγ⁰ (also Ny⁰, as y⁰ = γ⁰); partials (‖r(γ⁰)‖², 0, 0, max penetration).

@@ -47,39 +47,42 @@ fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
     return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
 }
 
-// Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order. Two levels of 16 (not a
-// binary tree): lavapipe switches every fiber of the workgroup at each barrier.
+// Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order: strided per lane, then
+// the halving-stride tree in two levels of 16 (bit-identical to the 8-barrier ladder with 3
+// barriers: lavapipe switches every fiber of the workgroup at each barrier).
 fn sum_partials(lid: u32, ng: u32, w_max: bool) -> vec4<f32> {
     var acc = vec4<f32>(0.0);
     for (var g = lid; g < ng; g += WG) {
-        acc = combine(acc, partials[g], w_max);
+        let o = partials[g];
+        acc = vec4<f32>(acc.xyz + o.xyz, select(acc.w + o.w, max(acc.w, o.w), w_max));
     }
     sh[lid] = acc;
     workgroupBarrier();
-    if lid < RED_LANES {
-        var m = sh[lid * RED_LANES];
-        for (var k = 1u; k < RED_LANES; k++) {
-            m = combine(m, sh[lid * RED_LANES + k], w_max);
-        }
-        sh[lid * RED_LANES] = m;
+    if lid < 16u {
+        sh[lid] = tree16(lid, 16u, w_max);
     }
     workgroupBarrier();
     if lid == 0u {
-        var m = sh[0];
-        for (var k = 1u; k < RED_LANES; k++) {
-            m = combine(m, sh[k * RED_LANES], w_max);
-        }
-        sh[0] = m;
+        sh[0] = tree16(0u, 1u, w_max);
     }
     workgroupBarrier();
     return sh[0];
 }
 
-// √WG: the fan-in of each level of `sum_partials`.
-const RED_LANES: u32 = 16u;
-
-fn combine(m: vec4<f32>, o: vec4<f32>, w_max: bool) -> vec4<f32> {
-    return vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+// The halving-stride tree over sh[base + stride * j], j < 16: (j, j + 8), (j, j + 4), …
+fn tree16(base: u32, stride: u32, w_max: bool) -> vec4<f32> {
+    var x: array<vec4<f32>, 16>;
+    for (var j = 0u; j < 16u; j++) {
+        x[j] = sh[base + stride * j];
+    }
+    for (var h = 8u; h > 0u; h >>= 1u) {
+        for (var j = 0u; j < h; j++) {
+            let m = x[j];
+            let o = x[j + h];
+            x[j] = vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
+        }
+    }
+    return x[0];
 }
 
 // (number of partials, converged flag), loaded so that every invocation sees the same value.
