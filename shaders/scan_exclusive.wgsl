@@ -16,6 +16,8 @@ struct ScanParams {
 const SCAN_BLOCK: u32 = 1024u;
 
 var<workgroup> sh: array<u32, 256>;
+// Exclusive prefix of the 16 chunk totals (second level).
+var<workgroup> sh2: array<u32, 16>;
 
 @compute @workgroup_size(256)
 fn scan_block(
@@ -37,17 +39,29 @@ fn scan_block(
         v[k] = s;
         s += x;
     }
+    // Inclusive scan of the 256 lane totals in two levels of 16 (3 barriers, not a
+    // Hillis–Steele ladder's 17: lavapipe switches every fiber of the workgroup at each).
     sh[li] = s;
     workgroupBarrier();
-    for (var off = 1u; off < 256u; off <<= 1u) {
-        var t = 0u;
-        if li >= off {
-            t = sh[li - off];
+    if li < 16u {
+        var acc = 0u;
+        for (var k = 0u; k < 16u; k++) {
+            acc += sh[li * 16u + k];
+            sh[li * 16u + k] = acc;
         }
-        workgroupBarrier();
-        sh[li] += t;
-        workgroupBarrier();
     }
+    workgroupBarrier();
+    if li == 0u {
+        var acc = 0u;
+        for (var k = 1u; k < 16u; k++) {
+            acc += sh[k * 16u - 1u];
+            sh2[k] = acc;
+        }
+        sh2[0] = 0u;
+    }
+    workgroupBarrier();
+    // Each lane reads back only its own entry (lane 255 the block total): no barrier.
+    sh[li] += sh2[li / 16u];
     let excl = sh[li] - s;
     for (var k = 0u; k < 4u; k++) {
         let i = base + k;

@@ -198,7 +198,7 @@ fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec
 // Constraints on body b (contacts, and joint blocks when there are any): the n_b of the bound.
 fn contact_count(b: u32) -> f32 {
     var n = body_offsets[b + 1u] - body_offsets[b];
-    if params.model.w != 0u {
+    if joints_on() {
         n += jcsr[b + 1u] - jcsr[b];
     }
     return f32(max(n, 1u));
@@ -288,7 +288,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let dt = params.coef.x;
     // The pair's model (Coulomb unless a material has one; uniform flag).
     var m = vec4<f32>(0.0);
-    if params.model.x != 0u {
+    if models_on() {
         m = pair_model(c.ids.w);
     }
     let nr = normal_rows(m, c.n_gap.w, dt);
@@ -334,7 +334,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
     gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t);
-    if params.model.z != 0u {
+    if state_on() {
         gam[SEG_STATE * cap + i] = vec4<f32>(t.st, t.r);
     }
 
@@ -363,7 +363,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         prev[1u + cap + i] = bitcast<vec4<u32>>(patch_saved(c, gam[SEG_STATE * cap + i]));
         return;
     }
-    if params.model.x != 0u && !is_joint(c.ids.w) {
+    if models_on() && !is_joint(c.ids.w) {
         // tanh and LuGre save their state (rows::saved_record): the slip speed s⁺ = ‖v_T⁺‖
         // (v⁺ is in vel/omega by now) and, for LuGre, in place of γ_T the bristle state
         // z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), implicit in the known v⁺.

@@ -82,7 +82,7 @@ fn product(c: Contact) -> vec4<f32> {
 // assembly: compliant contact, bristle). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
 fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     let ng = product(c);
-    if params.model.x == 0u || is_joint(c.ids.w) {
+    if !models_on() || is_joint(c.ids.w) {
         return ng;
     }
     let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
@@ -96,7 +96,7 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     if is_joint(c.ids.w) {
         return project_joint(g, c.ids.w, c.ra.w);
     }
-    if params.model.z == 0u {
+    if !state_on() {
         return project_cone(g, c.ra.w);
     }
     if is_patch(c) {
@@ -138,22 +138,45 @@ fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, e: vec4<f32>, c: Contact, i: u32)
     return dot(r.xyz, r.xyz);
 }
 
-// Fixed-order workgroup tree reduction of `v` (sums; .w is a max when `w_max`), written to
-// partials[workgroup]. Deterministic run to run.
+// Fixed-order workgroup reduction of `v` (sums; .w is a max when `w_max`), written to
+// partials[workgroup]. Deterministic run to run. The binary tree of halving strides
+// (128, 64, …, 1) in two levels: 16 lanes each run its first four levels in registers on the
+// 16 values congruent mod 16, then one lane the last four, so the sums are bit-identical to
+// the 8-barrier ladder with 2 barriers: lavapipe switches every fiber at each barrier.
 fn reduce_to_partial(v: vec4<f32>, lid: u32, wid: vec3<u32>, nwg: vec3<u32>, w_max: bool) {
     sh[lid] = v;
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        workgroupBarrier();
-        if lid < s {
-            let o = sh[lid + s];
-            let m = sh[lid];
-            sh[lid] = vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
-        }
+    workgroupBarrier();
+    if lid < 16u {
+        sh[lid] = tree16(lid, 16u, w_max);
     }
     workgroupBarrier();
     if lid == 0u {
-        partials[wid.x + wid.y * nwg.x] = sh[0];
+        partials[wid.x + wid.y * nwg.x] = tree16(0u, 1u, w_max);
     }
+}
+
+// The halving-stride tree over sh[base + stride * j], j < 16: (j, j + 8), (j, j + 4), …
+// Written out: a local array indexed in loops lives in per-lane scratch memory on lavapipe
+// and cost 5× the barriers it saves.
+fn tree16(base: u32, s: u32, w_max: bool) -> vec4<f32> {
+    let a0 = combine(sh[base], sh[base + 8u * s], w_max);
+    let a1 = combine(sh[base + s], sh[base + 9u * s], w_max);
+    let a2 = combine(sh[base + 2u * s], sh[base + 10u * s], w_max);
+    let a3 = combine(sh[base + 3u * s], sh[base + 11u * s], w_max);
+    let a4 = combine(sh[base + 4u * s], sh[base + 12u * s], w_max);
+    let a5 = combine(sh[base + 5u * s], sh[base + 13u * s], w_max);
+    let a6 = combine(sh[base + 6u * s], sh[base + 14u * s], w_max);
+    let a7 = combine(sh[base + 7u * s], sh[base + 15u * s], w_max);
+    let b0 = combine(a0, a4, w_max);
+    let b1 = combine(a1, a5, w_max);
+    let b2 = combine(a2, a6, w_max);
+    let b3 = combine(a3, a7, w_max);
+    return combine(combine(b0, b2, w_max), combine(b1, b3, w_max), w_max);
+}
+
+// One node of the tree: m the lower half's value, o the upper's (the ladder's order).
+fn combine(m: vec4<f32>, o: vec4<f32>, w_max: bool) -> vec4<f32> {
+    return vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
 }
 
 // Setup: Nγ⁰ (also Ny⁰, as y⁰ = γ⁰); partials (‖r(γ⁰)‖², 0, 0, max penetration).
@@ -442,7 +465,7 @@ fn painleve(
         // Rigid tangential rows only: a bristle / tanh / LuGre contact (E_T > 0) is compliant
         // tangentially, and its p_T holds the model's offset (−E_T γ_T⁻, c0/c1), not v_T.
         var rigid = true;
-        if params.model.x != 0u {
+        if models_on() {
             rigid = gam[SEG_AUX * params.counts.y + i].w == 0.0;
         }
         if mu > 0.0 && q.w > 0.0 && t > params.coef.w && rigid {

@@ -92,7 +92,7 @@ fn gather(b: u32, seg: u32, shift: f32) {
             ang += select(te, -te, (e & 1u) == 0u);
         }
     }
-    if params.model.w != 0u {
+    if joints_on() {
         let j = gather_joints(b, base, shift);
         lin += j[0];
         ang += j[1];

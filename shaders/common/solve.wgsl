@@ -1,5 +1,25 @@
 // Shared by every solve_* stage (prepended after the prelude).
 
+// Pipeline specialisation per scene content (src/solve, `Specialisation`): false compiles
+// the joint, compliance-model or model-state code out (lavapipe runs both sides of a branch,
+// so code a scene never takes still costs every invocation). True: decided by `params`.
+override HAS_JOINTS: bool = true;
+override HAS_MODELS: bool = true;
+override HAS_STATE: bool = true;
+
+// Joint blocks this step (params.model.w), some non-Coulomb model (model.x), model state (model.z).
+fn joints_on() -> bool {
+    return HAS_JOINTS && params.model.w != 0u;
+}
+
+fn models_on() -> bool {
+    return HAS_MODELS && params.model.x != 0u;
+}
+
+fn state_on() -> bool {
+    return HAS_STATE && params.model.z != 0u;
+}
+
 struct SolveParams {
     counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
     coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
@@ -92,7 +112,7 @@ const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt
 const WORLD: u32 = 0xffffffffu;
 
 fn is_joint(flags: u32) -> bool {
-    return params.model.w != 0u && (flags & JOINT_BIT) != 0u;
+    return joints_on() && (flags & JOINT_BIT) != 0u;
 }
 
 fn joint_mask(flags: u32) -> vec3<f32> {

@@ -32,6 +32,7 @@ pub mod lemke;
 use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource, WORKGROUP_SIZE};
+use std::sync::OnceLock;
 
 /// Rows per contact in the main slot: normal + 2 tangential (rolling and spinning rows 3–5
 /// live in extension segments that exist only when a material has them; see [`rows`]).
@@ -217,10 +218,11 @@ pub struct Solve {
     sweep_budget: u32,
     dt: f32,
     n_bodies: u32,
-    assemble: Kernel,
-    schur: Kernel,
-    iterate: Kernel,
-    reduce: Kernel,
+    /// The four solver stages, compiled on first use for the scene content
+    /// ([`Specialisation`]); `set_models` / `set_joints` drop them when that changes.
+    kernels: OnceLock<SolveKernels>,
+    /// Benchmarks: compile every path in, whatever the scene ([`Solve::set_generic`]).
+    generic: bool,
     update: Kernel,
     params: wgpu::Buffer,
     scal: wgpu::Buffer,
@@ -237,6 +239,8 @@ pub struct Solve {
     models: wgpu::Buffer,
     n_models: u32,
     any_model: bool,
+    /// Some material has a patch friction model (patch blocks in the contact list).
+    any_patch: bool,
     /// Joint blocks appended after the contacts every step (0: none; `params.model.w`) and
     /// their static per-body lists (`src/joints`; a 1-word dummy without joints).
     n_joint_blocks: u32,
@@ -265,6 +269,63 @@ fn kernel(ctx: &GpuContext, name: &str) -> Result<Kernel, GpuError> {
     )
 }
 
+/// What a scene's solver pipelines are compiled for (the `override` constants of
+/// shaders/common/solve.wgsl). lavapipe executes both sides of every branch, so the joint
+/// and model code of the kernels cost a plain Coulomb scene as much as if it ran them;
+/// pipelines without it are what such a scene runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Specialisation {
+    /// Joint blocks after the contacts (`params.model.w`).
+    pub joints: bool,
+    /// Some non-Coulomb material model (`params.model.x`).
+    pub models: bool,
+    /// A stateful model (tanh, LuGre: `params.model.z`).
+    pub state: bool,
+    /// Rolling / spinning resistance rows 3–5 (their extension segments exist only then).
+    pub rolling: bool,
+    /// Patch blocks of a patch friction model (issue #11).
+    pub patches: bool,
+}
+
+impl Specialisation {
+    fn constants(&self) -> [(&'static str, f64); 5] {
+        let f = |b: bool| if b { 1.0 } else { 0.0 };
+        [
+            ("HAS_JOINTS", f(self.joints)),
+            ("HAS_MODELS", f(self.models)),
+            ("HAS_STATE", f(self.state)),
+            ("HAS_ROLL", f(self.rolling)),
+            ("HAS_PATCHES", f(self.patches)),
+        ]
+    }
+}
+
+struct SolveKernels {
+    assemble: Kernel,
+    schur: Kernel,
+    iterate: Kernel,
+    reduce: Kernel,
+}
+
+impl SolveKernels {
+    fn new(ctx: &GpuContext, spec: Specialisation) -> Result<Self, GpuError> {
+        let consts = spec.constants();
+        let k = |name: &str| {
+            Kernel::with_constants(
+                ctx,
+                ShaderSource::by_name(name).expect("solver shader registered"),
+                &consts,
+            )
+        };
+        Ok(SolveKernels {
+            assemble: k("solve_assemble")?,
+            schur: k("solve_schur")?,
+            iterate: k("solve_iterate")?,
+            reduce: k("solve_reduce")?,
+        })
+    }
+}
+
 impl Solve {
     pub fn new(
         ctx: &GpuContext,
@@ -285,10 +346,8 @@ impl Solve {
             sweep_budget: settings.max_iterations,
             dt,
             n_bodies: bodies.count,
-            assemble: kernel(ctx, "solve_assemble")?,
-            schur: kernel(ctx, "solve_schur")?,
-            iterate: kernel(ctx, "solve_iterate")?,
-            reduce: kernel(ctx, "solve_reduce")?,
+            kernels: OnceLock::new(),
+            generic: false,
             update,
             params,
             scal: buffers::storage_zeroed(ctx, "solve scalars", 64)?,
@@ -304,6 +363,7 @@ impl Solve {
             models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]]),
             n_models: 1,
             any_model: false,
+            any_patch: false,
             n_joint_blocks: 0,
             jcsr: buffers::storage_from(ctx, "solve joint lists", &[0u32; 4]),
         };
@@ -318,6 +378,7 @@ impl Solve {
         ctx: &GpuContext,
         rows: &[rows::MaterialRow],
     ) -> Result<(), GpuError> {
+        let before = self.specialisation();
         let table: Vec<rows::MaterialRow> = if rows.is_empty() {
             vec![[0.0; 8]]
         } else {
@@ -335,29 +396,12 @@ impl Solve {
             self.c.nv = buffers::storage_zeroed(ctx, "solve N gamma", nv_segments * cap)?;
             self.c.stateful = stateful;
         }
-        let patches = rows::has_patches(&table);
-        if rolling != self.c.rolling || patches {
-            // Rows 3–5 (HAS_ROLL) and patch blocks (HAS_PATCHES, issue #11) live in pipelines
-            // of their own, so scenes without them run kernels that do not contain the code.
-            let constants = [
-                ("HAS_ROLL", if rolling { 1.0 } else { 0.0 }),
-                ("HAS_PATCHES", if patches { 1.0 } else { 0.0 }),
-            ];
-            let k = |name| {
-                Kernel::with_constants(
-                    ctx,
-                    ShaderSource::by_name(name).expect("solver shader registered"),
-                    &constants,
-                )
-            };
-            self.assemble = k("solve_assemble")?;
-            self.schur = k("solve_schur")?;
-            self.iterate = k("solve_iterate")?;
-            self.c.rolling = rolling;
-        }
+        self.c.rolling = rolling;
+        self.any_patch = rows::has_patches(&table);
         self.n_models = table.len() as u32;
         self.models = buffers::storage_from(ctx, "solve models", &table);
         self.write_params(ctx);
+        self.respecialise(before);
         Ok(())
     }
 
@@ -365,11 +409,48 @@ impl Solve {
     /// every step (src/solve/rows, "Joints"), with their per-body lists `jcsr`
     /// (offsets[0..=bodies], then entries block * 2 + side). 0 blocks: no joint reads at all.
     pub fn set_joints(&mut self, ctx: &GpuContext, n_blocks: u32, jcsr: &[u32]) {
+        let before = self.specialisation();
         self.n_joint_blocks = n_blocks;
+        self.respecialise(before);
         let mut words = jcsr.to_vec();
         words.resize(words.len().max(4), 0);
         self.jcsr = buffers::storage_from(ctx, "solve joint lists", &words);
         self.write_params(ctx);
+    }
+
+    /// What the solver pipelines are compiled for: the current model table and joints.
+    pub fn specialisation(&self) -> Specialisation {
+        Specialisation {
+            joints: self.generic || self.n_joint_blocks > 0,
+            models: self.generic || self.any_model,
+            state: self.generic || self.c.stateful,
+            // Not with `generic`: these read segments that exist only when they are used.
+            rolling: self.c.rolling,
+            patches: self.any_patch,
+        }
+    }
+
+    /// For benchmarks: pipelines with every path compiled in (the cost before
+    /// [`Specialisation`]) when `on`; results are the same either way.
+    pub fn set_generic(&mut self, on: bool) {
+        let before = self.specialisation();
+        self.generic = on;
+        self.respecialise(before);
+    }
+
+    /// The solver pipelines for the current [`Specialisation`], compiled on first use.
+    fn kernels(&self, ctx: &GpuContext) -> &SolveKernels {
+        self.kernels.get_or_init(|| {
+            SolveKernels::new(ctx, self.specialisation())
+                .expect("solver shaders compile (validated by tests/shaders)")
+        })
+    }
+
+    /// Drops the compiled pipelines if `before` is no longer the specialisation.
+    fn respecialise(&mut self, before: Specialisation) {
+        if self.specialisation() != before {
+            self.kernels = OnceLock::new();
+        }
     }
 
     /// Joint blocks appended per step (0: none).
@@ -523,42 +604,43 @@ impl Solve {
     /// microseconds per step), so the caller may pass different buffers every step.
     pub fn record(&self, ctx: &GpuContext, enc: &mut wgpu::CommandEncoder, inputs: SolveInputs) {
         let Binds { asm, sch, it, red } = self.bind_all(ctx, inputs);
+        let k = self.kernels(ctx);
         let args = &self.args;
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("solve"),
             timestamp_writes: None,
         });
         let p = &mut pass;
-        self.reduce.dispatch_groups(p, "init_args", &red, 1);
-        self.assemble
+        k.reduce.dispatch_groups(p, "init_args", &red, 1);
+        k.assemble
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
         for _ in 0..self.cone_problems() {
             if self.settings.cone == Cone::Exact {
                 // Offset s = μ‖u_T‖ from the current γ; ends the outer loop at its fixed point.
-                self.schur
+                k.schur
                     .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_OUTER_BODY);
-                self.iterate
+                k.iterate
                     .dispatch_indirect(p, "outer_offset", &it, args, ARGS_OUTER);
-                self.reduce.dispatch_groups(p, "outer_reduce", &red, 1);
+                k.reduce.dispatch_groups(p, "outer_reduce", &red, 1);
             } else {
-                self.schur
+                k.schur
                     .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_BODY);
-                self.iterate
+                k.iterate
                     .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
-                self.reduce.dispatch_groups(p, "reduce_init", &red, 1);
+                k.reduce.dispatch_groups(p, "reduce_init", &red, 1);
             }
-            self.record_sweeps(p, &sch, &it, &red);
+            self.record_sweeps(k, p, &sch, &it, &red);
         }
-        self.iterate
+        k.iterate
             .dispatch_indirect(p, "painleve", &it, args, ARGS_ALL);
-        self.reduce.dispatch_groups(p, "painleve_count", &red, 1);
+        k.reduce.dispatch_groups(p, "painleve_count", &red, 1);
         // v⁺ = v* + M⁻¹ D γ (direct dispatch: the work arguments are zero once converged).
-        self.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
+        k.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
         self.update
             .dispatch(p, "apply_impulses", &self.update_bind, self.n_bodies);
-        self.assemble
+        k.assemble
             .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
-        self.reduce.dispatch_groups(p, "finish", &red, 1);
+        k.reduce.dispatch_groups(p, "finish", &red, 1);
     }
 
     /// Cone problems recorded per solve: 1, or `max_outer` for the exact cone.
@@ -573,6 +655,7 @@ impl Solve {
     /// with the returned impulses in γ.
     fn record_sweeps(
         &self,
+        k: &SolveKernels,
         p: &mut wgpu::ComputePass,
         sch: &wgpu::BindGroup,
         it: &wgpu::BindGroup,
@@ -581,11 +664,11 @@ impl Solve {
         let apgd = self.settings.kind == SolverKind::Apgd;
         let args = &self.args;
         if apgd {
-            self.schur
+            k.schur
                 .dispatch_indirect(p, "gather_gamma_minus_one", sch, args, ARGS_BODY);
-            self.iterate
+            k.iterate
                 .dispatch_indirect(p, "product_lip", it, args, ARGS_WORK);
-            self.reduce.dispatch_groups(p, "reduce_lip", red, 1);
+            k.reduce.dispatch_groups(p, "reduce_lip", red, 1);
         }
         let (step, reduce) = if apgd {
             ("apgd_step", "reduce_apgd")
@@ -593,18 +676,17 @@ impl Solve {
             ("jacobi_step", "reduce_jacobi")
         };
         for _ in 0..self.sweep_budget {
-            self.iterate.dispatch_indirect(p, step, it, args, ARGS_WORK);
-            self.schur
+            k.iterate.dispatch_indirect(p, step, it, args, ARGS_WORK);
+            k.schur
                 .dispatch_indirect(p, "gather_trial", sch, args, ARGS_BODY);
-            self.iterate
+            k.iterate
                 .dispatch_indirect(p, "product_trial", it, args, ARGS_WORK);
-            self.reduce.dispatch_groups(p, reduce, red, 1);
+            k.reduce.dispatch_groups(p, reduce, red, 1);
         }
         // The last accepted trial (the step kernels commit the previous sweep's lazily).
-        self.iterate
-            .dispatch_indirect(p, "commit", it, args, ARGS_ALL);
+        k.iterate.dispatch_indirect(p, "commit", it, args, ARGS_ALL);
         if apgd {
-            self.iterate
+            k.iterate
                 .dispatch_indirect(p, "take_best", it, args, ARGS_ALL);
         }
     }
@@ -620,7 +702,8 @@ impl Solve {
             step_stats,
         } = inputs;
         let c = &self.c;
-        let asm = self.assemble.bind(
+        let k = self.kernels(ctx);
+        let asm = k.assemble.bind(
             ctx,
             &[
                 &self.params,
@@ -638,7 +721,7 @@ impl Solve {
                 &self.jcsr,
             ],
         );
-        let sch = self.schur.bind(
+        let sch = k.schur.bind(
             ctx,
             &[
                 &self.params,
@@ -653,7 +736,7 @@ impl Solve {
                 &self.jcsr,
             ],
         );
-        let it = self.iterate.bind(
+        let it = k.iterate.bind(
             ctx,
             &[
                 &self.params,
@@ -668,7 +751,7 @@ impl Solve {
                 &self.mass_props,
             ],
         );
-        let red = self.reduce.bind(
+        let red = k.reduce.bind(
             ctx,
             &[
                 &self.params,
@@ -693,14 +776,58 @@ impl Solve {
         repeats: u32,
     ) {
         let Binds { sch, it, red, .. } = self.bind_all(ctx, inputs);
+        let k = self.kernels(ctx);
         let mut pass = enc.begin_compute_pass(&Default::default());
         let p = &mut pass;
-        self.reduce.dispatch_groups(p, "init_args", &red, 1);
+        k.reduce.dispatch_groups(p, "init_args", &red, 1);
         for _ in 0..repeats {
-            self.schur
+            k.schur
                 .dispatch_indirect(p, "gather_gamma", &sch, &self.args, ARGS_BODY);
-            self.iterate
+            k.iterate
                 .dispatch_indirect(p, "product_init", &it, &self.args, ARGS_WORK);
+        }
+    }
+
+    /// For benchmarks: the set-up of an APGD solve (arguments, assembly, Nγ⁰, the Lipschitz
+    /// estimate), then `repeats` dispatches of one kernel of a sweep: `apgd_step`,
+    /// `gather_trial`, `product_trial` or `reduce_apgd` (the last two keep the contact work
+    /// arguments unless the solve converges: benchmark with tolerance 0). With `repeats` = 0
+    /// the set-up alone, to subtract.
+    pub fn record_kernel_repeats(
+        &self,
+        ctx: &GpuContext,
+        enc: &mut wgpu::CommandEncoder,
+        inputs: SolveInputs,
+        kernel: &str,
+        repeats: u32,
+    ) {
+        let Binds { asm, sch, it, red } = self.bind_all(ctx, inputs);
+        let k = self.kernels(ctx);
+        let args = &self.args;
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        let p = &mut pass;
+        k.reduce.dispatch_groups(p, "init_args", &red, 1);
+        k.assemble
+            .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
+        k.schur
+            .dispatch_indirect(p, "gather_gamma", &sch, args, ARGS_BODY);
+        k.iterate
+            .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
+        k.reduce.dispatch_groups(p, "reduce_init", &red, 1);
+        k.schur
+            .dispatch_indirect(p, "gather_gamma_minus_one", &sch, args, ARGS_BODY);
+        k.iterate
+            .dispatch_indirect(p, "product_lip", &it, args, ARGS_WORK);
+        k.reduce.dispatch_groups(p, "reduce_lip", &red, 1);
+        for _ in 0..repeats {
+            match kernel {
+                "apgd_step" | "product_trial" => {
+                    k.iterate.dispatch_indirect(p, kernel, &it, args, ARGS_WORK)
+                }
+                "gather_trial" => k.schur.dispatch_indirect(p, kernel, &sch, args, ARGS_BODY),
+                "reduce_apgd" => k.reduce.dispatch_groups(p, kernel, &red, 1),
+                other => panic!("record_kernel_repeats: no sweep kernel {other}"),
+            }
         }
     }
 

@@ -610,6 +610,40 @@ impl Simulation {
         self.contact.as_ref().map(|c| c.solve.sweep_budget())
     }
 
+    /// For benchmarks: the solver's pipelines with every path compiled in
+    /// ([`crate::solve::Solve::set_generic`]); results are the same either way.
+    pub fn set_generic_solver(&mut self, on: bool) {
+        if let Some(c) = self.contact.as_mut() {
+            c.solve.set_generic(on);
+        }
+    }
+
+    /// For benchmarks: wall seconds of one submission that runs collision on the current
+    /// state, the set-up of a solve and `repeats` dispatches of one sweep kernel
+    /// ([`crate::solve::Solve::record_kernel_repeats`]); the state does not advance.
+    pub fn time_solver_kernel(&mut self, kernel: &str, repeats: u32) -> Result<f64, GpuError> {
+        let Some(c) = &self.contact else {
+            return Ok(0.0);
+        };
+        let ctx = &self.ctx;
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        c.record_collide(ctx, &self.bodies, &mut enc);
+        let inputs = SolveInputs {
+            contacts: c.collide.contacts(),
+            counts: c.collide.counts(),
+            body_offsets: c.collide.body_offsets(),
+            body_entries: c.collide.body_entries(),
+            step_stats: &c.step_stats,
+        };
+        c.solve
+            .record_kernel_repeats(ctx, &mut enc, inputs, kernel, repeats);
+        ctx.wait();
+        let t = std::time::Instant::now();
+        ctx.queue.submit([enc.finish()]);
+        ctx.wait();
+        Ok(t.elapsed().as_secs_f64())
+    }
+
     pub fn set_stage_timing(&mut self, on: bool) -> bool {
         if !on || !self.ctx.timestamps {
             self.timer = None;
