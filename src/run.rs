@@ -1002,7 +1002,16 @@ fn run_inner(
     let mut last_frame = sim.step_index();
     let mut result = Ok(());
     let mut warnings = OnceWarnings::default();
-    let mut clock = realtime.then(|| crate::realtime::Clock::new(scene.sim.dt, sim.step_index()));
+    let mut clock = realtime.then(|| {
+        crate::realtime::Clock::new(scene.sim.dt, sim.step_index(), total - sim.step_index())
+    });
+    let mut lemke_csv = match sim.lemke_settings() {
+        Some(_) => Some(crate::realtime::LemkeCsv::open(
+            dir.join("lemke.csv"),
+            resumed.as_ref().map(|ck| ck.step),
+        )?),
+        None => None,
+    };
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&mut sim, s);
@@ -1029,7 +1038,10 @@ fn run_inner(
             }
         };
         if let Some(c) = clock.as_mut() {
-            c.finished(sim.step_index(), sim.solve_seconds().first().copied());
+            c.finished(sim.step_index(), sim.lemke_log().first().copied());
+        }
+        if let Some(l) = lemke_csv.as_mut() {
+            l.push(sim.lemke_log());
         }
         warnings.check(&records, sim.lemke_settings().is_some(), progress);
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
@@ -1061,6 +1073,9 @@ fn run_inner(
             }
             last_frame = s;
             out.stats.flush()?;
+            if let Some(l) = lemke_csv.as_mut() {
+                l.flush()?;
+            }
             probes.flush()?;
         }
         if ckpt_every > 0 && s % ckpt_every == 0 {
@@ -1073,6 +1088,9 @@ fn run_inner(
     // Whatever happened, keep what was computed: statistics so far, and on a clean stop
     // (finished or Ctrl-C) the last frame and a checkpoint to resume from.
     out.stats.flush()?;
+    if let Some(l) = lemke_csv.as_mut() {
+        l.flush()?;
+    }
     probes.flush()?;
     result?;
     if sim.step_index() != last_frame {
