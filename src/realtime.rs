@@ -26,6 +26,11 @@ pub struct RealtimeReport {
     pub solve: Option<[f64; 3]>,
     /// Per-step wall time from release to finish: median, 99th percentile, maximum.
     pub step: [f64; 3],
+    /// Steps taken before the clock started (`--preroll`): solved and checked like the
+    /// others, not scheduled; not in `steps`, `misses` or the statistics above.
+    pub preroll: u64,
+    /// The longest pre-roll step, seconds (0 without one).
+    pub preroll_max: f64,
     /// Steps whose LCP was solved perturbed (a fallback; `lemke.csv` says which and how).
     pub perturbed: u64,
     /// `realtime.csv`: step, step_ms, solve_ms, margin_ms, pivots, retries, perturbation.
@@ -46,6 +51,14 @@ impl std::fmt::Display for RealtimeReport {
             ms(self.step[1]),
             ms(self.step[2])
         )?;
+        if self.preroll > 0 {
+            write!(
+                f,
+                "; after a pre-roll of {} steps before the clock (longest {:.3} ms)",
+                self.preroll,
+                ms(self.preroll_max)
+            )?;
+        }
         if self.perturbed > 0 {
             write!(f, "; {} steps solved perturbed", self.perturbed)?;
         }
@@ -66,6 +79,8 @@ impl std::fmt::Display for RealtimeReport {
 pub(crate) struct Clock {
     start: Instant,
     first: u64,
+    /// Steps before the clock starts.
+    preroll: u64,
     dt: f64,
     /// (step, step seconds, the exact solver's log, margin seconds); preallocated.
     rows: Vec<(u64, f64, Option<LemkeStepLog>, f64)>,
@@ -75,25 +90,36 @@ pub(crate) struct Clock {
 impl Clock {
     /// A clock for `steps` steps from `first_step` (its record is allocated here, not in the
     /// loop). Starts at the first [`Clock::wait_release`].
-    pub(crate) fn new(dt: f64, first_step: u64, steps: u64) -> Self {
+    pub(crate) fn new(dt: f64, first_step: u64, steps: u64, preroll: u64) -> Self {
         let now = Instant::now();
         Clock {
             start: now,
             first: first_step,
+            preroll,
             dt,
             rows: Vec::with_capacity(steps as usize),
             released: now,
         }
     }
 
+    /// The release of step `step` (0-based count of steps before it), for clocked steps.
     fn at(&self, step: u64) -> Instant {
-        self.start + Duration::from_secs_f64((step - self.first) as f64 * self.dt)
+        let k = step.saturating_sub(self.first + self.preroll);
+        self.start + Duration::from_secs_f64(k as f64 * self.dt)
+    }
+
+    fn clocked(&self, step: u64) -> bool {
+        step >= self.first + self.preroll
     }
 
     /// Waits until step `s` (0-based index of the step about to be taken) is released.
     pub(crate) fn wait_release(&mut self, s: u64) {
-        if s == self.first && self.rows.is_empty() {
-            // t₀ is the first release: setup before the loop is not charged to step 1.
+        if !self.clocked(s) {
+            self.released = Instant::now();
+            return;
+        }
+        if s == self.first + self.preroll {
+            // t₀ is the first clocked release: setup (and the pre-roll) is not charged to it.
             self.start = Instant::now();
         }
         let release = self.at(s);
@@ -116,7 +142,9 @@ impl Clock {
     pub(crate) fn finished(&mut self, s_after: u64, lemke: Option<LemkeStepLog>) {
         let now = Instant::now();
         let deadline = self.at(s_after);
-        let margin = if now <= deadline {
+        let margin = if !self.clocked(s_after - 1) {
+            f64::NAN
+        } else if now <= deadline {
             (deadline - now).as_secs_f64()
         } else {
             -(now - deadline).as_secs_f64()
@@ -141,6 +169,7 @@ impl Clock {
                 ),
                 None => format!(",{:.6},,,", m * 1e3),
             };
+            let lemke = lemke.replace("NaN", "");
             text.push_str(&format!("{s},{:.6},{lemke}\n", st * 1e3));
         }
         let csv = dir.join("realtime.csv");
@@ -154,18 +183,21 @@ impl Clock {
             let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
             [q(0.5), q(0.99), v[v.len() - 1]]
         };
-        let solve: Vec<f64> = self
-            .rows
+        type Row = (u64, f64, Option<LemkeStepLog>, f64);
+        let (pre, rows): (Vec<&Row>, Vec<&Row>) = self.rows.iter().partition(|r| r.3.is_nan());
+        let solve: Vec<f64> = rows
             .iter()
             .map(|r| r.2.map_or(f64::NAN, |l| l.solve_seconds))
             .collect();
         Ok(RealtimeReport {
-            steps: self.rows.len() as u64,
+            steps: rows.len() as u64,
             dt: self.dt,
-            misses: self.rows.iter().filter(|r| r.3 < 0.0).count() as u64,
-            worst_margin: self.rows.iter().map(|r| r.3).fold(f64::INFINITY, f64::min),
+            misses: rows.iter().filter(|r| r.3 < 0.0).count() as u64,
+            worst_margin: rows.iter().map(|r| r.3).fold(f64::INFINITY, f64::min),
             solve: solve.iter().all(|x| !x.is_nan()).then(|| stats(solve)),
-            step: stats(self.rows.iter().map(|r| r.1).collect()),
+            step: stats(rows.iter().map(|r| r.1).collect()),
+            preroll: pre.len() as u64,
+            preroll_max: pre.iter().map(|r| r.1).fold(0.0, f64::max),
             perturbed: self
                 .rows
                 .iter()

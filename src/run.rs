@@ -834,12 +834,14 @@ pub fn run_scene_scaled(
     stop: &AtomicBool,
     progress: &mut dyn Progress,
 ) -> Result<RunReport, RunError> {
-    run_inner(ctx, scene_path, opts, scale, stop, progress, false).map(|r| r.0)
+    run_inner(ctx, scene_path, opts, scale, stop, progress, None).map(|r| r.0)
 }
 
 /// [`run_scene_scaled`] against the wall clock (`run --realtime`, see [`crate::realtime`]):
 /// one step per batch, each released at its time and checked against its deadline; also
 /// writes `realtime.csv` (per step: wall time, CPU solve time with the exact solver, margin).
+/// The first `preroll` steps are taken before the clock starts (stated in the report, their
+/// times in the CSV without a margin); 0 clocks every step.
 pub fn run_scene_realtime(
     ctx: Arc<GpuContext>,
     scene_path: &Path,
@@ -847,8 +849,9 @@ pub fn run_scene_realtime(
     scale: Option<f64>,
     stop: &AtomicBool,
     progress: &mut dyn Progress,
+    preroll: u64,
 ) -> Result<(RunReport, crate::realtime::RealtimeReport), RunError> {
-    let (report, clock) = run_inner(ctx, scene_path, opts, scale, stop, progress, true)?;
+    let (report, clock) = run_inner(ctx, scene_path, opts, scale, stop, progress, Some(preroll))?;
     let clock = clock.expect("a real-time run keeps its clock");
     let rt = clock.finish(&report.out_dir)?;
     Ok((report, rt))
@@ -894,7 +897,7 @@ fn run_inner(
     scale: Option<f64>,
     stop: &AtomicBool,
     progress: &mut dyn Progress,
-    realtime: bool,
+    realtime: Option<u64>,
 ) -> Result<(RunReport, Option<crate::realtime::Clock>), RunError> {
     let started = Instant::now();
     let (scene, scene_hash) = load_scene_scaled(scene_path, scale)?;
@@ -1002,8 +1005,9 @@ fn run_inner(
     let mut last_frame = sim.step_index();
     let mut result = Ok(());
     let mut warnings = OnceWarnings::default();
-    let mut clock = realtime.then(|| {
-        crate::realtime::Clock::new(scene.sim.dt, sim.step_index(), total - sim.step_index())
+    let mut clock = realtime.map(|preroll| {
+        let first = sim.step_index();
+        crate::realtime::Clock::new(scene.sim.dt, first, total.saturating_sub(first), preroll)
     });
     let mut lemke_csv = match sim.lemke_settings() {
         Some(_) => Some(crate::realtime::LemkeCsv::open(

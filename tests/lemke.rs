@@ -832,7 +832,7 @@ fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (r, rt) =
-        run_scene_realtime(shared_context(), &path, &opts, None, &stop, &mut Silent).unwrap();
+        run_scene_realtime(shared_context(), &path, &opts, None, &stop, &mut Silent, 0).unwrap();
     assert_eq!(r.steps_done, 40);
     assert_eq!(rt.steps, 40);
     assert!(rt.csv.exists() && rt.solve.is_some());
