@@ -383,7 +383,7 @@ impl StepLcp {
         let m = self.perturbed(LEVELS[level]);
         let mut sol = lemke::reuse(&m, &self.q, Some(warm), opts)?;
         sol.w = &self.m * &sol.z + &self.q;
-        (sol.residual_inf() <= opts.accept_tol * self.q.amax().max(1.0)).then_some((sol, level))
+        (sol.residual_inf() <= self.accept(opts, level, &sol.z)).then_some((sol, level))
     }
 
     /// The rungs of [`LADDER`] from the first at `level`: the solution and the level it
@@ -443,8 +443,9 @@ impl StepLcp {
 
     /// One rung: the LCP with its velocity rows' diagonal raised by `LEVELS[level] · max
     /// diag`, solved with updated factors from the warm basis or with an LU at every pivot
-    /// (cold). A perturbed answer is accepted only if it solves the exact LCP to the same
-    /// tolerance as an exact one (its w and residual are those of the exact LCP).
+    /// (cold). A perturbed answer is accepted only if it solves the exact LCP to the
+    /// tolerance plus what the perturbation explains ([`StepLcp::accept`]; its w and residual
+    /// are those of the exact LCP).
     fn rung(
         &self,
         warm: Option<&[bool]>,
@@ -467,9 +468,8 @@ impl StepLcp {
         };
         if eps > 0.0 {
             sol.w = &self.m * &sol.z + &self.q;
-            let accept = opts.accept_tol * self.q.amax().max(1.0);
             let residual = sol.residual_inf();
-            if residual > accept {
+            if residual > self.accept(opts, level, &sol.z) {
                 return Err(LemkeError::Inaccurate {
                     pivots: sol.pivots,
                     residual,
@@ -486,16 +486,42 @@ impl StepLcp {
     /// freedom) Lemke's bases can be numerically singular; N + εI is positive definite, and
     /// the answer is off the exact one by ε γ in velocity (≈ 3e-9 m/s on the realtime
     /// scene's first step at 1e-8).
-    fn perturbed(&self, rel: f64) -> DMatrix<f64> {
+    /// The largest residual against the exact LCP accepted for an answer z of the LCP
+    /// perturbed at `level`: the solver's tolerance plus what the perturbation explains
+    /// (`ε ‖z‖∞`; exact at level 0). The perturbed LCP itself was solved to the tolerance.
+    fn accept(&self, opts: &LemkeOptions, level: usize, z: &DVector<f64>) -> f64 {
+        let eps = LEVELS[level] * self.dmax();
+        opts.accept_tol * self.q.amax().max(1.0) + 1.01 * eps * z.amax()
+    }
+
+    fn velocity_rows(&self) -> Vec<usize> {
         let rows = self.settings.rows_per_contact();
         let vel_rows: Vec<usize> = match self.settings.friction {
             LcpFriction::Pyramid { directions } => (0..=directions as usize).collect(),
             LcpFriction::Surplus => vec![0, 1, 3],
         };
-        let all: Vec<usize> = (0..self.mu.len())
-            .flat_map(|i| vel_rows.iter().map(move |r| rows * i + r))
-            .collect();
-        let dmax = all.iter().map(|&r| self.m[(r, r)]).fold(0.0, f64::max);
+        (0..self.mu.len())
+            .flat_map(|i| {
+                vel_rows
+                    .iter()
+                    .map(move |r| rows * i + r)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The largest diagonal entry of the velocity rows.
+    fn dmax(&self) -> f64 {
+        let m = &self.m;
+        self.velocity_rows()
+            .iter()
+            .map(|&r| m[(r, r)])
+            .fold(0.0, f64::max)
+    }
+
+    fn perturbed(&self, rel: f64) -> DMatrix<f64> {
+        let all = self.velocity_rows();
+        let dmax = self.dmax();
         let mut m = self.m.clone();
         for r in all {
             m[(r, r)] += rel * dmax;
