@@ -9,8 +9,8 @@
 //! basis is reused directly while feasible, else pivoted from with the covering vector B₀e). APGD: the GPU solver (lavapipe here) to
 //! a residual of 1e-6 m/s or 2000 sweeps, timed as one submission + wait.
 //!
-//! Prints a table (contacts, LCP rows, pivots, Lemke ms, warm pivots and ms, APGD sweeps and
-//! ms); criterion times the cold Lemke solve at n = 4 (76 contacts).
+//! Prints a table (contacts, LCP rows, pivots, failed starts and the perturbation of the LCP
+//! that solved (`solve::lcp::LADDER`), Lemke ms, warm pivots and ms, APGD sweeps and ms); criterion times the cold Lemke solve at n = 4 (76 contacts).
 //!
 //! First, the whole step of `kind = "lemke"` on the realtime scene on its two paths
 //! (`[solver] lemke_step`): collision on the GPU with a readback every step, and everything on
@@ -21,7 +21,7 @@ use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::collide::detect;
 use bristlecone::reference::integrate::to_f64;
-use bristlecone::solve::lcp::{LcpFriction, LcpSettings, StepLcp};
+use bristlecone::solve::lcp::{LcpFriction, LcpSettings, StepLcp, LEVELS};
 use bristlecone::solve::{
     build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
@@ -78,7 +78,7 @@ fn lcp_settings() -> LcpSettings {
 
 /// (pivots, seconds) of a cold solve, and of a solve warm-started from that basis after a
 /// ±5 % perturbation of v*.
-fn lemke(state: &BodyState, contacts: &[Contact]) -> [(usize, f64); 2] {
+fn lemke(state: &BodyState, contacts: &[Contact]) -> ([(usize, f64); 2], (u32, f64)) {
     let mut bodies = to_f64(state);
     let s = lcp_settings();
     let t = Instant::now();
@@ -93,10 +93,11 @@ fn lemke(state: &BodyState, contacts: &[Contact]) -> [(usize, f64); 2] {
     let warm = lcp
         .solve(Some(&cold.lemke.basis), contacts)
         .expect("warm solve");
-    [
-        (cold.lemke.pivots, t_cold),
-        (warm.lemke.pivots, t.elapsed().as_secs_f64()),
-    ]
+    let t_warm = t.elapsed().as_secs_f64();
+    (
+        [(cold.lemke.pivots, t_cold), (warm.lemke.pivots, t_warm)],
+        (cold.lemke.retries, LEVELS[cold.level]),
+    )
 }
 
 /// (sweeps, seconds) of the GPU APGD solve.
@@ -188,17 +189,19 @@ fn main() {
         gpu[1] / cpu[1]
     );
     println!(
-        "contacts  rows  pivots  lemke_ms  warm_pivots  warm_ms  apgd_sweeps  apgd_ms  apgd/lemke"
+        "contacts  rows  pivots  retries  perturb  lemke_ms  warm_pivots  warm_ms  apgd_sweeps  apgd_ms  apgd/lemke"
     );
     for n in 1..=8 {
         let (state, contacts) = problem(n);
-        let [(p, t), (wp, wt)] = lemke(&state, &contacts);
+        let ([(p, t), (wp, wt)], (retries, eps)) = lemke(&state, &contacts);
         let (sw, at) = apgd(&ctx, &state, &contacts);
         println!(
-            "{:8}  {:4}  {:6}  {:8.3}  {:11}  {:7.3}  {:11}  {:7.2}  {:10.2}",
+            "{:8}  {:4}  {:6}  {:7}  {:7.0e}  {:8.3}  {:11}  {:7.3}  {:11}  {:7.2}  {:10.2}",
             contacts.len(),
             6 * contacts.len(),
             p,
+            retries,
+            eps,
             t * 1e3,
             wp,
             wt * 1e3,

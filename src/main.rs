@@ -47,6 +47,10 @@ enum Command {
         /// misses and the worst margin (also written to OUT/realtime.csv).
         #[arg(long)]
         realtime: bool,
+        /// With --realtime: take the first N steps before the clock starts (a stated pre-roll;
+        /// they are solved and checked like every step, their times reported apart).
+        #[arg(long, default_value_t = 0, requires = "realtime")]
+        preroll: u64,
     },
     /// Print the GPU adapter, its limits and features.
     Info {
@@ -154,6 +158,7 @@ fn main() -> ExitCode {
             scale,
             backend,
             realtime,
+            preroll,
         } => cmd_run(
             scene.unwrap_or_else(default_scene),
             RunOptions {
@@ -163,7 +168,7 @@ fn main() -> ExitCode {
             },
             scale,
             backend,
-            realtime,
+            realtime.then_some(preroll),
         ),
         Command::Info { backend } => cmd_info(backend),
         Command::Validate { scene } => cmd_validate(scene),
@@ -186,7 +191,7 @@ fn cmd_run(
     opts: RunOptions,
     scale: Option<f64>,
     backend: BackendChoice,
-    realtime: bool,
+    realtime: Option<u64>,
 ) -> Result<(), String> {
     // Validate before opening the GPU, so a bad file fails fast with its message.
     run::load_scene(&scene).map_err(|e| e.to_string())?;
@@ -208,9 +213,10 @@ fn cmd_run(
         next_log: 0,
         started: std::time::Instant::now(),
     };
-    let (r, rt) = if realtime {
-        let (r, rt) = run::run_scene_realtime(ctx, &scene, &opts, scale, &stop, &mut progress)
-            .map_err(|e| e.to_string())?;
+    let (r, rt) = if let Some(preroll) = realtime {
+        let (r, rt) =
+            run::run_scene_realtime(ctx, &scene, &opts, scale, &stop, &mut progress, preroll)
+                .map_err(|e| e.to_string())?;
         (r, Some(rt))
     } else {
         let r = run::run_scene_scaled(ctx, &scene, &opts, scale, &stop, &mut progress)

@@ -904,12 +904,14 @@ pub fn run_scene_scaled(
     stop: &AtomicBool,
     progress: &mut dyn Progress,
 ) -> Result<RunReport, RunError> {
-    run_inner(ctx, scene_path, opts, scale, stop, progress, false).map(|r| r.0)
+    run_inner(ctx, scene_path, opts, scale, stop, progress, None).map(|r| r.0)
 }
 
 /// [`run_scene_scaled`] against the wall clock (`run --realtime`, see [`crate::realtime`]):
 /// one step per batch, each released at its time and checked against its deadline; also
 /// writes `realtime.csv` (per step: wall time, CPU solve time with the exact solver, margin).
+/// The first `preroll` steps are taken before the clock starts (stated in the report, their
+/// times in the CSV without a margin); 0 clocks every step.
 pub fn run_scene_realtime(
     ctx: Arc<GpuContext>,
     scene_path: &Path,
@@ -917,8 +919,9 @@ pub fn run_scene_realtime(
     scale: Option<f64>,
     stop: &AtomicBool,
     progress: &mut dyn Progress,
+    preroll: u64,
 ) -> Result<(RunReport, crate::realtime::RealtimeReport), RunError> {
-    let (report, clock) = run_inner(ctx, scene_path, opts, scale, stop, progress, true)?;
+    let (report, clock) = run_inner(ctx, scene_path, opts, scale, stop, progress, Some(preroll))?;
     let clock = clock.expect("a real-time run keeps its clock");
     let rt = clock.finish(&report.out_dir)?;
     Ok((report, rt))
@@ -964,7 +967,7 @@ fn run_inner(
     scale: Option<f64>,
     stop: &AtomicBool,
     progress: &mut dyn Progress,
-    realtime: bool,
+    realtime: Option<u64>,
 ) -> Result<(RunReport, Option<crate::realtime::Clock>), RunError> {
     let started = Instant::now();
     let (scene, scene_hash) = load_scene_scaled(scene_path, scale)?;
@@ -1093,7 +1096,17 @@ fn run_inner(
     let mut last_frame = sim.step_index();
     let mut result = Ok(());
     let mut warnings = OnceWarnings::default();
-    let mut clock = realtime.then(|| crate::realtime::Clock::new(scene.sim.dt, sim.step_index()));
+    let mut clock = realtime.map(|preroll| {
+        let first = sim.step_index();
+        crate::realtime::Clock::new(scene.sim.dt, first, total.saturating_sub(first), preroll)
+    });
+    let mut lemke_csv = match sim.lemke_settings() {
+        Some(_) => Some(crate::realtime::LemkeCsv::open(
+            dir.join("lemke.csv"),
+            resumed.as_ref().map(|ck| ck.step),
+        )?),
+        None => None,
+    };
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&mut sim, s);
@@ -1120,7 +1133,10 @@ fn run_inner(
             }
         };
         if let Some(c) = clock.as_mut() {
-            c.finished(sim.step_index(), sim.solve_seconds().first().copied());
+            c.finished(sim.step_index(), sim.lemke_log().first().copied());
+        }
+        if let Some(l) = lemke_csv.as_mut() {
+            l.push(sim.lemke_log());
         }
         warnings.check(&records, sim.lemke_settings().is_some(), progress);
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
@@ -1152,6 +1168,9 @@ fn run_inner(
             }
             last_frame = s;
             out.stats.flush()?;
+            if let Some(l) = lemke_csv.as_mut() {
+                l.flush()?;
+            }
             probes.flush()?;
         }
         if ckpt_every > 0 && s % ckpt_every == 0 {
@@ -1164,6 +1183,9 @@ fn run_inner(
     // Whatever happened, keep what was computed: statistics so far, and on a clean stop
     // (finished or Ctrl-C) the last frame and a checkpoint to resume from.
     out.stats.flush()?;
+    if let Some(l) = lemke_csv.as_mut() {
+        l.flush()?;
+    }
     probes.flush()?;
     result?;
     if sim.step_index() != last_frame {

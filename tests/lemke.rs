@@ -831,11 +831,56 @@ fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
         resume: None,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
+    // Two steps of pre-roll before the clock: solved like the others, reported apart.
     let (r, rt) =
-        run_scene_realtime(shared_context(), &path, &opts, None, &stop, &mut Silent).unwrap();
+        run_scene_realtime(shared_context(), &path, &opts, None, &stop, &mut Silent, 2).unwrap();
     assert_eq!(r.steps_done, 40);
-    assert_eq!(rt.steps, 40);
+    assert_eq!((rt.steps, rt.preroll), (38, 2));
     assert!(rt.csv.exists() && rt.solve.is_some());
+    let csv = std::fs::read_to_string(&rt.csv).unwrap();
+    let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        lines[0],
+        [
+            "step",
+            "step_ms",
+            "solve_ms",
+            "margin_ms",
+            "pivots",
+            "retries",
+            "perturbation"
+        ]
+    );
+    assert_eq!(lines.len(), 41);
+    // Pre-roll rows have no margin; clocked rows do, and their misses are the report's.
+    assert!(lines[1..3].iter().all(|l| l[3].is_empty()));
+    let margins: Vec<f64> = lines[3..].iter().map(|l| l[3].parse().unwrap()).collect();
+    assert_eq!(
+        margins.iter().filter(|m| **m < 0.0).count() as u64,
+        rt.misses
+    );
+    // One sphere on a plane: the exact LCP, no fallback, in both per-step files.
+    let lemke = std::fs::read_to_string(r.out_dir.join("lemke.csv")).unwrap();
+    let rows_l: Vec<Vec<&str>> = lemke.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows_l[0],
+        [
+            "step",
+            "rows",
+            "pivots",
+            "retries",
+            "perturbation",
+            "solve_ms"
+        ]
+    );
+    assert_eq!(rows_l.len(), 41);
+    for (l, rt_l) in rows_l[1..].iter().zip(&lines[1..]) {
+        assert_eq!(
+            (l[0], l[2], l[3], l[4]),
+            (rt_l[0], rt_l[4], rt_l[5], rt_l[6])
+        );
+        assert_eq!((l[1], l[3], l[4]), ("10", "0", "0e0"), "{l:?}");
+    }
     let rows = bristlecone::io::read_stats(&r.stats).unwrap();
     assert_eq!(rows.len(), 40);
     assert!(rows.iter().all(|r| r.contacts == 1));
@@ -1091,4 +1136,36 @@ fn degenerate_stacks_are_solved_from_cold_starts() {
         }
     }
     assert!(pivots > 0);
+}
+
+/// The realtime scene's stack is rank-deficient (24 contacts on 5 beads): its first step is
+/// solved on the perturbed LCP (`solve::lcp::LEVELS[1]`, found singular from the guessed
+/// basis), recorded per step in lemke.csv, and the answer still solves the exact LCP (the
+/// residual in stats.csv is against it). Later steps reuse the basis without a pivot.
+#[test]
+fn rank_deficient_stack_records_its_fallback_per_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes/realtime.toml");
+    let r = run_to(&path, &dir.path().join("out"), Some(6), None);
+    let stats = bristlecone::io::read_stats(&r.stats).unwrap();
+    let lemke = std::fs::read_to_string(r.out_dir.join("lemke.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = lemke
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), 6);
+    for (row, st) in rows.iter().zip(&stats) {
+        assert_eq!(row[0] as u64, st.step);
+        assert_eq!(row[1], 144.0, "24 contacts × 6 rows");
+        assert_eq!(row[2] as u32, st.iterations, "pivots");
+        assert!(row[4] == 0.0 || row[4] == 1e-8, "perturbation {}", row[4]);
+        assert!(st.residual < 1e-8, "exact residual {}", st.residual);
+    }
+    assert_eq!(rows[0][4], 1e-8, "the first step is solved perturbed");
+    assert!(rows[0][2] > 0.0, "and pivots from the guessed basis");
+    assert!(
+        rows[3..].iter().all(|r| r[2] == 0.0),
+        "at rest the basis is reused: {rows:?}"
+    );
 }

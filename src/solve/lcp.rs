@@ -114,6 +114,8 @@ pub struct LcpStepSolution {
     /// Impulses per contact in the contact frame (n, u, w), as the GPU solvers return them.
     pub gamma: Vec<Vec3>,
     pub lemke: LemkeSolution,
+    /// The perturbation level it solved at (an index of [`LEVELS`]; 0: the exact LCP).
+    pub level: usize,
 }
 
 /// A failed solve, with the contacts involved.
@@ -317,91 +319,247 @@ impl StepLcp {
             .collect()
     }
 
-    /// Solves with Lemke's algorithm from an optional warm basis (per LCP row).
+    /// Solves with Lemke's algorithm from an optional warm basis (per LCP row), climbing
+    /// [`LADDER`] from its first rung.
     pub fn solve(
         &self,
         warm: Option<&[bool]>,
         contacts: &[Contact],
     ) -> Result<LcpStepSolution, LcpError> {
+        self.solve_from_level(warm, contacts, 0)
+    }
+
+    /// [`StepLcp::solve`] starting at the first rung of perturbation level `level` (an index
+    /// of [`LEVELS`]; a stepper passes the level its last step solved at), after cheap tries
+    /// of reusing the warm basis (no pivot; [`StepLcp::reuse`]). The rungs below `level` are
+    /// skipped: on a rank-deficient stack they fail every step and cost a full pivoting run.
+    pub fn solve_from_level(
+        &self,
+        warm: Option<&[bool]>,
+        contacts: &[Contact],
+        level: usize,
+    ) -> Result<LcpStepSolution, LcpError> {
         let opts = LemkeOptions {
             max_pivots: self.settings.max_pivots as usize,
             ..Default::default()
         };
-        let result = match lemke::solve(&self.m, &self.q, warm, &opts) {
-            Err(e) if e.retry_pivots().is_some() => self.solve_perturbed(e, &opts),
-            r => r,
+        let mut level = level.min(LEVELS.len() - 1);
+        // A warm basis whose exact block is singular (a rank-deficient stack): exact pivoting
+        // from it fails (realtime scene, first step: ~230 wasted pivots), start perturbed.
+        if level == 0 && warm.is_some_and(|w| lemke::warm_block_singular(&self.m, w)) {
+            level = 1;
+        }
+        let result = match self.reuse(warm, &opts, level) {
+            Some(r) => Ok(r),
+            None => self.climb(warm, &opts, level),
         };
         match result {
-            Ok(sol) => Ok(LcpStepSolution {
+            Ok((sol, level)) => Ok(LcpStepSolution {
                 gamma: self.impulses(&sol.z),
                 lemke: sol,
+                level,
             }),
-            Err(error) => {
-                let row = match &error {
-                    LemkeError::Ray { row, .. } | LemkeError::NonFinite { row } => Some(*row),
-                    _ => None,
-                };
-                let rows = self.settings.rows_per_contact();
-                let contacts = match row {
-                    Some(r) => involved(contacts, r / rows, &self.dynamic),
-                    None => contacts
-                        .iter()
-                        .enumerate()
-                        .map(|(i, c)| (i, c.ids[0], c.ids[1]))
-                        .collect(),
-                };
-                Err(LcpError { error, contacts })
-            }
+            Err(error) => Err(self.error(error, contacts)),
         }
     }
-}
 
-impl StepLcp {
-    /// The last resort after a ray or an inaccurate end from every start: the same LCP with
-    /// `ε = PERTURBATION[k] · max diag` (the first k that solves) added to the diagonal of each velocity row (normal and
-    /// friction directions; for the pyramid a compliance of ε dt² per row), solved cold. On
-    /// the rank-deficient contact sets of stacks (more rows per body than its 6 degrees of
-    /// freedom) Lemke's bases can be numerically singular; the perturbation makes N + εI
-    /// positive definite. The answer is then off the exact one by ε γ in velocity (≈ 3e-9
-    /// m/s on the realtime scene's first step); its `w` and residual are recomputed against
-    /// the unperturbed LCP, so the statistics show the true residual. Errors: the first one.
-    fn solve_perturbed(
+    /// The warm basis reused without a pivot (an LU of its |J| × |J| block), on the exact LCP
+    /// or else perturbed at `max(level, 1)`: on a rank-deficient stack the exact block is
+    /// singular but the perturbed one is not, and its answer is accepted only if it solves the
+    /// exact LCP (see [`StepLcp::rung`]). With the basis of a step at rest, or a stepper's guess
+    /// for new contacts (normal impulse where approaching, no friction), this is the whole
+    /// solve.
+    fn reuse(
         &self,
-        first: LemkeError,
+        warm: Option<&[bool]>,
         opts: &LemkeOptions,
-    ) -> Result<lemke::LemkeSolution, LemkeError> {
+        level: usize,
+    ) -> Option<(LemkeSolution, usize)> {
+        let warm = warm?;
+        if let Some(sol) = lemke::reuse(&self.m, &self.q, Some(warm), opts) {
+            return Some((sol, 0));
+        }
+        let level = level.max(1);
+        let m = self.perturbed(LEVELS[level]);
+        let mut sol = lemke::reuse(&m, &self.q, Some(warm), opts)?;
+        sol.w = &self.m * &sol.z + &self.q;
+        (sol.residual_inf() <= self.accept(opts, level, &sol.z)).then_some((sol, level))
+    }
+
+    /// The rungs of [`LADDER`] from the first at `level`: the solution and the level it
+    /// solved at, or the first error (with every rung's pivots and starts added).
+    fn climb(
+        &self,
+        warm: Option<&[bool]>,
+        opts: &LemkeOptions,
+        level: usize,
+    ) -> Result<(LemkeSolution, usize), LemkeError> {
+        let first = LADDER
+            .iter()
+            .position(|r| *r == (level, false))
+            .unwrap_or(0);
+        let (mut spent, mut retries) = (0, 0);
+        let mut first_error = None;
+        for &(lvl, refactor) in &LADDER[first..] {
+            if refactor && self.q.len() > lemke::REFACTOR_EACH_PIVOT_MAX {
+                continue;
+            }
+            match self.rung(warm, opts, lvl, refactor) {
+                Ok(mut sol) => {
+                    sol.pivots += spent;
+                    sol.retries += retries;
+                    if retries > 0 {
+                        sol.warm_started = false;
+                    }
+                    return Ok((sol, lvl));
+                }
+                Err(e) => {
+                    spent += e.retry_pivots().unwrap_or(0);
+                    retries += e.retries() + 1;
+                    if e.retry_pivots().is_none() {
+                        // Bad data or the pivot limit: another rung will not help.
+                        return Err(first_error.unwrap_or(e));
+                    }
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        let e = first_error.expect("the ladder has a rung");
+        Err(match e {
+            LemkeError::Ray { var, row, .. } => LemkeError::Ray {
+                pivots: spent,
+                retries: retries - 1,
+                var,
+                row,
+            },
+            LemkeError::Inaccurate { residual, .. } => LemkeError::Inaccurate {
+                pivots: spent,
+                residual,
+                retries: retries - 1,
+            },
+            e => e,
+        })
+    }
+
+    /// One rung: the LCP with its velocity rows' diagonal raised by `LEVELS[level] · max
+    /// diag`, solved with updated factors from the warm basis or with an LU at every pivot
+    /// (cold). A perturbed answer is accepted only if it solves the exact LCP to the
+    /// tolerance plus what the perturbation explains ([`StepLcp::accept`]; its w and residual
+    /// are those of the exact LCP).
+    fn rung(
+        &self,
+        warm: Option<&[bool]>,
+        opts: &LemkeOptions,
+        level: usize,
+        refactor: bool,
+    ) -> Result<LemkeSolution, LemkeError> {
+        let eps = LEVELS[level];
+        let perturbed;
+        let m = if eps > 0.0 {
+            perturbed = self.perturbed(eps);
+            &perturbed
+        } else {
+            &self.m
+        };
+        let mut sol = if refactor {
+            lemke::refactored(m, &self.q, opts)?
+        } else {
+            lemke::attempt(m, &self.q, warm, opts)?
+        };
+        if eps > 0.0 {
+            sol.w = &self.m * &sol.z + &self.q;
+            let residual = sol.residual_inf();
+            if residual > self.accept(opts, level, &sol.z) {
+                return Err(LemkeError::Inaccurate {
+                    pivots: sol.pivots,
+                    residual,
+                    retries: sol.retries,
+                });
+            }
+        }
+        Ok(sol)
+    }
+
+    /// M with `rel · max diag` added to the diagonal of each velocity row (normal and
+    /// friction directions; for the pyramid a compliance of ε dt² per row). On the
+    /// rank-deficient contact sets of stacks (more rows per body than its 6 degrees of
+    /// freedom) Lemke's bases can be numerically singular; N + εI is positive definite, and
+    /// the answer is off the exact one by ε γ in velocity (≈ 3e-9 m/s on the realtime
+    /// scene's first step at 1e-8).
+    /// The largest residual against the exact LCP accepted for an answer z of the LCP
+    /// perturbed at `level`: the solver's tolerance plus what the perturbation explains
+    /// (`ε ‖z‖∞`; exact at level 0). The perturbed LCP itself was solved to the tolerance.
+    fn accept(&self, opts: &LemkeOptions, level: usize, z: &DVector<f64>) -> f64 {
+        let eps = LEVELS[level] * self.dmax();
+        opts.accept_tol * self.q.amax().max(1.0) + 1.01 * eps * z.amax()
+    }
+
+    fn velocity_rows(&self) -> Vec<usize> {
         let rows = self.settings.rows_per_contact();
         let vel_rows: Vec<usize> = match self.settings.friction {
             LcpFriction::Pyramid { directions } => (0..=directions as usize).collect(),
             LcpFriction::Surplus => vec![0, 1, 3],
         };
-        let index = |i: usize| vel_rows.iter().map(move |r| rows * i + r);
-        let all = (0..self.mu.len()).flat_map(index);
-        let dmax = all.clone().map(|r| self.m[(r, r)]).fold(0.0, f64::max);
-        let mut spent = first.retry_pivots().unwrap_or(0);
-        for rel in PERTURBATION {
-            let mut m = self.m.clone();
-            for r in all.clone() {
-                m[(r, r)] += rel * dmax;
-            }
-            match lemke::solve(&m, &self.q, None, opts) {
-                Ok(mut sol) => {
-                    sol.w = &self.m * &sol.z + &self.q;
-                    sol.pivots += spent;
-                    sol.warm_started = false;
-                    return Ok(sol);
-                }
-                Err(e) => spent += e.retry_pivots().unwrap_or(0),
-            }
+        (0..self.mu.len())
+            .flat_map(|i| {
+                vel_rows
+                    .iter()
+                    .map(move |r| rows * i + r)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The largest diagonal entry of the velocity rows.
+    fn dmax(&self) -> f64 {
+        let m = &self.m;
+        self.velocity_rows()
+            .iter()
+            .map(|&r| m[(r, r)])
+            .fold(0.0, f64::max)
+    }
+
+    fn perturbed(&self, rel: f64) -> DMatrix<f64> {
+        let all = self.velocity_rows();
+        let dmax = self.dmax();
+        let mut m = self.m.clone();
+        for r in all {
+            m[(r, r)] += rel * dmax;
         }
-        Err(first)
+        m
+    }
+
+    /// The error of a failed solve with the contacts involved.
+    fn error(&self, error: LemkeError, contacts: &[Contact]) -> LcpError {
+        let row = match &error {
+            LemkeError::Ray { row, .. } | LemkeError::NonFinite { row } => Some(*row),
+            _ => None,
+        };
+        let rows = self.settings.rows_per_contact();
+        let contacts = match row {
+            Some(r) => involved(contacts, r / rows, &self.dynamic),
+            None => contacts
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (i, c.ids[0], c.ids[1]))
+                .collect(),
+        };
+        LcpError { error, contacts }
     }
 }
 
-/// Relative diagonal perturbations of [`StepLcp::solve_perturbed`], tried in turn: 1e-9 was
-/// the smallest that solved the realtime scene's first step (1e-10 ended in a ray, 1e-12 at
-/// garbage); the larger ones are for harder sets (the scene in motion, step 88).
-pub const PERTURBATION: [f64; 3] = [1e-8, 1e-6, 1e-4];
+/// Relative diagonal perturbations of the LCP's velocity rows ([`StepLcp::solve_from_level`]):
+/// level 0 is the exact LCP. 1e-8 was the smallest that solved the realtime scene's first step
+/// (1e-10 ended in a ray, 1e-12 at garbage); the larger ones are for harder sets (the scene in
+/// motion, step 88).
+pub const LEVELS: [f64; 4] = [0.0, 1e-8, 1e-6, 1e-4];
+
+/// The solve ladder, climbed in order from a starting level: (level, LU at every pivot).
+/// Cheap rungs first: the exact LCP with updated factors (warm, then cold), then the 1e-8
+/// perturbation, and only then the exact LCP with an LU at every pivot (O(n³) per pivot: on
+/// the realtime scene's cold 24-contact stack it cost ~1 s where the perturbed rung costs
+/// about a millisecond), then the larger perturbations.
+pub const LADDER: [(usize, bool); 5] = [(0, false), (1, false), (0, true), (2, false), (3, false)];
 
 /// The contact `i` and those sharing a dynamic body with it.
 fn involved(contacts: &[Contact], i: usize, dynamic: &[bool]) -> Vec<(usize, u32, u32)> {

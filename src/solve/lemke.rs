@@ -70,6 +70,8 @@ pub struct LemkeSolution {
     pub basis: Vec<bool>,
     /// Whether the warm-start basis was used (it factorised).
     pub warm_started: bool,
+    /// Failed starts (rays or rejected answers) before the one that solved.
+    pub retries: u32,
 }
 
 impl LemkeSolution {
@@ -100,6 +102,8 @@ pub enum LemkeError {
     #[error("ray termination after {pivots} pivots: entering {var} of row {row} can grow without bound (no solution is reachable from this start)")]
     Ray {
         pivots: usize,
+        /// Failed starts before this one.
+        retries: u32,
         /// "z" or "w".
         var: &'static str,
         row: usize,
@@ -111,7 +115,11 @@ pub enum LemkeError {
     /// The final basis is numerically singular: its basic solution violates the LCP by more
     /// than round-off (`‖min(z, Mz + q)‖∞` above [`LemkeOptions::accept_tol`]).
     #[error("inaccurate after {pivots} pivots: the final basis is numerically singular (‖min(z, Mz + q)‖∞ = {residual:e})")]
-    Inaccurate { pivots: usize, residual: f64 },
+    Inaccurate {
+        pivots: usize,
+        residual: f64,
+        retries: u32,
+    },
     #[error("M is {rows}×{cols} but q has {len} rows")]
     Shape {
         rows: usize,
@@ -128,6 +136,29 @@ impl LemkeError {
             _ => None,
         }
     }
+
+    /// Failed starts before the one that ended in this error.
+    pub fn retries(&self) -> u32 {
+        match self {
+            LemkeError::Ray { retries, .. } | LemkeError::Inaccurate { retries, .. } => *retries,
+            _ => 0,
+        }
+    }
+
+    /// This error after `pivots` more pivots spent in `retries` earlier failed starts.
+    pub fn with_spent(mut self, spent: usize, more: u32) -> Self {
+        if let LemkeError::Ray {
+            pivots, retries, ..
+        }
+        | LemkeError::Inaccurate {
+            pivots, retries, ..
+        } = &mut self
+        {
+            *pivots += spent;
+            *retries += more;
+        }
+        self
+    }
 }
 
 /// Variable ids: `0..n` are w, `n..2n` are z, `2n` is z₀.
@@ -139,8 +170,10 @@ struct Tableau<'a> {
     basic: Vec<usize>,
     binv: DMatrix<f64>,
     x: DVector<f64>,
-    /// The starting basis, for the lexicographic rows `B⁻¹ B₀` (None: B₀ = I).
-    b0: Option<Vec<usize>>,
+    /// The starting basis matrix and the lexicographic rows `L = B⁻¹ B₀`, updated with B⁻¹
+    /// (None: B₀ = I, L = B⁻¹). Kept rather than recomputed per tie: on degenerate stacks
+    /// the ties run over most columns, and `B⁻¹_i · B₀_k` each time made a pivot O(n² ties).
+    b0: Option<(DMatrix<f64>, DMatrix<f64>)>,
 }
 
 impl Tableau<'_> {
@@ -180,23 +213,59 @@ impl Tableau<'_> {
     fn lex(&self, i: usize, k: usize) -> f64 {
         match &self.b0 {
             None => self.binv[(i, k)],
-            Some(b0) => {
-                let v = b0[k];
-                if v < self.n {
-                    self.binv[(i, v)]
-                } else {
-                    self.binv.row(i).dot(&self.column(v).transpose())
-                }
-            }
+            Some((_, l)) => l[(i, k)],
         }
     }
 
-    /// Rebuilds B⁻¹ and x from the basis by LU; false (nothing changed) if B is singular.
+    /// `B⁻¹` of the basis `vars` through its non-unit block: with W the positions holding a
+    /// `w_i` (unit column e_i) and Z the others (columns C, n × |Z|), R the rows no basic w
+    /// covers (|R| = |Z|): `x_Z = C_RZ⁻¹ b_R`, `x_{w_i} = b_i − C_iZ x_Z`. O(|Z|³ + n²|Z|)
+    /// instead of O(n³): a warm start of a stack has |Z| ≈ its active contacts, far below n.
+    fn inverse(&self, vars: &[usize]) -> Option<DMatrix<f64>> {
+        let n = self.n;
+        let mut w_at = vec![usize::MAX; n];
+        let mut zpos = Vec::new();
+        for (k, &v) in vars.iter().enumerate() {
+            if v < n {
+                w_at[v] = k;
+            } else {
+                zpos.push(k);
+            }
+        }
+        let rows: Vec<usize> = (0..n).filter(|&i| w_at[i] == usize::MAX).collect();
+        if rows.len() != zpos.len() {
+            return None;
+        }
+        let cols: Vec<DVector<f64>> = zpos.iter().map(|&k| self.column(vars[k])).collect();
+        let crz = DMatrix::from_fn(rows.len(), zpos.len(), |a, b| cols[b][rows[a]]);
+        let crz_inv = crz.lu().try_inverse()?;
+        let mut inv = DMatrix::zeros(n, n);
+        // Rows of Z positions: C_RZ⁻¹ scattered onto the columns R.
+        for (a, &k) in zpos.iter().enumerate() {
+            for (b, &i) in rows.iter().enumerate() {
+                inv[(k, i)] = crz_inv[(a, b)];
+            }
+        }
+        // Rows of w_i: e_iᵀ − C_iZ C_RZ⁻¹ (on the columns R).
+        for i in (0..n).filter(|&i| w_at[i] != usize::MAX) {
+            let k = w_at[i];
+            inv[(k, i)] = 1.0;
+            for (b, &r) in rows.iter().enumerate() {
+                let s: f64 = (0..zpos.len()).map(|a| cols[a][i] * crz_inv[(a, b)]).sum();
+                inv[(k, r)] = -s;
+            }
+        }
+        Some(inv)
+    }
+
+    /// Rebuilds B⁻¹ and x from the basis; false (nothing changed) if B is singular.
     fn refactor(&mut self) -> bool {
-        let b = self.basis_matrix(&self.basic);
-        match b.lu().try_inverse() {
+        match self.inverse(&self.basic) {
             Some(inv) if inv.iter().all(|v| v.is_finite()) => {
                 self.x = &inv * self.q;
+                if let Some((b0, l)) = self.b0.as_mut() {
+                    *l = &inv * &*b0;
+                }
                 self.binv = inv;
                 true
             }
@@ -215,6 +284,11 @@ impl Tableau<'_> {
         self.binv.ger(-1.0, &c, &row_r, 1.0);
         self.x.axpy(-xr, &c, 1.0);
         self.binv.set_row(r, &row_r.transpose());
+        if let Some((_, l)) = self.b0.as_mut() {
+            let l_r = (l.row(r) / p).transpose();
+            l.ger(-1.0, &c, &l_r, 1.0);
+            l.set_row(r, &l_r.transpose());
+        }
         self.x[r] = xr;
         self.basic[r] = e;
     }
@@ -309,6 +383,7 @@ impl Tableau<'_> {
             pivots,
             basis,
             warm_started,
+            retries: 0,
         }
     }
 }
@@ -342,7 +417,11 @@ fn warm_feasible(
     if !j.is_empty() {
         let mjj = DMatrix::from_fn(j.len(), j.len(), |a, b| m[(j[a], j[b])]);
         let rhs = DVector::from_fn(j.len(), |a, _| -q[j[a]]);
-        let zj = mjj.lu().solve(&rhs)?;
+        let lu = mjj.lu();
+        if singular(lu.u().diagonal().as_slice()) {
+            return None;
+        }
+        let zj = lu.solve(&rhs)?;
         for (a, &i) in j.iter().enumerate() {
             if zj[a].is_nan() || zj[a] < -tol {
                 return None;
@@ -360,75 +439,138 @@ fn warm_feasible(
         pivots: 0,
         basis: flags.to_vec(),
         warm_started: true,
+        retries: 0,
     })
 }
 
 /// Solves the LCP (M, q), from the complementary basis `warm` (true: z_i basic) when given.
 ///
 /// `warm`: a previous basis; used directly when it is still feasible (no pivot), else Lemke
-/// pivots from it with the covering vector `B₀ e`, and redoes a ray cold, then a cold ray
-/// with a fresh factorisation at every pivot.
+/// pivots from it with the covering vector `B₀ e`, and redoes a ray cold ([`attempt`]), then
+/// a cold failure with a fresh factorisation at every pivot.
 pub fn solve(
     m: &DMatrix<f64>,
     q: &DVector<f64>,
     warm: Option<&[bool]>,
     opts: &LemkeOptions,
 ) -> Result<LemkeSolution, LemkeError> {
-    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, warm_tol(q, opts))) {
-        return Ok(sol);
-    }
-    // Every attempt's answer is checked against the LCP: pivoting through a numerically
-    // singular basis (rank-deficient contact sets) can end "successfully" at garbage
-    // (realtime scene, step 1: ‖min(z, w)‖ = 0.2), which counts as a failed attempt.
-    let accept = opts.accept_tol * q.amax().max(1.0);
-    let checked = |r: Result<LemkeSolution, LemkeError>| {
-        r.and_then(|sol| match sol.residual_inf() {
-            x if x <= accept => Ok(sol),
-            residual => Err(LemkeError::Inaccurate {
-                pivots: sol.pivots,
-                residual,
-            }),
-        })
-    };
-    // Pivoting from an infeasible warm basis (covering vector B₀e) measured slower than a cold
-    // start on perturbed piles (benches/lemke.rs), but it also gets through steps where the
-    // cold start ends in a ray (assets/scenes/realtime.toml, step 3); its rays prove nothing
-    // (B₀e need not be positive), so a warm ray is redone cold and only a cold ray is reported.
-    //
-    // A cold ray is then redone with a fresh LU of the basis at every pivot: on the
+    // A cold ray is redone with a fresh LU of the basis at every pivot: on the
     // rank-deficient LCPs of stacks (more contact rows per body than its 6 degrees of freedom)
     // the rank-one updates of B⁻¹ drift enough over ~200 pivots to split the ratio-test tie
     // that ends at a solution or to hide the positive entries of a column, a false ray
     // (realtime scene in motion, 2×2 layer thrown sideways: rays after 193 and 204 pivots
     // that the refactorised path solves to a residual of 1e-17). This costs O(n³) per pivot,
     // paid only when the updated path fails; its ray is the one reported.
-    let mut spent = 0;
-    let first = match checked(solve_from(m, q, warm, opts)) {
-        Err(e) if warm.is_some() && e.retry_pivots().is_some() => {
-            spent = e.retry_pivots().unwrap();
-            checked(solve_from(m, q, None, opts))
-        }
-        r => r,
-    };
-    let result = match first {
+    match attempt(m, q, warm, opts) {
         // An LU per pivot is O(n³) each: only for LCPs up to REFACTOR_EACH_PIVOT_MAX rows.
         Err(e) if e.retry_pivots().is_some() && q.len() <= REFACTOR_EACH_PIVOT_MAX => {
-            spent += e.retry_pivots().unwrap();
-            let exact = LemkeOptions {
-                refactor_every: 1,
-                ..*opts
-            };
-            checked(solve_from(m, q, None, &exact))
+            let (spent, retries) = (e.retry_pivots().unwrap(), e.retries());
+            refactored(m, q, opts).map(|mut sol| {
+                sol.pivots += spent;
+                sol.retries += retries + 1;
+                sol.warm_started = false;
+                sol
+            })
         }
         r => r,
+    }
+}
+
+/// A cold solve with a fresh LU of the basis at every pivot (O(n³) per pivot), checked.
+pub fn refactored(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    opts: &LemkeOptions,
+) -> Result<LemkeSolution, LemkeError> {
+    let exact = LemkeOptions {
+        refactor_every: 1,
+        ..*opts
     };
-    result.map(|mut sol| {
-        if spent > 0 {
-            sol.pivots += spent;
-            sol.warm_started = false;
-        }
-        sol
+    checked(q, opts, solve_from(m, q, None, &exact))
+}
+
+/// Every answer is checked against the LCP: pivoting through a numerically singular basis
+/// (rank-deficient contact sets) can end "successfully" at garbage (realtime scene, step 1:
+/// ‖min(z, w)‖ = 0.2), which counts as a failed attempt.
+fn checked(
+    q: &DVector<f64>,
+    opts: &LemkeOptions,
+    r: Result<LemkeSolution, LemkeError>,
+) -> Result<LemkeSolution, LemkeError> {
+    let accept = opts.accept_tol * q.amax().max(1.0);
+    r.and_then(|sol| match sol.residual_inf() {
+        x if x <= accept => Ok(sol),
+        residual => Err(LemkeError::Inaccurate {
+            pivots: sol.pivots,
+            residual,
+            retries: 0,
+        }),
     })
+}
+
+/// Whether an LU's pivots (the diagonal of U, partial pivoting) show a numerically singular
+/// matrix: the smallest below 1e-10 of the largest (round-off of the rank-deficient normal
+/// blocks of stacks is ~1e-16 relative; a well-posed contact block is far above).
+fn singular(pivots: &[f64]) -> bool {
+    let big = pivots.iter().fold(0.0f64, |a, p| a.max(p.abs()));
+    pivots.iter().any(|p| !(p.abs() > 1e-10 * big))
+}
+
+/// Whether the warm basis' block `M_JJ` (J: rows with z basic) is numerically singular: the
+/// contact set is rank-deficient there (more active rows than the bodies' freedoms), and no
+/// basis containing J solves the exact LCP reliably.
+pub fn warm_block_singular(m: &DMatrix<f64>, warm: &[bool]) -> bool {
+    let j: Vec<usize> = (0..warm.len()).filter(|&i| warm[i]).collect();
+    if j.is_empty() || m.nrows() != warm.len() {
+        return false;
+    }
+    let mjj = DMatrix::from_fn(j.len(), j.len(), |a, b| m[(j[a], j[b])]);
+    singular(mjj.lu().u().diagonal().as_slice())
+}
+
+/// The warm basis' complementary solution when it is feasible and solves the LCP to the
+/// accepted residual (a near-singular `M_JJ` can give a non-negative z that does not): no pivot.
+pub fn reuse(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    warm: Option<&[bool]>,
+    opts: &LemkeOptions,
+) -> Option<LemkeSolution> {
+    let sol = warm_feasible(m, q, warm?, warm_tol(q, opts))?;
+    checked(q, opts, Ok(sol)).ok()
+}
+
+/// One start of Lemke's algorithm with updated factors: the warm basis reused when feasible,
+/// else pivoted from (covering vector `B₀ e`), a failure from there redone cold; the answer
+/// checked. Errors carry the pivots and starts spent.
+pub fn attempt(
+    m: &DMatrix<f64>,
+    q: &DVector<f64>,
+    warm: Option<&[bool]>,
+    opts: &LemkeOptions,
+) -> Result<LemkeSolution, LemkeError> {
+    if let Some(sol) = reuse(m, q, warm, opts) {
+        return Ok(sol);
+    }
+    // Pivoting from an infeasible warm basis (covering vector B₀e) measured slower than a cold
+    // start on perturbed piles (benches/lemke.rs), but it also gets through steps where the
+    // cold start ends in a ray (assets/scenes/realtime.toml, step 3); its rays prove nothing
+    // (B₀e need not be positive), so a warm failure is redone cold.
+    match checked(q, opts, solve_from(m, q, warm, opts)) {
+        Err(e) if warm.is_some() && e.retry_pivots().is_some() => {
+            let spent = e.retry_pivots().unwrap();
+            match checked(q, opts, solve_from(m, q, None, opts)) {
+                Ok(mut sol) => {
+                    sol.pivots += spent;
+                    sol.retries += 1;
+                    sol.warm_started = false;
+                    Ok(sol)
+                }
+                Err(e) => Err(e.with_spent(spent, 1)),
+            }
+        }
+        r => r,
+    }
 }
 
 fn solve_from(
@@ -471,17 +613,15 @@ fn solve_from(
         b0: None,
     };
     let mut warm_started = false;
-    if let Some(sol) = warm.and_then(|f| warm_feasible(m, q, f, warm_tol(q, opts))) {
-        return Ok(sol);
-    }
     if let Some(flags) = warm.filter(|f| f.len() == n && f.iter().any(|&b| b)) {
         let saved = (t.basic.clone(), t.binv.clone(), t.x.clone());
         t.basic = (0..n).map(|i| if flags[i] { n + i } else { i }).collect();
         if t.refactor() {
             warm_started = true;
-            t.b0 = Some(t.basic.clone());
+            let b0 = t.basis_matrix(&t.basic);
             // d = B₀ e: z₀'s column is −e in the warm basis' coordinates.
-            t.d = t.basis_matrix(&t.basic) * DVector::from_element(n, 1.0);
+            t.d = &b0 * DVector::from_element(n, 1.0);
+            t.b0 = Some((b0, DMatrix::identity(n, n)));
         } else {
             (t.basic, t.binv, t.x) = saved;
         }
@@ -522,6 +662,7 @@ fn solve_from(
         let Some(r) = r else {
             return Err(LemkeError::Ray {
                 pivots,
+                retries: 0,
                 var: if entering < n { "w" } else { "z" },
                 row: entering % n,
             });

@@ -120,6 +120,10 @@ impl Simulation {
         l.step = step;
         if !on_cpu {
             l.cpu = None;
+        } else {
+            // Load the state now (one readback), not in the first step: a real-time run's
+            // first step is then a step like the others.
+            self.cpu_state()?;
         }
         Ok(on_cpu)
     }
@@ -175,6 +179,7 @@ impl Simulation {
         self.cpu_state()?;
         if let Some(l) = self.lemke.as_mut() {
             l.solve_seconds.clear();
+            l.log.clear();
         }
         let mut records = Vec::new();
         for k in 0..n {

@@ -12,6 +12,7 @@ mod lemke;
 mod lemke_cpu;
 pub mod stats;
 
+pub use lemke::LemkeStepLog;
 pub use lemke_cpu::{LemkeStep, CPU_STEP_MAX_BODIES};
 
 use crate::bodies::{BodyState, GpuBodies};
