@@ -238,7 +238,7 @@ dt = 1e-3
 duration = {duration}
 [solver]
 max_iterations = 100
-tolerance = 1e-8
+tolerance = 1e-6
 [[material]]
 name = "m"
 density = 1000.0
