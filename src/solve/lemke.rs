@@ -513,7 +513,7 @@ fn checked(
 /// blocks of stacks is ~1e-16 relative; a well-posed contact block is far above).
 fn singular(pivots: &[f64]) -> bool {
     let big = pivots.iter().fold(0.0f64, |a, p| a.max(p.abs()));
-    pivots.iter().any(|p| !(p.abs() > 1e-10 * big))
+    pivots.iter().any(|p| p.is_nan() || p.abs() <= 1e-10 * big)
 }
 
 /// Whether the warm basis' block `M_JJ` (J: rows with z basic) is numerically singular: the
