@@ -2,7 +2,9 @@
 //! validation, GPU = f64 twin contacts on a random clump configuration, and physics (a
 //! dumbbell at rest on a plane, a clump sliding on an incline).
 
+mod common;
 use bristlecone::clump::{lens_volume, ClumpError, ClumpMass, INERTIA_REL_ERROR, VOLUME_REL_ERROR};
+use common::*;
 use std::f64::consts::PI;
 
 fn ball(r: f64) -> f64 {
@@ -127,16 +129,14 @@ fn invalid_clumps_are_refused() {
 // ---------------------------------------------------------------- scene format
 
 use bristlecone::bodies::*;
-use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
+use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
-use bristlecone::reference::collide::{detect, Contact64};
 use bristlecone::scene::{parse_str, BodyShape};
 use bristlecone::setup;
 use bristlecone::step::Simulation;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 const HEAD: &str = r#"
@@ -337,10 +337,6 @@ spheres = [[-0.01, 0.0, 0.0, 0.01], [0.01, 0.0, 0.0, 0.01], [0.0, 0.015, 0.0, 0.
 
 const ENV: f32 = 0.01;
 
-fn d3(v: [f32; 4]) -> DVec3 {
-    DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
-}
-
 fn rand_q(rng: &mut ChaCha8Rng) -> [f32; 4] {
     DQuat::from_xyzw(
         rng.random_range(-1.0..1.0),
@@ -478,87 +474,18 @@ fn settings() -> CollideSettings {
     }
 }
 
-fn gpu_contacts(state: &BodyState, shapes: &[BoundaryShape]) -> Vec<ContactRecord> {
-    let ctx = shared_context();
-    let bodies = GpuBodies::upload(&ctx, state).unwrap();
-    let mut c = Collide::new(&ctx, &bodies, state, shapes, &settings()).unwrap();
-    let counts = c.detect(&ctx).unwrap();
-    assert_eq!(counts.overflow, 0);
-    c.read_contacts(&ctx).unwrap()
-}
-
-type PairMap<T> = BTreeMap<(u32, u32), Vec<T>>;
-
-/// Per pair: the same features, and within the f32 bounds the same gaps, normals, points,
-/// lever arms, materials and μ. Returns (pairs, ambiguous pairs, clump contacts checked).
+/// Per pair (`common::compare_contact_sets`): the same features, and within the f32 bounds
+/// the same gaps, normals (1e-4), lever arms, materials and μ. Returns (pairs, ambiguous
+/// pairs, clump contacts checked).
 fn compare(state: &BodyState, shapes: &[BoundaryShape]) -> (usize, usize, usize) {
-    let gpu = gpu_contacts(state, shapes);
-    for w in gpu.windows(2) {
-        let key = |c: &ContactRecord| (c.ids[0], c.ids[1], c.ids[2]);
-        assert!(
-            key(&w[0]) < key(&w[1]),
-            "GPU list not sorted: {:?} {:?}",
-            w[0].ids,
-            w[1].ids
-        );
-    }
-    let twin = detect(state, shapes, &settings());
-    let mut g: PairMap<ContactRecord> = BTreeMap::new();
-    for c in gpu {
-        g.entry((c.ids[0], c.ids[1])).or_default().push(c);
-    }
-    let mut t: PairMap<Contact64> = BTreeMap::new();
-    for c in twin {
-        t.entry((c.a, c.b)).or_default().push(c);
-    }
-    let mut keys: Vec<_> = g.keys().chain(t.keys()).copied().collect();
-    keys.sort();
-    keys.dedup();
-    let (mut ambiguous, mut clump_contacts) = (0, 0);
-    for k in &keys {
-        let gs = g.get(k).cloned().unwrap_or_default();
-        let ts = t.get(k).cloned().unwrap_or_default();
-        let gf: Vec<u32> = gs.iter().map(|c| c.ids[2]).collect();
-        let tf: Vec<u32> = ts.iter().map(|c| c.feature).collect();
-        if gf != tf {
-            ambiguous += 1;
-            continue;
-        }
-        for (gc, tc) in gs.iter().zip(&ts) {
-            let what = format!("pair {k:?} feature {:#x}", tc.feature);
-            assert!(
-                (gc.n_gap[3] as f64 - tc.gap).abs() <= 2e-5,
-                "{what}: gap {} vs {}",
-                gc.n_gap[3],
-                tc.gap
-            );
-            assert!(
-                (d3(gc.n_gap) - tc.normal).length() <= 1e-4,
-                "{what}: normal {:?} vs {}",
-                gc.n_gap,
-                tc.normal
-            );
-            assert!(
-                (d3(gc.ra) - tc.ra).length() <= 2e-5 + 1e-6 * tc.ra.length(),
-                "{what}: ra {:?} vs {}",
-                gc.ra,
-                tc.ra
-            );
-            assert!(
-                (d3(gc.rb) - tc.rb).length() <= 2e-5 + 1e-6 * tc.rb.length(),
-                "{what}: rb {:?} vs {}",
-                gc.rb,
-                tc.rb
-            );
-            assert_eq!(gc.ids[3], tc.materials);
-            assert_eq!(gc.ra[3] as f64, tc.mu);
-            let clump = |b: u32| state.info[b as usize][2] == SHAPE_CLUMP;
-            if clump(tc.a) || clump(tc.b) {
-                clump_contacts += 1;
-            }
-        }
-    }
-    (keys.len(), ambiguous, clump_contacts)
+    let c = compare_contact_sets(state, shapes, &settings(), |_| 1e-4);
+    let clump = |b: u32| state.info[b as usize][2] == SHAPE_CLUMP;
+    let clump_contacts = c
+        .matched
+        .iter()
+        .filter(|t| clump(t.a) || clump(t.b))
+        .count();
+    (c.pairs.len(), c.ambiguous.len(), clump_contacts)
 }
 
 #[test]
@@ -607,7 +534,7 @@ fn members_of_one_clump_never_collide() {
         },
     ];
     let state = BodyState::from_inits(&inits);
-    let gpu = gpu_contacts(&state, &shapes);
+    let gpu = gpu_contacts(&state, &shapes, &settings());
     let f: Vec<u32> = gpu.iter().map(|c| c.ids[2]).collect();
     assert_eq!(f, vec![0, 1 << 24, 2 << 24], "{gpu:?}");
     assert!(gpu.iter().all(|c| c.ids[0] == 0 && c.ids[1] == 1));

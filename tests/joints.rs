@@ -1,7 +1,8 @@
 //! Joints (issue #15): the GPU joint stage and the solver's joint rows against their f64
 //! twins on random joint sets of real size, then physics against analytic answers.
 
-use bristlecone::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE};
+mod common;
+use bristlecone::bodies::{BodyInit, BodyState};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::joints::{block_lists, blocks_of, Joint, JointKind, Joints, MotorTarget};
 use bristlecone::reference::integrate::to_f64;
@@ -9,6 +10,7 @@ use bristlecone::reference::{joints as cpu_joints, solve as cpu};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
+use common::*;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -37,38 +39,7 @@ fn random_joints(
     n_joints: usize,
 ) -> (BodyState, BodyState, Vec<Joint>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut inits = Vec::new();
-    for i in 0..n_bodies {
-        let mut b = BodyInit::sphere(
-            [
-                rng.random_range(-1.0..1.0),
-                rng.random_range(-1.0..1.0),
-                rng.random_range(0.0..1.0),
-            ],
-            rng.random_range(0.05..0.15),
-            2500.0,
-        );
-        let q = DQuat::from_euler(
-            glam::EulerRot::XYZ,
-            rng.random_range(0.0..6.0),
-            rng.random_range(0.0..6.0),
-            rng.random_range(0.0..6.0),
-        );
-        b.orientation = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
-        for k in 0..3 {
-            b.inv_inertia[k] *= rng.random_range(0.5..2.0);
-            b.velocity[k] = rng.random_range(-0.5..0.5);
-            b.angular_velocity[k] = rng.random_range(-2.0..2.0);
-        }
-        if i < 2 {
-            b.motion = MOTION_FIXED;
-            b.inv_mass = 0.0;
-            b.inv_inertia = [0.0; 3];
-            b.shape = SHAPE_PLANE;
-        }
-        inits.push(b);
-    }
-    let state = BodyState::from_inits(&inits);
+    let state = random_bodies(&mut rng, n_bodies, 2.0);
     let mut joints = Vec::new();
     while joints.len() < n_joints {
         let b = rng.random_range(2..n_bodies as u32);

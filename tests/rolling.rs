@@ -2,7 +2,8 @@
 //! the GPU solver against its f64 twin on random 6-row contact sets, and a rolling and a
 //! spinning sphere against their analytic deceleration.
 
-use bristlecone::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE};
+mod common;
+use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::to_f64;
@@ -13,7 +14,8 @@ use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
-use glam::{DQuat, DVec3};
+use common::*;
+use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -29,67 +31,9 @@ fn random_problem(
     nm: u32,
 ) -> (BodyState, Vec<Contact>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut inits = Vec::new();
-    for i in 0..n_bodies {
-        let p = [0, 1, 2].map(|_| rng.random_range(-1.0..1.0f32));
-        let mut b = BodyInit::sphere(p, rng.random_range(0.05..0.15), 2500.0);
-        let e = [0, 1, 2].map(|_| rng.random_range(0.0..6.0));
-        let q = DQuat::from_euler(glam::EulerRot::XYZ, e[0], e[1], e[2]);
-        b.orientation = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
-        for k in 0..3 {
-            b.inv_inertia[k] *= rng.random_range(0.5..2.0);
-            b.velocity[k] = rng.random_range(-0.5..0.5);
-            b.angular_velocity[k] = rng.random_range(-4.0..4.0);
-        }
-        if i < 2 {
-            b.motion = MOTION_FIXED;
-            b.inv_mass = 0.0;
-            b.inv_inertia = [0.0; 3];
-            b.shape = SHAPE_PLANE;
-        }
-        inits.push(b);
-    }
-    let state = BodyState::from_inits(&inits);
-    let mut keys = std::collections::BTreeSet::new();
-    while keys.len() < n_contacts {
-        let a = rng.random_range(0..n_bodies as u32);
-        let b = rng.random_range(0..n_bodies as u32);
-        if a != b {
-            keys.insert((a.min(b), a.max(b), rng.random_range(0..2u32)));
-        }
-    }
-    let unit = |rng: &mut ChaCha8Rng| loop {
-        let v = DVec3::new(
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-        );
-        if v.length() > 0.1 && v.length() < 1.0 {
-            return v.normalize();
-        }
-    };
-    let contacts = keys
-        .into_iter()
-        .map(|(a, b, f)| {
-            let n = unit(&mut rng);
-            let (la, lb) = (state.pos[a as usize][3], state.pos[b as usize][3]);
-            let ra = (n + 0.3 * unit(&mut rng)).normalize() * la as f64;
-            let rb = (-n + 0.3 * unit(&mut rng)).normalize() * lb as f64;
-            let gap = rng.random_range(-0.004..0.001);
-            let mu = rng.random_range(0.1..0.8);
-            Contact {
-                n_gap: [n.x as f32, n.y as f32, n.z as f32, gap],
-                ra: [ra.x as f32, ra.y as f32, ra.z as f32, mu],
-                rb: [rb.x as f32, rb.y as f32, rb.z as f32, 0.0],
-                ids: [
-                    a,
-                    b,
-                    f,
-                    (rng.random_range(0..nm) << 16) | rng.random_range(0..nm),
-                ],
-            }
-        })
-        .collect();
+    let state = random_bodies(&mut rng, n_bodies, 4.0);
+    let mat = |rng: &mut ChaCha8Rng| (rng.random_range(0..nm) << 16) | rng.random_range(0..nm);
+    let contacts = random_contacts(&mut rng, &state, n_contacts, mat);
     (state, contacts)
 }
 

@@ -11,18 +11,19 @@
 //! 2 % of the contacting pairs may be, and never a pair of a touching or parallel-face case
 //! built to have a clear answer.
 
+mod common;
 use bristlecone::bodies::*;
-use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
+use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
 use bristlecone::reference::boxes::box_mass;
-use bristlecone::reference::collide::{detect, Contact64};
+use bristlecone::reference::collide::detect;
 use bristlecone::scene::{parse_str, BodyShape};
 use bristlecone::setup;
 use bristlecone::step::Simulation;
+use common::*;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 // ---------------------------------------------------------------- scene format, mass
@@ -180,10 +181,6 @@ fn box_body(p: [f32; 3], q: DQuat, index: u32, bound: f32) -> BodyInit {
     }
 }
 
-fn d3(v: [f32; 4]) -> DVec3 {
-    DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
-}
-
 fn rand_q(rng: &mut ChaCha8Rng) -> DQuat {
     DQuat::from_xyzw(
         rng.random_range(-1.0..1.0),
@@ -246,75 +243,11 @@ fn settings() -> CollideSettings {
     }
 }
 
-fn gpu_contacts(state: &BodyState, shapes: &[BoundaryShape]) -> Vec<ContactRecord> {
-    let ctx = shared_context();
-    let bodies = GpuBodies::upload(&ctx, state).unwrap();
-    let mut c = Collide::new(&ctx, &bodies, state, shapes, &settings()).unwrap();
-    let counts = c.detect(&ctx).unwrap();
-    assert_eq!(counts.overflow, 0);
-    c.read_contacts(&ctx).unwrap()
-}
-
-type PairMap<T> = BTreeMap<(u32, u32), Vec<T>>;
-
-/// Compares per pair; returns (pairs compared, ambiguous pairs, the ambiguous pairs).
+/// Compares per pair (`common::compare_contact_sets`, normals to 1e-4); returns (pairs
+/// compared, the ambiguous pairs).
 fn compare(state: &BodyState, shapes: &[BoundaryShape]) -> (usize, Vec<(u32, u32)>) {
-    let gpu = gpu_contacts(state, shapes);
-    for w in gpu.windows(2) {
-        assert!(
-            (w[0].ids[0], w[0].ids[1], w[0].ids[2]) < (w[1].ids[0], w[1].ids[1], w[1].ids[2]),
-            "GPU list not sorted: {:?} {:?}",
-            w[0].ids,
-            w[1].ids
-        );
-    }
-    let twin = detect(state, shapes, &settings());
-    let mut g: PairMap<ContactRecord> = BTreeMap::new();
-    for c in gpu {
-        g.entry((c.ids[0], c.ids[1])).or_default().push(c);
-    }
-    let mut t: PairMap<Contact64> = BTreeMap::new();
-    for c in twin {
-        t.entry((c.a, c.b)).or_default().push(c);
-    }
-    let mut keys: Vec<_> = g.keys().chain(t.keys()).copied().collect();
-    keys.sort();
-    keys.dedup();
-    let mut ambiguous = Vec::new();
-    for k in &keys {
-        let (gs, ts) = (
-            g.get(k).cloned().unwrap_or_default(),
-            t.get(k).cloned().unwrap_or_default(),
-        );
-        let gf: Vec<u32> = gs.iter().map(|c| c.ids[2]).collect();
-        let tf: Vec<u32> = ts.iter().map(|c| c.feature).collect();
-        if gf != tf {
-            ambiguous.push(*k);
-            continue;
-        }
-        for (gc, tc) in gs.iter().zip(&ts) {
-            let what = format!("pair {k:?} feature {}", tc.feature);
-            assert!(
-                (gc.n_gap[3] as f64 - tc.gap).abs() <= 2e-5,
-                "{what}: gap {} vs {}",
-                gc.n_gap[3],
-                tc.gap
-            );
-            assert!(
-                (d3(gc.n_gap) - tc.normal).length() <= 1e-4,
-                "{what}: normal {:?} vs {}",
-                gc.n_gap,
-                tc.normal
-            );
-            let pa = d3(state.pos[tc.a as usize]) + tc.ra;
-            let pg = d3(state.pos[tc.a as usize]) + d3(gc.ra);
-            assert!((pa - pg).length() <= 2e-5, "{what}: point {pg} vs {pa}");
-            assert!((d3(gc.rb) - tc.rb).length() <= 2e-5 + 1e-6 * tc.rb.length());
-            assert_eq!(gc.ids[3], tc.materials);
-            assert_eq!(gc.ra[3] as f64, tc.mu);
-        }
-    }
-    (keys.len(), ambiguous)
+    let c = compare_contact_sets(state, shapes, &settings(), |_| 1e-4);
+    (c.pairs.len(), c.ambiguous)
 }
 
 /// Random boxes and spheres at random orientations, packed densely enough that many

@@ -1,7 +1,8 @@
 //! The GPU CCP solver against its f64 twin (iteration for iteration) and against the
 //! independent barrier-method oracle on small problems.
 
-use bristlecone::bodies::{BodyInit, BodyState, MOTION_FIXED, SHAPE_PLANE};
+mod common;
+use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::{oracle, solve as cpu};
@@ -10,7 +11,8 @@ use bristlecone::solve::rows::{material_row, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
-use glam::{DQuat, DVec3};
+use common::*;
+use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -134,73 +136,8 @@ fn sort_contacts(c: &mut [Contact]) {
 /// inertia and velocities) and random contacts between them with sorted unique keys.
 fn random_problem(seed: u64, n_bodies: usize, n_contacts: usize) -> Problem {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut inits = Vec::new();
-    for i in 0..n_bodies {
-        let mut b = BodyInit::sphere(
-            [
-                rng.random_range(-1.0..1.0),
-                rng.random_range(-1.0..1.0),
-                rng.random_range(0.0..1.0),
-            ],
-            rng.random_range(0.05..0.15),
-            2500.0,
-        );
-        let q = DQuat::from_euler(
-            glam::EulerRot::XYZ,
-            rng.random_range(0.0..6.0),
-            rng.random_range(0.0..6.0),
-            rng.random_range(0.0..6.0),
-        );
-        b.orientation = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
-        for k in 0..3 {
-            b.inv_inertia[k] *= rng.random_range(0.5..2.0);
-            b.velocity[k] = rng.random_range(-0.5..0.5);
-            b.angular_velocity[k] = rng.random_range(-2.0..2.0);
-        }
-        if i < 2 {
-            b.motion = MOTION_FIXED;
-            b.inv_mass = 0.0;
-            b.inv_inertia = [0.0; 3];
-            b.shape = SHAPE_PLANE;
-        }
-        inits.push(b);
-    }
-    let state = BodyState::from_inits(&inits);
-    let mut keys = std::collections::BTreeSet::new();
-    while keys.len() < n_contacts {
-        let a = rng.random_range(0..n_bodies as u32);
-        let b = rng.random_range(0..n_bodies as u32);
-        if a != b {
-            keys.insert((a.min(b), a.max(b), rng.random_range(0..2u32)));
-        }
-    }
-    let unit = |rng: &mut ChaCha8Rng| loop {
-        let v = DVec3::new(
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-        );
-        if v.length() > 0.1 && v.length() < 1.0 {
-            return v.normalize();
-        }
-    };
-    let contacts = keys
-        .into_iter()
-        .map(|(a, b, f)| {
-            let n = unit(&mut rng);
-            let (ra_len, rb_len) = (state.pos[a as usize][3], state.pos[b as usize][3]);
-            let ra = (n + 0.3 * unit(&mut rng)).normalize() * ra_len as f64;
-            let rb = (-n + 0.3 * unit(&mut rng)).normalize() * rb_len as f64;
-            let gap = rng.random_range(-0.004..0.001);
-            let mu = rng.random_range(0.1..0.8);
-            Contact {
-                n_gap: [n.x as f32, n.y as f32, n.z as f32, gap],
-                ra: [ra.x as f32, ra.y as f32, ra.z as f32, mu],
-                rb: [rb.x as f32, rb.y as f32, rb.z as f32, 0.0],
-                ids: [a, b, f, 0],
-            }
-        })
-        .collect();
+    let state = random_bodies(&mut rng, n_bodies, 2.0);
+    let contacts = random_contacts(&mut rng, &state, n_contacts, |_| 0);
     Problem { state, contacts }
 }
 

@@ -1,0 +1,205 @@
+//! Helpers shared by the test files (`mod common;`): the GPU = f64 twin comparison of
+//! contact sets used by the shape tests (boxes, capsules, clumps).
+#![allow(dead_code)] // each test crate uses its own subset
+
+use bristlecone::bodies::BodyState;
+use bristlecone::bodies::GpuBodies;
+use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
+use bristlecone::gpu::shared_context;
+use bristlecone::reference::collide::{detect, Contact64};
+use glam::DVec3;
+use std::collections::BTreeMap;
+
+pub fn d3(v: [f32; 4]) -> DVec3 {
+    DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
+}
+
+/// One GPU collision pass on `state`; the contact list must not overflow.
+pub fn gpu_contacts(
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+    settings: &CollideSettings,
+) -> Vec<ContactRecord> {
+    let ctx = shared_context();
+    let bodies = GpuBodies::upload(&ctx, state).unwrap();
+    let mut c = Collide::new(&ctx, &bodies, state, shapes, settings).unwrap();
+    let counts = c.detect(&ctx).unwrap();
+    assert_eq!(counts.overflow, 0);
+    c.read_contacts(&ctx).unwrap()
+}
+
+/// What [`compare_contact_sets`] saw: every pair either side reported, the pairs whose
+/// contact *set* (feature list) differs between f32 and f64, and the twin contacts of the
+/// pairs that agree (each checked).
+pub struct Comparison {
+    pub pairs: Vec<(u32, u32)>,
+    pub ambiguous: Vec<(u32, u32)>,
+    pub matched: Vec<Contact64>,
+}
+
+type PairMap<T> = BTreeMap<(u32, u32), Vec<T>>;
+
+/// GPU collision against the f64 twin, per pair. The GPU list must be sorted by key. Where
+/// both report the same features, every contact must agree within the f32 bounds: gap and
+/// lever arms to 2e-5 m (+1e-6 relative), the normal to `normal_tol(twin contact)`, the
+/// materials and μ exactly.
+pub fn compare_contact_sets(
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+    settings: &CollideSettings,
+    normal_tol: impl Fn(&Contact64) -> f64,
+) -> Comparison {
+    let gpu = gpu_contacts(state, shapes, settings);
+    let key = |c: &ContactRecord| (c.ids[0], c.ids[1], c.ids[2]);
+    for w in gpu.windows(2) {
+        assert!(
+            key(&w[0]) < key(&w[1]),
+            "GPU list not sorted: {:?} {:?}",
+            w[0].ids,
+            w[1].ids
+        );
+    }
+    let mut g: PairMap<ContactRecord> = BTreeMap::new();
+    for c in gpu {
+        g.entry((c.ids[0], c.ids[1])).or_default().push(c);
+    }
+    let mut t: PairMap<Contact64> = BTreeMap::new();
+    for c in detect(state, shapes, settings) {
+        t.entry((c.a, c.b)).or_default().push(c);
+    }
+    let mut pairs: Vec<_> = g.keys().chain(t.keys()).copied().collect();
+    pairs.sort();
+    pairs.dedup();
+    let (mut ambiguous, mut matched) = (Vec::new(), Vec::new());
+    for k in &pairs {
+        let gs = g.get(k).cloned().unwrap_or_default();
+        let ts = t.get(k).cloned().unwrap_or_default();
+        let gf: Vec<u32> = gs.iter().map(|c| c.ids[2]).collect();
+        let tf: Vec<u32> = ts.iter().map(|c| c.feature).collect();
+        if gf != tf {
+            ambiguous.push(*k);
+            continue;
+        }
+        for (gc, tc) in gs.iter().zip(ts) {
+            check_contact(k, gc, &tc, normal_tol(&tc));
+            matched.push(tc);
+        }
+    }
+    Comparison {
+        pairs,
+        ambiguous,
+        matched,
+    }
+}
+
+fn check_contact(k: &(u32, u32), gc: &ContactRecord, tc: &Contact64, ntol: f64) {
+    let what = format!("pair {k:?} feature {:#x}", tc.feature);
+    assert!(
+        (gc.n_gap[3] as f64 - tc.gap).abs() <= 2e-5,
+        "{what}: gap {} vs {}",
+        gc.n_gap[3],
+        tc.gap
+    );
+    assert!(
+        (d3(gc.n_gap) - tc.normal).length() <= ntol,
+        "{what}: normal {:?} vs {}",
+        gc.n_gap,
+        tc.normal
+    );
+    let arm = |g: [f32; 4], t: DVec3| (d3(g) - t).length() <= 2e-5 + 1e-6 * t.length();
+    assert!(arm(gc.ra, tc.ra), "{what}: ra {:?} vs {}", gc.ra, tc.ra);
+    assert!(arm(gc.rb, tc.rb), "{what}: rb {:?} vs {}", gc.rb, tc.rb);
+    assert_eq!(gc.ids[3], tc.materials, "{what}: materials");
+    assert_eq!(gc.ra[3] as f64, tc.mu, "{what}: mu");
+}
+
+// ---------------------------------------------------------------- random solver problems
+
+use bristlecone::bodies::{BodyInit, MOTION_FIXED, SHAPE_PLANE};
+use bristlecone::solve::Contact;
+use glam::DQuat;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+/// Random bodies: 2 fixed walls first, then spheres (radius 0.05–0.15 m) with random
+/// orientation, anisotropic inertia, velocities up to 0.5 m/s and spins up to `spin` rad/s.
+pub fn random_bodies(rng: &mut ChaCha8Rng, n_bodies: usize, spin: f32) -> BodyState {
+    let mut inits = Vec::new();
+    for i in 0..n_bodies {
+        let mut b = BodyInit::sphere(
+            [
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(0.0..1.0),
+            ],
+            rng.random_range(0.05..0.15),
+            2500.0,
+        );
+        let q = DQuat::from_euler(
+            glam::EulerRot::XYZ,
+            rng.random_range(0.0..6.0),
+            rng.random_range(0.0..6.0),
+            rng.random_range(0.0..6.0),
+        );
+        b.orientation = [q.x as f32, q.y as f32, q.z as f32, q.w as f32];
+        for k in 0..3 {
+            b.inv_inertia[k] *= rng.random_range(0.5..2.0);
+            b.velocity[k] = rng.random_range(-0.5..0.5);
+            b.angular_velocity[k] = rng.random_range(-spin..spin);
+        }
+        if i < 2 {
+            b.motion = MOTION_FIXED;
+            b.inv_mass = 0.0;
+            b.inv_inertia = [0.0; 3];
+            b.shape = SHAPE_PLANE;
+        }
+        inits.push(b);
+    }
+    BodyState::from_inits(&inits)
+}
+
+/// `n_contacts` random contacts between the bodies of `state`, sorted unique keys (A < B,
+/// feature 0 or 1): random normals, lever arms of the bodies' radii, gaps −4…+1 mm,
+/// μ 0.1–0.8, materials word from `materials`.
+pub fn random_contacts(
+    rng: &mut ChaCha8Rng,
+    state: &BodyState,
+    n_contacts: usize,
+    mut materials: impl FnMut(&mut ChaCha8Rng) -> u32,
+) -> Vec<Contact> {
+    let n_bodies = state.len();
+    let mut keys = std::collections::BTreeSet::new();
+    while keys.len() < n_contacts {
+        let a = rng.random_range(0..n_bodies as u32);
+        let b = rng.random_range(0..n_bodies as u32);
+        if a != b {
+            keys.insert((a.min(b), a.max(b), rng.random_range(0..2u32)));
+        }
+    }
+    let unit = |rng: &mut ChaCha8Rng| loop {
+        let v = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        );
+        if v.length() > 0.1 && v.length() < 1.0 {
+            return v.normalize();
+        }
+    };
+    keys.into_iter()
+        .map(|(a, b, f)| {
+            let n = unit(rng);
+            let (la, lb) = (state.pos[a as usize][3], state.pos[b as usize][3]);
+            let ra = (n + 0.3 * unit(rng)).normalize() * la as f64;
+            let rb = (-n + 0.3 * unit(rng)).normalize() * lb as f64;
+            let gap = rng.random_range(-0.004..0.001);
+            let mu = rng.random_range(0.1..0.8);
+            Contact {
+                n_gap: [n.x as f32, n.y as f32, n.z as f32, gap],
+                ra: [ra.x as f32, ra.y as f32, ra.z as f32, mu],
+                rb: [rb.x as f32, rb.y as f32, rb.z as f32, 0.0],
+                ids: [a, b, f, materials(rng)],
+            }
+        })
+        .collect()
+}
