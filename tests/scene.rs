@@ -807,6 +807,23 @@ fn unknown_material() {
     );
 }
 
+/// Capsules and clumps have no narrow phase against each other: a scene with both is refused
+/// at the later body, naming the earlier one.
+#[test]
+fn capsules_and_clumps_together_are_refused() {
+    let e = err(&base_with(
+        "[[body]]\nshape = \"capsule\"\nradius = 0.02\nhalf_length = 0.05\nposition = [0.0, 0.0, 0.1]\n\
+         [[body]]\nshape = \"clump\"\nspheres = [[0.0, 0.0, 0.0, 0.02], [0.03, 0.0, 0.0, 0.02]]\nposition = [0.5, 0.0, 0.1]\n",
+    ));
+    check(
+        &e,
+        "body[1].shape",
+        Some(17),
+        "capsule and clump bodies cannot be in one scene yet",
+    );
+    assert!(e.message.contains("defined on line 13"), "{e}");
+}
+
 #[test]
 fn unknown_kinds() {
     let e = err(&base_with(
