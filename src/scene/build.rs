@@ -360,8 +360,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     container_warnings(&mut cx, &boundaries, &bodies, &origins);
     plane_warnings(&mut cx, &boundaries, &bodies, &origins);
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
-    let lemke = solver.kind == SolverKind::Lemke;
-    let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries, lemke)?;
+    let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries)?;
     Ok(Scene {
         name,
         sim,

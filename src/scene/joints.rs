@@ -16,8 +16,8 @@
 //!
 //! Errors name file, line and field: an unknown or ambiguous body, a joint of a body with
 //! itself or between two fixed bodies (or a fixed body and the world), a zero axis,
-//! lower > upper, fields that do not apply to the kind, two motor targets, joints with
-//! `[solver] kind = "lemke"` (the LCP path has no joint rows).
+//! lower > upper, fields that do not apply to the kind, two motor targets. With
+//! `[solver] kind = "lemke"` the joints' rows are solved in the step's LCP (`solve::lcp`).
 
 use std::ops::Range;
 
@@ -76,7 +76,6 @@ pub(super) fn parse(
     raw_bodies: &[S<RawBody>],
     bodies: &[BodyDesc],
     boundaries: &[super::Boundary],
-    lemke: bool,
 ) -> Result<Vec<JointDesc>, SceneError> {
     let mut out = Vec::with_capacity(raw.len());
     for (i, rj) in raw.iter().enumerate() {
@@ -85,13 +84,6 @@ pub(super) fn parse(
         let e = |span: Range<usize>, field: &str, msg: String| {
             err(Some(span), format!("{base}.{field}"), msg)
         };
-        if lemke {
-            return Err(e(
-                j.kind.span(),
-                "kind",
-                "joints are solved by the GPU solvers only; [solver] kind = \"lemke\" has no joint rows".into(),
-            ));
-        }
         // (index, is a boundary); a name is looked up among [[body]] and [[boundary]] names.
         let body = |name: &S<String>, field: &str| -> Result<Option<(usize, bool)>, SceneError> {
             let n = name.get_ref();

@@ -26,6 +26,10 @@
 //! M is assembled block-sparse (contacts couple only through shared dynamic bodies) into a
 //! dense matrix: a solve is O(rows³) at worst, hence the scene warning for large problems.
 
+mod joints;
+
+pub use joints::{apply_impulses_joints, JointPart, BILATERAL_REG};
+
 use super::lemke::{self, LemkeError, LemkeOptions, LemkeSolution};
 use super::Contact;
 use crate::reference::integrate::Body64;
@@ -106,6 +110,8 @@ pub struct StepLcp {
     mu: Vec<f64>,
     /// Per body: dynamic (contacts sharing only a fixed body are not "involved").
     dynamic: Vec<bool>,
+    /// Joint rows (after the contacts' rows), if any ([`StepLcp::with_joints`]).
+    joints: Option<JointPart>,
 }
 
 /// The result of a step's solve.
@@ -116,16 +122,24 @@ pub struct LcpStepSolution {
     pub lemke: LemkeSolution,
     /// The perturbation level it solved at (an index of [`LEVELS`]; 0: the exact LCP).
     pub level: usize,
+    /// Impulses per joint block (its rows n, u, w; empty without joints).
+    pub joint_gamma: Vec<Vec3>,
 }
 
 /// A failed solve, with the contacts involved.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{error}{}", contacts_text(.contacts))]
+#[error("{error}{}{}", contacts_text(.contacts), joint_text(.joint_block))]
 pub struct LcpError {
     pub error: LemkeError,
     /// (contact index, body A, body B) of the contact whose row failed and of the contacts
     /// sharing a body with it.
     pub contacts: Vec<(usize, u32, u32)>,
+    /// The joint block whose row failed (blocks in the order of `joints::blocks_of`).
+    pub joint_block: Option<usize>,
+}
+
+fn joint_text(b: &Option<usize>) -> String {
+    b.map(|b| format!("; joint block #{b}")).unwrap_or_default()
 }
 
 fn contacts_text(c: &[(usize, u32, u32)]) -> String {
@@ -187,6 +201,7 @@ impl StepLcp {
             dirs,
             mu,
             dynamic: bodies.iter().map(|b| b.inv_mass > 0.0).collect(),
+            joints: None,
         };
         lcp.add_schur(bodies, contacts);
         lcp.add_local();
@@ -194,6 +209,27 @@ impl StepLcp {
             lcp.m[(rows * i, rows * i)] += settings.compliance / (dt * dt);
         }
         lcp
+    }
+
+    /// [`StepLcp::new`] with joint blocks: their records and right-hand side offsets as
+    /// `reference::joints::write_blocks` returns them (module `joints`).
+    pub fn with_joints(
+        bodies: &[Body64],
+        contacts: &[Contact],
+        joints: (&[Contact], &[[f64; 3]]),
+        dt: f64,
+        settings: &LcpSettings,
+    ) -> Self {
+        let mut lcp = Self::new(bodies, contacts, dt, settings);
+        if !joints.0.is_empty() {
+            lcp.add_joints(bodies, contacts, joints.0, joints.1);
+        }
+        lcp
+    }
+
+    /// The joint rows, if any.
+    pub fn joint_part(&self) -> Option<&JointPart> {
+        self.joints.as_ref()
     }
 
     /// `S N A` block by block: N = Dᵀ M⁻¹ D summed over each dynamic body's contact pairs.
@@ -356,6 +392,10 @@ impl StepLcp {
         match result {
             Ok((sol, level)) => Ok(LcpStepSolution {
                 gamma: self.impulses(&sol.z),
+                joint_gamma: self
+                    .joints
+                    .as_ref()
+                    .map_or(Vec::new(), |j| j.impulses(&sol.z)),
                 lemke: sol,
                 level,
             }),
@@ -507,6 +547,7 @@ impl StepLcp {
                     .map(move |r| rows * i + r)
                     .collect::<Vec<_>>()
             })
+            .chain(self.joints.iter().flat_map(|j| j.velocity_rows()))
             .collect()
     }
 
@@ -536,7 +577,15 @@ impl StepLcp {
             _ => None,
         };
         let rows = self.settings.rows_per_contact();
+        let nc_rows = rows * self.mu.len();
+        let joint_block = row.filter(|&r| r >= nc_rows).and_then(|r| {
+            let j = self.joints.as_ref()?;
+            j.block_rows
+                .iter()
+                .position(|&(s, n)| (s..s + n).contains(&r))
+        });
         let contacts = match row {
+            Some(r) if r >= nc_rows => Vec::new(),
             Some(r) => involved(contacts, r / rows, &self.dynamic),
             None => contacts
                 .iter()
@@ -544,7 +593,11 @@ impl StepLcp {
                 .map(|(i, c)| (i, c.ids[0], c.ids[1]))
                 .collect(),
         };
-        LcpError { error, contacts }
+        LcpError {
+            error,
+            contacts,
+            joint_block,
+        }
     }
 }
 

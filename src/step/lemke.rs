@@ -22,9 +22,13 @@ use super::{ContactStages, Simulation, StepRecord, RING_SLOT};
 use crate::bodies::BodyState;
 use crate::collide::ContactRecord;
 use crate::gpu::{buffers, GpuError};
+use crate::joints::Block;
 use crate::reference::integrate::{to_f64, Body64};
+use crate::reference::joints::write_blocks;
 use crate::reference::solve::Vec3;
-use crate::solve::lcp::{apply_impulses, LcpFriction, LcpSettings, StepLcp, LEVELS};
+use crate::solve::lcp::{
+    apply_impulses, apply_impulses_joints, JointPart, LcpFriction, LcpSettings, StepLcp, LEVELS,
+};
 use std::time::Instant;
 
 /// How one step's LCP was solved (`lemke.csv`, `realtime.csv`).
@@ -66,6 +70,13 @@ pub(super) struct LemkeStage {
     pub(super) cpu: Option<CpuStep>,
     /// Statistics of the last step: pivots, residual, max penetration.
     pub(super) last_stats: (u32, f64, f64),
+    /// Joint row blocks (`joints::blocks_of`), solved in the LCP with the contacts.
+    pub(super) blocks: Vec<Block>,
+    /// Per joint block (key (WORLD, 0, block)): whether z was basic on each of its LCP rows
+    /// in the last solve (empty: no basis yet). In the checkpoint.
+    warm_joints: Vec<Vec<bool>>,
+    /// The joint block records of the last solve and their impulses (n, u, w).
+    pub(super) last_joints: (Vec<ContactRecord>, Vec<Vec3>),
 }
 
 impl LemkeStage {
@@ -81,12 +92,16 @@ impl LemkeStage {
             step: LemkeStep::Auto,
             cpu: None,
             last_stats: (0, 0.0, 0.0),
+            blocks: Vec::new(),
+            warm_joints: Vec::new(),
+            last_joints: (Vec::new(), Vec::new()),
         }
     }
 
     /// The warm-start basis as checkpoint bytes: entry count and rows per contact (u32 each),
     /// then per contact its key (3 × u32) and one byte per LCP row (1: z basic), then the
-    /// perturbation level (u32; absent in older checkpoints: 0).
+    /// perturbation level (u32; absent in older checkpoints: 0), then with joints the joint
+    /// blocks' count (u32) and per block its LCP row count (u32) and one byte per row.
     pub(super) fn basis_bytes(&self) -> Vec<u8> {
         let rows = self.settings.rows_per_contact();
         let mut out = Vec::with_capacity(8 + self.warm.len() * (12 + rows));
@@ -99,7 +114,35 @@ impl LemkeStage {
             out.extend(flags.iter().map(|&z| z as u8));
         }
         out.extend((self.level as u32).to_le_bytes());
+        if !self.warm_joints.is_empty() {
+            out.extend((self.warm_joints.len() as u32).to_le_bytes());
+            for flags in &self.warm_joints {
+                out.extend((flags.len() as u32).to_le_bytes());
+                out.extend(flags.iter().map(|&z| z as u8));
+            }
+        }
         out
+    }
+
+    /// The joint blocks' basis from checkpoint bytes (after the level); None if malformed.
+    fn joint_basis(bytes: &[u8]) -> Option<Vec<Vec<bool>>> {
+        let word = |at: usize| -> Option<usize> {
+            let b = bytes.get(at..at + 4)?;
+            Some(u32::from_le_bytes(b.try_into().ok()?) as usize)
+        };
+        if bytes.is_empty() {
+            return Some(Vec::new());
+        }
+        let n = word(0)?;
+        let mut at = 4;
+        let mut out = Vec::with_capacity(n.min(bytes.len()));
+        for _ in 0..n {
+            let k = word(at)?;
+            let flags = bytes.get(at + 4..at + 4 + k)?;
+            out.push(flags.iter().map(|&z| z != 0).collect());
+            at += 4 + k;
+        }
+        (at == bytes.len()).then_some(out)
     }
 
     /// Restores [`LemkeStage::basis_bytes`]; an error says what is wrong with them.
@@ -122,12 +165,15 @@ impl LemkeStage {
         let level = match bytes.len() - end.min(bytes.len()) {
             _ if bytes.len() < end => None,
             0 => Some(0),
-            4 => Some(word(end / 4)? as usize).filter(|&l| l < LEVELS.len()),
-            _ => None,
+            _ if bytes.len() < end + 4 => None,
+            _ => Some(word(end / 4)? as usize).filter(|&l| l < LEVELS.len()),
         };
         let level = level.ok_or_else(|| {
             bad("its length does not match its entry count, or its level is out of range")
         })?;
+        let joints = Self::joint_basis(bytes.get(end + 4..).unwrap_or(&[]))
+            .filter(|j| j.is_empty() || j.len() == self.blocks.len())
+            .ok_or_else(|| bad("its joint basis does not match the scene's joints"))?;
         let mut warm = Vec::with_capacity(n);
         for e in bytes[8..end].chunks_exact(12 + rows) {
             let w = |k: usize| u32::from_le_bytes(e[4 * k..4 * k + 4].try_into().unwrap());
@@ -139,6 +185,7 @@ impl LemkeStage {
         }
         self.warm = warm;
         self.level = level;
+        self.warm_joints = joints;
         Ok(())
     }
 
@@ -171,6 +218,22 @@ impl LemkeStage {
         Some(flags)
     }
 
+    /// The joint rows' part of the warm basis: each block's last flags, or for a block
+    /// without (first step, or a changed row count) a guess: a unilateral row basic where it
+    /// is approaching (`q < 0`), a box row with s⁺ basic (inside its bound, γ = 0).
+    fn warm_joint_flags(&self, part: &JointPart, q: &[f64]) -> Vec<bool> {
+        let mut flags = Vec::with_capacity(part.lcp_rows);
+        for (b, &(first, n)) in part.block_rows.iter().enumerate() {
+            match self.warm_joints.get(b).filter(|f| f.len() == n) {
+                Some(f) => flags.extend(f),
+                None => {
+                    flags.extend((first..first + n).map(|r| q[r] < 0.0 || part.is_box_first(r)))
+                }
+            }
+        }
+        flags
+    }
+
     /// The exact solve of one step on bodies holding their free velocities: assembles the
     /// LCP of `contacts`, solves it from the last basis, keeps the new basis and sets the
     /// bodies' velocities to `v⁺`. Returns (pivots, residual); the seconds spent are pushed
@@ -183,8 +246,16 @@ impl LemkeStage {
         step_no: u64,
     ) -> Result<(usize, f64), GpuError> {
         let t0 = Instant::now();
-        let lcp = StepLcp::new(bodies, contacts, dt, &self.settings);
-        let warm = self.warm_flags(contacts, lcp.q.as_slice());
+        let (records, offsets) = if self.blocks.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            write_blocks(bodies, &self.blocks, dt, self.settings.recovery_speed)
+        };
+        let lcp = StepLcp::with_joints(bodies, contacts, (&records, &offsets), dt, &self.settings);
+        let mut warm = self.warm_flags(contacts, lcp.q.as_slice());
+        if let (Some(w), Some(part)) = (warm.as_mut(), lcp.joint_part()) {
+            w.extend(self.warm_joint_flags(part, lcp.q.as_slice()));
+        }
         let sol = lcp
             .solve_from_level(warm.as_deref(), contacts, self.level)
             .inspect_err(|_| dump_lcp(&lcp))
@@ -200,7 +271,19 @@ impl LemkeStage {
             .enumerate()
             .map(|(i, c)| (c.key(), sol.lemke.basis[rows * i..rows * (i + 1)].to_vec()))
             .collect();
-        let v = apply_impulses(bodies, contacts, &sol.gamma);
+        let v = match lcp.joint_part() {
+            None => apply_impulses(bodies, contacts, &sol.gamma),
+            Some(part) => {
+                let basis = &sol.lemke.basis;
+                self.warm_joints = part
+                    .block_rows
+                    .iter()
+                    .map(|&(first, n)| basis[first..first + n].to_vec())
+                    .collect();
+                apply_impulses_joints(bodies, contacts, &sol.gamma, &records, &sol.joint_gamma)
+            }
+        };
+        self.last_joints = (records, sol.joint_gamma.clone());
         for (b, (lin, ang)) in bodies.iter_mut().zip(v) {
             b.vel = lin;
             b.omega = ang;
@@ -241,24 +324,36 @@ fn dump_lcp(lcp: &StepLcp) {
     let _ = std::fs::write(path, text);
 }
 
-/// Bytes of the readback of one step: counts (64), contacts, then rot, vel, omega, mass_props
-/// and info (16 B per body each).
+/// Bytes of the readback of one step: counts (64), contacts, then rot, vel, omega, mass_props,
+/// info and pos (16 B per body each; pos for the joint rows).
 fn staging_size(capacity: u32, bodies: u32) -> u64 {
-    64 + capacity as u64 * 64 + 5 * bodies as u64 * 16
+    64 + capacity as u64 * 64 + 6 * bodies as u64 * 16
 }
 
 impl Simulation {
     /// Switches the contact solve to the exact LCP solver (None: back to the GPU solver).
-    /// Needs contacts ([`super::StepSettings::contact`]) and no joints; otherwise this does nothing.
+    /// Needs contacts ([`super::StepSettings::contact`]); otherwise this does nothing. Joints
+    /// set before or after are solved in the same LCP (`solve::lcp`, module `joints`).
     pub fn set_lemke(&mut self, settings: Option<LcpSettings>) {
-        // No joint rows in the LCP path: with joints set it stays off (scenes refuse the mix).
         // The CPU path held the bodies: the GPU takes them back.
         if let Some(state) = self.lemke.take().and_then(|l| l.cpu).map(|c| c.state) {
             self.bodies.write(&self.ctx, &state);
         }
         self.lemke = settings
-            .filter(|_| self.contact.as_ref().is_some_and(|c| c.joints.is_none()))
+            .filter(|_| self.contact.is_some())
             .map(LemkeStage::new);
+        self.lemke_sync_joints();
+    }
+
+    /// Gives the exact solver the joints' row blocks (after [`Simulation::set_joints`]).
+    pub(super) fn lemke_sync_joints(&mut self) {
+        let blocks = crate::joints::blocks_of(self.joints()).0;
+        if let Some(l) = self.lemke.as_mut() {
+            if l.blocks != blocks {
+                l.warm_joints.clear();
+            }
+            l.blocks = blocks;
+        }
     }
 
     /// The exact solver's settings when it is on.
@@ -339,7 +434,7 @@ impl Simulation {
             enc.copy_buffer_to_buffer(c.collide.contacts(), 0, &staging, 64, cap * 64);
             let b = &self.bodies;
             let body_bytes = nb as u64 * 16;
-            for (k, buf) in [&b.rot, &b.vel, &b.omega, &b.mass_props, &b.info]
+            for (k, buf) in [&b.rot, &b.vel, &b.omega, &b.mass_props, &b.info, &b.pos]
                 .into_iter()
                 .enumerate()
             {
@@ -364,7 +459,7 @@ impl Simulation {
             };
             let info: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(&words[at(4)..at(5)]);
             let state = BodyState {
-                pos: vec![[0.0; 4]; nb as usize],
+                pos: arr(5),
                 rot: arr(0),
                 vel: arr(1),
                 omega: arr(2),

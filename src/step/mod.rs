@@ -796,15 +796,12 @@ impl Simulation {
 
     /// Adds joints (src/joints) to the step: their row blocks are solved with the contacts
     /// from the next step on. Needs contact handling (`StepSettings::contact`); replaces any
-    /// joints set before; refused with the Lemke solver (it has no joint rows).
+    /// joints set before. With the Lemke solver the rows go into its LCP.
     pub fn set_joints(&mut self, joints: &[crate::joints::Joint]) -> Result<(), GpuError> {
         let refuse = |m: &str| GpuError::Shader {
             name: "joints".into(),
             message: m.into(),
         };
-        if self.lemke.is_some() {
-            return Err(refuse("the Lemke solver has no joint rows"));
-        }
         let n = self.bodies.count as usize;
         for j in joints {
             let bad = |b: u32| b as usize >= n;
@@ -823,6 +820,7 @@ impl Simulation {
         let need = c.collide.capacity() + c.solve.joint_blocks();
         c.grow(&ctx, need)?;
         self.snapshot = None;
+        self.lemke_sync_joints();
         Ok(())
     }
 
@@ -842,6 +840,14 @@ impl Simulation {
         let Some(j) = &c.joints else {
             return Ok((Vec::new(), Vec::new()));
         };
+        // The exact solver: the block records and impulses of its last LCP.
+        if let Some(l) = &self.lemke {
+            let (recs, lambda) = &l.last_joints;
+            let imp = lambda
+                .iter()
+                .map(|g| [g[0], g[1], g[2], 0.0].map(|x| x as f32));
+            return Ok((recs.clone(), imp.collect()));
+        }
         let nc = c.collide.read_counts(&self.ctx)?.contacts as usize;
         let total = (nc + j.n_blocks() as usize).min(c.collide.capacity() as usize);
         let recs: Vec<ContactRecord> =
