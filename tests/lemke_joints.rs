@@ -125,7 +125,11 @@ fn pendulum_on_a_joint_matches_the_exact_period_and_apgd() {
         assert_eq!(crossings.len(), 2, "{kind:?}: two passes through θ = 0");
         let period = 2.0 * (crossings[1] - crossings[0]);
         let err = (period - exact).abs() / exact;
-        eprintln!("{kind:?}: period {period:.5} s vs {exact:.5} s ({:.3} %), drift {:.1e} L", 100.0 * err, drift / L);
+        eprintln!(
+            "{kind:?}: period {period:.5} s vs {exact:.5} s ({:.3} %), drift {:.1e} L",
+            100.0 * err,
+            drift / L
+        );
         assert!(err < 5e-3, "{kind:?}: period {period} vs {exact}");
         assert!(drift < 1e-4 * L, "{kind:?}: joint drift {drift}");
     }
@@ -146,38 +150,52 @@ fn pendulum_on_a_joint_matches_the_exact_period_and_apgd() {
 }
 
 /// A joint and a contact in one LCP: the pendulum on a spherical joint held at θ = 30° by a
-/// frictionless wall touching the bob (gap 0). Statics about the pivot: the wall pushes with
-/// N = m g tan θ and the joint holds (N, 0, m g). The exact solve gives both in its first
-/// step within 1e-5 (f32 positions), on both step paths, and the bob stays at rest; APGD on
-/// the GPU (tolerance 1e-6) agrees within 1e-3.
+/// frictionless wall touching the bob (gap 0) on the side gravity swings it to. Statics
+/// about the pivot: the wall pushes with N = m g tan θ and the joint holds (−N, 0, m g).
+/// After 3 steps the exact solve on the CPU path gives both within 1e-5, on the
+/// GPU-collision path (f32 gaps; 4e-5 measured) and APGD on the GPU (tolerance 1e-6; 4e-6)
+/// within 2e-4, and the bob stays at rest.
 #[test]
 fn pendulum_resting_on_a_wall_carries_the_static_forces() {
+    // dt = 10 ms: a gap error δΦ moves the impulse by m δΦ/dt (the gap term), i.e. the force
+    // by m δΦ/dt²; f32 collision gaps (δΦ ~ 1e-8 m) cost 0.2 % at 1 ms, 2e-5 here.
+    const DT_WALL: f64 = 1e-2;
     let th = 30f64.to_radians();
     let p0 = DVec3::new(L * th.sin(), 0.0, -L * th.cos());
-    // The wall: a plane whose outward normal is −x, touching the bob.
+    // The wall: a plane whose outward normal is +x, touching the bob on the side it falls to.
     let s = std::f32::consts::FRAC_1_SQRT_2;
-    let mut wall = BodyInit::fixed(SHAPE_PLANE, 0, [(p0.x + R) as f32, 0.0, 0.0], 0.0);
-    wall.orientation = [0.0, -s, 0.0, s];
+    let mut wall = BodyInit::fixed(SHAPE_PLANE, 0, [(p0.x - R) as f32, 0.0, 0.0], 0.0);
+    wall.orientation = [0.0, s, 0.0, s];
     let n_exact = M * G * th.tan();
     for lemke in [Some(LemkeStep::Cpu), Some(LemkeStep::Gpu), None] {
         let mut sim = simulation(
             &[wall, ball(p0, R, M)],
             vec![BoundaryShape::Plane],
-            1e-3,
+            DT_WALL,
             lemke,
             |s| vec![Joint::new(JointKind::Spherical, None, 1).at(s, DVec3::ZERO, DVec3::Y)],
         );
         sim.advance(3, 3).unwrap();
         let (contacts, imp) = sim.read_contacts().unwrap();
         assert_eq!(contacts.len(), 1, "{lemke:?}: one wall contact");
-        let n = imp[0][0] as f64 / 1e-3;
+        let n = imp[0][0] as f64 / DT_WALL;
         let f = sim.joint_reactions().unwrap()[0].force;
         let v = v3(sim.read_state().unwrap().vel[1]).length();
-        let tol = if lemke.is_some() { 1e-5 } else { 1e-3 };
+        let tol = if lemke == Some(LemkeStep::Cpu) {
+            1e-5
+        } else {
+            2e-4
+        };
         eprintln!("{lemke:?}: wall {n:.6} N vs {n_exact:.6}, joint {f:.6}, speed {v:.1e}");
-        assert!((n - n_exact).abs() < tol * n_exact, "{lemke:?}: wall force {n}");
-        let f_exact = DVec3::new(n_exact, 0.0, M * G);
-        assert!((f - f_exact).length() < tol * M * G, "{lemke:?}: joint force {f}");
+        assert!(
+            (n - n_exact).abs() < tol * n_exact,
+            "{lemke:?}: wall force {n}"
+        );
+        let f_exact = DVec3::new(-n_exact, 0.0, M * G);
+        assert!(
+            (f - f_exact).length() < tol * M * G,
+            "{lemke:?}: joint force {f}"
+        );
         assert!(v < 1e-5, "{lemke:?}: the bob moves at {v} m/s");
     }
 }
@@ -207,7 +225,10 @@ fn motor_stalls_at_its_torque_limit_in_the_lcp() {
         let tau = sim.joint_reactions().unwrap()[0].motor;
         eprintln!("limit {limit:.5} N·m: torque {tau:.7}, speed {w:.6} rad/s");
         if stalls {
-            assert!((tau.abs() - limit).abs() < 1e-5 * limit, "torque {tau} vs {limit}");
+            assert!(
+                (tau.abs() - limit).abs() < 1e-5 * limit,
+                "torque {tau} vs {limit}"
+            );
             assert!(w < 0.0, "the arm falls: ω = {w}");
         } else {
             assert!(tau.abs() < limit, "torque {tau} within {limit}");
@@ -298,8 +319,19 @@ anchor = [0.1, 0.0, 0.25]
         let csv = std::fs::read_to_string(full.join("measurements/joints.csv")).unwrap();
         let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
         let col = header.iter().position(|c| *c == "j0_motor").unwrap();
-        let last: f64 = csv.lines().last().unwrap().split(',').nth(col).unwrap().parse().unwrap();
+        let last: f64 = csv
+            .lines()
+            .last()
+            .unwrap()
+            .split(',')
+            .nth(col)
+            .unwrap()
+            .parse()
+            .unwrap();
         eprintln!("{path}: motor torque {last}");
-        assert!((last.abs() - 0.05).abs() < 1e-5, "{path}: motor torque {last}");
+        assert!(
+            (last.abs() - 0.05).abs() < 1e-5,
+            "{path}: motor torque {last}"
+        );
     }
 }
