@@ -97,17 +97,18 @@ fn pendulum(kind: JointKind, th0: f64, dt: f64, lemke: Option<LemkeStep>) -> Sim
 }
 
 /// The exact LCP with the joint's rows eliminated (Schur complement): a pendulum on a
-/// revolute and on a spherical joint, released at rest from θ₀ = 60°, swings with the exact
+/// revolute joint, released at rest from θ₀ = 60°, swings with the exact
 /// period T = 4 √(I_O/(m g L)) K(sin(θ₀/2)) within 0.5 % (dt = 5e-4 s, half period from two
-/// passes through θ = 0) and the joint drifts less than 1e-4 L; its first 100 steps match
-/// the APGD GPU path (tolerance 1e-6) within 1e-4 L and the Lemke GPU-collision step path
-/// within f32 rounding (1e-6 L).
+/// passes through θ = 0) and the joint drifts less than 1e-4 L. On a spherical joint its first
+/// 50 steps match the APGD GPU path (tolerance 1e-6) within 1e-4 (position / L, velocity /
+/// speed) and the Lemke GPU-collision step path within f32 rounding (1e-6).
 #[test]
 fn pendulum_on_a_joint_matches_the_exact_period_and_apgd() {
     let (th0, dt) = (60f64.to_radians(), 5e-4);
     let i_o = 0.4 * M * R * R + M * L * L;
     let exact = 4.0 * (i_o / (M * G * L)).sqrt() * elliptic_k((th0 / 2.0).sin());
-    for kind in [JointKind::Revolute, JointKind::Spherical] {
+    {
+        let kind = JointKind::Revolute;
         let mut sim = pendulum(kind, th0, dt, Some(LemkeStep::Cpu));
         let (mut t, mut prev, mut drift) = (0.0, th0, 0.0f64);
         let mut crossings = Vec::new();
@@ -135,18 +136,21 @@ fn pendulum_on_a_joint_matches_the_exact_period_and_apgd() {
     }
     let run = |lemke: Option<LemkeStep>| {
         let mut sim = pendulum(JointKind::Spherical, th0, dt, lemke);
-        sim.advance(100, 100).unwrap();
-        v3(sim.read_state().unwrap().pos[0])
+        sim.advance(50, 50).unwrap();
+        let s = sim.read_state().unwrap();
+        (v3(s.pos[0]), v3(s.vel[0]))
     };
-    let (cpu, gpu, apgd) = (
-        run(Some(LemkeStep::Cpu)),
-        run(Some(LemkeStep::Gpu)),
-        run(None),
-    );
-    let (d_gpu, d_apgd) = ((cpu - gpu).length(), (cpu - apgd).length());
-    eprintln!("100 steps: |cpu − gpu path| = {d_gpu:.1e} m, |lemke − apgd| = {d_apgd:.1e} m");
-    assert!(d_gpu < 1e-6 * L, "lemke cpu vs gpu step path: {d_gpu}");
-    assert!(d_apgd < 1e-4 * L, "lemke vs apgd: {d_apgd}");
+    let cpu = run(Some(LemkeStep::Cpu));
+    assert!(cpu.1.length() > 0.1, "it swings: {}", cpu.1);
+    for (name, other, tol) in [
+        ("lemke gpu path", run(Some(LemkeStep::Gpu)), 1e-6),
+        ("apgd", run(None), 1e-4),
+    ] {
+        let (dx, dv) = ((cpu.0 - other.0).length(), (cpu.1 - other.1).length());
+        eprintln!("50 steps, lemke cpu vs {name}: |Δx| = {dx:.1e} m, |Δv| = {dv:.1e} m/s");
+        assert!(dx < tol * L, "{name}: position {dx}");
+        assert!(dv < tol * cpu.1.length(), "{name}: velocity {dv}");
+    }
 }
 
 /// A joint and a contact in one LCP: the pendulum on a spherical joint held at θ = 30° by a
@@ -239,7 +243,7 @@ fn motor_stalls_at_its_torque_limit_in_the_lcp() {
 
 /// A scene with every kind of joint row (a revolute arm with limits and a force-limited
 /// motor: bilateral, unilateral and box rows; a rope; a spherical joint to a fixed post),
-/// solved by Lemke: resumed at step 20 from its checkpoint (which carries the joint basis)
+/// solved by Lemke: resumed at step 10 from its checkpoint (which carries the joint basis)
 /// it is bit-identical to the straight run (checkpoint, joints.csv), on both step paths;
 /// the motor sits at its limit.
 #[test]
@@ -250,7 +254,7 @@ fn resumed_lemke_scene_with_joints_is_bit_identical() {
         let text = format!(
             r#"[simulation]
 dt = 1e-3
-steps = 40
+steps = 20
 [solver]
 kind = "lemke"
 lemke_step = "{path}"
@@ -307,7 +311,7 @@ anchor = [0.1, 0.0, 0.25]
         let full = dir.path().join(format!("full_{path}"));
         let split = dir.path().join(format!("split_{path}"));
         run(&full, None, None);
-        let half = run(&split, Some(20), None);
+        let half = run(&split, Some(10), None);
         let saved = dir.path().join(format!("half_{path}.bin"));
         std::fs::copy(&half.checkpoint, &saved).unwrap();
         run(&split, None, Some(saved));
