@@ -26,6 +26,9 @@ use crate::measure::{self, ContactForce, MassFlow, MeasurementId, MeasurementWri
 use crate::scene::{self, MeasureKind, Scene, SceneError};
 use crate::setup;
 use crate::step::{Simulation, StepRecord};
+use writer::FrameSource;
+
+mod writer;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -197,7 +200,7 @@ fn box_bodies(scene: &Scene) -> Vec<(usize, [f32; 3])> {
 
 /// A frame writer's error: a non-finite value means the run diverged (named with its step and
 /// time, nothing written); any other is an I/O error.
-fn frame_error(e: IoError, sim: &Simulation) -> RunError {
+fn frame_error(e: IoError, sim: &impl FrameSource) -> RunError {
     match e {
         IoError::NonFinite { .. } => RunError::Diverged {
             step: sim.step_index(),
@@ -213,7 +216,7 @@ impl Outputs {
         format!("frames/particles_{step:08}.vtp")
     }
 
-    fn write_frame(&mut self, sim: &Simulation) -> Result<(), RunError> {
+    fn write_frame(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
         if !self.vtk {
             return Ok(());
         }
@@ -252,7 +255,7 @@ impl Outputs {
     }
 
     /// The joints' world anchors, axes and reactions at this frame (see the module doc).
-    fn write_joints(&mut self, sim: &Simulation, s: &BodyState) -> Result<(), RunError> {
+    fn write_joints(&mut self, sim: &impl FrameSource, s: &BodyState) -> Result<(), RunError> {
         let Some(pvd) = self.joints_pvd.as_mut() else {
             return Ok(());
         };
@@ -298,7 +301,7 @@ impl Outputs {
     /// Box surfaces as polygons (`frames/boxes_*.vtp`, index `boxes.pvd`).
     fn write_boxes(
         &mut self,
-        sim: &Simulation,
+        sim: &impl FrameSource,
         s: &crate::bodies::BodyState,
     ) -> Result<(), RunError> {
         let Some(pvd) = self.boxes_pvd.as_mut() else {
@@ -327,7 +330,7 @@ impl Outputs {
     /// Capsule surfaces as polygons (`frames/capsules_*.vtp`, index `capsules.pvd`).
     fn write_capsules(
         &mut self,
-        sim: &Simulation,
+        sim: &impl FrameSource,
         s: &crate::bodies::BodyState,
     ) -> Result<(), RunError> {
         let Some(pvd) = self.capsules_pvd.as_mut() else {
@@ -356,7 +359,7 @@ impl Outputs {
     }
 
     /// The contacts of the last step at this frame (nothing at step 0: no step taken yet).
-    fn write_contacts(&mut self, sim: &Simulation) -> Result<(), RunError> {
+    fn write_contacts(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
         let step = sim.step_index();
         let Some(pvd) = self.contacts_pvd.as_mut() else {
             return Ok(());
@@ -366,7 +369,7 @@ impl Outputs {
         }
         let s = sim.download_kinematics()?;
         let (contacts, impulses) = sim.read_contacts()?;
-        let forces = contact_forces(&s, &contacts, &impulses, sim.settings.dt);
+        let forces = contact_forces(&s, &contacts, &impulses, sim.dt());
         let f3 = |v: [f64; 3]| v.map(|x| x as f32);
         let points: Vec<[f32; 3]> = forces.iter().map(|c| f3(c.point)).collect();
         let force: Vec<[f32; 3]> = forces.iter().map(|c| f3(c.force_on_b)).collect();
@@ -1007,7 +1010,7 @@ fn run_inner(
     let joint_frames = scene.output.vtk && !scene.joints.is_empty();
     let ckpt_path = dir.join("checkpoint.bin");
     let schedules = Schedules::new(&scene);
-    let (mut out, mut probes) = if let Some(ck) = &resumed {
+    let (out, mut probes) = if let Some(ck) = &resumed {
         let reopen = |path: &Path| -> Result<Collection, RunError> {
             let mut c = if path.exists() {
                 Collection::read(path)?
@@ -1100,6 +1103,8 @@ fn run_inner(
         let first = sim.step_index();
         crate::realtime::Clock::new(scene.sim.dt, first, total.saturating_sub(first), preroll)
     });
+    // Against the wall clock, frames and statistics are written by a thread (`run::writer`).
+    let mut sink = writer::Sink::new(out, realtime.is_some());
     let mut lemke_csv = match sim.lemke_settings() {
         Some(_) => Some(crate::realtime::LemkeCsv::open(
             dir.join("lemke.csv"),
@@ -1142,7 +1147,7 @@ fn run_inner(
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
         for r in &records {
             match stats_row(r, wall_ms) {
-                Ok(row) => out.stats.append(&row)?,
+                Ok(row) => sink.stats(row)?,
                 Err(e) => {
                     result = Err(e);
                     break;
@@ -1162,16 +1167,18 @@ fn run_inner(
                 result = Err(e);
                 break;
             }
-            if let Err(e) = out.write_frame(&sim).and_then(|_| out.write_contacts(&sim)) {
+            if let Err(e) = sink.frame(&sim) {
                 result = Err(e);
                 break;
             }
             last_frame = s;
-            out.stats.flush()?;
-            if let Some(l) = lemke_csv.as_mut() {
-                l.flush()?;
+            // Against the clock these wait for the end of the run (no file I/O in the loop).
+            if realtime.is_none() {
+                if let Some(l) = lemke_csv.as_mut() {
+                    l.flush()?;
+                }
+                probes.flush()?;
             }
-            probes.flush()?;
         }
         if ckpt_every > 0 && s % ckpt_every == 0 {
             probes.flush()?;
@@ -1181,7 +1188,9 @@ fn run_inner(
     }
     progress.finish();
     // Whatever happened, keep what was computed: statistics so far, and on a clean stop
-    // (finished or Ctrl-C) the last frame and a checkpoint to resume from.
+    // (finished or Ctrl-C) the last frame and a checkpoint to resume from. A failed write of
+    // the writer thread is why its loop stopped: its error is the run's.
+    let mut out = sink.finish()?;
     out.stats.flush()?;
     if let Some(l) = lemke_csv.as_mut() {
         l.flush()?;
