@@ -1096,6 +1096,42 @@ fn resumed_lemke_run_is_bit_identical_on_both_paths() {
     }
 }
 
+/// `run --realtime` hands frames and statistics to a writer thread: its output files are
+/// byte-identical to a run without the clock (frames, contact frames' index, checkpoint,
+/// statistics without the wall-clock column).
+#[test]
+fn realtime_writer_thread_writes_what_the_inline_writer_writes() {
+    use bristlecone::run::{run_scene_realtime, RunOptions, Silent};
+    let dir = tempfile::tempdir().unwrap();
+    let scene = realtime_file_in_motion(dir.path(), 60, "cpu");
+    let inline = dir.path().join("inline");
+    run_to(&scene, &inline, None, None);
+    let clocked = dir.path().join("clocked");
+    let opts = RunOptions {
+        out_dir: Some(clocked.clone()),
+        steps: None,
+        resume: None,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    run_scene_realtime(shared_context(), &scene, &opts, None, &stop, &mut Silent, 0).unwrap();
+    let frames = std::fs::read_dir(inline.join("frames")).unwrap().count();
+    assert!(frames >= 4, "frames every 20 steps: {frames}");
+    for e in std::fs::read_dir(inline.join("frames")).unwrap() {
+        let name = e.unwrap().file_name();
+        let a = std::fs::read(inline.join("frames").join(&name)).unwrap();
+        let b = std::fs::read(clocked.join("frames").join(&name)).unwrap();
+        assert!(a == b, "{name:?} differs");
+    }
+    for f in ["checkpoint.bin", "particles.pvd"] {
+        let a = std::fs::read(inline.join(f)).unwrap();
+        assert!(a == std::fs::read(clocked.join(f)).unwrap(), "{f} differs");
+    }
+    assert_eq!(
+        stats_columns(&inline.join("stats.csv")),
+        stats_columns(&clocked.join("stats.csv"))
+    );
+}
+
 /// A vertical stack of `n` identical spheres exactly touching on a plane (gaps 0: every
 /// normal row degenerate at the start), as a scene text.
 fn stack_scene(n: usize, directions: u32, warm: bool, lemke_step: &str) -> String {
