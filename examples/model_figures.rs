@@ -119,6 +119,7 @@ fn lugre_figure(out: &Path) {
         sigma2: s2,
         mu_static: mu_s,
         v_stribeck: v_s,
+        breakaway_ratio: None,
     };
     let curve: Vec<(f64, f64)> = (0..=100)
         .map(|k| {
@@ -166,6 +167,7 @@ fn lugre_figure(out: &Path) {
         sigma2: 0.4,
         mu_static: mu_s,
         v_stribeck: v_s,
+        breakaway_ratio: None,
     };
     let theta = 0.2f64.atan();
     let xs = run(pre, mu_c as f32, theta, [0.0; 3], 1e-3, 200, 2);
