@@ -377,7 +377,11 @@ fn lugre_ep_figure(out: &Path) {
         .map(|k| (z_g * ((1.0 + ra) / (1.0 - r_at(k))).ln(), r_at(k)))
         .collect();
     let top = plain[n].0;
-    plain.extend((0..=n).rev().map(|k| (top - z_g * ((1.0 + ra) / (1.0 + r_at(k))).ln(), r_at(k))));
+    plain.extend(
+        (0..=n)
+            .rev()
+            .map(|k| (top - z_g * ((1.0 + ra) / (1.0 + r_at(k))).ln(), r_at(k))),
+    );
     loops.push(("quasi-static, plain".into(), plain));
     let ep = vec![(0.0, -ra), (2.0 * ra * z_g, ra)];
     loops.push(("quasi-static, elasto-plastic (z < z_ba)".into(), ep));

@@ -527,12 +527,17 @@ fn lugre_elasto_plastic_breaks_away_at_the_static_friction() {
     );
     let s = slip.expect("the block never slipped");
     assert!((s[1] / mu_s - 1.0).abs() < 0.02, "slip at load {}", s[1]);
-    assert!(end[2] > 10.0 * z_ss && end[3] > before[3], "no gross sliding: {end:?}");
+    assert!(
+        end[2] > 10.0 * z_ss && end[3] > before[3],
+        "no gross sliding: {end:?}"
+    );
 }
 
 /// Peak-to-peak displacement of the samples with t in [t_a, t_b].
 fn peak_to_peak(xs: &[[f64; 4]], t_a: f64, t_b: f64) -> f64 {
-    let w = xs.iter().filter(|s| s[0] >= t_a - 1e-9 && s[0] <= t_b + 1e-9);
+    let w = xs
+        .iter()
+        .filter(|s| s[0] >= t_a - 1e-9 && s[0] <= t_b + 1e-9);
     let (lo, hi) = w.fold((f64::MAX, f64::MIN), |(lo, hi), s| {
         (lo.min(s[2]), hi.max(s[2]))
     });
@@ -570,8 +575,14 @@ fn lugre_presliding_hysteresis_loop_matches_the_quasi_static_bristle() {
              {pp_ref:.4e}), loop gap {gap:.2e} m ({:.1} s)",
             t0.elapsed().as_secs_f64()
         );
-        assert!((pp / pp_ref - 1.0).abs() < tol, "{ratio:?}: {pp} vs {pp_ref}");
-        assert!(gap < 0.01 * pp, "{ratio:?}: the loop does not close ({gap})");
+        assert!(
+            (pp / pp_ref - 1.0).abs() < tol,
+            "{ratio:?}: {pp} vs {pp_ref}"
+        );
+        assert!(
+            gap < 0.01 * pp,
+            "{ratio:?}: the loop does not close ({gap})"
+        );
     }
 }
 
@@ -603,7 +614,10 @@ fn lugre_drifts_under_oscillating_load_and_elasto_plastic_does_not() {
         );
         for d in drifts {
             if ratio.is_none() {
-                assert!((d / drift_ref - 1.0).abs() < 0.1, "plain drift {d} vs {drift_ref}");
+                assert!(
+                    (d / drift_ref - 1.0).abs() < 0.1,
+                    "plain drift {d} vs {drift_ref}"
+                );
             } else {
                 assert!(d.abs() < 0.01 * drift_ref, "elasto-plastic drift {d}");
             }

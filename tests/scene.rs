@@ -323,20 +323,41 @@ fn elasto_plastic_lugre_is_accepted_and_checked() {
         let s = ok(text);
         bristlecone::solve::rows::material_row(&s.materials[1].model)
     };
-    let r = row(&mat(", elasto_plastic = true, breakaway_ratio = 0.7", "lugre"));
+    let r = row(&mat(
+        ", elasto_plastic = true, breakaway_ratio = 0.7",
+        "lugre",
+    ));
     assert!((r[0] - 5.35).abs() < 1e-6, "{r:?}");
     assert!((bristlecone::solve::rows::breakaway_ratio(r) - 0.7).abs() < 1e-6);
     assert!((row(&mat(", elasto_plastic = true", "lugre"))[0] - 5.45).abs() < 1e-6);
     assert_eq!(row(&mat(", elasto_plastic = false", "lugre"))[0], 5.0);
     let line = Some(BASE.lines().count() + 5);
-    for bad in [", elasto_plastic = true, breakaway_ratio = 1.0", ", elasto_plastic = true, breakaway_ratio = 0.0"] {
+    for bad in [
+        ", elasto_plastic = true, breakaway_ratio = 1.0",
+        ", elasto_plastic = true, breakaway_ratio = 0.0",
+    ] {
         let e = err(&mat(bad, "lugre"));
-        check(&e, "material[1].model.breakaway_ratio", line, "must lie in (0, 1)");
+        check(
+            &e,
+            "material[1].model.breakaway_ratio",
+            line,
+            "must lie in (0, 1)",
+        );
     }
     let e = err(&mat(", breakaway_ratio = 0.5", "lugre"));
-    check(&e, "material[1].model.breakaway_ratio", line, "elasto_plastic = true");
+    check(
+        &e,
+        "material[1].model.breakaway_ratio",
+        line,
+        "elasto_plastic = true",
+    );
     let e = err(&mat(", elasto_plastic = true", "lugre_reduced"));
-    check(&e, "material[1].model.elasto_plastic", line, "does not apply");
+    check(
+        &e,
+        "material[1].model.elasto_plastic",
+        line,
+        "does not apply",
+    );
 }
 
 /// A scene with only Coulomb materials parses as before.
