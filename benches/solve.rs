@@ -425,6 +425,7 @@ fn main() {
                 sigma2: 0.4,
                 mu_static: 1.0,
                 v_stribeck: 0.01,
+                breakaway_ratio: None,
             })],
         ),
     ];

@@ -3,11 +3,14 @@
 //! whose material carries the model:
 //! `model_tanh.png` (steady creep velocity against the load, tanh friction),
 //! `model_lugre.png` (steady LuGre force against sliding velocity, five decades, and the
-//! pre-sliding displacement under a constant load), `model_bristle.png` (a block held and a
+//! pre-sliding displacement under a constant load), `model_lugre_ep.png` (plain against
+//! elasto-plastic LuGre: pre-sliding hysteresis loops and drift under an oscillating load
+//! below break-away), `model_bristle.png` (a block held and a
 //! block sliding on an incline) and `model_compliant.png` (penetration during a rebound,
 //! Kelvin–Voigt and Hunt–Crossley).
 //!
-//! `cargo run --example model_figures` (a few minutes on lavapipe)
+//! `cargo run --example model_figures` (a few minutes on lavapipe); name figures to draw only
+//! those, e.g. `cargo run --example model_figures -- lugre_ep`.
 
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
@@ -119,6 +122,7 @@ fn lugre_figure(out: &Path) {
         sigma2: s2,
         mu_static: mu_s,
         v_stribeck: v_s,
+        breakaway_ratio: None,
     };
     let curve: Vec<(f64, f64)> = (0..=100)
         .map(|k| {
@@ -166,6 +170,7 @@ fn lugre_figure(out: &Path) {
         sigma2: 0.4,
         mu_static: mu_s,
         v_stribeck: v_s,
+        breakaway_ratio: None,
     };
     let theta = 0.2f64.atan();
     let xs = run(pre, mu_c as f32, theta, [0.0; 3], 1e-3, 200, 2);
@@ -285,11 +290,140 @@ fn compliant_figure(out: &Path) {
     plot_lines(&out.join("model_compliant.png"), vec![panel]).unwrap();
 }
 
+/// The block on a horizontal plane pulled along x by `load(t)` per unit normal force
+/// (gravity's x component, set every step after 20 unloaded settling steps), dt = 1 ms.
+/// Returns (t, load, x) after every step.
+fn run_loaded(model: FrictionModel, steps: u32, load: impl Fn(f64) -> f64) -> Vec<[f64; 3]> {
+    let r = 0.05f32;
+    let plane = BodyInit {
+        material: 1,
+        ..BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0)
+    };
+    let block = BodyInit {
+        inv_mass: 1.0,
+        inv_inertia: [0.0; 3],
+        material: 0,
+        ..BodyInit::sphere([0.0, 0.0, r], r, 1.0)
+    };
+    let settings = StepSettings {
+        dt: 1e-3,
+        gravity: [0.0, 0.0, -G],
+        contact: Some(ContactSetup {
+            shapes: vec![BoundaryShape::Plane],
+            collide: CollideSettings {
+                envelope: 0.05 * r,
+                friction: vec![0.3, 0.3],
+            },
+            solver: SolverSettings {
+                kind: SolverKind::Apgd,
+                max_iterations: 30,
+                tolerance: 1e-10,
+                recovery_speed: 0.1,
+                warm_start: true,
+                ..SolverSettings::default()
+            },
+            models: vec![material_row(&FrictionModel::Coulomb), material_row(&model)],
+        }),
+    };
+    let state = BodyState::from_inits(&[plane, block]);
+    let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
+    sim.advance(20, 20).unwrap();
+    let x0 = sim.read_state().unwrap().pos[1][0] as f64;
+    (0..steps)
+        .map(|k| {
+            let l = load((k as f64 + 0.5) * 1e-3);
+            sim.set_gravity([l * G, 0.0, -G]);
+            sim.advance(1, 0).unwrap();
+            let x = sim.read_state().unwrap().pos[1][0] as f64 - x0;
+            ((k + 1) as f64 * 1e-3, l, x)
+        })
+        .map(|(t, l, x)| [t, l, x])
+        .collect()
+}
+
+/// Plain against elasto-plastic point LuGre (σ0 = 1e6 /m, σ1 = 300 s/m, μ_s = 0.4,
+/// break-away ratio 0.8), as in `tests/contact_models.rs`: the loop under ±0.75 μ_s f_N at
+/// 4 Hz (the cycle after the first quarter) with the quasi-static loops, and x(t) under
+/// μ_s f_N (0.45 + 0.3 sin 2π 4 t).
+fn lugre_ep_figure(out: &Path) {
+    let (mu_s, s0, f, ra) = (0.4f64, 1e6f64, 4.0f64, 0.75f64);
+    let model = |ratio: Option<f64>| FrictionModel::LuGre {
+        sigma0: s0,
+        sigma1: 300.0,
+        sigma2: 0.4,
+        mu_static: mu_s,
+        v_stribeck: 0.01,
+        breakaway_ratio: ratio,
+    };
+    let w = 2.0 * std::f64::consts::PI * f;
+    let z_g = mu_s / s0 * 1e6; // µm
+    let mut loops = Vec::new();
+    for (name, ratio) in [("plain LuGre", None), ("elasto-plastic", Some(0.8))] {
+        let xs = run_loaded(model(ratio), 313, |t| ra * mu_s * (w * t).sin());
+        let cycle = &xs[62..313];
+        let lo = cycle.iter().map(|s| s[2]).fold(f64::MAX, f64::min);
+        let pts = cycle.iter().map(|s| ((s[2] - lo) * 1e6, s[1] / mu_s));
+        println!("{name}: loop peak-to-peak {:.4e} m", {
+            let hi = cycle.iter().map(|s| s[2]).fold(f64::MIN, f64::max);
+            hi - lo
+        });
+        loops.push((format!("engine, {name}"), pts.collect()));
+    }
+    // Quasi-static loops: plain dz/dx = 1 ∓ z/z_g on the up / down branch (z/z_g = load
+    // ratio r); elasto-plastic below z_ba: x = z.
+    let n = 100;
+    let r_at = |k: usize| -ra + 2.0 * ra * k as f64 / n as f64;
+    let mut plain: Vec<(f64, f64)> = (0..=n)
+        .map(|k| (z_g * ((1.0 + ra) / (1.0 - r_at(k))).ln(), r_at(k)))
+        .collect();
+    let top = plain[n].0;
+    plain.extend(
+        (0..=n)
+            .rev()
+            .map(|k| (top - z_g * ((1.0 + ra) / (1.0 + r_at(k))).ln(), r_at(k))),
+    );
+    loops.push(("quasi-static, plain".into(), plain));
+    let ep = vec![(0.0, -ra), (2.0 * ra * z_g, ra)];
+    loops.push(("quasi-static, elasto-plastic (z < z_ba)".into(), ep));
+    let hysteresis = LinePanel {
+        title: "Point LuGre pre-sliding under ±0.75 μ_s f_N at 4 Hz (σ0 = 1e6 /m, break-away ratio 0.8)".into(),
+        x_label: "displacement from the loop's left end (µm)".into(),
+        y_label: "tangential load / (μ_s f_N)".into(),
+        series: loops,
+    };
+    let mut drift = Vec::new();
+    for (name, ratio) in [("plain LuGre", None), ("elasto-plastic", Some(0.8))] {
+        let load = |t: f64| mu_s * (0.45 + 0.3 * (w * t).sin());
+        let xs = run_loaded(model(ratio), 1000, load);
+        println!("{name}: x after 4 cycles {:.4e} m", xs[999][2]);
+        drift.push((
+            format!("engine, {name}"),
+            xs.iter().map(|s| (s[0], s[2] * 1e6)).collect(),
+        ));
+    }
+    let drifting = LinePanel {
+        title: "Drift under μ_s f_N (0.45 + 0.3 sin 2π 4 t), below break-away".into(),
+        x_label: "time (s)".into(),
+        y_label: "displacement (µm)".into(),
+        series: drift,
+    };
+    plot_lines(&out.join("model_lugre_ep.png"), vec![hysteresis, drifting]).unwrap();
+}
+
 fn main() {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/images");
-    tanh_figure(&out);
-    lugre_figure(&out);
-    bristle_figure(&out);
-    compliant_figure(&out);
+    let only: Vec<String> = std::env::args().skip(1).collect();
+    let figures: [(&str, fn(&Path)); 5] = [
+        ("tanh", tanh_figure),
+        ("lugre", lugre_figure),
+        ("lugre_ep", lugre_ep_figure),
+        ("bristle", bristle_figure),
+        ("compliant", compliant_figure),
+    ];
+    for (name, draw) in figures {
+        if only.is_empty() || only.iter().any(|o| o == name) {
+            draw(&out);
+        }
+    }
     println!("wrote model_*.png into {}", out.display());
 }

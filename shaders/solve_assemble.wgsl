@@ -83,16 +83,62 @@ fn pair_model(mats: u32) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
-// The pair's extension row (rows::pair_ext): by min when both have the model.
+// A material's LuGre extension (μ_s, v_s, break-away ratio, 0): the ratio is packed in lane 0
+// as 5 + ratio/2 (rows::lugre_lane; 0 = plain LuGre).
+fn lugre_ext(k: u32) -> vec4<f32> {
+    let id = models[k].x;
+    let ratio = select(0.0, 2.0 * (id - f32(MODEL_LUGRE)), u32(id) == MODEL_LUGRE);
+    return vec4<f32>(models[k + 1u].xy, ratio, 0.0);
+}
+
+// The pair's extension row (rows::pair_ext): by min when both have the model (a plain LuGre
+// side, ratio 0, makes the pair plain).
 fn pair_ext(mats: u32) -> vec4<f32> {
     let ka = material(mats >> 16u);
     let kb = material(mats & 0xffffu);
     let ia = u32(models[ka].x);
     let ib = u32(models[kb].x);
     if ia == ib {
-        return min(models[ka + 1u], models[kb + 1u]);
+        return min(lugre_ext(ka), lugre_ext(kb));
     }
-    return models[select(kb, ka, ib == MODEL_COULOMB) + 1u];
+    return lugre_ext(select(kb, ka, ib == MODEL_COULOMB));
+}
+
+// The elasto-plastic β (seed 003 eqs. 16–18): a copy of `beta_ep` in shaders/common/patch.wgsl
+// (the patch family's file; keep the two identical; f64 twin: crate::patch::beta).
+fn beta_ep(zn: f32, z_max: f32, cosine: f32, ratio: f32) -> f32 {
+    let z_ba = ratio * z_max;
+    var b = 1.0;
+    if zn <= z_ba {
+        b = 0.0;
+    } else if zn < z_max {
+        b = 0.5 * sin(3.14159265358979 * (zn - 0.5 * (z_max + z_ba)) / (z_max - z_ba)) + 0.5;
+    }
+    return b * (cosine + 1.0) * 0.5;
+}
+
+// LuGre's frozen a = 1/(1 + dt κ) from the record's w lane (rows::lugre_relax): plain,
+// w = s⁻ and κ = σ0 s⁻/g(s⁻); elasto-plastic (ext.z > 0), w = κ/σ0.
+fn lugre_relax(m: vec4<f32>, ext: vec4<f32>, mu: f32, w: f32, dt: f32) -> f32 {
+    var num = 1.0;
+    var den = 1.0 + dt * m.y * w;
+    if ext.z <= 0.0 {
+        num = stribeck(mu, ext, w);
+        den = num + dt * m.y * w;
+    }
+    return select(1.0, num / den, den > 0.0);
+}
+
+// κ/σ0 at the save (rows::lugre_rate): s/g(s), times β(z⁻, g(s)/σ0, v⁺) when elasto-plastic.
+fn lugre_rate(m: vec4<f32>, ext: vec4<f32>, mu: f32, z: vec2<f32>, vt: vec2<f32>) -> f32 {
+    let s = length(vt);
+    let g = stribeck(mu, ext, s);
+    var b = 1.0;
+    if ext.z > 0.0 {
+        let zn = length(z);
+        b = beta_ep(zn, g / m.y, dot(z / (zn + 1e-10), vt / (s + 1e-10)), ext.z);
+    }
+    return b * s / g;
 }
 
 // (E_n, normal stabilisation) of a contact with gap phi (rows::normal_rows): Kelvin–Voigt
@@ -177,9 +223,7 @@ fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec
         return t;
     }
     // LuGre: κ = σ0 s⁻/g(s⁻) frozen, z⁺ = a (z + dt v⁺), l = c0 + c1 v⁺, γ_T = −γ_n⁻ l.
-    let g = stribeck(mu, ext, s);
-    let den = g + dt * m.y * s;
-    let a = select(1.0, g / den, den > 0.0);
+    let a = lugre_relax(m, ext, mu, s, dt);
     let big = m.y + m.z / dt;
     let c1 = big * a * dt + m.w;
     let c0 = (big * a - m.z / dt) * last.yz;
@@ -378,10 +422,13 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             let vt = vec2<f32>(dot(tangent_u(n), rel), dot(tangent_w(n), rel));
             rec.w = length(vt);
             if id == MODEL_LUGRE {
+                // Plain: w = s⁺; elasto-plastic: w = κ⁺/σ0 with β at (z⁻, v⁺).
                 let st = gam[SEG_STATE * cap + i];
-                let g = stribeck(c.ra.w, pair_ext(c.ids.w), rec.w);
-                let den = g + st.z * m.y * rec.w;
-                let k = select(1.0, g / den, den > 0.0);
+                let ext = pair_ext(c.ids.w);
+                if ext.z > 0.0 {
+                    rec.w = lugre_rate(m, ext, c.ra.w, st.xy, vt);
+                }
+                let k = lugre_relax(m, ext, c.ra.w, rec.w, st.z);
                 rec = vec4<f32>(rec.x, k * (st.xy + st.z * vt), rec.w);
             }
         }

@@ -304,6 +304,62 @@ fn tanh_and_lugre_models_are_accepted_and_checked() {
     assert!(e.message.contains("≥ the material's friction"), "{e}");
 }
 
+/// Elasto-plastic LuGre (`elasto_plastic = true`, `breakaway_ratio`): accepted with the ratio
+/// packed in the table row's lane 0 (5 + ratio/2; default 0.9); a ratio outside (0, 1), a
+/// ratio without `elasto_plastic = true`, and the keys on another kind are refused at the
+/// field, with its line.
+#[test]
+fn elasto_plastic_lugre_is_accepted_and_checked() {
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
+    let mat = |extra: &str, kind: &str| {
+        let m = format!(
+            "{{ kind = \"{kind}\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.5, v_stribeck = 0.01{extra} }}"
+        );
+        base_with(&format!(
+            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.4\nmodel = {m}\n{body}"
+        ))
+    };
+    let row = |text: &str| {
+        let s = ok(text);
+        bristlecone::solve::rows::material_row(&s.materials[1].model)
+    };
+    let r = row(&mat(
+        ", elasto_plastic = true, breakaway_ratio = 0.7",
+        "lugre",
+    ));
+    assert!((r[0] - 5.35).abs() < 1e-6, "{r:?}");
+    assert!((bristlecone::solve::rows::breakaway_ratio(r) - 0.7).abs() < 1e-6);
+    assert!((row(&mat(", elasto_plastic = true", "lugre"))[0] - 5.45).abs() < 1e-6);
+    assert_eq!(row(&mat(", elasto_plastic = false", "lugre"))[0], 5.0);
+    let line = Some(BASE.lines().count() + 5);
+    for bad in [
+        ", elasto_plastic = true, breakaway_ratio = 1.0",
+        ", elasto_plastic = true, breakaway_ratio = 0.0",
+    ] {
+        let e = err(&mat(bad, "lugre"));
+        check(
+            &e,
+            "material[1].model.breakaway_ratio",
+            line,
+            "must lie in (0, 1)",
+        );
+    }
+    let e = err(&mat(", breakaway_ratio = 0.5", "lugre"));
+    check(
+        &e,
+        "material[1].model.breakaway_ratio",
+        line,
+        "elasto_plastic = true",
+    );
+    let e = err(&mat(", elasto_plastic = true", "lugre_reduced"));
+    check(
+        &e,
+        "material[1].model.elasto_plastic",
+        line,
+        "does not apply",
+    );
+}
+
 /// A scene with only Coulomb materials parses as before.
 #[test]
 fn coulomb_model_parses() {

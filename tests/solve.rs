@@ -451,21 +451,28 @@ fn tanh_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
 
 /// Point LuGre (two bristle stiffnesses) and Coulomb contacts: the first solve has no γ_n⁻ (no
 /// friction) and saves z⁺ = a dt v_T⁺; the second solve's E_T = 1/(γ_n⁻ c1), offset c0/c1 and
-/// guard cone come from those records, and its saved z⁺, s⁺ are compared too.
+/// guard cone come from those records, and its saved z⁺, s⁺ are compared too. Two
+/// elasto-plastic materials (ratios 0.5, 0.8) mix with each other (σ0 in series, ratio by
+/// min), with plain LuGre (→ plain) and Coulomb; σ0 = 1e3 puts z_ss = g/σ0 ~ 1e-3 m at the
+/// size of the first step's z⁺ = a dt v_T⁺, so the saved κ/σ0 = β s/g meets all of β's
+/// branches (elastic, sine ramp, plastic, and the direction factor).
 fn lugre_models() -> Vec<MaterialRow> {
-    let l = |s0: f64, s1: f64| {
+    let l = |s0: f64, s1: f64, ratio: Option<f64>| {
         material_row(&FrictionModel::LuGre {
             sigma0: s0,
             sigma1: s1,
             sigma2: 0.4,
             mu_static: 1.0,
             v_stribeck: 0.3,
+            breakaway_ratio: ratio,
         })
     };
     vec![
         material_row(&FrictionModel::Coulomb),
-        l(1e4, 30.0),
-        l(1e5, 300.0),
+        l(1e4, 30.0, None),
+        l(1e5, 300.0, None),
+        l(1e3, 10.0, Some(0.5)),
+        l(1e4, 30.0, Some(0.8)),
     ]
 }
 

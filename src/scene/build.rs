@@ -1605,11 +1605,39 @@ fn lugre_static_check(
     Ok(())
 }
 
+/// Point LuGre's elasto-plastic keys: `elasto_plastic = true` selects the variant and
+/// `breakaway_ratio` (z_ba / z_ss in (0, 1), default 0.9 as the patch model's) sets its
+/// break-away deflection; a ratio without `elasto_plastic = true` is refused (plain LuGre
+/// would ignore it).
+fn lugre_breakaway(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<Option<f64>> {
+    let ep = fm.elasto_plastic.as_ref().is_some_and(|b| *b.get_ref());
+    let Some(r) = &fm.breakaway_ratio else {
+        return Ok(ep.then_some(0.9));
+    };
+    let field = format!("{base}.breakaway_ratio");
+    if !ep {
+        return Err(cx.err(
+            Some(r.span()),
+            field,
+            "belongs to the elasto-plastic variant: set `elasto_plastic = true` too (plain LuGre has no break-away deflection)",
+        ));
+    }
+    let x = *r.get_ref();
+    if !(x > 0.0 && x < 1.0) {
+        return Err(cx.err(
+            Some(r.span()),
+            field,
+            format!("must lie in (0, 1) (z_ba = ratio × z_ss), got {}", Num(x)),
+        ));
+    }
+    Ok(Some(x))
+}
+
 fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<FrictionModel> {
     let span = fm.span();
     let fm = fm.get_ref();
     let kind = fm.kind.get_ref().as_str();
-    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck);
+    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, elasto_plastic, breakaway_ratio);
     let what = "friction model";
     let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
         cx.positive(
@@ -1664,13 +1692,14 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             }
         }
         "lugre" => {
-            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck"])?;
+            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck", "elasto_plastic", "breakaway_ratio"])?;
             FrictionModel::LuGre {
                 sigma0: req_pos(&fm.sigma0, "sigma0")?,
                 sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
                 sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
                 mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
                 v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
+                breakaway_ratio: lugre_breakaway(cx, fm, base)?,
             }
         }
         "lugre_reduced" => {

@@ -258,6 +258,9 @@ pub enum FrictionModel {
         sigma2: f64,
         mu_static: f64,
         v_stribeck: f64,
+        /// The elasto-plastic variant (Dupont et al., seed 003 eqs. 16–18) with break-away
+        /// deflection z_ba = ratio × z_ss, ratio in (0, 1); None: plain LuGre.
+        breakaway_ratio: Option<f64>,
     },
     /// The reduced planar LuGre model on face–face contact patches (issue #11,
     /// `crate::patch::couple`), parameters as LuGre's (per unit normal load).

@@ -88,6 +88,8 @@ pub(crate) struct RawFrictionModel {
     pub sigma2: O<f64>,
     pub mu_static: O<f64>,
     pub v_stribeck: O<f64>,
+    pub elasto_plastic: O<bool>,
+    pub breakaway_ratio: O<f64>,
 }
 
 #[derive(Deserialize)]

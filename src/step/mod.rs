@@ -884,6 +884,14 @@ impl Simulation {
         self.step_index = step_index;
     }
 
+    /// Changes gravity from the next step on: a uniform load that varies in time (the LuGre
+    /// tests' ramped and oscillating tangential pulls).
+    pub fn set_gravity(&mut self, gravity: [f64; 3]) {
+        self.settings.gravity = gravity;
+        let g = gravity.map(|x| x as f32);
+        self.integrate.set_dt(&self.ctx, g, self.settings.dt as f32);
+    }
+
     /// Sets the velocity of a kinematic body (e.g. a boundary's prescribed motion changes).
     pub fn set_velocity(&mut self, body: u32, velocity: [f32; 3], angular: [f32; 3]) {
         let q = &self.ctx.queue;

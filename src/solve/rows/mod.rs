@@ -59,7 +59,9 @@
 //!   materials may touch);
 //! * model parameters of two materials with the same model: stiffnesses in series
 //!   (k = k_a k_b / (k_a + k_b); LuGre σ0), dampings likewise (LuGre σ1); coefficients
-//!   (Hunt–Crossley α and n; LuGre σ2 and μ_s) and velocities (tanh v_s, LuGre v_s) by min.
+//!   (Hunt–Crossley α and n; LuGre σ2 and μ_s) and velocities (tanh v_s, LuGre v_s) by min;
+//!   LuGre's elasto-plastic break-away ratio by min too, a plain LuGre side counting as 0
+//!   (plain LuGre + elasto-plastic LuGre → plain; Coulomb + elasto-plastic → elasto-plastic).
 //!   The table holds two `vec4` per material ([`MaterialRow`]): the main row and an
 //!   extension (LuGre μ_s, v_s).
 //!
@@ -266,9 +268,32 @@ pub const MODEL_TANH: u32 = 4;
 /// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ is formed when the record is saved
 /// ([`saved_record`]), from (z, dt) kept in the state segment of `gam` at assembly.
 /// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
-/// friction on a contact's first step (no γ_n⁻). Plain LuGre (β = 1): the elasto-plastic
-/// variant is not built.
+/// friction on a contact's first step (no γ_n⁻).
+///
+/// **Elasto-plastic variant** (Dupont et al., seed 003 eqs. 16–18; table lane 0 =
+/// 5 + ratio/2, see [`lugre_lane`]): κ = β(z, v) σ0 s/g(s) with the paper's
+/// multi-dimensional β ([`crate::patch::beta`], the patch model's formula): 0 while ‖z‖ ≤
+/// z_ba = ratio × z_ss (z_ss = g(s)/σ0), a sine ramp up to z_ss, 1 beyond, times
+/// (ẑ·v̂ + 1)/2. The save evaluates β at (z⁻, v⁺) and stores κ⁺/σ0 = β s⁺/g(s⁺) in the
+/// record's `w` lane instead of s⁺ (the next step's frozen κ needs β, whose direction
+/// factor s⁺ alone does not carry); a = 1/(1 + dt σ0 w) equals plain LuGre's g/(g + dt σ0 s)
+/// at β = 1. Below break-away β = 0, a = 1: the bristle is a pure spring (no drift).
 pub const MODEL_LUGRE: u32 = 5;
+
+/// Table lane 0 of a LuGre material: the id 5, plus ratio/2 for the elasto-plastic variant
+/// (in (5, 5.5), so every `u32(lane 0)` reads 5 and f32 keeps the ratio to ~1e-6).
+pub fn lugre_lane(breakaway_ratio: Option<f64>) -> f32 {
+    MODEL_LUGRE as f32 + 0.5 * breakaway_ratio.unwrap_or(0.0) as f32
+}
+
+/// The break-away ratio packed in a LuGre row's lane 0 (0: plain LuGre).
+pub fn breakaway_ratio(row: MaterialRow) -> f64 {
+    if row[0] as u32 == MODEL_LUGRE {
+        2.0 * (row[0] as f64 - MODEL_LUGRE as f64)
+    } else {
+        0.0
+    }
+}
 
 /// The reduced planar LuGre model on contact patches (issue #11; table row as LuGre's,
 /// `[6, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`): face–face box contacts get a patch block of 3 rows
@@ -298,8 +323,10 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
             sigma2,
             mu_static,
             v_stribeck,
+            breakaway_ratio,
         } => {
             let mut row = r(MODEL_LUGRE, sigma0, sigma1, sigma2);
+            row[0] = lugre_lane(breakaway_ratio);
             row[4] = mu_static as f32;
             row[5] = v_stribeck as f32;
             row
@@ -420,11 +447,12 @@ pub fn pair_model(a: MaterialRow, b: MaterialRow) -> PairModel {
     }
 }
 
-/// The mixed extension parameters of a pair (LuGre: μ_s, v_s): the model's side, both by
-/// min when both materials have it (same rule as `pair_ext` in `solve_assemble.wgsl`).
+/// The mixed extension parameters of a pair (LuGre: μ_s, v_s, break-away ratio, 0): the
+/// model's side, each by min when both materials have the model (so a plain LuGre side,
+/// ratio 0, makes the pair plain) — the same rule as `pair_ext` in `solve_assemble.wgsl`.
 pub fn pair_ext(a: MaterialRow, b: MaterialRow) -> [f64; 4] {
     let (ia, ib) = (a[0] as u32, b[0] as u32);
-    let e = |r: MaterialRow| [4, 5, 6, 7].map(|k| r[k] as f64);
+    let e = |r: MaterialRow| [r[4] as f64, r[5] as f64, breakaway_ratio(r), 0.0];
     if ia == ib {
         let (x, y) = (e(a), e(b));
         [0, 1, 2, 3].map(|k| x[k].min(y[k]))
@@ -487,10 +515,8 @@ pub fn stateful_rows(
         return None;
     }
     let (s0, s1, s2) = (k, c, n);
-    let (mu_s, v_s) = (ext[0], ext[1]);
-    let g = stribeck(mu, mu_s, v_s, s);
-    let den = g + dt * s0 * s;
-    let a = if den > 0.0 { g / den } else { 1.0 };
+    let mu_s = ext[0];
+    let a = lugre_relax(model, ext, mu, s, dt);
     let z = [last[1], last[2]];
     let big = s0 + s1 / dt;
     let c1 = big * a * dt + s2;
@@ -514,6 +540,35 @@ pub fn stateful_rows(
         state: [z[0], z[1], dt],
         warm_t,
     })
+}
+
+/// The frozen relaxation factor a = 1/(1 + dt κ) of a LuGre step from the record's `w`
+/// lane: plain, w = s⁻ and κ = σ0 s⁻/g(s⁻); elasto-plastic (ext[2] > 0), w = κ/σ0.
+fn lugre_relax(model: PairModel, ext: [f64; 4], mu: f64, w: f64, dt: f64) -> f64 {
+    let (num, den) = if ext[2] > 0.0 {
+        (1.0, 1.0 + dt * model.1 * w)
+    } else {
+        let g = stribeck(mu, ext[0], ext[1], w);
+        (g, g + dt * model.1 * w)
+    };
+    if den > 0.0 {
+        num / den
+    } else {
+        1.0
+    }
+}
+
+/// κ/σ0 at the save: s/g(s), times the elasto-plastic β(z⁻, z_ss, v⁺) ([`crate::patch::beta`],
+/// z_ss = g(s)/σ0) when ext[2] = the break-away ratio > 0.
+pub fn lugre_rate(model: PairModel, ext: [f64; 4], mu: f64, z: [f64; 2], vt: [f64; 2]) -> f64 {
+    let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
+    let g = stribeck(mu, ext[0], ext[1], s);
+    let b = if ext[2] > 0.0 {
+        crate::patch::beta(&z, &[g / model.1], &vt, ext[2])
+    } else {
+        1.0
+    };
+    b * s / g
 }
 
 /// LuGre's Stribeck curve g(s) = μ_c + (μ_s − μ_c) exp(−(s/v_s)²) (exponent 2).
@@ -540,14 +595,18 @@ pub fn saved_record(
     match model.0 {
         MODEL_TANH => [gamma[0], gamma[1], gamma[2], s],
         MODEL_LUGRE => {
-            let g = stribeck(mu, ext[0], ext[1], s);
-            let den = g + state[2] * model.1 * s;
-            let a = if den > 0.0 { g / den } else { 1.0 };
+            // Plain: w = s⁺; elasto-plastic: w = κ⁺/σ0 (β at z⁻ and v⁺).
+            let w = if ext[2] > 0.0 {
+                lugre_rate(model, ext, mu, [state[0], state[1]], vt)
+            } else {
+                s
+            };
+            let a = lugre_relax(model, ext, mu, w, state[2]);
             [
                 gamma[0],
                 a * (state[0] + state[2] * vt[0]),
                 a * (state[1] + state[2] * vt[1]),
-                s,
+                w,
             ]
         }
         _ => [gamma[0], gamma[1], gamma[2], 0.0],
