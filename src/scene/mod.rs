@@ -249,6 +249,21 @@ pub enum FrictionModel {
         exponent: f64,
         damping: f64,
     },
+    /// Kelvin–Voigt with the damping given as a coefficient of restitution e (the damping
+    /// ratio ζ(e) of the spring–damper without adhesion; c = 2ζ√(k m*) per contact, see
+    /// `crate::solve::rows::compliant`).
+    CompliantRestitution {
+        stiffness: f64,
+        restitution: f64,
+    },
+    /// Hunt–Crossley from physical quantities: Hertz stiffness k = 4/3 E* √R* (n = 1.5) per
+    /// contact from Young's modulus E (Pa) and Poisson ratio ν, and the damping from the
+    /// restitution e at the contact's impact speed (`crate::solve::rows::compliant`).
+    HuntCrossleyHertz {
+        youngs_modulus: f64,
+        poisson_ratio: f64,
+        restitution: f64,
+    },
     Tanh {
         slip_velocity: f64,
     },

@@ -88,6 +88,9 @@ pub(crate) struct RawFrictionModel {
     pub sigma2: O<f64>,
     pub mu_static: O<f64>,
     pub v_stribeck: O<f64>,
+    pub youngs_modulus: O<f64>,
+    pub poisson_ratio: O<f64>,
+    pub restitution: O<f64>,
 }
 
 #[derive(Deserialize)]

@@ -193,6 +193,8 @@
 
 use crate::scene::FrictionModel;
 
+pub mod compliant;
+
 /// The cone the solver projects friction onto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Cone {
@@ -220,6 +222,8 @@ pub fn is_solved(model: &FrictionModel) -> bool {
         FrictionModel::Coulomb
             | FrictionModel::Compliant { .. }
             | FrictionModel::HuntCrossley { .. }
+            | FrictionModel::CompliantRestitution { .. }
+            | FrictionModel::HuntCrossleyHertz { .. }
             | FrictionModel::Bristle { .. }
             | FrictionModel::Tanh { .. }
             | FrictionModel::LuGre { .. }
@@ -291,6 +295,15 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
             exponent,
             damping,
         } => r(MODEL_HUNT_CROSSLEY, stiffness, damping, exponent),
+        FrictionModel::CompliantRestitution {
+            stiffness,
+            restitution,
+        } => compliant::kv_row(stiffness, restitution),
+        FrictionModel::HuntCrossleyHertz {
+            youngs_modulus,
+            poisson_ratio,
+            restitution,
+        } => compliant::hertz_row(youngs_modulus, poisson_ratio, restitution),
         FrictionModel::Tanh { slip_velocity } => r(MODEL_TANH, slip_velocity, 0.0, 0.0),
         FrictionModel::LuGre {
             sigma0,
@@ -321,10 +334,12 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
 }
 
 /// Whether a model table needs the per-contact state segment (tanh, LuGre: the disk radius of
-/// their projection and LuGre's z, dt).
+/// their projection and LuGre's z, dt; Hunt–Crossley with restitution: the impact speed v₀).
 pub fn has_state(rows: &[MaterialRow]) -> bool {
-    rows.iter()
-        .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED))
+    rows.iter().any(|r| {
+        matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED)
+            || (r[0] as u32 == MODEL_HUNT_CROSSLEY && r[5] > 0.0)
+    })
 }
 
 /// Whether a model table has a patch model (collision emits patch records; the solver
@@ -539,6 +554,8 @@ pub fn saved_record(
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
     match model.0 {
         MODEL_TANH => [gamma[0], gamma[1], gamma[2], s],
+        // Hunt–Crossley with restitution: the impact speed v₀ kept at assembly (0 otherwise).
+        MODEL_HUNT_CROSSLEY => [gamma[0], gamma[1], gamma[2], state[0]],
         MODEL_LUGRE => {
             let g = stribeck(mu, ext[0], ext[1], s);
             let den = g + state[2] * model.1 * s;
