@@ -378,9 +378,16 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
             eta = 1.5 / (tr + nr.x + e_t);
         }
     }
+    let boxed = id == MODEL_BRISTLE && m.w > 0.0;
+    if boxed {
+        // rows::bristle_box: the paper's box |γ_u|, |γ_w| ≤ μ γ_n⁻ (state z = −1 marks it).
+        t.r = c.ra.w * max(last.x, 0.0);
+        t.st.z = -1.0;
+    }
     var g0 = vec4<f32>(0.0);
     if found && params.counts.w != 0u {
-        g0 = project_contact(vec4<f32>(last.x, t.warm, 0.0), c.ra.w, t.r);
+        let w0 = vec4<f32>(last.x, t.warm, 0.0);
+        g0 = select(project_contact(w0, c.ra.w, t.r), project_box(w0, t.r), boxed);
     }
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);

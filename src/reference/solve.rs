@@ -106,9 +106,12 @@ pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
     [g[0].max(0.0), g[1] * k, g[2] * k]
 }
 
-/// A contact's projection: the disk of radius `r` ≥ 0, or (r < 0) the cone of μ.
+/// A contact's projection: the disk of radius `r` ≥ 0, the cone of μ (r = −1), or a bristle's
+/// box of half-width b (r = −2 − b; on the GPU a flag in the state segment).
 pub fn project_contact(g: Vec3, mu: f64, r: f64) -> Vec3 {
-    if r < 0.0 {
+    if r < -1.5 {
+        rows::project_box(g, -r - 2.0)
+    } else if r < 0.0 {
         project_cone(g, mu)
     } else {
         project_disk(g, r)
@@ -528,6 +531,9 @@ fn assemble_rows(
         let mu = c.ra[3] as f64;
         let mut radius = -1.0;
         let mut wt = [l[1], l[2]];
+        if let Some(b) = rows::bristle_box(model, mu, l[0]) {
+            radius = -2.0 - b;
+        }
         if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
             e_t = t.e_t;
             pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];

@@ -1618,6 +1618,8 @@ fn compliant_form(model: &FrictionModel) -> Option<&'static str> {
         FrictionModel::HuntCrossleyHertz { .. } => {
             Some("youngs_modulus, poisson_ratio, restitution")
         }
+        FrictionModel::Bristle { .. } => Some("projection = \"cone\""),
+        FrictionModel::BristleBox { .. } => Some("projection = \"box\""),
         _ => None,
     }
 }
@@ -1686,7 +1688,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
     let span = fm.span();
     let fm = fm.get_ref();
     let kind = fm.kind.get_ref().as_str();
-    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, youngs_modulus, poisson_ratio, restitution);
+    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, youngs_modulus, poisson_ratio, restitution, projection);
     let what = "friction model";
     let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
         cx.positive(
@@ -1706,9 +1708,18 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             FrictionModel::Coulomb
         }
         "bristle" => {
-            cx.only(base, what, kind, &fields, &["stiffness"])?;
-            FrictionModel::Bristle {
-                stiffness: req_pos(&fm.stiffness, "stiffness")?,
+            cx.only(base, what, kind, &fields, &["stiffness", "projection"])?;
+            let stiffness = req_pos(&fm.stiffness, "stiffness")?;
+            match fm.projection.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+                None | Some(("cone", _)) => FrictionModel::Bristle { stiffness },
+                Some(("box", _)) => FrictionModel::BristleBox { stiffness },
+                Some((other, span)) => {
+                    return Err(cx.err(
+                        Some(span),
+                        format!("{base}.projection"),
+                        format!("unknown projection `{other}` (expected \"cone\" or \"box\")"),
+                    ))
+                }
             }
         }
         "compliant" if fm.restitution.is_some() => {

@@ -238,6 +238,11 @@ pub enum FrictionModel {
     Bristle {
         stiffness: f64,
     },
+    /// Bristle friction with the paper's per-component box |γ_u|, |γ_w| ≤ μ γ_n⁻ as its
+    /// projection (`projection = "box"`; `crate::solve::rows::MODEL_BRISTLE`).
+    BristleBox {
+        stiffness: f64,
+    },
     Compliant {
         stiffness: f64,
         damping: f64,

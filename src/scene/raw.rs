@@ -91,6 +91,7 @@ pub(crate) struct RawFrictionModel {
     pub youngs_modulus: O<f64>,
     pub poisson_ratio: O<f64>,
     pub restitution: O<f64>,
+    pub projection: O<String>,
 }
 
 #[derive(Deserialize)]
