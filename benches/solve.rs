@@ -390,7 +390,7 @@ fn main() {
     // Contact models (src/solve/rows): the same 20 sweeps with every contact Coulomb (no
     // table), Kelvin–Voigt, Hunt–Crossley, bristle, tanh and point LuGre (material 0 carries
     // the model; tanh and LuGre have their records from the previous iteration's solve).
-    let models: [(&str, Vec<MaterialRow>); 6] = [
+    let models: [(&str, Vec<MaterialRow>); 9] = [
         ("coulomb", Vec::new()),
         (
             "kelvin-voigt",
@@ -408,8 +408,27 @@ fn main() {
             })],
         ),
         (
+            "kv-restitution",
+            vec![material_row(&FrictionModel::CompliantRestitution {
+                stiffness: 1e6,
+                restitution: 0.5,
+            })],
+        ),
+        (
+            "hertz",
+            vec![material_row(&FrictionModel::HuntCrossleyHertz {
+                youngs_modulus: 1e9,
+                poisson_ratio: 0.3,
+                restitution: 0.5,
+            })],
+        ),
+        (
             "bristle",
             vec![material_row(&FrictionModel::Bristle { stiffness: 1e5 })],
+        ),
+        (
+            "bristle-box",
+            vec![material_row(&FrictionModel::BristleBox { stiffness: 1e5 })],
         ),
         (
             "tanh",
@@ -430,7 +449,8 @@ fn main() {
         ),
     ];
     let solves: Vec<(&str, Solve)> = models
-        .into_iter()
+        .iter()
+        .cloned()
         .map(|(name, table)| {
             let st = settings(SolverKind::Apgd, 20, 0.0, false);
             let mut s = Solve::new(&ctx, &rig.bodies, nc, &st, DT).unwrap();
@@ -446,11 +466,31 @@ fn main() {
             best[k] = best[k].min(rig.solve(&ctx, s));
         }
     }
+    // Per contact-iteration: the solve's time over contacts × 20 sweeps.
+    let per = |t: f64| t / (nc as f64 * 20.0) * 1e9;
     for (k, (name, _)) in solves.iter().enumerate() {
         println!(
-            "model cost, best of 16 interleaved: {name:>13} {:7.1} ms = {:.2} × coulomb",
+            "model cost, best of 16 interleaved: {name:>14} {:7.1} ms = {:.1} ns per contact-iteration = {:.2} × coulomb",
             best[k] * 1e3,
+            per(best[k]),
             best[k] / best[0]
+        );
+    }
+    // Sweeps to the same residual (APGD, no warm start, 1e-4 m/s RMS per row, cap 500), each
+    // model's second solve (the first leaves the records tanh, LuGre, bristle and the
+    // Hunt–Crossley impact speed read).
+    for (name, table) in &models {
+        let st = settings(SolverKind::Apgd, 500, 1e-4, false);
+        let mut s = Solve::new(&ctx, &rig.bodies, nc, &st, DT).unwrap();
+        s.set_models(&ctx, table).unwrap();
+        rig.solve(&ctx, &s);
+        rig.solve(&ctx, &s);
+        let sc = s.read_scalars(&ctx).unwrap();
+        println!(
+            "model sweeps to 1e-4 m/s: {name:>14} {:4} sweeps (converged {}, residual {:.2e})",
+            sc.iterations,
+            sc.converged != 0,
+            sc.best
         );
     }
     for (name, s) in &solves {

@@ -175,6 +175,47 @@ fn normal_rows(m: vec4<f32>, phi: f32, dt: f32) -> vec2<f32> {
     return vec2<f32>(e, select(phi / (dt + m.z / m.y), phi / dt, phi > 0.0));
 }
 
+// Physical compliant parameters (rows::compliant): lanes 4, 5 of the table, s = (1 − ν²)/E
+// (summed over the pair) and ζ or χ from the restitution (max over the pair).
+fn pair_physical(mats: u32) -> vec2<f32> {
+    let a = models[material(mats >> 16u) + 1u];
+    let b = models[material(mats & 0xffffu) + 1u];
+    return vec2<f32>(a.x + b.x, max(a.y, b.y));
+}
+
+// The contact's effective normal mass 1/(J_n M⁻¹ J_nᵀ), 0 when neither body moves.
+fn normal_mass(c: Contact) -> f32 {
+    let n = c.n_gap.xyz;
+    let ca = cross(c.ra.xyz, n);
+    let cb = cross(c.rb.xyz, n);
+    let d = mass_props[c.ids.x].w + mass_props[c.ids.y].w + dot(ca, inv_inertia(c.ids.x, ca))
+        + dot(cb, inv_inertia(c.ids.y, cb));
+    return select(0.0, 1.0 / d, d > 0.0);
+}
+
+// rows::compliant::contact_model: Hertz k = 4/3 √R* / (s_A + s_B) for Hunt–Crossley given E,
+// ν; Kelvin–Voigt damping c = 2ζ√(k m*) given a restitution.
+fn contact_physical(m: vec4<f32>, phys: vec2<f32>, c: Contact) -> vec4<f32> {
+    var r = m;
+    let id = u32(m.x);
+    if id == MODEL_HUNT_CROSSLEY && phys.x > 0.0 {
+        let reff = rolling_radius(c.ids.x, c.ids.y, c.ra.xyz, c.rb.xyz);
+        r.y = 4.0 / 3.0 * sqrt(reff) / phys.x;
+    }
+    if id == MODEL_COMPLIANT && phys.y > 0.0 {
+        r.z = 2.0 * phys.y * sqrt(r.y * normal_mass(c));
+    }
+    return r;
+}
+
+// rows::compliant::impact_speed: the saved v₀, else this step's approach speed (≥ V0_MIN).
+fn impact_speed(saved: f32, phi: f32, vn: f32) -> f32 {
+    if phi > 0.0 {
+        return 0.0;
+    }
+    return select(max(-vn, 1e-3), saved, saved > 0.0);
+}
+
 // A rigid contact's normal offset (rows::rigid_offset): a gap closes in one step (Φ/dt); a
 // penetration deeper than the slop s is recovered at the rate β/dt, capped at v_recover:
 // β min(Φ + s, 0)/dt. Continuous in Φ; a resting contact settles inside the band, where the
@@ -332,10 +373,12 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let dt = params.coef.x;
     // The pair's model (Coulomb unless a material has one; uniform flag).
     var m = vec4<f32>(0.0);
+    var phys = vec2<f32>(0.0);
     if models_on() {
-        m = pair_model(c.ids.w);
+        phys = pair_physical(c.ids.w);
+        m = contact_physical(pair_model(c.ids.w), phys, c);
     }
-    let nr = normal_rows(m, c.n_gap.w, dt);
+    var nr = normal_rows(m, c.n_gap.w, dt);
     var e_t = tangent_compliance(m, dt);
     // E adds to the diagonal bound: N + E ≤ diag(tr + E_n + E_T) (see the header).
     let tr = contact_count(a) * trace_share(a, ra, n, u, w)
@@ -343,21 +386,29 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let live = tr > 0.0 && nr.x >= 0.0;
     let id = u32(m.x);
     let stateful = id == MODEL_TANH || id == MODEL_LUGRE;
+    let hc_v0 = id == MODEL_HUNT_CROSSLEY && phys.y > 0.0;
 
     // The previous record by key: the warm start, the bristle's γ_T⁻ and the state of tanh and
     // LuGre (looked up for those even without warm start: it is the model's state).
     let cap = params.counts.y;
     var found = false;
     var last = vec4<f32>(0.0);
-    if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL) && live {
+    if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
         let k = find_prev(warm_key(c));
         if k >= 0 {
             last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
             found = true;
         }
     }
-    let vt = vec2<f32>(dot(u, rel), dot(w, rel));
     var t = TangentRows(e_t, -1.0, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
+    if hc_v0 && live {
+        // α = 2χ/(3 v₀) (rows::compliant): the damping needs the impact speed, liveness not.
+        let v0 = impact_speed(last.w, c.n_gap.w, dot(n, rel));
+        m.z = 2.0 * phys.y / (3.0 * v0);
+        nr = normal_rows(m, c.n_gap.w, dt);
+        t.st.x = v0;
+    }
+    let vt = vec2<f32>(dot(u, rel), dot(w, rel));
     var pt = vt - e_t * last.yz; // bristle: v_T⁺ + E_T (γ_T − γ_T⁻) = 0 while sticking
     if stateful {
         t = stateful_rows(m, pair_ext(c.ids.w), c.ra.w, last, vt, dt);
@@ -371,9 +422,16 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
             eta = 1.5 / (tr + nr.x + e_t);
         }
     }
+    let boxed = id == MODEL_BRISTLE && m.w > 0.0;
+    if boxed {
+        // rows::bristle_box: the paper's box |γ_u|, |γ_w| ≤ μ γ_n⁻ (state z = −1 marks it).
+        t.r = c.ra.w * max(last.x, 0.0);
+        t.st.z = -1.0;
+    }
     var g0 = vec4<f32>(0.0);
     if found && params.counts.w != 0u {
-        g0 = project_contact(vec4<f32>(last.x, t.warm, 0.0), c.ra.w, t.r);
+        let w0 = vec4<f32>(last.x, t.warm, 0.0);
+        g0 = select(project_contact(w0, c.ra.w, t.r), project_box(w0, t.r), boxed);
     }
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
@@ -413,6 +471,10 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         // z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), implicit in the known v⁺.
         let m = pair_model(c.ids.w);
         let id = u32(m.x);
+        if id == MODEL_HUNT_CROSSLEY && state_on() {
+            // Hunt–Crossley with restitution: the impact speed v₀ (0 for the others).
+            rec.w = gam[SEG_STATE * cap + i].x;
+        }
         if id == MODEL_TANH || id == MODEL_LUGRE {
             let a = c.ids.x;
             let b = c.ids.y;

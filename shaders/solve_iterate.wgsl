@@ -103,7 +103,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
         // The guard radius is in aux.x (the state segment's w holds a(s⁻)).
         return project_patch(g, gam[SEG_AUX * params.counts.y + i].x, c.rb.w);
     }
-    return project_contact(g, c.ra.w, gam[SEG_STATE * params.counts.y + i].w);
+    let st = gam[SEG_STATE * params.counts.y + i];
+    if st.z < 0.0 {
+        return project_box(g, st.w); // bristle box (state (0, 0, −1, μ γ_n⁻))
+    }
+    return project_contact(g, c.ra.w, st.w);
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.

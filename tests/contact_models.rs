@@ -52,6 +52,13 @@ fn drop_on_compliant_plane(zeta: f64, dt: f64) -> (f64, f64, u64) {
 /// A sphere (m = 1 kg, r = 5 cm, no gravity) touching a plane of material `model` at zero
 /// gap and moving into it at `v0`. Returns (restitution, peak penetration, steps).
 fn drop_on_plane(model: FrictionModel, v0: f32, dt: f64) -> (f64, f64, u64) {
+    let (e, peak, _, steps) = drop_on_plane_timed(model, v0, dt);
+    (e, peak, steps)
+}
+
+/// [`drop_on_plane`], also returning the steps that start penetrating (the contact time in
+/// steps, to ±1): (restitution, peak penetration, contact steps, steps).
+fn drop_on_plane_timed(model: FrictionModel, v0: f32, dt: f64) -> (f64, f64, u64, u64) {
     let (r, m) = (0.05f32, 1.0f64);
     let plane = BodyInit {
         material: 1,
@@ -87,19 +94,20 @@ fn drop_on_plane(model: FrictionModel, v0: f32, dt: f64) -> (f64, f64, u64) {
     };
     let state = BodyState::from_inits(&[plane, ball]);
     let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
-    let (mut peak, mut steps, mut touched) = (0.0f64, 0u64, false);
+    let (mut peak, mut steps, mut touched, mut inside) = (0.0f64, 0u64, false, 0u64);
     // Until the sphere has left the contact: its gap is positive and it moves away.
     loop {
         let recs = sim.advance(200, 1).unwrap();
         steps += recs.len() as u64;
         for rec in &recs {
             peak = peak.max(rec.max_penetration);
+            inside += (rec.max_penetration > 0.0) as u64;
         }
         let s = sim.read_state().unwrap();
         let (z, vz) = (s.pos[1][2] as f64, s.vel[1][2] as f64);
         touched |= z < r as f64;
         if touched && z > r as f64 + 1e-4 && vz > 0.0 {
-            return (vz / v0 as f64, peak, steps);
+            return (vz / v0 as f64, peak, inside, steps);
         }
         assert!(
             steps < 20_000,
@@ -255,6 +263,37 @@ fn bristle_lets_a_block_slide_above_the_friction_angle() {
     assert!((a / a_ref - 1.0).abs() < 0.01, "a = {a} vs {a_ref}");
 }
 
+/// Bristle friction with the paper's box projection (`projection = "box"`, |γ_u|, |γ_w| ≤
+/// μ γ_n⁻): below the friction angle (15°) the block deflects at most μN/k_b (sampled every
+/// 5 steps, the oscillation's period is 20) and does not creep (from 0.4 s to 0.8 s,
+/// < 1e-3 μN/k_b); above it (35°) it slides at g (sin θ − μ cos θ) within 1 % (the slope runs
+/// along the contact's tangent u = x, where the box's bound is μ γ_n⁻ as the cone's).
+/// Budget: 800 + 500 steps.
+#[test]
+fn bristle_box_holds_below_and_slides_above_the_friction_angle() {
+    let t0 = Instant::now();
+    let (k_b, mu) = (1e5, 0.5);
+    let model = FrictionModel::BristleBox { stiffness: k_b };
+    let theta = 15f64.to_radians();
+    let bound = mu * 9.81 * theta.cos() / k_b;
+    let xs = block_on_incline(model.clone(), mu as f32, theta, 0.0, 800, 5);
+    let max = xs.iter().map(|x| x.0.abs()).fold(0.0, f64::max);
+    let creep = (xs[159].0 - xs[79].0).abs();
+    let theta = 35f64.to_radians();
+    let ys = block_on_incline(model, mu as f32, theta, 0.0, 500, 100);
+    let a = (ys[4].1 - ys[1].1) / 0.3;
+    let a_ref = 9.81 * (theta.sin() - mu * theta.cos());
+    eprintln!(
+        "bristle box: max displacement {max:.3e} m (μN/k_b = {bound:.3e}), creep {creep:.2e} \
+         m; slide a = {a:.4} m/s² ({a_ref:.4}) ({:.1} s)",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(max <= bound, "displacement {max} > μN/k_b = {bound}");
+    assert!(max > 0.3 * bound, "the bristle does not deflect: {max}");
+    assert!(creep < 1e-3 * bound, "creep {creep}");
+    assert!((a / a_ref - 1.0).abs() < 0.01, "a = {a} vs {a_ref}");
+}
+
 /// Hunt–Crossley m δ̈ = −k δⁿ (1 + 3/2 α δ̇) from δ = 0, δ̇ = v₀, no adhesion (the force
 /// stays ≥ 0: the body leaves when it would pull), by RK4 with 2e5 steps per contact:
 /// (restitution, peak penetration).
@@ -311,6 +350,67 @@ fn hunt_crossley_restitution_falls_with_impact_speed() {
         es.push(e);
     }
     assert!(es[1] < es[0] - 0.05, "e does not fall with v₀: {es:?}");
+}
+
+/// Hertz from physical quantities (`rows::compliant`): a sphere (m = 1 kg, R = 5 cm) hitting
+/// at 0.5 m/s a plane of E = 3 MPa, ν = 0.3, e = 1 (no damping; the sphere's Coulomb material
+/// is rigid, so E* = E/(1 − ν²), and the plane is flat, R* = R). Hertz's elastic impact:
+/// peak penetration δ_m = (15 m v₀²/(16 E* √R))^{2/5} and contact time t_c = 2.9432 δ_m/v₀
+/// (= 2 δ_m/v₀ ∫₀¹ (1 − x^{5/2})^{−1/2} dx), both within 2 %; dt = 4e-5 s (~370 steps; the
+/// contact time is counted in steps, ±0.3 %).
+#[test]
+fn hertz_impact_has_the_hertz_peak_penetration_and_contact_time() {
+    let t0 = Instant::now();
+    let (e_mod, nu, v0, dt) = (3e6f64, 0.3f64, 0.5f64, 4e-5f64);
+    let model = FrictionModel::HuntCrossleyHertz {
+        youngs_modulus: e_mod,
+        poisson_ratio: nu,
+        restitution: 1.0,
+    };
+    let (e, peak, inside, steps) = drop_on_plane_timed(model, v0 as f32, dt);
+    let e_star = e_mod / (1.0 - nu * nu);
+    let peak_ref = (15.0 * v0 * v0 / (16.0 * e_star * 0.05f64.sqrt())).powf(0.4);
+    let (tc, tc_ref) = (inside as f64 * dt, 2.9432 * peak_ref / v0);
+    eprintln!(
+        "Hertz: peak {peak:.5e} m ({peak_ref:.5e}), contact {tc:.5e} s ({tc_ref:.5e}), e = \
+         {e:.4}, {steps} steps, {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!((peak / peak_ref - 1.0).abs() < 0.02, "peak {peak} vs {peak_ref}");
+    assert!((tc / tc_ref - 1.0).abs() < 0.02, "contact time {tc} vs {tc_ref}");
+    assert!(e > 0.98, "an undamped Hertz contact rebounds with e = {e}");
+}
+
+/// A restitution given in the scene is what the sphere rebounds with (within 2 %):
+/// Kelvin–Voigt e = 0.6 (k = 1e4 N/m, c = 2ζ(e)√(k m*) per contact, dt = 8e-5 s: ω₀ dt =
+/// 8e-3, the implicit step's own damping ~1 %) and Hertz–Hunt–Crossley e = 0.7 (E = 3 MPa,
+/// ν = 0.3, α = 2χ(e)/(3 v₀) with the contact's impact speed v₀ carried by key, dt = 4e-5 s,
+/// ~350 steps per contact) at two impact speeds, 0.5 and 1 m/s: the
+/// same e at both (a fixed α would give e falling with v₀ as in
+/// `hunt_crossley_restitution_falls_with_impact_speed`).
+#[test]
+fn a_given_restitution_is_reproduced() {
+    let t0 = Instant::now();
+    let kv = FrictionModel::CompliantRestitution {
+        stiffness: 1e4,
+        restitution: 0.6,
+    };
+    let (e, _, steps) = drop_on_plane(kv, 0.5, 8e-5);
+    eprintln!("Kelvin–Voigt e = 0.6: rebound {e:.4} ({steps} steps)");
+    assert!((e / 0.6 - 1.0).abs() < 0.02, "Kelvin–Voigt: e = {e} vs 0.6");
+    for v0 in [0.5f32, 1.0] {
+        let hc = FrictionModel::HuntCrossleyHertz {
+            youngs_modulus: 3e6,
+            poisson_ratio: 0.3,
+            restitution: 0.7,
+        };
+        let (e, _, steps) = drop_on_plane(hc, v0, 4e-5);
+        eprintln!(
+            "Hertz–Hunt–Crossley e = 0.7, v₀ = {v0}: rebound {e:.4} ({steps} steps, {:.1} s)",
+            t0.elapsed().as_secs_f64()
+        );
+        assert!((e / 0.7 - 1.0).abs() < 0.02, "v₀ = {v0}: e = {e} vs 0.7");
+    }
 }
 
 /// Smooth friction (seed 002, λ_T = −μ tanh(v/v_s) λ_N) below the friction angle: a block on

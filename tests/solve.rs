@@ -416,6 +416,65 @@ fn hunt_crossley_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
     );
 }
 
+/// Compliant contact from physical quantities (`rows::compliant`): Hertz stiffness
+/// k = 4/3 E* √R* per contact from (E, ν) with χ(e) damping at the contact's impact speed v₀
+/// (the second solve reads v₀ from the first one's saved records), and Kelvin–Voigt with the
+/// damping c = 2ζ(e)√(k m*) per contact from the effective normal mass.
+fn hertz_models() -> Vec<MaterialRow> {
+    let h = |e: f64, nu: f64, r: f64| {
+        material_row(&FrictionModel::HuntCrossleyHertz {
+            youngs_modulus: e,
+            poisson_ratio: nu,
+            restitution: r,
+        })
+    };
+    vec![
+        material_row(&FrictionModel::Coulomb),
+        h(2e8, 0.3, 0.6),
+        h(5e7, 0.45, 0.9),
+    ]
+}
+
+fn kv_restitution_models() -> Vec<MaterialRow> {
+    let kv = |k: f64, e: f64| {
+        material_row(&FrictionModel::CompliantRestitution {
+            stiffness: k,
+            restitution: e,
+        })
+    };
+    vec![
+        material_row(&FrictionModel::Coulomb),
+        kv(2e5, 0.5),
+        kv(1e6, 0.9),
+    ]
+}
+
+#[test]
+fn hertz_restitution_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &hertz_models(),
+    );
+}
+
+#[test]
+fn kv_restitution_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &kv_restitution_models(),
+    );
+}
+
 /// Smooth tanh friction (two slip velocities) and Coulomb contacts: the second solve's
 /// secant compliance E_T = s⁻/(μ γ_n⁻ tanh(s⁻/v_s)) comes from the first solve's records.
 fn tanh_models() -> Vec<MaterialRow> {
@@ -504,6 +563,26 @@ fn lugre_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
 
 /// Bristle contacts of two stiffnesses and Coulomb ones: E_T = 1/(k_b dt²) is 1–10× the rigid
 /// diagonal, and the second solve's offset comes from the first one's impulses.
+/// Bristle friction with the paper's box projection |γ_u|, |γ_w| ≤ μ γ_n⁻ (the second solve's
+/// box half-width comes from the first one's normal impulses), and Coulomb contacts.
+fn bristle_box_models() -> Vec<MaterialRow> {
+    let b = |k: f64| material_row(&FrictionModel::BristleBox { stiffness: k });
+    vec![material_row(&FrictionModel::Coulomb), b(1e5), b(1e6)]
+}
+
+#[test]
+fn bristle_box_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &bristle_box_models(),
+    );
+}
+
 fn bristle_models() -> Vec<MaterialRow> {
     let b = |k: f64| material_row(&FrictionModel::Bristle { stiffness: k });
     vec![material_row(&FrictionModel::Coulomb), b(1e5), b(1e6)]
@@ -623,6 +702,74 @@ fn small_problems() -> Vec<(&'static str, Problem, bool)> {
             false,
         ),
     ]
+}
+
+/// The oracle covers the convex models (`oracle::DenseCcp::with_rows`: N + E and p with the
+/// models' offsets): Kelvin–Voigt and Hunt–Crossley normal compliance and bristle friction
+/// (compliance E_T and offset −E_T γ_T⁻ from a first solve's impulses) on small penetrating
+/// sliding stacks. The f64 twin and APGD on the GPU (two solves each: the second is compared)
+/// reach the oracle's minimiser (unique: N + E is positive definite here): γ within 1e-7
+/// (twin) and 2e-4 (GPU, f32) of max |γ|.
+#[test]
+fn solvers_reach_the_oracle_with_compliant_and_bristle_rows() {
+    let ctx = shared_context();
+    let models = [
+        FrictionModel::Compliant {
+            stiffness: 2e5,
+            damping: 300.0,
+        },
+        FrictionModel::HuntCrossley {
+            stiffness: 1e8,
+            exponent: 1.5,
+            damping: 0.2,
+        },
+        FrictionModel::Bristle { stiffness: 1e4 },
+    ];
+    let problems = [
+        stack(3, 0.05, 0.4, [0.3, 0.0, 0.0], -1e-4),
+        stack(2, 0.1, 0.2, [0.5, 0.2, 0.0], -2e-4),
+    ];
+    for model in &models {
+        let table = vec![material_row(model)];
+        for pb in &problems {
+            let b64 = bodies64(pb);
+            let nc = pb.contacts.len();
+            let st = settings(SolverKind::Apgd, 20_000, per_row(1e-12, nc));
+            let c1 = cpu::solve_models(&b64, &pb.contacts, &st, DT as f64, None, &table);
+            let keys: Vec<_> = pb.contacts.iter().map(|c| c.key()).collect();
+            let ws = cpu::WarmStart {
+                keys: &keys,
+                gamma: &c1.gamma,
+                saved: &c1.saved,
+            };
+            let c = cpu::solve_models(&b64, &pb.contacts, &st, DT as f64, Some(ws), &table);
+            let rigid = bristlecone::solve::rows::RigidOffset::plain(0.5);
+            let (_, _, e) = cpu::assemble_models(&b64, &pb.contacts, DT as f64, rigid, &table);
+            let ccp = oracle::DenseCcp::new(&b64, &pb.contacts, DT as f64, 0.5).with_rows(&c.p, &e);
+            let or = oracle::solve(&ccp, 1e-13);
+            let gscale = max_abs(&or.gamma);
+            let diff = |g: &[[f64; 3]]| {
+                g.iter()
+                    .zip(&or.gamma)
+                    .flat_map(|(a, b)| (0..3).map(move |k| (a[k] - b[k]).abs()))
+                    .fold(0.0, f64::max)
+            };
+            let dc = diff(&c.gamma);
+            let gst = settings(SolverKind::Apgd, 2000, per_row(1e-6 * ccp.p.norm(), nc));
+            let g = run_gpu_models(&ctx, pb, &gst, 2, &table);
+            let g64: Vec<[f64; 3]> = g.gamma.iter().map(|x| [x[0] as f64, x[1] as f64, x[2] as f64]).collect();
+            let dg = diff(&g64);
+            eprintln!(
+                "{model:?}, {nc} contacts: max|γ| {gscale:.3e}, twin {:.2e}, GPU {:.2e} ({} sweeps)",
+                dc / gscale,
+                dg / gscale,
+                g.scalars.iterations
+            );
+            assert!(e.iter().any(|x| x[0] > 0.0 || x[1] > 0.0), "no compliance");
+            assert!(dc <= 1e-7 * gscale, "{model:?}: twin γ off the oracle by {dc}");
+            assert!(dg <= 2e-4 * gscale, "{model:?}: GPU γ off the oracle by {dg}");
+        }
+    }
 }
 
 /// Both solvers, on the CPU (f64) and on the GPU (f32), converge to the oracle's minimiser on

@@ -91,6 +91,11 @@ fn project_disk(g: vec4<f32>, r: f32) -> vec4<f32> {
     return vec4<f32>(max(g.x, 0.0), g.yz * k, 0.0);
 }
 
+// A bristle contact with `projection = "box"` (seed 000): γ_n ≥ 0, |γ_u|, |γ_w| ≤ b = μ γ_n⁻.
+fn project_box(g: vec4<f32>, b: f32) -> vec4<f32> {
+    return vec4<f32>(max(g.x, 0.0), clamp(g.yz, vec2<f32>(-b), vec2<f32>(b)), 0.0);
+}
+
 // A contact's projection: the disk of radius r ≥ 0, or (r < 0) its Coulomb cone of μ.
 fn project_contact(g: vec4<f32>, mu: f32, r: f32) -> vec4<f32> {
     if r < 0.0 {

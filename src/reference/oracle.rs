@@ -91,6 +91,20 @@ impl DenseCcp {
         }
     }
 
+    /// The convex models' rows (`crate::solve::rows`: Kelvin–Voigt and Hunt–Crossley normal
+    /// compliance, bristle tangential compliance and offset): the compliance E (diagonal, per
+    /// row) added to N and the assembled right-hand side p (with the models' offsets) in
+    /// place of the rigid one, so the problem is min ½ γᵀ (N + E) γ + pᵀ γ over the same cones.
+    pub fn with_rows(mut self, p: &[[f64; 3]], e: &[[f64; 3]]) -> Self {
+        for (i, (q, ei)) in p.iter().zip(e).enumerate() {
+            for k in 0..3 {
+                self.p[3 * i + k] = q[k];
+                self.n[(3 * i + k, 3 * i + k)] += ei[k];
+            }
+        }
+        self
+    }
+
     pub fn objective(&self, g: &DVector<f64>) -> f64 {
         0.5 * g.dot(&(&self.n * g)) + self.p.dot(g)
     }

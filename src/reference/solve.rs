@@ -5,7 +5,7 @@
 
 use super::integrate::Body64;
 use super::tangent_basis;
-use crate::solve::rows::{self, MaterialRow};
+use crate::solve::rows::{self, compliant, MaterialRow};
 use crate::solve::{Cone, Contact, SolverKind, SolverSettings};
 use glam::DVec3;
 
@@ -106,9 +106,12 @@ pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
     [g[0].max(0.0), g[1] * k, g[2] * k]
 }
 
-/// A contact's projection: the disk of radius `r` ≥ 0, or (r < 0) the cone of μ.
+/// A contact's projection: the disk of radius `r` ≥ 0, the cone of μ (r = −1), or a bristle's
+/// box of half-width b (r = −2 − b; on the GPU a flag in the state segment).
 pub fn project_contact(g: Vec3, mu: f64, r: f64) -> Vec3 {
-    if r < 0.0 {
+    if r < -1.5 {
+        rows::project_box(g, -r - 2.0)
+    } else if r < 0.0 {
         project_cone(g, mu)
     } else {
         project_disk(g, r)
@@ -466,18 +469,29 @@ fn assemble_rows(
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
         let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
-        let (model, ext) = if models.is_empty() {
-            ((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4])
+        let (model, ext, phys) = if models.is_empty() {
+            ((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4], [0.0; 2])
         } else {
             let (ma, mb) = rows::contact_materials(c.ids[3]);
             let m = |k: usize| models[k.min(models.len() - 1)];
-            (rows::pair_model(m(ma), m(mb)), rows::pair_ext(m(ma), m(mb)))
+            let phys = compliant::pair_physical(m(ma), m(mb));
+            let geo = compliant::ContactGeometry {
+                la: ra.length(),
+                lb: rb.length(),
+                a_fixed: a.inv_mass == 0.0,
+                b_fixed: b.inv_mass == 0.0,
+                m_eff: normal_mass(a, b, ra, rb, n),
+            };
+            let model = compliant::contact_model(rows::pair_model(m(ma), m(mb)), phys, &geo);
+            (model, rows::pair_ext(m(ma), m(mb)), phys)
         };
-        let (e, stab) = rows::normal_rows(model, c.n_gap[3] as f64, dt, rigid);
+        let mut model = model;
+        let phi = c.n_gap[3] as f64;
+        let (e0, mut stab) = rows::normal_rows(model, phi, dt, rigid);
         let mut e_t = rows::tangent_compliance(model, dt);
         // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
-        let active = e.is_finite();
-        let e = if active { e } else { 0.0 };
+        let active = e0.is_finite();
+        let mut e = if active { e0 } else { 0.0 };
         let share = |body: &Body64, r: DVec3| {
             3.0 * body.inv_mass
                 + [n, u, w]
@@ -491,22 +505,35 @@ fn assemble_rows(
         let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
         let active = active && tr > 0.0;
         let stateful = model.0 == rows::MODEL_TANH || model.0 == rows::MODEL_LUGRE;
-        // The previous record by key (the warm start; the bristle's γ_T⁻; tanh / LuGre state).
+        let hc_v0 = compliant::needs_impact_speed(model, phys);
+        // The previous record by key (the warm start; the bristle's γ_T⁻; tanh / LuGre state;
+        // a Hunt–Crossley contact's impact speed).
         let mut last = None;
         if let Some((ws, warm_start)) = warm {
-            if active && (warm_start || e_t > 0.0 || stateful || rolling) {
+            if active && (warm_start || e_t > 0.0 || stateful || rolling || hc_v0) {
                 if let Ok(k) = ws.keys.binary_search(&c.key()) {
                     last = Some(ws.record(k));
                 }
             }
         }
         let l = last.unwrap_or([0.0; 4]);
+        let mut state = [0.0; 3];
+        if hc_v0 && active {
+            // α = 2χ/(3 v₀): the damping needs the impact speed (liveness does not).
+            let v0 = compliant::impact_speed(l[3], phi, n.dot(rel));
+            model = compliant::with_impact_speed(model, phys, v0);
+            let (e1, s1) = rows::normal_rows(model, phi, dt, rigid);
+            (e, stab) = (e1, s1);
+            state[0] = v0;
+        }
         let vt = [u.dot(rel), w.dot(rel)];
         let mut pt = [vt[0] - e_t * l[1], vt[1] - e_t * l[2]];
         let mu = c.ra[3] as f64;
         let mut radius = -1.0;
         let mut wt = [l[1], l[2]];
-        let mut state = [0.0; 3];
+        if let Some(b) = rows::bristle_box(model, mu, l[0]) {
+            radius = -2.0 - b;
+        }
         if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
             e_t = t.e_t;
             pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];
@@ -537,6 +564,21 @@ fn assemble_rows(
         out.eta_rows.push([*out.eta.last().unwrap(); 3]);
     }
     out
+}
+
+/// The contact's effective normal mass 1/(J_n M⁻¹ J_nᵀ) (`normal_mass` in the shader); 0 when
+/// neither body moves.
+fn normal_mass(a: &Body64, b: &Body64, ra: DVec3, rb: DVec3, n: DVec3) -> f64 {
+    let ang = |body: &Body64, r: DVec3| {
+        let x = r.cross(n);
+        x.dot(inv_inertia(body, x))
+    };
+    let d = a.inv_mass + b.inv_mass + ang(a, ra) + ang(b, rb);
+    if d > 0.0 {
+        1.0 / d
+    } else {
+        0.0
+    }
 }
 
 /// A joint block's (p, η, per-row η) (`assemble_joint` in `shaders/solve_assemble.wgsl`):

@@ -25,6 +25,7 @@ use super::num::Num;
 use super::raw::*;
 use super::span::{self, PathIndex, Source};
 use super::*;
+use crate::solve::rows::compliant;
 use crate::solve::rows::Cone;
 
 type R<T> = Result<T, SceneError>;
@@ -461,6 +462,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
     let mut materials: Vec<Material> = Vec::new();
     let mut material_lines: HashMap<String, usize> = HashMap::new();
     let mut other_model: Option<(String, usize)> = None;
+    let mut compliant_form: Option<(&'static str, usize)> = None;
     for (i, m) in raw.material.iter().enumerate() {
         let base = format!("material[{i}]");
         let m = m.get_ref();
@@ -518,6 +520,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
                 other_model = Some((kind.clone(), i));
             }
         }
+        compliant_form_check(cx, m, &model, &mut compliant_form, i, &base)?;
         let rolling_friction = resistance(cx, &m.rolling_friction, &base, "rolling_friction")?;
         let spinning_friction = resistance(cx, &m.spinning_friction, &base, "spinning_friction")?;
         materials.push(Material {
@@ -1633,11 +1636,86 @@ fn lugre_breakaway(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<Option<f
     Ok(Some(x))
 }
 
+/// The parameter set of a compliant model (direct or physical); None for the others.
+fn compliant_form(model: &FrictionModel) -> Option<&'static str> {
+    match model {
+        FrictionModel::Compliant { .. } => Some("stiffness, damping"),
+        FrictionModel::CompliantRestitution { .. } => Some("stiffness, restitution"),
+        FrictionModel::HuntCrossley { .. } => Some("stiffness, exponent, damping"),
+        FrictionModel::HuntCrossleyHertz { .. } => {
+            Some("youngs_modulus, poisson_ratio, restitution")
+        }
+        FrictionModel::Bristle { .. } => Some("projection = \"cone\""),
+        FrictionModel::BristleBox { .. } => Some("projection = \"box\""),
+        _ => None,
+    }
+}
+
+/// Two materials of one compliant model must give the same parameter set: k and E, or c and
+/// e, have no mixing rule (src/solve/rows/compliant.rs).
+fn compliant_form_check(
+    cx: &Cx<'_>,
+    m: &RawMaterial,
+    model: &FrictionModel,
+    first: &mut Option<(&'static str, usize)>,
+    i: usize,
+    base: &str,
+) -> R<()> {
+    let Some(form) = compliant_form(model) else {
+        return Ok(());
+    };
+    match *first {
+        Some((f0, i0)) if f0 != form => Err(cx.err(
+            m.model.as_ref().map(|fm| fm.span()),
+            format!("{base}.model"),
+            format!(
+                "gives ({form}) but material[{i0}] gives ({f0}): materials of one model \
+                 must use the same parameter set (there is no rule to mix them)"
+            ),
+        )),
+        Some(_) => Ok(()),
+        None => {
+            *first = Some((form, i));
+            Ok(())
+        }
+    }
+}
+
+/// A restitution coefficient in [min, 1] (`base.restitution`); `why` explains the lower bound.
+fn restitution(cx: &Cx<'_>, v: &S<f64>, base: &str, min: f64, why: &str) -> R<f64> {
+    let path = format!("{base}.restitution");
+    let e = *v.get_ref();
+    if !(e > 0.0 && e <= 1.0) {
+        return Err(cx.err(
+            Some(v.span()),
+            path,
+            format!("must be in (0, 1], got {}", Num(e)),
+        ));
+    }
+    if e < min {
+        return Err(cx.err(
+            Some(v.span()),
+            path,
+            format!("must be at least {min} here, got {} ({why})", Num(e)),
+        ));
+    }
+    Ok(e)
+}
+
+/// Adds to a "does not apply" error which parameter set the physical form takes.
+fn physical_form_hint(mut e: SceneError, set: &str) -> SceneError {
+    e.message.push_str(&format!(
+        " (given as physical quantities this model takes {set}; the direct parameters \
+         cannot be mixed in)"
+    ));
+    e
+}
+
 fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<FrictionModel> {
     let span = fm.span();
     let fm = fm.get_ref();
     let kind = fm.kind.get_ref().as_str();
-    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, elasto_plastic, breakaway_ratio);
+    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, elasto_plastic, breakaway_ratio, youngs_modulus, poisson_ratio, restitution, projection);
     let what = "friction model";
     let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
         cx.positive(
@@ -1657,9 +1735,28 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             FrictionModel::Coulomb
         }
         "bristle" => {
-            cx.only(base, what, kind, &fields, &["stiffness"])?;
-            FrictionModel::Bristle {
+            cx.only(base, what, kind, &fields, &["stiffness", "projection"])?;
+            let stiffness = req_pos(&fm.stiffness, "stiffness")?;
+            match fm.projection.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
+                None | Some(("cone", _)) => FrictionModel::Bristle { stiffness },
+                Some(("box", _)) => FrictionModel::BristleBox { stiffness },
+                Some((other, span)) => {
+                    return Err(cx.err(
+                        Some(span),
+                        format!("{base}.projection"),
+                        format!("unknown projection `{other}` (expected \"cone\" or \"box\")"),
+                    ))
+                }
+            }
+        }
+        "compliant" if fm.restitution.is_some() => {
+            cx.only(base, what, kind, &fields, &["stiffness", "restitution"])
+                .map_err(|e| physical_form_hint(e, "stiffness, restitution"))?;
+            let e = cx.require(&fm.restitution, &span, base, "restitution", what, kind)?;
+            let e = restitution(cx, e, base, compliant::KV_E_MIN, "an overdamped Kelvin–Voigt contact (ζ ≥ 1) is not converted; give `damping`")?;
+            FrictionModel::CompliantRestitution {
                 stiffness: req_pos(&fm.stiffness, "stiffness")?,
+                restitution: e,
             }
         }
         "compliant" => {
@@ -1667,6 +1764,26 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             FrictionModel::Compliant {
                 stiffness: req_pos(&fm.stiffness, "stiffness")?,
                 damping: req_nonneg(&fm.damping, "damping")?,
+            }
+        }
+        "hunt_crossley" if fm.youngs_modulus.is_some() || fm.poisson_ratio.is_some() || fm.restitution.is_some() => {
+            cx.only(base, what, kind, &fields, &["youngs_modulus", "poisson_ratio", "restitution"])
+                .map_err(|e| physical_form_hint(e, "youngs_modulus, poisson_ratio, restitution (n = 1.5)"))?;
+            let youngs_modulus = req_pos(&fm.youngs_modulus, "youngs_modulus")?;
+            let nu = cx.require(&fm.poisson_ratio, &span, base, "poisson_ratio", what, kind)?;
+            if !(nu.get_ref() > &-1.0 && nu.get_ref() < &0.5) {
+                return Err(cx.err(
+                    Some(nu.span()),
+                    format!("{base}.poisson_ratio"),
+                    format!("must be in (−1, 0.5), got {}", Num(*nu.get_ref())),
+                ));
+            }
+            let e = cx.require(&fm.restitution, &span, base, "restitution", what, kind)?;
+            let e = restitution(cx, e, base, compliant::HC_E_MIN, "a smaller restitution needs a very large damping; give `stiffness`, `exponent`, `damping`")?;
+            FrictionModel::HuntCrossleyHertz {
+                youngs_modulus,
+                poisson_ratio: *nu.get_ref(),
+                restitution: e,
             }
         }
         "hunt_crossley" => {

@@ -238,6 +238,11 @@ pub enum FrictionModel {
     Bristle {
         stiffness: f64,
     },
+    /// Bristle friction with the paper's per-component box |γ_u|, |γ_w| ≤ μ γ_n⁻ as its
+    /// projection (`projection = "box"`; `crate::solve::rows::MODEL_BRISTLE`).
+    BristleBox {
+        stiffness: f64,
+    },
     Compliant {
         stiffness: f64,
         damping: f64,
@@ -248,6 +253,21 @@ pub enum FrictionModel {
         stiffness: f64,
         exponent: f64,
         damping: f64,
+    },
+    /// Kelvin–Voigt with the damping given as a coefficient of restitution e (the damping
+    /// ratio ζ(e) of the spring–damper without adhesion; c = 2ζ√(k m*) per contact, see
+    /// `crate::solve::rows::compliant`).
+    CompliantRestitution {
+        stiffness: f64,
+        restitution: f64,
+    },
+    /// Hunt–Crossley from physical quantities: Hertz stiffness k = 4/3 E* √R* (n = 1.5) per
+    /// contact from Young's modulus E (Pa) and Poisson ratio ν, and the damping from the
+    /// restitution e at the contact's impact speed (`crate::solve::rows::compliant`).
+    HuntCrossleyHertz {
+        youngs_modulus: f64,
+        poisson_ratio: f64,
+        restitution: f64,
     },
     Tanh {
         slip_velocity: f64,

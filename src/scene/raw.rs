@@ -90,6 +90,10 @@ pub(crate) struct RawFrictionModel {
     pub v_stribeck: O<f64>,
     pub elasto_plastic: O<bool>,
     pub breakaway_ratio: O<f64>,
+    pub youngs_modulus: O<f64>,
+    pub poisson_ratio: O<f64>,
+    pub restitution: O<f64>,
+    pub projection: O<String>,
 }
 
 #[derive(Deserialize)]

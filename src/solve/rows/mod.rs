@@ -74,8 +74,10 @@
 //! even without warm start; tanh and LuGre: [`stateful_rows`] from the saved record). The
 //! product kernels add diag(E_n, E_T, E_T) γ only when the scene has a non-Coulomb material
 //! (a uniform flag `params.model.x`), so a Coulomb scene runs the same reads as before.
-//! Compliant and bristle contacts keep the Coulomb cone as projection (the bristle's box
-//! ±μ γ_n⁻ of the paper is not built); tanh and LuGre project on γ_n ≥ 0 and a disk
+//! Compliant and bristle contacts keep the Coulomb cone as projection (a bristle material
+//! with `projection = "box"` takes the paper's box |γ_u|, |γ_w| ≤ μ γ_n⁻ instead, see
+//! [`MODEL_BRISTLE`]); compliant parameters may be physical quantities ([`compliant`]:
+//! Hertz from E and ν, damping from a restitution); tanh and LuGre project on γ_n ≥ 0 and a disk
 //! ‖γ_T‖ ≤ r whose radius comes from the last normal impulse, so the friction bound does not
 //! couple to the current γ_n (a sliding contact does not lift off as with the relaxed cone;
 //! the bound lags unloading by a step). The Painlevé diagnostic counts contacts with rigid
@@ -195,6 +197,8 @@
 
 use crate::scene::FrictionModel;
 
+pub mod compliant;
+
 /// The cone the solver projects friction onto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Cone {
@@ -222,7 +226,10 @@ pub fn is_solved(model: &FrictionModel) -> bool {
         FrictionModel::Coulomb
             | FrictionModel::Compliant { .. }
             | FrictionModel::HuntCrossley { .. }
+            | FrictionModel::CompliantRestitution { .. }
+            | FrictionModel::HuntCrossleyHertz { .. }
             | FrictionModel::Bristle { .. }
+            | FrictionModel::BristleBox { .. }
             | FrictionModel::Tanh { .. }
             | FrictionModel::LuGre { .. }
             | FrictionModel::LuGreReduced { .. }
@@ -244,7 +251,9 @@ pub const MODEL_HUNT_CROSSLEY: u32 = 3;
 
 /// Bristle friction (seed 000, Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
 /// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
-/// Coulomb cone with the current γ_n (the paper's option; its box ±μ γ_n⁻ is not built).
+/// Coulomb cone with the current γ_n (table lane 3 = 0, the default) or the paper's box
+/// |γ_u|, |γ_w| ≤ μ γ_n⁻ (lane 3 = 1, [`bristle_box`]; kept in the state segment as
+/// (0, 0, −1, μ γ_n⁻), the −1 marking the box).
 pub const MODEL_BRISTLE: u32 = 2;
 
 /// Smooth friction λ_T = −μ tanh(‖v_T‖/v_s) λ_N v̂_T (seed 002; table row `[4, v_s, 0, 0]`),
@@ -311,11 +320,22 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
             r(MODEL_COMPLIANT, stiffness, damping, 0.0)
         }
         FrictionModel::Bristle { stiffness } => r(MODEL_BRISTLE, stiffness, 0.0, 0.0),
+        // Lane 3 = 1: the box projection (pairs: by min, so both sides must have it).
+        FrictionModel::BristleBox { stiffness } => r(MODEL_BRISTLE, stiffness, 0.0, 1.0),
         FrictionModel::HuntCrossley {
             stiffness,
             exponent,
             damping,
         } => r(MODEL_HUNT_CROSSLEY, stiffness, damping, exponent),
+        FrictionModel::CompliantRestitution {
+            stiffness,
+            restitution,
+        } => compliant::kv_row(stiffness, restitution),
+        FrictionModel::HuntCrossleyHertz {
+            youngs_modulus,
+            poisson_ratio,
+            restitution,
+        } => compliant::hertz_row(youngs_modulus, poisson_ratio, restitution),
         FrictionModel::Tanh { slip_velocity } => r(MODEL_TANH, slip_velocity, 0.0, 0.0),
         FrictionModel::LuGre {
             sigma0,
@@ -348,10 +368,13 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
 }
 
 /// Whether a model table needs the per-contact state segment (tanh, LuGre: the disk radius of
-/// their projection and LuGre's z, dt).
+/// their projection and LuGre's z, dt; Hunt–Crossley with restitution: the impact speed v₀).
 pub fn has_state(rows: &[MaterialRow]) -> bool {
-    rows.iter()
-        .any(|r| matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED))
+    rows.iter().any(|r| {
+        matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED)
+            || (r[0] as u32 == MODEL_HUNT_CROSSLEY && r[5] > 0.0)
+            || (r[0] as u32 == MODEL_BRISTLE && r[3] > 0.0)
+    })
 }
 
 /// Whether a model table has a patch model (collision emits patch records; the solver
@@ -594,6 +617,8 @@ pub fn saved_record(
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
     match model.0 {
         MODEL_TANH => [gamma[0], gamma[1], gamma[2], s],
+        // Hunt–Crossley with restitution: the impact speed v₀ kept at assembly (0 otherwise).
+        MODEL_HUNT_CROSSLEY => [gamma[0], gamma[1], gamma[2], state[0]],
         MODEL_LUGRE => {
             // Plain: w = s⁺; elasto-plastic: w = κ⁺/σ0 (β at z⁻ and v⁺).
             let w = if ext[2] > 0.0 {
@@ -611,6 +636,18 @@ pub fn saved_record(
         }
         _ => [gamma[0], gamma[1], gamma[2], 0.0],
     }
+}
+
+/// The half-width μ γ_n⁻ of a box-projected bristle contact (`projection = "box"`: table lane
+/// 3 = 1, seed 000's |γ_u|, |γ_w| ≤ μ γ_n⁻ with γ_n⁻ the last normal impulse); None for the
+/// others. `bristle_box` in `solve_assemble.wgsl`.
+pub fn bristle_box(model: PairModel, mu: f64, gn_last: f64) -> Option<f64> {
+    (model.0 == MODEL_BRISTLE && model.3 > 0.0).then(|| mu * gn_last.max(0.0))
+}
+
+/// The box projection: γ_n ≥ 0 and each tangential component in [−b, b].
+pub fn project_box(g: [f64; 3], b: f64) -> [f64; 3] {
+    [g[0].max(0.0), g[1].clamp(-b, b), g[2].clamp(-b, b)]
 }
 
 /// Tangential compliance E_T of a contact (bristle: 1/(k_b dt²); else 0).
