@@ -116,8 +116,14 @@ fn draw_panel(
     };
     area.fill(&WHITE)?;
     // The bin's floor outline (half extents 0.3 × 0.12).
-    let corners = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0), (-1.0, -1.0)]
-        .map(|(u, v)| to_px(project(DVec3::new(0.3 * u, 0.12 * v, 0.0))));
+    let corners = [
+        (-1.0, -1.0),
+        (1.0, -1.0),
+        (1.0, 1.0),
+        (-1.0, 1.0),
+        (-1.0, -1.0),
+    ]
+    .map(|(u, v)| to_px(project(DVec3::new(0.3 * u, 0.12 * v, 0.0))));
     area.draw(&PathElement::new(corners.to_vec(), RGBColor(150, 150, 150)))?;
     for f in &shapes {
         let px: Vec<(i32, i32)> = f.pts.iter().map(|&p| to_px(p)).collect();

@@ -539,7 +539,10 @@ fn cylinder_roll_rolls_into_the_beads() {
     let axis_z = (q * glam::Vec3::Z).z;
     println!("cylinder roll: x {x:.4} (from -0.22), z {z:.5}, axis z {axis_z:.2e}");
     assert!(x > -0.22 + 0.05, "the cylinder did not roll: x = {x}");
-    assert!((z - 0.04).abs() < 1e-3 && axis_z.abs() < 1e-2, "z {z}, axis z {axis_z}");
+    assert!(
+        (z - 0.04).abs() < 1e-3 && axis_z.abs() < 1e-2,
+        "z {z}, axis z {axis_z}"
+    );
     let dir = o.report.checkpoint.parent().unwrap();
     assert!(dir.join("cylinders.pvd").exists());
 }

@@ -60,8 +60,8 @@ pub mod scan;
 
 use crate::bodies::{
     is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE,
-    SHAPE_CLUMP, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SPHERE,
-    SHAPE_SOLID_CYLINDER,
+    SHAPE_CLUMP, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
+    SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -465,7 +465,11 @@ fn stage_source(name: &'static str, has_capsules: bool, has_cylinders: bool) -> 
     let key = (name, has_capsules, has_cylinders);
     let (common, body) = *m.entry(key).or_insert_with(|| {
         let strip = |t: &str| {
-            let t = if has_capsules { t.to_string() } else { strip_sections(t, "capsule") };
+            let t = if has_capsules {
+                t.to_string()
+            } else {
+                strip_sections(t, "capsule")
+            };
             if has_cylinders {
                 t
             } else {

@@ -148,7 +148,13 @@ impl CylinderFrames {
         Ok(Some(CylinderFrames { cylinders, pvd }))
     }
 
-    pub fn write(&mut self, dir: &Path, step: u64, time: f64, s: &BodyState) -> Result<(), IoError> {
+    pub fn write(
+        &mut self,
+        dir: &Path,
+        step: u64,
+        time: f64,
+        s: &BodyState,
+    ) -> Result<(), IoError> {
         let c = &self.cylinders;
         let centers: Vec<[f32; 3]> = c
             .iter()

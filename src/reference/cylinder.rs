@@ -276,7 +276,14 @@ pub(super) fn wall_cylinder(cx: &mut Ctx, w: usize, g: usize, shapes: &[Boundary
             if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
                 return;
             }
-            let walls = [DVec3::X, -DVec3::X, DVec3::Y, -DVec3::Y, DVec3::Z, -DVec3::Z];
+            let walls = [
+                DVec3::X,
+                -DVec3::X,
+                DVec3::Y,
+                -DVec3::Y,
+                DVec3::Z,
+                -DVec3::Z,
+            ];
             let mut pts = Vec::new();
             for (k, nl) in walls.iter().enumerate() {
                 if k == 5 && *open_top {

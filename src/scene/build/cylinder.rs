@@ -12,7 +12,13 @@ pub(super) fn cylinder_shape(
     base: &str,
     fields: &[(&str, Option<Range<usize>>)],
 ) -> R<BodyShape> {
-    cx.only(base, "shape", "cylinder", fields, &["radius", "half_length"])?;
+    cx.only(
+        base,
+        "shape",
+        "cylinder",
+        fields,
+        &["radius", "half_length"],
+    )?;
     let get = |v, name| {
         let f = cx.require(v, span, base, name, "shape", "cylinder")?;
         cx.positive(f, &format!("{base}.{name}"))
