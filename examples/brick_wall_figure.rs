@@ -102,7 +102,7 @@ fn draw_panel(
         match b.shape {
             BodyShape::Clump(_) => {}
             BodyShape::Box { half_extents: h } => box_faces(c, q, DVec3::from(h), &mut faces),
-            BodyShape::Capsule { .. } => {} // none in this scene
+            BodyShape::Capsule { .. } | BodyShape::Cylinder { .. } => {} // none in this scene
             BodyShape::Sphere { radius } => {
                 let n = 32;
                 let pts = (0..n)

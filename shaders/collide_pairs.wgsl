@@ -271,6 +271,33 @@ fn clump_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u
     return n;
 }
 
+// cylinder:begin
+// ---------------------------------------------------------------- cylinder pairs
+// A cylinder and a sphere (Collide::new refuses the other partners;
+// common/collide_cylinder.wgsl): normal from bi to bj.
+fn cylinder_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
+    let first = info[bi].z == SHAPE_CYLINDER;
+    let c = select(bj, bi, first);
+    let pc = select(pj, pi, first);
+    let ps = select(pi, pj, first);
+    let m = cylinder_sphere(make_cylinder(pc.xyz, rot[c], shapes[4u * info[c].w]), ps.xyz, ps.w, params.grid.z);
+    if !write || m.count == 0u || at >= params.caps.x {
+        return m.count;
+    }
+    let ma = info[bi].y;
+    let mb = info[bj].y;
+    let n = select(-m.n[0], m.n[0], first);
+    let p = m.p[0].xyz;
+    var ct: Contact;
+    ct.n_gap = vec4<f32>(n, m.p[0].w);
+    ct.ra = vec4<f32>(p - pi.xyz, min(materials[ma].x, materials[mb].x));
+    ct.rb = vec4<f32>(p - pj.xyz, 0.0);
+    ct.ids = vec4<u32>(bi, bj, 0u, (ma << 16u) | (mb & 0xffffu));
+    contacts[at] = ct;
+    return m.count;
+}
+// cylinder:end
+
 // Visits every grain j > i within the envelope of grain i; writes when `write`.
 fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
@@ -298,11 +325,15 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     }
                     if HAS_CLUMPS && (info[nb + i].z == SHAPE_CLUMP || info[nb + j].z == SHAPE_CLUMP) {
                         n += clump_pair(nb + i, nb + j, pi, pj, write, base + n);
-                    } else if !(HAS_BOXES || HAS_CAPSULES) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
+                    } else if !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
                         if write && base + n < cap {
                             contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
                         }
                         n += 1u;
+                    } else if HAS_CYLINDERS && (info[nb + i].z == SHAPE_CYLINDER || info[nb + j].z == SHAPE_CYLINDER) {
+                        // cylinder:begin
+                        n += cylinder_pair(nb + i, nb + j, pi, pj, write, base + n);
+                        // cylinder:end
                     } else if HAS_CAPSULES && (info[nb + i].z == SHAPE_CAPSULE || info[nb + j].z == SHAPE_CAPSULE) {
                         // capsule:begin
                         let m = capsule_pair(nb + i, nb + j, pi, pj);

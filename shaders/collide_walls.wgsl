@@ -289,6 +289,60 @@ fn wall_capsule(kind: u32, a: vec4<f32>) {
 }
 // capsule:end
 
+// cylinder:begin
+// ---------------------------------------------------------------- cylinder grains
+// Cylinder grain against plane, box container, cylinder container (Collide::new refuses
+// the others); common/collide_cylinder.wgsl. Features ascend: box container 10 * wall +
+// plane feature, cylinder container side e, floor 10 + .., lid 20 + ...
+fn emit_cylinder(m: CylContacts) {
+    for (var k = 0u; k < m.count; k++) {
+        emit_at(m.f[k], m.n[k], m.p[k].xyz, m.p[k].w);
+    }
+}
+
+fn wall_cylinder(kind: u32, a: vec4<f32>) {
+    let env = params.grid.z;
+    let cy = make_cylinder(g_pb.xyz, rot[g_b], shapes[4u * info[g_b].w]);
+    let cl = quat_rotate_inv(g_qa, cy.c - g_xa);
+    let up = quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0));
+    switch kind {
+        case SHAPE_PLANE: {
+            emit_cylinder(cylinder_plane(cy, up, g_xa, env, 0u));
+        }
+        case SHAPE_BOX_CONTAINER: {
+            let h = a.xyz;
+            if !(all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z) {
+                return;
+            }
+            var walls = array<vec3<f32>, 6>(
+                vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(-1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0),
+                vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0, 0.0, -1.0),
+            );
+            for (var k = 0u; k < 6u; k++) {
+                if k == 5u && a.w != 0.0 {
+                    continue;
+                }
+                let nl = walls[k];
+                let x0 = g_xa + quat_rotate(g_qa, -nl * h);
+                emit_cylinder(cylinder_plane(cy, quat_rotate(g_qa, nl), x0, env, 10u * k));
+            }
+        }
+        case SHAPE_CYLINDER_CONTAINER: {
+            if !(length(cl.xy) <= a.x && cl.z >= 0.0 && cl.z <= a.y) {
+                return;
+            }
+            emit_cylinder(cylinder_container_side(cy, g_xa, g_qa, a.x, env));
+            emit_cylinder(cylinder_plane(cy, up, g_xa, env, 10u));
+            if a.z == 0.0 {
+                let top = g_xa + up * a.y;
+                emit_cylinder(cylinder_plane(cy, -up, top, env, 20u));
+            }
+        }
+        default: {}
+    }
+}
+// cylinder:end
+
 fn emit_point(feature: u32, cl: vec3<f32>, q: vec3<f32>, fallback: vec3<f32>, r: f32) {
     let d = cl - q;
     let dist = length(d);
@@ -446,6 +500,12 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
         // capsule:begin
         wall_capsule(iw.z, a);
         // capsule:end
+        return g_n;
+    }
+    if HAS_CYLINDERS && ib.z == SHAPE_CYLINDER {
+        // cylinder:begin
+        wall_cylinder(iw.z, a);
+        // cylinder:end
         return g_n;
     }
     if HAS_CLUMPS && ib.z == SHAPE_CLUMP {

@@ -163,6 +163,8 @@ struct Outputs {
     capsules_pvd: Option<Collection>,
     /// Clump member spheres (`clumps.pvd`), see `io::clumps`.
     clumps: Option<crate::io::clumps::ClumpFrames>,
+    /// Cylinder surfaces (`cylinders.pvd`), see `io::cylinders`.
+    cylinders: Option<crate::io::cylinders::CylinderFrames>,
 }
 
 /// The scene's capsule bodies: (body index, radius, half length).
@@ -247,6 +249,10 @@ impl Outputs {
         self.frames += 1;
         self.write_boxes(sim, &s)?;
         self.write_capsules(sim, &s)?;
+        if let Some(c) = self.cylinders.as_mut() {
+            c.write(&self.dir, sim.step_index(), sim.time(), &s)
+                .map_err(|e| frame_error(e, sim))?;
+        }
         if let Some(c) = self.clumps.as_mut() {
             c.write(&self.dir, sim.step_index(), sim.time(), &s)
                 .map_err(|e| frame_error(e, sim))?;
@@ -1055,6 +1061,12 @@ fn run_inner(
                 &dir,
                 Some(ck.time),
             )?,
+            cylinders: crate::io::cylinders::CylinderFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                Some(ck.time),
+            )?,
         };
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
@@ -1080,6 +1092,12 @@ fn run_inner(
             capsules_pvd: (!capsule_bodies(&scene).is_empty())
                 .then(|| Collection::new(dir.join("capsules.pvd"))),
             clumps: crate::io::clumps::ClumpFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                None,
+            )?,
+            cylinders: crate::io::cylinders::CylinderFrames::new(
                 &scene,
                 setup::boundary_count(&scene),
                 &dir,

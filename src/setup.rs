@@ -85,6 +85,10 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
                 boxes += 1;
                 (SHAPE_CAPSULE, (scene.boundaries.len() + boxes - 1) as u32)
             }
+            BodyShape::Cylinder { .. } => {
+                boxes += 1;
+                (SHAPE_CYLINDER, (scene.boundaries.len() + boxes - 1) as u32)
+            }
             // Clumps share the grain shape index sequence with boxes (body order).
             BodyShape::Clump(_) => {
                 boxes += 1;
@@ -129,6 +133,13 @@ pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
             radius,
             half_length,
         } => Some(Shape::GrainCapsule {
+            radius: radius as f32,
+            half_length: half_length as f32,
+        }),
+        BodyShape::Cylinder {
+            radius,
+            half_length,
+        } => Some(Shape::GrainCylinder {
             radius: radius as f32,
             half_length: half_length as f32,
         }),

@@ -112,6 +112,13 @@ const CASES: &[Case] = &[
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.1]),
     },
     Case {
+        file: "cylinder_roll.toml",
+        scale: 0.3,
+        steps: 150,
+        // Open bin ±0.3 × ±0.12, 0.3 high.
+        bounds: ([-0.3, -0.12, 0.0], [0.3, 0.12, 0.3]),
+    },
+    Case {
         file: "clump_pile.toml",
         scale: 0.3,
         steps: 160,
@@ -515,6 +522,29 @@ fn capsule_heap_falls_into_the_bin() {
     assert!(dir.join("capsules.pvd").exists() && dir.join("boxes.pvd").exists());
     println!("capsule heap: every body fell by at least {least:.3} m");
     assert!(least > 0.05, "a body barely fell: {least} m");
+}
+
+/// The cylinder rolls forward into the beads, still lying on the floor (axis level, centre
+/// at its radius within 1 mm), and every frame has its surface frame (`cylinders.pvd`).
+#[test]
+fn cylinder_roll_rolls_into_the_beads() {
+    let c = case("cylinder_roll.toml");
+    let (scene, _) = load_scene_scaled(&scene_path(c.file), Some(c.scale)).unwrap();
+    let o = run_case(c);
+    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
+    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let k = scene.boundaries.len();
+    let (x, z) = (s.pos[k][0] as f64, s.pos[k][2] as f64);
+    let q = glam::Quat::from_array(s.rot[k]);
+    let axis_z = (q * glam::Vec3::Z).z;
+    println!("cylinder roll: x {x:.4} (from -0.22), z {z:.5}, axis z {axis_z:.2e}");
+    assert!(x > -0.22 + 0.05, "the cylinder did not roll: x = {x}");
+    assert!(
+        (z - 0.04).abs() < 1e-3 && axis_z.abs() < 1e-2,
+        "z {z}, axis z {axis_z}"
+    );
+    let dir = o.report.checkpoint.parent().unwrap();
+    assert!(dir.join("cylinders.pvd").exists());
 }
 
 /// The clump column falls and spreads (its top comes down), and every frame has its clump

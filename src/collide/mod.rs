@@ -59,8 +59,9 @@ pub mod mesh;
 pub mod scan;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_MESH,
-    SHAPE_SOLID_CYLINDER,
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE,
+    SHAPE_CLUMP, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
+    SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -108,6 +109,12 @@ pub enum BoundaryShape {
     /// xyz in the body frame (centre of mass, principal axes) and radius w.
     GrainClump {
         members: Vec<[f32; 4]>,
+    },
+    /// Not a boundary: the shape of a cylinder grain (body kind `SHAPE_CYLINDER`): axis
+    /// along the body's z axis from −half_length to +half_length, `radius`.
+    GrainCylinder {
+        radius: f32,
+        half_length: f32,
     },
 }
 
@@ -265,6 +272,10 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
             BoundaryShape::GrainCapsule {
                 radius,
                 half_length,
+            }
+            | BoundaryShape::GrainCylinder {
+                radius,
+                half_length,
             } => r[0] = [*radius, *half_length, 0.0, 0.0],
             BoundaryShape::Mesh {
                 vertices,
@@ -389,36 +400,83 @@ fn check_capsule(
     Ok(())
 }
 
-/// Removes every `// capsule:begin` … `// capsule:end` section (markers included).
-fn strip_capsules(text: &str) -> String {
+/// A cylinder grain needs a `GrainCylinder` shape; its partners are spheres and the
+/// boundaries plane, box container and cylinder container (no other narrow phase yet).
+fn check_cylinder(
+    b: usize,
+    i: &[u32; 4],
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+) -> Result<(), GpuError> {
+    if !matches!(
+        shapes.get(i[3] as usize),
+        Some(BoundaryShape::GrainCylinder { .. })
+    ) {
+        return Err(invalid(format!(
+            "cylinder body {b}: shape index {} is not a GrainCylinder shape",
+            i[3]
+        )));
+    }
+    let ok = [
+        SHAPE_PLANE,
+        SHAPE_BOX_CONTAINER,
+        SHAPE_CYLINDER_CONTAINER,
+        SHAPE_SPHERE,
+    ];
+    if let Some(w) = (0..state.len()).find(|&w| w != b && !ok.contains(&state.info[w][2])) {
+        return Err(invalid(format!(
+            "cylinder body {b} with body {w} (shape kind {}): cylinders meet only spheres, \
+             planes, box containers and cylinder containers (no other narrow phase yet)",
+            state.info[w][2]
+        )));
+    }
+    Ok(())
+}
+
+/// Removes every `// {tag}:begin` … `// {tag}:end` section (markers included).
+fn strip_sections(text: &str, tag: &str) -> String {
+    let (open, close) = (format!("// {tag}:begin"), format!("// {tag}:end"));
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(a) = rest.find("// capsule:begin") {
+    while let Some(a) = rest.find(&open) {
         out.push_str(&rest[..a]);
         let end = rest[a..]
-            .find("// capsule:end")
-            .map_or(rest.len(), |e| a + e + "// capsule:end".len());
+            .find(&close)
+            .map_or(rest.len(), |e| a + e + close.len());
         rest = &rest[end..];
     }
     out.push_str(rest);
     out
 }
 
-/// A collide stage's source; without capsules, with the capsule sections stripped
-/// (`HAS_CAPSULES = false` alone leaves the driver compiling that code before dropping
-/// it: ~0.1 s more per pipeline set on lavapipe). Each variant is built once.
-fn stage_source(name: &'static str, has_capsules: bool) -> ShaderSource {
+/// A collide stage's source; without capsules (cylinders), with the capsule (cylinder)
+/// sections stripped (`HAS_CAPSULES = false` alone leaves the driver compiling that code
+/// before dropping it: ~0.1 s more per pipeline set on lavapipe). Each variant is built once.
+fn stage_source(name: &'static str, has_capsules: bool, has_cylinders: bool) -> ShaderSource {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    type Texts = HashMap<&'static str, (&'static str, &'static str)>;
+    type Texts = HashMap<(&'static str, bool, bool), (&'static str, &'static str)>;
     let full = ShaderSource::by_name(name).unwrap();
-    if has_capsules {
+    if has_capsules && has_cylinders {
         return full;
     }
     static OFF: OnceLock<Mutex<Texts>> = OnceLock::new();
     let mut m = OFF.get_or_init(Default::default).lock().unwrap();
-    let (common, body) = *m.entry(name).or_insert_with(|| {
-        let leak = |t: &str| -> &'static str { Box::leak(strip_capsules(t).into_boxed_str()) };
+    let key = (name, has_capsules, has_cylinders);
+    let (common, body) = *m.entry(key).or_insert_with(|| {
+        let strip = |t: &str| {
+            let t = if has_capsules {
+                t.to_string()
+            } else {
+                strip_sections(t, "capsule")
+            };
+            if has_cylinders {
+                t
+            } else {
+                strip_sections(&t, "cylinder")
+            }
+        };
+        let leak = |t: &str| -> &'static str { Box::leak(strip(t).into_boxed_str()) };
         (leak(full.common), leak(full.body))
     });
     ShaderSource {
@@ -473,6 +531,8 @@ impl Collide {
                 check_box(b, i, state, shapes)?;
             } else if i[2] == SHAPE_CAPSULE {
                 check_capsule(b, i, state, shapes)?;
+            } else if i[2] == SHAPE_CYLINDER {
+                check_cylinder(b, i, state, shapes)?;
             } else if i[2] == SHAPE_CLUMP
                 && !matches!(
                     shapes.get(i[3] as usize),
@@ -516,13 +576,18 @@ impl Collide {
             .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
         // Likewise scenes without clumps get pipelines without the member loops.
         let has_clumps = state.info.iter().any(|i| i[2] == SHAPE_CLUMP);
+        let has_cylinders = state.info.iter().any(|i| i[2] == SHAPE_CYLINDER);
         let flag = |x: bool| if x { 1.0 } else { 0.0 };
         let boxes = [
             ("HAS_BOXES", flag(has_boxes)),
             ("HAS_CAPSULES", flag(has_capsules)),
             ("HAS_CLUMPS", flag(has_clumps)),
+            ("HAS_CYLINDERS", flag(has_cylinders)),
         ];
-        let stage = |name| Kernel::with_constants(ctx, stage_source(name, has_capsules), &boxes);
+        let stage = |name| {
+            let src = stage_source(name, has_capsules, has_cylinders);
+            Kernel::with_constants(ctx, src, &boxes)
+        };
         let k = Kernels {
             grid: stage("collide_grid")?,
             pairs: stage("collide_pairs")?,

@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod checkpoint;
 pub mod clumps;
+pub mod cylinders;
 mod error;
 pub mod pvd;
 pub mod stats;

@@ -5,7 +5,7 @@
 use super::boxes::{self, Manifold, Obb};
 use super::capsule;
 use crate::bodies::{
-    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP,
+    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CYLINDER,
     SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
@@ -35,11 +35,11 @@ impl Contact64 {
     }
 }
 
-fn v3(p: [f32; 4]) -> DVec3 {
+pub(super) fn v3(p: [f32; 4]) -> DVec3 {
     DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64)
 }
 
-fn quat(q: [f32; 4]) -> DQuat {
+pub(super) fn quat(q: [f32; 4]) -> DQuat {
     DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64)
 }
 
@@ -91,6 +91,9 @@ impl Ctx<'_> {
     /// Any two grains a < b: spheres analytically, boxes by `boxes`.
     fn grain_pair(&mut self, a: usize, b: usize, shapes: &[BoundaryShape]) {
         let (ka, kb) = (self.state.info[a][2], self.state.info[b][2]);
+        if ka == SHAPE_CYLINDER || kb == SHAPE_CYLINDER {
+            return super::cylinder::cylinder_pair(self, a, b, shapes);
+        }
         if ka == SHAPE_CAPSULE || kb == SHAPE_CAPSULE {
             return capsule_pair(self, a, b, shapes);
         }
@@ -533,6 +536,10 @@ pub fn detect(
             }
             if state.info[g][2] == SHAPE_CAPSULE {
                 wall_capsule(&mut cx, w, g, shapes);
+                continue;
+            }
+            if state.info[g][2] == SHAPE_CYLINDER {
+                super::cylinder::wall_cylinder(&mut cx, w, g, shapes);
                 continue;
             } else if state.info[g][2] == SHAPE_CLUMP {
                 let (s, m) = (&shapes[si as usize], meshes[si as usize].as_ref());

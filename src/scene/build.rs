@@ -23,6 +23,8 @@ use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGri
 use super::mesh::load_mesh;
 use super::num::Num;
 use super::raw::*;
+
+mod cylinder;
 use super::span::{self, PathIndex, Source};
 use super::*;
 use crate::solve::rows::compliant;
@@ -326,8 +328,10 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let (sim, name) = simulation(&cx, sim_raw, file)?;
     let (materials, other_model) = materials_section(&mut cx, &raw)?;
     let (mut bodies, mut origins) = bodies_section(&mut cx, &raw, &materials, sim.dt)?;
+    cylinder::cylinder_bodies(&cx, &bodies, &origins)?;
     no_overlap(&cx, &bodies, &origins)?;
     generators_section(&cx, &raw, &materials, scale, &mut bodies, &mut origins)?;
+    cylinder::cylinder_bodies(&cx, &bodies, &origins)?;
     if bodies.is_empty() {
         return Err(cx.err(
             None,
@@ -337,6 +341,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     box_boundaries(&cx, &raw, &bodies, &origins, &boundaries)?;
+    cylinder::cylinder_boundaries(&cx, &raw, &bodies, &boundaries)?;
     patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
         .iter()
@@ -658,10 +663,11 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
             let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
             super::clumps::clump_shape(&err, list, base)
         }
-        "cylinder" | "mesh" => Err(cx.err(
+        "cylinder" => cylinder::cylinder_shape(cx, b, span, base, &fields),
+        "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, clump)"),
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, cylinder, clump)"),
         )),
         other => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
@@ -933,6 +939,9 @@ fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
             };
             sphere_box(s, *radius, &obb(x, *h), 0.0).map_or(f64::INFINITY, |m| m.1)
         }
+        (BodyShape::Cylinder { .. }, _) | (_, BodyShape::Cylinder { .. }) => {
+            cylinder::cylinder_gap(a, b)
+        }
         _ => capsule_gap(a, b),
     };
     (gap < 0.0).then_some(-gap)
@@ -975,8 +984,8 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
             radius,
             half_length,
         } => capsule_capsule(&cap, &Capsule::new(po, qo, half_length, radius), 0.0),
-        // Refused with capsules (`box_boundaries`).
-        BodyShape::Clump(_) => return f64::INFINITY,
+        // Refused with capsules (`box_boundaries`, `cylinder::cylinder_bodies`).
+        BodyShape::Clump(_) | BodyShape::Cylinder { .. } => return f64::INFINITY,
     };
     pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }

@@ -96,7 +96,9 @@ fn world_members(d: &BodyDesc) -> Vec<(DVec3, f64)> {
             .map(|m| (p + q * DVec3::new(m[0], m[1], m[2]), m[3]))
             .collect(),
         BodyShape::Sphere { radius } => vec![(p, *radius)],
-        BodyShape::Box { .. } | BodyShape::Capsule { .. } => Vec::new(),
+        BodyShape::Box { .. } | BodyShape::Capsule { .. } | BodyShape::Cylinder { .. } => {
+            Vec::new()
+        }
     }
 }
 

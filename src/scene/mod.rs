@@ -11,7 +11,8 @@
 //!   `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies: `shape = "sphere"` (`radius`, the default) or
-//!   `"box"` (`half_extents`) or `"capsule"` (`radius`, `half_length`; axis along body z).
+//!   `"box"` (`half_extents`) or `"capsule"` / `"cylinder"` (`radius`, `half_length`; axis
+//!   along body z).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
 //! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
@@ -392,6 +393,12 @@ pub enum BodyShape {
     /// A rigid aggregate of spheres; body frame = its centre of mass and principal axes
     /// (`members` are in that frame), see [`crate::clump`].
     Clump(std::sync::Arc<crate::clump::ClumpMass>),
+    /// A solid cylinder of `radius` along the body's z axis from −half_length to
+    /// +half_length, centred on the body's position.
+    Cylinder {
+        radius: f64,
+        half_length: f64,
+    },
 }
 
 impl BodyShape {
@@ -404,6 +411,10 @@ impl BodyShape {
                 radius,
                 half_length,
             } => radius + half_length,
+            BodyShape::Cylinder {
+                radius,
+                half_length,
+            } => radius.hypot(half_length),
             BodyShape::Clump(ref c) => c.bounding_radius(),
         }
     }
@@ -420,6 +431,10 @@ impl BodyShape {
                 radius,
                 half_length,
             } => crate::reference::capsule::capsule_mass(density, radius, half_length),
+            BodyShape::Cylinder {
+                radius,
+                half_length,
+            } => crate::reference::cylinder::cylinder_mass(density, radius, half_length),
             BodyShape::Clump(ref c) => c.mass_properties(density),
         }
     }

@@ -1,0 +1,178 @@
+//! Cylinder frames: `frames/cylinders_STEP.vtp` (index `cylinders.pvd`), every cylinder
+//! body's surface as polygons (16 side quads and two 16-triangle end fans, 34 points),
+//! with cell data `id` (the body). Open `cylinders.pvd` in ParaView beside
+//! `particles.pvd` (which holds one point per body, radius = bounding radius).
+
+use std::path::Path;
+
+use vtkio::model::{
+    Attribute, Attributes, ByteOrder, DataSet, IOBuffer, PolyDataPiece, Version, VertexNumbers, Vtk,
+};
+
+use super::vtk::{check_finite3, check_len};
+use super::{write_atomic, Collection, IoError};
+use crate::bodies::BodyState;
+use crate::scene::{BodyShape, Scene};
+
+/// Cylinder bodies of one frame, indexed by cylinder: centre, orientation (unit quaternion
+/// `[x, y, z, w]`, body → world; the axis is body z), radius, half length, body id.
+#[derive(Clone, Debug)]
+pub struct CylinderFrame<'a> {
+    pub centers: &'a [[f32; 3]],
+    pub rotations: &'a [[f32; 4]],
+    pub radii: &'a [f32],
+    pub half_lengths: &'a [f32],
+    pub ids: &'a [u32],
+}
+
+/// Points around each end circle.
+const SEGMENTS: u64 = 16;
+
+/// The surface points of every cylinder: two rings of `SEGMENTS` (ends −hl, +hl), then
+/// the two end centres.
+fn surface_points(frame: &CylinderFrame) -> Vec<[f32; 3]> {
+    let mut points = Vec::new();
+    for k in 0..frame.centers.len() {
+        let q = glam::Quat::from_array(frame.rotations[k]);
+        let c = glam::Vec3::from_array(frame.centers[k]);
+        let (r, hl) = (frame.radii[k], frame.half_lengths[k]);
+        let mut put = |l: glam::Vec3| points.push((c + q * l).to_array());
+        for z in [-hl, hl] {
+            for s in 0..SEGMENTS {
+                let phi = std::f32::consts::TAU * s as f32 / SEGMENTS as f32;
+                put(glam::Vec3::new(r * phi.cos(), r * phi.sin(), z));
+            }
+        }
+        put(glam::Vec3::new(0.0, 0.0, -hl));
+        put(glam::Vec3::new(0.0, 0.0, hl));
+    }
+    points
+}
+
+/// Writes every cylinder's surface (see the module doc). Atomic; refuses mismatched
+/// lengths and NaN/inf.
+pub fn write_cylinders(path: &Path, frame: &CylinderFrame) -> Result<(), IoError> {
+    let n = frame.centers.len();
+    check_len(path, "rotation", n, frame.rotations.len())?;
+    check_len(path, "radius", n, frame.radii.len())?;
+    check_len(path, "half_length", n, frame.half_lengths.len())?;
+    check_len(path, "id", n, frame.ids.len())?;
+    check_finite3(path, "center", frame.centers)?;
+    let points = surface_points(frame);
+    check_finite3(path, "vertex", &points)?;
+    let ns = SEGMENTS;
+    let (mut connectivity, mut offsets, mut ids) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..n as u64 {
+        let b = (2 * ns + 2) * k;
+        let at = |ring: u64, s: u64| b + ring * ns + s % ns;
+        let mut cell = |v: &[u64]| {
+            connectivity.extend_from_slice(v);
+            offsets.push(connectivity.len() as u64);
+            ids.push(frame.ids[k as usize]);
+        };
+        // Counter-clockwise seen from outside.
+        for s in 0..ns {
+            cell(&[at(0, s), at(0, s + 1), at(1, s + 1), at(1, s)]);
+            cell(&[b + 2 * ns, at(0, s + 1), at(0, s)]);
+            cell(&[b + 2 * ns + 1, at(1, s), at(1, s + 1)]);
+        }
+    }
+    let vtk = Vtk {
+        version: Version::new((1, 0)),
+        byte_order: ByteOrder::LittleEndian,
+        title: String::new(),
+        file_path: None,
+        data: DataSet::inline(PolyDataPiece {
+            points: IOBuffer::F32(points.iter().flatten().copied().collect()),
+            verts: None,
+            lines: None,
+            polys: Some(VertexNumbers::XML {
+                connectivity,
+                offsets,
+            }),
+            strips: None,
+            data: Attributes {
+                point: Vec::new(),
+                cell: vec![Attribute::generic("id", 1).with_data(ids)],
+            },
+        }),
+    };
+    let mut bytes = Vec::new();
+    vtk.write_xml(&mut bytes).map_err(|e| IoError::Vtk {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    write_atomic(path, |w| w.write_all(&bytes)).map_err(|e| IoError::os(path, e))
+}
+
+/// The run's cylinder frames and their index.
+pub struct CylinderFrames {
+    /// (body index, radius, half length).
+    cylinders: Vec<(usize, f32, f32)>,
+    pvd: Collection,
+}
+
+impl CylinderFrames {
+    /// `None` when the scene has no cylinders. `resume_at`: continue `cylinders.pvd` up to
+    /// that time (after `--resume`).
+    pub fn new(
+        scene: &Scene,
+        first_body: usize,
+        dir: &Path,
+        resume_at: Option<f64>,
+    ) -> Result<Option<Self>, IoError> {
+        let cylinders: Vec<(usize, f32, f32)> = scene
+            .bodies
+            .iter()
+            .enumerate()
+            .filter_map(|(k, b)| match b.shape {
+                BodyShape::Cylinder {
+                    radius,
+                    half_length,
+                } => Some((first_body + k, radius as f32, half_length as f32)),
+                _ => None,
+            })
+            .collect();
+        if cylinders.is_empty() {
+            return Ok(None);
+        }
+        let path = dir.join("cylinders.pvd");
+        let pvd = match resume_at {
+            Some(t) if path.exists() => {
+                let mut c = Collection::read(&path)?;
+                c.retain_until(t);
+                c
+            }
+            _ => Collection::new(path),
+        };
+        Ok(Some(CylinderFrames { cylinders, pvd }))
+    }
+
+    pub fn write(
+        &mut self,
+        dir: &Path,
+        step: u64,
+        time: f64,
+        s: &BodyState,
+    ) -> Result<(), IoError> {
+        let c = &self.cylinders;
+        let centers: Vec<[f32; 3]> = c
+            .iter()
+            .map(|&(b, ..)| [s.pos[b][0], s.pos[b][1], s.pos[b][2]])
+            .collect();
+        let rotations: Vec<[f32; 4]> = c.iter().map(|&(b, ..)| s.rot[b]).collect();
+        let radii: Vec<f32> = c.iter().map(|&(_, r, _)| r).collect();
+        let half_lengths: Vec<f32> = c.iter().map(|&(.., h)| h).collect();
+        let ids: Vec<u32> = c.iter().map(|&(b, ..)| b as u32).collect();
+        let name = format!("frames/cylinders_{step:08}.vtp");
+        let frame = CylinderFrame {
+            centers: &centers,
+            rotations: &rotations,
+            radii: &radii,
+            half_lengths: &half_lengths,
+            ids: &ids,
+        };
+        write_cylinders(&dir.join(&name), &frame)?;
+        self.pvd.add(time, name)
+    }
+}
