@@ -571,7 +571,7 @@ fn falling_rod(m: f64, i: f64, hl: f64, theta0: f64, ts: &[f64], pinned: bool) -
 /// plane slides and falls as [`falling_rod`] predicts: θ(t) every 10 ms until it is nearly
 /// flat (θ < 0.1 rad, ~0.1 s) within 0.01 rad (2 % of θ0; measured 3.5e-3, a one-step lag
 /// of the time stepping; a rod pinned at its end, the high-friction answer, differs by
-/// > 0.03 rad, checked), its centre of mass moves < 1e-4 m sideways and its lower end
+/// more than 0.03 rad, checked), its centre of mass moves < 1e-4 m sideways and its lower end
 /// stays on the plane (within 2e-4 m). Budget: ~100 steps of one capsule.
 #[test]
 fn capsule_rod_falls_on_a_frictionless_plane_as_the_rigid_body_predicts() {
