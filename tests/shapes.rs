@@ -477,9 +477,8 @@ fn settle(text: &str) -> (f64, f64) {
 /// of its size, none sinks more than the closed gaps plus 1 mm. Why it can fail: the
 /// column's contact forces grow 1…10 × the top box's weight, and the solver must carry
 /// them through 9 face–face manifolds; with too few iterations or a manifold that rocks
-/// (points that swap between steps), the column sinks and the top boxes slide or tip
-/// (an unconverged Jacobi stack drifts by mm within 0.1 s). CI runs 0.2 s (200 steps on
-/// lavapipe); the 5 s run is `cargo run --release --example box_stack` (README).
+/// (points that swap between steps), the column sinks and the top boxes slide or tip.
+/// CI runs 0.2 s (200 steps on lavapipe); the 5 s run is `cargo run --release --example box_stack` (README).
 #[test]
 fn stack_of_ten_boxes_stands() {
     let n = 10;
@@ -507,7 +506,7 @@ fn stack_of_ten_boxes_stands() {
 /// row's end brick keeps its centre over its support) stands: no brick drifts sideways
 /// more than 1e-3 of its height, none sinks more than 1 mm + the closed gaps. Fails when
 /// the manifolds spanning two bricks below are lost or the 100-body system is not carried
-/// (the wall bows or sags within tens of steps). CI runs 0.1 s (100 steps).
+/// (the wall sags). CI runs 0.1 s (100 steps).
 #[test]
 fn wall_of_bricks_stands() {
     let mut text = GROUND.replace("DURATION", "0.1");
