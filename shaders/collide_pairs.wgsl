@@ -222,10 +222,40 @@ fn clump_contact(at: u32, bi: u32, bj: u32, x: vec3<f32>, y: vec3<f32>, n: vec3<
     contacts[at] = c;
 }
 
-// Grains bi < bj, one at least a clump: member pairs (or members against a box).
+// capsule:begin
+// Members of clump c against capsule grain bi or bj (the other): capsule–sphere, normal
+// from the capsule to the member, flipped to run from bi to bj; feature = member index.
+fn clump_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
+    let a_cap = info[bi].z == SHAPE_CAPSULE;
+    let c = select(bi, bj, a_cap);
+    let pc = select(pi, pj, a_cap);
+    let cap = grain_capsule(select(bj, bi, a_cap), select(pj, pi, a_cap));
+    let sign = select(-1.0, 1.0, a_cap);
+    var n = 0u;
+    for (var k = 0u; k < member_count(c); k++) {
+        let s = member(c, pc, k);
+        let m = capsule_sphere(cap, s.xyz, s.w, params.grid.z);
+        if m.count > 0u {
+            if write {
+                clump_contact(at + n, bi, bj, pi.xyz, pj.xyz, m.n[0] * sign, m.p[0].xyz, m.p[0].w, k);
+            }
+            n += 1u;
+        }
+    }
+    return n;
+}
+// capsule:end
+
+// Grains bi < bj, one at least a clump: member pairs (or members against a box or a
+// capsule).
 fn clump_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
     let env = params.grid.z;
     var n = 0u;
+    // capsule:begin
+    if HAS_CAPSULES && (info[bi].z == SHAPE_CAPSULE || info[bj].z == SHAPE_CAPSULE) {
+        return clump_capsule(bi, bj, pi, pj, write, at);
+    }
+    // capsule:end
     if HAS_BOXES && (info[bi].z == SHAPE_BOX || info[bj].z == SHAPE_BOX) {
         let a_box = info[bi].z == SHAPE_BOX;
         let c = select(bi, bj, a_box);

@@ -374,14 +374,24 @@ fn rand_clump(rng: &mut ChaCha8Rng) -> (Vec<[f32; 4]>, f32) {
     (m, bound * (1.0 + 1e-6))
 }
 
+/// Which grains beside clumps and spheres a random world holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Others {
+    None,
+    Boxes,
+    Capsules,
+}
+
 /// Six boundaries (plane, box container, solid box, cylinder container, solid cylinder,
-/// a two-triangle mesh), then clumps (60 %), spheres and boxes at random poses. With
-/// `boxes`, the solid cylinder and the mesh are left out (boxes cannot meet them yet).
+/// a two-triangle mesh), then clumps (60 %), spheres and boxes or capsules (20 %) at random
+/// poses. With boxes or capsules, the solid cylinder and the mesh are left out (they cannot
+/// meet them yet).
 fn random_world(
     rng: &mut ChaCha8Rng,
     grains: usize,
-    boxes: bool,
+    others: Others,
 ) -> (BodyState, Vec<BoundaryShape>) {
+    let boxes = others == Others::Boxes;
     let mut shapes = vec![
         BoundaryShape::Plane,
         BoundaryShape::BoxContainer {
@@ -425,7 +435,7 @@ fn random_world(
         BodyInit::fixed(SHAPE_SOLID_CYLINDER, 4, [0.5, 0.5, -0.3], 0.35),
         BodyInit::fixed(SHAPE_MESH, 5, [0.0, 0.0, 0.5], 1.5),
     ];
-    if boxes {
+    if others != Others::None {
         shapes.truncate(4);
         inits.truncate(4);
     }
@@ -460,6 +470,22 @@ fn random_world(
                 radius: (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
                 ..BodyInit::sphere(p, 1.0, 1000.0)
             });
+        } else if u < 0.8 && others == Others::Capsules {
+            let (r, hl) = (
+                rng.random_range(0.03..0.08f32),
+                rng.random_range(0.02..0.15f32),
+            );
+            shapes.push(BoundaryShape::GrainCapsule {
+                radius: r,
+                half_length: hl,
+            });
+            inits.push(BodyInit {
+                orientation: rand_q(rng),
+                shape: SHAPE_CAPSULE,
+                shape_index: shapes.len() as u32 - 1,
+                radius: r + hl,
+                ..BodyInit::sphere(p, 1.0, 1000.0)
+            });
         } else {
             inits.push(BodyInit::sphere(p, rng.random_range(0.04..0.1), 1000.0));
         }
@@ -492,8 +518,8 @@ fn compare(state: &BodyState, shapes: &[BoundaryShape]) -> (usize, usize, usize)
 fn gpu_clump_contacts_match_the_twin_on_random_configurations() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let (mut pairs, mut amb, mut clump) = (0, 0, 0);
-    for boxes in [false, true] {
-        let (state, shapes) = random_world(&mut rng, 150, boxes);
+    for others in [Others::None, Others::Boxes] {
+        let (state, shapes) = random_world(&mut rng, 150, others);
         let (p, a, c) = compare(&state, &shapes);
         pairs += p;
         amb += a;
@@ -508,6 +534,84 @@ fn gpu_clump_contacts_match_the_twin_on_random_configurations() {
         amb as f64 <= 0.01 * pairs as f64,
         "{amb} of {pairs} pairs differ"
     );
+}
+
+/// Capsule–clump pairs (each member against the capsule: capsule–sphere) on a random pack
+/// of clumps, capsules and spheres with the four boundaries capsules meet, then built
+/// cases with a clear answer (a member touching the capsule's side, one touching a cap,
+/// one deep across the axis): no pair may differ there, ≤ 1 % of the random pairs.
+#[test]
+fn gpu_capsule_clump_contacts_match_the_twin() {
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let (state, shapes) = random_world(&mut rng, 150, Others::Capsules);
+    let c = compare_contact_sets(&state, &shapes, &settings(), |_| 1e-4);
+    let kind = |b: u32| state.info[b as usize][2];
+    let mixed = |a: u32, b: u32| {
+        let (ka, kb) = (kind(a), kind(b));
+        (ka == SHAPE_CLUMP && kb == SHAPE_CAPSULE) || (ka == SHAPE_CAPSULE && kb == SHAPE_CLUMP)
+    };
+    let n = c.matched.iter().filter(|t| mixed(t.a, t.b)).count();
+    eprintln!(
+        "capsule–clump: {n} contacts compared; {} ambiguous of {} pairs",
+        c.ambiguous.len(),
+        c.pairs.len()
+    );
+    assert!(
+        n >= 20,
+        "too few capsule–clump contacts to mean anything: {n}"
+    );
+    assert!(c.ambiguous.len() as f64 <= 0.01 * c.pairs.len() as f64);
+    // Built: capsule (r 0.05, hl 0.2) along x at the origin; a dumbbell clump whose member
+    // touches the side (gap 0), a sphere at a cap's tip 1 mm in, and a clump deep across.
+    let members = vec![[0.0, 0.0, 0.0, 0.05], [0.0, 0.0, 0.09, 0.05]];
+    let shapes = vec![
+        BoundaryShape::Plane,
+        BoundaryShape::GrainCapsule {
+            radius: 0.05,
+            half_length: 0.2,
+        },
+        BoundaryShape::GrainClump { members },
+    ];
+    let along_x = DQuat::from_rotation_y(std::f64::consts::FRAC_PI_2)
+        .as_quat()
+        .to_array();
+    let clump = |p: [f32; 3], q: [f32; 4]| BodyInit {
+        orientation: q,
+        shape: SHAPE_CLUMP,
+        shape_index: 2,
+        radius: 0.14,
+        ..BodyInit::sphere(p, 1.0, 1000.0)
+    };
+    let inits = vec![
+        BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -5.0], 0.0),
+        BodyInit {
+            orientation: along_x,
+            shape: SHAPE_CAPSULE,
+            shape_index: 1,
+            radius: 0.25,
+            ..BodyInit::sphere([0.0, 0.0, 0.0], 1.0, 1000.0)
+        },
+        clump([0.1, 0.0, 0.1], [0.0, 0.0, 0.0, 1.0]),
+        clump([0.299, 0.0, -0.09], [0.0, 0.0, 0.0, 1.0]),
+        clump([-0.1, 0.0, -0.045], along_x),
+    ];
+    let state = BodyState::from_inits(&inits);
+    let c = compare_contact_sets(&state, &shapes, &settings(), |_| 1e-4);
+    assert!(
+        c.ambiguous.is_empty(),
+        "built cases differ: {:?}",
+        c.ambiguous
+    );
+    let gap = |b: u32, f: u32| {
+        c.matched
+            .iter()
+            .find(|t| t.a == 1 && t.b == b && t.feature == f)
+            .unwrap_or_else(|| panic!("no contact capsule–{b} member {f}"))
+            .gap
+    };
+    assert!(gap(2, 0).abs() < 1e-6, "side touch gap {}", gap(2, 0));
+    assert!((gap(3, 1) + 1e-3).abs() < 1e-6, "cap gap {}", gap(3, 1));
+    assert!(gap(4, 0) < -0.05 && gap(4, 1) < -0.05, "deep");
 }
 
 /// A clump touching itself is never a contact: a single clump whose members overlap deeply

@@ -943,20 +943,23 @@ fn unknown_material() {
     );
 }
 
-/// Capsules and clumps have no narrow phase against each other: a scene with both is refused
-/// at the later body, naming the earlier one.
+/// Capsules and clumps may share a scene (capsule–clump narrow phase); an explicit clump
+/// overlapping a capsule is refused at the later body (exact: members against the
+/// segment), while one that clears it by 1 mm is accepted.
 #[test]
-fn capsules_and_clumps_together_are_refused() {
-    let e = err(&base_with(
-        "[[body]]\nshape = \"capsule\"\nradius = 0.02\nhalf_length = 0.05\nposition = [0.0, 0.0, 0.1]\n\
-         [[body]]\nshape = \"clump\"\nspheres = [[0.0, 0.0, 0.0, 0.02], [0.03, 0.0, 0.0, 0.02]]\nposition = [0.5, 0.0, 0.1]\n",
-    ));
-    check(
-        &e,
-        "body[1].shape",
-        Some(17),
-        "capsule and clump bodies cannot be in one scene yet",
-    );
+fn capsules_and_clumps_together_overlap_exactly() {
+    let with = |x: f64| {
+        base_with(&format!(
+            "[[body]]\nshape = \"capsule\"\nradius = 0.02\nhalf_length = 0.05\nposition = [0.0, 0.0, 0.1]\n\
+             [[body]]\nshape = \"clump\"\nspheres = [[0.0, 0.0, 0.0, 0.02], [0.03, 0.0, 0.0, 0.02]]\nposition = [{x}, 0.0, 0.1]\n"
+        ))
+    };
+    // `position` places the members' frame: the near member (r 0.02) is centred at x and
+    // touches the capsule's side (r 0.02, axis along z at the origin) at x = 0.04.
+    let s = ok(&with(0.041));
+    assert_eq!(s.bodies.len(), 2);
+    let e = err(&with(0.035));
+    check(&e, "body[1].position", Some(17), "overlaps body[0]");
     assert!(e.message.contains("defined on line 13"), "{e}");
 }
 

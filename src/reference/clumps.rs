@@ -5,8 +5,9 @@
 //! member against a box: the member index); boundary (member << 24) + the sphere's feature.
 
 use super::boxes;
+use super::capsule;
 use super::collide::{wall_grain, Contact64, Ctx, MeshRef, Wall};
-use crate::bodies::{SHAPE_BOX, SHAPE_CLUMP};
+use crate::bodies::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP};
 use crate::collide::BoundaryShape;
 use glam::{DQuat, DVec3};
 
@@ -31,7 +32,7 @@ pub(super) fn members(cx: &Ctx, g: usize, shapes: &[BoundaryShape]) -> Vec<(DVec
         .collect()
 }
 
-/// Grains a < b, at least one a clump (the other a sphere, a clump or a box).
+/// Grains a < b, at least one a clump (the other a sphere, a clump, a box or a capsule).
 pub(super) fn clump_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
     let (pa, pb) = (cx.state.pos[a], cx.state.pos[b]);
     let env = cx.settings.envelope as f64;
@@ -42,6 +43,9 @@ pub(super) fn clump_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundarySha
     let (xa, xb) = (v3(pa), v3(pb));
     let (mu, materials) = cx.mu_mat(a, b);
     let (ka, kb) = (cx.state.info[a][2], cx.state.info[b][2]);
+    if ka == SHAPE_CAPSULE || kb == SHAPE_CAPSULE {
+        return clump_capsule(cx, a, b, shapes);
+    }
     if ka == SHAPE_BOX || kb == SHAPE_BOX {
         // Members against the box: the box narrow phase's sphere–box, normal A -> B.
         let (c, x, sign) = if ka == SHAPE_BOX {
@@ -91,6 +95,26 @@ pub(super) fn clump_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundarySha
             });
         }
     }
+}
+
+/// Grains a < b, a clump and a capsule: each member against the capsule (capsule–sphere),
+/// normal from the capsule to the member, turned to run from A to B; feature = member.
+fn clump_capsule(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
+    let (c, x, flip) = if cx.state.info[a][2] == SHAPE_CAPSULE {
+        (b, a, false)
+    } else {
+        (a, b, true)
+    };
+    let cap = cx.capsule(x, shapes);
+    let env = cx.settings.envelope as f64;
+    let mut pts = Vec::new();
+    for (k, (s, r)) in members(cx, c, shapes).into_iter().enumerate() {
+        for mut p in capsule::capsule_sphere(&cap, s, r, env) {
+            p.feature = k as u32;
+            pts.push(p);
+        }
+    }
+    cx.push_points(a, b, &pts, flip);
 }
 
 /// Boundary `w` (shape `shape`, kind `kind`) against clump `g`: each member as a sphere.

@@ -91,14 +91,15 @@ impl Ctx<'_> {
     /// Any two grains a < b: spheres analytically, boxes by `boxes`.
     fn grain_pair(&mut self, a: usize, b: usize, shapes: &[BoundaryShape]) {
         let (ka, kb) = (self.state.info[a][2], self.state.info[b][2]);
+        // Clumps first (capsule–clump is a clump pair), as the GPU's `visit`.
+        if ka == SHAPE_CLUMP || kb == SHAPE_CLUMP {
+            return super::clumps::clump_pair(self, a, b, shapes);
+        }
         if ka == SHAPE_CYLINDER || kb == SHAPE_CYLINDER {
             return super::cylinder::cylinder_pair(self, a, b, shapes);
         }
         if ka == SHAPE_CAPSULE || kb == SHAPE_CAPSULE {
             return capsule_pair(self, a, b, shapes);
-        }
-        if ka == SHAPE_CLUMP || kb == SHAPE_CLUMP {
-            return super::clumps::clump_pair(self, a, b, shapes);
         }
         if ka != SHAPE_BOX && kb != SHAPE_BOX {
             return self.sphere_pair(a, b);
@@ -628,7 +629,7 @@ impl From<&Contact64> for crate::collide::ContactRecord {
 
 impl Ctx<'_> {
     /// Capsule `g` (a grain with kind SHAPE_CAPSULE) in world.
-    fn capsule(&self, g: usize, shapes: &[BoundaryShape]) -> capsule::Capsule {
+    pub(super) fn capsule(&self, g: usize, shapes: &[BoundaryShape]) -> capsule::Capsule {
         let BoundaryShape::GrainCapsule {
             radius,
             half_length,
@@ -645,7 +646,7 @@ impl Ctx<'_> {
     }
 
     /// Pushes contacts between bodies a < b; `flip` when their normals point from b to a.
-    fn push_points(&mut self, a: usize, b: usize, pts: &[capsule::CPoint], flip: bool) {
+    pub(super) fn push_points(&mut self, a: usize, b: usize, pts: &[capsule::CPoint], flip: bool) {
         let (mu, materials) = self.mu_mat(a, b);
         let (xa, xb) = (v3(self.state.pos[a]), v3(self.state.pos[b]));
         for p in pts {

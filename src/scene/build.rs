@@ -340,7 +340,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         ));
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
-    box_boundaries(&cx, &raw, &bodies, &origins, &boundaries)?;
+    box_boundaries(&cx, &raw, &bodies, &boundaries)?;
     cylinder::cylinder_boundaries(&cx, &raw, &bodies, &boundaries)?;
     patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
@@ -741,33 +741,14 @@ fn capsule_shape(
     })
 }
 
-/// Box and capsule bodies cannot meet solid cylinders and meshes yet, nor capsules clumps
-/// (no narrow phase for those pairs): refused. Clumps meet every boundary.
+/// Box and capsule bodies cannot meet solid cylinders and meshes yet (no narrow phase for
+/// those pairs): refused. Clumps meet every boundary.
 fn box_boundaries(
     cx: &Cx<'_>,
     raw: &RawScene,
     bodies: &[BodyDesc],
-    origins: &[Origin],
     boundaries: &[Boundary],
 ) -> R<()> {
-    let is_capsule = |b: &BodyDesc| matches!(b.shape, BodyShape::Capsule { .. });
-    let is_clump = |b: &BodyDesc| matches!(b.shape, BodyShape::Clump(_));
-    if let (Some(c), Some(k)) = (
-        bodies.iter().position(is_capsule),
-        bodies.iter().position(is_clump),
-    ) {
-        let j = c.max(k);
-        return Err(cx.err(
-            Some(origins[j].span.clone()),
-            format!("body[{j}].shape"),
-            format!(
-                "{} and {} defined on line {}: capsule and clump bodies cannot be in one scene yet (no capsule–clump narrow phase)",
-                origins[j].label,
-                origins[c.min(k)].label,
-                cx.line(&origins[c.min(k)].span)
-            ),
-        ));
-    }
     let shaped =
         |b: &&BodyDesc| matches!(b.shape, BodyShape::Box { .. } | BodyShape::Capsule { .. });
     let Some(first) = bodies.iter().find(shaped) else {

@@ -103,9 +103,10 @@ fn world_members(d: &BodyDesc) -> Vec<(DVec3, f64)> {
 }
 
 /// Penetration depth of two bodies of which one at least is a clump, when they overlap
-/// (member spheres against the other's spheres or box). `None` for other pairs.
+/// (member spheres against the other's spheres, box or capsule). `None` for other pairs.
 pub(super) fn overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
     use crate::reference::boxes::{sphere_box, Obb};
+    use crate::reference::capsule::{capsule_sphere, Capsule};
     let (ca, cb) = (
         matches!(a.shape, BodyShape::Clump(_)),
         matches!(b.shape, BodyShape::Clump(_)),
@@ -129,6 +130,20 @@ pub(super) fn overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
                 );
                 if let Some(m) = sphere_box(c, r, &obb, 0.0) {
                     gap = gap.min(m.1);
+                }
+            }
+            BodyShape::Capsule {
+                radius,
+                half_length,
+            } => {
+                let cap = Capsule::new(
+                    DVec3::from_array(other.position),
+                    DQuat::from_array(other.orientation),
+                    *half_length,
+                    *radius,
+                );
+                for p in capsule_sphere(&cap, c, r, 0.0) {
+                    gap = gap.min(p.gap);
                 }
             }
             _ => {
