@@ -25,10 +25,17 @@ pub const SHAPE_CAPSULE: u32 = 9;
 /// A clump grain (rigid aggregate of spheres): members in the collide shape table at the
 /// body's shape index (`collide::BoundaryShape::GrainClump`); pos.w = bounding radius.
 pub const SHAPE_CLUMP: u32 = 10;
+/// A convex hull grain: vertices, face planes and loops in the collide shape table at the
+/// body's shape index (`collide::BoundaryShape::GrainConvex`); pos.w = bounding radius.
+pub const SHAPE_CONVEX: u32 = 11;
 
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary.
 pub fn is_grain_shape(kind: u32) -> bool {
-    kind == SHAPE_SPHERE || kind == SHAPE_BOX || kind == SHAPE_CAPSULE || kind == SHAPE_CLUMP
+    kind == SHAPE_SPHERE
+        || kind == SHAPE_BOX
+        || kind == SHAPE_CAPSULE
+        || kind == SHAPE_CLUMP
+        || kind == SHAPE_CONVEX
 }
 
 /// Host copy of every body, in the GPU layout.

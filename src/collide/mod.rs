@@ -59,8 +59,8 @@ pub mod mesh;
 pub mod scan;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_MESH,
-    SHAPE_SOLID_CYLINDER,
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE,
+    SHAPE_CLUMP, SHAPE_CONVEX, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_CYLINDER,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -108,6 +108,14 @@ pub enum BoundaryShape {
     /// xyz in the body frame (centre of mass, principal axes) and radius w.
     GrainClump {
         members: Vec<[f32; 4]>,
+    },
+    /// Not a boundary: a convex hull grain (body kind `SHAPE_CONVEX`), body frame
+    /// (centre of mass, principal axes): vertices, face planes (outward n, offset d) and
+    /// each face's vertex loop (see [`crate::convex`]).
+    GrainConvex {
+        vertices: Vec<[f32; 3]>,
+        planes: Vec<[f32; 4]>,
+        loops: Vec<Vec<u32>>,
     },
 }
 
@@ -250,6 +258,11 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
                 ];
                 members.extend_from_slice(m);
             }
+            BoundaryShape::GrainConvex {
+                vertices,
+                planes,
+                loops,
+            } => r[0] = convex_record(vertices, planes, loops, 4 * shapes.len(), &mut members),
             BoundaryShape::BoxContainer {
                 half_extents: h,
                 open_top,
@@ -321,6 +334,35 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
     (rec, mf, mu)
 }
 
+/// A convex hull's data appended to `extra` (whose vec4 index 0 is `first`); returns its
+/// record [0] = (vertices, faces, first vertex, first plane) as u32 bits. After the nf
+/// planes: nf face headers (first loop entry, count), then the loops' vertex indices
+/// packed 4 per vec4 (u32 bits). Layout read by `shaders/common/collide_convex.wgsl`.
+fn convex_record(
+    vertices: &[[f32; 3]],
+    planes: &[[f32; 4]],
+    loops: &[Vec<u32>],
+    first: usize,
+    extra: &mut Vec<[f32; 4]>,
+) -> [f32; 4] {
+    let vbase = (first + extra.len()) as u32;
+    extra.extend(vertices.iter().map(|v| [v[0], v[1], v[2], 0.0]));
+    let fbase = (first + extra.len()) as u32;
+    extra.extend_from_slice(planes);
+    let mut start = 0u32;
+    for l in loops {
+        extra.push([start, l.len() as u32, 0, 0].map(f32::from_bits));
+        start += l.len() as u32;
+    }
+    let flat: Vec<u32> = loops.iter().flatten().copied().collect();
+    for c in flat.chunks(4) {
+        let mut q = [0u32; 4];
+        q[..c.len()].copy_from_slice(c);
+        extra.push(q.map(f32::from_bits));
+    }
+    [vertices.len() as u32, planes.len() as u32, vbase, fbase].map(f32::from_bits)
+}
+
 /// Number of leading boundary bodies; every body after them must be a grain (sphere or box).
 pub fn boundary_count(state: &BodyState) -> usize {
     state
@@ -389,36 +431,42 @@ fn check_capsule(
     Ok(())
 }
 
-/// Removes every `// capsule:begin` … `// capsule:end` section (markers included).
-fn strip_capsules(text: &str) -> String {
+/// Removes every `// {tag}:begin` … `// {tag}:end` section (markers included).
+fn strip_sections(text: &str, tag: &str) -> String {
+    let (begin, end_m) = (format!("// {tag}:begin"), format!("// {tag}:end"));
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(a) = rest.find("// capsule:begin") {
+    while let Some(a) = rest.find(&begin) {
         out.push_str(&rest[..a]);
         let end = rest[a..]
-            .find("// capsule:end")
-            .map_or(rest.len(), |e| a + e + "// capsule:end".len());
+            .find(&end_m)
+            .map_or(rest.len(), |e| a + e + end_m.len());
         rest = &rest[end..];
     }
     out.push_str(rest);
     out
 }
 
-/// A collide stage's source; without capsules, with the capsule sections stripped
-/// (`HAS_CAPSULES = false` alone leaves the driver compiling that code before dropping
-/// it: ~0.1 s more per pipeline set on lavapipe). Each variant is built once.
-fn stage_source(name: &'static str, has_capsules: bool) -> ShaderSource {
+/// A collide stage's source; without capsules (convex hulls), with the capsule (convex)
+/// sections stripped (`HAS_CAPSULES = false` alone leaves the driver compiling that code
+/// before dropping it: ~0.1 s more per pipeline set on lavapipe). Each variant is built once.
+fn stage_source(name: &'static str, has_capsules: bool, has_convex: bool) -> ShaderSource {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    type Texts = HashMap<&'static str, (&'static str, &'static str)>;
+    type Texts = HashMap<(&'static str, bool, bool), (&'static str, &'static str)>;
     let full = ShaderSource::by_name(name).unwrap();
-    if has_capsules {
+    if has_capsules && has_convex {
         return full;
     }
     static OFF: OnceLock<Mutex<Texts>> = OnceLock::new();
     let mut m = OFF.get_or_init(Default::default).lock().unwrap();
-    let (common, body) = *m.entry(name).or_insert_with(|| {
-        let leak = |t: &str| -> &'static str { Box::leak(strip_capsules(t).into_boxed_str()) };
+    let key = (name, has_capsules, has_convex);
+    let (common, body) = *m.entry(key).or_insert_with(|| {
+        let strip = |t: &str| {
+            let t = if has_capsules { t.to_string() } else { strip_sections(t, "capsule") };
+            if has_convex { t } else { strip_sections(&t, "convex") }
+        };
+        let leak = |t: &str| -> &'static str { Box::leak(strip(t).into_boxed_str()) };
         (leak(full.common), leak(full.body))
     });
     ShaderSource {
@@ -426,6 +474,42 @@ fn stage_source(name: &'static str, has_capsules: bool) -> ShaderSource {
         body,
         ..full
     }
+}
+
+/// A convex grain needs a `GrainConvex` shape; it meets spheres, planes and box
+/// containers only (the narrow phase built so far), so any other grain or boundary shape
+/// in its scene is refused.
+fn check_convex(
+    b: usize,
+    i: &[u32; 4],
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+) -> Result<(), GpuError> {
+    if !matches!(
+        shapes.get(i[3] as usize),
+        Some(BoundaryShape::GrainConvex { .. })
+    ) {
+        return Err(invalid(format!(
+            "convex body {b}: shape index {} is not a GrainConvex shape",
+            i[3]
+        )));
+    }
+    let nb = boundary_count(state);
+    let bad = state.info.iter().enumerate().find(|&(k, w)| {
+        let kind = w[2];
+        if k < nb {
+            kind != SHAPE_PLANE && kind != SHAPE_BOX_CONTAINER
+        } else {
+            k != b && kind != crate::bodies::SHAPE_SPHERE
+        }
+    });
+    if let Some((k, _)) = bad {
+        return Err(invalid(format!(
+            "convex body {b} with body {k}: convex hulls meet only spheres, planes and box \
+             containers (no narrow phase for the other shapes yet)"
+        )));
+    }
+    Ok(())
 }
 
 impl Collide {
@@ -473,6 +557,8 @@ impl Collide {
                 check_box(b, i, state, shapes)?;
             } else if i[2] == SHAPE_CAPSULE {
                 check_capsule(b, i, state, shapes)?;
+            } else if i[2] == SHAPE_CONVEX {
+                check_convex(b, i, state, shapes)?;
             } else if i[2] == SHAPE_CLUMP
                 && !matches!(
                     shapes.get(i[3] as usize),
@@ -516,13 +602,17 @@ impl Collide {
             .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
         // Likewise scenes without clumps get pipelines without the member loops.
         let has_clumps = state.info.iter().any(|i| i[2] == SHAPE_CLUMP);
+        let has_convex = state.info.iter().any(|i| i[2] == SHAPE_CONVEX);
         let flag = |x: bool| if x { 1.0 } else { 0.0 };
         let boxes = [
             ("HAS_BOXES", flag(has_boxes)),
             ("HAS_CAPSULES", flag(has_capsules)),
             ("HAS_CLUMPS", flag(has_clumps)),
+            ("HAS_CONVEX", flag(has_convex)),
         ];
-        let stage = |name| Kernel::with_constants(ctx, stage_source(name, has_capsules), &boxes);
+        let stage = |name| {
+            Kernel::with_constants(ctx, stage_source(name, has_capsules, has_convex), &boxes)
+        };
         let k = Kernels {
             grid: stage("collide_grid")?,
             pairs: stage("collide_pairs")?,

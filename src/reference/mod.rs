@@ -4,6 +4,7 @@ pub mod boxes;
 pub mod capsule;
 pub mod clumps;
 pub mod collide;
+pub mod convex;
 pub mod integrate;
 pub mod joints;
 pub mod oracle;

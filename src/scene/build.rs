@@ -308,6 +308,14 @@ struct Origin {
     span: Range<usize>,
 }
 
+/// (label, span) of every body, for checks kept in other files.
+fn labels(origins: &[Origin]) -> Vec<(String, Range<usize>)> {
+    origins
+        .iter()
+        .map(|o| (o.label.clone(), o.span.clone()))
+        .collect()
+}
+
 pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let mut cx = Cx {
         file,
@@ -336,6 +344,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     box_boundaries(&cx, &raw, &bodies, &origins, &boundaries)?;
+    super::convex::convex_pairs(&|s, f, m| cx.err(s, f, m), &|s| cx.line(s), &raw, &bodies, &labels(&origins), &boundaries)?;
     patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
         .iter()
@@ -625,7 +634,7 @@ fn body(
 fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
     let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
     let shape_path = format!("{base}.shape");
-    let fields = present!(b; radius, half_extents, half_length, height, file, spheres);
+    let fields = present!(b; radius, half_extents, half_length, height, file, spheres, points);
     match kind {
         "sphere" => {
             cx.only(base, "shape", kind, &fields, &["radius"])?;
@@ -656,15 +665,19 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
             let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
             super::clumps::clump_shape(&err, list, base)
         }
+        "convex" => {
+            let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+            super::convex::convex_shape(cx.file, &err, b, span.clone(), base, &fields)
+        }
         "cylinder" | "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, clump)"),
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, clump, convex)"),
         )),
         other => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
+            format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, convex, mesh)"),
         )),
     }
 }
@@ -931,6 +944,7 @@ fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
             };
             sphere_box(s, *radius, &obb(x, *h), 0.0).map_or(f64::INFINITY, |m| m.1)
         }
+        (BodyShape::Convex(_), _) | (_, BodyShape::Convex(_)) => super::convex::convex_gap(a, b),
         _ => capsule_gap(a, b),
     };
     (gap < 0.0).then_some(-gap)
@@ -974,7 +988,7 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
             half_length,
         } => capsule_capsule(&cap, &Capsule::new(po, qo, half_length, radius), 0.0),
         // Refused with capsules (`box_boundaries`).
-        BodyShape::Clump(_) => return f64::INFINITY,
+        BodyShape::Clump(_) | BodyShape::Convex(_) => return f64::INFINITY,
     };
     pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }

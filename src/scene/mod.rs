@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 
 mod build;
 mod clumps;
+mod convex;
 mod generate;
 pub mod joints;
 mod mesh;
@@ -369,6 +370,9 @@ pub enum BodyShape {
     /// A rigid aggregate of spheres; body frame = its centre of mass and principal axes
     /// (`members` are in that frame), see [`crate::clump`].
     Clump(std::sync::Arc<crate::clump::ClumpMass>),
+    /// A convex hull; body frame = its centre of mass and principal axes (vertices and
+    /// faces are in that frame), see [`crate::convex`].
+    Convex(std::sync::Arc<crate::convex::ConvexHull>),
 }
 
 impl BodyShape {
@@ -382,6 +386,7 @@ impl BodyShape {
                 half_length,
             } => radius + half_length,
             BodyShape::Clump(ref c) => c.bounding_radius(),
+            BodyShape::Convex(ref c) => c.bounding_radius(),
         }
     }
 
@@ -398,6 +403,7 @@ impl BodyShape {
                 half_length,
             } => crate::reference::capsule::capsule_mass(density, radius, half_length),
             BodyShape::Clump(ref c) => c.mass_properties(density),
+            BodyShape::Convex(ref c) => c.mass_properties(density),
         }
     }
 }
