@@ -88,7 +88,12 @@ impl ConvexHull {
         cap("vertices", "vertex", verts.len(), MAX_VERTICES)?;
         cap("faces", "face", faces.len(), MAX_FACES)?;
         let most = faces.iter().map(|f| f.verts.len()).max().unwrap_or(0);
-        cap("vertices on one face", "face vertex", most, MAX_FACE_VERTICES)?;
+        cap(
+            "vertices on one face",
+            "face vertex",
+            most,
+            MAX_FACE_VERTICES,
+        )?;
         Ok(Self::with_frame(verts, faces))
     }
 
@@ -103,7 +108,11 @@ impl ConvexHull {
             .map(|f| {
                 let normal = (inv * f.normal).normalize();
                 let offset = normal.dot(vertices[f.verts[0] as usize]);
-                Face { normal, offset, ..f }
+                Face {
+                    normal,
+                    offset,
+                    ..f
+                }
             })
             .collect();
         ConvexHull {
@@ -173,11 +182,7 @@ fn extent(p: &[DVec3]) -> f64 {
 
 /// Refuses coincident, collinear and coplanar point sets before the hull is computed.
 fn check_volume(p: &[DVec3], ext: f64) -> Result<(), HullError> {
-    let far = |f: &dyn Fn(DVec3) -> f64| {
-        p.iter()
-            .map(|&v| f(v))
-            .fold(0.0f64, f64::max)
-    };
+    let far = |f: &dyn Fn(DVec3) -> f64| p.iter().map(|&v| f(v)).fold(0.0f64, f64::max);
     if ext <= 0.0 {
         return Err(HullError::Degenerate("coincident"));
     }
@@ -266,7 +271,9 @@ fn ordered_loop(v: &[DVec3], n: DVec3, mut ids: Vec<u32>, tol: f64) -> Vec<u32> 
     let xy = |i: u32| (v[i as usize].dot(u), v[i as usize].dot(w));
     ids.sort_by(|&a, &b| {
         let (pa, pb) = (xy(a), xy(b));
-        pa.0.total_cmp(&pb.0).then(pa.1.total_cmp(&pb.1)).then(a.cmp(&b))
+        pa.0.total_cmp(&pb.0)
+            .then(pa.1.total_cmp(&pb.1))
+            .then(a.cmp(&b))
     });
     // Left turn o → a → b by more than tol (× the length of o → b).
     let left = |o: u32, a: u32, b: u32| {
@@ -277,7 +284,11 @@ fn ordered_loop(v: &[DVec3], n: DVec3, mut ids: Vec<u32>, tol: f64) -> Vec<u32> 
     let mut hull: Vec<u32> = Vec::new();
     for pass in 0..2 {
         let start = hull.len();
-        let seq: Vec<u32> = if pass == 0 { ids.clone() } else { ids.iter().rev().copied().collect() };
+        let seq: Vec<u32> = if pass == 0 {
+            ids.clone()
+        } else {
+            ids.iter().rev().copied().collect()
+        };
         for i in seq {
             while hull.len() >= start + 2 && !left(hull[hull.len() - 2], hull[hull.len() - 1], i) {
                 hull.pop();
@@ -295,7 +306,10 @@ fn ordered_loop(v: &[DVec3], n: DVec3, mut ids: Vec<u32>, tol: f64) -> Vec<u32> 
 /// Keeps the vertices some face uses, renumbered in their original order.
 fn compact(v: &[DVec3], faces: Vec<Face>) -> (Vec<DVec3>, Vec<Face>) {
     let mut used = vec![false; v.len()];
-    faces.iter().flat_map(|f| &f.verts).for_each(|&i| used[i as usize] = true);
+    faces
+        .iter()
+        .flat_map(|f| &f.verts)
+        .for_each(|&i| used[i as usize] = true);
     let mut map = vec![u32::MAX; v.len()];
     let mut out = Vec::new();
     for (i, &u) in used.iter().enumerate() {
@@ -320,12 +334,18 @@ fn check_contains(p: &[DVec3], faces: &[Face], v: &[DVec3], ext: f64) -> Result<
     let tol = 1e-7 * ext;
     for (k, f) in faces.iter().enumerate() {
         if f.verts.len() < 3 {
-            return Err(HullError::Hull(format!("face {k} has {} vertices", f.verts.len())));
+            return Err(HullError::Hull(format!(
+                "face {k} has {} vertices",
+                f.verts.len()
+            )));
         }
         if let Some(i) = p.iter().position(|x| f.normal.dot(*x) - f.offset > tol) {
             return Err(HullError::Hull(format!("point {i} lies outside face {k}")));
         }
-        if f.verts.iter().any(|&i| (f.normal.dot(v[i as usize]) - f.offset).abs() > tol) {
+        if f.verts
+            .iter()
+            .any(|&i| (f.normal.dot(v[i as usize]) - f.offset).abs() > tol)
+        {
             return Err(HullError::Hull(format!("face {k} is not planar")));
         }
     }

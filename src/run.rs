@@ -160,6 +160,8 @@ struct Outputs {
     capsules_pvd: Option<Collection>,
     /// Clump member spheres (`clumps.pvd`), see `io::clumps`.
     clumps: Option<crate::io::clumps::ClumpFrames>,
+    /// Convex hull surfaces (`hulls.pvd`), see `io::hulls`.
+    hulls: Option<crate::io::hulls::HullFrames>,
 }
 
 /// The scene's capsule bodies: (body index, radius, half length).
@@ -246,6 +248,10 @@ impl Outputs {
         self.write_capsules(sim, &s)?;
         if let Some(c) = self.clumps.as_mut() {
             c.write(&self.dir, sim.step_index(), sim.time(), &s)
+                .map_err(|e| frame_error(e, sim))?;
+        }
+        if let Some(h) = self.hulls.as_mut() {
+            h.write(&self.dir, sim.step_index(), sim.time(), &s)
                 .map_err(|e| frame_error(e, sim))?;
         }
         self.write_joints(sim, &s)
@@ -1052,6 +1058,12 @@ fn run_inner(
                 &dir,
                 Some(ck.time),
             )?,
+            hulls: crate::io::hulls::HullFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                Some(ck.time),
+            )?,
         };
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
@@ -1077,6 +1089,12 @@ fn run_inner(
             capsules_pvd: (!capsule_bodies(&scene).is_empty())
                 .then(|| Collection::new(dir.join("capsules.pvd"))),
             clumps: crate::io::clumps::ClumpFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                None,
+            )?,
+            hulls: crate::io::hulls::HullFrames::new(
                 &scene,
                 setup::boundary_count(&scene),
                 &dir,

@@ -463,8 +463,16 @@ fn stage_source(name: &'static str, has_capsules: bool, has_convex: bool) -> Sha
     let key = (name, has_capsules, has_convex);
     let (common, body) = *m.entry(key).or_insert_with(|| {
         let strip = |t: &str| {
-            let t = if has_capsules { t.to_string() } else { strip_sections(t, "capsule") };
-            if has_convex { t } else { strip_sections(&t, "convex") }
+            let t = if has_capsules {
+                t.to_string()
+            } else {
+                strip_sections(t, "capsule")
+            };
+            if has_convex {
+                t
+            } else {
+                strip_sections(&t, "convex")
+            }
         };
         let leak = |t: &str| -> &'static str { Box::leak(strip(t).into_boxed_str()) };
         (leak(full.common), leak(full.body))

@@ -8,6 +8,7 @@ pub mod atomic;
 pub mod checkpoint;
 pub mod clumps;
 mod error;
+pub mod hulls;
 pub mod pvd;
 pub mod stats;
 pub mod vtk;

@@ -164,11 +164,7 @@ fn quat(q: [f32; 4]) -> DQuat {
 /// Grain g (kind SHAPE_CONVEX) as a hull in world.
 fn grain_hull(cx: &Ctx, g: usize, shapes: &[BoundaryShape]) -> Hull {
     let s = &cx.state;
-    Hull::new(
-        v3(s.pos[g]),
-        quat(s.rot[g]),
-        &shapes[s.info[g][3] as usize],
-    )
+    Hull::new(v3(s.pos[g]), quat(s.rot[g]), &shapes[s.info[g][3] as usize])
 }
 
 fn push(cx: &mut Ctx, a: usize, b: usize, m: &Manifold) {
@@ -204,11 +200,7 @@ pub(super) fn convex_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundarySh
     if let Some((n, gap, p)) = sphere_hull(v3(cx.state.pos[s]), r, &hull, env) {
         let m = Manifold {
             n: n * sign,
-            pts: vec![MPoint {
-                p,
-                gap,
-                feature: 0,
-            }],
+            pts: vec![MPoint { p, gap, feature: 0 }],
         };
         push(cx, a, b, &m);
     }

@@ -344,7 +344,14 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     box_boundaries(&cx, &raw, &bodies, &origins, &boundaries)?;
-    super::convex::convex_pairs(&|s, f, m| cx.err(s, f, m), &|s| cx.line(s), &raw, &bodies, &labels(&origins), &boundaries)?;
+    super::convex::convex_pairs(
+        &|s, f, m| cx.err(s, f, m),
+        &|s| cx.line(s),
+        &raw,
+        &bodies,
+        &labels(&origins),
+        &boundaries,
+    )?;
     patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
         .iter()

@@ -39,7 +39,9 @@ pub(super) fn convex_shape(
             let pts: Vec<[f64; 3]> = p.get_ref().iter().map(|x| *x.get_ref()).collect();
             ConvexHull::new(&pts).map_err(|e| {
                 let (s, f) = match e {
-                    HullError::NonFinite(k) => (p.get_ref()[k].span(), format!("{base}.points[{k}]")),
+                    HullError::NonFinite(k) => {
+                        (p.get_ref()[k].span(), format!("{base}.points[{k}]"))
+                    }
                     _ => (p.span(), format!("{base}.points")),
                 };
                 err(Some(s), f, e.to_string())
@@ -142,7 +144,11 @@ pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     let BodyShape::Sphere { radius } = s.shape else {
         return f64::INFINITY;
     };
-    let d = if matches!(a.shape, BodyShape::Convex(_)) { a } else { b };
+    let d = if matches!(a.shape, BodyShape::Convex(_)) {
+        a
+    } else {
+        b
+    };
     let hull = Hull::new(
         DVec3::from_array(d.position),
         DQuat::from_array(d.orientation),
