@@ -100,7 +100,7 @@ fn draw_panel(
         let r = s.rot[i];
         let q = DQuat::from_xyzw(r[0] as f64, r[1] as f64, r[2] as f64, r[3] as f64);
         match b.shape {
-            BodyShape::Clump(_) => {}
+            BodyShape::Clump(_) | BodyShape::Convex(_) => {}
             BodyShape::Box { half_extents: h } => box_faces(c, q, DVec3::from(h), &mut faces),
             BodyShape::Capsule { .. } | BodyShape::Cylinder { .. } => {} // none in this scene
             BodyShape::Sphere { radius } => {

@@ -140,7 +140,7 @@ fn draw_panel(
                 half_length,
             } => capsule_outline(c, q * DVec3::Z, half_length, radius, &mut shapes),
             // The capsule heap has no clumps (scenes may not mix them with capsules).
-            BodyShape::Clump(_) | BodyShape::Cylinder { .. } => {}
+            BodyShape::Clump(_) | BodyShape::Cylinder { .. } | BodyShape::Convex(_) => {}
             BodyShape::Sphere { radius } => {
                 let p = project(c);
                 let pts = (0..32)

@@ -185,6 +185,103 @@ fn write_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CapContacts,
 }
 // capsule:end
 
+// convex:begin
+// ---------------------------------------------------------------- convex hull grains
+// Twin: src/reference/convex.rs. Sphere–hull only (Collide::new refuses hulls with other
+// non-sphere grains). Record at shapes[4 * shape index], see common/collide_convex.wgsl.
+fn hull_word(at: u32) -> u32 {
+    return bitcast<u32>(shapes[at / 4u][at % 4u]);
+}
+
+// Closest point of face f's polygon (local frame) to x, which lies above its plane.
+fn hull_face_closest(rec: vec4<u32>, f: u32, x: vec3<f32>) -> vec3<f32> {
+    let pl = shapes[rec.w + f];
+    let hd = bitcast<vec2<u32>>(shapes[rec.w + rec.y + f].xy);
+    let lw = 4u * (rec.w + 2u * rec.y);
+    let proj = x - pl.xyz * (dot(pl.xyz, x) - pl.w);
+    var inside = true;
+    var best = proj;
+    var bd = 3.0e38;
+    for (var k = 0u; k < hd.y; k++) {
+        let a = shapes[rec.z + hull_word(lw + hd.x + k)].xyz;
+        let b = shapes[rec.z + hull_word(lw + hd.x + (k + 1u) % hd.y)].xyz;
+        if dot(cross(b - a, proj - a), pl.xyz) < 0.0 {
+            inside = false;
+        }
+        let q = hull_seg_closest(a, b, x);
+        let d = dot(x - q, x - q);
+        if d < bd {
+            bd = d;
+            best = q;
+        }
+    }
+    if inside {
+        return proj;
+    }
+    return best;
+}
+
+// Sphere (centre cs, radius r) against hull grain h: normal from the hull to the sphere.
+fn sphere_hull(cs: vec3<f32>, r: f32, h: u32, ph: vec4<f32>, env: f32) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    let rec = bitcast<vec4<u32>>(shapes[4u * info[h].w]);
+    let q = rot[h];
+    let cl = quat_rotate_inv(q, cs - ph.xyz);
+    var smax = -3.0e38;
+    var fmax = 0u;
+    for (var f = 0u; f < rec.y; f++) {
+        let pl = shapes[rec.w + f];
+        let s = dot(pl.xyz, cl) - pl.w;
+        if s > smax {
+            smax = s;
+            fmax = f;
+        }
+    }
+    if smax - r > env {
+        return m;
+    }
+    var nl = shapes[rec.w + fmax].xyz;
+    var ql = cl - nl * smax;
+    var gap = smax - r;
+    if smax > 0.0 {
+        var bd = 3.0e38;
+        for (var f = 0u; f < rec.y; f++) {
+            let pl = shapes[rec.w + f];
+            if dot(pl.xyz, cl) - pl.w <= 0.0 {
+                continue;
+            }
+            let c = hull_face_closest(rec, f, cl);
+            let d = dot(cl - c, cl - c);
+            if d < bd {
+                bd = d;
+                ql = c;
+            }
+        }
+        let dist = sqrt(bd);
+        nl = (cl - ql) / dist;
+        gap = dist - r;
+    }
+    if gap > env {
+        return m;
+    }
+    m.n = quat_rotate(q, nl);
+    manifold_push(&m, ph.xyz + quat_rotate(q, ql) + m.n * (0.5 * gap), gap, 0u);
+    return m;
+}
+
+// A pair of a hull and a sphere (normal from bi to bj).
+fn convex_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
+    let env = params.grid.z;
+    if info[bi].z == SHAPE_CONVEX {
+        return sphere_hull(pj.xyz, pj.w, bi, pi, env);
+    }
+    var m = sphere_hull(pi.xyz, pi.w, bj, pj, env);
+    m.n = -m.n;
+    return m;
+}
+// convex:end
+
 // ---------------------------------------------------------------- clumps
 // f64 twin: src/reference/clumps.rs. A clump's members are spheres of the sphere narrow
 // phase; contacts go to the clump body (lever arms from its centre of mass). Features:
@@ -355,6 +452,10 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     }
                     if HAS_CLUMPS && (info[nb + i].z == SHAPE_CLUMP || info[nb + j].z == SHAPE_CLUMP) {
                         n += clump_pair(nb + i, nb + j, pi, pj, write, base + n);
+                    } else if HAS_CONVEX && (info[nb + i].z == SHAPE_CONVEX || info[nb + j].z == SHAPE_CONVEX) {
+                        // convex:begin
+                        n += write_manifold(nb + i, nb + j, pi, pj, convex_pair(nb + i, nb + j, pi, pj), write, base + n);
+                        // convex:end
                     } else if !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
                         if write && base + n < cap {
                             contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);

@@ -470,6 +470,84 @@ fn mesh_contacts(s: u32, cl: vec3<f32>, r: f32) {
     }
 }
 
+// convex:begin
+// ---------------------------------------------------------------- convex hull grains
+// Hull grain against a plane and the walls of a box container (Collide::new refuses the
+// other kinds): its vertices, the 4 deepest within the envelope (ties to the lower vertex),
+// features offset + vertex (offset = 64 × wall), ascending. Twin: src/reference/convex.rs.
+fn hull_gap(rec: vec4<u32>, k: u32, n: vec3<f32>, x0: vec3<f32>) -> f32 {
+    return dot(g_pb.xyz + quat_rotate(rot[g_b], shapes[rec.z + k].xyz) - x0, n);
+}
+
+fn hull_plane(rec: vec4<u32>, n: vec3<f32>, x0: vec3<f32>, offset: u32) {
+    let env = params.grid.z;
+    var pick = array<u32, 4>(NONE, NONE, NONE, NONE);
+    var pg = -3.0e38;
+    var pk = NONE;
+    // Four selection passes: the next (gap, vertex) after the previous pick.
+    for (var s = 0u; s < 4u; s++) {
+        var bg = 3.0e38;
+        var bk = NONE;
+        for (var k = 0u; k < rec.x; k++) {
+            let g = hull_gap(rec, k, n, x0);
+            if g <= env && (pk == NONE || hull_before(pg, pk, g, k)) && (bk == NONE || hull_before(g, k, bg, bk)) {
+                bg = g;
+                bk = k;
+            }
+        }
+        if bk == NONE {
+            break;
+        }
+        pick[s] = bk;
+        pg = bg;
+        pk = bk;
+    }
+    // Emit in ascending vertex order.
+    for (var a = 1u; a < 4u; a++) {
+        var b = a;
+        while b > 0u && pick[b - 1u] > pick[b] {
+            let t = pick[b];
+            pick[b] = pick[b - 1u];
+            pick[b - 1u] = t;
+            b -= 1u;
+        }
+    }
+    for (var s = 0u; s < 4u; s++) {
+        let k = pick[s];
+        if k == NONE {
+            continue;
+        }
+        let g = hull_gap(rec, k, n, x0);
+        let v = g_pb.xyz + quat_rotate(rot[g_b], shapes[rec.z + k].xyz);
+        emit_at(offset + k, n, v - n * (0.5 * g), g);
+    }
+}
+
+fn wall_convex(kind: u32, a: vec4<f32>) {
+    let rec = bitcast<vec4<u32>>(shapes[4u * info[g_b].w]);
+    if kind == SHAPE_PLANE {
+        hull_plane(rec, quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0)), g_xa, 0u);
+        return;
+    }
+    let h = a.xyz;
+    let cl = quat_rotate_inv(g_qa, g_pb.xyz - g_xa);
+    if !(all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z) {
+        return;
+    }
+    var walls = array<vec3<f32>, 6>(
+        vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(-1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0),
+        vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0, 0.0, -1.0),
+    );
+    for (var k = 0u; k < 6u; k++) {
+        if k == 5u && a.w != 0.0 {
+            continue;
+        }
+        let nl = walls[k];
+        hull_plane(rec, quat_rotate(g_qa, nl), g_xa + quat_rotate(g_qa, -nl * h), 64u * k);
+    }
+}
+// convex:end
+
 // ---------------------------------------------------------------- one boundary, one grain
 fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
@@ -510,6 +588,12 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     }
     if HAS_CLUMPS && ib.z == SHAPE_CLUMP {
         wall_clump(iw.z, s, a, ib.w);
+        return g_n;
+    }
+    if HAS_CONVEX && ib.z == SHAPE_CONVEX {
+        // convex:begin
+        wall_convex(iw.z, a);
+        // convex:end
         return g_n;
     }
     wall_sphere(iw.z, s, a, cl, r);

@@ -21,6 +21,7 @@ const SHAPE_BOX: u32 = 7u;
 const SHAPE_CAPSULE: u32 = 9u;
 const SHAPE_CLUMP: u32 = 10u;
 const SHAPE_CYLINDER: u32 = 12u;
+const SHAPE_CONVEX: u32 = 11u;
 
 // Flat invocation index of a (possibly 2-D) grid of WG-wide workgroups.
 fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {

@@ -27,6 +27,9 @@ pub const SHAPE_CAPSULE: u32 = 9;
 pub const SHAPE_CLUMP: u32 = 10;
 /// A cylinder grain (axis = body z): radius and half length in the collide shape table.
 pub const SHAPE_CYLINDER: u32 = 12;
+/// A convex hull grain: vertices, face planes and loops in the collide shape table at the
+/// body's shape index (`collide::BoundaryShape::GrainConvex`); pos.w = bounding radius.
+pub const SHAPE_CONVEX: u32 = 11;
 
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary.
 pub fn is_grain_shape(kind: u32) -> bool {
@@ -35,6 +38,7 @@ pub fn is_grain_shape(kind: u32) -> bool {
         || kind == SHAPE_CAPSULE
         || kind == SHAPE_CLUMP
         || kind == SHAPE_CYLINDER
+        || kind == SHAPE_CONVEX
 }
 
 /// Host copy of every body, in the GPU layout.

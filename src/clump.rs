@@ -255,7 +255,7 @@ fn union_integrals(iv: &mut [(f64, f64)]) -> (f64, f64, f64) {
 }
 
 /// Principal moments and the rotation body → input frame (a proper rotation).
-fn principal_axes(t: &DMat3) -> ([f64; 3], DQuat) {
+pub(crate) fn principal_axes(t: &DMat3) -> ([f64; 3], DQuat) {
     let m = nalgebra::Matrix3::from_fn(|i, j| t.col(j)[i]);
     let e = nalgebra::SymmetricEigen::new(m);
     let mut cols: Vec<DVec3> = (0..3)

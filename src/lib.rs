@@ -8,6 +8,7 @@ pub mod bench;
 pub mod bodies;
 pub mod clump;
 pub mod collide;
+pub mod convex;
 pub mod gpu;
 pub mod io;
 pub mod joints;

@@ -165,6 +165,8 @@ struct Outputs {
     clumps: Option<crate::io::clumps::ClumpFrames>,
     /// Cylinder surfaces (`cylinders.pvd`), see `io::cylinders`.
     cylinders: Option<crate::io::cylinders::CylinderFrames>,
+    /// Convex hull surfaces (`hulls.pvd`), see `io::hulls`.
+    hulls: Option<crate::io::hulls::HullFrames>,
 }
 
 /// The scene's capsule bodies: (body index, radius, half length).
@@ -255,6 +257,10 @@ impl Outputs {
         }
         if let Some(c) = self.clumps.as_mut() {
             c.write(&self.dir, sim.step_index(), sim.time(), &s)
+                .map_err(|e| frame_error(e, sim))?;
+        }
+        if let Some(h) = self.hulls.as_mut() {
+            h.write(&self.dir, sim.step_index(), sim.time(), &s)
                 .map_err(|e| frame_error(e, sim))?;
         }
         self.write_joints(sim, &s)
@@ -1067,6 +1073,12 @@ fn run_inner(
                 &dir,
                 Some(ck.time),
             )?,
+            hulls: crate::io::hulls::HullFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                Some(ck.time),
+            )?,
         };
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
@@ -1098,6 +1110,12 @@ fn run_inner(
                 None,
             )?,
             cylinders: crate::io::cylinders::CylinderFrames::new(
+                &scene,
+                setup::boundary_count(&scene),
+                &dir,
+                None,
+            )?,
+            hulls: crate::io::hulls::HullFrames::new(
                 &scene,
                 setup::boundary_count(&scene),
                 &dir,

@@ -94,6 +94,10 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
                 boxes += 1;
                 (SHAPE_CLUMP, (scene.boundaries.len() + boxes - 1) as u32)
             }
+            BodyShape::Convex(_) => {
+                boxes += 1;
+                (SHAPE_CONVEX, (scene.boundaries.len() + boxes - 1) as u32)
+            }
         };
         let dynamic = b.motion == Motion::Dynamic;
         let inv = |x: f64| if dynamic { (1.0 / x) as f32 } else { 0.0 };
@@ -146,6 +150,7 @@ pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
         BodyShape::Clump(ref c) => Some(Shape::GrainClump {
             members: c.members.iter().map(|m| m.map(|x| x as f32)).collect(),
         }),
+        BodyShape::Convex(ref c) => Some(c.grain_shape()),
         BodyShape::Sphere { .. } => None,
     });
     scene

@@ -60,8 +60,8 @@ pub mod scan;
 
 use crate::bodies::{
     is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE,
-    SHAPE_CLUMP, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
-    SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
+    SHAPE_CLUMP, SHAPE_CONVEX, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH,
+    SHAPE_PLANE, SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -115,6 +115,14 @@ pub enum BoundaryShape {
     GrainCylinder {
         radius: f32,
         half_length: f32,
+    },
+    /// Not a boundary: a convex hull grain (body kind `SHAPE_CONVEX`), body frame
+    /// (centre of mass, principal axes): vertices, face planes (outward n, offset d) and
+    /// each face's vertex loop (see [`crate::convex`]).
+    GrainConvex {
+        vertices: Vec<[f32; 3]>,
+        planes: Vec<[f32; 4]>,
+        loops: Vec<Vec<u32>>,
     },
 }
 
@@ -257,6 +265,11 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
                 ];
                 members.extend_from_slice(m);
             }
+            BoundaryShape::GrainConvex {
+                vertices,
+                planes,
+                loops,
+            } => r[0] = convex_record(vertices, planes, loops, 4 * shapes.len(), &mut members),
             BoundaryShape::BoxContainer {
                 half_extents: h,
                 open_top,
@@ -330,6 +343,35 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
     }
     rec.extend_from_slice(&members);
     (rec, mf, mu)
+}
+
+/// A convex hull's data appended to `extra` (whose vec4 index 0 is `first`); returns its
+/// record [0] = (vertices, faces, first vertex, first plane) as u32 bits. After the nf
+/// planes: nf face headers (first loop entry, count), then the loops' vertex indices
+/// packed 4 per vec4 (u32 bits). Layout read by `shaders/common/collide_convex.wgsl`.
+fn convex_record(
+    vertices: &[[f32; 3]],
+    planes: &[[f32; 4]],
+    loops: &[Vec<u32>],
+    first: usize,
+    extra: &mut Vec<[f32; 4]>,
+) -> [f32; 4] {
+    let vbase = (first + extra.len()) as u32;
+    extra.extend(vertices.iter().map(|v| [v[0], v[1], v[2], 0.0]));
+    let fbase = (first + extra.len()) as u32;
+    extra.extend_from_slice(planes);
+    let mut start = 0u32;
+    for l in loops {
+        extra.push([start, l.len() as u32, 0, 0].map(f32::from_bits));
+        start += l.len() as u32;
+    }
+    let flat: Vec<u32> = loops.iter().flatten().copied().collect();
+    for c in flat.chunks(4) {
+        let mut q = [0u32; 4];
+        q[..c.len()].copy_from_slice(c);
+        extra.push(q.map(f32::from_bits));
+    }
+    [vertices.len() as u32, planes.len() as u32, vbase, fbase].map(f32::from_bits)
 }
 
 /// Number of leading boundary bodies; every body after them must be a grain (sphere or box).
@@ -449,31 +491,37 @@ fn strip_sections(text: &str, tag: &str) -> String {
     out
 }
 
-/// A collide stage's source; without capsules (cylinders), with the capsule (cylinder)
-/// sections stripped (`HAS_CAPSULES = false` alone leaves the driver compiling that code
-/// before dropping it: ~0.1 s more per pipeline set on lavapipe). Each variant is built once.
-fn stage_source(name: &'static str, has_capsules: bool, has_cylinders: bool) -> ShaderSource {
+/// A collide stage's source; without capsules (cylinders, convex hulls), with the capsule
+/// (cylinder, convex) sections stripped (`HAS_CAPSULES = false` alone leaves the driver
+/// compiling that code before dropping it: ~0.1 s more per pipeline set on lavapipe). Each
+/// variant is built once. `has` = (capsules, cylinders, convex hulls).
+fn stage_source(name: &'static str, has: (bool, bool, bool)) -> ShaderSource {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    type Texts = HashMap<(&'static str, bool, bool), (&'static str, &'static str)>;
+    type Texts = HashMap<(&'static str, (bool, bool, bool)), (&'static str, &'static str)>;
     let full = ShaderSource::by_name(name).unwrap();
-    if has_capsules && has_cylinders {
+    if has.0 && has.1 && has.2 {
         return full;
     }
     static OFF: OnceLock<Mutex<Texts>> = OnceLock::new();
     let mut m = OFF.get_or_init(Default::default).lock().unwrap();
-    let key = (name, has_capsules, has_cylinders);
+    let key = (name, has);
     let (common, body) = *m.entry(key).or_insert_with(|| {
         let strip = |t: &str| {
-            let t = if has_capsules {
+            let t = if has.0 {
                 t.to_string()
             } else {
                 strip_sections(t, "capsule")
             };
-            if has_cylinders {
+            let t = if has.1 {
                 t
             } else {
                 strip_sections(&t, "cylinder")
+            };
+            if has.2 {
+                t
+            } else {
+                strip_sections(&t, "convex")
             }
         };
         let leak = |t: &str| -> &'static str { Box::leak(strip(t).into_boxed_str()) };
@@ -484,6 +532,42 @@ fn stage_source(name: &'static str, has_capsules: bool, has_cylinders: bool) -> 
         body,
         ..full
     }
+}
+
+/// A convex grain needs a `GrainConvex` shape; it meets spheres, planes and box
+/// containers only (the narrow phase built so far), so any other grain or boundary shape
+/// in its scene is refused.
+fn check_convex(
+    b: usize,
+    i: &[u32; 4],
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+) -> Result<(), GpuError> {
+    if !matches!(
+        shapes.get(i[3] as usize),
+        Some(BoundaryShape::GrainConvex { .. })
+    ) {
+        return Err(invalid(format!(
+            "convex body {b}: shape index {} is not a GrainConvex shape",
+            i[3]
+        )));
+    }
+    let nb = boundary_count(state);
+    let bad = state.info.iter().enumerate().find(|&(k, w)| {
+        let kind = w[2];
+        if k < nb {
+            kind != SHAPE_PLANE && kind != SHAPE_BOX_CONTAINER
+        } else {
+            k != b && kind != crate::bodies::SHAPE_SPHERE
+        }
+    });
+    if let Some((k, _)) = bad {
+        return Err(invalid(format!(
+            "convex body {b} with body {k}: convex hulls meet only spheres, planes and box \
+             containers (no narrow phase for the other shapes yet)"
+        )));
+    }
+    Ok(())
 }
 
 impl Collide {
@@ -533,6 +617,8 @@ impl Collide {
                 check_capsule(b, i, state, shapes)?;
             } else if i[2] == SHAPE_CYLINDER {
                 check_cylinder(b, i, state, shapes)?;
+            } else if i[2] == SHAPE_CONVEX {
+                check_convex(b, i, state, shapes)?;
             } else if i[2] == SHAPE_CLUMP
                 && !matches!(
                     shapes.get(i[3] as usize),
@@ -577,15 +663,17 @@ impl Collide {
         // Likewise scenes without clumps get pipelines without the member loops.
         let has_clumps = state.info.iter().any(|i| i[2] == SHAPE_CLUMP);
         let has_cylinders = state.info.iter().any(|i| i[2] == SHAPE_CYLINDER);
+        let has_convex = state.info.iter().any(|i| i[2] == SHAPE_CONVEX);
         let flag = |x: bool| if x { 1.0 } else { 0.0 };
         let boxes = [
             ("HAS_BOXES", flag(has_boxes)),
             ("HAS_CAPSULES", flag(has_capsules)),
             ("HAS_CLUMPS", flag(has_clumps)),
             ("HAS_CYLINDERS", flag(has_cylinders)),
+            ("HAS_CONVEX", flag(has_convex)),
         ];
         let stage = |name| {
-            let src = stage_source(name, has_capsules, has_cylinders);
+            let src = stage_source(name, (has_capsules, has_cylinders, has_convex));
             Kernel::with_constants(ctx, src, &boxes)
         };
         let k = Kernels {

@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod clumps;
 pub mod cylinders;
 mod error;
+pub mod hulls;
 pub mod pvd;
 pub mod stats;
 pub mod vtk;

@@ -5,7 +5,7 @@
 use super::boxes::{self, Manifold, Obb};
 use super::capsule;
 use crate::bodies::{
-    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CYLINDER,
+    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX, SHAPE_CYLINDER,
     SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
@@ -94,6 +94,9 @@ impl Ctx<'_> {
         // Clumps first (capsule–clump is a clump pair), as the GPU's `visit`.
         if ka == SHAPE_CLUMP || kb == SHAPE_CLUMP {
             return super::clumps::clump_pair(self, a, b, shapes);
+        }
+        if ka == SHAPE_CONVEX || kb == SHAPE_CONVEX {
+            return super::convex::convex_pair(self, a, b, shapes);
         }
         if ka == SHAPE_CYLINDER || kb == SHAPE_CYLINDER {
             return super::cylinder::cylinder_pair(self, a, b, shapes);
@@ -541,6 +544,10 @@ pub fn detect(
             }
             if state.info[g][2] == SHAPE_CYLINDER {
                 super::cylinder::wall_cylinder(&mut cx, w, g, shapes);
+                continue;
+            }
+            if state.info[g][2] == SHAPE_CONVEX {
+                super::convex::wall_convex(&mut cx, w, g, shapes);
                 continue;
             } else if state.info[g][2] == SHAPE_CLUMP {
                 let (s, m) = (&shapes[si as usize], meshes[si as usize].as_ref());

@@ -5,6 +5,7 @@ pub mod capsule;
 pub mod clumps;
 pub mod collide;
 pub mod cylinder;
+pub mod convex;
 pub mod integrate;
 pub mod joints;
 pub mod oracle;

@@ -311,6 +311,14 @@ struct Origin {
     span: Range<usize>,
 }
 
+/// (label, span) of every body, for checks kept in other files.
+fn labels(origins: &[Origin]) -> Vec<(String, Range<usize>)> {
+    origins
+        .iter()
+        .map(|o| (o.label.clone(), o.span.clone()))
+        .collect()
+}
+
 pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let mut cx = Cx {
         file,
@@ -342,6 +350,14 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     box_boundaries(&cx, &raw, &bodies, &boundaries)?;
     cylinder::cylinder_boundaries(&cx, &raw, &bodies, &boundaries)?;
+    super::convex::convex_pairs(
+        &|s, f, m| cx.err(s, f, m),
+        &|s| cx.line(s),
+        &raw,
+        &bodies,
+        &labels(&origins),
+        &boundaries,
+    )?;
     patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
     let r_min = bodies
         .iter()
@@ -632,7 +648,7 @@ fn body(
 fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
     let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
     let shape_path = format!("{base}.shape");
-    let fields = present!(b; radius, half_extents, half_length, height, file, spheres);
+    let fields = present!(b; radius, half_extents, half_length, height, file, spheres, points);
     match kind {
         "sphere" => {
             cx.only(base, "shape", kind, &fields, &["radius"])?;
@@ -664,15 +680,19 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
             super::clumps::clump_shape(&err, list, base)
         }
         "cylinder" => cylinder::cylinder_shape(cx, b, span, base, &fields),
+        "convex" => {
+            let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+            super::convex::convex_shape(cx.file, &err, b, span.clone(), base, &fields)
+        }
         "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, cylinder, clump)"),
+            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, cylinder, clump, convex)"),
         )),
         other => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, mesh)"),
+            format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, convex, mesh)"),
         )),
     }
 }
@@ -923,6 +943,7 @@ fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
         (BodyShape::Cylinder { .. }, _) | (_, BodyShape::Cylinder { .. }) => {
             cylinder::cylinder_gap(a, b)
         }
+        (BodyShape::Convex(_), _) | (_, BodyShape::Convex(_)) => super::convex::convex_gap(a, b),
         _ => capsule_gap(a, b),
     };
     (gap < 0.0).then_some(-gap)
@@ -965,8 +986,10 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
             radius,
             half_length,
         } => capsule_capsule(&cap, &Capsule::new(po, qo, half_length, radius), 0.0),
-        // Refused with capsules (`box_boundaries`, `cylinder::cylinder_bodies`).
-        BodyShape::Clump(_) | BodyShape::Cylinder { .. } => return f64::INFINITY,
+        // Refused with capsules (`box_boundaries`, `cylinder::cylinder_bodies`, `convex_pairs`).
+        BodyShape::Clump(_) | BodyShape::Cylinder { .. } | BodyShape::Convex(_) => {
+            return f64::INFINITY
+        }
     };
     pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }

@@ -58,6 +58,7 @@ pub(super) fn body_frame(
 ) -> ([f64; 3], [f64; 4]) {
     match shape {
         BodyShape::Clump(c) => c.frame(position, orientation),
+        BodyShape::Convex(c) => c.frame(position, orientation),
         _ => (position, orientation),
     }
 }
@@ -96,9 +97,10 @@ fn world_members(d: &BodyDesc) -> Vec<(DVec3, f64)> {
             .map(|m| (p + q * DVec3::new(m[0], m[1], m[2]), m[3]))
             .collect(),
         BodyShape::Sphere { radius } => vec![(p, *radius)],
-        BodyShape::Box { .. } | BodyShape::Capsule { .. } | BodyShape::Cylinder { .. } => {
-            Vec::new()
-        }
+        BodyShape::Box { .. }
+        | BodyShape::Capsule { .. }
+        | BodyShape::Cylinder { .. }
+        | BodyShape::Convex(_) => Vec::new(),
     }
 }
 

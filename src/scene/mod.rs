@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 
 mod build;
 mod clumps;
+mod convex;
 mod generate;
 pub mod joints;
 mod mesh;
@@ -399,6 +400,9 @@ pub enum BodyShape {
         radius: f64,
         half_length: f64,
     },
+    /// A convex hull; body frame = its centre of mass and principal axes (vertices and
+    /// faces are in that frame), see [`crate::convex`].
+    Convex(std::sync::Arc<crate::convex::ConvexHull>),
 }
 
 impl BodyShape {
@@ -416,6 +420,7 @@ impl BodyShape {
                 half_length,
             } => radius.hypot(half_length),
             BodyShape::Clump(ref c) => c.bounding_radius(),
+            BodyShape::Convex(ref c) => c.bounding_radius(),
         }
     }
 
@@ -436,6 +441,7 @@ impl BodyShape {
                 half_length,
             } => crate::reference::cylinder::cylinder_mass(density, radius, half_length),
             BodyShape::Clump(ref c) => c.mass_properties(density),
+            BodyShape::Convex(ref c) => c.mass_properties(density),
         }
     }
 }

@@ -110,6 +110,8 @@ pub(crate) struct RawBody {
     pub file: O<String>,
     /// `shape = "clump"`: member spheres `[x, y, z, radius]` in the body's frame.
     pub spheres: O<Vec<S<[f64; 4]>>>,
+    /// `shape = "convex"`: the points whose hull is the body (or `file`).
+    pub points: O<Vec<S<[f64; 3]>>>,
     pub position: S<[f64; 3]>,
     pub orientation: O<[f64; 4]>,
     pub velocity: O<[f64; 3]>,

@@ -1,0 +1,246 @@
+//! f64 twin of the convex hull narrow phase (`collide_pairs.wgsl` / `collide_walls.wgsl`,
+//! the `convex` sections): same algorithm, decisions and feature ids.
+//!
+//! * **hull–plane** (a plane, each wall of a box container): the hull's vertices, the 4
+//!   deepest within the envelope (ties to the lower vertex), feature `64·wall + vertex`,
+//!   as boxes do with their 8 corners. A resting face gives its corner vertices (≤ 4 kept,
+//!   fixed by index), so the feature ids stay put for the warm start.
+//! * **sphere–hull**: the face plane of largest signed distance s from the centre; s ≤ 0
+//!   (centre inside): that face's normal, depth −s; else the closest point over the faces
+//!   the centre sees (projection when inside the polygon, else its edges), feature 0.
+//!
+//! Other pairs with hulls (box, capsule, clump, hull–hull, cylinder container, solid
+//! boundaries, meshes) are not built: refused by `Collide::new` and the scene loader.
+
+use super::boxes::{deepest, MPoint, Manifold};
+use super::collide::{Contact64, Ctx};
+use crate::bodies::SHAPE_CONVEX;
+use crate::collide::BoundaryShape;
+use glam::{DQuat, DVec3};
+
+/// A hull grain in world: centre, rotation, body-frame vertices, planes (n, d), loops.
+pub struct Hull {
+    pub c: DVec3,
+    pub q: DQuat,
+    pub verts: Vec<DVec3>,
+    pub planes: Vec<(DVec3, f64)>,
+    pub loops: Vec<Vec<u32>>,
+}
+
+impl Hull {
+    /// The hull of a `GrainConvex` shape at (c, q); the f32 data widened to f64.
+    pub fn new(c: DVec3, q: DQuat, shape: &BoundaryShape) -> Hull {
+        let BoundaryShape::GrainConvex {
+            vertices,
+            planes,
+            loops,
+        } = shape
+        else {
+            panic!("not a GrainConvex shape: {shape:?}");
+        };
+        let d = |x: f32| x as f64;
+        Hull {
+            c,
+            q,
+            verts: vertices
+                .iter()
+                .map(|v| DVec3::new(d(v[0]), d(v[1]), d(v[2])))
+                .collect(),
+            planes: planes
+                .iter()
+                .map(|p| (DVec3::new(d(p[0]), d(p[1]), d(p[2])), d(p[3])))
+                .collect(),
+            loops: loops.clone(),
+        }
+    }
+
+    /// Vertex k in world.
+    pub fn vertex(&self, k: usize) -> DVec3 {
+        self.c + self.q * self.verts[k]
+    }
+
+    /// Closest point of face f's polygon (local frame) to x, which lies above its plane.
+    fn face_closest(&self, f: usize, x: DVec3) -> DVec3 {
+        let (n, d) = self.planes[f];
+        let proj = x - n * (n.dot(x) - d);
+        let l = &self.loops[f];
+        let (mut inside, mut best, mut bd) = (true, proj, f64::INFINITY);
+        for k in 0..l.len() {
+            let a = self.verts[l[k] as usize];
+            let b = self.verts[l[(k + 1) % l.len()] as usize];
+            if (b - a).cross(proj - a).dot(n) < 0.0 {
+                inside = false;
+            }
+            let q = seg_closest(a, b, x);
+            if (x - q).length_squared() < bd {
+                bd = (x - q).length_squared();
+                best = q;
+            }
+        }
+        if inside {
+            proj
+        } else {
+            best
+        }
+    }
+}
+
+fn seg_closest(a: DVec3, b: DVec3, x: DVec3) -> DVec3 {
+    let e = b - a;
+    let l2 = e.length_squared();
+    let t = if l2 > 0.0 {
+        ((x - a).dot(e) / l2).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    a + e * t
+}
+
+/// The hull's vertices against the half-space `dot(x − x0, n) ≥ 0` (n from the plane to
+/// the hull): the up to 4 deepest with gap ≤ env, features `offset + vertex`, ascending.
+pub fn hull_plane(n: DVec3, x0: DVec3, h: &Hull, env: f64, offset: u32) -> Manifold {
+    let gaps: Vec<f64> = (0..h.verts.len())
+        .map(|k| (h.vertex(k) - x0).dot(n))
+        .collect();
+    let pts = deepest(&gaps, env)
+        .into_iter()
+        .map(|k| MPoint {
+            p: h.vertex(k) - n * (0.5 * gaps[k]),
+            gap: gaps[k],
+            feature: offset + k as u32,
+        })
+        .collect();
+    Manifold { n, pts }
+}
+
+/// Sphere (centre, radius) against a hull: (normal from the hull to the sphere, gap,
+/// midpoint), or None beyond the envelope.
+pub fn sphere_hull(cs: DVec3, r: f64, h: &Hull, env: f64) -> Option<(DVec3, f64, DVec3)> {
+    let cl = h.q.inverse() * (cs - h.c);
+    let (mut smax, mut fmax) = (f64::NEG_INFINITY, 0);
+    for (f, &(n, d)) in h.planes.iter().enumerate() {
+        let s = n.dot(cl) - d;
+        if s > smax {
+            (smax, fmax) = (s, f);
+        }
+    }
+    if smax - r > env {
+        return None;
+    }
+    let mut nl = h.planes[fmax].0;
+    let mut ql = cl - nl * smax;
+    let mut gap = smax - r;
+    if smax > 0.0 {
+        let mut bd = f64::INFINITY;
+        for (f, &(n, d)) in h.planes.iter().enumerate() {
+            if n.dot(cl) - d <= 0.0 {
+                continue;
+            }
+            let c = h.face_closest(f, cl);
+            if (cl - c).length_squared() < bd {
+                bd = (cl - c).length_squared();
+                ql = c;
+            }
+        }
+        let dist = bd.sqrt();
+        nl = (cl - ql) / dist;
+        gap = dist - r;
+    }
+    if gap > env {
+        return None;
+    }
+    let n = h.q * nl;
+    Some((n, gap, h.c + h.q * ql + n * (0.5 * gap)))
+}
+
+fn v3(p: [f32; 4]) -> DVec3 {
+    DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64)
+}
+
+fn quat(q: [f32; 4]) -> DQuat {
+    DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64)
+}
+
+/// Grain g (kind SHAPE_CONVEX) as a hull in world.
+fn grain_hull(cx: &Ctx, g: usize, shapes: &[BoundaryShape]) -> Hull {
+    let s = &cx.state;
+    Hull::new(v3(s.pos[g]), quat(s.rot[g]), &shapes[s.info[g][3] as usize])
+}
+
+fn push(cx: &mut Ctx, a: usize, b: usize, m: &Manifold) {
+    let (mu, materials) = cx.mu_mat(a, b);
+    let (xa, xb) = (v3(cx.state.pos[a]), v3(cx.state.pos[b]));
+    for p in &m.pts {
+        cx.out.push(Contact64 {
+            a: a as u32,
+            b: b as u32,
+            feature: p.feature,
+            materials,
+            normal: m.n,
+            gap: p.gap,
+            ra: p.p - xa,
+            rb: p.p - xb,
+            mu,
+        });
+    }
+}
+
+/// Grains a < b, one a hull, the other a sphere (the only pair built).
+pub(super) fn convex_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
+    let env = cx.settings.envelope as f64;
+    let (pa, pb) = (cx.state.pos[a], cx.state.pos[b]);
+    // Bounding spheres first, as the GPU's broad phase does.
+    if (v3(pb) - v3(pa)).length() - pa[3] as f64 - pb[3] as f64 > env {
+        return;
+    }
+    let hull_a = cx.state.info[a][2] == SHAPE_CONVEX;
+    let (h, s, sign) = if hull_a { (a, b, 1.0) } else { (b, a, -1.0) };
+    let hull = grain_hull(cx, h, shapes);
+    let r = cx.state.pos[s][3] as f64;
+    if let Some((n, gap, p)) = sphere_hull(v3(cx.state.pos[s]), r, &hull, env) {
+        let m = Manifold {
+            n: n * sign,
+            pts: vec![MPoint { p, gap, feature: 0 }],
+        };
+        push(cx, a, b, &m);
+    }
+}
+
+/// Boundary w (a plane or box container) against hull grain g.
+pub(super) fn wall_convex(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) {
+    let env = cx.settings.envelope as f64;
+    let hull = grain_hull(cx, g, shapes);
+    let (xa, q) = (v3(cx.state.pos[w]), quat(cx.state.rot[w]));
+    match &shapes[cx.state.info[w][3] as usize] {
+        BoundaryShape::Plane => {
+            let m = hull_plane(q * DVec3::Z, xa, &hull, env, 0);
+            push(cx, w, g, &m);
+        }
+        BoundaryShape::BoxContainer {
+            half_extents,
+            open_top,
+        } => {
+            let h = DVec3::from(half_extents.map(|v| v as f64));
+            let cl = q.inverse() * (hull.c - xa);
+            if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
+                return;
+            }
+            let walls = [
+                DVec3::X,
+                -DVec3::X,
+                DVec3::Y,
+                -DVec3::Y,
+                DVec3::Z,
+                -DVec3::Z,
+            ];
+            for (k, nl) in walls.into_iter().enumerate() {
+                if k == 5 && *open_top {
+                    continue;
+                }
+                let m = hull_plane(q * nl, xa + q * (-nl * h), &hull, env, 64 * k as u32);
+                push(cx, w, g, &m);
+            }
+        }
+        other => panic!("boundary body {w}: {other:?} against a convex hull is not supported"),
+    }
+}
