@@ -721,15 +721,30 @@ fn chunked_distributed_batch_matches_one_chunk() {
             let (wa, aa) = one.step_affine(&ctx, &twists, dt, int).unwrap();
             let (wb, ab) = split.step_affine(&ctx, &twists, dt, int).unwrap();
             assert_eq!(bits(&wa), bits(&wb), "{int:?} wrenches");
-            assert_eq!(format!("{aa:?}"), format!("{ab:?}"), "{int:?} affine blocks");
+            assert_eq!(
+                format!("{aa:?}"),
+                format!("{ab:?}"),
+                "{int:?} affine blocks"
+            );
         }
     }
-    let (za, zb) = (one.deflections(&ctx).unwrap(), split.deflections(&ctx).unwrap());
+    let (za, zb) = (
+        one.deflections(&ctx).unwrap(),
+        split.deflections(&ctx).unwrap(),
+    );
     assert_eq!(za.len(), zb.len());
-    assert!(za.iter().zip(&zb).all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
+    assert!(za
+        .iter()
+        .zip(&zb)
+        .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
     assert!(za.iter().any(|z| z[0] != 0.0), "cells deflected");
     let jobs: Vec<(usize, Twist)> = (0..30)
-        .map(|j| (7 * j % patches.len(), Twist::new(1e-3, -2e-3, 0.1 * j as f64 - 1.0)))
+        .map(|j| {
+            (
+                7 * j % patches.len(),
+                Twist::new(1e-3, -2e-3, 0.1 * j as f64 - 1.0),
+            )
+        })
         .collect();
     let (sa, sb) = (
         one.steady(&ctx, &jobs, false).unwrap(),

@@ -543,7 +543,10 @@ fn patch_problem(seed: u64) -> (BodyState, Vec<bristlecone::solve::Contact>) {
     let mut out = Vec::new();
     for (a, b) in pairs {
         let n = unit(&mut rng);
-        let (la, lb) = (state.pos[a as usize][3] as f64, state.pos[b as usize][3] as f64);
+        let (la, lb) = (
+            state.pos[a as usize][3] as f64,
+            state.pos[b as usize][3] as f64,
+        );
         let ra = (n + 0.3 * unit(&mut rng)).normalize() * la;
         let rb = (-n + 0.3 * unit(&mut rng)).normalize() * lb;
         let (u, w) = bristlecone::reference::tangent_basis(n);
@@ -553,12 +556,20 @@ fn patch_problem(seed: u64) -> (BodyState, Vec<bristlecone::solve::Contact>) {
         } else {
             [0, 1][rng.random_range(0..2)]
         };
-        let k = if patch { rng.random_range(3..5) } else { rng.random_range(1..3) };
+        let k = if patch {
+            rng.random_range(3..5)
+        } else {
+            rng.random_range(1..3)
+        };
         let half = rng.random_range(0.01..0.03);
         for j in 0..k {
             let t = std::f64::consts::TAU * j as f64 / k as f64;
             let d = half * (t.cos() * u + t.sin() * w);
-            let mu = if patch { 0.0 } else { rng.random_range(0.1..0.8) };
+            let mu = if patch {
+                0.0
+            } else {
+                rng.random_range(0.1..0.8)
+            };
             out.push(Contact {
                 n_gap: f4(n, rng.random_range(-0.004..0.001)),
                 ra: f4(ra + d, mu),
@@ -585,7 +596,7 @@ fn patch_problem(seed: u64) -> (BodyState, Vec<bristlecone::solve::Contact>) {
 /// records before the third: same sweep count and APGD decisions, γ (point rows, patch
 /// force lanes and patch spin lanes each against their own scale), velocities and the
 /// patches' saved states (z, s⁺) within 1e-4 of their scales.
-fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind) {
+fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind, cone: bristlecone::solve::Cone) {
     use bristlecone::gpu::buffers;
     use bristlecone::reference::integrate::to_f64;
     use bristlecone::reference::solve as cpu;
@@ -611,6 +622,8 @@ fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind) {
         omega: 0.6,
         recovery_speed: 0.5,
         warm_start: true,
+        cone,
+        max_outer: 3,
         ..SolverSettings::default()
     };
     let dt = 1e-3f32;
@@ -663,6 +676,7 @@ fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind) {
     let b64 = to_f64(&state);
     let c = cpu::solve_models(&b64, &contacts, &st, dt as f64, Some(ws), &models);
     assert_eq!(scalars.iterations, c.iterations);
+    assert_eq!(scalars.outer, c.outer);
     let acc_g: Vec<bool> = history.iter().map(|h| h[3] != 0.0).collect();
     let acc_c: Vec<bool> = c.history.iter().map(|h| h[3] != 0.0).collect();
     assert_eq!(acc_g, acc_c, "APGD decisions differ");
@@ -691,7 +705,12 @@ fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind) {
             scale[l]
         );
     }
-    let vs = c.vel.iter().chain(&c.omega).map(|v| v.length()).fold(0.0, f64::max);
+    let vs = c
+        .vel
+        .iter()
+        .chain(&c.omega)
+        .map(|v| v.length())
+        .fold(0.0, f64::max);
     let mut dv: f64 = 0.0;
     for b in 0..state.len() {
         dv = dv
@@ -712,13 +731,19 @@ fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind) {
         let zs = (w[0] / r).hypot(w[1].hypot(w[2]));
         for d in 0..3 {
             let s = if d == 0 { r } else { 1.0 };
-            assert!(((g[d] - w[d]) / s).abs() <= 1e-4 * zs.max(1e-9), "patch {i} z[{d}]: {g:?} vs {w:?}");
+            assert!(
+                ((g[d] - w[d]) / s).abs() <= 1e-4 * zs.max(1e-9),
+                "patch {i} z[{d}]: {g:?} vs {w:?}"
+            );
         }
-        assert!((g[3] - w[3]).abs() <= 1e-4 * w[3].max(1e-3), "patch {i} s: {g:?} vs {w:?}");
+        assert!(
+            (g[3] - w[3]).abs() <= 1e-4 * w[3].max(1e-3),
+            "patch {i} s: {g:?} vs {w:?}"
+        );
         checked += 1;
     }
     eprintln!(
-        "{kind:?}: {} records, {live} live patches, {} sweeps, γ rel. diff (points, patch force, \
+        "{kind:?} {cone:?}: {} records, {live} live patches, {} sweeps, γ rel. diff (points, patch force, \
          patch spin) = ({:.1e}, {:.1e}, {:.1e}), velocities {:.1e}, {checked} saved states",
         contacts.len(),
         c.iterations,
@@ -731,10 +756,19 @@ fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind) {
 
 #[test]
 fn patch_solve_jacobi_on_gpu_equals_the_f64_twin() {
-    patch_solve_matches_twin(bristlecone::solve::SolverKind::Jacobi);
+    use bristlecone::solve::{Cone, SolverKind};
+    patch_solve_matches_twin(SolverKind::Jacobi, Cone::Relaxed);
 }
 
 #[test]
 fn patch_solve_apgd_on_gpu_equals_the_f64_twin() {
-    patch_solve_matches_twin(bristlecone::solve::SolverKind::Apgd);
+    use bristlecone::solve::{Cone, SolverKind};
+    patch_solve_matches_twin(SolverKind::Apgd, Cone::Relaxed);
+}
+
+/// The exact cone's outer loop leaves patch blocks as assembled (no normal row).
+#[test]
+fn patch_solve_exact_cone_apgd_on_gpu_equals_the_f64_twin() {
+    use bristlecone::solve::{Cone, SolverKind};
+    patch_solve_matches_twin(SolverKind::Apgd, Cone::Exact);
 }

@@ -240,7 +240,8 @@ impl DistributedGpu {
                 .iter()
                 .map(twist4)
                 .collect();
-            ctx.queue.write_buffer(&c.twists, 0, bytemuck::cast_slice(&t));
+            ctx.queue
+                .write_buffer(&c.twists, 0, bytemuck::cast_slice(&t));
         }
     }
 
@@ -248,7 +249,8 @@ impl DistributedGpu {
     pub fn run(&self, ctx: &GpuContext, steps: usize, dt: f64, int: Integrator) {
         for c in &self.chunks {
             let p = GpuParams::new(&self.params, dt, int_flag(int), c.count);
-            ctx.queue.write_buffer(&c.uniform, 0, bytemuck::bytes_of(&p));
+            ctx.queue
+                .write_buffer(&c.uniform, 0, bytemuck::bytes_of(&p));
         }
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
@@ -340,8 +342,10 @@ impl DistributedGpu {
             let mine: Vec<usize> = (0..jobs.len())
                 .filter(|&j| (c.first..c.first + c.count).contains(&jobs[j].0))
                 .collect();
-            let local: Vec<(usize, Twist)> =
-                mine.iter().map(|&j| (jobs[j].0 - c.first, jobs[j].1)).collect();
+            let local: Vec<(usize, Twist)> = mine
+                .iter()
+                .map(|&j| (jobs[j].0 - c.first, jobs[j].1))
+                .collect();
             let got = self.steady_chunk(ctx, c, &p, &local)?;
             for (j, f) in mine.into_iter().zip(got) {
                 let k = jobs[j].0;

@@ -640,13 +640,21 @@ fn assemble_patch(
     let diag = |b: u32, r: DVec3| {
         let body = &bodies[b as usize];
         let (cu, cw) = (r.cross(u), r.cross(w));
-        let t = body.inv_mass + cu.dot(inv_inertia(body, cu)).max(cw.dot(inv_inertia(body, cw)));
+        let t = body.inv_mass
+            + cu.dot(inv_inertia(body, cu))
+                .max(cw.dot(inv_inertia(body, cw)));
         [nb(b) * n.dot(inv_inertia(body, n)), nb(b) * t]
     };
     let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
     let bd = [da[0] + db[0], da[1] + db[1]];
     let live = bd[0] + bd[1] > 0.0 && gn > 0.0;
-    let eta = [0, 1].map(|k| if live { 3.0 / (3.0 * bd[k] + pr.e[k]) } else { 0.0 });
+    let eta = [0, 1].map(|k| {
+        if live {
+            3.0 / (3.0 * bd[k] + pr.e[k])
+        } else {
+            0.0
+        }
+    });
     out.p.push(add(v, pr.offset));
     out.eta.push(eta[0]);
     out.eta_rows.push([eta[0], eta[1], eta[1]]);
