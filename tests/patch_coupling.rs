@@ -688,13 +688,13 @@ fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind, cone: bristlec
     };
     let (mut diff, mut scale) = ([0.0f64; 3], [0.0f64; 3]);
     let mut live = 0;
-    for i in 0..contacts.len() {
-        for k in 0..3 {
+    for (i, (gg, gc)) in gamma_g.iter().zip(&c.gamma).enumerate() {
+        for (k, (x, y)) in gg.iter().zip(gc).enumerate() {
             let l = lane(i, k);
-            diff[l] = diff[l].max((gamma_g[i][k] as f64 - c.gamma[i][k]).abs());
-            scale[l] = scale[l].max(c.gamma[i][k].abs());
+            diff[l] = diff[l].max((*x as f64 - y).abs());
+            scale[l] = scale[l].max(y.abs());
         }
-        live += (contacts[i].ids[2] == PATCH_FEATURE && c.gamma[i][1] != 0.0) as usize;
+        live += (contacts[i].ids[2] == PATCH_FEATURE && gc[1] != 0.0) as usize;
     }
     assert!(live > 80, "only {live} live patch blocks");
     for l in 0..3 {
