@@ -752,3 +752,141 @@ fn chunked_distributed_batch_matches_one_chunk() {
     );
     assert_eq!(bits(&sa), bits(&sb), "steady states");
 }
+
+/// The lugre_patch loop's two GPU calls (issue #11 item 1): the affine block before the solve
+/// with the rate factors frozen at the lagged twist (cells kept), and the cells' step after
+/// it under the solved twist with those same rate factors, against the f64 twin
+/// (`DistributedCpu::{affine, step_linearised}`) over 5 steps of random twists, elasto-
+/// plastic on; the block at the lagged twist reproduces the step's wrench at the solved one.
+#[test]
+fn linearised_distributed_gpu_matches_twin() {
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let patches = random_patches(&mut rng, 12);
+    let params = LugreParams::default();
+    let dt = 1e-3;
+    let mut cpu = DistributedCpu::new(params, patches.clone());
+    let gpu = DistributedGpu::new(&ctx, params, &patches).unwrap();
+    let mut random_twists = || -> Vec<Twist> {
+        (0..patches.len())
+            .map(|_| {
+                Twist::new(
+                    rng.random_range(-2e-3..2e-3),
+                    rng.random_range(-2e-3..2e-3),
+                    rng.random_range(-0.1..0.1),
+                )
+            })
+            .collect()
+    };
+    let mut lin = random_twists();
+    for step in 0..5 {
+        let solved = random_twists();
+        let z_before = gpu.deflections(&ctx).unwrap();
+        let got_aff = gpu.affine_at(&ctx, &lin, dt).unwrap();
+        assert_eq!(
+            z_before,
+            gpu.deflections(&ctx).unwrap(),
+            "affine_at keeps the cells"
+        );
+        let want = cpu.step_linearised(&solved, &lin, dt);
+        let got = gpu.step_linearised(&ctx, &solved, &lin, dt).unwrap();
+        for k in 0..patches.len() {
+            let fs = 2.0 * patches[k].f_n;
+            let ts = fs * patches[k].shape.h * patches[k].shape.nx as f64;
+            assert!(
+                close(&got[k], &want[k], fs, ts, 2e-4),
+                "step {step} patch {k}: {:?} vs {:?}",
+                got[k],
+                want[k]
+            );
+            let e = got_aff[k].eval(solved[k]);
+            let w = &want[k];
+            let ok = (e[0] - w.fx).abs() <= 2e-4 * fs
+                && (e[1] - w.fy).abs() <= 2e-4 * fs
+                && (e[2] - w.tau).abs() <= 2e-4 * ts;
+            assert!(ok, "step {step} patch {k}: block at lin {e:?} vs {w:?}");
+        }
+        lin = solved;
+    }
+    let z = gpu.deflections(&ctx).unwrap();
+    let zmax = cpu
+        .z
+        .iter()
+        .flatten()
+        .flatten()
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(zmax > 0.0, "cells deflected");
+    for (g, c) in z.iter().zip(cpu.z.iter().flatten()) {
+        for d in 0..2 {
+            assert!((g[d] as f64 - c[d]).abs() <= 1e-4 * zmax, "{g:?} vs {c:?}");
+        }
+    }
+}
+
+/// Cells carried by patch key (issue #11 item 1): 300 previous patches, 260 new ones of which
+/// about two thirds carry over (keys sorted as the contact list, 441 cells each); the GPU
+/// remap equals the twin bit for bit, carried patches keep their cells, new ones are at rest.
+#[test]
+fn patch_cells_are_remapped_by_key() {
+    use bristlecone::patch::cells::{remap_cells, CellRemapGpu, PatchKey};
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let cells = 441;
+    let mut all: Vec<PatchKey> = (0..600)
+        .map(|_| {
+            let a = rng.random_range(0..200u32);
+            [
+                a,
+                a + rng.random_range(1..50u32),
+                u32::MAX - rng.random_range(0..2u32),
+            ]
+        })
+        .collect();
+    all.sort();
+    all.dedup();
+    let mut prev: Vec<PatchKey> = all
+        .iter()
+        .copied()
+        .filter(|_| rng.random_bool(0.5))
+        .collect();
+    prev.truncate(300);
+    let mut keys: Vec<PatchKey> = all
+        .iter()
+        .copied()
+        .filter(|k| {
+            rng.random_bool(if prev.binary_search(k).is_ok() {
+                0.6
+            } else {
+                0.2
+            })
+        })
+        .collect();
+    keys.truncate(260);
+    let prev_z: Vec<[f32; 2]> = (0..prev.len() * cells)
+        .map(|_| [rng.random_range(-1e-5..1e-5), rng.random_range(-1e-5..1e-5)])
+        .collect();
+    let want = remap_cells(&prev, &prev_z, &keys, cells);
+    let got = CellRemapGpu::new(&ctx)
+        .unwrap()
+        .remap_host(&ctx, &prev, &prev_z, &keys, cells)
+        .unwrap();
+    let bits =
+        |z: &[[f32; 2]]| -> Vec<[u32; 2]> { z.iter().map(|v| v.map(f32::to_bits)).collect() };
+    assert_eq!(bits(&got), bits(&want));
+    let mut carried = 0;
+    for (k, key) in keys.iter().enumerate() {
+        let mine = &got[k * cells..(k + 1) * cells];
+        match prev.iter().position(|p| p == key) {
+            Some(j) => {
+                carried += 1;
+                assert_eq!(bits(mine), bits(&prev_z[j * cells..(j + 1) * cells]));
+            }
+            None => assert!(mine.iter().all(|z| *z == [0.0; 2]), "new patch {key:?}"),
+        }
+    }
+    assert!(
+        carried > 50 && carried < keys.len() - 20,
+        "{carried} of {}",
+        keys.len()
+    );
+}

@@ -29,6 +29,10 @@ const FLAG_EP: u32 = 1;
 const FLAG_STABILITY: u32 = 2;
 const FLAG_IMPLICIT: u32 = 4;
 const FLAG_STEADY: u32 = 8;
+/// Rate factors from the lagged twists (the second half of the twist buffer).
+const FLAG_LINEARISED: u32 = 16;
+/// Cells left as they are (the affine block only).
+const FLAG_KEEP: u32 = 32;
 
 impl GpuParams {
     fn new(p: &LugreParams, dt: f64, flags: u32, count: usize) -> Self {
@@ -135,7 +139,8 @@ impl Chunk {
         let descs_b = buffers::storage_from(ctx, "patch descs", &descs);
         let z = buffers::storage_zeroed(ctx, "patch z", 8 * weights.len() as u64)?;
         let weights_b = buffers::storage_from(ctx, "patch weights", &weights);
-        let twists = buffers::storage_zeroed(ctx, "patch twists", 16 * n as u64)?;
+        // The twists, then the lagged twists of FLAG_LINEARISED.
+        let twists = buffers::storage_zeroed(ctx, "patch twists", 32 * n as u64)?;
         let out = buffers::storage_zeroed(ctx, "patch out", 48 * n as u64)?;
         let bind = step.bind(ctx, &[&uniform, &descs_b, &weights_b, &twists, &z, &out]);
         Ok(Chunk {
@@ -234,21 +239,31 @@ impl DistributedGpu {
 
     /// Sets every patch's twist for the following steps.
     pub fn set_twists(&self, ctx: &GpuContext, twists: &[Twist]) {
+        self.write_twists(ctx, twists, false);
+    }
+
+    /// The twists (`lagged` false) or the lagged twists of the linearised step.
+    fn write_twists(&self, ctx: &GpuContext, twists: &[Twist], lagged: bool) {
         assert_eq!(twists.len(), self.count, "one twist per patch");
         for c in &self.chunks {
             let t: Vec<[f32; 4]> = twists[c.first..c.first + c.count]
                 .iter()
                 .map(twist4)
                 .collect();
+            let at = if lagged { 16 * c.count as u64 } else { 0 };
             ctx.queue
-                .write_buffer(&c.twists, 0, bytemuck::cast_slice(&t));
+                .write_buffer(&c.twists, at, bytemuck::cast_slice(&t));
         }
     }
 
     /// Records and submits `steps` steps under the current twists (no readback).
     pub fn run(&self, ctx: &GpuContext, steps: usize, dt: f64, int: Integrator) {
+        self.run_flags(ctx, steps, dt, int_flag(int));
+    }
+
+    fn run_flags(&self, ctx: &GpuContext, steps: usize, dt: f64, flags: u32) {
         for c in &self.chunks {
-            let p = GpuParams::new(&self.params, dt, int_flag(int), c.count);
+            let p = GpuParams::new(&self.params, dt, flags, c.count);
             ctx.queue
                 .write_buffer(&c.uniform, 0, bytemuck::bytes_of(&p));
         }
@@ -287,6 +302,47 @@ impl DistributedGpu {
     ) -> Result<(Vec<Wrench>, Vec<AffineWrench>), GpuError> {
         self.set_twists(ctx, twists);
         self.run(ctx, 1, dt, int);
+        self.read_out(ctx, int == Integrator::Implicit)
+    }
+
+    /// The affine blocks of the next implicit step with the rate factors frozen at `lin`
+    /// (a coupled solver's rows before its solve: `lin` = the last step's twists); the cells
+    /// are left as they are. Twin: [`super::cpu::DistributedCpu::affine`].
+    pub fn affine_at(
+        &self,
+        ctx: &GpuContext,
+        lin: &[Twist],
+        dt: f64,
+    ) -> Result<Vec<AffineWrench>, GpuError> {
+        self.set_twists(ctx, lin);
+        self.write_twists(ctx, lin, true);
+        self.run_flags(ctx, 1, dt, FLAG_IMPLICIT | FLAG_LINEARISED | FLAG_KEEP);
+        Ok(self.read_out(ctx, true)?.1)
+    }
+
+    /// One implicit step under the solved `twists` with the rate factors frozen at `lin`
+    /// (the cells' update after a coupled solve); returns the wrenches, which equal
+    /// [`Self::affine_at`]`(lin)` evaluated at `twists`. Twin:
+    /// [`super::cpu::DistributedCpu::step_linearised`].
+    pub fn step_linearised(
+        &self,
+        ctx: &GpuContext,
+        twists: &[Twist],
+        lin: &[Twist],
+        dt: f64,
+    ) -> Result<Vec<Wrench>, GpuError> {
+        self.set_twists(ctx, twists);
+        self.write_twists(ctx, lin, true);
+        self.run_flags(ctx, 1, dt, FLAG_IMPLICIT | FLAG_LINEARISED);
+        Ok(self.read_out(ctx, false)?.0)
+    }
+
+    /// The last dispatch's wrenches and, with `affine`, its affine blocks.
+    fn read_out(
+        &self,
+        ctx: &GpuContext,
+        affine: bool,
+    ) -> Result<(Vec<Wrench>, Vec<AffineWrench>), GpuError> {
         let mut raw: Vec<[f32; 4]> = Vec::with_capacity(3 * self.count);
         for c in &self.chunks {
             raw.extend(buffers::read_buffer::<[f32; 4]>(ctx, &c.out, 3 * c.count)?);
@@ -301,7 +357,7 @@ impl DistributedGpu {
                 f[2] as f64,
                 self.cops[k],
             ));
-            if int == Integrator::Implicit {
+            if affine {
                 let (b, c) = (raw[3 * k + 1], raw[3 * k + 2]);
                 let s = [b[0], b[1], b[2], b[3], c[0], c[1], c[2]].map(|x| x as f64);
                 a.push(affine_from_sums(&s, self.f_ns[k]));
