@@ -890,3 +890,73 @@ fn patch_cells_are_remapped_by_key() {
         keys.len()
     );
 }
+
+/// The f64 rows of a lugre_patch block (issue #11 item 1): on random patches with deflected
+/// cells, random positive-definite Delassus blocks N, free twists and normal impulses, the
+/// row (N + E) γ + v* + offset = 0 solved exactly gives the impulse γ_n⁻ × the twin's
+/// linearised-step wrench at v⁺ = v* + N γ (lanes spin, u, w = τ, f_x, f_y), and
+/// diag(3/η) − (N + E) is positive semi-definite (the solver's step bound).
+#[test]
+fn distributed_rows_reproduce_the_cells_step() {
+    use bristlecone::patch::couple::distributed_rows;
+    use glam::{DMat3, DVec3};
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let mut patches = random_patches(&mut rng, 12);
+    patches.iter_mut().for_each(|p| p.f_n = 1.0);
+    let dt = 1e-3;
+    let mut cpu = DistributedCpu::new(LugreParams::default(), patches.clone());
+    let tw = |rng: &mut ChaCha8Rng, s: f64| {
+        Twist::new(
+            rng.random_range(-s..s),
+            rng.random_range(-s..s),
+            rng.random_range(-30.0 * s..30.0 * s),
+        )
+    };
+    let warmup: Vec<Twist> = (0..12).map(|_| tw(&mut rng, 2e-3)).collect();
+    cpu.step(&warmup, dt, Integrator::Implicit);
+    for k in 0..patches.len() {
+        let lin = tw(&mut rng, 5e-3);
+        let aff = cpu.affine(k, lin, dt);
+        let d: [[f64; 6]; 3] =
+            std::array::from_fn(|_| std::array::from_fn(|_| rng.random_range(-1.0..1.0)));
+        let minv: [f64; 6] = std::array::from_fn(|_| rng.random_range(0.5..20.0));
+        let n = DMat3::from_cols_array_2d(&std::array::from_fn(|i| {
+            std::array::from_fn(|j| (0..6).map(|c| d[i][c] * minv[c] * d[j][c]).sum())
+        }));
+        let nd = [n.x_axis.x, n.y_axis.y, n.z_axis.z];
+        let vstar = [
+            rng.random_range(-0.1..0.1),
+            rng.random_range(-5e-3..5e-3),
+            rng.random_range(-5e-3..5e-3),
+        ];
+        let gn = rng.random_range(1e-3..1e-1);
+        let rows = distributed_rows(&aff, gn, vstar, nd).expect("live block");
+        let e = DMat3::from_cols_array_2d(&rows.e);
+        let g = (n + e).inverse() * -(DVec3::from(vstar) + DVec3::from(rows.offset));
+        let vp = DVec3::from(vstar) + n * g;
+        let mut one = cpu.clone();
+        one.patches = vec![patches[k].clone()];
+        one.z = vec![cpu.z[k].clone()];
+        let w = one.step_linearised(&[Twist::new(vp.y, vp.z, vp.x)], &[lin], dt)[0];
+        let want = DVec3::new(w.tau, w.fx, w.fy) * gn;
+        let scale = gn * (1.0 + 0.05);
+        assert!(
+            (g - want).abs().max_element() <= 1e-9 * scale,
+            "patch {k}: {g} vs {want}"
+        );
+        let bound = DMat3::from_diagonal(DVec3::from(rows.eta.map(|x| 3.0 / x))) - (n + e);
+        for _ in 0..200 {
+            let x = DVec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            );
+            let q = x.dot(bound * x);
+            assert!(
+                q >= -1e-12
+                    * x.dot(DMat3::from_diagonal(DVec3::from(rows.eta.map(|x| 3.0 / x))) * x),
+                "patch {k}: {q}"
+            );
+        }
+    }
+}
