@@ -4,6 +4,9 @@
 // out[3k]   = (f_x, f_y, tau about the patch centre, 0)
 // out[3k+1] = (S0, Sx, Sy, Srr) = sums of w c1 (1, x, y, x^2+y^2)      (implicit only)
 // out[3k+2] = (sums of w c0_x, w c0_y, w (x c0_y - y c0_x), 0)          (implicit only)
+// In a coupled solver (lugre_patch) the rate factors are frozen at the last step's twist:
+// FLAG_LINEARISED takes kappa (and beta) from twists[count + k], the lagged twist, and
+// FLAG_KEEP leaves the cells as they are (the affine block before the solve).
 
 @group(0) @binding(0) var<uniform> params: PatchParams;
 @group(0) @binding(1) var<storage, read> descs: array<PatchDesc>;
@@ -22,6 +25,8 @@ fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let d = descs[k];
     let t = twists[k].xyz;
     let p = params;
+    let tl = select(t, twists[p.count + k].xyz, (p.flags & FLAG_LINEARISED) != 0u);
+    let keep = (p.flags & FLAG_KEEP) != 0u;
     let implicit = (p.flags & FLAG_IMPLICIT) != 0u;
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
@@ -34,13 +39,14 @@ fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         let r = cell_centre(d, i);
         let v = cell_velocity(t, r);
+        let vl = cell_velocity(tl, r);
         let z0 = z[d.offset + i];
-        let vn = length(v);
-        let zs = z_steady(p, v);
+        let vn = length(vl);
+        let zs = z_steady(p, vl);
         var kap = p.sigma0 * vn / stribeck(p, vn);
         if (p.flags & FLAG_EP) != 0u {
             let zn = length(z0);
-            let cosine = dot(z0 / (zn + 1e-10), v / (vn + 1e-10));
+            let cosine = dot(z0 / (zn + 1e-10), vl / (vn + 1e-10));
             kap *= beta_ep(zn, length(zs), cosine, p.z_ba_ratio);
         }
         var l: vec2<f32>;
@@ -50,7 +56,9 @@ fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let c1 = s * aa * p.dt + p.sigma2;
             let c0 = s * aa * z0 - p.sigma1 * z0 / p.dt;
             l = c0 + c1 * v;
-            z[d.offset + i] = aa * (z0 + p.dt * v);
+            if !keep {
+                z[d.offset + i] = aa * (z0 + p.dt * v);
+            }
             b += w * c1 * vec4<f32>(1.0, r.x, r.y, dot(r, r));
             c += w * vec4<f32>(c0, r.x * c0.y - r.y * c0.x, 0.0);
         } else {

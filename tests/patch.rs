@@ -688,3 +688,275 @@ fn gpu_patches_are_bitwise_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+/// Batches over the binding limit are split into chunks (issue #11 item 4): chunks of at
+/// most 1000 cells give 10 patches of 81–441 cells several chunks, and every output —
+/// wrenches, affine blocks, deflections, steady states — equals the one-chunk run bit for bit.
+#[test]
+fn chunked_distributed_batch_matches_one_chunk() {
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    let patches = random_patches(&mut rng, 10);
+    let params = LugreParams::default();
+    let one = DistributedGpu::with_chunk_cells(&ctx, params, &patches, usize::MAX).unwrap();
+    let split = DistributedGpu::with_chunk_cells(&ctx, params, &patches, 1000).unwrap();
+    assert_eq!(one.chunks(), 1);
+    assert!(split.chunks() >= 4, "{} chunks", split.chunks());
+    let bits = |w: &[Wrench]| -> Vec<[u64; 4]> {
+        w.iter()
+            .map(|w| [w.fx, w.fy, w.tau, w.tau_cop].map(f64::to_bits))
+            .collect()
+    };
+    for (int, dt) in [(Integrator::Explicit, 1e-5), (Integrator::Implicit, 1e-3)] {
+        for _ in 0..3 {
+            let twists: Vec<Twist> = (0..patches.len())
+                .map(|_| {
+                    Twist::new(
+                        rng.random_range(-2e-3..2e-3),
+                        rng.random_range(-2e-3..2e-3),
+                        rng.random_range(-0.1..0.1),
+                    )
+                })
+                .collect();
+            let (wa, aa) = one.step_affine(&ctx, &twists, dt, int).unwrap();
+            let (wb, ab) = split.step_affine(&ctx, &twists, dt, int).unwrap();
+            assert_eq!(bits(&wa), bits(&wb), "{int:?} wrenches");
+            assert_eq!(
+                format!("{aa:?}"),
+                format!("{ab:?}"),
+                "{int:?} affine blocks"
+            );
+        }
+    }
+    let (za, zb) = (
+        one.deflections(&ctx).unwrap(),
+        split.deflections(&ctx).unwrap(),
+    );
+    assert_eq!(za.len(), zb.len());
+    assert!(za
+        .iter()
+        .zip(&zb)
+        .all(|(a, b)| a.map(f32::to_bits) == b.map(f32::to_bits)));
+    assert!(za.iter().any(|z| z[0] != 0.0), "cells deflected");
+    let jobs: Vec<(usize, Twist)> = (0..30)
+        .map(|j| {
+            (
+                7 * j % patches.len(),
+                Twist::new(1e-3, -2e-3, 0.1 * j as f64 - 1.0),
+            )
+        })
+        .collect();
+    let (sa, sb) = (
+        one.steady(&ctx, &jobs, false).unwrap(),
+        split.steady(&ctx, &jobs, false).unwrap(),
+    );
+    assert_eq!(bits(&sa), bits(&sb), "steady states");
+}
+
+/// The lugre_patch loop's two GPU calls (issue #11 item 1): the affine block before the solve
+/// with the rate factors frozen at the lagged twist (cells kept), and the cells' step after
+/// it under the solved twist with those same rate factors, against the f64 twin
+/// (`DistributedCpu::{affine, step_linearised}`) over 5 steps of random twists, elasto-
+/// plastic on; the block at the lagged twist reproduces the step's wrench at the solved one.
+#[test]
+fn linearised_distributed_gpu_matches_twin() {
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(21);
+    let patches = random_patches(&mut rng, 12);
+    let params = LugreParams::default();
+    let dt = 1e-3;
+    let mut cpu = DistributedCpu::new(params, patches.clone());
+    let gpu = DistributedGpu::new(&ctx, params, &patches).unwrap();
+    let mut random_twists = || -> Vec<Twist> {
+        (0..patches.len())
+            .map(|_| {
+                Twist::new(
+                    rng.random_range(-2e-3..2e-3),
+                    rng.random_range(-2e-3..2e-3),
+                    rng.random_range(-0.1..0.1),
+                )
+            })
+            .collect()
+    };
+    let mut lin = random_twists();
+    for step in 0..5 {
+        let solved = random_twists();
+        let z_before = gpu.deflections(&ctx).unwrap();
+        let got_aff = gpu.affine_at(&ctx, &lin, dt).unwrap();
+        assert_eq!(
+            z_before,
+            gpu.deflections(&ctx).unwrap(),
+            "affine_at keeps the cells"
+        );
+        let want = cpu.step_linearised(&solved, &lin, dt);
+        let got = gpu.step_linearised(&ctx, &solved, &lin, dt).unwrap();
+        for k in 0..patches.len() {
+            let fs = 2.0 * patches[k].f_n;
+            let ts = fs * patches[k].shape.h * patches[k].shape.nx as f64;
+            assert!(
+                close(&got[k], &want[k], fs, ts, 2e-4),
+                "step {step} patch {k}: {:?} vs {:?}",
+                got[k],
+                want[k]
+            );
+            let e = got_aff[k].eval(solved[k]);
+            let w = &want[k];
+            let ok = (e[0] - w.fx).abs() <= 2e-4 * fs
+                && (e[1] - w.fy).abs() <= 2e-4 * fs
+                && (e[2] - w.tau).abs() <= 2e-4 * ts;
+            assert!(ok, "step {step} patch {k}: block at lin {e:?} vs {w:?}");
+        }
+        lin = solved;
+    }
+    let z = gpu.deflections(&ctx).unwrap();
+    let zmax = cpu
+        .z
+        .iter()
+        .flatten()
+        .flatten()
+        .fold(0.0f64, |m, x| m.max(x.abs()));
+    assert!(zmax > 0.0, "cells deflected");
+    for (g, c) in z.iter().zip(cpu.z.iter().flatten()) {
+        for d in 0..2 {
+            assert!((g[d] as f64 - c[d]).abs() <= 1e-4 * zmax, "{g:?} vs {c:?}");
+        }
+    }
+}
+
+/// Cells carried by patch key (issue #11 item 1): 300 previous patches, 260 new ones of which
+/// about two thirds carry over (keys sorted as the contact list, 441 cells each); the GPU
+/// remap equals the twin bit for bit, carried patches keep their cells, new ones are at rest.
+#[test]
+fn patch_cells_are_remapped_by_key() {
+    use bristlecone::patch::cells::{remap_cells, CellRemapGpu, PatchKey};
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(22);
+    let cells = 441;
+    let mut all: Vec<PatchKey> = (0..600)
+        .map(|_| {
+            let a = rng.random_range(0..200u32);
+            [
+                a,
+                a + rng.random_range(1..50u32),
+                u32::MAX - rng.random_range(0..2u32),
+            ]
+        })
+        .collect();
+    all.sort();
+    all.dedup();
+    let mut prev: Vec<PatchKey> = all
+        .iter()
+        .copied()
+        .filter(|_| rng.random_bool(0.5))
+        .collect();
+    prev.truncate(300);
+    let mut keys: Vec<PatchKey> = all
+        .iter()
+        .copied()
+        .filter(|k| {
+            rng.random_bool(if prev.binary_search(k).is_ok() {
+                0.6
+            } else {
+                0.2
+            })
+        })
+        .collect();
+    keys.truncate(260);
+    let prev_z: Vec<[f32; 2]> = (0..prev.len() * cells)
+        .map(|_| [rng.random_range(-1e-5..1e-5), rng.random_range(-1e-5..1e-5)])
+        .collect();
+    let want = remap_cells(&prev, &prev_z, &keys, cells);
+    let got = CellRemapGpu::new(&ctx)
+        .unwrap()
+        .remap_host(&ctx, &prev, &prev_z, &keys, cells)
+        .unwrap();
+    let bits =
+        |z: &[[f32; 2]]| -> Vec<[u32; 2]> { z.iter().map(|v| v.map(f32::to_bits)).collect() };
+    assert_eq!(bits(&got), bits(&want));
+    let mut carried = 0;
+    for (k, key) in keys.iter().enumerate() {
+        let mine = &got[k * cells..(k + 1) * cells];
+        match prev.iter().position(|p| p == key) {
+            Some(j) => {
+                carried += 1;
+                assert_eq!(bits(mine), bits(&prev_z[j * cells..(j + 1) * cells]));
+            }
+            None => assert!(mine.iter().all(|z| *z == [0.0; 2]), "new patch {key:?}"),
+        }
+    }
+    assert!(
+        carried > 50 && carried < keys.len() - 20,
+        "{carried} of {}",
+        keys.len()
+    );
+}
+
+/// The f64 rows of a lugre_patch block (issue #11 item 1): on random patches with deflected
+/// cells, random positive-definite Delassus blocks N, free twists and normal impulses, the
+/// row (N + E) γ + v* + offset = 0 solved exactly gives the impulse γ_n⁻ × the twin's
+/// linearised-step wrench at v⁺ = v* + N γ (lanes spin, u, w = τ, f_x, f_y), and
+/// diag(3/η) − (N + E) is positive semi-definite (the solver's step bound).
+#[test]
+fn distributed_rows_reproduce_the_cells_step() {
+    use bristlecone::patch::couple::distributed_rows;
+    use glam::{DMat3, DVec3};
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let mut patches = random_patches(&mut rng, 12);
+    patches.iter_mut().for_each(|p| p.f_n = 1.0);
+    let dt = 1e-3;
+    let mut cpu = DistributedCpu::new(LugreParams::default(), patches.clone());
+    let tw = |rng: &mut ChaCha8Rng, s: f64| {
+        Twist::new(
+            rng.random_range(-s..s),
+            rng.random_range(-s..s),
+            rng.random_range(-30.0 * s..30.0 * s),
+        )
+    };
+    let warmup: Vec<Twist> = (0..12).map(|_| tw(&mut rng, 2e-3)).collect();
+    cpu.step(&warmup, dt, Integrator::Implicit);
+    for k in 0..patches.len() {
+        let lin = tw(&mut rng, 5e-3);
+        let aff = cpu.affine(k, lin, dt);
+        let d: [[f64; 6]; 3] =
+            std::array::from_fn(|_| std::array::from_fn(|_| rng.random_range(-1.0..1.0)));
+        let minv: [f64; 6] = std::array::from_fn(|_| rng.random_range(0.5..20.0));
+        let n = DMat3::from_cols_array_2d(&std::array::from_fn(|i| {
+            std::array::from_fn(|j| (0..6).map(|c| d[i][c] * minv[c] * d[j][c]).sum())
+        }));
+        let nd = [n.x_axis.x, n.y_axis.y, n.z_axis.z];
+        let vstar = [
+            rng.random_range(-0.1..0.1),
+            rng.random_range(-5e-3..5e-3),
+            rng.random_range(-5e-3..5e-3),
+        ];
+        let gn = rng.random_range(1e-3..1e-1);
+        let rows = distributed_rows(&aff, gn, vstar, nd).expect("live block");
+        let e = DMat3::from_cols_array_2d(&rows.e);
+        let g = (n + e).inverse() * -(DVec3::from(vstar) + DVec3::from(rows.offset));
+        let vp = DVec3::from(vstar) + n * g;
+        let mut one = cpu.clone();
+        one.patches = vec![patches[k].clone()];
+        one.z = vec![cpu.z[k].clone()];
+        let w = one.step_linearised(&[Twist::new(vp.y, vp.z, vp.x)], &[lin], dt)[0];
+        let want = DVec3::new(w.tau, w.fx, w.fy) * gn;
+        let scale = gn * (1.0 + 0.05);
+        assert!(
+            (g - want).abs().max_element() <= 1e-9 * scale,
+            "patch {k}: {g} vs {want}"
+        );
+        let bound = DMat3::from_diagonal(DVec3::from(rows.eta.map(|x| 3.0 / x))) - (n + e);
+        for _ in 0..200 {
+            let x = DVec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            );
+            let q = x.dot(bound * x);
+            assert!(
+                q >= -1e-12
+                    * x.dot(DMat3::from_diagonal(DVec3::from(rows.eta.map(|x| 3.0 / x))) * x),
+                "patch {k}: {q}"
+            );
+        }
+    }
+}

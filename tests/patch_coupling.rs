@@ -10,6 +10,7 @@
 //! wrench (F, 0, −d F); on the ellipsoid limit surface H = (f/μf_N)² + (τ/(μ f_N r))² the
 //! twist is ∝ ∇H = (F, 0, −d F/r²), so the box turns at ω = −(d/r²) v_x with v_y = 0.
 
+mod common;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
 use bristlecone::gpu::shared_context;
@@ -511,4 +512,263 @@ material = "m"
     assert!(err.contains("spheres.toml:"), "{err}");
     assert!(err.contains("material[0].model.kind"), "{err}");
     assert!(err.contains("box"), "{err}");
+}
+
+/// Random problems with patch blocks for the solver: 200 bodies (two fixed), 160 pairs, two
+/// thirds of them patch pairs (3–4 points of one normal with μ = 0, then the patch record:
+/// centre lever arms, μ, r 1–3 cm, visc), the others one or two point contacts of Coulomb or
+/// of the patch material (an edge contact keeps Coulomb rows). Material 1 is `lugre_reduced`.
+fn patch_problem(seed: u64) -> (BodyState, Vec<bristlecone::solve::Contact>) {
+    use bristlecone::solve::Contact;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let state = common::random_bodies(&mut rng, 200, 4.0);
+    let mut pairs = std::collections::BTreeSet::new();
+    while pairs.len() < 160 {
+        let (a, b) = (rng.random_range(0..200u32), rng.random_range(0..200u32));
+        if a != b {
+            pairs.insert((a.min(b), a.max(b)));
+        }
+    }
+    let unit = |rng: &mut ChaCha8Rng| loop {
+        let v = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        );
+        if v.length() > 0.1 && v.length() < 1.0 {
+            return v.normalize();
+        }
+    };
+    let f4 = |v: DVec3, x: f64| [v.x as f32, v.y as f32, v.z as f32, x as f32];
+    let mut out = Vec::new();
+    for (a, b) in pairs {
+        let n = unit(&mut rng);
+        let (la, lb) = (
+            state.pos[a as usize][3] as f64,
+            state.pos[b as usize][3] as f64,
+        );
+        let ra = (n + 0.3 * unit(&mut rng)).normalize() * la;
+        let rb = (-n + 0.3 * unit(&mut rng)).normalize() * lb;
+        let (u, w) = bristlecone::reference::tangent_basis(n);
+        let patch = rng.random_range(0..3) > 0;
+        let mats = if patch {
+            [(1 << 16) | 1, 1, 1 << 16][rng.random_range(0..3)]
+        } else {
+            [0, 1][rng.random_range(0..2)]
+        };
+        let k = if patch {
+            rng.random_range(3..5)
+        } else {
+            rng.random_range(1..3)
+        };
+        let half = rng.random_range(0.01..0.03);
+        for j in 0..k {
+            let t = std::f64::consts::TAU * j as f64 / k as f64;
+            let d = half * (t.cos() * u + t.sin() * w);
+            let mu = if patch {
+                0.0
+            } else {
+                rng.random_range(0.1..0.8)
+            };
+            out.push(Contact {
+                n_gap: f4(n, rng.random_range(-0.004..0.001)),
+                ra: f4(ra + d, mu),
+                rb: f4(rb + d, 0.0),
+                ids: [a, b, j, mats],
+            });
+        }
+        if patch {
+            out.push(Contact {
+                n_gap: f4(n, rng.random_range(0.6..0.7)),
+                ra: f4(ra, rng.random_range(0.2..0.6)),
+                rb: f4(rb, 0.6 * half),
+                ids: [a, b, PATCH_FEATURE, mats],
+            });
+        }
+    }
+    (state, out)
+}
+
+/// Patch blocks in the solver against the f64 twin (`reference::solve` with
+/// `PatchModel` rows): three GPU solves of a random problem from the same velocities (the
+/// first has no γ_n⁻, so its patches are idle; the second finds the points' γ_n⁻ but no
+/// patch record; the third also the bristle states), then the twin's solve from the GPU's
+/// records before the third: same sweep count and APGD decisions, γ (point rows, patch
+/// force lanes and patch spin lanes each against their own scale), velocities and the
+/// patches' saved states (z, s⁺) within 1e-4 of their scales.
+fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind, cone: bristlecone::solve::Cone) {
+    use bristlecone::gpu::buffers;
+    use bristlecone::reference::integrate::to_f64;
+    use bristlecone::reference::solve as cpu;
+    use bristlecone::scene::FrictionModel;
+    use bristlecone::solve::rows::material_row;
+    use bristlecone::solve::{build_csr, counts_words, Solve, SolveInputs, SolverSettings};
+    let ctx = shared_context();
+    let (state, contacts) = patch_problem(23);
+    let models = vec![
+        material_row(&FrictionModel::Coulomb),
+        material_row(&FrictionModel::LuGreReduced {
+            sigma0: 1e5,
+            sigma1: 300.0,
+            sigma2: 0.5,
+            mu_static: 0.6,
+            v_stribeck: 0.01,
+        }),
+    ];
+    let st = SolverSettings {
+        kind,
+        max_iterations: 40,
+        tolerance: 0.0,
+        omega: 0.6,
+        recovery_speed: 0.5,
+        warm_start: true,
+        cone,
+        max_outer: 3,
+        ..SolverSettings::default()
+    };
+    let dt = 1e-3f32;
+    let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+    let n = contacts.len() as u32;
+    let mut solve = Solve::new(&ctx, &bodies, n, &st, dt).unwrap();
+    solve.set_models(&ctx, &models).unwrap();
+    let (off, ent) = build_csr(state.len(), &contacts);
+    let cb = buffers::storage_from(&ctx, "contacts", &contacts);
+    let counts = buffers::storage_from(&ctx, "counts", &counts_words(n));
+    let offs = buffers::storage_from(&ctx, "offsets", &off);
+    let ents = buffers::storage_from(&ctx, "entries", &ent);
+    let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]);
+    let read_saved = |solve: &Solve| {
+        let (k, r) = solve.read_warm_start(&ctx).unwrap();
+        let keys: Vec<(u32, u32, u32)> = k.iter().map(|k| (k[0], k[1], k[2])).collect();
+        let recs: Vec<[f64; 4]> = r
+            .iter()
+            .map(|r| r.map(|x| f32::from_bits(x) as f64))
+            .collect();
+        (keys, recs)
+    };
+    let mut before = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        before = read_saved(&solve);
+        bodies.write(&ctx, &state);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let inputs = SolveInputs {
+            contacts: &cb,
+            counts: &counts,
+            body_offsets: &offs,
+            body_entries: &ents,
+            step_stats: &stats,
+        };
+        solve.record(&ctx, &mut enc, inputs);
+        ctx.queue.submit([enc.finish()]);
+    }
+    let gamma_g = solve.read_impulses(&ctx, n).unwrap();
+    let scalars = solve.read_scalars(&ctx).unwrap();
+    let history = solve.read_history(&ctx).unwrap();
+    let after = read_saved(&solve);
+    let gpu_state = bodies.download_kinematics(&ctx).unwrap();
+    let (keys, saved) = &before;
+    let gam: Vec<[f64; 3]> = saved.iter().map(|r| [r[0], r[1], r[2]]).collect();
+    let ws = cpu::WarmStart {
+        keys,
+        gamma: &gam,
+        saved,
+    };
+    let b64 = to_f64(&state);
+    let c = cpu::solve_models(&b64, &contacts, &st, dt as f64, Some(ws), &models);
+    assert_eq!(scalars.iterations, c.iterations);
+    assert_eq!(scalars.outer, c.outer);
+    let acc_g: Vec<bool> = history.iter().map(|h| h[3] != 0.0).collect();
+    let acc_c: Vec<bool> = c.history.iter().map(|h| h[3] != 0.0).collect();
+    assert_eq!(acc_g, acc_c, "APGD decisions differ");
+    // Lanes: 0 = point rows, 1 = patch force lanes, 2 = patch spin lanes.
+    let lane = |i: usize, k: usize| match (contacts[i].ids[2] == PATCH_FEATURE, k) {
+        (false, _) => 0,
+        (true, 0) => 2,
+        _ => 1,
+    };
+    let (mut diff, mut scale) = ([0.0f64; 3], [0.0f64; 3]);
+    let mut live = 0;
+    for (i, (gg, gc)) in gamma_g.iter().zip(&c.gamma).enumerate() {
+        for (k, (x, y)) in gg.iter().zip(gc).enumerate() {
+            let l = lane(i, k);
+            diff[l] = diff[l].max((*x as f64 - y).abs());
+            scale[l] = scale[l].max(y.abs());
+        }
+        live += (contacts[i].ids[2] == PATCH_FEATURE && gc[1] != 0.0) as usize;
+    }
+    assert!(live > 80, "only {live} live patch blocks");
+    for l in 0..3 {
+        assert!(
+            diff[l] <= 1e-4 * scale[l],
+            "lane {l}: γ differs by {} (scale {})",
+            diff[l],
+            scale[l]
+        );
+    }
+    let vs = c
+        .vel
+        .iter()
+        .chain(&c.omega)
+        .map(|v| v.length())
+        .fold(0.0, f64::max);
+    let mut dv: f64 = 0.0;
+    for b in 0..state.len() {
+        dv = dv
+            .max((d3(gpu_state.vel[b]) - c.vel[b]).length())
+            .max((d3(gpu_state.omega[b]) - c.omega[b]).length());
+    }
+    assert!(dv <= 1e-4 * vs, "velocities differ by {dv} (scale {vs})");
+    // The patches' saved states (z spin lane in m², z_u, z_w, s⁺) by key.
+    let (ka, ra) = &after;
+    let mut checked = 0;
+    for (i, ct) in contacts.iter().enumerate() {
+        if ct.ids[2] != PATCH_FEATURE || c.gamma[i][1] == 0.0 {
+            continue;
+        }
+        let k = ka.binary_search(&ct.key()).expect("patch saved by key");
+        let (g, w) = (ra[k], c.saved[i]);
+        let r = ct.rb[3] as f64;
+        let zs = (w[0] / r).hypot(w[1].hypot(w[2]));
+        for d in 0..3 {
+            let s = if d == 0 { r } else { 1.0 };
+            assert!(
+                ((g[d] - w[d]) / s).abs() <= 1e-4 * zs.max(1e-9),
+                "patch {i} z[{d}]: {g:?} vs {w:?}"
+            );
+        }
+        assert!(
+            (g[3] - w[3]).abs() <= 1e-4 * w[3].max(1e-3),
+            "patch {i} s: {g:?} vs {w:?}"
+        );
+        checked += 1;
+    }
+    eprintln!(
+        "{kind:?} {cone:?}: {} records, {live} live patches, {} sweeps, γ rel. diff (points, patch force, \
+         patch spin) = ({:.1e}, {:.1e}, {:.1e}), velocities {:.1e}, {checked} saved states",
+        contacts.len(),
+        c.iterations,
+        diff[0] / scale[0],
+        diff[1] / scale[1],
+        diff[2] / scale[2],
+        dv / vs
+    );
+}
+
+#[test]
+fn patch_solve_jacobi_on_gpu_equals_the_f64_twin() {
+    use bristlecone::solve::{Cone, SolverKind};
+    patch_solve_matches_twin(SolverKind::Jacobi, Cone::Relaxed);
+}
+
+#[test]
+fn patch_solve_apgd_on_gpu_equals_the_f64_twin() {
+    use bristlecone::solve::{Cone, SolverKind};
+    patch_solve_matches_twin(SolverKind::Apgd, Cone::Relaxed);
+}
+
+/// The exact cone's outer loop leaves patch blocks as assembled (no normal row).
+#[test]
+fn patch_solve_exact_cone_apgd_on_gpu_equals_the_f64_twin() {
+    use bristlecone::solve::{Cone, SolverKind};
+    patch_solve_matches_twin(SolverKind::Apgd, Cone::Exact);
 }

@@ -11,7 +11,8 @@ struct PatchParams {
     sigma2: f32,
     z_ba_ratio: f32,
     dt: f32,
-    // bit 0 elasto-plastic, bit 1 stability clamp, bit 2 implicit, bit 3 steady state
+    // bit 0 elasto-plastic, bit 1 stability clamp, bit 2 implicit, bit 3 steady state,
+    // bit 4 rate factors from the lagged twists, bit 5 cells kept (affine sums only)
     flags: u32,
     count: u32,
     _pad: u32,
@@ -21,6 +22,8 @@ const FLAG_EP: u32 = 1u;
 const FLAG_STABILITY: u32 = 2u;
 const FLAG_IMPLICIT: u32 = 4u;
 const FLAG_STEADY: u32 = 8u;
+const FLAG_LINEARISED: u32 = 16u;
+const FLAG_KEEP: u32 = 32u;
 
 // One patch of the distributed model: cells `offset .. offset + nx*ny` of the cell arrays.
 struct PatchDesc {

@@ -224,6 +224,54 @@ impl PatchModel {
     }
 }
 
+/// The rows of a distributed (`lugre_patch`) block, lanes (spin, u, w) as [`PatchRows`]
+/// (issue #11 item 1; the f64 form the assembly will use — not yet wired into the loop).
+/// The cells' implicit step with rate factors frozen at the last twist gives the impulse
+/// γ = γ_n⁻ w(v⁺) = −γ_n⁻ (C v⁺ + c0), with C = P K Pᵀ, c0 = P k0 the affine wrench per
+/// unit normal load ([`super::DistributedGpu::affine_at`], patch axes x = u, y = w, torque
+/// about n at the lane point) permuted to the lanes. The row v⁺ + E γ + offset = 0 then
+/// has the full symmetric compliance E = (γ_n⁻ C)⁻¹ and offset C⁻¹ c0 (C couples spin and
+/// slide off the centre of pressure: no diagonal form is exact).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistributedRows {
+    pub e: [[f64; 3]; 3],
+    pub offset: [f64; 3],
+    /// Per-lane η_k = 3/(3 B_kk + Σ_j |E_kj|): with N ≤ 3 diag(B) for the PSD block and
+    /// E ≤ diag(Σ_j |E_kj|) (Gershgorin), N + E ≤ diag(3/η) as the solver needs.
+    pub eta: [f64; 3],
+    /// −γ_n⁻ (C v + c0) at the free twist v.
+    pub warm: [f64; 3],
+}
+
+/// [`DistributedRows`] from the per-unit-load affine wrench `aff`, the last total normal
+/// impulse `gn`, the free twist `v` and the block's diagonal bound `bd` (lanes spin, u, w);
+/// None when gn ≤ 0 or C is singular (no friction: the block is dead).
+pub fn distributed_rows(
+    aff: &super::AffineWrench,
+    gn: f64,
+    v: [f64; 3],
+    bd: [f64; 3],
+) -> Option<DistributedRows> {
+    const P: [usize; 3] = [2, 0, 1]; // lane ← patch index: spin ← τ, u ← x, w ← y
+    let c = P.map(|i| P.map(|j| aff.k[i][j]));
+    let c0 = P.map(|i| aff.k0[i]);
+    let cm = glam::DMat3::from_cols_array_2d(&c);
+    if gn <= 0.0 || !(cm.determinant() > 0.0) {
+        return None;
+    }
+    let inv = cm.inverse();
+    let e = (inv / gn).to_cols_array_2d();
+    let off = inv * DVec3::from(c0);
+    let cv = cm * DVec3::from(v);
+    let eta = [0, 1, 2].map(|k| 3.0 / (3.0 * bd[k] + e[k].iter().map(|x| x.abs()).sum::<f64>()));
+    Some(DistributedRows {
+        e,
+        offset: off.to_array(),
+        eta,
+        warm: [0, 1, 2].map(|d| -gn * (cv[d] + c0[d])),
+    })
+}
+
 /// The guard projection ‖(γ_x / r, γ_y, γ_z)‖ ≤ radius (lanes spin, u, w).
 pub fn project_patch(g: [f64; 3], radius: f64, r: f64) -> [f64; 3] {
     let t = ((g[0] / r).powi(2) + g[1] * g[1] + g[2] * g[2]).sqrt();

@@ -29,6 +29,10 @@ const FLAG_EP: u32 = 1;
 const FLAG_STABILITY: u32 = 2;
 const FLAG_IMPLICIT: u32 = 4;
 const FLAG_STEADY: u32 = 8;
+/// Rate factors from the lagged twists (the second half of the twist buffer).
+const FLAG_LINEARISED: u32 = 16;
+/// Cells left as they are (the affine block only).
+const FLAG_KEEP: u32 = 32;
 
 impl GpuParams {
     fn new(p: &LugreParams, dt: f64, flags: u32, count: usize) -> Self {
@@ -87,13 +91,14 @@ fn int_flag(int: Integrator) -> u32 {
     }
 }
 
-/// The distributed model on the GPU: all patches' cell states in one buffer.
-pub struct DistributedGpu {
-    pub params: LugreParams,
-    step: Kernel,
-    steady: Kernel,
-    cops: Vec<[f64; 2]>,
+/// One batch of consecutive patches whose buffers fit a storage binding: its own cell
+/// buffers and bind group (lavapipe binds at most 128 MiB, 10⁵ patches of 21 × 21 need 350 MB
+/// of deflections).
+struct Chunk {
+    /// Index of its first patch and the number of patches.
+    first: usize,
     count: usize,
+    cells: usize,
     uniform: wgpu::Buffer,
     descs: wgpu::Buffer,
     weights: wgpu::Buffer,
@@ -101,14 +106,16 @@ pub struct DistributedGpu {
     z: wgpu::Buffer,
     out: wgpu::Buffer,
     bind: wgpu::BindGroup,
-    shapes: Vec<super::PatchShape>,
-    f_ns: Vec<f64>,
 }
 
-impl DistributedGpu {
-    pub fn new(ctx: &GpuContext, params: LugreParams, patches: &[Patch]) -> Result<Self, GpuError> {
-        let step = Kernel::new(ctx, ShaderSource::by_name("patch_step").unwrap())?;
-        let steady = Kernel::new(ctx, ShaderSource::by_name("patch_steady").unwrap())?;
+impl Chunk {
+    fn new(
+        ctx: &GpuContext,
+        step: &Kernel,
+        params: &LugreParams,
+        first: usize,
+        patches: &[Patch],
+    ) -> Result<Self, GpuError> {
         let mut descs = Vec::with_capacity(patches.len());
         let mut weights: Vec<f32> = Vec::new();
         for p in patches {
@@ -125,21 +132,21 @@ impl DistributedGpu {
             weights.extend(s.weights.iter().map(|&w| w as f32));
         }
         let n = patches.len();
-        fits(ctx, "patch weights", 4 * weights.len() as u64)?;
+        fits(ctx, "patch z", 8 * weights.len() as u64)?;
+        fits(ctx, "patch out", 48 * n as u64)?;
         let uniform =
-            buffers::uniform_from(ctx, "patch params", &GpuParams::new(&params, 1e-3, 0, n));
+            buffers::uniform_from(ctx, "patch params", &GpuParams::new(params, 1e-3, 0, n));
         let descs_b = buffers::storage_from(ctx, "patch descs", &descs);
         let z = buffers::storage_zeroed(ctx, "patch z", 8 * weights.len() as u64)?;
         let weights_b = buffers::storage_from(ctx, "patch weights", &weights);
-        let twists = buffers::storage_zeroed(ctx, "patch twists", 16 * n as u64)?;
+        // The twists, then the lagged twists of FLAG_LINEARISED.
+        let twists = buffers::storage_zeroed(ctx, "patch twists", 32 * n as u64)?;
         let out = buffers::storage_zeroed(ctx, "patch out", 48 * n as u64)?;
         let bind = step.bind(ctx, &[&uniform, &descs_b, &weights_b, &twists, &z, &out]);
-        Ok(DistributedGpu {
-            params,
-            step,
-            steady,
-            cops: patches.iter().map(|p| p.shape.cop).collect(),
+        Ok(Chunk {
+            first,
             count: n,
+            cells: weights.len(),
             uniform,
             descs: descs_b,
             weights: weights_b,
@@ -147,6 +154,71 @@ impl DistributedGpu {
             z,
             out,
             bind,
+        })
+    }
+}
+
+/// Splits `patches` into runs of at most `max_cells` cells each (a patch never splits).
+fn chunk_ranges(patches: &[Patch], max_cells: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut start, mut cells) = (0, 0);
+    for (k, p) in patches.iter().enumerate() {
+        let c = p.shape.weights.len();
+        if k > start && cells + c > max_cells {
+            out.push(start..k);
+            (start, cells) = (k, 0);
+        }
+        cells += c;
+    }
+    if start < patches.len() {
+        out.push(start..patches.len());
+    }
+    out
+}
+
+/// The distributed model on the GPU: the patches' cell states in chunks that each fit a
+/// storage binding, dispatched one after the other in the same pass (each patch is one
+/// independent workgroup, so the results do not depend on the split).
+pub struct DistributedGpu {
+    pub params: LugreParams,
+    step: Kernel,
+    steady: Kernel,
+    cops: Vec<[f64; 2]>,
+    count: usize,
+    chunks: Vec<Chunk>,
+    shapes: Vec<super::PatchShape>,
+    f_ns: Vec<f64>,
+}
+
+impl DistributedGpu {
+    /// All patches, in as few chunks as the adapter's storage binding limit allows.
+    pub fn new(ctx: &GpuContext, params: LugreParams, patches: &[Patch]) -> Result<Self, GpuError> {
+        // The deflections (8 bytes a cell) are the largest per-chunk buffer.
+        let max_cells = (ctx.max_binding() / 8) as usize;
+        Self::with_chunk_cells(ctx, params, patches, max_cells)
+    }
+
+    /// As [`Self::new`] with chunks of at most `max_cells` cells (and one patch at least):
+    /// smaller chunks test the split without 10⁵ patches.
+    pub fn with_chunk_cells(
+        ctx: &GpuContext,
+        params: LugreParams,
+        patches: &[Patch],
+        max_cells: usize,
+    ) -> Result<Self, GpuError> {
+        let step = Kernel::new(ctx, ShaderSource::by_name("patch_step").unwrap())?;
+        let steady = Kernel::new(ctx, ShaderSource::by_name("patch_steady").unwrap())?;
+        let chunks = chunk_ranges(patches, max_cells)
+            .into_iter()
+            .map(|r| Chunk::new(ctx, &step, &params, r.start, &patches[r]))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(DistributedGpu {
+            params,
+            step,
+            steady,
+            cops: patches.iter().map(|p| p.shape.cop).collect(),
+            count: patches.len(),
+            chunks,
             shapes: patches.iter().map(|p| p.shape.clone()).collect(),
             f_ns: patches.iter().map(|p| p.f_n).collect(),
         })
@@ -160,25 +232,49 @@ impl DistributedGpu {
         self.count == 0
     }
 
+    /// Number of chunks the patches were split into.
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+
     /// Sets every patch's twist for the following steps.
     pub fn set_twists(&self, ctx: &GpuContext, twists: &[Twist]) {
+        self.write_twists(ctx, twists, false);
+    }
+
+    /// The twists (`lagged` false) or the lagged twists of the linearised step.
+    fn write_twists(&self, ctx: &GpuContext, twists: &[Twist], lagged: bool) {
         assert_eq!(twists.len(), self.count, "one twist per patch");
-        let t: Vec<[f32; 4]> = twists.iter().map(twist4).collect();
-        ctx.queue
-            .write_buffer(&self.twists, 0, bytemuck::cast_slice(&t));
+        for c in &self.chunks {
+            let t: Vec<[f32; 4]> = twists[c.first..c.first + c.count]
+                .iter()
+                .map(twist4)
+                .collect();
+            let at = if lagged { 16 * c.count as u64 } else { 0 };
+            ctx.queue
+                .write_buffer(&c.twists, at, bytemuck::cast_slice(&t));
+        }
     }
 
     /// Records and submits `steps` steps under the current twists (no readback).
     pub fn run(&self, ctx: &GpuContext, steps: usize, dt: f64, int: Integrator) {
-        let p = GpuParams::new(&self.params, dt, int_flag(int), self.count);
-        ctx.queue
-            .write_buffer(&self.uniform, 0, bytemuck::bytes_of(&p));
+        self.run_flags(ctx, steps, dt, int_flag(int));
+    }
+
+    fn run_flags(&self, ctx: &GpuContext, steps: usize, dt: f64, flags: u32) {
+        for c in &self.chunks {
+            let p = GpuParams::new(&self.params, dt, flags, c.count);
+            ctx.queue
+                .write_buffer(&c.uniform, 0, bytemuck::bytes_of(&p));
+        }
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             for _ in 0..steps {
-                self.step
-                    .dispatch_groups(&mut pass, "step", &self.bind, self.count as u32);
+                for c in &self.chunks {
+                    self.step
+                        .dispatch_groups(&mut pass, "step", &c.bind, c.count as u32);
+                }
             }
         }
         ctx.queue.submit([enc.finish()]);
@@ -206,7 +302,51 @@ impl DistributedGpu {
     ) -> Result<(Vec<Wrench>, Vec<AffineWrench>), GpuError> {
         self.set_twists(ctx, twists);
         self.run(ctx, 1, dt, int);
-        let raw: Vec<[f32; 4]> = buffers::read_buffer(ctx, &self.out, 3 * self.count)?;
+        self.read_out(ctx, int == Integrator::Implicit)
+    }
+
+    /// The affine blocks of the next implicit step with the rate factors frozen at `lin`
+    /// (a coupled solver's rows before its solve: `lin` = the last step's twists); the cells
+    /// are left as they are. Twin: [`super::cpu::DistributedCpu::affine`].
+    pub fn affine_at(
+        &self,
+        ctx: &GpuContext,
+        lin: &[Twist],
+        dt: f64,
+    ) -> Result<Vec<AffineWrench>, GpuError> {
+        self.set_twists(ctx, lin);
+        self.write_twists(ctx, lin, true);
+        self.run_flags(ctx, 1, dt, FLAG_IMPLICIT | FLAG_LINEARISED | FLAG_KEEP);
+        Ok(self.read_out(ctx, true)?.1)
+    }
+
+    /// One implicit step under the solved `twists` with the rate factors frozen at `lin`
+    /// (the cells' update after a coupled solve); returns the wrenches, which equal
+    /// [`Self::affine_at`]`(lin)` evaluated at `twists`. Twin:
+    /// [`super::cpu::DistributedCpu::step_linearised`].
+    pub fn step_linearised(
+        &self,
+        ctx: &GpuContext,
+        twists: &[Twist],
+        lin: &[Twist],
+        dt: f64,
+    ) -> Result<Vec<Wrench>, GpuError> {
+        self.set_twists(ctx, twists);
+        self.write_twists(ctx, lin, true);
+        self.run_flags(ctx, 1, dt, FLAG_IMPLICIT | FLAG_LINEARISED);
+        Ok(self.read_out(ctx, false)?.0)
+    }
+
+    /// The last dispatch's wrenches and, with `affine`, its affine blocks.
+    fn read_out(
+        &self,
+        ctx: &GpuContext,
+        affine: bool,
+    ) -> Result<(Vec<Wrench>, Vec<AffineWrench>), GpuError> {
+        let mut raw: Vec<[f32; 4]> = Vec::with_capacity(3 * self.count);
+        for c in &self.chunks {
+            raw.extend(buffers::read_buffer::<[f32; 4]>(ctx, &c.out, 3 * c.count)?);
+        }
         let mut w = Vec::with_capacity(self.count);
         let mut a = Vec::with_capacity(self.count);
         for k in 0..self.count {
@@ -217,7 +357,7 @@ impl DistributedGpu {
                 f[2] as f64,
                 self.cops[k],
             ));
-            if int == Integrator::Implicit {
+            if affine {
                 let (b, c) = (raw[3 * k + 1], raw[3 * k + 2]);
                 let s = [b[0], b[1], b[2], b[3], c[0], c[1], c[2]].map(|x| x as f64);
                 a.push(affine_from_sums(&s, self.f_ns[k]));
@@ -228,12 +368,15 @@ impl DistributedGpu {
 
     /// Current deflections of all cells, patch after patch.
     pub fn deflections(&self, ctx: &GpuContext) -> Result<Vec<[f32; 2]>, GpuError> {
-        let n: usize = self.shapes.iter().map(|s| s.weights.len()).sum();
-        buffers::read_buffer(ctx, &self.z, n)
+        let mut out = Vec::new();
+        for c in &self.chunks {
+            out.extend(buffers::read_buffer::<[f32; 2]>(ctx, &c.z, c.cells)?);
+        }
+        Ok(out)
     }
 
     /// Steady-state wrenches for `(patch, twist)` jobs; `unit_friction` evaluates with
-    /// μ_c = μ_s = 1 and σ2 = 0 (the limit surface).
+    /// μ_c = μ_s = 1 and σ2 = 0 (the limit surface). Each chunk evaluates its patches' jobs.
     pub fn steady(
         &self,
         ctx: &GpuContext,
@@ -246,7 +389,41 @@ impl DistributedGpu {
             p.mu_s = 1.0;
             p.sigma2 = 0.0;
         }
-        let gp = GpuParams::new(&p, 1e-3, FLAG_STEADY, jobs.len());
+        assert!(
+            jobs.iter().all(|j| j.0 < self.count),
+            "steady job for a patch out of range"
+        );
+        let mut out = vec![Wrench::about_centre(0.0, 0.0, 0.0, [0.0; 2]); jobs.len()];
+        for c in &self.chunks {
+            let mine: Vec<usize> = (0..jobs.len())
+                .filter(|&j| (c.first..c.first + c.count).contains(&jobs[j].0))
+                .collect();
+            let local: Vec<(usize, Twist)> = mine
+                .iter()
+                .map(|&j| (jobs[j].0 - c.first, jobs[j].1))
+                .collect();
+            let got = self.steady_chunk(ctx, c, &p, &local)?;
+            for (j, f) in mine.into_iter().zip(got) {
+                let k = jobs[j].0;
+                out[j] = Wrench::about_centre(f[0], f[1], f[2], self.cops[k]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Steady (f_x, f_y, τ about the centre) of jobs on the chunk's patches (local indices).
+    fn steady_chunk(
+        &self,
+        ctx: &GpuContext,
+        c: &Chunk,
+        p: &LugreParams,
+        jobs: &[(usize, Twist)],
+    ) -> Result<Vec<[f64; 3]>, GpuError> {
+        if jobs.is_empty() {
+            return Ok(Vec::new());
+        }
+        fits(ctx, "patch steady out", 16 * jobs.len() as u64)?;
+        let gp = GpuParams::new(p, 1e-3, FLAG_STEADY, jobs.len());
         let uniform = buffers::uniform_from(ctx, "patch steady params", &gp);
         let js: Vec<SteadyJob> = jobs
             .iter()
@@ -260,7 +437,7 @@ impl DistributedGpu {
         let out = buffers::storage_zeroed(ctx, "patch steady out", 16 * jobs.len() as u64)?;
         let bind = self
             .steady
-            .bind(ctx, &[&uniform, &self.descs, &self.weights, &jobs_b, &out]);
+            .bind(ctx, &[&uniform, &c.descs, &c.weights, &jobs_b, &out]);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
@@ -269,13 +446,7 @@ impl DistributedGpu {
         }
         ctx.queue.submit([enc.finish()]);
         let raw: Vec<[f32; 4]> = buffers::read_buffer(ctx, &out, jobs.len())?;
-        Ok(raw
-            .iter()
-            .zip(jobs)
-            .map(|(f, (k, _))| {
-                Wrench::about_centre(f[0] as f64, f[1] as f64, f[2] as f64, self.cops[*k])
-            })
-            .collect())
+        Ok(raw.iter().map(|f| [0, 1, 2].map(|i| f[i] as f64)).collect())
     }
 
     /// Every patch's limit surface, each table corner one steady-state job on the GPU.

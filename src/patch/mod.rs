@@ -11,6 +11,7 @@
 //!   about the patch centre; [`Wrench::tau_cop`] is the torque about the centre of pressure.
 //! - Forces scale with the normal force `f_N`; cell weights `w_i` (pressure × area) sum to 1.
 
+pub mod cells;
 pub mod couple;
 pub mod cpu;
 pub mod file;

@@ -5,6 +5,7 @@
 
 use super::integrate::Body64;
 use super::tangent_basis;
+use crate::patch::couple::{project_patch, PatchModel, PatchRows, PATCH_FEATURE};
 use crate::solve::rows::{self, compliant, MaterialRow};
 use crate::solve::{Cone, Contact, SolverKind, SolverSettings};
 use glam::DVec3;
@@ -124,6 +125,12 @@ pub fn is_joint(c: &Contact, joints: bool) -> bool {
     joints && c.ids[3] & crate::joints::JOINT_BIT != 0
 }
 
+/// Whether record `c` is a patch block (feature `PATCH_FEATURE`; only looked at when the
+/// model table has a patch model, like the shaders' `HAS_PATCHES`).
+pub fn is_patch(c: &Contact, patches: bool) -> bool {
+    patches && c.ids[2] == PATCH_FEATURE && c.ids[3] & crate::joints::JOINT_BIT == 0
+}
+
 fn joint_mask(flags: u32) -> Vec3 {
     [
         (flags & 1) as f64,
@@ -211,6 +218,8 @@ pub struct Schur<'a> {
     compliance: Vec<Vec3>,
     /// Whether the records include joint blocks (see [`is_joint`]).
     joints: bool,
+    /// Whether the records include patch blocks (see [`is_patch`]).
+    patches: bool,
 }
 
 impl<'a> Schur<'a> {
@@ -221,7 +230,14 @@ impl<'a> Schur<'a> {
             frames: contacts.iter().map(frame).collect(),
             compliance: Vec::new(),
             joints: false,
+            patches: false,
         }
+    }
+
+    /// The records include patch blocks (a patch friction model in the table).
+    pub fn with_patches(mut self, patches: bool) -> Self {
+        self.patches = patches;
+        self
     }
 
     /// The records include joint blocks.
@@ -260,12 +276,17 @@ impl<'a> Schur<'a> {
                 }
                 continue;
             }
-            let f = g[0] * n + g[1] * u + g[2] * w;
+            // A patch block's lane 0 is a torque about n, not a normal force.
+            let (f, tq) = if is_patch(c, self.patches) {
+                (g[1] * u + g[2] * w, g[0] * n)
+            } else {
+                (g[0] * n + g[1] * u + g[2] * w, DVec3::ZERO)
+            };
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
             acc[a].0 -= f;
-            acc[a].1 -= ra.cross(f);
+            acc[a].1 -= ra.cross(f) + tq;
             acc[b].0 += f;
-            acc[b].1 += rb.cross(f);
+            acc[b].1 += rb.cross(f) + tq;
         }
         acc.iter()
             .zip(self.bodies)
@@ -298,7 +319,13 @@ impl<'a> Schur<'a> {
                 }
                 let (a, b) = (dv[c.ids[0] as usize], dv[c.ids[1] as usize]);
                 let rel = (b.0 + b.1.cross(rb)) - (a.0 + a.1.cross(ra));
-                [n.dot(rel), u.dot(rel), w.dot(rel)]
+                // A patch block's lane 0 is the spin about n.
+                let x = if is_patch(c, self.patches) {
+                    n.dot(b.1 - a.1)
+                } else {
+                    n.dot(rel)
+                };
+                [x, u.dot(rel), w.dot(rel)]
             })
             .collect()
     }
@@ -361,6 +388,8 @@ struct Assembled {
     /// Rows 3–5 of every contact when the table has rolling or spinning resistance (empty
     /// otherwise; joint blocks have none).
     ext: Vec<ExtRows>,
+    /// A patch block's model and rows (None for other records).
+    patch: Vec<Option<(PatchModel, PatchRows)>>,
 }
 
 /// A contact's rolling and spinning rows 3–5 (`assemble_ext` in `solve_assemble.wgsl`).
@@ -430,7 +459,9 @@ fn assemble_rows(
         state: Vec::with_capacity(nc),
         eta_rows: Vec::with_capacity(nc),
         ext: Vec::new(),
+        patch: Vec::with_capacity(nc),
     };
+    let patches = rows::has_patches(models);
     let rolling = rows::has_rolling(models);
     let mut count = vec![0u32; bodies.len()];
     for c in contacts {
@@ -464,6 +495,15 @@ fn assemble_rows(
             out.models
                 .push(((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4]));
             out.state.push([0.0; 3]);
+            out.patch.push(None);
+            continue;
+        }
+        if is_patch(c, patches) {
+            let ws = warm.map(|w| w.0);
+            assemble_patch(&mut out, bodies, contacts, i, models, dt, ws, &nb);
+            if rolling {
+                out.ext.push(ExtRows::default());
+            }
             continue;
         }
         let (n, u, w, ra, rb) = frame(c);
@@ -562,6 +602,7 @@ fn assemble_rows(
         out.models.push((model, ext));
         out.state.push(state);
         out.eta_rows.push([*out.eta.last().unwrap(); 3]);
+        out.patch.push(None);
     }
     out
 }
@@ -579,6 +620,95 @@ fn normal_mass(a: &Body64, b: &Body64, ra: DVec3, rb: DVec3, n: DVec3) -> f64 {
     } else {
         0.0
     }
+}
+
+/// B's twist relative to A at a patch block's centre: (spin about n, u, w).
+fn patch_twist(c: &Contact, vel: &[DVec3], omega: &[DVec3]) -> Vec3 {
+    let (n, u, w, ra, rb) = frame(c);
+    let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
+    let rel = (vel[b] + omega[b].cross(rb)) - (vel[a] + omega[a].cross(ra));
+    [n.dot(omega[b] - omega[a]), u.dot(rel), w.dot(rel)]
+}
+
+/// The last total normal impulse of patch block i's points: the pair's records before it
+/// with its normal, by their keys (`patch_last_normal` in `solve_assemble.wgsl`).
+fn patch_last_normal(contacts: &[Contact], i: usize, ws: &WarmStart) -> f64 {
+    let c = &contacts[i];
+    let n = v3(c.n_gap);
+    contacts[..i]
+        .iter()
+        .rev()
+        .take_while(|p| p.ids[0] == c.ids[0] && p.ids[1] == c.ids[1])
+        .filter(|p| v3(p.n_gap).dot(n) > 0.9999)
+        .filter_map(|p| ws.keys.binary_search(&p.key()).ok())
+        .map(|k| ws.record(k)[0])
+        .sum()
+}
+
+/// A patch block's rows (`assemble_patch` in `solve_assemble.wgsl`, the model
+/// [`PatchModel::rows`]): diagonal compliance (E_spin, E_T, E_T), offset, guard radius,
+/// per-lane η_k = 3/(3 B_kk + E_k) and the warm start −γ_n⁻ (c0 + c1 v*), projected.
+#[allow(clippy::too_many_arguments)]
+fn assemble_patch(
+    out: &mut Assembled,
+    bodies: &[Body64],
+    contacts: &[Contact],
+    i: usize,
+    models: &[MaterialRow],
+    dt: f64,
+    ws: Option<WarmStart>,
+    nb: &dyn Fn(u32) -> f64,
+) {
+    let c = &contacts[i];
+    let (ma, mb) = rows::contact_materials(c.ids[3]);
+    let m = |k: usize| models[k.min(models.len() - 1)];
+    let (_, s0, s1, s2) = rows::pair_model(m(ma), m(mb));
+    let ext = rows::pair_ext(m(ma), m(mb));
+    let model = PatchModel {
+        sigma: [s0, s1, s2],
+        mu_s: ext[0],
+        v_s: ext[1],
+        mu_c: c.ra[3] as f64,
+        r: c.rb[3] as f64,
+        visc: c.n_gap[3] as f64,
+    };
+    let vel: Vec<DVec3> = bodies.iter().map(|b| b.vel).collect();
+    let omega: Vec<DVec3> = bodies.iter().map(|b| b.omega).collect();
+    let v = patch_twist(c, &vel, &omega);
+    let last = ws.and_then(|w| w.keys.binary_search(&c.key()).ok().map(|k| w.record(k)));
+    let gn = ws.map_or(0.0, |w| patch_last_normal(contacts, i, &w));
+    let pr = model.rows(last, gn, v, dt);
+    let (n, u, w, ra, rb) = frame(c);
+    let diag = |b: u32, r: DVec3| {
+        let body = &bodies[b as usize];
+        let (cu, cw) = (r.cross(u), r.cross(w));
+        let t = body.inv_mass
+            + cu.dot(inv_inertia(body, cu))
+                .max(cw.dot(inv_inertia(body, cw)));
+        [nb(b) * n.dot(inv_inertia(body, n)), nb(b) * t]
+    };
+    let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
+    let bd = [da[0] + db[0], da[1] + db[1]];
+    let live = bd[0] + bd[1] > 0.0 && gn > 0.0;
+    let eta = [0, 1].map(|k| {
+        if live {
+            3.0 / (3.0 * bd[k] + pr.e[k])
+        } else {
+            0.0
+        }
+    });
+    out.p.push(add(v, pr.offset));
+    out.eta.push(eta[0]);
+    out.eta_rows.push([eta[0], eta[1], eta[1]]);
+    out.compliance.push([pr.e[0], pr.e[1], pr.e[1]]);
+    out.mu.push(0.0);
+    out.radius.push(pr.radius);
+    out.warm
+        .push(Some(project_patch(pr.warm, pr.radius, model.r)));
+    out.models
+        .push(((rows::MODEL_LUGRE_REDUCED, s0, s1, s2), ext));
+    out.state.push(pr.z);
+    out.patch.push(Some((model, pr)));
 }
 
 /// A joint block's (p, η, per-row η) (`assemble_joint` in `shaders/solve_assemble.wgsl`):
@@ -656,6 +786,8 @@ struct Sweeps<'a> {
     eta_rows: &'a [Vec3],
     /// Bounds (spin, roll) of the constraints that are a contact's rows 3–5.
     ext_bounds: &'a [Option<[f64; 2]>],
+    /// The patch radius r of the constraints that are patch blocks.
+    patch_r: &'a [Option<f64>],
     /// Constraints the tolerance counts (3 rows each): contacts and joint blocks, as on
     /// the GPU (rows 3–5 add to the residual, not to the count).
     n_tol: usize,
@@ -672,6 +804,9 @@ impl Sweeps<'_> {
     fn project(&self, g: Vec3, i: usize) -> Vec3 {
         if let Some(b) = self.ext_bounds[i] {
             return rows::project_rolling(g, b);
+        }
+        if let Some(r) = self.patch_r[i] {
+            return project_patch(g, self.radius[i], r);
         }
         let c = &self.schur.contacts[i];
         if is_joint(c, self.schur.joints) {
@@ -881,6 +1016,8 @@ pub fn solve_all(
     // projected on its interval and disk (the GPU keeps them in extension segments at the
     // contact's index; the rows and sums are the same).
     let n_tol = nc;
+    let patches = rows::has_patches(models);
+    let mut patch_r: Vec<Option<f64>> = asm.patch.iter().map(|x| x.map(|(m, _)| m.r)).collect();
     let rolling = !asm.ext.is_empty();
     let mut all = contacts.to_vec();
     let mut ext_bounds = vec![None; nc];
@@ -900,6 +1037,7 @@ pub fn solve_all(
         mu.push(0.0);
         radius.push(-1.0);
         ext_bounds.push(Some(x.bounds));
+        patch_r.push(None);
     }
     let contacts = &all[..];
     let joints = joints || rolling;
@@ -912,7 +1050,9 @@ pub fn solve_all(
         for i in 0..n_tol {
             if let Some(g) = asm.warm[i] {
                 let c = &contacts[i];
-                gamma[i] = if is_joint(c, joints) {
+                gamma[i] = if patch_r[i].is_some() {
+                    g
+                } else if is_joint(c, joints) {
                     project_joint(g, c.ids[3], c.ra[3] as f64)
                 } else {
                     project_contact(g, mu[i], radius[i])
@@ -922,10 +1062,20 @@ pub fn solve_all(
     }
     // The Painlevé diagnostic is about rigid tangential rows: contacts with E_T > 0 (bristle,
     // tanh, LuGre) are not counted (their p_T also holds a model offset, not v_T).
-    let compliant_t: Vec<bool> = compliance.iter().map(|e| e[1] > 0.0).collect();
+    // Patch blocks start from their model's impulse whether or not the warm start is on
+    // (as `assemble_patch` writes it).
+    for i in 0..n_tol {
+        if let (Some(_), Some(g)) = (patch_r[i], asm.warm[i]) {
+            gamma[i] = g;
+        }
+    }
+    let compliant_t: Vec<bool> = (0..nc)
+        .map(|i| compliance[i][1] > 0.0 || patch_r[i].is_some())
+        .collect();
     let schur = Schur::new(bodies, contacts)
         .with_compliance(compliance)
-        .with_joints(joints);
+        .with_joints(joints)
+        .with_patches(patches);
     let max_penetration = contacts
         .iter()
         .map(|c| (-c.n_gap[3] as f64).max(0.0))
@@ -973,6 +1123,7 @@ pub fn solve_all(
             radius: &radius,
             eta_rows: &eta_rows,
             ext_bounds: &ext_bounds,
+            patch_r: &patch_r,
             n_tol,
             history: &mut history,
             iterations: &mut iterations,
@@ -1002,6 +1153,9 @@ pub fn solve_all(
             if is_joint(c, joints) {
                 // A joint block saves its impulse only (no model state; A may be the world).
                 return rows::saved_record(model, ext, 0.0, gamma[i], [0.0; 3], [0.0; 2]);
+            }
+            if let Some((m, pr)) = asm.patch[i] {
+                return m.saved(pr.z, pr.a, patch_twist(c, &vel, &omega), dt);
             }
             let (_, u, w, ra, rb) = frame(c);
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);

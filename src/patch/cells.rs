@@ -1,0 +1,110 @@
+//! Cell states of the distributed model carried by patch key (issue #11, `lugre_patch`): each
+//! step's patches come sorted by key (A, B, feature), as the contact list; a patch found among
+//! the previous step's keys takes its cells, a new one starts at rest (as the warm start and
+//! the reduced model's saved record, `couple.rs`). GPU stage `shaders/patch_cells.wgsl`,
+//! [`CellRemapGpu`]; CPU twin [`remap_cells`] (a copy: the two agree bit for bit).
+
+use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
+
+/// A patch's key: (body A, body B, feature), as `warm_key` of a contact.
+pub type PatchKey = [u32; 3];
+
+/// The cells (`cells` per patch, patch after patch) of the patches `keys` from those of the
+/// previous step's patches `prev_keys` (both sorted, unique): found keys keep their cells,
+/// new ones get zeros.
+pub fn remap_cells(
+    prev_keys: &[PatchKey],
+    prev_z: &[[f32; 2]],
+    keys: &[PatchKey],
+    cells: usize,
+) -> Vec<[f32; 2]> {
+    assert_eq!(
+        prev_z.len(),
+        prev_keys.len() * cells,
+        "cells per previous patch"
+    );
+    let mut out = Vec::with_capacity(keys.len() * cells);
+    for key in keys {
+        match prev_keys.binary_search(key) {
+            Ok(k) => out.extend_from_slice(&prev_z[k * cells..(k + 1) * cells]),
+            Err(_) => out.resize(out.len() + cells, [0.0; 2]),
+        }
+    }
+    out
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct RemapParams {
+    count: u32,
+    prev_count: u32,
+    cells: u32,
+    _pad: u32,
+}
+
+/// The remap on the GPU: one invocation per new cell, a binary search over the previous keys.
+pub struct CellRemapGpu {
+    kernel: Kernel,
+}
+
+fn key4(k: &PatchKey) -> [u32; 4] {
+    [k[0], k[1], k[2], 0]
+}
+
+impl CellRemapGpu {
+    pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        let kernel = Kernel::new(ctx, ShaderSource::by_name("patch_cells").unwrap())?;
+        Ok(CellRemapGpu { kernel })
+    }
+
+    /// The new cell buffer (`keys.len() × cells` deflections) from the previous one.
+    pub fn remap(
+        &self,
+        ctx: &GpuContext,
+        prev_keys: &[PatchKey],
+        prev_z: &wgpu::Buffer,
+        keys: &[PatchKey],
+        cells: usize,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        let n = keys.len() * cells;
+        let z = buffers::storage_zeroed(ctx, "patch cells", 8 * n as u64)?;
+        let p = RemapParams {
+            count: keys.len() as u32,
+            prev_count: prev_keys.len() as u32,
+            cells: cells as u32,
+            _pad: 0,
+        };
+        let uniform = buffers::uniform_from(ctx, "patch cells params", &p);
+        let pk: Vec<[u32; 4]> = prev_keys.iter().map(key4).collect();
+        let nk: Vec<[u32; 4]> = keys.iter().map(key4).collect();
+        let pk = buffers::storage_from(ctx, "patch cells prev keys", &pk);
+        let nk = buffers::storage_from(ctx, "patch cells keys", &nk);
+        let bind = self.kernel.bind(ctx, &[&uniform, &pk, &nk, prev_z, &z]);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            self.kernel.dispatch(&mut pass, "remap", &bind, n as u32);
+        }
+        ctx.queue.submit([enc.finish()]);
+        Ok(z)
+    }
+
+    /// [`Self::remap`] from and to host memory (tests, checkpoint restore).
+    pub fn remap_host(
+        &self,
+        ctx: &GpuContext,
+        prev_keys: &[PatchKey],
+        prev_z: &[[f32; 2]],
+        keys: &[PatchKey],
+        cells: usize,
+    ) -> Result<Vec<[f32; 2]>, GpuError> {
+        assert_eq!(
+            prev_z.len(),
+            prev_keys.len() * cells,
+            "cells per previous patch"
+        );
+        let prev = buffers::storage_from(ctx, "patch cells prev", prev_z);
+        let z = self.remap(ctx, prev_keys, &prev, keys, cells)?;
+        buffers::read_buffer(ctx, &z, keys.len() * cells)
+    }
+}
