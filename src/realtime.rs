@@ -1,13 +1,22 @@
 //! `run --realtime`: stepping against the wall clock at the scene's dt.
 //!
 //! Step k (counted from the run's first step) is released at `t₀ + k·dt` and due at
-//! `t₀ + (k+1)·dt`. A step that finishes early waits for the next release (sleep, then a short
-//! spin for the last 200 µs, since a sleep overshoots by tens of µs); a late step is counted as
+//! `t₀ + (k+1)·dt`. A step that finishes early waits for the next release (sleep, then a spin
+//! for the last [`SPIN`]); a late step is counted as
 //! a deadline miss and the next one starts at once — it is never skipped and the state never
 //! changes outside a whole step, so a late step costs time, not correctness. The schedule is
 //! absolute: one long step makes the following ones late until the slack is caught up.
 
 use crate::io::{atomic, IoError};
+
+/// The last part of a wait spent spinning instead of sleeping. A sleep overshoots by tens of
+/// µs on an idle machine, but on this project's loaded 2-core VM (load average ~10) a
+/// SCHED_FIFO thread woke up to ~1.8 ms late: with a 200 µs spin that cost 20 misses in 10⁴
+/// steps of the realtime scene. 600 µs absorbs wake-ups up to ~1.4 ms late (with its
+/// 0.2 ms steps at dt = 1 ms) while the thread still sleeps ~20 % of each period: a real-time
+/// thread busy for more than 95 % of a second is throttled by Linux for the rest of it
+/// (`sched_rt_runtime_us`), which would cost far more.
+pub const SPIN: Duration = Duration::from_micros(600);
 use crate::step::LemkeStepLog;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -129,8 +138,8 @@ impl Clock {
                 break;
             }
             let left = release - now;
-            if left > Duration::from_micros(200) {
-                std::thread::sleep(left - Duration::from_micros(200));
+            if left > SPIN {
+                std::thread::sleep(left - SPIN);
             } else {
                 std::hint::spin_loop();
             }
