@@ -410,10 +410,13 @@ fn lugre_ep_figure(out: &Path) {
     plot_lines(&out.join("model_lugre_ep.png"), vec![hysteresis, drifting]).unwrap();
 }
 
+/// A figure's name (for the command line) and its drawing function.
+type Figure = (&'static str, fn(&Path));
+
 fn main() {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/images");
     let only: Vec<String> = std::env::args().skip(1).collect();
-    let figures: [(&str, fn(&Path)); 5] = [
+    let figures: [Figure; 5] = [
         ("tanh", tanh_figure),
         ("lugre", lugre_figure),
         ("lugre_ep", lugre_ep_figure),

@@ -150,12 +150,14 @@ fn resuming_a_bristle_scene_is_bit_identical_to_running_through() {
 
 /// LuGre's bristle state z and slip speed ride in the saved records (`src/solve/rows`; tanh's
 /// slip speed the same way, in their `w` lane), which checkpoints carry: a resumed LuGre
-/// pour is bit-identical.
+/// pour is bit-identical. The material is elasto-plastic, whose record holds κ/σ0 = β s/g
+/// in the `w` lane where plain LuGre keeps s (the same four lanes; the variants differ
+/// only in what `w` means).
 #[test]
 fn resuming_a_lugre_scene_is_bit_identical_to_running_through() {
     resume_with_model_is_bit_identical(
         "lugre",
-        "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.6, v_stribeck = 0.01 }",
+        "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.6, v_stribeck = 0.01, elasto_plastic = true, breakaway_ratio = 0.8 }",
     );
 }
 
