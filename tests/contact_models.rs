@@ -376,8 +376,14 @@ fn hertz_impact_has_the_hertz_peak_penetration_and_contact_time() {
          {e:.4}, {steps} steps, {:.1} s",
         t0.elapsed().as_secs_f64()
     );
-    assert!((peak / peak_ref - 1.0).abs() < 0.02, "peak {peak} vs {peak_ref}");
-    assert!((tc / tc_ref - 1.0).abs() < 0.02, "contact time {tc} vs {tc_ref}");
+    assert!(
+        (peak / peak_ref - 1.0).abs() < 0.02,
+        "peak {peak} vs {peak_ref}"
+    );
+    assert!(
+        (tc / tc_ref - 1.0).abs() < 0.02,
+        "contact time {tc} vs {tc_ref}"
+    );
     assert!(e > 0.98, "an undamped Hertz contact rebounds with e = {e}");
 }
 

@@ -526,25 +526,82 @@ fn physical_compliant_parameters_parse_and_bad_values_name_the_field() {
         }
     );
     for (kind, bad, field, msg) in [
-        ("hunt_crossley", "youngs_modulus = 0.0, poisson_ratio = 0.3, restitution = 0.5", "youngs_modulus", "positive"),
-        ("hunt_crossley", "youngs_modulus = 1e9, poisson_ratio = 0.5, restitution = 0.5", "poisson_ratio", "(−1, 0.5)"),
-        ("hunt_crossley", "youngs_modulus = 1e9, poisson_ratio = -1.0, restitution = 0.5", "poisson_ratio", "(−1, 0.5)"),
-        ("hunt_crossley", "youngs_modulus = 1e9, poisson_ratio = 0.3, restitution = 1.5", "restitution", "(0, 1]"),
-        ("hunt_crossley", "youngs_modulus = 1e9, poisson_ratio = 0.3, restitution = 0.0", "restitution", "(0, 1]"),
-        ("hunt_crossley", "youngs_modulus = 1e9, poisson_ratio = 0.3", "restitution", "missing"),
-        ("hunt_crossley", "stiffness = 1e6, youngs_modulus = 1e9, poisson_ratio = 0.3, restitution = 0.5", "stiffness", "cannot be mixed"),
-        ("hunt_crossley", "stiffness = 1e6, exponent = 1.5, restitution = 0.5", "stiffness", "cannot be mixed"),
-        ("compliant", "stiffness = 1e5, restitution = 0.1", "restitution", "at least"),
-        ("compliant", "stiffness = 1e5, damping = 1.0, restitution = 0.5", "damping", "cannot be mixed"),
+        (
+            "hunt_crossley",
+            "youngs_modulus = 0.0, poisson_ratio = 0.3, restitution = 0.5",
+            "youngs_modulus",
+            "positive",
+        ),
+        (
+            "hunt_crossley",
+            "youngs_modulus = 1e9, poisson_ratio = 0.5, restitution = 0.5",
+            "poisson_ratio",
+            "(−1, 0.5)",
+        ),
+        (
+            "hunt_crossley",
+            "youngs_modulus = 1e9, poisson_ratio = -1.0, restitution = 0.5",
+            "poisson_ratio",
+            "(−1, 0.5)",
+        ),
+        (
+            "hunt_crossley",
+            "youngs_modulus = 1e9, poisson_ratio = 0.3, restitution = 1.5",
+            "restitution",
+            "(0, 1]",
+        ),
+        (
+            "hunt_crossley",
+            "youngs_modulus = 1e9, poisson_ratio = 0.3, restitution = 0.0",
+            "restitution",
+            "(0, 1]",
+        ),
+        (
+            "hunt_crossley",
+            "youngs_modulus = 1e9, poisson_ratio = 0.3",
+            "restitution",
+            "missing",
+        ),
+        (
+            "hunt_crossley",
+            "stiffness = 1e6, youngs_modulus = 1e9, poisson_ratio = 0.3, restitution = 0.5",
+            "stiffness",
+            "cannot be mixed",
+        ),
+        (
+            "hunt_crossley",
+            "stiffness = 1e6, exponent = 1.5, restitution = 0.5",
+            "stiffness",
+            "cannot be mixed",
+        ),
+        (
+            "compliant",
+            "stiffness = 1e5, restitution = 0.1",
+            "restitution",
+            "at least",
+        ),
+        (
+            "compliant",
+            "stiffness = 1e5, damping = 1.0, restitution = 0.5",
+            "damping",
+            "cannot be mixed",
+        ),
         ("compliant", "restitution = 0.5", "stiffness", "missing"),
     ] {
-        let e = err(&base_with(&format!("{}{body}", mat("x", &format!("{{ kind = \"{kind}\", {bad} }}")))));
+        let e = err(&base_with(&format!(
+            "{}{body}",
+            mat("x", &format!("{{ kind = \"{kind}\", {bad} }}"))
+        )));
         check(&e, &format!("material[1].model.{field}"), e.line, msg);
         assert!(e.line.is_some(), "{e}");
     }
     // Two materials of one model with different parameter sets: no mixing rule.
     let direct = "{ kind = \"hunt_crossley\", stiffness = 1e6, exponent = 1.5, damping = 0.2 }";
-    let e = err(&base_with(&format!("{}{}{body}", mat("x", hertz), mat("y", direct))));
+    let e = err(&base_with(&format!(
+        "{}{}{body}",
+        mat("x", hertz),
+        mat("y", direct)
+    )));
     check(&e, "material[2].model", e.line, "same parameter set");
     assert!(e.line.is_some(), "{e}");
 }
@@ -559,25 +616,51 @@ fn bristle_projection_option_parses_and_bad_values_name_the_field() {
     let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
     let boxed = "{ kind = \"bristle\", stiffness = 1e5, projection = \"box\" }";
     let s = ok(&base_with(&format!("{}{body}", mat("x", boxed))));
-    assert_eq!(s.materials[1].model, FrictionModel::BristleBox { stiffness: 1e5 });
+    assert_eq!(
+        s.materials[1].model,
+        FrictionModel::BristleBox { stiffness: 1e5 }
+    );
     assert_eq!(
         bristlecone::solve::rows::material_row(&s.materials[1].model),
         [2.0, 1e5, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
     );
     let cone = "{ kind = \"bristle\", stiffness = 1e5, projection = \"cone\" }";
     let s = ok(&base_with(&format!("{}{body}", mat("x", cone))));
-    assert_eq!(s.materials[1].model, FrictionModel::Bristle { stiffness: 1e5 });
+    assert_eq!(
+        s.materials[1].model,
+        FrictionModel::Bristle { stiffness: 1e5 }
+    );
     let e = err(&base_with(&format!(
         "{}{body}",
-        mat("x", "{ kind = \"bristle\", stiffness = 1e5, projection = \"disk\" }")
+        mat(
+            "x",
+            "{ kind = \"bristle\", stiffness = 1e5, projection = \"disk\" }"
+        )
     )));
-    check(&e, "material[1].model.projection", Some(13), "unknown projection");
+    check(
+        &e,
+        "material[1].model.projection",
+        Some(13),
+        "unknown projection",
+    );
     let e = err(&base_with(&format!(
         "{}{body}",
-        mat("x", "{ kind = \"tanh\", slip_velocity = 1e-3, projection = \"box\" }")
+        mat(
+            "x",
+            "{ kind = \"tanh\", slip_velocity = 1e-3, projection = \"box\" }"
+        )
     )));
-    check(&e, "material[1].model.projection", Some(13), "does not apply");
-    let e = err(&base_with(&format!("{}{}{body}", mat("x", boxed), mat("y", cone))));
+    check(
+        &e,
+        "material[1].model.projection",
+        Some(13),
+        "does not apply",
+    );
+    let e = err(&base_with(&format!(
+        "{}{}{body}",
+        mat("x", boxed),
+        mat("y", cone)
+    )));
     check(&e, "material[2].model", Some(18), "same parameter set");
 }
 

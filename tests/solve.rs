@@ -757,7 +757,11 @@ fn solvers_reach_the_oracle_with_compliant_and_bristle_rows() {
             let dc = diff(&c.gamma);
             let gst = settings(SolverKind::Apgd, 2000, per_row(1e-6 * ccp.p.norm(), nc));
             let g = run_gpu_models(&ctx, pb, &gst, 2, &table);
-            let g64: Vec<[f64; 3]> = g.gamma.iter().map(|x| [x[0] as f64, x[1] as f64, x[2] as f64]).collect();
+            let g64: Vec<[f64; 3]> = g
+                .gamma
+                .iter()
+                .map(|x| [x[0] as f64, x[1] as f64, x[2] as f64])
+                .collect();
             let dg = diff(&g64);
             eprintln!(
                 "{model:?}, {nc} contacts: max|γ| {gscale:.3e}, twin {:.2e}, GPU {:.2e} ({} sweeps)",
@@ -766,8 +770,14 @@ fn solvers_reach_the_oracle_with_compliant_and_bristle_rows() {
                 g.scalars.iterations
             );
             assert!(e.iter().any(|x| x[0] > 0.0 || x[1] > 0.0), "no compliance");
-            assert!(dc <= 1e-7 * gscale, "{model:?}: twin γ off the oracle by {dc}");
-            assert!(dg <= 2e-4 * gscale, "{model:?}: GPU γ off the oracle by {dg}");
+            assert!(
+                dc <= 1e-7 * gscale,
+                "{model:?}: twin γ off the oracle by {dc}"
+            );
+            assert!(
+                dg <= 2e-4 * gscale,
+                "{model:?}: GPU γ off the oracle by {dg}"
+            );
         }
     }
 }

@@ -1649,7 +1649,8 @@ fn lugre_breakaway(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<Option<f
     Ok(Some(x))
 }
 
-/// The parameter set of a compliant model (direct or physical); None for the others.
+/// The parameter set of a compliant model (direct or physical) or a bristle's projection;
+/// None for the others.
 fn compliant_form(model: &FrictionModel) -> Option<&'static str> {
     match model {
         FrictionModel::Compliant { .. } => Some("stiffness, damping"),
@@ -1665,7 +1666,8 @@ fn compliant_form(model: &FrictionModel) -> Option<&'static str> {
 }
 
 /// Two materials of one compliant model must give the same parameter set: k and E, or c and
-/// e, have no mixing rule (src/solve/rows/compliant.rs).
+/// e, have no mixing rule (src/solve/rows/compliant.rs); two bristle materials, one
+/// projection.
 fn compliant_form_check(
     cx: &Cx<'_>,
     m: &RawMaterial,
