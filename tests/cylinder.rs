@@ -430,6 +430,32 @@ fn gpu_cylinder_contacts_match_the_twin_on_touching_deep_and_parallel_cases() {
     assert!(wall[2..].iter().all(|p| (p.gap - 0.001).abs() < 1e-6));
 }
 
+/// The library API refuses what the scene builder refuses: a second cylinder (no
+/// cylinder–cylinder narrow phase) and a solid box boundary, naming the bodies.
+#[test]
+fn collide_refuses_cylinder_partners_without_a_narrow_phase() {
+    use bristlecone::collide::Collide;
+    let ctx = shared_context();
+    let cyl = (DVec3::ZERO, DQuat::IDENTITY, 0.1, 0.2);
+    let sphere = [(DVec3::new(0.5, 0.0, 0.0), 0.05f32)];
+    let (mut two, shapes) = world((-1.2, 0.0), cyl, &sphere);
+    two.info[4][2] = SHAPE_CYLINDER;
+    two.info[4][3] = 3;
+    let (mut solid, mut solid_shapes) = world((-1.2, 0.0), cyl, &sphere);
+    solid.info[0][2] = SHAPE_SOLID_BOX;
+    solid_shapes[0] = BoundaryShape::SolidBox {
+        half_extents: [0.1, 0.1, 0.1],
+    };
+    for (state, shapes, want) in [(two, shapes, "body 4"), (solid, solid_shapes, "body 0")] {
+        let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+        let e = Collide::new(&ctx, &bodies, &state, &shapes, &settings())
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("cylinder body 3") && e.contains(want), "{e}");
+    }
+}
+
 // ---------------------------------------------------------------- physics
 
 fn run_scene(text: &str) -> BodyState {
