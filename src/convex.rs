@@ -140,7 +140,7 @@ impl ConvexHull {
     pub fn frame(&self, position: [f64; 3], orientation: [f64; 4]) -> ([f64; 3], [f64; 4]) {
         let q = DQuat::from_array(orientation).normalize();
         let p = DVec3::from_array(position) + q * self.com;
-        ((p).to_array(), (q * self.axes).normalize().to_array())
+        (p.to_array(), (q * self.axes).normalize().to_array())
     }
 
     /// The GPU shape: vertices, face planes (n, d) and vertex loops, in f32.

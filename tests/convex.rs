@@ -97,12 +97,8 @@ fn tetrahedron_mass_properties() {
     assert!(rel(hull.volume, 1.0 / 6.0) < 1e-9);
     assert!((hull.com - DVec3::splat(0.25)).length() < 1e-12);
     let want = [1.0 / 96.0, 1.0 / 96.0, 1.0 / 60.0];
-    for k in 0..3 {
-        assert!(
-            rel(hull.principal[k], want[k]) < 1e-9,
-            "{:?}",
-            hull.principal
-        );
+    for (k, w) in want.iter().enumerate() {
+        assert!(rel(hull.principal[k], *w) < 1e-9, "{:?}", hull.principal);
     }
     let axis = hull.axes * DVec3::Z;
     assert!(axis.dot(DVec3::ONE.normalize()).abs() > 1.0 - 1e-9);

@@ -125,6 +125,13 @@ const CASES: &[Case] = &[
         // Floor plane: the column (±0.022, z ≤ 0.16) and its heap.
         bounds: ([-0.15, -0.15, 0.0], [0.15, 0.15, 0.2]),
     },
+    Case {
+        file: "convex_drop.toml",
+        scale: 0.3,
+        steps: 150,
+        // Open bin ±0.15 × ±0.15, 0.6 high: the hull and the spheres fall into it.
+        bounds: ([-0.15, -0.15, 0.0], [0.15, 0.15, 0.6]),
+    },
 ];
 
 fn scene_path(file: &str) -> PathBuf {
@@ -577,4 +584,24 @@ fn clump_pile_collapses_with_clump_frames() {
     let particles = io::Collection::read(dir.join("particles.pvd")).unwrap();
     assert_eq!(clumps.entries().len(), particles.entries().len());
     assert!(clumps.entries().len() >= 2);
+}
+
+/// The hull falls onto the bin's floor (it lands within 0.15 s) and every frame has its
+/// hull frame (`hulls.pvd`, one entry per particle frame).
+#[test]
+fn convex_drop_hull_lands_with_hull_frames() {
+    let c = case("convex_drop.toml");
+    let (scene, _) = load_scene_scaled(&scene_path(c.file), Some(c.scale)).unwrap();
+    let o = run_case(c);
+    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
+    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let nb = scene.boundaries.len();
+    let (z0, z) = (scene.bodies[0].position[2], s.pos[nb][2] as f64);
+    println!("convex drop: hull centre from z = {z0:.4} to {z:.4} m");
+    // Released at 0.12 m (bounding radius ~0.06): it fell and rests above the floor.
+    assert!(z < z0 - 0.03 && z > 0.0, "hull centre z {z0} -> {z}");
+    let dir = o.report.stats.parent().unwrap();
+    let hulls = io::Collection::read(dir.join("hulls.pvd")).unwrap();
+    let particles = io::Collection::read(dir.join("particles.pvd")).unwrap();
+    assert_eq!(hulls.entries().len(), particles.entries().len());
 }

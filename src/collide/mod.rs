@@ -46,6 +46,11 @@
 //! * Solid cylinders and meshes against boxes are not implemented: refused by
 //!   [`Collide::new`] and by the scene loader.
 //!
+//! Convex hull grains (`SHAPE_CONVEX`, vertices, face planes and loops in the shape table;
+//! f64 twin [`crate::reference::convex`], which explains the algorithms): vertex tests
+//! (4 deepest) against planes and box container walls, closest point for sphere–hull.
+//! Hulls against any other grain or boundary are refused by [`Collide::new`].
+//!
 //! Contact points are midway between the surfaces (as for spheres), normals from A to B.
 //!
 //! Deterministic: the only atomics are u32 counters whose totals are order-free; every

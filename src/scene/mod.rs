@@ -12,7 +12,7 @@
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies: `shape = "sphere"` (`radius`, the default) or
 //!   `"box"` (`half_extents`) or `"capsule"` / `"cylinder"` (`radius`, `half_length`; axis
-//!   along body z).
+//!   along body z) or `"convex"` (`points` or `file`: the hull, see [`crate::convex`]).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
 //! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
