@@ -960,3 +960,76 @@ fn distributed_rows_reproduce_the_cells_step() {
         }
     }
 }
+
+/// Per-step cell weights of lugre_patch contacts (issue #11 item 1): uniform pressure over
+/// random patch polygons (rotated rectangles as box faces give, triangles, hexagons) on
+/// 21 × 21 and 9 × 9 grids, GPU against `PatchShape::new` (f64): the cell size to 1e-6, the
+/// centre of pressure to 1e-3 h, each weight within two of its cell's 64 sub-samples (f32
+/// may classify a sample on an edge the other way), Σ|Δw| ≤ 1 %.
+#[test]
+fn patch_polygon_weights_gpu_match_twin() {
+    use bristlecone::patch::cells::PolygonWeightsGpu;
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(24);
+    let polys: Vec<Vec<[f64; 2]>> = (0..30)
+        .map(|k| {
+            let (a, b) = (rng.random_range(0.01..0.1), rng.random_range(0.01..0.1));
+            let th: f64 = rng.random_range(0.0..std::f64::consts::PI);
+            let sides = [4, 3, 6][k % 3];
+            (0..sides)
+                .map(|i| {
+                    let t = th + std::f64::consts::TAU * (i as f64 + 0.5) / sides as f64;
+                    let (x, y) = if sides == 4 {
+                        let (sx, sy) = ([1.0, -1.0, -1.0, 1.0][i], [1.0, 1.0, -1.0, -1.0][i]);
+                        (sx * a, sy * b)
+                    } else {
+                        (a * t.cos(), b * t.sin())
+                    };
+                    let (c, s) = (th.cos(), th.sin());
+                    if sides == 4 {
+                        [c * x - s * y, s * x + c * y]
+                    } else {
+                        [x, y]
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let gpu = PolygonWeightsGpu::new(&ctx).unwrap();
+    for n in [21, 9] {
+        let got = gpu.grids(&ctx, &polys, n).unwrap();
+        for (k, (p, g)) in polys.iter().zip(&got).enumerate() {
+            let pressure = Pressure::Uniform(Outline::Polygon {
+                vertices: p.clone(),
+            });
+            let want = PatchShape::new(&pressure, n, n, None, 1.0).unwrap();
+            assert!(
+                ((g.h as f64) - want.h).abs() <= 1e-6 * want.h,
+                "patch {k} h"
+            );
+            for d in 0..2 {
+                assert!(
+                    (g.cop[d] as f64 - want.cop[d]).abs() <= 1e-3 * want.h,
+                    "patch {k} cop {:?} vs {:?}",
+                    g.cop,
+                    want.cop
+                );
+            }
+            let full = want.weights.iter().fold(0.0f64, |m, w| m.max(*w));
+            let mut total = 0.0;
+            for (a, b) in g.weights.iter().zip(&want.weights) {
+                let e = (*a as f64 - b).abs();
+                assert!(
+                    e <= 2.0 / 64.0 * full + 1e-6 * full,
+                    "patch {k}: {a} vs {b}"
+                );
+                total += e;
+            }
+            assert!(total <= 1e-2, "patch {k}: Σ|Δw| = {total}");
+        }
+    }
+    assert!(
+        gpu.grids(&ctx, &[vec![[0.0, 0.0]; 9]], 21).is_err(),
+        "9 vertices refused"
+    );
+}
