@@ -914,7 +914,7 @@ fn distributed_rows_reproduce_the_cells_step() {
     };
     let warmup: Vec<Twist> = (0..12).map(|_| tw(&mut rng, 2e-3)).collect();
     cpu.step(&warmup, dt, Integrator::Implicit);
-    for k in 0..patches.len() {
+    for (k, patch) in patches.iter().enumerate() {
         let lin = tw(&mut rng, 5e-3);
         let aff = cpu.affine(k, lin, dt);
         let d: [[f64; 6]; 3] =
@@ -935,7 +935,7 @@ fn distributed_rows_reproduce_the_cells_step() {
         let g = (n + e).inverse() * -(DVec3::from(vstar) + DVec3::from(rows.offset));
         let vp = DVec3::from(vstar) + n * g;
         let mut one = cpu.clone();
-        one.patches = vec![patches[k].clone()];
+        one.patches = vec![patch.clone()];
         one.z = vec![cpu.z[k].clone()];
         let w = one.step_linearised(&[Twist::new(vp.y, vp.z, vp.x)], &[lin], dt)[0];
         let want = DVec3::new(w.tau, w.fx, w.fy) * gn;
