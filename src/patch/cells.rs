@@ -108,3 +108,113 @@ impl CellRemapGpu {
         buffers::read_buffer(ctx, &z, keys.len() * cells)
     }
 }
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct WeightsParams {
+    count: u32,
+    n: u32,
+    _pad: [u32; 2],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct GpuPolygon {
+    v: [[f32; 2]; 8],
+    count: u32,
+    _pad: [u32; 3],
+}
+
+/// Most vertices of a patch polygon (a box face clipped by another has at most 8).
+pub const MAX_POLYGON: usize = 8;
+
+/// A patch's cell grid from [`PolygonWeightsGpu`]: cell size, centre of pressure, weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CellGrid {
+    pub h: f32,
+    pub cop: [f32; 2],
+    /// `n × n` weights, Σ = 1 (all 0 for a polygon that covers no sub-sample).
+    pub weights: Vec<f32>,
+}
+
+/// The per-step cell weights of lugre_patch contacts on the GPU (`shaders/patch_weights.wgsl`):
+/// uniform pressure over each patch's polygon, as `PatchShape::new` with
+/// `Pressure::Uniform(Outline::Polygon)` (the twin).
+pub struct PolygonWeightsGpu {
+    kernel: Kernel,
+}
+
+impl PolygonWeightsGpu {
+    pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        let kernel = Kernel::new(ctx, ShaderSource::by_name("patch_weights").unwrap())?;
+        Ok(PolygonWeightsGpu { kernel })
+    }
+
+    /// The `n × n` grids of `polygons` (patch frame, origin at the patch centre, 3 to
+    /// [`MAX_POLYGON`] vertices each: more is an error, not a truncation).
+    pub fn grids(
+        &self,
+        ctx: &GpuContext,
+        polygons: &[Vec<[f64; 2]>],
+        n: usize,
+    ) -> Result<Vec<CellGrid>, String> {
+        if n == 0 || n * n > 1 << 16 {
+            return Err(format!("grid {n}x{n}: n must be >= 1, at most 65536 cells"));
+        }
+        let mut ps = Vec::with_capacity(polygons.len());
+        for (k, p) in polygons.iter().enumerate() {
+            if !(3..=MAX_POLYGON).contains(&p.len()) {
+                return Err(format!(
+                    "patch {k}: {} vertices (3 to {MAX_POLYGON})",
+                    p.len()
+                ));
+            }
+            let mut g = GpuPolygon {
+                v: [[0.0; 2]; 8],
+                count: p.len() as u32,
+                _pad: [0; 3],
+            };
+            for (d, s) in g.v.iter_mut().zip(p) {
+                *d = s.map(|x| x as f32);
+            }
+            ps.push(g);
+        }
+        self.run(ctx, &ps, n).map_err(|e| e.to_string())
+    }
+
+    fn run(
+        &self,
+        ctx: &GpuContext,
+        ps: &[GpuPolygon],
+        n: usize,
+    ) -> Result<Vec<CellGrid>, GpuError> {
+        let cells = n * n;
+        let wp = WeightsParams {
+            count: ps.len() as u32,
+            n: n as u32,
+            _pad: [0; 2],
+        };
+        let uniform = buffers::uniform_from(ctx, "patch weights params", &wp);
+        let polys = buffers::storage_from(ctx, "patch polygons", ps);
+        let w = buffers::storage_zeroed(ctx, "patch weights", 4 * (ps.len() * cells) as u64)?;
+        let out = buffers::storage_zeroed(ctx, "patch weights out", 16 * ps.len() as u64)?;
+        let bind = self.kernel.bind(ctx, &[&uniform, &polys, &w, &out]);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            self.kernel
+                .dispatch_groups(&mut pass, "weights_main", &bind, ps.len() as u32);
+        }
+        ctx.queue.submit([enc.finish()]);
+        let w: Vec<f32> = buffers::read_buffer(ctx, &w, ps.len() * cells)?;
+        let o: Vec<[f32; 4]> = buffers::read_buffer(ctx, &out, ps.len())?;
+        Ok(o.iter()
+            .zip(w.chunks(cells.max(1)))
+            .map(|(o, w)| CellGrid {
+                h: o[0],
+                cop: [o[1], o[2]],
+                weights: w.to_vec(),
+            })
+            .collect())
+    }
+}

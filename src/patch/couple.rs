@@ -256,7 +256,8 @@ pub fn distributed_rows(
     let c = P.map(|i| P.map(|j| aff.k[i][j]));
     let c0 = P.map(|i| aff.k0[i]);
     let cm = glam::DMat3::from_cols_array_2d(&c);
-    if gn <= 0.0 || !(cm.determinant() > 0.0) {
+    let det = cm.determinant();
+    if gn.is_nan() || gn <= 0.0 || det.is_nan() || det <= 0.0 {
         return None;
     }
     let inv = cm.inverse();
