@@ -191,12 +191,12 @@ struct RowMap {
     c: f64,
 }
 
+/// A velocity row: its map, its bodies (A, B) and its Jacobian at each.
+type VelRow = (RowMap, [u32; 2], [(DVec3, DVec3); 2]);
+
 impl StepLcp {
     /// The contacts' velocity rows: (S, A) and Jacobians per side (bodies, rows).
-    fn contact_maps(
-        &self,
-        contacts: &[ContactRecord],
-    ) -> Vec<(RowMap, [u32; 2], [(DVec3, DVec3); 2])> {
+    fn contact_maps(&self, contacts: &[ContactRecord]) -> Vec<VelRow> {
         let rows = self.settings.rows_per_contact();
         let mut out = Vec::new();
         for (i, c) in contacts.iter().enumerate() {
@@ -333,11 +333,7 @@ impl StepLcp {
 
 /// `N[x, r] = J_x M⁻¹ J_rᵀ` for every velocity row x and each joint row r (the rows from
 /// `first` on), summed over the dynamic bodies they share.
-fn coupling(
-    bodies: &[Body64],
-    vel: &[(RowMap, [u32; 2], [(DVec3, DVec3); 2])],
-    first: usize,
-) -> DMatrix<f64> {
+fn coupling(bodies: &[Body64], vel: &[VelRow], first: usize) -> DMatrix<f64> {
     let mut per_body: Vec<Vec<(usize, (DVec3, DVec3))>> = vec![Vec::new(); bodies.len()];
     for (x, (_, ids, jac)) in vel.iter().enumerate() {
         for side in 0..2 {
