@@ -535,6 +535,24 @@ fn lugre_models() -> Vec<MaterialRow> {
     ]
 }
 
+/// The solver's copy of the elasto-plastic β (`beta_ep` in `solve_assemble.wgsl`) is the
+/// patch model's (`shaders/common/patch.wgsl`), character for character; the f64 twin calls
+/// `patch::beta` for both.
+#[test]
+fn the_solver_and_patch_elasto_plastic_beta_are_the_same_wgsl() {
+    let f = |path: &str| {
+        let text =
+            std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let start = text.find("fn beta_ep(").expect("no beta_ep");
+        let len = text[start..].find("\n}\n").expect("unterminated beta_ep");
+        text[start..start + len].to_string()
+    };
+    assert_eq!(
+        f("shaders/solve_assemble.wgsl"),
+        f("shaders/common/patch.wgsl")
+    );
+}
+
 #[test]
 fn lugre_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
     gpu_matches_cpu_models(

@@ -45,8 +45,9 @@
 //!   bit-identically. The last impulse γ⁻ (all rows) *is* the warm-start impulse: the bristle
 //!   model's γ_T⁻ and the last γ_n need no extra state. tanh saves its last slip speed
 //!   s⁺ = ‖v_T⁺‖ (from v⁺, after the velocity update) in the `w` lane of the saved impulse;
-//!   LuGre saves (γ_n, z_u, z_w, s⁺): its bristle state replaces the tangential impulse (its
-//!   warm start is the model's prediction instead). The key's `w` lane is still free.
+//!   LuGre saves (γ_n, z_u, z_w, s⁺), elasto-plastic LuGre κ⁺/σ0 in place of s⁺: its
+//!   bristle state replaces the tangential impulse (its warm start is the model's
+//!   prediction instead). The key's `w` lane is still free.
 //!   Contacts that end drop their state with their key.
 //!
 //! # Mixing (material pairs)
@@ -63,7 +64,8 @@
 //!   LuGre's elasto-plastic break-away ratio by min too, a plain LuGre side counting as 0
 //!   (plain LuGre + elasto-plastic LuGre → plain; Coulomb + elasto-plastic → elasto-plastic).
 //!   The table holds two `vec4` per material ([`MaterialRow`]): the main row and an
-//!   extension (LuGre μ_s, v_s).
+//!   extension (LuGre μ_s, v_s); the elasto-plastic break-away ratio rides in the LuGre id
+//!   lane ([`lugre_lane`]).
 //!
 //! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact, bristle, smooth tanh
 //! and point LuGre friction ([`SOLVED_MODELS`]); the scene builder validates every
