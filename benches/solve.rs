@@ -450,12 +450,11 @@ fn main() {
     ];
     let solves: Vec<(&str, Solve)> = models
         .iter()
-        .cloned()
         .map(|(name, table)| {
             let st = settings(SolverKind::Apgd, 20, 0.0, false);
             let mut s = Solve::new(&ctx, &rig.bodies, nc, &st, DT).unwrap();
-            s.set_models(&ctx, &table).unwrap();
-            (name, s)
+            s.set_models(&ctx, table).unwrap();
+            (*name, s)
         })
         .collect();
     // Interleaved rounds, best of each (the machine's load drifts more than the models

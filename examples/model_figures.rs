@@ -7,10 +7,12 @@
 //! elasto-plastic LuGre: pre-sliding hysteresis loops and drift under an oscillating load
 //! below break-away), `model_bristle.png` (a block held and a
 //! block sliding on an incline) and `model_compliant.png` (penetration during a rebound,
-//! Kelvin–Voigt and Hunt–Crossley).
+//! Kelvin–Voigt and Hunt–Crossley) and `model_hertz.png` (Hunt–Crossley from Young's
+//! modulus, Poisson ratio and restitution: penetration against Hertz's peak, and the rebound
+//! against the impact speed, compared with a fixed damping α).
 //!
-//! `cargo run --example model_figures` (a few minutes on lavapipe); name figures to draw only
-//! those, e.g. `cargo run --example model_figures -- lugre_ep`.
+//! `cargo run --example model_figures [-- NAME…]` (a few minutes on lavapipe; NAME picks
+//! figures: tanh, lugre, lugre_ep, bristle, compliant, hertz)
 
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
@@ -413,18 +415,88 @@ fn lugre_ep_figure(out: &Path) {
 /// A figure's name (for the command line) and its drawing function.
 type Figure = (&'static str, fn(&Path));
 
+/// Hertz from (E, ν) with restitution e = 0.7 (and e = 1): a 1 kg sphere, R = 5 cm, on a
+/// plane of E = 3 MPa, ν = 0.3 (dt = 4e-5 s, no gravity).
+fn hertz_figure(out: &Path) {
+    let (r, e_mod, nu, dt) = (0.05f64, 3e6f64, 0.3f64, 4e-5f64);
+    let hertz = |e: f64| FrictionModel::HuntCrossleyHertz {
+        youngs_modulus: e_mod,
+        poisson_ratio: nu,
+        restitution: e,
+    };
+    let e_star = e_mod / (1.0 - nu * nu);
+    let peak = |v0: f64| (15.0 * v0 * v0 / (16.0 * e_star * r.sqrt())).powf(0.4);
+    let mut series = Vec::new();
+    for e in [1.0, 0.7] {
+        let xs = run(hertz(e), 0.0, 0.0, [0.0, 0.0, -0.5], dt, 480, 4);
+        series.push((
+            format!("engine, e = {e}"),
+            xs.iter()
+                .take_while(|s| s.2 < r + 1e-3)
+                .map(|s| (s.0 * 1e3, (r - s.2) * 1e3))
+                .collect(),
+        ));
+    }
+    let tc = 2.9432 * peak(0.5) / 0.5 * 1e3;
+    series.push((
+        "Hertz δ_max = (15 m v₀²/(16 E* √R))^(2/5), to t_c".into(),
+        vec![(0.0, peak(0.5) * 1e3), (tc, peak(0.5) * 1e3)],
+    ));
+    let pen = LinePanel {
+        title: "Hertz (E = 3 MPa, ν = 0.3): penetration of a 1 kg sphere at 0.5 m/s".into(),
+        x_label: "time (ms)".into(),
+        y_label: "penetration (mm)".into(),
+        series,
+    };
+    // Rebound against impact speed: e given (α = 2χ(e)/(3 v₀) per contact) and a fixed α
+    // that gives the same e at 0.5 m/s (Hunt–Crossley with k = 4/3 E* √R).
+    let k = 4.0 / 3.0 * e_star * r.sqrt();
+    let chi = bristlecone::solve::rows::compliant::hc_chi(0.7);
+    let fixed = FrictionModel::HuntCrossley {
+        stiffness: k,
+        exponent: 1.5,
+        damping: 2.0 * chi / (3.0 * 0.5),
+    };
+    let speeds = [0.25f64, 0.5, 1.0, 2.0];
+    let mut given = Vec::new();
+    let mut fixed_a = Vec::new();
+    for &v0 in &speeds {
+        for (model, out) in [(hertz(0.7), &mut given), (fixed.clone(), &mut fixed_a)] {
+            let xs = run(model, 0.0, 0.0, [0.0, 0.0, -v0 as f32], dt, 600, 600);
+            out.push((v0, xs[0].4 / v0));
+        }
+    }
+    eprintln!("hertz rebound, e given: {given:?}; fixed α: {fixed_a:?}");
+    let reb = LinePanel {
+        title: "Rebound against impact speed".into(),
+        x_label: "impact speed (m/s)".into(),
+        y_label: "restitution".into(),
+        series: vec![
+            (
+                "restitution = 0.7 given (χ(e), v₀ per contact)".into(),
+                given,
+            ),
+            ("fixed α (same e at 0.5 m/s)".into(), fixed_a),
+            ("target 0.7".into(), vec![(0.25, 0.7), (2.0, 0.7)]),
+        ],
+    };
+    plot_lines(&out.join("model_hertz.png"), vec![pen, reb]).unwrap();
+}
+
 fn main() {
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/images");
-    let only: Vec<String> = std::env::args().skip(1).collect();
-    let figures: [Figure; 5] = [
+    let pick: Vec<String> = std::env::args().skip(1).collect();
+    let want = |name: &str| pick.is_empty() || pick.iter().any(|p| p == name);
+    let figures: [Figure; 6] = [
         ("tanh", tanh_figure),
         ("lugre", lugre_figure),
         ("lugre_ep", lugre_ep_figure),
         ("bristle", bristle_figure),
         ("compliant", compliant_figure),
+        ("hertz", hertz_figure),
     ];
     for (name, draw) in figures {
-        if only.is_empty() || only.iter().any(|o| o == name) {
+        if want(name) {
             draw(&out);
         }
     }
