@@ -24,8 +24,11 @@
 //!   points along the generator; otherwise a rim point a little inside the farthest one,
 //!   by O((r/R)²) of r for a container of radius R). Features e.
 //!
-//! Cylinders do not meet boxes, capsules, clumps, other cylinders, solid cylinders and
-//! meshes yet: `Collide::new` and the scene builder refuse those scenes.
+//! Cylinders do not meet boxes (grains or solid boundaries), capsules, clumps, other
+//! cylinders, solid cylinders and meshes yet: `Collide::new` and the scene builder refuse
+//! those scenes. The natural next step for them is GJK/EPA (or MPR) on support functions
+//! (a cylinder's support is analytic: the `rim_support` of the end disc facing d), with
+//! the plane manifold above for face contacts.
 
 use glam::{DQuat, DVec3};
 
