@@ -275,6 +275,48 @@ material = "m"
     );
 }
 
+/// `file = "part.obj"`: the hull of the file's vertices (a cube of side 0.1 written as 12
+/// triangles), found relative to the scene file; mass and moments of the cube.
+#[test]
+fn convex_from_an_obj_file() {
+    use bristlecone::scene::{load, BodyShape};
+    let dir = tempfile::tempdir().unwrap();
+    let mut obj = String::new();
+    for v in box_corners([0.05; 3]) {
+        obj += &format!("v {} {} {}\n", v[0], v[1], v[2]);
+    }
+    // Faces (1-based) of the corner numbering k = x + 2y + 4z.
+    for f in [
+        [1, 3, 4, 2],
+        [5, 6, 8, 7],
+        [1, 2, 6, 5],
+        [3, 7, 8, 4],
+        [1, 5, 7, 3],
+        [2, 4, 8, 6],
+    ] {
+        obj += &format!(
+            "f {} {} {}\nf {} {} {}\n",
+            f[0], f[1], f[2], f[0], f[2], f[3]
+        );
+    }
+    std::fs::write(dir.path().join("cube.obj"), obj).unwrap();
+    let path = dir.path().join("s.toml");
+    let body = "[[body]]\nshape = \"convex\"\nfile = \"cube.obj\"\nposition = [0.0, 0.0, 0.5]\nmaterial = \"m\"\n";
+    std::fs::write(&path, format!("{HEAD}{body}")).unwrap();
+    let s = load(&path).unwrap();
+    let BodyShape::Convex(h) = &s.bodies[0].shape else {
+        panic!("not a hull")
+    };
+    assert_eq!((h.vertices.len(), h.faces.len()), (8, 6));
+    // OBJ coordinates are f32 (tobj): ~3e-8 relative rounding per coordinate.
+    assert!(
+        rel(s.bodies[0].mass, 2000.0 * 1e-3) < 1e-6,
+        "{}",
+        s.bodies[0].mass
+    );
+    assert!(rel(s.bodies[0].inertia[0], 2.0 * 0.05 * 0.05 * 2.0 / 3.0) < 1e-6);
+}
+
 // ---------------------------------------------------------------- GPU = twin
 
 const ENV: f32 = 0.01;
