@@ -1059,7 +1059,7 @@ fn unknown_kinds() {
         &e,
         "body[0].shape",
         Some(10),
-        "shape `mesh` is not supported yet for bodies (supported: sphere, box, capsule, cylinder, clump)",
+        "shape `mesh` is not supported yet for bodies (supported: sphere, box, capsule, cylinder, clump, convex)",
     );
     let e = err(&base_with(&format!(
         "{SPHERE}[[boundary]]\nkind = \"torus\"\n"
