@@ -85,6 +85,7 @@ pub struct RenderOptions {
 pub struct RenderReport {
     pub written: Vec<PathBuf>,
     pub frames: usize,
+    /// Bodies in the last frame (a clump counts once, though drawn as its members).
     pub spheres_last: usize,
     /// Wall time of drawing alone (GPU and read-back, no file I/O), per frame.
     pub seconds_per_frame: f64,
