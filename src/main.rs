@@ -541,7 +541,7 @@ fn cmd_render(a: RenderArgs) -> Result<(), String> {
     let r =
         render::render_prepared(ctx, &prepared, &a.run_dir, &opts).map_err(|e| e.to_string())?;
     println!(
-        "{} frame(s), {:.3} s per frame ({} spheres in the last)",
+        "{} frame(s), {:.3} s per frame ({} bodies in the last)",
         r.frames, r.seconds_per_frame, r.spheres_last
     );
     if let Some(note) = r.mp4_note {

@@ -465,3 +465,276 @@ fn kinematic_boundaries_are_drawn_where_their_schedule_put_them() {
         "{axis} {angle}"
     );
 }
+
+// ---- bodies drawn as their shapes -----------------------------------------------------
+
+/// Body 1 (sphere 0's place) is a box, body 2 a capsule, body 3 a clump of three spheres,
+/// each inside its bounding sphere of SPHERES.
+const BOX_HALF: [f64; 3] = [0.07, 0.05, 0.04];
+const CAPSULE: (f64, f64) = (0.035, 0.055);
+const MEMBERS: [([f64; 3], f64); 3] = [
+    ([-0.07, 0.0, 0.0], 0.07),
+    ([0.08, 0.02, -0.01], 0.06),
+    ([0.0, -0.03, 0.07], 0.05),
+];
+
+fn box_rot() -> glam::DQuat {
+    glam::DQuat::from_axis_angle(DVec3::new(0.3, 0.5, 1.0).normalize(), 0.7)
+}
+
+fn capsule_rot() -> glam::DQuat {
+    glam::DQuat::from_axis_angle(DVec3::new(1.0, -0.4, 0.2).normalize(), 1.1)
+}
+
+/// The shape frames of the bodies (one frame, at t = 0, like `write_run(_, _, 1)`).
+fn write_shapes(dir: &Path) {
+    use bristlecone::io::{write_boxes, write_capsules, BoxFrame, CapsuleFrame};
+    let f3 = |v: DVec3| v.as_vec3().to_array();
+    let q4 = |q: glam::DQuat| q.as_quat().to_array();
+    let c = |k: usize| DVec3::from(SPHERES[k].0);
+    let name = "frames/boxes_00000000.vtp";
+    let boxes = BoxFrame {
+        centers: &[f3(c(0))],
+        rotations: &[q4(box_rot())],
+        half_extents: &[BOX_HALF.map(|x| x as f32)],
+        ids: &[1],
+    };
+    write_boxes(&dir.join(name), &boxes).unwrap();
+    let mut pvd = Collection::new(dir.join("boxes.pvd"));
+    pvd.add(0.0, name).unwrap();
+    let name = "frames/capsules_00000000.vtp";
+    let caps = CapsuleFrame {
+        centers: &[f3(c(1))],
+        rotations: &[q4(capsule_rot())],
+        radii: &[CAPSULE.0 as f32],
+        half_lengths: &[CAPSULE.1 as f32],
+        ids: &[2],
+    };
+    write_capsules(&dir.join(name), &caps).unwrap();
+    let mut pvd = Collection::new(dir.join("capsules.pvd"));
+    pvd.add(0.0, name).unwrap();
+    let name = "frames/clumps_00000000.vtp";
+    let pos: Vec<[f32; 3]> = MEMBERS
+        .iter()
+        .map(|(o, _)| f3(c(2) + DVec3::from(*o)))
+        .collect();
+    let rad: Vec<f32> = MEMBERS.iter().map(|m| m.1 as f32).collect();
+    let zero = vec![[0.0f32; 3]; 3];
+    let frame = ParticleFrame {
+        step: 0,
+        time: 0.0,
+        positions: &pos,
+        radii: &rad,
+        velocities: &zero,
+        angular_velocities: &zero,
+        ids: &[3, 3, 3],
+        scalars: Vec::new(),
+        vectors: Vec::new(),
+    };
+    write_particles(&dir.join(name), &frame).unwrap();
+    let mut pvd = Collection::new(dir.join("clumps.pvd"));
+    pvd.add(0.0, name).unwrap();
+}
+
+/// What the ray from `eye` along `d` hits first among the shapes, in f64: (distance,
+/// class, unit normal); class 1..=6 a box face, 10 the capsule, 20 + m clump member m.
+fn hit_shapes(eye: DVec3, d: DVec3) -> Option<(f64, u32, DVec3)> {
+    let mut best: Option<(f64, u32, DVec3)> = None;
+    let mut take = |t: f64, class: u32, n: DVec3| {
+        if t > 0.0 && best.is_none_or(|b| t < b.0) {
+            best = Some((t, class, n));
+        }
+    };
+    // The box: slabs in its frame.
+    let q = box_rot();
+    let (o, dl) = (
+        q.inverse() * (eye - DVec3::from(SPHERES[0].0)),
+        q.inverse() * d,
+    );
+    let (mut t0, mut t1, mut face) = (f64::NEG_INFINITY, f64::INFINITY, 0);
+    for i in 0..3 {
+        let (a, b) = ((-BOX_HALF[i] - o[i]) / dl[i], (BOX_HALF[i] - o[i]) / dl[i]);
+        if a.min(b) > t0 {
+            (t0, face) = (a.min(b), i);
+        }
+        t1 = t1.min(a.max(b));
+    }
+    if t0 <= t1 {
+        let mut n = DVec3::ZERO;
+        n[face] = -dl[face].signum();
+        take(t0, 1 + 2 * face as u32 + (n[face] > 0.0) as u32, q * n);
+    }
+    // The capsule: the ray passes within the radius of the axis segment.
+    let (r, hl) = CAPSULE;
+    let axis = capsule_rot() * DVec3::Z;
+    let a = DVec3::from(SPHERES[1].0) - hl * axis;
+    let perp = |p: DVec3| (p - eye) - (p - eye).dot(d) * d;
+    let (w0, w1) = (perp(a), perp(a + 2.0 * hl * axis) - perp(a));
+    let s = (-w0.dot(w1) / w1.length_squared()).clamp(0.0, 1.0);
+    let p = a + s * 2.0 * hl * axis;
+    if (w0 + s * w1).length() < r {
+        take((p - eye).dot(d), 10, DVec3::ZERO);
+    }
+    // The clump members.
+    for (m, (off, r)) in MEMBERS.iter().enumerate() {
+        let c = DVec3::from(SPHERES[2].0) + DVec3::from(*off);
+        let oc = eye - c;
+        let b = oc.dot(d);
+        let h = (oc - b * d).length();
+        if h < *r {
+            let t = -b - (r * r - h * h).sqrt();
+            take(t, 20 + m as u32, (eye + t * d - c) / r);
+        }
+    }
+    best
+}
+
+#[test]
+fn boxes_capsules_and_clumps_are_drawn_as_their_shapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    write_run(&run, EXPLICIT_VIEW, 1);
+    write_shapes(&run);
+    let written = render(
+        &run,
+        &tmp.path().join("img"),
+        FrameSelect::Last,
+        ViewLayer::default(),
+    )
+    .unwrap();
+    let (img, _, _) = read_png(&written[0]);
+    let cam = Pinhole::new();
+    let mut count = [0usize; 4]; // box, capsule, clump, floor
+    for y in 1..H - 1 {
+        for x in 1..cam.aw - 1 {
+            if y < 30 && x < 130 {
+                continue; // the caption
+            }
+            let d = cam.ray(x, y);
+            let hit = hit_shapes(cam.eye, d);
+            let class = hit.map(|h| h.1);
+            // Within one pixel of an outline (or a box edge): either answer is right.
+            let edge = (0..9).any(|k| {
+                let (nx, ny) = (x + k % 3 - 1, y + k / 3 - 1);
+                hit_shapes(cam.eye, cam.ray(nx, ny)).map(|h| h.1) != class
+            });
+            if edge {
+                continue;
+            }
+            let px = &img[((y * W + x) * 3) as usize..][..3];
+            let floor = shade(FLOOR, DVec3::Z, -d);
+            match hit {
+                Some((_, c @ 1..=6, n)) | Some((_, c @ 20.., n)) => {
+                    let speed = SPHERES[if c < 20 { 0 } else { 2 }].2;
+                    let want = shade(viridis(speed).map(f64::from), n, -d);
+                    assert!(
+                        close(px, want, 3.0),
+                        "pixel ({x}, {y}) of class {c}: {px:?}, expected {want:?}"
+                    );
+                    count[if c < 20 { 0 } else { 2 }] += 1;
+                }
+                Some(_) => {
+                    // The capsule (tessellated): anything but the floor or the background.
+                    assert!(
+                        !close(px, floor, 20.0) && !close(px, [255.0; 3], 20.0),
+                        "capsule pixel ({x}, {y}): {px:?}"
+                    );
+                    count[1] += 1;
+                }
+                None if floor_reach(cam.eye, d) < 0.8 => {
+                    assert!(
+                        close(px, floor, 3.0),
+                        "floor pixel ({x}, {y}): {px:?}, expected {floor:?}"
+                    );
+                    count[3] += 1;
+                }
+                None => {}
+            }
+        }
+    }
+    assert!(count.iter().all(|&c| c > 150), "{count:?}");
+    // Same run → same bytes, shapes included.
+    let again = render(
+        &run,
+        &tmp.path().join("again"),
+        FrameSelect::Last,
+        ViewLayer::default(),
+    )
+    .unwrap();
+    let bytes = |p: &PathBuf| std::fs::read(p).unwrap();
+    assert_eq!(bytes(&written[0]), bytes(&again[0]));
+}
+
+#[test]
+fn boxes_cast_shadows_on_the_floor() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    write_run(&run, EXPLICIT_VIEW, 1);
+    write_shapes(&run);
+    let (eye, target, up) = ([0.0, 0.0, 2.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]);
+    let flags = ViewLayer {
+        shadows: Some(true),
+        eye: Some(eye),
+        target: Some(target),
+        up: Some(up),
+        ..Default::default()
+    };
+    let written = render(&run, &tmp.path().join("img"), FrameSelect::Last, flags).unwrap();
+    let (img, _, _) = read_png(&written[0]);
+    let cam = Pinhole::looking(eye, target, up);
+    // Floor points 0.1 from the box's centre line, away from and towards the light.
+    let c = DVec3::from(SPHERES[0].0);
+    let away = DVec3::new(-light().x, -light().y, 0.0).normalize();
+    for (sign, shadowed) in [(1.0, true), (-1.0, false)] {
+        let p = DVec3::new(c.x, c.y, 0.0) + sign * 0.1 * away;
+        assert_eq!(
+            hit_shapes(p, light()).is_some(),
+            shadowed,
+            "geometry of the test"
+        );
+        assert!(
+            hit_shapes(p, (cam.eye - p).normalize()).is_none(),
+            "{p} is hidden"
+        );
+        let (x, y) = cam.pixel_of(p);
+        let px = &img[((y * W + x) * 3) as usize..][..3];
+        let want = if shadowed {
+            FLOOR.map(|b| b * AMBIENT as f64)
+        } else {
+            shade(FLOOR, DVec3::Z, (cam.eye - p).normalize())
+        };
+        assert!(
+            close(px, want, 3.0),
+            "floor at {p} ({x}, {y}): {px:?}, expected {want:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_shape_frames_are_named_and_nothing_is_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    write_run(&run, "[render]\nwidth = 120\nheight = 90\n", 1);
+    write_shapes(&run);
+    let out = tmp.path().join("out");
+    let caps = run.join("frames/capsules_00000000.vtp");
+    let good = std::fs::read(&caps).unwrap();
+    std::fs::write(&caps, &good[..good.len() / 2]).unwrap();
+    assert_fails_naming(&run, &out, &caps);
+    // A box frame with the capsule layout: the point and cell counts do not fit boxes.
+    std::fs::write(&caps, &good).unwrap();
+    let boxes = run.join("frames/boxes_00000000.vtp");
+    std::fs::copy(&caps, &boxes).unwrap();
+    assert_fails_naming(&run, &out, &boxes);
+    // An index without the particle frame's time.
+    std::fs::write(
+        run.join("clumps.pvd"),
+        std::fs::read_to_string(run.join("clumps.pvd"))
+            .unwrap()
+            .replace("timestep=\"0\"", "timestep=\"0.5\""),
+    )
+    .unwrap();
+    std::fs::remove_file(&boxes).unwrap();
+    std::fs::remove_file(run.join("boxes.pvd")).unwrap();
+    assert_fails_naming(&run, &out, &run.join("clumps.pvd"));
+}

@@ -211,3 +211,8 @@ fn fs_surface(i: SurfaceOut) -> @location(0) vec4<f32> {
     }
     return vec4<f32>(shade(i.color.rgb, n, v, lit_fraction(i.world)), a);
 }
+
+// Shadow pass of the body triangles (boxes, capsules): depth only.
+@fragment
+fn fs_surface_depth(i: SurfaceOut) {
+}

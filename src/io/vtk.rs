@@ -426,8 +426,8 @@ pub struct CapsuleFrame<'a> {
 
 /// Points around the axis of one capsule surface, and rings: two poles and 6 rings
 /// (latitudes −60°, −30°, 0° on the lower hemisphere, 0°, 30°, 60° on the upper).
-const CAPSULE_SEGMENTS: u64 = 12;
-const CAPSULE_RINGS: u64 = 6;
+pub const CAPSULE_SEGMENTS: u64 = 12;
+pub const CAPSULE_RINGS: u64 = 6;
 
 /// Writes every capsule's surface as polygons (74 points, 60 quads and 24 triangles per
 /// capsule), with cell data `id` (the body); open `capsules.pvd` in ParaView. Atomic;

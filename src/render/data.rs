@@ -74,7 +74,7 @@ pub fn frame_index(dir: &Path, name: &str) -> Result<Vec<FrameRef>, RenderError>
         .collect())
 }
 
-fn frame_err(path: &Path, message: impl Into<String>) -> RenderError {
+pub(super) fn frame_err(path: &Path, message: impl Into<String>) -> RenderError {
     RenderError::Frame {
         path: path.to_path_buf(),
         message: message.into(),
@@ -83,6 +83,14 @@ fn frame_err(path: &Path, message: impl Into<String>) -> RenderError {
 
 /// The poly-data piece of a `.vtp` file, with its point data arrays.
 fn read_piece(path: &Path) -> Result<(Vec<f32>, Vec<Attribute>), RenderError> {
+    read_poly(path).map(|(points, point, _)| (points, point))
+}
+
+/// The poly-data piece of a `.vtp` file, with its point and its cell data arrays.
+#[allow(clippy::type_complexity)]
+pub(super) fn read_poly(
+    path: &Path,
+) -> Result<(Vec<f32>, Vec<Attribute>, Vec<Attribute>), RenderError> {
     if !path.exists() {
         return Err(frame_err(path, "missing (listed in the .pvd index)"));
     }
@@ -104,27 +112,18 @@ fn read_piece(path: &Path) -> Result<(Vec<f32>, Vec<Attribute>), RenderError> {
         .points
         .cast_into::<f32>()
         .ok_or_else(|| frame_err(path, "points are not numbers"))?;
-    Ok((points, piece.data.point))
+    Ok((points, piece.data.point, piece.data.cell))
 }
 
 /// A point-data array cast to `T`, with `n × comps` entries.
-fn array<T: vtkio::model::Scalar>(
+pub(super) fn array<T: vtkio::model::Scalar>(
     path: &Path,
     attrs: &[Attribute],
     name: &str,
     n: usize,
     comps: usize,
 ) -> Result<Vec<T>, RenderError> {
-    let data: IOBuffer = attrs
-        .iter()
-        .find_map(|a| match a {
-            Attribute::DataArray(d) if d.name == name => Some(d.data.clone()),
-            _ => None,
-        })
-        .ok_or_else(|| frame_err(path, format!("no point array `{name}`")))?;
-    let v = data
-        .cast_into::<T>()
-        .ok_or_else(|| frame_err(path, format!("array `{name}` is not numeric")))?;
+    let v = array_any(path, attrs, name)?;
     if v.len() != n * comps {
         return Err(frame_err(
             path,
@@ -135,6 +134,25 @@ fn array<T: vtkio::model::Scalar>(
             ),
         ));
     }
+    Ok(v)
+}
+
+/// A data array cast to `T`, of any length.
+pub(super) fn array_any<T: vtkio::model::Scalar>(
+    path: &Path,
+    attrs: &[Attribute],
+    name: &str,
+) -> Result<Vec<T>, RenderError> {
+    let data: IOBuffer = attrs
+        .iter()
+        .find_map(|a| match a {
+            Attribute::DataArray(d) if d.name == name => Some(d.data.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| frame_err(path, format!("no data array `{name}`")))?;
+    let v = data
+        .cast_into::<T>()
+        .ok_or_else(|| frame_err(path, format!("array `{name}` is not numeric")))?;
     Ok(v)
 }
 

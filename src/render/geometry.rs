@@ -25,6 +25,8 @@ pub struct SurfaceVertex {
 pub struct Surfaces {
     pub opaque: Vec<SurfaceVertex>,
     pub translucent: Vec<SurfaceVertex>,
+    /// Opaque body triangles (boxes, capsules): unlike boundaries, they cast shadows.
+    pub bodies: Vec<SurfaceVertex>,
 }
 
 const WALL: [u8; 4] = [190, 192, 200, 255];

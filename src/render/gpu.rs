@@ -102,6 +102,8 @@ pub struct Renderer {
     sphere: wgpu::RenderPipeline,
     sphere_depth: wgpu::RenderPipeline,
     surface_opaque: wgpu::RenderPipeline,
+    /// Shadow pass of the body triangles (boundaries cast no shadows).
+    surface_depth: wgpu::RenderPipeline,
     surface_blend: wgpu::RenderPipeline,
     chains: wgpu::RenderPipeline,
 }
@@ -270,6 +272,17 @@ impl Renderer {
             true,
             Less,
         );
+        let surface_depth = p(
+            "body surface shadows",
+            &depth_layout,
+            "vs_surface",
+            "fs_surface_depth",
+            &surface_buf,
+            false,
+            None,
+            true,
+            Less,
+        );
         let surface_blend = p(
             "translucent surfaces",
             &main_layout,
@@ -300,6 +313,7 @@ impl Renderer {
             sphere,
             sphere_depth,
             surface_opaque,
+            surface_depth,
             surface_blend,
             chains,
         })
@@ -462,6 +476,7 @@ impl Renderer {
 
         let spheres = self.vertices("spheres", f.spheres);
         let opaque = self.vertices("surfaces", &f.surfaces.opaque);
+        let bodies = self.vertices("body surfaces", &f.surfaces.bodies);
         let translucent = self.vertices("translucent surfaces", &f.surfaces.translucent);
         let chains = self.vertices("force chains", f.chains);
 
@@ -480,6 +495,12 @@ impl Renderer {
                 pass.set_bind_group(0, &light_bg, &[]);
                 pass.set_vertex_buffer(0, b.slice(..));
                 pass.draw(0..6, 0..f.spheres.len() as u32);
+            }
+            if let Some(b) = &bodies {
+                pass.set_pipeline(&self.surface_depth);
+                pass.set_bind_group(0, &light_bg, &[]);
+                pass.set_vertex_buffer(0, b.slice(..));
+                pass.draw(0..f.surfaces.bodies.len() as u32, 0..1);
             }
         } else {
             // The bind group still needs a defined texture: clear it.
@@ -524,6 +545,7 @@ impl Renderer {
             }
             for (buf, pipe, n) in [
                 (&opaque, &self.surface_opaque, f.surfaces.opaque.len()),
+                (&bodies, &self.surface_opaque, f.surfaces.bodies.len()),
                 (
                     &translucent,
                     &self.surface_blend,

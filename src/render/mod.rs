@@ -1,7 +1,8 @@
 //! Headless pictures of a run: `bristlecone render RUN_DIR`.
 //!
 //! wgpu offscreen (no window, no display; runs on lavapipe): spheres as ray-cast impostors
-//! with exact silhouettes and depth, boundaries as opaque (planes, solid boxes and
+//! with exact silhouettes and depth, box and capsule bodies as shadow-casting triangles and
+//! clumps as their member spheres ([`shapes`]), boundaries as opaque (planes, solid boxes and
 //! cylinders) or cut-away translucent surfaces (containers: faint near walls, solid far
 //! walls; meshes), one directional light with a shadow map, colour by speed (viridis, with a
 //! colour bar) or material (with a legend), optional force chains from the contact frames.
@@ -21,6 +22,7 @@ pub mod geometry;
 pub mod gpu;
 pub mod image;
 pub mod settings;
+pub mod shapes;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -83,6 +85,7 @@ pub struct RenderOptions {
 pub struct RenderReport {
     pub written: Vec<PathBuf>,
     pub frames: usize,
+    /// Bodies in the last frame (a clump counts once, though drawn as its members).
     pub spheres_last: usize,
     /// Wall time of drawing alone (GPU and read-back, no file I/O), per frame.
     pub seconds_per_frame: f64,
@@ -105,6 +108,8 @@ pub struct Prepared {
     pub scene: Scene,
     pub view: View,
     pub frames: Vec<(FrameRef, Particles, Option<Contacts>)>,
+    /// The bodies of each frame drawn as their shapes (boxes, capsules, clumps).
+    pub shapes: Vec<shapes::Shapes>,
 }
 
 /// Reads the scene, the settings and every selected frame. Nothing is written.
@@ -151,8 +156,11 @@ pub fn prepare(run_dir: &Path, opts: &RenderOptions) -> Result<Prepared, RenderE
     } else {
         Vec::new()
     };
+    let shape_index = shapes::ShapeIndexes::read(run_dir)?;
     let mut frames = Vec::with_capacity(picked.len());
+    let mut body_shapes = Vec::with_capacity(picked.len());
     for f in picked {
+        body_shapes.push(shape_index.at(f.time)?);
         let p = data::read_particles(&f.path)?;
         let c = if view.force_chains {
             // Contacts are written at every frame but the first (no step taken yet).
@@ -169,6 +177,7 @@ pub fn prepare(run_dir: &Path, opts: &RenderOptions) -> Result<Prepared, RenderE
         scene,
         view,
         frames,
+        shapes: body_shapes,
     };
     if pr.view.color_by == ColorBy::Material && !pr.view.force_chains {
         // Fails here, before any drawing, when the frames do not match the scene's bodies.
@@ -335,24 +344,25 @@ pub fn draw_frames(renderer: &Renderer, pr: &Prepared) -> Result<Vec<Vec<u8>>, R
         },
     };
     let mut images = Vec::with_capacity(pr.frames.len());
-    for (f, p, c) in &pr.frames {
+    for ((f, p, c), shapes) in pr.frames.iter().zip(&pr.shapes) {
         let cols = if v.force_chains {
             vec![CHAIN_GRAIN; p.radii.len()]
         } else {
             colors(pr, f, p, range)?
         };
-        let spheres: Vec<SphereInstance> = p
-            .positions
-            .iter()
-            .zip(&p.radii)
-            .zip(&cols)
-            .map(|((x, r), c)| SphereInstance {
-                center_radius: [x[0], x[1], x[2], *r],
-                color: [c[0], c[1], c[2], 255],
-            })
-            .collect();
-        let surfaces =
+        let mut surfaces =
             geometry::boundary_surfaces(&pr.scene.boundaries, f.time, pr.scene.sim.dt, &b);
+        let mut spheres = Vec::with_capacity(p.radii.len());
+        for (k, ((x, r), c)) in p.positions.iter().zip(&p.radii).zip(&cols).enumerate() {
+            let color = [c[0], c[1], c[2], 255];
+            match shapes.get(&p.ids[k]) {
+                Some(s) => shapes::draw(s, color, &mut surfaces.bodies, &mut spheres),
+                None => spheres.push(SphereInstance {
+                    center_radius: [x[0], x[1], x[2], *r],
+                    color,
+                }),
+            }
+        }
         let chain = match c {
             Some(c) => chains(pr, p, c, cam.eye, max_force(pr)),
             None => Vec::new(),
