@@ -161,6 +161,17 @@ fn resuming_a_lugre_scene_is_bit_identical_to_running_through() {
     );
 }
 
+/// Hunt–Crossley from (E, ν, e): each contact's impact speed v₀ rides in the `w` lane of its
+/// saved record (`src/solve/rows/compliant.rs`), which checkpoints carry: a resumed pour is
+/// bit-identical.
+#[test]
+fn resuming_a_hertz_restitution_scene_is_bit_identical_to_running_through() {
+    resume_with_model_is_bit_identical(
+        "hertz",
+        "{ kind = \"hunt_crossley\", youngs_modulus = 1e7, poisson_ratio = 0.3, restitution = 0.5 }",
+    );
+}
+
 #[test]
 fn a_stop_request_still_writes_a_frame_and_a_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
