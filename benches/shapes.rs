@@ -18,7 +18,8 @@
 //!    64 B per shape record and 16 B per clump member).
 //!
 //! `cargo bench --bench shapes` (`BRISTLECONE_SHAPES_N` sets N; `BRISTLECONE_SHAPES_PARTS`
-//! = `narrow`, `pile` or both, the default `narrow,pile`).
+//! = `narrow`, `pile` or both, the default `narrow,pile`; `BRISTLECONE_SHAPES_PAIRS` = the
+//! pair types to run, e.g. `Box-Sphere,Box-Box`, default all; sphere–sphere always runs).
 
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, Collide, CollideSettings};
@@ -110,8 +111,13 @@ fn lattice(n: usize, a: Kind, b: Kind) -> (BodyState, Vec<BoundaryShape>) {
     (s, shapes)
 }
 
-/// Median seconds of 7 detections (after one warm-up); (seconds, contacts, touching pairs).
-fn detect_time(ctx: &GpuContext, state: &BodyState, shapes: &[BoundaryShape]) -> (f64, u32, usize) {
+/// Median seconds of 7 detections (after one warm-up); (seconds, contacts, touching pairs,
+/// hash of the contact list).
+fn detect_time(
+    ctx: &GpuContext,
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+) -> (f64, u32, usize, u64) {
     let settings = CollideSettings {
         envelope: 0.05 * R,
         friction: vec![0.5],
@@ -123,6 +129,12 @@ fn detect_time(ctx: &GpuContext, state: &BodyState, shapes: &[BoundaryShape]) ->
     let list = c.read_contacts(ctx).expect("contacts");
     let mut pairs: Vec<_> = list.iter().map(|r| (r.ids[0], r.ids[1])).collect();
     pairs.dedup();
+    // FNV-1a of the list's bytes: shader variants must give the identical contact set.
+    let hash = bytemuck::cast_slice::<_, u8>(&list)
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+            (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+        });
     let mut t: Vec<f64> = (0..7)
         .map(|_| {
             let t0 = Instant::now();
@@ -134,7 +146,7 @@ fn detect_time(ctx: &GpuContext, state: &BodyState, shapes: &[BoundaryShape]) ->
         })
         .collect();
     t.sort_by(f64::total_cmp);
-    (t[3], counts.contacts, pairs.len())
+    (t[3], counts.contacts, pairs.len(), hash)
 }
 
 fn narrow_phase(ctx: &GpuContext, n: usize) {
@@ -152,12 +164,22 @@ fn narrow_phase(ctx: &GpuContext, n: usize) {
         (Clump, Capsule),
     ];
     println!("narrow phase: {n} grains, R = {R} m, lattice 1.9 R, 3 candidate pairs per grain");
-    println!("| pair | contacts | touching pairs | ms / detection | candidate pairs/s | narrow-phase pairs/s |");
-    println!("|---|---|---|---|---|---|");
+    println!("| pair | contacts | touching pairs | ms / detection | candidate pairs/s | narrow-phase pairs/s | list hash |");
+    println!("|---|---|---|---|---|---|---|");
+    // `BRISTLECONE_SHAPES_PAIRS`: comma-separated pairs to run (e.g. `Box-Sphere`); default all.
+    let only = std::env::var("BRISTLECONE_SHAPES_PAIRS").ok();
     let mut base = None;
     for (a, b) in types {
+        let name = format!("{a:?}-{b:?}");
+        if (a, b) != (Sphere, Sphere)
+            && only
+                .as_ref()
+                .is_some_and(|o| !o.split(',').any(|x| x == name))
+        {
+            continue;
+        }
         let (state, shapes) = lattice(n, a, b);
-        let (t, contacts, touching) = detect_time(ctx, &state, &shapes);
+        let (t, contacts, touching, hash) = detect_time(ctx, &state, &shapes);
         let base_t = *base.get_or_insert(t);
         let cand = 3.0 * n as f64;
         let narrow = if t > base_t && (a, b) != (Sphere, Sphere) {
@@ -166,7 +188,7 @@ fn narrow_phase(ctx: &GpuContext, n: usize) {
             "—".to_string()
         };
         println!(
-            "| {a:?}–{b:?} | {contacts} | {touching} | {:.2} | {:.2e} | {narrow} |",
+            "| {a:?}–{b:?} | {contacts} | {touching} | {:.2} | {:.2e} | {narrow} | {hash:016x} |",
             t * 1e3,
             cand / t
         );

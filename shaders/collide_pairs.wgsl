@@ -83,12 +83,13 @@ fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, w
     let mu = min(materials[ma].x, materials[mb].x);
     for (var k = 0u; k < m.count; k++) {
         if at + k < params.caps.x {
-            let p = m.p[k].xyz;
+            let pk = manifold_point(m, k);
+            let p = pk.xyz;
             var c: Contact;
-            c.n_gap = vec4<f32>(m.n, m.p[k].w);
+            c.n_gap = vec4<f32>(m.n, pk.w);
             c.ra = vec4<f32>(p - pi.xyz, mu);
             c.rb = vec4<f32>(p - pj.xyz, 0.0);
-            c.ids = vec4<u32>(bi, bj, m.f[k], (ma << 16u) | (mb & 0xffffu));
+            c.ids = vec4<u32>(bi, bj, manifold_feature(m, k), (ma << 16u) | (mb & 0xffffu));
             contacts[at + k] = c;
         }
     }
@@ -156,9 +157,9 @@ fn capsule_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> CapContacts {
         m = capsule_sphere(cap, po.xyz, po.w, env);
     }
     if flip {
-        for (var k = 0u; k < m.count; k++) {
-            m.n[k] = -m.n[k];
-        }
+        // Both slots (an unused one is never read): fixed indices, see cap_push.
+        m.n[0] = -m.n[0];
+        m.n[1] = -m.n[1];
     }
     return m;
 }
@@ -172,12 +173,14 @@ fn write_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CapContacts,
     let mu = min(materials[ma].x, materials[mb].x);
     for (var k = 0u; k < m.count; k++) {
         if at + k < params.caps.x {
-            let p = m.p[k].xyz;
+            let second = k == 1u;
+            let pk = select(m.p[0], m.p[1], second);
+            let p = pk.xyz;
             var c: Contact;
-            c.n_gap = vec4<f32>(m.n[k], m.p[k].w);
+            c.n_gap = vec4<f32>(select(m.n[0], m.n[1], second), pk.w);
             c.ra = vec4<f32>(p - pi.xyz, mu);
             c.rb = vec4<f32>(p - pj.xyz, 0.0);
-            c.ids = vec4<u32>(bi, bj, m.f[k], (ma << 16u) | (mb & 0xffffu));
+            c.ids = vec4<u32>(bi, bj, select(m.f[0], m.f[1], second), (ma << 16u) | (mb & 0xffffu));
             contacts[at + k] = c;
         }
     }
@@ -470,7 +473,7 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                         let m = capsule_pair(nb + i, nb + j, pi, pj);
                         n += write_capsule(nb + i, nb + j, pi, pj, m, write, base + n);
                         // capsule:end
-                    } else {
+                    } else if HAS_BOXES {
                         let m = box_pair(nb + i, nb + j, pi, pj);
                         n += write_manifold_or_patch(nb + i, nb + j, pi, pj, m, write, base + n);
                     }

@@ -72,6 +72,12 @@ fn make_obb(c: vec3<f32>, q: vec4<f32>, h: vec3<f32>) -> Obb {
     return Obb(c, r, h);
 }
 
+// Column i of a matrix value by selects: a dynamic index would make naga spill the
+// matrix to a private variable, which llvmpipe keeps in per-lane scratch memory.
+fn mcol(r: mat3x3<f32>, i: u32) -> vec3<f32> {
+    return select(select(r[0], r[1], i == 1u), r[2], i == 2u);
+}
+
 fn sgn(x: f32) -> f32 {
     return select(-1.0, 1.0, x >= 0.0);
 }
@@ -89,10 +95,29 @@ fn obb_extent(b: Obb, l: vec3<f32>) -> f32 {
     return dot(b.h, abs(transpose(b.r) * l));
 }
 
+// Fixed-index selects, not m.p[count]: llvmpipe puts a dynamically indexed private
+// array in per-lane scratch memory (see README "Shapes: cost").
 fn manifold_push(m: ptr<function, Manifold>, p: vec3<f32>, gap: f32, f: u32) {
-    (*m).p[(*m).count] = vec4<f32>(p, gap);
-    (*m).f[(*m).count] = f;
+    let v = vec4<f32>(p, gap);
+    let c = (*m).count;
+    (*m).p[0] = select((*m).p[0], v, c == 0u);
+    (*m).p[1] = select((*m).p[1], v, c == 1u);
+    (*m).p[2] = select((*m).p[2], v, c == 2u);
+    (*m).p[3] = select((*m).p[3], v, c == 3u);
+    (*m).f[0] = select((*m).f[0], f, c == 0u);
+    (*m).f[1] = select((*m).f[1], f, c == 1u);
+    (*m).f[2] = select((*m).f[2], f, c == 2u);
+    (*m).f[3] = select((*m).f[3], f, c == 3u);
     (*m).count += 1u;
+}
+
+// Point k (< 4) of a manifold, by fixed-index selects (see manifold_push).
+fn manifold_point(m: Manifold, k: u32) -> vec4<f32> {
+    return select(select(select(m.p[0], m.p[1], k == 1u), m.p[2], k == 2u), m.p[3], k == 3u);
+}
+
+fn manifold_feature(m: Manifold, k: u32) -> u32 {
+    return select(select(select(m.f[0], m.f[1], k == 1u), m.f[2], k == 2u), m.f[3], k == 3u);
 }
 
 fn box_box(a: Obb, b: Obb, env: f32) -> Manifold {
@@ -106,7 +131,7 @@ fn box_box(a: Obb, b: Obb, env: f32) -> Manifold {
     var best_b = -3.0e38;
     var ib = 0u;
     for (var i = 0u; i < 3u; i++) {
-        let la = a.r[i];
+        let la = mcol(a.r, i);
         let sa = abs(dot(d, la)) - obb_extent(a, la) - obb_extent(b, la);
         if sa > best_a {
             best_a = sa;
@@ -114,7 +139,7 @@ fn box_box(a: Obb, b: Obb, env: f32) -> Manifold {
         }
     }
     for (var i = 0u; i < 3u; i++) {
-        let lb = b.r[i];
+        let lb = mcol(b.r, i);
         let sb = abs(dot(d, lb)) - obb_extent(a, lb) - obb_extent(b, lb);
         if sb > best_b {
             best_b = sb;
@@ -136,7 +161,7 @@ fn box_box(a: Obb, b: Obb, env: f32) -> Manifold {
     var el = vec3<f32>(0.0);
     for (var i = 0u; i < 3u; i++) {
         for (var j = 0u; j < 3u; j++) {
-            let c = cross(a.r[i], b.r[j]);
+            let c = cross(mcol(a.r, i), mcol(b.r, j));
             let l2 = dot(c, c);
             if l2 < PARALLEL_EPS {
                 continue;
@@ -174,22 +199,22 @@ fn edge_edge(a: Obb, b: Obb, i: u32, j: u32, l: vec3<f32>) -> Manifold {
     var bit = 0u;
     for (var k = 0u; k < 3u; k++) {
         if k != i {
-            let s = sgn(dot(n, a.r[k]));
-            pa += a.r[k] * (s * a.h[k]);
+            let s = sgn(dot(n, mcol(a.r, k)));
+            pa += mcol(a.r, k) * (s * a.h[k]);
             signs |= select(0u, 1u, s > 0.0) << bit;
             bit += 1u;
         }
     }
     for (var k = 0u; k < 3u; k++) {
         if k != j {
-            let s = -sgn(dot(n, b.r[k]));
-            pb += b.r[k] * (s * b.h[k]);
+            let s = -sgn(dot(n, mcol(b.r, k)));
+            pb += mcol(b.r, k) * (s * b.h[k]);
             signs |= select(0u, 1u, s > 0.0) << bit;
             bit += 1u;
         }
     }
-    let ea = a.r[i];
-    let eb = b.r[j];
+    let ea = mcol(a.r, i);
+    let eb = mcol(b.r, j);
     let r = pb - pa;
     let c = dot(ea, eb);
     let den = 1.0 - c * c;
@@ -205,23 +230,54 @@ fn edge_edge(a: Obb, b: Obb, i: u32, j: u32, l: vec3<f32>) -> Manifold {
     return m;
 }
 
+// An up-to-8-gon in named registers: a private array indexed by a loop counter lives in
+// per-lane scratch memory on llvmpipe (as an array, the clipping alone took a 2000-grain
+// box–sphere detection from 39 to 214 ms; README "Shapes: cost").
+struct Poly8 {
+    v0: vec3<f32>,
+    v1: vec3<f32>,
+    v2: vec3<f32>,
+    v3: vec3<f32>,
+    v4: vec3<f32>,
+    v5: vec3<f32>,
+    v6: vec3<f32>,
+    v7: vec3<f32>,
+}
+
+fn poly_get(p: Poly8, k: u32) -> vec3<f32> {
+    let lo = select(select(select(p.v0, p.v1, k == 1u), p.v2, k == 2u), p.v3, k == 3u);
+    let hi = select(select(select(p.v4, p.v5, k == 5u), p.v6, k == 6u), p.v7, k == 7u);
+    return select(lo, hi, k >= 4u);
+}
+
+fn poly_set(p: ptr<function, Poly8>, k: u32, x: vec3<f32>) {
+    (*p).v0 = select((*p).v0, x, k == 0u);
+    (*p).v1 = select((*p).v1, x, k == 1u);
+    (*p).v2 = select((*p).v2, x, k == 2u);
+    (*p).v3 = select((*p).v3, x, k == 3u);
+    (*p).v4 = select((*p).v4, x, k == 4u);
+    (*p).v5 = select((*p).v5, x, k == 5u);
+    (*p).v6 = select((*p).v6, x, k == 6u);
+    (*p).v7 = select((*p).v7, x, k == 7u);
+}
+
 // Sutherland-Hodgman of an up-to-8-gon against sign(lim) * p[axis] <= |lim|.
-fn clip_poly(poly: ptr<function, array<vec3<f32>, 8>>, n: u32, axis: u32, lim: f32) -> u32 {
-    var out: array<vec3<f32>, 8>;
+fn clip_poly(poly: ptr<function, Poly8>, n: u32, axis: u32, lim: f32) -> u32 {
+    var out: Poly8;
     var m = 0u;
     let s = sgn(lim);
     for (var k = 0u; k < n; k++) {
-        let p = (*poly)[k];
-        let q = (*poly)[(k + 1u) % n];
+        let p = poly_get(*poly, k);
+        let q = poly_get(*poly, (k + 1u) % n);
         let pi = s * p[axis] <= abs(lim);
         let qi = s * q[axis] <= abs(lim);
         if pi && m < 8u {
-            out[m] = p;
+            poly_set(&out, m, p);
             m += 1u;
         }
         if pi != qi && m < 8u {
             let t = (lim - p[axis]) / (q[axis] - p[axis]);
-            out[m] = p + (q - p) * t;
+            poly_set(&out, m, p + (q - p) * t);
             m += 1u;
         }
     }
@@ -233,69 +289,67 @@ fn face_clip(rf: Obb, inc: Obb, i: u32, swapped: bool, env: f32) -> Manifold {
     var m: Manifold;
     m.count = 0u;
     let d = inc.c - rf.c;
-    let side = sgn(dot(d, rf.r[i]));
-    let nr = rf.r[i] * side;
+    let side = sgn(dot(d, mcol(rf.r, i)));
+    let nr = mcol(rf.r, i) * side;
     let iu = (i + 1u) % 3u;
     let iv = (i + 2u) % 3u;
-    let u = rf.r[iu];
-    let v = rf.r[iv];
+    let u = mcol(rf.r, iu);
+    let v = mcol(rf.r, iv);
     let hu = rf.h[iu];
     let hv = rf.h[iv];
     let cf = rf.c + nr * rf.h[i];
     var k = 0u;
     var best = -1.0;
     for (var mm = 0u; mm < 3u; mm++) {
-        let x = abs(dot(inc.r[mm], nr));
+        let x = abs(dot(mcol(inc.r, mm), nr));
         if x > best {
             best = x;
             k = mm;
         }
     }
-    let s = -sgn(dot(inc.r[k], nr));
+    let s = -sgn(dot(mcol(inc.r, k), nr));
     let ku = (k + 1u) % 3u;
     let kv = (k + 2u) % 3u;
-    let fc = inc.c + inc.r[k] * (s * inc.h[k]);
-    let eu = inc.r[ku] * inc.h[ku];
-    let ev = inc.r[kv] * inc.h[kv];
-    var quad = array<vec3<f32>, 4>(fc - eu - ev, fc + eu - ev, fc + eu + ev, fc - eu + ev);
-    var poly: array<vec3<f32>, 8>;
-    for (var q = 0u; q < 4u; q++) {
-        let r = quad[q] - cf;
-        poly[q] = vec3<f32>(dot(r, u), dot(r, v), dot(r, nr));
-    }
+    let fc = inc.c + mcol(inc.r, k) * (s * inc.h[k]);
+    let eu = mcol(inc.r, ku) * inc.h[ku];
+    let ev = mcol(inc.r, kv) * inc.h[kv];
+    let q0 = fc - eu - ev - cf;
+    let q1 = fc + eu - ev - cf;
+    let q2 = fc + eu + ev - cf;
+    let q3 = fc - eu + ev - cf;
+    var poly: Poly8;
+    poly.v0 = vec3<f32>(dot(q0, u), dot(q0, v), dot(q0, nr));
+    poly.v1 = vec3<f32>(dot(q1, u), dot(q1, v), dot(q1, nr));
+    poly.v2 = vec3<f32>(dot(q2, u), dot(q2, v), dot(q2, nr));
+    poly.v3 = vec3<f32>(dot(q3, u), dot(q3, v), dot(q3, nr));
     var n = 4u;
     n = clip_poly(&poly, n, 0u, hu);
     n = clip_poly(&poly, n, 0u, -hu);
     n = clip_poly(&poly, n, 1u, hv);
     n = clip_poly(&poly, n, 1u, -hv);
     let face = select(0u, 6u, swapped) + 2u * i + select(0u, 1u, side < 0.0);
-    var corners = array<vec2<f32>, 4>(
-        vec2<f32>(-1.0, -1.0), vec2<f32>(1.0, -1.0), vec2<f32>(1.0, 1.0), vec2<f32>(-1.0, 1.0),
-    );
-    var taken = array<u32, 4>(NO_PICK, NO_PICK, NO_PICK, NO_PICK);
+    // Corners (-1,-1), (1,-1), (1,1), (-1,1); `taken` holds the picked indices as bits.
+    var taken = 0u;
     for (var ci = 0u; ci < 4u; ci++) {
+        let corner = vec2<f32>(select(-1.0, 1.0, ci == 1u || ci == 2u), select(-1.0, 1.0, ci >= 2u));
         var pick = NO_PICK;
         var score = -3.0e38;
         for (var pi = 0u; pi < n; pi++) {
-            let p = poly[pi];
+            let p = poly_get(poly, pi);
             if p.z > env {
                 continue;
             }
-            let sc = corners[ci].x * p.x / hu + corners[ci].y * p.y / hv;
+            let sc = corner.x * p.x / hu + corner.y * p.y / hv;
             if sc > score {
                 score = sc;
                 pick = pi;
             }
         }
-        var dup = false;
-        for (var t = 0u; t < ci; t++) {
-            dup = dup || taken[t] == pick;
-        }
-        if pick == NO_PICK || dup {
+        if pick == NO_PICK || (taken & (1u << pick)) != 0u {
             continue;
         }
-        taken[ci] = pick;
-        let p = poly[pick];
+        taken |= 1u << pick;
+        let p = poly_get(poly, pick);
         manifold_push(&m, cf + u * p.x + v * p.y + nr * (0.5 * p.z), p.z, 4u * face + ci);
     }
     m.n = select(nr, -nr, swapped);

@@ -38,10 +38,18 @@ fn cap_end(cap: Capsule, e: u32) -> vec3<f32> {
     return cap.c + cap.a * select(cap.hl, -cap.hl, e == 0u);
 }
 
+// Fixed-index selects, not m.p[count]: llvmpipe keeps a dynamically indexed private array
+// in per-lane scratch memory (README "Shapes: cost").
 fn cap_push(m: ptr<function, CapContacts>, p: vec3<f32>, n: vec3<f32>, gap: f32, f: u32) {
-    (*m).p[(*m).count] = vec4<f32>(p, gap);
-    (*m).n[(*m).count] = n;
-    (*m).f[(*m).count] = f;
+    let v = vec4<f32>(p, gap);
+    let first = (*m).count == 0u;
+    let second = (*m).count == 1u;
+    (*m).p[0] = select((*m).p[0], v, first);
+    (*m).p[1] = select((*m).p[1], v, second);
+    (*m).n[0] = select((*m).n[0], n, first);
+    (*m).n[1] = select((*m).n[1], n, second);
+    (*m).f[0] = select((*m).f[0], f, first);
+    (*m).f[1] = select((*m).f[1], f, second);
     (*m).count += 1u;
 }
 
@@ -132,9 +140,13 @@ fn seg_edge_param(p0: vec3<f32>, d: vec3<f32>, e0: vec3<f32>, ed: vec3<f32>) -> 
 fn deepest_param(p0: vec3<f32>, d: vec3<f32>, h: vec3<f32>) -> f32 {
     var best = sdf_box(p0, h);
     var bu = 0.0;
-    var cand: array<f32, 16>;
-    cand[0] = 1.0;
-    var nc = 1u;
+    // Candidates u = 1 then the 12 edges' closest parameters, each tried as it is found
+    // (no candidate array: see cap_push).
+    let s1 = sdf_box(p0 + d * 1.0, h);
+    if s1 < best {
+        best = s1;
+        bu = 1.0;
+    }
     for (var i = 0u; i < 3u; i++) {
         let j = (i + 1u) % 3u;
         let k = (i + 2u) % 3u;
@@ -145,18 +157,15 @@ fn deepest_param(p0: vec3<f32>, d: vec3<f32>, h: vec3<f32>) -> f32 {
             e0[k] = select(-h[k], h[k], (sg & 2u) != 0u);
             var ed = vec3<f32>(0.0);
             ed[i] = 2.0 * h[i];
-            cand[nc] = seg_edge_param(p0, d, e0, ed);
-            nc += 1u;
+            let c = seg_edge_param(p0, d, e0, ed);
+            let s = sdf_box(p0 + d * c, h);
+            if s < best {
+                best = s;
+                bu = c;
+            }
         }
     }
     let ld = length(d);
-    for (var k = 0u; k < nc; k++) {
-        let s = sdf_box(p0 + d * cand[k], h);
-        if s < best {
-            best = s;
-            bu = cand[k];
-        }
-    }
     for (var i = 0u; i < 3u; i++) {
         if abs(d[i]) > 1e-12 * ld {
             let u = clamp(-p0[i] / d[i], 0.0, 1.0);
