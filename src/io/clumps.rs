@@ -43,15 +43,7 @@ impl ClumpFrames {
         if clumps.is_empty() {
             return Ok(None);
         }
-        let path = dir.join("clumps.pvd");
-        let pvd = match resume_at {
-            Some(t) if path.exists() => {
-                let mut c = Collection::read(&path)?;
-                c.retain_until(t);
-                c
-            }
-            _ => Collection::new(path),
-        };
+        let pvd = Collection::open(dir.join("clumps.pvd"), resume_at)?;
         Ok(Some(ClumpFrames { clumps, pvd }))
     }
 

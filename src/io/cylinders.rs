@@ -136,15 +136,7 @@ impl CylinderFrames {
         if cylinders.is_empty() {
             return Ok(None);
         }
-        let path = dir.join("cylinders.pvd");
-        let pvd = match resume_at {
-            Some(t) if path.exists() => {
-                let mut c = Collection::read(&path)?;
-                c.retain_until(t);
-                c
-            }
-            _ => Collection::new(path),
-        };
+        let pvd = Collection::open(dir.join("cylinders.pvd"), resume_at)?;
         Ok(Some(CylinderFrames { cylinders, pvd }))
     }
 

@@ -45,15 +45,7 @@ impl HullFrames {
         if hulls.is_empty() {
             return Ok(None);
         }
-        let path = dir.join("hulls.pvd");
-        let pvd = match resume_at {
-            Some(t) if path.exists() => {
-                let mut c = Collection::read(&path)?;
-                c.retain_until(t);
-                c
-            }
-            _ => Collection::new(path),
-        };
+        let pvd = Collection::open(dir.join("hulls.pvd"), resume_at)?;
         Ok(Some(HullFrames { hulls, pvd }))
     }
 

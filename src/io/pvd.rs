@@ -63,6 +63,19 @@ impl Collection {
         self.entries.retain(|(t, _)| *t <= time);
     }
 
+    /// A fresh collection at `path`, or, after `--resume` (`resume_at` = the checkpoint's
+    /// time), the existing one with the frames up to that time.
+    pub fn open(path: PathBuf, resume_at: Option<f64>) -> Result<Self, IoError> {
+        match resume_at {
+            Some(t) if path.exists() => {
+                let mut c = Collection::read(&path)?;
+                c.retain_until(t);
+                Ok(c)
+            }
+            _ => Ok(Collection::new(path)),
+        }
+    }
+
     /// Records a frame and rewrites the index. `file` is relative to the `.pvd`'s
     /// directory, which keeps the output folder relocatable.
     pub fn add(&mut self, time: f64, file: impl Into<String>) -> Result<(), IoError> {
