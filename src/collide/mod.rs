@@ -388,93 +388,80 @@ pub fn boundary_count(state: &BodyState) -> usize {
         .unwrap_or(state.len())
 }
 
-/// A box grain needs a `GrainBox` shape, and no boundary it cannot meet (solid cylinders
-/// and meshes have no box narrow phase yet).
-fn check_box(
-    b: usize,
-    i: &[u32; 4],
-    state: &BodyState,
-    shapes: &[BoundaryShape],
-) -> Result<(), GpuError> {
-    if !matches!(
-        shapes.get(i[3] as usize),
-        Some(BoundaryShape::GrainBox { .. })
-    ) {
-        return Err(invalid(format!(
-            "box body {b}: shape index {} is not a GrainBox shape",
-            i[3]
-        )));
-    }
-    if let Some(w) = state
-        .info
-        .iter()
-        .position(|w| w[2] == SHAPE_SOLID_CYLINDER || w[2] == SHAPE_MESH)
-    {
-        return Err(invalid(format!(
-            "box body {b} with boundary body {w} (a solid cylinder or mesh): \
-             box contacts with these boundaries are not implemented"
-        )));
-    }
-    Ok(())
+/// What a non-sphere grain needs from `Collide::new`: its record in the shape table, and
+/// the body kinds its narrow phase meets (the others have no narrow phase yet; the scene
+/// builder refuses them first with file:line:field errors).
+struct GrainRule {
+    name: &'static str,
+    record: fn(&BoundaryShape) -> bool,
+    meets: fn(u32) -> bool,
 }
 
-/// A capsule grain needs a `GrainCapsule` shape, and no solid cylinder or mesh boundary.
-fn check_capsule(
-    b: usize,
-    i: &[u32; 4],
-    state: &BodyState,
-    shapes: &[BoundaryShape],
-) -> Result<(), GpuError> {
-    if !matches!(
-        shapes.get(i[3] as usize),
-        Some(BoundaryShape::GrainCapsule { .. })
-    ) {
-        return Err(invalid(format!(
-            "capsule body {b}: shape index {} is not a GrainCapsule shape",
-            i[3]
-        )));
+fn grain_rule(kind: u32) -> Option<GrainRule> {
+    use BoundaryShape as S;
+    let not_solid = |k: u32| k != SHAPE_SOLID_CYLINDER && k != SHAPE_MESH;
+    let rule = |name, record, meets| {
+        Some(GrainRule {
+            name,
+            record,
+            meets,
+        })
+    };
+    match kind {
+        SHAPE_BOX => rule("box", |s| matches!(s, S::GrainBox { .. }), not_solid),
+        SHAPE_CAPSULE => rule(
+            "capsule",
+            |s| matches!(s, S::GrainCapsule { .. }),
+            not_solid,
+        ),
+        SHAPE_CYLINDER => rule(
+            "cylinder",
+            |s| matches!(s, S::GrainCylinder { .. }),
+            |k| {
+                [
+                    SHAPE_PLANE,
+                    SHAPE_BOX_CONTAINER,
+                    SHAPE_CYLINDER_CONTAINER,
+                    SHAPE_SPHERE,
+                ]
+                .contains(&k)
+            },
+        ),
+        SHAPE_CONVEX => rule(
+            "convex",
+            |s| matches!(s, S::GrainConvex { .. }),
+            |k| [SHAPE_PLANE, SHAPE_BOX_CONTAINER, SHAPE_SPHERE].contains(&k),
+        ),
+        SHAPE_CLUMP => rule(
+            "clump",
+            |s| matches!(s, S::GrainClump { members } if !members.is_empty()),
+            |_| true,
+        ),
+        _ => None,
     }
-    if let Some(w) = state
-        .info
-        .iter()
-        .position(|w| w[2] == SHAPE_SOLID_CYLINDER || w[2] == SHAPE_MESH)
-    {
-        return Err(invalid(format!(
-            "capsule body {b} with boundary body {w} (a solid cylinder or mesh): \
-             capsule contacts with these boundaries are not implemented"
-        )));
-    }
-    Ok(())
 }
 
-/// A cylinder grain needs a `GrainCylinder` shape; its partners are spheres and the
-/// boundaries plane, box container and cylinder container (no other narrow phase yet).
-fn check_cylinder(
+/// Grain `b` (kind `i[2]`, shape index `i[3]`) against its rule: its shape record, and every
+/// other body of the scene a kind its narrow phase meets.
+fn check_grain(
     b: usize,
     i: &[u32; 4],
     state: &BodyState,
     shapes: &[BoundaryShape],
 ) -> Result<(), GpuError> {
-    if !matches!(
-        shapes.get(i[3] as usize),
-        Some(BoundaryShape::GrainCylinder { .. })
-    ) {
+    let Some(rule) = grain_rule(i[2]) else {
+        return Ok(());
+    };
+    if !shapes.get(i[3] as usize).is_some_and(rule.record) {
         return Err(invalid(format!(
-            "cylinder body {b}: shape index {} is not a GrainCylinder shape",
-            i[3]
+            "{} body {b}: shape index {} is not its grain shape record",
+            rule.name, i[3]
         )));
     }
-    let ok = [
-        SHAPE_PLANE,
-        SHAPE_BOX_CONTAINER,
-        SHAPE_CYLINDER_CONTAINER,
-        SHAPE_SPHERE,
-    ];
-    if let Some(w) = (0..state.len()).find(|&w| w != b && !ok.contains(&state.info[w][2])) {
+    if let Some(w) = (0..state.len()).find(|&w| w != b && !(rule.meets)(state.info[w][2])) {
         return Err(invalid(format!(
-            "cylinder body {b} with body {w} (shape kind {}): cylinders meet only spheres, \
-             planes, box containers and cylinder containers (no other narrow phase yet)",
-            state.info[w][2]
+            "{} body {b} with body {w} (shape kind {}): no narrow phase for this pair yet",
+            rule.name, state.info[w][2]
         )));
     }
     Ok(())
@@ -539,42 +526,6 @@ fn stage_source(name: &'static str, has: (bool, bool, bool)) -> ShaderSource {
     }
 }
 
-/// A convex grain needs a `GrainConvex` shape; it meets spheres, planes and box
-/// containers only (the narrow phase built so far), so any other grain or boundary shape
-/// in its scene is refused.
-fn check_convex(
-    b: usize,
-    i: &[u32; 4],
-    state: &BodyState,
-    shapes: &[BoundaryShape],
-) -> Result<(), GpuError> {
-    if !matches!(
-        shapes.get(i[3] as usize),
-        Some(BoundaryShape::GrainConvex { .. })
-    ) {
-        return Err(invalid(format!(
-            "convex body {b}: shape index {} is not a GrainConvex shape",
-            i[3]
-        )));
-    }
-    let nb = boundary_count(state);
-    let bad = state.info.iter().enumerate().find(|&(k, w)| {
-        let kind = w[2];
-        if k < nb {
-            kind != SHAPE_PLANE && kind != SHAPE_BOX_CONTAINER
-        } else {
-            k != b && kind != crate::bodies::SHAPE_SPHERE
-        }
-    });
-    if let Some((k, _)) = bad {
-        return Err(invalid(format!(
-            "convex body {b} with body {k}: convex hulls meet only spheres, planes and box \
-             containers (no narrow phase for the other shapes yet)"
-        )));
-    }
-    Ok(())
-}
-
 impl Collide {
     /// Builds the stage with a default contact capacity (4 per grain + 1024; grown on demand).
     pub fn new(
@@ -616,24 +567,8 @@ impl Collide {
                 return Err(invalid(format!(
                     "body {b} is a boundary after the first grain: boundaries must come first"
                 )));
-            } else if i[2] == SHAPE_BOX {
-                check_box(b, i, state, shapes)?;
-            } else if i[2] == SHAPE_CAPSULE {
-                check_capsule(b, i, state, shapes)?;
-            } else if i[2] == SHAPE_CYLINDER {
-                check_cylinder(b, i, state, shapes)?;
-            } else if i[2] == SHAPE_CONVEX {
-                check_convex(b, i, state, shapes)?;
-            } else if i[2] == SHAPE_CLUMP
-                && !matches!(
-                    shapes.get(i[3] as usize),
-                    Some(BoundaryShape::GrainClump { members }) if !members.is_empty()
-                )
-            {
-                return Err(invalid(format!(
-                    "clump body {b}: shape index {} is not a GrainClump shape",
-                    i[3]
-                )));
+            } else {
+                check_grain(b, i, state, shapes)?;
             }
             if i[1] as usize >= settings.friction.len() {
                 return Err(invalid(format!(
