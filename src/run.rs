@@ -161,12 +161,8 @@ struct Outputs {
     /// Capsule bodies (body index, radius, half length) and `capsules.pvd`.
     capsules: Vec<(usize, f32, f32)>,
     capsules_pvd: Option<Collection>,
-    /// Clump member spheres (`clumps.pvd`), see `io::clumps`.
-    clumps: Option<crate::io::clumps::ClumpFrames>,
-    /// Cylinder surfaces (`cylinders.pvd`), see `io::cylinders`.
-    cylinders: Option<crate::io::cylinders::CylinderFrames>,
-    /// Convex hull surfaces (`hulls.pvd`), see `io::hulls`.
-    hulls: Option<crate::io::hulls::HullFrames>,
+    /// Clump members, cylinder and hull surfaces (`clumps.pvd`, …), see `io::shapes`.
+    shapes: Vec<Box<dyn crate::io::shapes::ShapeFrames>>,
 }
 
 /// The scene's capsule bodies: (body index, radius, half length).
@@ -251,16 +247,8 @@ impl Outputs {
         self.frames += 1;
         self.write_boxes(sim, &s)?;
         self.write_capsules(sim, &s)?;
-        if let Some(c) = self.cylinders.as_mut() {
-            c.write(&self.dir, sim.step_index(), sim.time(), &s)
-                .map_err(|e| frame_error(e, sim))?;
-        }
-        if let Some(c) = self.clumps.as_mut() {
-            c.write(&self.dir, sim.step_index(), sim.time(), &s)
-                .map_err(|e| frame_error(e, sim))?;
-        }
-        if let Some(h) = self.hulls.as_mut() {
-            h.write(&self.dir, sim.step_index(), sim.time(), &s)
+        for w in &mut self.shapes {
+            w.write(&self.dir, sim.step_index(), sim.time(), &s)
                 .map_err(|e| frame_error(e, sim))?;
         }
         self.write_joints(sim, &s)
@@ -1061,19 +1049,7 @@ fn run_inner(
             } else {
                 Some(reopen(&dir.join("capsules.pvd"))?)
             },
-            clumps: crate::io::clumps::ClumpFrames::new(
-                &scene,
-                setup::boundary_count(&scene),
-                &dir,
-                Some(ck.time),
-            )?,
-            cylinders: crate::io::cylinders::CylinderFrames::new(
-                &scene,
-                setup::boundary_count(&scene),
-                &dir,
-                Some(ck.time),
-            )?,
-            hulls: crate::io::hulls::HullFrames::new(
+            shapes: crate::io::shapes::shape_frames(
                 &scene,
                 setup::boundary_count(&scene),
                 &dir,
@@ -1103,19 +1079,7 @@ fn run_inner(
             capsules: capsule_bodies(&scene),
             capsules_pvd: (!capsule_bodies(&scene).is_empty())
                 .then(|| Collection::new(dir.join("capsules.pvd"))),
-            clumps: crate::io::clumps::ClumpFrames::new(
-                &scene,
-                setup::boundary_count(&scene),
-                &dir,
-                None,
-            )?,
-            cylinders: crate::io::cylinders::CylinderFrames::new(
-                &scene,
-                setup::boundary_count(&scene),
-                &dir,
-                None,
-            )?,
-            hulls: crate::io::hulls::HullFrames::new(
+            shapes: crate::io::shapes::shape_frames(
                 &scene,
                 setup::boundary_count(&scene),
                 &dir,

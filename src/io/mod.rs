@@ -11,6 +11,7 @@ pub mod cylinders;
 mod error;
 pub mod hulls;
 pub mod pvd;
+pub mod shapes;
 pub mod stats;
 pub mod vtk;
 
