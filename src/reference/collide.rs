@@ -701,6 +701,34 @@ fn capsule_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
     cx.push_points(a, b, &pts, flip);
 }
 
+/// The walls of a box container (centre `xa`, orientation `q`, half extents `h`) that a body
+/// centred at `c` can touch: (wall index k, inward normal, a point on the wall) for the six
+/// faces (±x, ±y, ±z; no lid when `open_top`), none when `c` is outside the box. The wall
+/// index makes the contact features (k × the shape's points per wall).
+pub(super) fn container_walls(
+    xa: DVec3,
+    q: DQuat,
+    h: DVec3,
+    open_top: bool,
+    c: DVec3,
+) -> Vec<(usize, DVec3, DVec3)> {
+    let cl = q.inverse() * (c - xa);
+    if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
+        return Vec::new();
+    }
+    let walls = [
+        DVec3::X,
+        -DVec3::X,
+        DVec3::Y,
+        -DVec3::Y,
+        DVec3::Z,
+        -DVec3::Z,
+    ];
+    (0..if open_top { 5 } else { 6 })
+        .map(|k| (k, q * walls[k], xa + q * (-walls[k] * h)))
+        .collect()
+}
+
 /// Boundary `w` against capsule grain `g` (plane, box container, solid box, cylinder
 /// container; the others are refused by `Collide::new`).
 fn wall_capsule(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) {
@@ -716,23 +744,8 @@ fn wall_capsule(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) {
             open_top,
         } => {
             let h = DVec3::from(half_extents.map(|v| v as f64));
-            if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
-                return;
-            }
-            let walls = [
-                DVec3::X,
-                -DVec3::X,
-                DVec3::Y,
-                -DVec3::Y,
-                DVec3::Z,
-                -DVec3::Z,
-            ];
-            for (k, nl) in walls.iter().enumerate() {
-                if k == 5 && *open_top {
-                    continue;
-                }
-                let x0 = xa + q * (-*nl * h);
-                pts.extend(capsule::capsule_plane(&cap, q * *nl, x0, env, 2 * k as u32));
+            for (k, n, x0) in container_walls(xa, q, h, *open_top, cap.c) {
+                pts.extend(capsule::capsule_plane(&cap, n, x0, env, 2 * k as u32));
             }
         }
         BoundaryShape::SolidBox { half_extents } => {

@@ -221,23 +221,8 @@ pub(super) fn wall_convex(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundarySh
             open_top,
         } => {
             let h = DVec3::from(half_extents.map(|v| v as f64));
-            let cl = q.inverse() * (hull.c - xa);
-            if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
-                return;
-            }
-            let walls = [
-                DVec3::X,
-                -DVec3::X,
-                DVec3::Y,
-                -DVec3::Y,
-                DVec3::Z,
-                -DVec3::Z,
-            ];
-            for (k, nl) in walls.into_iter().enumerate() {
-                if k == 5 && *open_top {
-                    continue;
-                }
-                let m = hull_plane(q * nl, xa + q * (-nl * h), &hull, env, 64 * k as u32);
+            for (k, n, x0) in super::collide::container_walls(xa, q, h, *open_top, hull.c) {
+                let m = hull_plane(n, x0, &hull, env, 64 * k as u32);
                 push(cx, w, g, &m);
             }
         }

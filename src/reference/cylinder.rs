@@ -276,26 +276,10 @@ pub(super) fn wall_cylinder(cx: &mut Ctx, w: usize, g: usize, shapes: &[Boundary
             open_top,
         } => {
             let h = DVec3::from(half_extents.map(|v| v as f64));
-            if !(cl.x.abs() <= h.x && cl.y.abs() <= h.y && cl.z >= -h.z && cl.z <= h.z) {
-                return;
-            }
-            let walls = [
-                DVec3::X,
-                -DVec3::X,
-                DVec3::Y,
-                -DVec3::Y,
-                DVec3::Z,
-                -DVec3::Z,
-            ];
-            let mut pts = Vec::new();
-            for (k, nl) in walls.iter().enumerate() {
-                if k == 5 && *open_top {
-                    continue;
-                }
-                let x0 = xa + q * (-*nl * h);
-                pts.extend(cylinder_plane(&cy, q * *nl, x0, env, 10 * k as u32));
-            }
-            pts
+            let walls = super::collide::container_walls(xa, q, h, *open_top, cy.c);
+            let wall =
+                |(k, n, x0): (usize, DVec3, DVec3)| cylinder_plane(&cy, n, x0, env, 10 * k as u32);
+            walls.into_iter().flat_map(wall).collect()
         }
         BoundaryShape::CylinderContainer {
             radius,
