@@ -5,12 +5,10 @@
 
 use std::path::Path;
 
-use vtkio::model::{
-    Attribute, Attributes, ByteOrder, DataSet, IOBuffer, PolyDataPiece, Version, VertexNumbers, Vtk,
-};
+use vtkio::model::Attribute;
 
 use super::vtk::{check_finite3, check_len};
-use super::{write_atomic, Collection, IoError};
+use super::{Collection, IoError};
 use crate::bodies::BodyState;
 use crate::scene::{BodyShape, Scene};
 
@@ -77,32 +75,13 @@ pub fn write_cylinders(path: &Path, frame: &CylinderFrame) -> Result<(), IoError
             cell(&[b + 2 * ns + 1, at(1, s), at(1, s + 1)]);
         }
     }
-    let vtk = Vtk {
-        version: Version::new((1, 0)),
-        byte_order: ByteOrder::LittleEndian,
-        title: String::new(),
-        file_path: None,
-        data: DataSet::inline(PolyDataPiece {
-            points: IOBuffer::F32(points.iter().flatten().copied().collect()),
-            verts: None,
-            lines: None,
-            polys: Some(VertexNumbers::XML {
-                connectivity,
-                offsets,
-            }),
-            strips: None,
-            data: Attributes {
-                point: Vec::new(),
-                cell: vec![Attribute::generic("id", 1).with_data(ids)],
-            },
-        }),
-    };
-    let mut bytes = Vec::new();
-    vtk.write_xml(&mut bytes).map_err(|e| IoError::Vtk {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    write_atomic(path, |w| w.write_all(&bytes)).map_err(|e| IoError::os(path, e))
+    super::vtk::write_polygons(
+        path,
+        &points,
+        connectivity,
+        offsets,
+        vec![Attribute::generic("id", 1).with_data(ids)],
+    )
 }
 
 /// The run's cylinder frames and their index.

@@ -8,12 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use glam::{Quat, Vec3};
-use vtkio::model::{
-    Attribute, Attributes, ByteOrder, DataSet, IOBuffer, PolyDataPiece, Version, VertexNumbers, Vtk,
-};
+use vtkio::model::Attribute;
 
 use super::vtk::check_finite3;
-use super::{write_atomic, Collection, IoError};
+use super::{Collection, IoError};
 use crate::bodies::BodyState;
 use crate::convex::ConvexHull;
 use crate::scene::{BodyShape, Scene};
@@ -93,33 +91,14 @@ pub fn write_hulls(
         }
     }
     check_finite3(path, "vertex", &points)?;
-    let vtk = Vtk {
-        version: Version::new((1, 0)),
-        byte_order: ByteOrder::LittleEndian,
-        title: String::new(),
-        file_path: None,
-        data: DataSet::inline(PolyDataPiece {
-            points: IOBuffer::F32(points.iter().flatten().copied().collect()),
-            verts: None,
-            lines: None,
-            polys: Some(VertexNumbers::XML {
-                connectivity,
-                offsets,
-            }),
-            strips: None,
-            data: Attributes {
-                point: Vec::new(),
-                cell: vec![
-                    Attribute::generic("id", 1).with_data(ids),
-                    Attribute::generic("face", 1).with_data(faces),
-                ],
-            },
-        }),
-    };
-    let mut bytes = Vec::new();
-    vtk.write_xml(&mut bytes).map_err(|e| IoError::Vtk {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    write_atomic(path, |w| w.write_all(&bytes)).map_err(|e| IoError::os(path, e))
+    super::vtk::write_polygons(
+        path,
+        &points,
+        connectivity,
+        offsets,
+        vec![
+            Attribute::generic("id", 1).with_data(ids),
+            Attribute::generic("face", 1).with_data(faces),
+        ],
+    )
 }

@@ -384,32 +384,13 @@ pub fn write_boxes(path: &Path, frame: &BoxFrame) -> Result<(), IoError> {
         }
     }
     let offsets = (1..=6 * n as u64).map(|c| 4 * c).collect();
-    let vtk = Vtk {
-        version: Version::new((1, 0)),
-        byte_order: ByteOrder::LittleEndian,
-        title: String::new(),
-        file_path: None,
-        data: DataSet::inline(PolyDataPiece {
-            points: IOBuffer::F32(flatten(&points)),
-            verts: None,
-            lines: None,
-            polys: Some(VertexNumbers::XML {
-                connectivity,
-                offsets,
-            }),
-            strips: None,
-            data: Attributes {
-                point: Vec::new(),
-                cell: vec![Attribute::generic("id", 1).with_data(ids)],
-            },
-        }),
-    };
-    let mut bytes = Vec::new();
-    vtk.write_xml(&mut bytes).map_err(|e| IoError::Vtk {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    write_atomic(path, |w| w.write_all(&bytes)).map_err(|e| IoError::os(path, e))
+    write_polygons(
+        path,
+        &points,
+        connectivity,
+        offsets,
+        vec![Attribute::generic("id", 1).with_data(ids)],
+    )
 }
 
 /// Capsule bodies of one frame, indexed by capsule: centre, orientation (unit quaternion
@@ -485,13 +466,31 @@ pub fn write_capsules(path: &Path, frame: &CapsuleFrame) -> Result<(), IoError> 
             cell(&[b + ns * nr + 1, at(nr - 1, s), at(nr - 1, s + 1)]);
         }
     }
+    write_polygons(
+        path,
+        &points,
+        connectivity,
+        offsets,
+        vec![Attribute::generic("id", 1).with_data(ids)],
+    )
+}
+
+/// Writes a polygon surface (`.vtp`): points, polygons as connectivity + end offsets, and
+/// per-polygon cell arrays (the box, capsule, cylinder and hull frames share it).
+pub(crate) fn write_polygons(
+    path: &Path,
+    points: &[[f32; 3]],
+    connectivity: Vec<u64>,
+    offsets: Vec<u64>,
+    cell: Vec<Attribute>,
+) -> Result<(), IoError> {
     let vtk = Vtk {
         version: Version::new((1, 0)),
         byte_order: ByteOrder::LittleEndian,
         title: String::new(),
         file_path: None,
         data: DataSet::inline(PolyDataPiece {
-            points: IOBuffer::F32(flatten(&points)),
+            points: IOBuffer::F32(points.iter().flatten().copied().collect()),
             verts: None,
             lines: None,
             polys: Some(VertexNumbers::XML {
@@ -501,7 +500,7 @@ pub fn write_capsules(path: &Path, frame: &CapsuleFrame) -> Result<(), IoError> 
             strips: None,
             data: Attributes {
                 point: Vec::new(),
-                cell: vec![Attribute::generic("id", 1).with_data(ids)],
+                cell,
             },
         }),
     };
