@@ -1726,6 +1726,72 @@ fn physical_form_hint(mut e: SceneError, set: &str) -> SceneError {
     e
 }
 
+/// A bristle model with its projection: the cone of the current normal impulse (default)
+/// or seed 000's box of the last one.
+fn bristle_model(
+    cx: &Cx<'_>,
+    fm: &RawFrictionModel,
+    base: &str,
+    stiffness: f64,
+) -> R<FrictionModel> {
+    match fm
+        .projection
+        .as_ref()
+        .map(|p| (p.get_ref().as_str(), p.span()))
+    {
+        None | Some(("cone", _)) => Ok(FrictionModel::Bristle { stiffness }),
+        Some(("box", _)) => Ok(FrictionModel::BristleBox { stiffness }),
+        Some((other, span)) => Err(cx.err(
+            Some(span),
+            format!("{base}.projection"),
+            format!("unknown projection `{other}` (expected \"cone\" or \"box\")"),
+        )),
+    }
+}
+
+/// Hunt–Crossley from physical quantities: Young's modulus, Poisson ratio, restitution
+/// (Hertz n = 1.5 per contact, see `solve::rows::compliant`).
+fn hertz_model(
+    cx: &Cx<'_>,
+    fm: &RawFrictionModel,
+    span: &Range<usize>,
+    base: &str,
+    fields: &[(&str, Option<Range<usize>>)],
+    req_pos: &dyn Fn(&O<f64>, &str) -> R<f64>,
+) -> R<FrictionModel> {
+    let (what, kind) = ("friction model", "hunt_crossley");
+    cx.only(
+        base,
+        what,
+        kind,
+        fields,
+        &["youngs_modulus", "poisson_ratio", "restitution"],
+    )
+    .map_err(|e| physical_form_hint(e, "youngs_modulus, poisson_ratio, restitution (n = 1.5)"))?;
+    let youngs_modulus = req_pos(&fm.youngs_modulus, "youngs_modulus")?;
+    let nu = cx.require(&fm.poisson_ratio, span, base, "poisson_ratio", what, kind)?;
+    if !(nu.get_ref() > &-1.0 && nu.get_ref() < &0.5) {
+        return Err(cx.err(
+            Some(nu.span()),
+            format!("{base}.poisson_ratio"),
+            format!("must be in (−1, 0.5), got {}", Num(*nu.get_ref())),
+        ));
+    }
+    let e = cx.require(&fm.restitution, span, base, "restitution", what, kind)?;
+    let e = restitution(
+        cx,
+        e,
+        base,
+        compliant::HC_E_MIN,
+        "a smaller restitution needs a very large damping; give `stiffness`, `exponent`, `damping`",
+    )?;
+    Ok(FrictionModel::HuntCrossleyHertz {
+        youngs_modulus,
+        poisson_ratio: *nu.get_ref(),
+        restitution: e,
+    })
+}
+
 fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<FrictionModel> {
     let span = fm.span();
     let fm = fm.get_ref();
@@ -1751,18 +1817,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
         }
         "bristle" => {
             cx.only(base, what, kind, &fields, &["stiffness", "projection"])?;
-            let stiffness = req_pos(&fm.stiffness, "stiffness")?;
-            match fm.projection.as_ref().map(|p| (p.get_ref().as_str(), p.span())) {
-                None | Some(("cone", _)) => FrictionModel::Bristle { stiffness },
-                Some(("box", _)) => FrictionModel::BristleBox { stiffness },
-                Some((other, span)) => {
-                    return Err(cx.err(
-                        Some(span),
-                        format!("{base}.projection"),
-                        format!("unknown projection `{other}` (expected \"cone\" or \"box\")"),
-                    ))
-                }
-            }
+            bristle_model(cx, fm, base, req_pos(&fm.stiffness, "stiffness")?)?
         }
         "compliant" if fm.restitution.is_some() => {
             cx.only(base, what, kind, &fields, &["stiffness", "restitution"])
@@ -1782,24 +1837,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
             }
         }
         "hunt_crossley" if fm.youngs_modulus.is_some() || fm.poisson_ratio.is_some() || fm.restitution.is_some() => {
-            cx.only(base, what, kind, &fields, &["youngs_modulus", "poisson_ratio", "restitution"])
-                .map_err(|e| physical_form_hint(e, "youngs_modulus, poisson_ratio, restitution (n = 1.5)"))?;
-            let youngs_modulus = req_pos(&fm.youngs_modulus, "youngs_modulus")?;
-            let nu = cx.require(&fm.poisson_ratio, &span, base, "poisson_ratio", what, kind)?;
-            if !(nu.get_ref() > &-1.0 && nu.get_ref() < &0.5) {
-                return Err(cx.err(
-                    Some(nu.span()),
-                    format!("{base}.poisson_ratio"),
-                    format!("must be in (−1, 0.5), got {}", Num(*nu.get_ref())),
-                ));
-            }
-            let e = cx.require(&fm.restitution, &span, base, "restitution", what, kind)?;
-            let e = restitution(cx, e, base, compliant::HC_E_MIN, "a smaller restitution needs a very large damping; give `stiffness`, `exponent`, `damping`")?;
-            FrictionModel::HuntCrossleyHertz {
-                youngs_modulus,
-                poisson_ratio: *nu.get_ref(),
-                restitution: e,
-            }
+            hertz_model(cx, fm, &span, base, &fields, &req_pos)?
         }
         "hunt_crossley" => {
             cx.only(base, what, kind, &fields, &["stiffness", "exponent", "damping"])?;
