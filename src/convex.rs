@@ -130,6 +130,26 @@ impl ConvexHull {
         (density * self.volume, self.principal.map(|i| i * density))
     }
 
+    /// The same hull scaled by `s` about its centre of mass (same body frame).
+    pub fn scaled(&self, s: f64) -> ConvexHull {
+        let s5 = s.powi(5);
+        ConvexHull {
+            volume: self.volume * s * s * s,
+            com: self.com * s,
+            principal: self.principal.map(|i| i * s5),
+            axes: self.axes,
+            vertices: self.vertices.iter().map(|&v| v * s).collect(),
+            faces: self
+                .faces
+                .iter()
+                .map(|f| Face {
+                    offset: f.offset * s,
+                    ..f.clone()
+                })
+                .collect(),
+        }
+    }
+
     /// Radius of the smallest sphere about the centre of mass holding the hull.
     pub fn bounding_radius(&self) -> f64 {
         self.vertices.iter().map(|v| v.length()).fold(0.0, f64::max)

@@ -1043,20 +1043,14 @@ fn generators_section(
         let velocity = vel(&g.velocity);
         let angular_velocity = vel(&g.angular_velocity);
         let density = materials[material].density;
-        let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
-        let template = g
-            .spheres
-            .as_ref()
-            .map(|l| super::clumps::clump_mass(&err, l, &base))
-            .transpose()?;
+        let template = grain_template(cx, g, &span, &base)?;
         let mut orientations = super::clumps::Orientations::new(seed);
         for (k, (c, r)) in placed.into_iter().enumerate() {
             let (shape, orientation, (mass, inertia)) = match &template {
-                // A clump template fills the drawn bounding sphere, at a random orientation.
+                // A template fills the drawn bounding sphere, at a random orientation.
                 Some(t) => {
-                    let cm = t.scaled(r / t.bounding_radius());
-                    let mp = cm.mass_properties(density);
-                    let shape = BodyShape::Clump(std::sync::Arc::new(cm));
+                    let shape = t.scaled(r / t.bounding_radius());
+                    let mp = shape.mass_properties(density);
                     (shape, orientations.next(), mp)
                 }
                 None => (
@@ -1084,6 +1078,34 @@ fn generators_section(
         }
     }
     Ok(())
+}
+
+/// A generator's grain shape: a clump from `spheres`, any body shape from `template`
+/// (its body frame as `[[body]]` would build it), or None for plain spheres.
+fn grain_template(
+    cx: &Cx<'_>,
+    g: &RawGenerator,
+    span: &Range<usize>,
+    base: &str,
+) -> R<Option<BodyShape>> {
+    let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
+    match (&g.spheres, &g.template) {
+        (Some(_), Some(t)) => Err(cx.err(
+            Some(t.span()),
+            format!("{base}.template"),
+            "give either `spheres` (a clump) or `template`, not both".to_string(),
+        )),
+        (Some(l), None) => {
+            let c = super::clumps::clump_mass(&err, l, base)?;
+            Ok(Some(BodyShape::Clump(std::sync::Arc::new(c))))
+        }
+        (None, Some(t)) => {
+            let body = t.get_ref().as_body(t.span());
+            let at = format!("{base}.template");
+            body_shape(cx, &body, span, &at).map(Some)
+        }
+        (None, None) => Ok(None),
+    }
 }
 
 /// What a generator kind needs from its `[[generator]]` table.

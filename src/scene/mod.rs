@@ -424,6 +424,33 @@ impl BodyShape {
         }
     }
 
+    /// The same shape scaled by `s` about its body origin (same body frame).
+    pub fn scaled(&self, s: f64) -> BodyShape {
+        use std::sync::Arc;
+        match self {
+            BodyShape::Sphere { radius } => BodyShape::Sphere { radius: radius * s },
+            BodyShape::Box { half_extents: h } => BodyShape::Box {
+                half_extents: h.map(|x| x * s),
+            },
+            BodyShape::Capsule {
+                radius,
+                half_length,
+            } => BodyShape::Capsule {
+                radius: radius * s,
+                half_length: half_length * s,
+            },
+            BodyShape::Cylinder {
+                radius,
+                half_length,
+            } => BodyShape::Cylinder {
+                radius: radius * s,
+                half_length: half_length * s,
+            },
+            BodyShape::Clump(c) => BodyShape::Clump(Arc::new(c.scaled(s))),
+            BodyShape::Convex(c) => BodyShape::Convex(Arc::new(c.scaled(s))),
+        }
+    }
+
     /// Mass and principal moments of inertia (body frame) of the solid shape, analytic.
     pub fn mass_properties(&self, density: f64) -> (f64, [f64; 3]) {
         match *self {

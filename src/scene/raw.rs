@@ -197,6 +197,50 @@ pub(crate) struct RawGenerator {
     /// A clump template `[[x, y, z, radius], …]`: every placed grain is this clump, scaled
     /// so that its bounding radius is the drawn radius, at a random orientation.
     pub spheres: O<Vec<S<[f64; 4]>>>,
+    /// A shape template `{ shape = "box", half_extents = [..] }` (the size fields of a
+    /// `[[body]]`): every placed grain is this shape, scaled so that its bounding radius is
+    /// the drawn radius, at a random orientation.
+    pub template: O<RawTemplate>,
+}
+
+/// The shape fields of a `[[body]]`, as a generator's template.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTemplate {
+    pub shape: S<String>,
+    pub radius: O<f64>,
+    pub half_extents: O<[f64; 3]>,
+    pub half_length: O<f64>,
+    pub file: O<String>,
+    pub spheres: O<Vec<S<[f64; 4]>>>,
+    pub points: O<Vec<S<[f64; 3]>>>,
+}
+
+impl RawTemplate {
+    /// The template as a body at the origin (`span`: the template's table), so that the
+    /// body's shape parser and its checks serve generators too.
+    pub fn as_body(&self, span: std::ops::Range<usize>) -> RawBody {
+        RawBody {
+            name: None,
+            shape: Some(self.shape.clone()),
+            radius: self.radius.clone(),
+            half_extents: self.half_extents.clone(),
+            half_length: self.half_length.clone(),
+            height: None,
+            file: self.file.clone(),
+            spheres: self.spheres.clone(),
+            points: self.points.clone(),
+            position: S::new(span, [0.0; 3]),
+            orientation: None,
+            velocity: None,
+            angular_velocity: None,
+            material: None,
+            motion: None,
+            mass: None,
+            inertia: None,
+            schedule: None,
+        }
+    }
 }
 
 #[derive(Deserialize)]
