@@ -738,3 +738,147 @@ fn bad_shape_frames_are_named_and_nothing_is_written() {
     std::fs::remove_file(run.join("boxes.pvd")).unwrap();
     assert_fails_naming(&run, &out, &run.join("clumps.pvd"));
 }
+
+// ---- cylinders and hulls: drawn as the faces their frames carry ------------------------
+
+/// Body 1 (sphere 0's place) is a convex hull (an irregular octahedron), body 2 a
+/// cylinder; both flat-shaded polyhedra (the cylinder as its frame's 16-sided prism).
+const CYL: (f64, f64) = (0.06, 0.05);
+
+fn hull() -> bristlecone::convex::ConvexHull {
+    let p = [
+        [0.09, 0.0, 0.0],
+        [-0.07, 0.0, 0.0],
+        [0.0, 0.08, 0.0],
+        [0.0, -0.06, 0.0],
+        [0.0, 0.0, 0.085],
+        [0.01, 0.0, -0.07],
+    ];
+    bristlecone::convex::ConvexHull::new(&p).unwrap()
+}
+
+/// World face planes (outward n, offset d: n·x = d) of the two bodies, by body.
+fn polyhedra() -> [Vec<(DVec3, f64)>; 2] {
+    let h = hull();
+    let (c0, q0) = (DVec3::from(SPHERES[0].0), box_rot());
+    let hull_planes = h
+        .faces
+        .iter()
+        .map(|f| (q0 * f.normal, f.offset + (q0 * f.normal).dot(c0)))
+        .collect();
+    let (c1, q1) = (DVec3::from(SPHERES[1].0), capsule_rot());
+    let (r, hl) = CYL;
+    let step = std::f64::consts::TAU / 16.0;
+    let mut cyl: Vec<(DVec3, f64)> = (0..16)
+        .map(|s| {
+            let phi = step * (s as f64 + 0.5);
+            (
+                DVec3::new(phi.cos(), phi.sin(), 0.0),
+                r * (0.5 * step).cos(),
+            )
+        })
+        .collect();
+    cyl.extend([(DVec3::Z, hl), (-DVec3::Z, hl)]);
+    let cyl = cyl
+        .into_iter()
+        .map(|(n, d)| (q1 * n, d + (q1 * n).dot(c1)))
+        .collect();
+    [hull_planes, cyl]
+}
+
+/// The first polyhedron face the ray from `eye` along `d` enters: (distance, body 0/1,
+/// face, outward normal).
+fn hit_polyhedra(
+    eye: DVec3,
+    d: DVec3,
+    polys: &[Vec<(DVec3, f64)>; 2],
+) -> Option<(f64, u32, usize, DVec3)> {
+    let mut best: Option<(f64, u32, usize, DVec3)> = None;
+    for (b, planes) in polys.iter().enumerate() {
+        let (mut t0, mut t1, mut face) = (f64::NEG_INFINITY, f64::INFINITY, 0);
+        for (k, &(n, off)) in planes.iter().enumerate() {
+            let (den, dist) = (n.dot(d), off - n.dot(eye));
+            if den < 0.0 && dist / den > t0 {
+                (t0, face) = (dist / den, k);
+            } else if den > 0.0 {
+                t1 = t1.min(dist / den);
+            } else if den == 0.0 && dist < 0.0 {
+                t1 = f64::NEG_INFINITY;
+            }
+        }
+        if t0 <= t1 && t0 > 0.0 && best.is_none_or(|h| t0 < h.0) {
+            best = Some((t0, b as u32, face, planes[face].0));
+        }
+    }
+    best
+}
+
+#[test]
+fn cylinders_and_hulls_are_drawn_as_their_faces() {
+    use bristlecone::io::cylinders::{write_cylinders, CylinderFrame};
+    use bristlecone::io::hulls::write_hulls;
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("run");
+    write_run(&run, EXPLICIT_VIEW, 1);
+    let f3 = |v: DVec3| v.as_vec3().to_array();
+    let q4 = |q: glam::DQuat| q.as_quat().to_array();
+    let h = hull();
+    let name = "frames/hulls_00000000.vtp";
+    let pose = [(f3(DVec3::from(SPHERES[0].0)), q4(box_rot()))];
+    write_hulls(&run.join(name), &[(1, &h)], &pose).unwrap();
+    let mut pvd = Collection::new(run.join("hulls.pvd"));
+    pvd.add(0.0, name).unwrap();
+    let name = "frames/cylinders_00000000.vtp";
+    let cyl = CylinderFrame {
+        centers: &[f3(DVec3::from(SPHERES[1].0))],
+        rotations: &[q4(capsule_rot())],
+        radii: &[CYL.0 as f32],
+        half_lengths: &[CYL.1 as f32],
+        ids: &[2],
+    };
+    write_cylinders(&run.join(name), &cyl).unwrap();
+    let mut pvd = Collection::new(run.join("cylinders.pvd"));
+    pvd.add(0.0, name).unwrap();
+    let img_dir = tmp.path().join("img");
+    let written = render(&run, &img_dir, FrameSelect::Last, ViewLayer::default()).unwrap();
+    let (img, _, _) = read_png(&written[0]);
+    let (cam, polys) = (Pinhole::new(), polyhedra());
+    let id = |x: u32, y: u32| hit_polyhedra(cam.eye, cam.ray(x, y), &polys).map(|h| (h.1, h.2));
+    let mut count = [0usize; 3]; // hull, cylinder, floor
+    for y in 1..H - 1 {
+        for x in 1..cam.aw - 1 {
+            if y < 30 && x < 130 {
+                continue; // the caption
+            }
+            // Within one pixel of an outline or a face edge: either answer is right.
+            let here = id(x, y);
+            if (0..9).any(|k| id(x + k % 3 - 1, y + k / 3 - 1) != here) {
+                continue;
+            }
+            let d = cam.ray(x, y);
+            // Body 3 is still a sphere (SPHERES[2]): pixels near its disc are not checked.
+            let oc = cam.eye - DVec3::from(SPHERES[2].0);
+            if (oc - oc.dot(d) * d).length() < 1.05 * SPHERES[2].1 {
+                continue;
+            }
+            let px = &img[((y * W + x) * 3) as usize..][..3];
+            match hit_polyhedra(cam.eye, d, &polys) {
+                Some((_, b, _, n)) => {
+                    let want = shade(viridis(SPHERES[b as usize].2).map(f64::from), n, -d);
+                    assert!(
+                        close(px, want, 3.0),
+                        "pixel ({x}, {y}) of body {b}: {px:?}, expected {want:?}"
+                    );
+                    count[b as usize] += 1;
+                }
+                None if floor_reach(cam.eye, d) < 0.8 => {
+                    let floor = shade(FLOOR, DVec3::Z, -d);
+                    assert!(close(px, floor, 3.0), "floor pixel ({x}, {y}): {px:?}");
+                    count[2] += 1;
+                }
+                None => {}
+            }
+        }
+    }
+    assert!(count.iter().all(|&c| c > 150), "{count:?}");
+}

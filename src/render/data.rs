@@ -115,6 +115,50 @@ pub(super) fn read_poly(
     Ok((points, piece.data.point, piece.data.cell))
 }
 
+/// A PolyData frame's points (finite, as f64 world points), its polygons (each a list of
+/// point indices, checked in range) and its cell data.
+pub(super) fn read_polygons(path: &Path) -> Result<Polygons, RenderError> {
+    let vtk =
+        Vtk::import(path).map_err(|e| frame_err(path, format!("not a readable VTK file: {e}")))?;
+    let DataSet::PolyData { mut pieces, .. } = vtk.data else {
+        return Err(frame_err(path, "not VTK PolyData"));
+    };
+    let Some(Piece::Inline(piece)) = (pieces.len() == 1).then(|| pieces.remove(0)) else {
+        return Err(frame_err(path, "expected one inline piece"));
+    };
+    let points = piece
+        .points
+        .cast_into::<f32>()
+        .ok_or_else(|| frame_err(path, "points are not numbers"))?;
+    if let Some(i) = points.iter().position(|x| !x.is_finite()) {
+        return Err(frame_err(path, format!("point {} is not finite", i / 3)));
+    }
+    let n = points.len() / 3;
+    let (connectivity, offsets) = piece.polys.map(|v| v.into_xml()).unwrap_or_default();
+    let mut polys = Vec::with_capacity(offsets.len());
+    let mut start = 0usize;
+    for (k, &end) in offsets.iter().enumerate() {
+        let end = end as usize;
+        let cell = connectivity.get(start..end).filter(|c| c.len() >= 3);
+        let Some(cell) = cell.filter(|c| c.iter().all(|&i| (i as usize) < n)) else {
+            return Err(frame_err(
+                path,
+                format!("polygon {k} is not a polygon of its points"),
+            ));
+        };
+        polys.push(cell.iter().map(|&i| i as u32).collect());
+        start = end;
+    }
+    let points = points
+        .chunks_exact(3)
+        .map(|p| glam::DVec3::new(p[0] as f64, p[1] as f64, p[2] as f64))
+        .collect();
+    Ok((points, polys, piece.data.cell))
+}
+
+/// Points, polygons (point indices) and cell attributes of a PolyData frame.
+pub(super) type Polygons = (Vec<glam::DVec3>, Vec<Vec<u32>>, Vec<Attribute>);
+
 /// A point-data array cast to `T`, with `n × comps` entries.
 pub(super) fn array<T: vtkio::model::Scalar>(
     path: &Path,

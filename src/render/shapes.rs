@@ -1,7 +1,8 @@
-//! Bodies drawn as their shapes instead of their bounding spheres: boxes and capsules as
-//! opaque, shadow-casting triangles, clumps as their member spheres. Read from the shape
-//! frames a run writes beside `particles.pvd` at the same times (`boxes.pvd`,
-//! `capsules.pvd`, `clumps.pvd`); bodies with no shape frame stay bounding spheres.
+//! Bodies drawn as their shapes instead of their bounding spheres: boxes, capsules,
+//! cylinders and convex hulls as opaque, shadow-casting triangles, clumps as their member
+//! spheres. Read from the shape frames a run writes beside `particles.pvd` at the same
+//! times (`boxes.pvd`, `capsules.pvd`, `clumps.pvd`, `cylinders.pvd`, `hulls.pvd`);
+//! bodies with no shape frame stay bounding spheres.
 //!
 //! Adding a shape: a [`Shape`] variant, its reader in [`KINDS`], an arm in [`draw`].
 
@@ -25,6 +26,9 @@ pub enum Shape {
     Capsule { a: DVec3, b: DVec3, radius: f64 },
     /// Member spheres: centre and radius.
     Clump(Vec<[f32; 4]>),
+    /// Flat faces (world polygons, counter-clockwise seen from outside), as the run's
+    /// cylinder (16-sided prism) and hull frames have them.
+    Faces(Vec<Vec<DVec3>>),
 }
 
 /// The bodies of one frame that have a shape, by body id.
@@ -33,10 +37,12 @@ pub type Shapes = BTreeMap<u32, Shape>;
 type Reader = fn(&Path) -> Result<Vec<(u32, Shape)>, RenderError>;
 
 /// The shape indexes a run may hold, and the readers of their frames.
-const KINDS: [(&str, Reader); 3] = [
+const KINDS: [(&str, Reader); 5] = [
     ("boxes.pvd", read_boxes),
     ("capsules.pvd", read_capsules),
     ("clumps.pvd", read_clumps),
+    ("cylinders.pvd", read_faces),
+    ("hulls.pvd", read_faces),
 ];
 
 /// The shape indexes present in a run directory (a run writes one per shape it has).
@@ -172,6 +178,27 @@ fn read_clumps(path: &Path) -> Result<Vec<(u32, Shape)>, RenderError> {
         .collect())
 }
 
+/// `frames/cylinders_*.vtp` and `frames/hulls_*.vtp`: polygons, cell array `id` = body.
+fn read_faces(path: &Path) -> Result<Vec<(u32, Shape)>, RenderError> {
+    let (points, polys, cell) = data::read_polygons(path)?;
+    let ids: Vec<u32> = array_any(path, &cell, "id")?;
+    if ids.len() != polys.len() {
+        return Err(frame_err(
+            path,
+            format!("{} ids for {} polygons", ids.len(), polys.len()),
+        ));
+    }
+    let mut by_id: BTreeMap<u32, Vec<Vec<DVec3>>> = BTreeMap::new();
+    for (id, poly) in ids.iter().zip(&polys) {
+        let face = poly.iter().map(|&i| points[i as usize]).collect();
+        by_id.entry(*id).or_default().push(face);
+    }
+    Ok(by_id
+        .into_iter()
+        .map(|(id, f)| (id, Shape::Faces(f)))
+        .collect())
+}
+
 /// Segments around a capsule's axis, and rings per hemisphere: the silhouette lies within
 /// r·(1 − cos(π/32)) ≈ 0.5 % of the radius inside the true one.
 const CAPSULE_AROUND: usize = 32;
@@ -191,6 +218,19 @@ pub fn draw(
             center_radius: m,
             color,
         })),
+        Shape::Faces(faces) => face_triangles(faces, color, tris),
+    }
+}
+
+/// Flat-shaded convex polygons as triangle fans; the normal from the polygon's area vector
+/// (Newell), so a face of many vertices is shaded as one plane.
+fn face_triangles(faces: &[Vec<DVec3>], color: [u8; 4], out: &mut Vec<SurfaceVertex>) {
+    for f in faces {
+        let area = (0..f.len()).fold(DVec3::ZERO, |a, k| a + f[k].cross(f[(k + 1) % f.len()]));
+        let n = area.normalize_or_zero();
+        for k in 1..f.len() - 1 {
+            out.extend([f[0], f[k], f[k + 1]].map(|p| vertex(p, n, color)));
+        }
     }
 }
 
