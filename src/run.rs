@@ -380,6 +380,7 @@ impl Outputs {
         let gaps: Vec<f32> = contacts.iter().map(|c| c.n_gap[3]).collect();
         let body_a: Vec<u32> = contacts.iter().map(|c| c.ids[0]).collect();
         let body_b: Vec<u32> = contacts.iter().map(|c| c.ids[1]).collect();
+        let features: Vec<u32> = contacts.iter().map(|c| c.ids[2]).collect();
         let name = format!("frames/contacts_{step:08}.vtp");
         let frame = ContactFrame {
             points: &points,
@@ -388,6 +389,7 @@ impl Outputs {
             forces: Some(&force),
             body_a: &body_a,
             body_b: &body_b,
+            features: &features,
         };
         io::write_contacts(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
         pvd.add(sim.time(), name)?;

@@ -287,6 +287,7 @@ fn contacts_read_back_with_vtkio() {
     let forces = [[0.0, 0.0, 3.0], [4.0, 0.0, 0.0], [0.0, 0.0, 0.0]];
     let body_a = [0, 1, 2];
     let body_b = [5, 6, 7];
+    let features = [0, 9, 13];
     let mut c = ContactFrame {
         points: &points,
         normals: &normals,
@@ -294,6 +295,7 @@ fn contacts_read_back_with_vtkio() {
         forces: Some(&forces),
         body_a: &body_a,
         body_b: &body_b,
+        features: &features,
     };
     let path = d.path().join("contacts.vtp");
     write_contacts(&path, &c).unwrap();
@@ -302,6 +304,7 @@ fn contacts_read_back_with_vtkio() {
     let pt = &piece.data.point;
     assert_eq!(array(pt, "gap").cast_into::<f32>().unwrap(), gaps);
     assert_eq!(array(pt, "body_b"), IOBuffer::U32(body_b.to_vec()));
+    assert_eq!(array(pt, "feature"), IOBuffer::U32(features.to_vec()));
     assert_eq!(
         array(pt, "force_magnitude").cast_into::<f32>().unwrap(),
         [3.0, 4.0, 0.0]
@@ -312,7 +315,7 @@ fn contacts_read_back_with_vtkio() {
     c.forces = None;
     write_contacts(&path, &c).unwrap();
     let piece = poly_piece(Vtk::import(&path).unwrap());
-    assert_eq!(piece.data.point.len(), 4);
+    assert_eq!(piece.data.point.len(), 5);
 
     let short = [0u32; 2];
     c.body_a = &short;

@@ -280,3 +280,69 @@ fn without_an_adapter_the_error_says_how_to_install_one() {
     assert!(err.contains("mesa-vulkan-drivers"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// A box resting flat on a plane: each contact frame carries its manifold, the 4 bottom
+/// corners (±hx, ±hy at the floor), one point each with a distinct feature id, normals
+/// up, forces summing to the weight.
+#[test]
+fn contact_frames_carry_the_manifold_points_of_a_resting_box() {
+    use vtkio::model::{Attribute, DataSet, IOBuffer, Piece};
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("box.toml");
+    let (hx, hy, hz) = (0.05, 0.03, 0.02);
+    std::fs::write(
+        &scene,
+        format!(
+            "[simulation]\ndt = 1e-3\nsteps = 20\n[[material]]\nname = \"m\"\ndensity = 1000.0\n\
+             friction = 0.5\n[[boundary]]\nkind = \"plane\"\npoint = [0.0, 0.0, 0.0]\n\
+             normal = [0.0, 0.0, 1.0]\n[[body]]\nshape = \"box\"\nhalf_extents = [{hx}, {hy}, {hz}]\n\
+             position = [0.0, 0.0, {hz}]\n[output]\nframe_every = 10\ncontacts = true\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    run_file(&scene, &out, None, None);
+    let vtk = vtkio::Vtk::import(out.join("frames/contacts_00000020.vtp")).unwrap();
+    let DataSet::PolyData { mut pieces, .. } = vtk.data else {
+        panic!("not polydata")
+    };
+    let Piece::Inline(p) = pieces.remove(0) else {
+        panic!("not inline")
+    };
+    let get = |name: &str| {
+        p.data
+            .point
+            .iter()
+            .find_map(|a| match a {
+                Attribute::DataArray(d) if d.name == name => Some(d.data.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let pts: Vec<f32> = p.points.cast_into().unwrap();
+    assert_eq!(pts.len(), 12, "4 manifold points");
+    let IOBuffer::U32(mut features) = get("feature") else {
+        panic!("feature is not u32")
+    };
+    features.sort_unstable();
+    features.dedup();
+    assert_eq!(features.len(), 4, "features {features:?} are not distinct");
+    let mut corners: Vec<(i32, i32)> = pts
+        .chunks_exact(3)
+        .map(|q| {
+            assert!(q[2].abs() < 1e-4, "point {q:?} is not at the floor");
+            assert!((q[0].abs() - hx as f32).abs() < 1e-4 && (q[1].abs() - hy as f32).abs() < 1e-4);
+            (q[0].signum() as i32, q[1].signum() as i32)
+        })
+        .collect();
+    corners.sort_unstable();
+    corners.dedup();
+    assert_eq!(corners.len(), 4, "not the 4 corners: {corners:?}");
+    let f: Vec<f32> = get("force").cast_into().unwrap();
+    let fz: f32 = f.chunks_exact(3).map(|v| v[2]).sum();
+    let weight = 1000.0 * 8.0 * hx * hy * hz * 9.81;
+    assert!(
+        (fz as f64 / weight - 1.0).abs() < 0.01,
+        "forces {fz} vs weight {weight}"
+    );
+}

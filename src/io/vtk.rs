@@ -41,6 +41,11 @@ pub struct ContactFrame<'a> {
     pub forces: Option<&'a [[f32; 3]]>,
     pub body_a: &'a [u32],
     pub body_b: &'a [u32],
+    /// Feature id of each point within its pair's manifold (the warm-start key's third
+    /// part: 0 for sphere pairs; a box face's corner `4·face + corner`, a hull vertex, a
+    /// clump member pair …; see src/collide), so the up to 4 points of one face-on-face
+    /// contact are told apart.
+    pub features: &'a [u32],
 }
 
 /// Joints of one frame, indexed by joint: world anchors on A and B (equal when the joint
@@ -184,6 +189,7 @@ pub fn write_contacts(path: &Path, frame: &ContactFrame) -> Result<(), IoError> 
     check_len(path, "gap", n, frame.gaps.len())?;
     check_len(path, "body_a", n, frame.body_a.len())?;
     check_len(path, "body_b", n, frame.body_b.len())?;
+    check_len(path, "feature", n, frame.features.len())?;
     if let Some(forces) = frame.forces {
         check_len(path, "force", n, forces.len())?;
     }
@@ -200,6 +206,7 @@ pub fn write_contacts(path: &Path, frame: &ContactFrame) -> Result<(), IoError> 
         Attribute::scalars("gap", 1).with_data(frame.gaps.to_vec()),
         Attribute::generic("body_a", 1).with_data(frame.body_a.to_vec()),
         Attribute::generic("body_b", 1).with_data(frame.body_b.to_vec()),
+        Attribute::generic("feature", 1).with_data(frame.features.to_vec()),
     ];
     if let Some(forces) = frame.forces {
         let magnitude: Vec<f32> = forces
