@@ -66,6 +66,7 @@ fn main() {
         gravity: [0.0, 0.0, -9.81],
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes,
             collide: CollideSettings {
                 envelope: 0.0015,

@@ -34,6 +34,7 @@ fn main() {
         gravity: [0.0, 0.0, -9.81],
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes: vec![BoundaryShape::CylinderContainer {
                 radius: 0.06,
                 height: 0.05,

@@ -45,6 +45,7 @@ fn sim(
         gravity: [0.0, 0.0, -G],
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes: Vec::new(),
             collide: CollideSettings {
                 envelope: 1e-3,

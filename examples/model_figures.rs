@@ -70,6 +70,7 @@ fn run(
                 ..SolverSettings::default()
             },
             models: vec![material_row(&FrictionModel::Coulomb), material_row(&model)],
+            patch_cells: 0,
         }),
     };
     let state = BodyState::from_inits(&[plane, block]);
@@ -325,6 +326,7 @@ fn run_loaded(model: FrictionModel, steps: u32, load: impl Fn(f64) -> f64) -> Ve
                 ..SolverSettings::default()
             },
             models: vec![material_row(&FrictionModel::Coulomb), material_row(&model)],
+            patch_cells: 0,
         }),
     };
     let state = BodyState::from_inits(&[plane, block]);

@@ -29,6 +29,7 @@ fn main() {
         gravity: [0.0, 0.0, -9.81],
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes: vec![BoundaryShape::BoxContainer {
                 half_extents: [0.05, 0.05, 0.1],
                 open_top: true,

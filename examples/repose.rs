@@ -40,6 +40,7 @@ pub fn heap(side: usize, layers: usize, seconds: f64, mu_r: f64) -> (Repose, f64
         gravity: [0.0, 0.0, -9.81],
         contact: Some(ContactSetup {
             models: vec![row],
+            patch_cells: 0,
             shapes: vec![BoundaryShape::Plane],
             collide: CollideSettings {
                 envelope: 0.0015,

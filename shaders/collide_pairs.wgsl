@@ -111,7 +111,7 @@ fn write_manifold_or_patch(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Ma
                     if at + k < params.caps.x {
                         var c: Contact;
                         if k == m.count {
-                            c = patch_record(bi, bj, m.n, g, pi.xyz, pj.xyz, mu, (ma << 16u) | (mb & 0xffffu));
+                            c = patch_record(bi, bj, m.n, g, pi.xyz, pj.xyz, mu, (ma << 16u) | (mb & 0xffffu), patch_feature(materials[ma].y, materials[mb].y));
                         } else {
                             let p = m.p[k].xyz;
                             c.n_gap = vec4<f32>(m.n, m.p[k].w);

@@ -38,6 +38,8 @@ var<private> g_mu: f32;
 var<private> g_mat: u32;
 // The pair has a patch friction model (HAS_PATCHES and a material flagged in materials[].y).
 var<private> g_patch: bool;
+// Its record's feature (patch_feature).
+var<private> g_feature: u32;
 
 var<private> m_tri: u32;
 var<private> m_vert: u32;
@@ -94,7 +96,7 @@ fn emit_manifold_frictionless(m: Manifold) {
 
 fn emit_patch(n: vec3<f32>, g: PatchGeom) {
     if g_write && g_base + g_n < params.caps.x {
-        contacts[g_base + g_n] = patch_record(g_w, g_b, n, g, g_xa, g_pb.xyz, g_mu, g_mat);
+        contacts[g_base + g_n] = patch_record(g_w, g_b, n, g, g_xa, g_pb.xyz, g_mu, g_mat, g_feature);
     }
     g_n += 1u;
 }
@@ -566,6 +568,7 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     g_mu = min(materials[iw.y].x, materials[ib.y].x);
     g_mat = (iw.y << 16u) | (ib.y & 0xffffu);
     g_patch = HAS_PATCHES && (materials[iw.y].y != 0.0 || materials[ib.y].y != 0.0);
+    g_feature = patch_feature(materials[iw.y].y, materials[ib.y].y);
     let cl = quat_rotate_inv(g_qa, g_pb.xyz - g_xa);
     let r = g_pb.w;
     let s = iw.w;

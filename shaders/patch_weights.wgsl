@@ -14,36 +14,10 @@ struct WeightsParams {
     _pad1: u32,
 }
 
-struct Polygon {
-    v: array<vec4<f32>, 4>, // vertices (x0, y0, x1, y1), (x2, y2, x3, y3), …
-    count: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
 @group(0) @binding(0) var<uniform> wp: WeightsParams;
 @group(0) @binding(1) var<storage, read> polys: array<Polygon>;
 @group(0) @binding(2) var<storage, read_write> weights: array<f32>;
 @group(0) @binding(3) var<storage, read_write> out: array<vec4<f32>>;
-
-fn vertex(p: Polygon, i: u32) -> vec2<f32> {
-    let q = p.v[i / 2u];
-    return select(q.xy, q.zw, (i & 1u) == 1u);
-}
-
-// Even-odd crossing rule, as Outline::contains.
-fn inside(p: Polygon, x: f32, y: f32) -> bool {
-    var r = false;
-    for (var i = 0u; i < p.count; i++) {
-        let a = vertex(p, i);
-        let b = vertex(p, (i + p.count - 1u) % p.count);
-        if (a.y > y) != (b.y > y) && x < (b.x - a.x) * (y - a.y) / (b.y - a.y) + a.x {
-            r = !r;
-        }
-    }
-    return r;
-}
 
 @compute @workgroup_size(256)
 fn weights_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -53,22 +27,12 @@ fn weights_main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let p = polys[k];
-    var half = vec2<f32>(0.0);
-    for (var i = 0u; i < p.count; i++) {
-        half = max(half, abs(vertex(p, i)));
-    }
     let n = wp.n;
-    let h = max(2.0 * half.x, 2.0 * half.y) / f32(n);
+    let h = polygon_cell_size(p, n);
     var acc = vec4<f32>(0.0);
     for (var i = lid; i < n * n; i += 256u) {
         let c = (vec2<f32>(f32(i % n), f32(i / n)) + 0.5 - 0.5 * f32(n)) * h;
-        var hits = 0u;
-        for (var s = 0u; s < 64u; s++) {
-            let o = (vec2<f32>(f32(s % 8u), f32(s / 8u)) + 0.5) / 8.0 - 0.5;
-            let q = c + o * h;
-            hits += select(0u, 1u, inside(p, q.x, q.y));
-        }
-        let w = f32(hits) / 64.0;
+        let w = cell_coverage(p, c, h);
         weights[k * n * n + i] = w;
         acc += vec4<f32>(w, w * c, 0.0);
     }

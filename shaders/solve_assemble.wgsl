@@ -354,6 +354,13 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         assemble_joint(i, c);
         return;
     }
+    if is_dist_patch(c) {
+        assemble_dist_patch(i, c);
+        if HAS_ROLL {
+            clear_ext(i);
+        }
+        return;
+    }
     if is_patch(c) {
         assemble_patch(i, c);
         if HAS_ROLL {
@@ -461,6 +468,11 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let c = contacts[i];
     prev[1u + i] = vec4<u32>(warm_key(c), 0u);
     var rec = gam[SEG_GAMMA * cap + i];
+    if is_dist_patch(c) {
+        // The cells are the state (src/patch/stage.rs steps and carries them); γ for the record.
+        prev[1u + cap + i] = bitcast<vec4<u32>>(rec);
+        return;
+    }
     if is_patch(c) {
         prev[1u + cap + i] = bitcast<vec4<u32>>(patch_saved(c, gam[SEG_STATE * cap + i]));
         return;
@@ -755,4 +767,63 @@ fn patch_saved(c: Contact, st: vec4<f32>) -> vec4<f32> {
         a = patch_a(pair_model(c.ids.w), pair_ext(c.ids.w), c.ra.w, s, dt);
     }
     return vec4<f32>(a * (st.xyz + dt * vec3<f32>(r * r, 1.0, 1.0) * v), s);
+}
+
+// ---------------------------------------------------------------- lugre_patch blocks
+// The distributed model (src/patch/couple.rs `distributed_rows`, f64 twin): the patch
+// stage (shaders/patch_loop.wgsl `prepare`) wrote the cells' affine sums per unit normal
+// load into this contact's aux and state segments — (S0, Sx, Sy, Srr) and (Σ w c0_x,
+// Σ w c0_y, Σ w (x c0_y − y c0_x)) in the patch frame (x = u, y = w about the patch
+// centre). Lanes (spin, u, w): C = [[Srr, −Sy, Sx], [−Sy, S0, 0], [Sx, 0, S0]],
+// c0 = (c0_τ, c0_x, c0_y); the row v + E γ + C⁻¹ c0 = 0 with E = (γ_n⁻ C)⁻¹.
+fn assemble_dist_patch(i: u32, c: Contact) {
+    let cap = params.counts.y;
+    let m = pair_model(c.ids.w);
+    let ext = pair_ext(c.ids.w);
+    let s = gam[SEG_AUX * cap + i];
+    let k0 = gam[SEG_STATE * cap + i];
+    let cm = mat3x3<f32>(
+        vec3<f32>(s.w, -s.z, s.y),
+        vec3<f32>(-s.z, s.x, 0.0),
+        vec3<f32>(s.y, 0.0, s.x),
+    );
+    let c0 = vec3<f32>(k0.z, k0.x, k0.y);
+    let v = patch_twist(c);
+    let gn = patch_last_normal(i, c);
+    let det = determinant(cm);
+    let bd = patch_diag(c.ids.x, c.ra.xyz, c.n_gap.xyz) + patch_diag(c.ids.y, c.rb.xyz, c.n_gap.xyz);
+    var e = mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
+    var off = vec3<f32>(0.0);
+    var radius = 0.0;
+    var g0 = vec4<f32>(0.0);
+    var eta = vec3<f32>(0.0);
+    if gn > 0.0 && det > 0.0 && bd.x + bd.y > 0.0 {
+        let inv = inverse3(cm, det);
+        e = inv * (1.0 / gn);
+        off = inv * c0;
+        radius = (2.0 * ext.x + (m.z + m.w) * patch_slip(v, c.rb.w)) * gn;
+        g0 = project_patch(vec4<f32>(-gn * (cm * v + c0), 0.0), radius, c.rb.w);
+        // η_k = 3/(3 B_kk + Σ_j |E_kj|) (Gershgorin: N + E ≤ diag(3/η)); u and w share one.
+        let row = vec3<f32>(
+            abs(e[0].x) + abs(e[1].x) + abs(e[2].x),
+            abs(e[0].y) + abs(e[1].y) + abs(e[2].y),
+            abs(e[0].z) + abs(e[1].z) + abs(e[2].z),
+        );
+        eta = 3.0 / (3.0 * vec3<f32>(bd.x, bd.y, bd.y) + row);
+    }
+    rhs[i] = vec4<f32>(v + off, eta.x);
+    gam[SEG_AUX * cap + i] = vec4<f32>(radius, min(eta.y, eta.z), e[0].x, e[1].y);
+    gam[SEG_STATE * cap + i] = vec4<f32>(e[2].z, e[1].x, e[2].x, e[2].y);
+    gam[SEG_GAMMA * cap + i] = g0;
+    gam[SEG_Y * cap + i] = g0;
+    gam[SEG_TRIAL * cap + i] = g0;
+    gam[SEG_BEST * cap + i] = g0;
+}
+
+// The inverse of a 3 × 3 matrix with determinant det ≠ 0 (adjugate / det).
+fn inverse3(m: mat3x3<f32>, det: f32) -> mat3x3<f32> {
+    let a = m[0];
+    let b = m[1];
+    let c = m[2];
+    return transpose(mat3x3<f32>(cross(b, c), cross(c, a), cross(a, b))) * (1.0 / det);
 }

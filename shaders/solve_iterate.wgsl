@@ -86,6 +86,17 @@ fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
         return ng;
     }
     let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
+    if is_dist_patch(c) {
+        // The full symmetric E (lanes spin, u, w): E_ss, E_uu in aux.zw, (E_ww, E_su, E_sw,
+        // E_uw) in the state segment (solve_assemble `assemble_dist_patch`).
+        let s = gam[SEG_STATE * params.counts.y + i];
+        let eg = vec3<f32>(
+            e.x * g.x + s.y * g.y + s.z * g.z,
+            s.y * g.x + e.y * g.y + s.w * g.z,
+            s.z * g.x + s.w * g.y + s.x * g.z,
+        );
+        return ng + vec4<f32>(eg, 0.0);
+    }
     return ng + vec4<f32>(e.x * g.x, e.y * g.yz, 0.0);
 }
 

@@ -4,7 +4,7 @@
 use crate::bodies::*;
 use crate::collide::{BoundaryShape as Shape, CollideSettings};
 use crate::scene::SolverKind as SceneSolverKind;
-use crate::scene::{BodyShape, BoundaryShape, Motion, Scene};
+use crate::scene::{BodyShape, BoundaryShape, FrictionModel, Motion, Scene};
 use crate::solve::{SolverKind, SolverSettings};
 use crate::step::{ContactSetup, StepSettings};
 
@@ -250,6 +250,14 @@ pub fn step_settings(scene: &Scene) -> StepSettings {
                     crate::solve::rows::with_rolling(row, m.rolling_friction, m.spinning_friction)
                 })
                 .collect(),
+            patch_cells: scene
+                .materials
+                .iter()
+                .find_map(|m| match m.model {
+                    FrictionModel::LuGrePatch { cells, .. } => Some(cells),
+                    _ => None,
+                })
+                .unwrap_or(0),
         }),
     }
 }

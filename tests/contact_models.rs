@@ -90,6 +90,7 @@ fn drop_on_plane_timed(model: FrictionModel, v0: f32, dt: f64) -> (f64, f64, u64
                 ..SolverSettings::default()
             },
             models,
+            patch_cells: 0,
         }),
     };
     let state = BodyState::from_inits(&[plane, ball]);
@@ -204,6 +205,7 @@ fn block_on_incline(
                 ..SolverSettings::default()
             },
             models,
+            patch_cells: 0,
         }),
     };
     let state = BodyState::from_inits(&[plane, block]);
@@ -589,6 +591,7 @@ fn block_under_load(model: FrictionModel, steps: u32, load: impl Fn(f64) -> f64)
                 ..SolverSettings::default()
             },
             models,
+            patch_cells: 0,
         }),
     };
     let state = BodyState::from_inits(&[plane, block]);

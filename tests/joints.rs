@@ -380,6 +380,7 @@ fn simulation(inits: &[BodyInit], dt: f64, solver: SolverSettings) -> Simulation
         gravity: [0.0, 0.0, -G],
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes: Vec::new(),
             collide: CollideSettings {
                 envelope: 1e-3,
@@ -1033,6 +1034,7 @@ fn four_bar_linkage_moves_as_its_kinematics_say() {
         gravity: [0.0; 3],
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes: Vec::new(),
             collide: CollideSettings {
                 envelope: 1e-3,

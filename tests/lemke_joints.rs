@@ -51,6 +51,7 @@ fn simulation(
         gravity: [0.0, 0.0, -G],
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes,
             collide: CollideSettings {
                 envelope: 1e-3,

@@ -111,7 +111,7 @@ fn gpu_patch_records_match_the_twin() {
         envelope: 2e-3,
         friction: vec![0.5, 0.4],
     };
-    let patch = [false, true];
+    let patch = [0u8, 1];
     let ctx = shared_context();
     let (mut patches, mut pairs, mut amb) = (0, 0, 0);
     {
@@ -222,11 +222,21 @@ const LUGRE: &str = r#"{ kind = "lugre_reduced", sigma0 = 1e5, sigma1 = 300.0, s
 /// A 10 × 10 × 5 cm box (1000 kg/m³) on a plane, μ = 0.3, `lugre_reduced`; `extra` adds
 /// bodies; returns the simulation.
 fn box_scene(duration: f64, vel: [f64; 3], omega: f64, extra: &str) -> (Simulation, u64) {
-    let (sim, steps, _) = box_scene_with(duration, vel, omega, extra);
+    let (sim, steps, _) = box_scene_model(LUGRE, duration, vel, omega, extra);
     (sim, steps)
 }
 
 fn box_scene_with(
+    duration: f64,
+    vel: [f64; 3],
+    omega: f64,
+    extra: &str,
+) -> (Simulation, u64, bristlecone::step::StepSettings) {
+    box_scene_model(LUGRE, duration, vel, omega, extra)
+}
+
+fn box_scene_model(
+    model: &str,
     duration: f64,
     vel: [f64; 3],
     omega: f64,
@@ -244,7 +254,7 @@ tolerance = 1e-6
 name = "m"
 density = 1000.0
 friction = 0.3
-model = {LUGRE}
+model = {model}
 [[material]]
 name = "slick"
 density = 1000.0
@@ -420,10 +430,10 @@ fn patch_state_update_matches_the_twin() {
     use bristlecone::patch::couple::PatchModel;
     let (mut sim, _, settings) = box_scene_with(0.02, [0.3, 0.1, 0.0], 8.0, "");
     let contact = settings.contact.clone().unwrap();
-    let patch: Vec<bool> = contact
+    let patch: Vec<u8> = contact
         .models
         .iter()
-        .map(|r| r[0] as u32 == bristlecone::solve::rows::MODEL_LUGRE_REDUCED)
+        .map(bristlecone::solve::rows::patch_kind)
         .collect();
     let record = |sim: &Simulation| {
         let secs = sim.checkpoint_sections().unwrap();
@@ -771,4 +781,46 @@ fn patch_solve_apgd_on_gpu_equals_the_f64_twin() {
 fn patch_solve_exact_cone_apgd_on_gpu_equals_the_f64_twin() {
     use bristlecone::solve::{Cone, SolverKind};
     patch_solve_matches_twin(SolverKind::Apgd, Cone::Exact);
+}
+
+// ---------------------------------------------------------------- lugre_patch in the loop
+
+const DIST: &str = r#"{ kind = "lugre_patch", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.0, mu_static = 0.3, v_stribeck = 1e-3, cells = 21 }"#;
+
+/// The distributed model in the loop (src/patch/stage.rs): the spun box decelerates at the
+/// square's pure-spin torque μ m g r / I within 3 % (its cells are the 21 × 21 grid of the
+/// base; the rate factors lag one step), a pure slide at μ g within 2 %, neither wanders.
+#[test]
+fn lugre_patch_spin_down_and_slide_meet_the_analysis() {
+    let (g, mu, a) = (9.81, 0.3, 0.1);
+    let want = 6.0 * mu * g * square_r() * a / (a * a);
+    let (mut sim, _, _) = box_scene_model(DIST, 0.1, [0.0; 3], 20.0, "");
+    sim.advance(20, 0).unwrap();
+    let w1 = d3(sim.read_state().unwrap().omega[1]).z;
+    sim.advance(180, 0).unwrap();
+    let st = sim.read_state().unwrap();
+    let w2 = d3(st.omega[1]).z;
+    let got = (w1 - w2) / 0.18;
+    eprintln!("lugre_patch spin-down: {got:.4} rad/s² vs {want:.4} (ω {w1:.4} → {w2:.4})");
+    assert!(w2 > 1.0, "stopped early: ω = {w2}");
+    assert!(
+        (got - want).abs() < 0.03 * want,
+        "spin-down {got} vs {want}"
+    );
+    assert!(d3(st.vel[1]).length() < 1e-3, "wanders: {}", d3(st.vel[1]));
+
+    let (mut sim, _, _) = box_scene_model(DIST, 0.12, [0.5, 0.0, 0.0], 0.0, "");
+    sim.advance(20, 0).unwrap();
+    let v1 = d3(sim.read_state().unwrap().vel[1]).x;
+    sim.advance(100, 0).unwrap();
+    let st = sim.read_state().unwrap();
+    let v2 = d3(st.vel[1]).x;
+    let got = (v1 - v2) / 0.1;
+    eprintln!("lugre_patch slide: {got:.4} m/s² vs {:.4}", mu * g);
+    assert!((got - mu * g).abs() < 0.02 * mu * g, "slide {got}");
+    assert!(
+        d3(st.omega[1]).length() < 1e-3,
+        "turns: {}",
+        d3(st.omega[1])
+    );
 }

@@ -74,6 +74,7 @@ fn simulation(
         gravity,
         contact: Some(ContactSetup {
             models: Vec::new(),
+            patch_cells: 0,
             shapes,
             collide: CollideSettings { envelope, friction },
             solver,

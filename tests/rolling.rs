@@ -287,6 +287,7 @@ fn ball_on_plane(
                 ..SolverSettings::default()
             },
             models: vec![row, row],
+            patch_cells: 0,
         }),
     };
     let state = BodyState::from_inits(&[plane, ball]);

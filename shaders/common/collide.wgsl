@@ -440,6 +440,11 @@ override HAS_PATCHES: bool = false;
 
 // The feature of a pair's patch record: sorts after every point contact of the pair.
 const PATCH_FEATURE: u32 = 0xffffffffu;
+// The feature of a lugre_patch (distributed) record, from the materials' patch kinds
+// (materials[].y: 1 reduced, 2 distributed; the larger wins).
+fn patch_feature(ka: f32, kb: f32) -> u32 {
+    return select(PATCH_FEATURE, PATCH_FEATURE - 1u, max(ka, kb) >= 2.0);
+}
 
 // A patch from a face–face manifold (≥ 3 points), uniform pressure over the convex polygon
 // of its points: x = valid (1/0), centre (world, area centroid), r = mean distance from the
@@ -534,12 +539,12 @@ fn patch_geom(m: Manifold) -> PatchGeom {
 }
 
 // The patch record (src/patch/couple.rs): n_gap = (n, visc), ra = (centre − x_A, μ),
-// rb = (centre − x_B, r), ids = (A, B, PATCH_FEATURE, materials).
-fn patch_record(a: u32, b: u32, n: vec3<f32>, g: PatchGeom, xa: vec3<f32>, xb: vec3<f32>, mu: f32, mats: u32) -> Contact {
+// rb = (centre − x_B, r), ids = (A, B, patch_feature, materials).
+fn patch_record(a: u32, b: u32, n: vec3<f32>, g: PatchGeom, xa: vec3<f32>, xb: vec3<f32>, mu: f32, mats: u32, feature: u32) -> Contact {
     var c: Contact;
     c.n_gap = vec4<f32>(n, g.visc);
     c.ra = vec4<f32>(g.centre - xa, mu);
     c.rb = vec4<f32>(g.centre - xb, g.r);
-    c.ids = vec4<u32>(a, b, PATCH_FEATURE, mats);
+    c.ids = vec4<u32>(a, b, feature, mats);
     return c;
 }

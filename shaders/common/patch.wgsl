@@ -108,3 +108,53 @@ fn reduce1(lid: u32, a: vec4<f32>) {
 fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.x + wid.y * nwg.x;
 }
+
+// ---------------------------------------------------------------- patch polygons
+// A patch polygon (≤ 8 vertices, patch frame, origin at the patch centre) and its cells'
+// area fractions: shaders/patch_weights.wgsl and shaders/patch_loop.wgsl (lugre_patch in
+// the loop). CPU twin: PatchShape::new with Pressure::Uniform(Outline::Polygon).
+struct Polygon {
+    v: array<vec4<f32>, 4>, // vertices (x0, y0, x1, y1), (x2, y2, x3, y3), …
+    count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+fn vertex(p: Polygon, i: u32) -> vec2<f32> {
+    let q = p.v[i / 2u];
+    return select(q.xy, q.zw, (i & 1u) == 1u);
+}
+
+// Even-odd crossing rule, as Outline::contains.
+fn inside(p: Polygon, x: f32, y: f32) -> bool {
+    var r = false;
+    for (var i = 0u; i < p.count; i++) {
+        let a = vertex(p, i);
+        let b = vertex(p, (i + p.count - 1u) % p.count);
+        if (a.y > y) != (b.y > y) && x < (b.x - a.x) * (y - a.y) / (b.y - a.y) + a.x {
+            r = !r;
+        }
+    }
+    return r;
+}
+
+// Side of the n × n square cells covering the polygon's bounding box about the origin.
+fn polygon_cell_size(p: Polygon, n: u32) -> f32 {
+    var half = vec2<f32>(0.0);
+    for (var i = 0u; i < p.count; i++) {
+        half = max(half, abs(vertex(p, i)));
+    }
+    return max(2.0 * half.x, 2.0 * half.y) / f32(n);
+}
+
+// Area fraction of the cell centred at c (side h) inside the polygon: 8 × 8 sub-samples.
+fn cell_coverage(p: Polygon, c: vec2<f32>, h: f32) -> f32 {
+    var hits = 0u;
+    for (var s = 0u; s < 64u; s++) {
+        let o = (vec2<f32>(f32(s % 8u), f32(s / 8u)) + 0.5) / 8.0 - 0.5;
+        let q = c + o * h;
+        hits += select(0u, 1u, inside(p, q.x, q.y));
+    }
+    return f32(hits) / 64.0;
+}

@@ -148,9 +148,16 @@ fn friction_of(c: Contact) -> f32 {
 // without a patch model compile none of this (see common/collide.wgsl, HAS_PATCHES).
 override HAS_PATCHES: bool = false;
 const PATCH_FEATURE: u32 = 0xffffffffu;
+// A lugre_patch (distributed) block: its full 3 × 3 compliance comes from the patch's cells
+// (src/patch/stage.rs); the reduced model's blocks (PATCH_FEATURE) have a diagonal one.
+const PATCH_FEATURE_DIST: u32 = 0xfffffffeu;
 
 fn is_patch(c: Contact) -> bool {
-    return HAS_PATCHES && c.ids.z == PATCH_FEATURE && (c.ids.w & JOINT_BIT) == 0u;
+    return HAS_PATCHES && c.ids.z >= PATCH_FEATURE_DIST && (c.ids.w & JOINT_BIT) == 0u;
+}
+
+fn is_dist_patch(c: Contact) -> bool {
+    return HAS_PATCHES && c.ids.z == PATCH_FEATURE_DIST && (c.ids.w & JOINT_BIT) == 0u;
 }
 
 // The guard ball ‖(γ_x / r, γ_y, γ_z)‖ ≤ radius of a patch block (r = the patch's rb.w).

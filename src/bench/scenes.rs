@@ -215,6 +215,7 @@ impl BenchScene {
             gravity: self.gravity,
             contact: Some(ContactSetup {
                 models: Vec::new(),
+                patch_cells: 0,
                 shapes,
                 collide: CollideSettings {
                     envelope: self.envelope,

@@ -864,7 +864,8 @@ impl Collide {
         Ok(())
     }
 
-    /// Marks the materials with a patch friction model (issue #11, `lugre_reduced`): their
+    /// Marks the materials with a patch friction model (issue #11; `patch[m]` = 1 for
+    /// `lugre_reduced`, 2 for `lugre_patch`, whose record gets [`crate::patch::couple::PATCH_FEATURE_DIST`]): their
     /// face–face box manifolds also emit a patch record (`crate::patch::couple`) and their
     /// points keep only their normal rows (μ = 0). Rebuilds the narrow-phase pipelines with
     /// `HAS_PATCHES` on when any flag is set; without one nothing changes.
@@ -872,22 +873,15 @@ impl Collide {
         &mut self,
         ctx: &GpuContext,
         friction: &[f32],
-        patch: &[bool],
+        patch: &[u8],
     ) -> Result<(), GpuError> {
-        if !patch.iter().any(|&p| p) {
+        if !patch.iter().any(|&p| p > 0) {
             return Ok(());
         }
         let mats: Vec<[f32; 4]> = friction
             .iter()
             .enumerate()
-            .map(|(k, &m)| {
-                [
-                    m,
-                    f32::from(u8::from(patch.get(k) == Some(&true))),
-                    0.0,
-                    0.0,
-                ]
-            })
+            .map(|(k, &m)| [m, f32::from(patch.get(k).copied().unwrap_or(0)), 0.0, 0.0])
             .collect();
         self.materials = buffers::storage_from(ctx, "materials", &mats);
         let has_boxes = self.has_boxes;

@@ -48,6 +48,18 @@ use glam::{DVec2, DVec3};
 
 /// Feature id of a patch record (sorts after every point contact of its pair).
 pub const PATCH_FEATURE: u32 = u32::MAX;
+/// Feature id of a `lugre_patch` (distributed) record: a pair with a material of that model.
+pub const PATCH_FEATURE_DIST: u32 = u32::MAX - 1;
+
+/// The feature of a patch record from the pair's material patch kinds (1 reduced, 2
+/// distributed; the larger wins).
+pub fn patch_feature(ka: u8, kb: u8) -> u32 {
+    if ka.max(kb) >= 2 {
+        PATCH_FEATURE_DIST
+    } else {
+        PATCH_FEATURE
+    }
+}
 
 /// A patch from a face–face manifold, uniform pressure over the polygon of its points.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -280,8 +292,8 @@ pub fn project_patch(g: [f64; 3], radius: f64, r: f64) -> [f64; 3] {
     g.map(|x| x * k)
 }
 
-/// The f64 twin of collision with patch materials (`patch[m]`: material m has a patch
-/// model): [`crate::reference::collide::detect`]'s contacts, where in every pair with a box
+/// The f64 twin of collision with patch materials (`patch[m]`: material m's patch kind,
+/// 0 none, 1 reduced, 2 distributed): [`crate::reference::collide::detect`]'s contacts, where in every pair with a box
 /// grain and a patch material the first run of points sharing a normal (a manifold: one wall
 /// of a container, the plane, the box–box face) whose polygon is a patch gets μ = 0 and the
 /// pair's patch record after its last contact. Records as the GPU writes them.
@@ -289,12 +301,13 @@ pub fn reference_records(
     state: &crate::bodies::BodyState,
     shapes: &[crate::collide::BoundaryShape],
     settings: &crate::collide::CollideSettings,
-    patch: &[bool],
+    patch: &[u8],
 ) -> Vec<crate::collide::ContactRecord> {
     use crate::bodies::{SHAPE_BOX, SHAPE_CYLINDER_CONTAINER};
     use crate::collide::ContactRecord;
     let contacts = crate::reference::collide::detect(state, shapes, settings);
-    let is_patch_mat = |m: u32| patch.get(m as usize) == Some(&true);
+    let kind = |m: u32| patch.get(m as usize).copied().unwrap_or(0);
+    let is_patch_mat = |m: u32| kind(m) > 0;
     let mut out = Vec::with_capacity(contacts.len());
     let mut i = 0;
     while i < contacts.len() {
@@ -332,7 +345,12 @@ pub fn reference_records(
                         n_gap: f(pair[s].normal, g.visc),
                         ra: f(g.centre - xa, pair[s].mu),
                         rb: f(g.centre - xb, g.r),
-                        ids: [a, b, PATCH_FEATURE, mats],
+                        ids: [
+                            a,
+                            b,
+                            patch_feature(kind(mats >> 16), kind(mats & 0xffff)),
+                            mats,
+                        ],
                     });
                     break;
                 }

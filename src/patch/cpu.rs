@@ -26,7 +26,7 @@ pub fn z_steady(p: &LugreParams, v: [f64; 2]) -> [f64; 2] {
 }
 
 /// Rate factor κ with ż = v − κ z (eq. 15): β σ0 |v| / g(|v|).
-fn kappa(p: &LugreParams, z: [f64; 2], v: [f64; 2]) -> f64 {
+pub(crate) fn kappa(p: &LugreParams, z: [f64; 2], v: [f64; 2]) -> f64 {
     let vn = norm2(v);
     let b = if p.elasto_plastic {
         beta(&z, &z_steady(p, v), &v, p.z_ba_ratio)
@@ -100,7 +100,7 @@ fn wrench_of(patch: &Patch, mut l: impl FnMut(usize, [f64; 2]) -> [f64; 2]) -> W
     Wrench::about_centre(f * fx, f * fy, f * tau, patch.shape.cop)
 }
 
-fn cell_velocity(t: Twist, c: [f64; 2]) -> [f64; 2] {
+pub(crate) fn cell_velocity(t: Twist, c: [f64; 2]) -> [f64; 2] {
     [t.vx - t.omega * c[1], t.vy + t.omega * c[0]]
 }
 

@@ -18,6 +18,7 @@ pub mod file;
 pub mod gpu;
 pub mod limit;
 pub mod pressure;
+pub mod stage;
 
 pub use cpu::{DistributedCpu, ReducedCpu};
 pub use gpu::{DistributedGpu, ReducedGpu};

@@ -226,3 +226,9 @@ fn cell_weight(p: &Pressure, c: [f64; 2], h: f64, f_n: f64) -> f64 {
     }
     row * sum / (SUB * SUB) as f64
 }
+
+/// Area fraction of the cell centred at `c` (side `h`) inside `outline`, from the same
+/// SUB × SUB sub-samples as uniform pressure (the lugre_patch stage's twin).
+pub fn coverage(outline: &Outline, c: [f64; 2], h: f64) -> f64 {
+    cell_weight(&Pressure::Uniform(outline.clone()), c, h, 0.0)
+}

@@ -359,6 +359,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         &boundaries,
     )?;
     patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
+    patch_grids_agree(&cx, &raw, &materials)?;
     let r_min = bodies
         .iter()
         .map(|b| b.shape.bounding_radius())
@@ -705,10 +706,12 @@ fn patch_needs_boxes(
     materials: &[Material],
     bodies: &[BodyDesc],
 ) -> R<()> {
-    let Some(i) = materials
-        .iter()
-        .position(|m| matches!(m.model, FrictionModel::LuGreReduced { .. }))
-    else {
+    let Some(i) = materials.iter().position(|m| {
+        matches!(
+            m.model,
+            FrictionModel::LuGreReduced { .. } | FrictionModel::LuGrePatch { .. }
+        )
+    }) else {
         return Ok(());
     };
     if bodies
@@ -725,10 +728,41 @@ fn patch_needs_boxes(
     Err(cx.err(
         span,
         format!("material[{i}].model.kind"),
-        "friction model `lugre_reduced` acts on face–face contacts of box bodies (contact \
-         patches), and this scene has no box body: use `lugre` for spheres"
+        "friction models `lugre_reduced` and `lugre_patch` act on face–face contacts of box \
+         bodies (contact patches), and this scene has no box body: use `lugre` for spheres"
             .to_string(),
     ))
+}
+
+/// The `lugre_patch` cells of every patch live in one buffer of one grid side: two
+/// materials with different `cells` are refused, naming the second.
+fn patch_grids_agree(cx: &Cx<'_>, raw: &RawScene, materials: &[Material]) -> R<()> {
+    let mut first: Option<u32> = None;
+    for (i, m) in materials.iter().enumerate() {
+        let FrictionModel::LuGrePatch { cells, .. } = m.model else {
+            continue;
+        };
+        match first {
+            None => first = Some(cells),
+            Some(c) if c != cells => {
+                let span = raw.material[i]
+                    .get_ref()
+                    .model
+                    .as_ref()
+                    .and_then(|m| m.get_ref().cells.as_ref().map(|c| c.span()));
+                return Err(cx.err(
+                    span,
+                    format!("material[{i}].model.cells"),
+                    format!(
+                        "every lugre_patch material must use the same grid: an earlier one has \
+                         {c} cells, this one {cells}"
+                    ),
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// `shape = "capsule"`: `radius` and `half_length` (of the axis segment, along body z).
@@ -1624,7 +1658,9 @@ fn lugre_static_check(
     base: &str,
 ) -> R<()> {
     if let (
-        FrictionModel::LuGre { mu_static, .. } | FrictionModel::LuGreReduced { mu_static, .. },
+        FrictionModel::LuGre { mu_static, .. }
+        | FrictionModel::LuGreReduced { mu_static, .. }
+        | FrictionModel::LuGrePatch { mu_static, .. },
         Some(fm),
     ) = (model, &m.model)
     {
@@ -1647,6 +1683,22 @@ fn lugre_static_check(
 /// `breakaway_ratio` (z_ba / z_ss in (0, 1), default 0.9 as the patch model's) sets its
 /// break-away deflection; a ratio without `elasto_plastic = true` is refused (plain LuGre
 /// would ignore it).
+/// `lugre_patch`'s grid side: 21 by default (seed 003's grid), 3 to 64.
+fn patch_cells(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<u32> {
+    let Some(c) = &fm.cells else {
+        return Ok(21);
+    };
+    let n = *c.get_ref();
+    if !(3..=64).contains(&n) {
+        return Err(cx.err(
+            Some(c.span()),
+            format!("{base}.cells"),
+            format!("the grid side must lie in 3 ..= 64 cells, got {n}"),
+        ));
+    }
+    Ok(n as u32)
+}
+
 fn lugre_breakaway(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<Option<f64>> {
     let ep = fm.elasto_plastic.as_ref().is_some_and(|b| *b.get_ref());
     let Some(r) = &fm.breakaway_ratio else {
@@ -1818,7 +1870,7 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
     let span = fm.span();
     let fm = fm.get_ref();
     let kind = fm.kind.get_ref().as_str();
-    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, elasto_plastic, breakaway_ratio, youngs_modulus, poisson_ratio, restitution, projection);
+    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, elasto_plastic, breakaway_ratio, youngs_modulus, poisson_ratio, restitution, projection, cells);
     let what = "friction model";
     let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
         cx.positive(
@@ -1904,11 +1956,23 @@ fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<Fricti
                 v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
             }
         }
+        "lugre_patch" => {
+            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck", "elasto_plastic", "breakaway_ratio", "cells"])?;
+            FrictionModel::LuGrePatch {
+                sigma0: req_pos(&fm.sigma0, "sigma0")?,
+                sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
+                sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
+                mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
+                v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
+                breakaway_ratio: lugre_breakaway(cx, fm, base)?,
+                cells: patch_cells(cx, fm, base)?,
+            }
+        }
         other => {
             return Err(cx.err(
                 Some(fm.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre, lugre_reduced)"),
+                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre, lugre_reduced, lugre_patch)"),
             ))
         }
     };

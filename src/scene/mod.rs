@@ -293,6 +293,18 @@ pub enum FrictionModel {
         mu_static: f64,
         v_stribeck: f64,
     },
+    /// The distributed planar LuGre model (seed 003) on face–face contact patches (issue
+    /// #11, `crate::patch::stage`): a `cells × cells` grid of bristles per patch, stepped on
+    /// the GPU; parameters as LuGre's (per unit normal load).
+    LuGrePatch {
+        sigma0: f64,
+        sigma1: f64,
+        sigma2: f64,
+        mu_static: f64,
+        v_stribeck: f64,
+        breakaway_ratio: Option<f64>,
+        cells: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

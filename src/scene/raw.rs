@@ -94,6 +94,7 @@ pub(crate) struct RawFrictionModel {
     pub poisson_ratio: O<f64>,
     pub restitution: O<f64>,
     pub projection: O<String>,
+    pub cells: O<i64>,
 }
 
 #[derive(Deserialize)]

@@ -493,6 +493,13 @@ impl Solve {
         &self.settings
     }
 
+    /// What the `lugre_patch` stage ([`crate::patch::stage`]) binds: the model table and its
+    /// rows, `gam`, and the offsets (in vec4) of `gam`'s aux and state segments.
+    pub fn patch_inputs(&self) -> (&wgpu::Buffer, u32, &wgpu::Buffer, u32, u32) {
+        let cap = self.c.capacity;
+        (&self.models, self.n_models, &self.c.gam, 4 * cap, 5 * cap)
+    }
+
     pub fn capacity(&self) -> u32 {
         self.c.capacity
     }

@@ -445,7 +445,7 @@ impl Simulation {
             first = false;
             let words: Vec<u32> = buffers::map_and_read(&ctx, &staging, (size / 4) as usize)?;
             if words[1] != 0 {
-                c.grow(&ctx, words[2])?;
+                c.grow(&ctx, &self.bodies, words[2])?;
                 self.snapshot = None;
                 self.regrowths += 1;
                 continue;

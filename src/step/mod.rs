@@ -18,6 +18,7 @@ pub use lemke_cpu::{LemkeStep, CPU_STEP_MAX_BODIES};
 use crate::bodies::{BodyState, GpuBodies};
 use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
 use crate::gpu::{buffers, GpuContext, GpuError};
+use crate::patch::stage::PatchStage;
 use crate::solve::{Cone, Solve, SolveInputs, SolverSettings};
 pub use stats::BodyTotals;
 use std::sync::Arc;
@@ -31,6 +32,8 @@ pub struct ContactSetup {
     pub solver: SolverSettings,
     /// Per-material contact model table (`solve::rows::material_row`); empty = all Coulomb.
     pub models: Vec<crate::solve::rows::MaterialRow>,
+    /// Grid side of the `lugre_patch` cells (0: no material has the model).
+    pub patch_cells: u32,
 }
 
 /// Settings the step needs (the scene's simulation and solver sections reduce to this).
@@ -99,6 +102,8 @@ struct ContactStages {
     step_stats: wgpu::Buffer,
     /// Joint blocks appended after the contacts (src/joints), if the scene has joints.
     joints: Option<crate::joints::Joints>,
+    /// The `lugre_patch` cells (src/patch/stage.rs), if a material has the model.
+    patches: Option<PatchStage>,
 }
 
 impl ContactStages {
@@ -118,10 +123,10 @@ impl ContactStages {
         };
         // Patch friction models (issue #11): collision emits patch records for them.
         let mut collide = collide;
-        let patch: Vec<bool> = setup
+        let patch: Vec<u8> = setup
             .models
             .iter()
-            .map(|r| r[0] as u32 == crate::solve::rows::MODEL_LUGRE_REDUCED)
+            .map(crate::solve::rows::patch_kind)
             .collect();
         collide.set_patch_materials(ctx, &setup.collide.friction, &patch)?;
         // One model row per material (or none: all Coulomb), never a silent fallback.
@@ -138,12 +143,63 @@ impl ContactStages {
         let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
         solve.set_models(ctx, &setup.models)?;
         let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
-        Ok(ContactStages {
+        let patches = Self::patch_stage(ctx, state, setup)?;
+        let mut c = ContactStages {
             collide,
             solve,
             step_stats,
             joints: None,
-        })
+            patches,
+        };
+        c.bind_patches(ctx, bodies);
+        Ok(c)
+    }
+
+    /// The lugre_patch stage: 6 slots per box body (one per face; more face–face patches
+    /// than that in a step is reported by `Simulation::advance`), at least 16.
+    fn patch_stage(
+        ctx: &GpuContext,
+        state: &BodyState,
+        setup: &ContactSetup,
+    ) -> Result<Option<PatchStage>, GpuError> {
+        let dist = setup
+            .models
+            .iter()
+            .any(|r| crate::solve::rows::patch_kind(r) == 2);
+        if !dist || setup.patch_cells == 0 {
+            return Ok(None);
+        }
+        let boxes = state
+            .info
+            .iter()
+            .filter(|i| i[2] == crate::bodies::SHAPE_BOX)
+            .count() as u32;
+        Ok(Some(PatchStage::new(
+            ctx,
+            setup.patch_cells,
+            (6 * boxes).max(16),
+        )?))
+    }
+
+    /// (Re)binds the patch stage to the collision and solver buffers (after growth).
+    fn bind_patches(&mut self, ctx: &GpuContext, bodies: &GpuBodies) {
+        let Some(p) = self.patches.as_mut() else {
+            return;
+        };
+        let (models, n_models, gam, seg_aux, seg_state) = self.solve.patch_inputs();
+        let inputs = crate::patch::stage::StageInputs {
+            contacts: self.collide.contacts(),
+            counts: self.collide.counts(),
+            vel: &bodies.vel,
+            omega: &bodies.omega,
+            models,
+            n_models,
+            gam,
+            seg_aux,
+            seg_state,
+            contact_cap: self.collide.capacity().min(self.solve.capacity()),
+        };
+        p.bind(ctx, &inputs, self.solve.dt() as f64);
     }
 
     /// Collision, then its counts into the step's stats.
@@ -163,6 +219,13 @@ impl ContactStages {
         // Contacts, overflow flag and needed count into the step's stats.
         enc.copy_buffer_to_buffer(self.collide.counts(), 0, &self.step_stats, 0, 8);
         enc.copy_buffer_to_buffer(self.collide.counts(), 8, &self.step_stats, 20, 4);
+        if let Some(p) = &self.patches {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("patch prepare"),
+                timestamp_writes: None,
+            });
+            p.record_prepare(&mut pass);
+        }
     }
 
     /// The solve and velocity update, after [`ContactStages::record_collide`].
@@ -175,12 +238,16 @@ impl ContactStages {
             step_stats: &self.step_stats,
         };
         self.solve.record(ctx, enc, inputs);
+        if let Some(p) = &self.patches {
+            p.record_advance(enc);
+        }
     }
 
-    fn grow(&mut self, ctx: &GpuContext, needed: u32) -> Result<(), GpuError> {
+    fn grow(&mut self, ctx: &GpuContext, bodies: &GpuBodies, needed: u32) -> Result<(), GpuError> {
         self.collide.grow(ctx, needed, 0)?;
         self.solve.grow(ctx, self.collide.capacity())?;
         self.joint_params(ctx);
+        self.bind_patches(ctx, bodies);
         Ok(())
     }
 
@@ -328,6 +395,8 @@ impl StageTimer {
 struct Snapshot {
     bodies: [wgpu::Buffer; 4],
     warm: Option<wgpu::Buffer>,
+    /// The lugre_patch cells' carried state (`PatchStage::state_buffers`).
+    patch: Vec<wgpu::Buffer>,
 }
 
 pub struct Simulation {
@@ -485,7 +554,16 @@ impl Simulation {
             };
             let bodies = self.body_buffers().map(|b| make("snapshot", b.size()));
             let warm = warm_size.map(|s| make("snapshot warm start", s));
-            self.snapshot = Some(Snapshot { bodies, warm });
+            let patch = self
+                .patch_state_buffers()
+                .iter()
+                .map(|b| make("snapshot patch cells", b.size()))
+                .collect();
+            self.snapshot = Some(Snapshot {
+                bodies,
+                warm,
+                patch,
+            });
         }
         let snap = self.snapshot.as_ref().unwrap();
         for (src, dst) in self.body_buffers().iter().zip(&snap.bodies) {
@@ -494,6 +572,16 @@ impl Simulation {
         if let (Some(c), Some(w)) = (&self.contact, &snap.warm) {
             enc.copy_buffer_to_buffer(c.solve.warm_start_buffer(), 0, w, 0, w.size());
         }
+        for (src, dst) in self.patch_state_buffers().iter().zip(&snap.patch) {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
+        }
+    }
+
+    fn patch_state_buffers(&self) -> Vec<&wgpu::Buffer> {
+        self.contact
+            .as_ref()
+            .and_then(|c| c.patches.as_ref())
+            .map_or(Vec::new(), |p| p.state_buffers().to_vec())
     }
 
     fn restore_snapshot(&self) {
@@ -507,6 +595,9 @@ impl Simulation {
         }
         if let (Some(c), Some(w)) = (&self.contact, &snap.warm) {
             enc.copy_buffer_to_buffer(w, 0, c.solve.warm_start_buffer(), 0, w.size());
+        }
+        for (dst, src) in self.patch_state_buffers().iter().zip(&snap.patch) {
+            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
         }
         self.ctx.queue.submit([enc.finish()]);
     }
@@ -549,7 +640,10 @@ impl Simulation {
                 .max();
             if let Some(needed) = needed {
                 self.restore_snapshot();
-                self.contact.as_mut().unwrap().grow(&self.ctx, needed)?;
+                self.contact
+                    .as_mut()
+                    .unwrap()
+                    .grow(&self.ctx, &self.bodies, needed)?;
                 self.regrowths += 1;
                 continue;
             }
@@ -570,9 +664,27 @@ impl Simulation {
             if let Some(t) = &mut self.timer {
                 t.read(&self.ctx, timed)?;
             }
+            self.check_patch_slots()?;
             self.step_index += n as u64;
             return Ok(records_from_ring(&raw, first, n, every, self.settings.dt));
         }
+    }
+
+    /// A step with more lugre_patch patches than the stage has slots left some unmodelled:
+    /// an error that names the numbers, never a silent loss of friction.
+    fn check_patch_slots(&self) -> Result<(), GpuError> {
+        let Some(p) = self.contact.as_ref().and_then(|c| c.patches.as_ref()) else {
+            return Ok(());
+        };
+        let needed = p.needed(&self.ctx)?;
+        if needed > p.capacity() {
+            return Err(GpuError::Solver(format!(
+                "lugre_patch: a step had {needed} face–face patches, more than the {} slots \
+                 (6 per box body); their friction would be missing",
+                p.capacity()
+            )));
+        }
+        Ok(())
     }
 
     /// Adapts the sweeps recorded per solve to what the last batch needed (`iterations`: per
@@ -692,7 +804,7 @@ impl Simulation {
                 if counts.overflow == 0 {
                     break;
                 }
-                c.grow(&ctx, counts.needed_contacts)?;
+                c.grow(&ctx, &self.bodies, counts.needed_contacts)?;
                 self.snapshot = None;
                 self.regrowths += 1;
             }
@@ -818,7 +930,7 @@ impl Simulation {
         c.attach_joints(&ctx, joints, n)?;
         // Room for the contacts seen so far plus every joint row.
         let need = c.collide.capacity() + c.solve.joint_blocks();
-        c.grow(&ctx, need)?;
+        c.grow(&ctx, &self.bodies, need)?;
         self.snapshot = None;
         self.lemke_sync_joints();
         Ok(())
@@ -951,6 +1063,12 @@ impl Simulation {
                 bytemuck::cast_slice(&gam).to_vec(),
             ));
         }
+        // The lugre_patch cells (their keys, frozen twists and deflections).
+        if let Some(p) = self.contact.as_ref().and_then(|c| c.patches.as_ref()) {
+            let (meta, cells) = p.read_state(&self.ctx)?;
+            out.push(("patch_meta".into(), bytemuck::cast_slice(&meta).to_vec()));
+            out.push(("patch_cells".into(), bytemuck::cast_slice(&cells).to_vec()));
+        }
         // The exact solver's warm-start basis: the next step's pivots depend on it.
         if let Some(l) = &self.lemke {
             out.push(("lemke_basis".into(), l.basis_bytes()));
@@ -998,6 +1116,11 @@ impl Simulation {
             c.solve
                 .write_warm_start(&self.ctx, &keys, &gam)
                 .map_err(|e| e.to_string())?;
+            if let Some(p) = &c.patches {
+                let meta: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(section("patch_meta")?);
+                let cells: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(section("patch_cells")?);
+                p.write_state(&self.ctx, &meta, &cells)?;
+            }
             if !joints.is_empty() {
                 c.attach_joints(&self.ctx, &joints, self.bodies.count as usize)
                     .map_err(|e| e.to_string())?;

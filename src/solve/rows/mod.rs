@@ -219,7 +219,7 @@ pub const MODEL_COMPLIANT: u32 = 1;
 
 /// The models the solver has rows for, as named in scene files.
 pub const SOLVED_MODELS: &str =
-    "coulomb, compliant, hunt_crossley, bristle, tanh, lugre, lugre_reduced";
+    "coulomb, compliant, hunt_crossley, bristle, tanh, lugre, lugre_reduced, lugre_patch";
 
 /// Whether the solver has rows for `model` (a scene naming any other is rejected).
 pub fn is_solved(model: &FrictionModel) -> bool {
@@ -235,6 +235,7 @@ pub fn is_solved(model: &FrictionModel) -> bool {
             | FrictionModel::Tanh { .. }
             | FrictionModel::LuGre { .. }
             | FrictionModel::LuGreReduced { .. }
+            | FrictionModel::LuGrePatch { .. }
     )
 }
 
@@ -299,8 +300,9 @@ pub fn lugre_lane(breakaway_ratio: Option<f64>) -> f32 {
 
 /// The break-away ratio packed in a LuGre row's lane 0 (0: plain LuGre).
 pub fn breakaway_ratio(row: MaterialRow) -> f64 {
-    if row[0] as u32 == MODEL_LUGRE {
-        2.0 * (row[0] as f64 - MODEL_LUGRE as f64)
+    let id = row[0] as u32;
+    if id == MODEL_LUGRE || id == MODEL_LUGRE_PATCH {
+        2.0 * (row[0] as f64 - id as f64)
     } else {
         0.0
     }
@@ -311,6 +313,23 @@ pub fn breakaway_ratio(row: MaterialRow) -> f64 {
 /// (spin, u, w at the patch centre) — see [`crate::patch::couple`]; the pair's point
 /// contacts keep their normal rows (Coulomb rigid normal, μ = 0 written by collision).
 pub const MODEL_LUGRE_REDUCED: u32 = 6;
+
+/// The distributed planar LuGre model on contact patches (issue #11, `lugre_patch`; table
+/// row `[7 + ratio/2, σ0, σ1, σ2 | μ_s, v_s, ..]`, the elasto-plastic break-away ratio
+/// packed in lane 0 as LuGre's): face–face box contacts get a patch block of 3 rows whose
+/// full 3 × 3 compliance comes from the patch's cells, stepped on the GPU by
+/// [`crate::patch::stage`]; the pair's point contacts keep their normal rows.
+pub const MODEL_LUGRE_PATCH: u32 = 7;
+
+/// The patch kind of a material row: 0 none, 1 reduced, 2 distributed (collision's
+/// `materials[].y`, which picks the patch record's feature).
+pub fn patch_kind(row: &MaterialRow) -> u8 {
+    match row[0] as u32 {
+        MODEL_LUGRE_REDUCED => 1,
+        MODEL_LUGRE_PATCH => 2,
+        _ => 0,
+    }
+}
 
 /// The table row of a material's model (only solved models reach here).
 pub fn material_row(model: &FrictionModel) -> MaterialRow {
@@ -365,6 +384,21 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
             row[5] = v_stribeck as f32;
             row
         }
+        FrictionModel::LuGrePatch {
+            sigma0,
+            sigma1,
+            sigma2,
+            mu_static,
+            v_stribeck,
+            breakaway_ratio,
+            ..
+        } => {
+            let mut row = r(MODEL_LUGRE_PATCH, sigma0, sigma1, sigma2);
+            row[0] += 0.5 * breakaway_ratio.unwrap_or(0.0) as f32;
+            row[4] = mu_static as f32;
+            row[5] = v_stribeck as f32;
+            row
+        }
         _ => r(MODEL_COULOMB, 0.0, 0.0, 0.0),
     }
 }
@@ -373,8 +407,10 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
 /// their projection and LuGre's z, dt; Hunt–Crossley with restitution: the impact speed v₀).
 pub fn has_state(rows: &[MaterialRow]) -> bool {
     rows.iter().any(|r| {
-        matches!(r[0] as u32, MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED)
-            || (r[0] as u32 == MODEL_HUNT_CROSSLEY && r[5] > 0.0)
+        matches!(
+            r[0] as u32,
+            MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED | MODEL_LUGRE_PATCH
+        ) || (r[0] as u32 == MODEL_HUNT_CROSSLEY && r[5] > 0.0)
             || (r[0] as u32 == MODEL_BRISTLE && r[3] > 0.0)
     })
 }
@@ -382,7 +418,7 @@ pub fn has_state(rows: &[MaterialRow]) -> bool {
 /// Whether a model table has a patch model (collision emits patch records; the solver
 /// pipelines are built with `HAS_PATCHES`).
 pub fn has_patches(rows: &[MaterialRow]) -> bool {
-    rows.iter().any(|r| r[0] as u32 == MODEL_LUGRE_REDUCED)
+    rows.iter().any(|r| patch_kind(r) > 0)
 }
 
 /// A material row with its rolling and spinning coefficients (lanes 6 and 7; see
