@@ -447,8 +447,8 @@ fn a_three_sphere_pyramid_holds_with_friction_and_collapses_without() {
     assert!(fell > 0.5 * r, "μ = 0: top moved only {fell} m");
 }
 
-/// 2000 polydisperse spheres (r uniform in [4, 6] mm, glass density 2500 kg/m³, μ = 0.4)
-/// poured from 10 cm above the floor of a closed box (0.32 × 0.32 m, 0.3 m high; the bed is
+/// 500 polydisperse spheres (r uniform in [4, 6] mm, glass density 2500 kg/m³, μ = 0.4)
+/// poured from 10 cm above the floor of a closed box (0.16 × 0.16 m, 0.3 m high; the bed is
 /// two to three grains deep) settle: over the last 0.2 s of 1.2 s the kinetic energy stays
 /// below 1e-6 of its peak (checked every 10 steps), no sphere leaves the container, and the
 /// maximum penetration of every step is below 1 % of the smallest radius (4e-5 m).
@@ -458,12 +458,14 @@ fn a_three_sphere_pyramid_holds_with_friction_and_collapses_without() {
 /// later issue); translational KE is ~1e-7 J. The bed is at rest by ~1 s.
 /// The envelope (2 mm = 0.5 r_min) covers one step's approach at the ~1.5 m/s impact speed
 /// (dt = 1e-3 s), which the CCP needs to prevent penetration.
-/// Budget: dt = 1e-3 s, 1.2 s simulated, cap 100 sweeps, solver tolerance 1e-5 m/s (~2 min).
+/// Budget: dt = 1e-3 s, 1.2 s simulated, cap 100 sweeps, solver tolerance 1e-5 m/s. (It
+/// poured 2000 spheres into a box 4× the area until the CI time limit asked for the smallest
+/// bed that shows the same settling; the 2000-sphere pour is `bristlecone bench`'s pile.)
 #[test]
-fn two_thousand_poured_spheres_settle() {
+fn five_hundred_poured_spheres_settle() {
     let t0 = Instant::now();
     let (lo, hi) = (0.004f32, 0.006f32);
-    let half = [0.16f32, 0.16, 0.15];
+    let half = [0.08f32, 0.08, 0.15];
     let mut bodies = vec![boundary(
         SHAPE_BOX_CONTAINER,
         0,
@@ -479,7 +481,7 @@ fn two_thousand_poured_spheres_settle() {
     'fill: for iz in 0.. {
         for iy in 0..nx {
             for ix in 0..nx {
-                if k == 2000 {
+                if k == 500 {
                     break 'fill;
                 }
                 let r = rng.random_range(lo..hi);
