@@ -5,7 +5,9 @@
 
 use super::integrate::Body64;
 use super::tangent_basis;
-use crate::patch::couple::{project_patch, PatchModel, PatchRows, PATCH_FEATURE};
+use crate::patch::couple::{
+    project_patch, PatchModel, PatchRows, PATCH_FEATURE, PATCH_FEATURE_DIST,
+};
 use crate::solve::rows::{self, compliant, MaterialRow};
 use crate::solve::{Cone, Contact, SolverKind, SolverSettings};
 use glam::DVec3;
@@ -128,8 +130,16 @@ pub fn is_joint(c: &Contact, joints: bool) -> bool {
 /// Whether record `c` is a patch block (feature `PATCH_FEATURE`; only looked at when the
 /// model table has a patch model, like the shaders' `HAS_PATCHES`).
 pub fn is_patch(c: &Contact, patches: bool) -> bool {
-    patches && c.ids[2] == PATCH_FEATURE && c.ids[3] & crate::joints::JOINT_BIT == 0
+    patches && c.ids[2] >= PATCH_FEATURE_DIST && c.ids[3] & crate::joints::JOINT_BIT == 0
 }
+
+/// Whether record `c` is a lugre_patch (distributed) block (feature `PATCH_FEATURE_DIST`).
+pub fn is_dist_patch(c: &Contact, patches: bool) -> bool {
+    is_patch(c, patches) && c.ids[2] == PATCH_FEATURE_DIST
+}
+
+// The reduced model's feature sorts last (PATCH_FEATURE_DIST is the one below it).
+const _: () = assert!(PATCH_FEATURE == PATCH_FEATURE_DIST + 1);
 
 fn joint_mask(flags: u32) -> Vec3 {
     [
@@ -216,6 +226,9 @@ pub struct Schur<'a> {
     frames: Vec<(DVec3, DVec3, DVec3, DVec3, DVec3)>,
     /// Compliance diag(E_n, E_T, E_T) per contact (empty: all 0), added by [`Schur::apply`].
     compliance: Vec<Vec3>,
+    /// Off-diagonal compliance (E_01, E_02, E_12) of full symmetric blocks (lugre_patch;
+    /// empty: none).
+    coupling: Vec<Vec3>,
     /// Whether the records include joint blocks (see [`is_joint`]).
     joints: bool,
     /// Whether the records include patch blocks (see [`is_patch`]).
@@ -229,9 +242,16 @@ impl<'a> Schur<'a> {
             contacts,
             frames: contacts.iter().map(frame).collect(),
             compliance: Vec::new(),
+            coupling: Vec::new(),
             joints: false,
             patches: false,
         }
+    }
+
+    /// Off-diagonal compliance of full symmetric blocks (see [`Schur::apply`]).
+    pub fn with_coupling(mut self, coupling: Vec<Vec3>) -> Self {
+        self.coupling = coupling;
+        self
     }
 
     /// The records include patch blocks (a patch friction model in the table).
@@ -338,6 +358,12 @@ impl<'a> Schur<'a> {
                 v[i][k] += e[k] * gamma[i][k];
             }
         }
+        for (i, o) in self.coupling.iter().enumerate() {
+            let g = gamma[i];
+            v[i][0] += o[0] * g[1] + o[1] * g[2];
+            v[i][1] += o[0] * g[0] + o[2] * g[2];
+            v[i][2] += o[1] * g[0] + o[2] * g[1];
+        }
         v
     }
 }
@@ -367,7 +393,7 @@ pub fn assemble_models(
     rigid: rows::RigidOffset,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    let a = assemble_rows(bodies, contacts, dt, rigid, models, None, &[]);
+    let a = assemble_rows(bodies, contacts, dt, rigid, models, None, &[], &[]);
     (a.p, a.eta, a.compliance)
 }
 
@@ -390,6 +416,10 @@ struct Assembled {
     ext: Vec<ExtRows>,
     /// A patch block's model and rows (None for other records).
     patch: Vec<Option<(PatchModel, PatchRows)>>,
+    /// Off-diagonal compliance per record (lugre_patch blocks; 0 for the others).
+    coupling: Vec<Vec3>,
+    /// A lugre_patch block's patch radius r (None for other records).
+    dist_r: Vec<Option<f64>>,
 }
 
 /// A contact's rolling and spinning rows 3–5 (`assemble_ext` in `solve_assemble.wgsl`).
@@ -444,6 +474,7 @@ fn assemble_rows(
     models: &[MaterialRow],
     warm: Option<(WarmStart, bool)>,
     joint_offsets: &[Vec3],
+    dist_sums: &[Option<[f64; 7]>],
 ) -> Assembled {
     let nc = contacts.len();
     let joints = !joint_offsets.is_empty();
@@ -460,6 +491,8 @@ fn assemble_rows(
         eta_rows: Vec::with_capacity(nc),
         ext: Vec::new(),
         patch: Vec::with_capacity(nc),
+        coupling: Vec::with_capacity(nc),
+        dist_r: Vec::with_capacity(nc),
     };
     let patches = rows::has_patches(models);
     let rolling = rows::has_rolling(models);
@@ -473,6 +506,8 @@ fn assemble_rows(
     }
     let nb = |b: u32| count[b as usize].max(1) as f64;
     for (i, c) in contacts.iter().enumerate() {
+        out.coupling.push([0.0; 3]);
+        out.dist_r.push(None);
         if is_joint(c, joints) {
             let (q, e, rows) = assemble_joint(bodies, c, joint_offsets[i - first_joint], &nb);
             // The joint block's last impulse by its key (warm start only: no model state).
@@ -496,6 +531,15 @@ fn assemble_rows(
                 .push(((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4]));
             out.state.push([0.0; 3]);
             out.patch.push(None);
+            continue;
+        }
+        if is_dist_patch(c, patches) {
+            let ws = warm.map(|w| w.0);
+            let sums = dist_sums.get(i).copied().flatten().unwrap_or([0.0; 7]);
+            assemble_dist_patch(&mut out, bodies, contacts, i, models, ws, sums, &nb);
+            if rolling {
+                out.ext.push(ExtRows::default());
+            }
             continue;
         }
         if is_patch(c, patches) {
@@ -709,6 +753,75 @@ fn assemble_patch(
         .push(((rows::MODEL_LUGRE_REDUCED, s0, s1, s2), ext));
     out.state.push(pr.z);
     out.patch.push(Some((model, pr)));
+}
+
+/// A lugre_patch block's rows (`assemble_dist_patch` in `solve_assemble.wgsl`): from the
+/// patch stage's affine sums per unit normal load (`patch::stage`), the full symmetric
+/// compliance E = (γ_n⁻ C)⁻¹, offset C⁻¹ c0, guard radius, per-lane η (u and w share the
+/// smaller) and the warm start −γ_n⁻ (C v* + c0), projected.
+#[allow(clippy::too_many_arguments)]
+fn assemble_dist_patch(
+    out: &mut Assembled,
+    bodies: &[Body64],
+    contacts: &[Contact],
+    i: usize,
+    models: &[MaterialRow],
+    ws: Option<WarmStart>,
+    s: [f64; 7],
+    nb: &dyn Fn(u32) -> f64,
+) {
+    let c = &contacts[i];
+    let (ma, mb) = rows::contact_materials(c.ids[3]);
+    let m = |k: usize| models[k.min(models.len() - 1)];
+    let (_, s0, s1, s2) = rows::pair_model(m(ma), m(mb));
+    let ext = rows::pair_ext(m(ma), m(mb));
+    let vel: Vec<DVec3> = bodies.iter().map(|b| b.vel).collect();
+    let omega: Vec<DVec3> = bodies.iter().map(|b| b.omega).collect();
+    let v = patch_twist(c, &vel, &omega);
+    let gn = ws.map_or(0.0, |w| patch_last_normal(contacts, i, &w));
+    let r = c.rb[3] as f64;
+    let aff = crate::patch::cpu::affine_from_sums(&s, 1.0);
+    let (n, u, w, ra, rb) = frame(c);
+    let diag = |b: u32, r: DVec3| {
+        let body = &bodies[b as usize];
+        let (cu, cw) = (r.cross(u), r.cross(w));
+        let t = body.inv_mass
+            + cu.dot(inv_inertia(body, cu))
+                .max(cw.dot(inv_inertia(body, cw)));
+        [nb(b) * n.dot(inv_inertia(body, n)), nb(b) * t]
+    };
+    let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
+    let bd = [da[0] + db[0], da[1] + db[1], da[1] + db[1]];
+    let rows = (bd[0] + bd[1] > 0.0)
+        .then(|| crate::patch::couple::distributed_rows(&aff, gn, v, bd))
+        .flatten();
+    let model = ((rows::MODEL_LUGRE_PATCH, s0, s1, s2), ext);
+    out.mu.push(0.0);
+    out.models.push(model);
+    out.state.push([0.0; 3]);
+    out.patch.push(None);
+    out.dist_r.pop();
+    out.dist_r.push(Some(r));
+    let Some(dr) = rows else {
+        out.p.push(v);
+        out.eta.push(0.0);
+        out.eta_rows.push([0.0; 3]);
+        out.compliance.push([0.0; 3]);
+        out.radius.push(0.0);
+        out.warm.push(Some([0.0; 3]));
+        return;
+    };
+    let slip = (r * r * v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    let radius = (2.0 * ext[0] + (s1 + s2) * slip) * gn;
+    let eta_t = dr.eta[1].min(dr.eta[2]);
+    out.p.push(add(v, dr.offset));
+    out.eta.push(dr.eta[0]);
+    out.eta_rows.push([dr.eta[0], eta_t, eta_t]);
+    out.compliance.push([dr.e[0][0], dr.e[1][1], dr.e[2][2]]);
+    out.coupling.pop();
+    out.coupling.push([dr.e[0][1], dr.e[0][2], dr.e[1][2]]);
+    out.radius.push(radius);
+    out.warm.push(Some(project_patch(dr.warm, radius, r)));
 }
 
 /// A joint block's (p, η, per-row η) (`assemble_joint` in `shaders/solve_assemble.wgsl`):
@@ -975,6 +1088,21 @@ pub fn solve_models(
     solve_all(bodies, contacts, settings, dt, warm, models, &[])
 }
 
+/// [`solve_models`] with lugre_patch blocks: `dist_sums[i]` is record i's affine sums per
+/// unit normal load from the patch stage (`patch::stage::twin_prepare`), which the GPU's
+/// stage writes into the solver's segments before the solve.
+pub fn solve_with_patch_sums(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+    models: &[MaterialRow],
+    dist_sums: &[Option<[f64; 7]>],
+) -> SolveOutput {
+    solve_inner(bodies, contacts, settings, dt, warm, models, &[], dist_sums)
+}
+
 /// [`solve_models`] for contacts followed by joint blocks (the last `joint_offsets.len()`
 /// records; offsets as `reference::joints::write_blocks` returns them).
 pub fn solve_all(
@@ -985,6 +1113,29 @@ pub fn solve_all(
     warm: Option<WarmStart>,
     models: &[MaterialRow],
     joint_offsets: &[Vec3],
+) -> SolveOutput {
+    solve_inner(
+        bodies,
+        contacts,
+        settings,
+        dt,
+        warm,
+        models,
+        joint_offsets,
+        &[],
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_inner(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+    models: &[MaterialRow],
+    joint_offsets: &[Vec3],
+    dist_sums: &[Option<[f64; 7]>],
 ) -> SolveOutput {
     let joints = !joint_offsets.is_empty();
     let nc = contacts.len();
@@ -1002,6 +1153,7 @@ pub fn solve_all(
         models,
         warm.map(|w| (w, settings.warm_start)),
         joint_offsets,
+        dist_sums,
     );
     let Assembled {
         mut p,
@@ -1017,7 +1169,13 @@ pub fn solve_all(
     // contact's index; the rows and sums are the same).
     let n_tol = nc;
     let patches = rows::has_patches(models);
-    let mut patch_r: Vec<Option<f64>> = asm.patch.iter().map(|x| x.map(|(m, _)| m.r)).collect();
+    let mut patch_r: Vec<Option<f64>> = asm
+        .patch
+        .iter()
+        .zip(&asm.dist_r)
+        .map(|(x, d)| x.map(|(m, _)| m.r).or(*d))
+        .collect();
+    let mut coupling = asm.coupling.clone();
     let rolling = !asm.ext.is_empty();
     let mut all = contacts.to_vec();
     let mut ext_bounds = vec![None; nc];
@@ -1038,6 +1196,7 @@ pub fn solve_all(
         radius.push(-1.0);
         ext_bounds.push(Some(x.bounds));
         patch_r.push(None);
+        coupling.push([0.0; 3]);
     }
     let contacts = &all[..];
     let joints = joints || rolling;
@@ -1074,6 +1233,7 @@ pub fn solve_all(
         .collect();
     let schur = Schur::new(bodies, contacts)
         .with_compliance(compliance)
+        .with_coupling(coupling)
         .with_joints(joints)
         .with_patches(patches);
     let max_penetration = contacts
@@ -1156,6 +1316,10 @@ pub fn solve_all(
             }
             if let Some((m, pr)) = asm.patch[i] {
                 return m.saved(pr.z, pr.a, patch_twist(c, &vel, &omega), dt);
+            }
+            if asm.dist_r[i].is_some() {
+                // The cells are the state (the patch stage carries them); γ for the record.
+                return [gamma[i][0], gamma[i][1], gamma[i][2], 0.0];
             }
             let (_, u, w, ra, rb) = frame(c);
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
