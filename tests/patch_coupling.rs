@@ -1200,3 +1200,47 @@ fn lugre_patch_stage_matches_the_twin() {
         }
     }
 }
+
+/// lugre_patch scene errors name the field and line: a grid side out of 3 ..= 64, two
+/// materials with different grids (one buffer of one grid side), no box body.
+#[test]
+fn lugre_patch_scene_errors_name_the_field() {
+    let scene = |m0: &str, m1: &str, body: &str| {
+        format!(
+            r#"
+[simulation]
+dt = 1e-3
+steps = 10
+[[material]]
+name = "a"
+density = 1000.0
+friction = 0.3
+model = {m0}
+[[material]]
+name = "b"
+density = 1000.0
+friction = 0.3
+model = {m1}
+{body}
+"#
+        )
+    };
+    let boxed = "[[body]]\nshape = \"box\"\nhalf_extents = [0.05, 0.05, 0.025]\nposition = [0.0, 0.0, 0.1]\nmaterial = \"a\"";
+    let with_cells = |n: u32| DIST.replace("cells = 21", &format!("cells = {n}"));
+    let cases = [
+        (scene(&with_cells(2), DIST, boxed), "material[0].model.cells", "3 ..= 64", 9),
+        (scene(DIST, &with_cells(11), boxed), "material[1].model.cells", "same grid", 14),
+        (
+            scene(DIST, DIST, "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"a\""),
+            "material[0].model.kind",
+            "box",
+            9,
+        ),
+    ];
+    for (text, field, what, line) in cases {
+        let err = parse_str(&text, Path::new("p.toml")).unwrap_err().to_string();
+        eprintln!("{err}");
+        assert!(err.contains(field) && err.contains(what), "{err}");
+        assert!(err.contains(&format!("p.toml:{line}:")), "{err}");
+    }
+}
