@@ -309,7 +309,7 @@ fn advance(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         }
         let r = cell_at(i, n, lh.w);
         let aa = rate_factor(p, cell.xy, cell_velocity(lh.xyz, r));
-        let z = aa * (cell.xy + p.dt * cell_velocity(lh.xyz, r));
+        let z = aa * (cell.xy + p.dt * cell_velocity(v, r));
         cells[k * nn + i] = vec4<f32>(select(vec2<f32>(0.0), z, live), cell.z, 0.0);
     }
     workgroupBarrier();

@@ -91,7 +91,7 @@ fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
         // E_uw) in the state segment (solve_assemble `assemble_dist_patch`).
         let s = gam[SEG_STATE * params.counts.y + i];
         let eg = vec3<f32>(
-            e.x * g.x + s.z * g.y + s.y * g.z,
+            e.x * g.x + s.y * g.y + s.z * g.z,
             s.y * g.x + e.y * g.y + s.w * g.z,
             s.z * g.x + s.w * g.y + s.x * g.z,
         );

@@ -343,10 +343,9 @@ fn lugre_patch_box_pushed_off_centre_turns() {
 }
 
 /// ω/v_x of the exact uniform-square limit surface (side 0.1 m, 21 × 21 cells) for a push
-/// along x at lateral offset y: bisection on τ/f_x(k) = −y of the steady wrench at the
-/// twist (1, 0, k).
+/// along x at lateral offset y (`patch::cpu::push_turn_rate`).
 fn square_turn_rate(y: f64) -> f64 {
-    use bristlecone::patch::{cpu, LugreParams, Outline, PatchShape, Pressure, Twist};
+    use bristlecone::patch::{cpu, LugreParams, Outline, PatchShape, Pressure};
     let shape = PatchShape::new(
         &Pressure::Uniform(Outline::Rectangle { a: 0.1, b: 0.1 }),
         21,
@@ -355,33 +354,11 @@ fn square_turn_rate(y: f64) -> f64 {
         1.0,
     )
     .unwrap();
-    let patch = cpu::Patch { shape, f_n: 1.0 };
     let p = LugreParams {
         sigma2: 0.0,
         ..LugreParams::default()
     };
-    let ratio = |k: f64| {
-        let w = cpu::steady(
-            &p,
-            &patch,
-            Twist {
-                vx: 1.0,
-                vy: 0.0,
-                omega: k,
-            },
-        );
-        w.tau / w.fx + y
-    };
-    let (mut lo, mut hi) = (-200.0, 0.0);
-    for _ in 0..60 {
-        let mid = 0.5 * (lo + hi);
-        if ratio(mid).signum() == ratio(lo).signum() {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    cpu::push_turn_rate(&p, &cpu::Patch { shape, f_n: 1.0 }, y)
 }
 
 fn pushed_box_turns(model: &str, tol: f64) {
@@ -1228,17 +1205,33 @@ model = {m1}
     let boxed = "[[body]]\nshape = \"box\"\nhalf_extents = [0.05, 0.05, 0.025]\nposition = [0.0, 0.0, 0.1]\nmaterial = \"a\"";
     let with_cells = |n: u32| DIST.replace("cells = 21", &format!("cells = {n}"));
     let cases = [
-        (scene(&with_cells(2), DIST, boxed), "material[0].model.cells", "3 ..= 64", 9),
-        (scene(DIST, &with_cells(11), boxed), "material[1].model.cells", "same grid", 14),
         (
-            scene(DIST, DIST, "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"a\""),
+            scene(&with_cells(2), DIST, boxed),
+            "material[0].model.cells",
+            "3 ..= 64",
+            9,
+        ),
+        (
+            scene(DIST, &with_cells(11), boxed),
+            "material[1].model.cells",
+            "same grid",
+            14,
+        ),
+        (
+            scene(
+                DIST,
+                DIST,
+                "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"a\"",
+            ),
             "material[0].model.kind",
             "box",
             9,
         ),
     ];
     for (text, field, what, line) in cases {
-        let err = parse_str(&text, Path::new("p.toml")).unwrap_err().to_string();
+        let err = parse_str(&text, Path::new("p.toml"))
+            .unwrap_err()
+            .to_string();
         eprintln!("{err}");
         assert!(err.contains(field) && err.contains(what), "{err}");
         assert!(err.contains(&format!("p.toml:{line}:")), "{err}");

@@ -361,3 +361,36 @@ pub fn reduced_step(
     let f = rp.f_n;
     Wrench::about_cop(-f * l[0], -f * l[1], -f * l[2], ls.cop)
 }
+
+/// Quasi-static pushing by limit-surface theory: the ratio ω/v_x of the twist (v_x, 0, ω)
+/// at which the patch's steady-state friction balances a push along x whose line of action
+/// lies at lateral offset `y` from the patch centre, i.e. τ/f_x = −y (the twist is normal
+/// to the limit surface at the pushing wrench). The root nearest ω = 0 (τ/f_x also changes
+/// sign where f_x does, near a pure spin): bracketed by doubling |ω/v_x| from 0.1, then
+/// bisected.
+pub fn push_turn_rate(p: &LugreParams, patch: &Patch, y: f64) -> f64 {
+    let ratio = |k: f64| {
+        let t = Twist {
+            vx: 1.0,
+            vy: 0.0,
+            omega: k,
+        };
+        let w = steady(p, patch, t);
+        w.tau / w.fx + y
+    };
+    let dir = -y.signum();
+    let (mut lo, mut hi) = (0.0, 0.1 * dir);
+    while ratio(hi).signum() == ratio(lo).signum() && hi.abs() < 1e6 {
+        (lo, hi) = (hi, 2.0 * hi);
+    }
+    let s_lo = ratio(lo).signum();
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if ratio(mid).signum() == s_lo {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
