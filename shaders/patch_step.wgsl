@@ -1,6 +1,9 @@
-// Distributed planar LuGre, one time step: one workgroup per patch, its invocations
-// stride over the cells (441 cells of a 21x21 grid: two each), a tree reduction of the
-// wrench and, for the implicit step, of the affine block (DESIGN §3).
+// Distributed planar LuGre, one time step: four patches per 256-wide workgroup, 64 lanes
+// each striding over the patch's cells (441 cells of a 21x21 grid: seven each), then a
+// fixed-order two-level reduction (8 × 8) of the wrench and, for the implicit step, of the
+// affine block (DESIGN §3). On lavapipe a workgroup barrier switches every fiber of the
+// workgroup: one patch per workgroup with a 9-level tree paid ~10 barriers per patch, this
+// layout 3 per four patches.
 // out[3k]   = (f_x, f_y, tau about the patch centre, 0)
 // out[3k+1] = (S0, Sx, Sy, Srr) = sums of w c1 (1, x, y, x^2+y^2)      (implicit only)
 // out[3k+2] = (sums of w c0_x, w c0_y, w (x c0_y - y c0_x), 0)          (implicit only)
@@ -18,21 +21,22 @@
 @compute @workgroup_size(256)
 fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let k = group_index(wid, nwg);
-    if k >= params.count {
-        return;
-    }
-    let d = descs[k];
-    let t = twists[k].xyz;
+    let k = group_index(wid, nwg) * PATCHES_PER_GROUP + lid / PATCH_LANES;
+    let lane = lid % PATCH_LANES;
+    // Every lane reaches the barriers of the reduction, patch or not.
+    let live = k < params.count;
+    let d = descs[min(k, params.count - 1u)];
+    let kk = min(k, params.count - 1u);
+    let t = twists[kk].xyz;
     let p = params;
-    let tl = select(t, twists[p.count + k].xyz, (p.flags & FLAG_LINEARISED) != 0u);
+    let tl = select(t, twists[p.count + kk].xyz, (p.flags & FLAG_LINEARISED) != 0u);
     let keep = (p.flags & FLAG_KEEP) != 0u;
     let implicit = (p.flags & FLAG_IMPLICIT) != 0u;
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
     var c = vec4<f32>(0.0);
-    let n = d.nx * d.ny;
-    for (var i = lid; i < n; i += 256u) {
+    let n = select(0u, d.nx * d.ny, live);
+    for (var i = lane; i < n; i += PATCH_LANES) {
         let w = weights[d.offset + i];
         if w == 0.0 {
             continue;
@@ -71,16 +75,17 @@ fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         a += w * vec4<f32>(l, r.x * l.y - r.y * l.x, 0.0);
     }
+    let base = lid - lane;
     if implicit {
-        reduce3(lid, a, b, c);
-        if lid == 0u {
-            out[3u * k + 1u] = red_b[0];
-            out[3u * k + 2u] = red_c[0];
+        reduce_lanes3(lid, lane, a, b, c);
+        if live && lane == 0u {
+            out[3u * k + 1u] = red_b[base];
+            out[3u * k + 2u] = red_c[base];
         }
     } else {
-        reduce1(lid, a);
+        reduce_lanes1(lid, lane, a);
     }
-    if lid == 0u {
-        out[3u * k] = -d.f_n * red_a[0];
+    if live && lane == 0u {
+        out[3u * k] = -d.f_n * red_a[base];
     }
 }

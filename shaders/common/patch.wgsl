@@ -38,7 +38,13 @@ struct PatchDesc {
 }
 
 fn stribeck(p: PatchParams, v: f32) -> f32 {
-    return p.mu_c + (p.mu_s - p.mu_c) * exp(-pow(abs(v / p.v_s), p.gamma));
+    let x = abs(v / p.v_s);
+    // γ = 2 (Table I, and the solver's LuGre) without pow's exp(γ log x).
+    var e = x * x;
+    if p.gamma != 2.0 {
+        e = pow(x, p.gamma);
+    }
+    return p.mu_c + (p.mu_s - p.mu_c) * exp(-e);
 }
 
 // Elasto-plastic factor (seed 003 eqs. 16-18), any dimension via the norms and the cosine.
@@ -102,6 +108,77 @@ fn reduce1(lid: u32, a: vec4<f32>) {
             red_a[lid] += red_a[lid + s];
         }
         workgroupBarrier();
+    }
+}
+
+// Several patches per workgroup (patch_step.wgsl): PATCH_LANES lanes each.
+const PATCH_LANES: u32 = 64u;
+const PATCHES_PER_GROUP: u32 = 4u;
+
+// Fixed-order two-level sums over each patch's 64 lanes (lane = lid % 64): lanes 0..7 add
+// eight consecutive partials each, lane 0 the eight results; the sum lands in
+// red_x[lid - lane]. 3 barriers for all four patches of the workgroup (the halving trees
+// above take 9). Every invocation of the workgroup must call it.
+fn reduce_lanes3(lid: u32, lane: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) {
+    red_a[lid] = a;
+    red_b[lid] = b;
+    red_c[lid] = c;
+    workgroupBarrier();
+    var sa = vec4<f32>(0.0);
+    var sb = vec4<f32>(0.0);
+    var sc = vec4<f32>(0.0);
+    if lane < 8u {
+        let first = lid + 7u * lane;
+        sa = red_a[first];
+        sb = red_b[first];
+        sc = red_c[first];
+        for (var j = 1u; j < 8u; j++) {
+            sa += red_a[first + j];
+            sb += red_b[first + j];
+            sc += red_c[first + j];
+        }
+    }
+    workgroupBarrier();
+    if lane < 8u {
+        red_a[lid] = sa;
+        red_b[lid] = sb;
+        red_c[lid] = sc;
+    }
+    workgroupBarrier();
+    if lane == 0u {
+        for (var j = 1u; j < 8u; j++) {
+            sa += red_a[lid + j];
+            sb += red_b[lid + j];
+            sc += red_c[lid + j];
+        }
+        red_a[lid] = sa;
+        red_b[lid] = sb;
+        red_c[lid] = sc;
+    }
+}
+
+// The same over one vec4 (the wrench alone).
+fn reduce_lanes1(lid: u32, lane: u32, a: vec4<f32>) {
+    red_a[lid] = a;
+    workgroupBarrier();
+    var sa = vec4<f32>(0.0);
+    if lane < 8u {
+        let first = lid + 7u * lane;
+        sa = red_a[first];
+        for (var j = 1u; j < 8u; j++) {
+            sa += red_a[first + j];
+        }
+    }
+    workgroupBarrier();
+    if lane < 8u {
+        red_a[lid] = sa;
+    }
+    workgroupBarrier();
+    if lane == 0u {
+        for (var j = 1u; j < 8u; j++) {
+            sa += red_a[lid + j];
+        }
+        red_a[lid] = sa;
     }
 }
 

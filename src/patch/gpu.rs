@@ -272,8 +272,9 @@ impl DistributedGpu {
             let mut pass = enc.begin_compute_pass(&Default::default());
             for _ in 0..steps {
                 for c in &self.chunks {
-                    self.step
-                        .dispatch_groups(&mut pass, "step", &c.bind, c.count as u32);
+                    // Four patches per workgroup (shaders/patch_step.wgsl).
+                    let groups = (c.count as u32).div_ceil(4);
+                    self.step.dispatch_groups(&mut pass, "step", &c.bind, groups);
                 }
             }
         }
