@@ -211,11 +211,12 @@ fn cell_at(i: u32, n: u32, h: f32) -> vec2<f32> {
 // velocity vl (and β at the cell's deflection z0 for the elasto-plastic variant).
 fn rate_factor(p: PatchParams, z0: vec2<f32>, vl: vec2<f32>) -> f32 {
     let vn = length(vl);
-    var kap = p.sigma0 * vn / stribeck(p, vn);
+    let g = stribeck(p, vn);
+    var kap = p.sigma0 * vn / g;
     if (p.flags & FLAG_EP) != 0u {
         let zn = length(z0);
         let cosine = dot(z0 / (zn + 1e-10), vl / (vn + 1e-10));
-        kap *= beta_ep(zn, length(z_steady(p, vl)), cosine, p.z_ba_ratio);
+        kap *= beta_ep(zn, select(0.0, g / p.sigma0, vn > 0.0), cosine, p.z_ba_ratio);
     }
     return 1.0 / (1.0 + p.dt * kap);
 }

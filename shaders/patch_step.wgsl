@@ -46,12 +46,14 @@ fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let vl = cell_velocity(tl, r);
         let z0 = z[d.offset + i];
         let vn = length(vl);
-        let zs = z_steady(p, vl);
-        var kap = p.sigma0 * vn / stribeck(p, vn);
+        // One Stribeck evaluation per cell: κ = σ0|v|/g and z_ss = g v/(σ0|v|) share g.
+        let g = stribeck(p, vn);
+        var kap = p.sigma0 * vn / g;
+        let zs_len = select(0.0, g / p.sigma0, vn > 0.0);
         if (p.flags & FLAG_EP) != 0u {
             let zn = length(z0);
             let cosine = dot(z0 / (zn + 1e-10), vl / (vn + 1e-10));
-            kap *= beta_ep(zn, length(zs), cosine, p.z_ba_ratio);
+            kap *= beta_ep(zn, zs_len, cosine, p.z_ba_ratio);
         }
         var l: vec2<f32>;
         if implicit {
@@ -68,6 +70,7 @@ fn step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         } else {
             var dz = v - kap * z0;
             if (p.flags & FLAG_STABILITY) != 0u {
+                let zs = vl * select(0.0, zs_len / vn, vn > 0.0);
                 dz = min(abs(dz), abs((zs - z0) / p.dt)) * sign(dz);
             }
             l = p.sigma0 * z0 + p.sigma1 * dz + p.sigma2 * v;
