@@ -111,14 +111,17 @@ fn reduce1(lid: u32, a: vec4<f32>) {
     }
 }
 
-// Several patches per workgroup (patch_step.wgsl): PATCH_LANES lanes each.
-const PATCH_LANES: u32 = 64u;
-const PATCHES_PER_GROUP: u32 = 4u;
+// Several patches per workgroup (patch_step.wgsl): PATCH_LANES lanes each (8: one lavapipe
+// fiber per patch was the fastest of 64, 32, 16, 8; see patch_step.wgsl).
+const PATCH_LANES: u32 = 8u;
+const PATCHES_PER_GROUP: u32 = 32u;
+// Level-1 sums per patch (eight partials each).
+const PATCH_SUMS: u32 = PATCH_LANES / 8u;
 
-// Fixed-order two-level sums over each patch's 64 lanes (lane = lid % 64): lanes 0..7 add
-// eight consecutive partials each, lane 0 the eight results; the sum lands in
-// red_x[lid - lane]. 3 barriers for all four patches of the workgroup (the halving trees
-// above take 9). Every invocation of the workgroup must call it.
+// Fixed-order two-level sums over each patch's PATCH_LANES lanes (lane = lid % PATCH_LANES):
+// lanes 0 .. PATCH_SUMS − 1 add eight consecutive partials each, lane 0 their results; the
+// sum lands in red_x[lid - lane]. 3 barriers for all the patches of the workgroup (the
+// halving trees above take 9 per patch). Every invocation of the workgroup must call it.
 fn reduce_lanes3(lid: u32, lane: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) {
     red_a[lid] = a;
     red_b[lid] = b;
@@ -127,7 +130,7 @@ fn reduce_lanes3(lid: u32, lane: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) 
     var sa = vec4<f32>(0.0);
     var sb = vec4<f32>(0.0);
     var sc = vec4<f32>(0.0);
-    if lane < 8u {
+    if lane < PATCH_SUMS {
         let first = lid + 7u * lane;
         sa = red_a[first];
         sb = red_b[first];
@@ -139,14 +142,14 @@ fn reduce_lanes3(lid: u32, lane: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) 
         }
     }
     workgroupBarrier();
-    if lane < 8u {
+    if lane < PATCH_SUMS {
         red_a[lid] = sa;
         red_b[lid] = sb;
         red_c[lid] = sc;
     }
     workgroupBarrier();
     if lane == 0u {
-        for (var j = 1u; j < 8u; j++) {
+        for (var j = 1u; j < PATCH_SUMS; j++) {
             sa += red_a[lid + j];
             sb += red_b[lid + j];
             sc += red_c[lid + j];
@@ -162,7 +165,7 @@ fn reduce_lanes1(lid: u32, lane: u32, a: vec4<f32>) {
     red_a[lid] = a;
     workgroupBarrier();
     var sa = vec4<f32>(0.0);
-    if lane < 8u {
+    if lane < PATCH_SUMS {
         let first = lid + 7u * lane;
         sa = red_a[first];
         for (var j = 1u; j < 8u; j++) {
@@ -170,12 +173,12 @@ fn reduce_lanes1(lid: u32, lane: u32, a: vec4<f32>) {
         }
     }
     workgroupBarrier();
-    if lane < 8u {
+    if lane < PATCH_SUMS {
         red_a[lid] = sa;
     }
     workgroupBarrier();
     if lane == 0u {
-        for (var j = 1u; j < 8u; j++) {
+        for (var j = 1u; j < PATCH_SUMS; j++) {
             sa += red_a[lid + j];
         }
         red_a[lid] = sa;

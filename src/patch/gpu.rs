@@ -158,6 +158,9 @@ impl Chunk {
     }
 }
 
+/// Patches per workgroup of `patch_step` (`PATCHES_PER_GROUP` in shaders/common/patch.wgsl).
+const PATCHES_PER_GROUP: u32 = 32;
+
 /// Splits `patches` into runs of at most `max_cells` cells each (a patch never splits).
 fn chunk_ranges(patches: &[Patch], max_cells: usize) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
@@ -272,8 +275,8 @@ impl DistributedGpu {
             let mut pass = enc.begin_compute_pass(&Default::default());
             for _ in 0..steps {
                 for c in &self.chunks {
-                    // Four patches per workgroup (shaders/patch_step.wgsl).
-                    let groups = (c.count as u32).div_ceil(4);
+                    // PATCHES_PER_GROUP patches per workgroup (shaders/common/patch.wgsl).
+                    let groups = (c.count as u32).div_ceil(PATCHES_PER_GROUP);
                     self.step.dispatch_groups(&mut pass, "step", &c.bind, groups);
                 }
             }
