@@ -286,7 +286,7 @@ fn d3(v: [f32; 4]) -> DVec3 {
 }
 
 /// Spin-down: ω0 = 20 rad/s, the torque μ m g r (r = 0.3826 a) decelerates it at
-/// 6 μ g r/a² = 67.56 rad/s²: measured between 0.02 s and 0.2 s within 1.5 %; the box does
+/// 6 μ g r/a² = 67.56 rad/s²: measured between 0.02 s and 0.12 s within 3 %; the box does
 /// not wander (|v| < 1e-3 m/s). Pure slide: v0 = 0.5 m/s decelerates at μ g within 2 %
 /// (measured −0.6 % and −1.1 %: the frozen rate factor κ(s⁻) of a decelerating motion
 /// lags by a step, and the pitch of a sliding box moves load to its front edge).
@@ -297,10 +297,10 @@ fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
     let (mut sim, _) = box_scene(0.2, [0.0; 3], 20.0, "");
     sim.advance(20, 0).unwrap();
     let w1 = d3(sim.read_state().unwrap().omega[1]).z;
-    sim.advance(180, 0).unwrap();
+    sim.advance(100, 0).unwrap();
     let st = sim.read_state().unwrap();
     let w2 = d3(st.omega[1]).z;
-    let got = (w1 - w2) / 0.18;
+    let got = (w1 - w2) / 0.1;
     eprintln!("spin-down: {got:.4} rad/s² vs {want:.4} (ω {w1:.4} → {w2:.4})");
     assert!(w2 > 1.0, "stopped early: ω = {w2}");
     assert!(
@@ -312,10 +312,10 @@ fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
     let (mut sim, _) = box_scene(0.12, [0.5, 0.0, 0.0], 0.0, "");
     sim.advance(20, 0).unwrap();
     let v1 = d3(sim.read_state().unwrap().vel[1]).x;
-    sim.advance(100, 0).unwrap();
+    sim.advance(60, 0).unwrap();
     let st = sim.read_state().unwrap();
     let v2 = d3(st.vel[1]).x;
-    let got = (v1 - v2) / 0.1;
+    let got = (v1 - v2) / 0.06;
     eprintln!("slide: {got:.4} m/s² vs {:.4}", mu * g);
     assert!((got - mu * g).abs() < 0.02 * mu * g, "slide {got}");
     assert!(
@@ -327,7 +327,7 @@ fn spun_box_stops_with_the_analytic_torque_and_a_slide_meets_mu_g() {
 
 /// Pusher: a kinematic frictionless sphere (r = 1 cm) moving at 2 cm/s in +x hits the box
 /// side at lateral offset d = 2.5 cm. Limit-surface theory (module docs): ω/v_x = −d/r²
-/// = −17.08 1/s, v_y = 0. Measured on average over 0.1–0.2 s within 5 %.
+/// = −17.08 1/s, v_y = 0. Measured at 0.09 s and 0.12 s within 5 %.
 #[test]
 fn box_pushed_off_centre_turns_as_the_limit_surface_predicts() {
     pushed_box_turns(LUGRE, 0.05);
@@ -376,7 +376,7 @@ material = "slick"
     // axis x_b give the prediction ω = −(y_b / r²) v_xb at each sample.
     sim.advance(60, 0).unwrap();
     let mut worst: f64 = 0.0;
-    for _ in 0..4 {
+    for _ in 0..2 {
         sim.advance(30, 0).unwrap();
         let st = sim.read_state().unwrap();
         let q = st.rot[1];
@@ -926,10 +926,10 @@ fn lugre_patch_spin_down_and_slide_meet_the_analysis() {
     let (mut sim, _, _) = box_scene_model(DIST, 0.1, [0.0; 3], 20.0, "");
     sim.advance(20, 0).unwrap();
     let w1 = d3(sim.read_state().unwrap().omega[1]).z;
-    sim.advance(180, 0).unwrap();
+    sim.advance(100, 0).unwrap();
     let st = sim.read_state().unwrap();
     let w2 = d3(st.omega[1]).z;
-    let got = (w1 - w2) / 0.18;
+    let got = (w1 - w2) / 0.1;
     eprintln!("lugre_patch spin-down: {got:.4} rad/s² vs {want:.4} (ω {w1:.4} → {w2:.4})");
     assert!(w2 > 1.0, "stopped early: ω = {w2}");
     assert!(
@@ -941,10 +941,10 @@ fn lugre_patch_spin_down_and_slide_meet_the_analysis() {
     let (mut sim, _, _) = box_scene_model(DIST, 0.12, [0.5, 0.0, 0.0], 0.0, "");
     sim.advance(20, 0).unwrap();
     let v1 = d3(sim.read_state().unwrap().vel[1]).x;
-    sim.advance(100, 0).unwrap();
+    sim.advance(60, 0).unwrap();
     let st = sim.read_state().unwrap();
     let v2 = d3(st.vel[1]).x;
-    let got = (v1 - v2) / 0.1;
+    let got = (v1 - v2) / 0.06;
     eprintln!("lugre_patch slide: {got:.4} m/s² vs {:.4}", mu * g);
     assert!((got - mu * g).abs() < 0.02 * mu * g, "slide {got}");
     assert!(

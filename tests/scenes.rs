@@ -120,6 +120,13 @@ const CASES: &[Case] = &[
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.1]),
     },
     Case {
+        file: "patch_push.toml",
+        scale: 1.0,
+        steps: 50,
+        // A box pushed off-centre by a kinematic sphere (lugre_patch cells on its base).
+        bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.1]),
+    },
+    Case {
         file: "cylinder_roll.toml",
         scale: 0.3,
         steps: 150,
