@@ -73,27 +73,10 @@ fn z_steady(p: PatchParams, v: vec2<f32>) -> vec2<f32> {
     return v * (stribeck(p, vn) / (p.sigma0 * vn));
 }
 
-// Fixed-order tree reduction of three vec4 per invocation over a 256-wide workgroup.
+// Fixed-order tree reduction of one vec4 per invocation over a 256-wide workgroup (the
+// steady-state and weight kernels; the step kernel sums its cells in one invocation).
 var<workgroup> red_a: array<vec4<f32>, 256>;
-var<workgroup> red_b: array<vec4<f32>, 256>;
-var<workgroup> red_c: array<vec4<f32>, 256>;
 
-fn reduce3(lid: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) {
-    red_a[lid] = a;
-    red_b[lid] = b;
-    red_c[lid] = c;
-    workgroupBarrier();
-    for (var s = 128u; s > 0u; s = s >> 1u) {
-        if lid < s {
-            red_a[lid] += red_a[lid + s];
-            red_b[lid] += red_b[lid + s];
-            red_c[lid] += red_c[lid + s];
-        }
-        workgroupBarrier();
-    }
-}
-
-// The same over one vec4 (the wrench alone).
 fn reduce1(lid: u32, a: vec4<f32>) {
     red_a[lid] = a;
     workgroupBarrier();

@@ -1,4 +1,4 @@
-//! GPU stages of the patch models: `shaders/patch_step.wgsl` (distributed, one workgroup
+//! GPU stages of the patch models: `shaders/patch_step.wgsl` (distributed, one invocation
 //! per patch), `shaders/patch_steady.wgsl` (steady state and limit-surface tables) and
 //! `shaders/patch_reduced.wgsl` (reduced, one invocation per patch). CPU twins:
 //! [`super::cpu`].
@@ -33,6 +33,8 @@ const FLAG_STEADY: u32 = 8;
 const FLAG_LINEARISED: u32 = 16;
 /// Cells left as they are (the affine block only).
 const FLAG_KEEP: u32 = 32;
+/// Patches per workgroup of `patch_step.wgsl` (one invocation per patch).
+const STEP_WG: u32 = 64;
 
 impl GpuParams {
     fn new(p: &LugreParams, dt: f64, flags: u32, count: usize) -> Self {
@@ -178,7 +180,7 @@ fn chunk_ranges(patches: &[Patch], max_cells: usize) -> Vec<std::ops::Range<usiz
 
 /// The distributed model on the GPU: the patches' cell states in chunks that each fit a
 /// storage binding, dispatched one after the other in the same pass (each patch is one
-/// independent workgroup, so the results do not depend on the split).
+/// independent invocation, so the results do not depend on the split).
 pub struct DistributedGpu {
     pub params: LugreParams,
     step: Kernel,
@@ -272,8 +274,9 @@ impl DistributedGpu {
             let mut pass = enc.begin_compute_pass(&Default::default());
             for _ in 0..steps {
                 for c in &self.chunks {
+                    let groups = (c.count as u32).div_ceil(STEP_WG);
                     self.step
-                        .dispatch_groups(&mut pass, "step", &c.bind, c.count as u32);
+                        .dispatch_groups(&mut pass, "step", &c.bind, groups);
                 }
             }
         }
