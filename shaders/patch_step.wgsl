@@ -1,6 +1,6 @@
 // Distributed planar LuGre, one time step: one invocation per patch, which walks its cells
-// row by row and sums the wrench (and, for the implicit step, the affine block) in that
-// fixed order, the order of the f64 twin (DESIGN §3). No workgroup memory and no barriers:
+// row by row and sums the wrench (and, for the implicit step, the affine block) in a fixed
+// order: each row, then the row sums (DESIGN §3). No workgroup memory and no barriers:
 // on lavapipe a barrier switches every fiber of the workgroup and workgroup memory is
 // accessed lane by lane, which made the former tree reduction over 256 invocations the
 // larger part of the step.
@@ -86,17 +86,25 @@ fn step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     var i = d.offset;
     for (var iy = 0u; iy < d.ny; iy++) {
         let y = (f32(iy) + hy) * d.h;
+        // Row sums first, then the rows: a two-level order keeps the f32 rounding of 441
+        // terms near that of the former tree.
+        var ra = vec4<f32>(0.0);
+        var rb = vec4<f32>(0.0);
+        var rc = vec4<f32>(0.0);
         for (var ix = 0u; ix < d.nx; ix++) {
             let w = weights[i];
             // Zero-weight cells (outside the outline) are neither updated nor summed.
             if w != 0.0 {
                 let s = cell_update(p, i, vec2<f32>((f32(ix) + hx) * d.h, y), t, tl);
-                a += w * s.a;
-                b += w * s.b;
-                c += w * s.c;
+                ra += w * s.a;
+                rb += w * s.b;
+                rc += w * s.c;
             }
             i++;
         }
+        a += ra;
+        b += rb;
+        c += rc;
     }
     out[3u * k] = -d.f_n * a;
     if (p.flags & FLAG_IMPLICIT) != 0u {
