@@ -48,6 +48,24 @@ fn is_dist(c: Contact) -> bool {
     return c.ids.z == PATCH_FEATURE_DIST && (c.ids.w & JOINT_BIT) == 0u;
 }
 
+// Fixed-order tree sums of two vec4 per invocation over the 256-wide workgroup of a patch
+// (prepare: the affine sums; few patches per step, so one workgroup each).
+var<workgroup> red_b: array<vec4<f32>, 256>;
+var<workgroup> red_c: array<vec4<f32>, 256>;
+
+fn reduce2(lid: u32, b: vec4<f32>, c: vec4<f32>) {
+    red_b[lid] = b;
+    red_c[lid] = c;
+    workgroupBarrier();
+    for (var s = 128u; s > 0u; s = s >> 1u) {
+        if lid < s {
+            red_b[lid] += red_b[lid + s];
+            red_c[lid] += red_c[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
 // ---------------------------------------------------------------- slots
 var<workgroup> wsum: array<u32, 256>;
 
@@ -277,7 +295,7 @@ fn prepare(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         b += w * c1 * vec4<f32>(1.0, r.x, r.y, dot(r, r));
         cc += w * vec4<f32>(c0, r.x * c0.y - r.y * c0.x, 0.0);
     }
-    reduce3(lid, vec4<f32>(0.0), b, cc);
+    reduce2(lid, b, cc);
     if lid == 0u {
         gam[lp.seg_aux + hdr.w] = red_b[0];
         gam[lp.seg_state + hdr.w] = red_c[0];

@@ -79,27 +79,10 @@ fn z_steady(p: PatchParams, v: vec2<f32>) -> vec2<f32> {
     return v * (stribeck(p, vn) / (p.sigma0 * vn));
 }
 
-// Fixed-order tree reduction of three vec4 per invocation over a 256-wide workgroup.
+// Fixed-order tree reduction of one vec4 per invocation over a 256-wide workgroup (the
+// steady-state and weight kernels; the step kernel sums its cells in one invocation).
 var<workgroup> red_a: array<vec4<f32>, 256>;
-var<workgroup> red_b: array<vec4<f32>, 256>;
-var<workgroup> red_c: array<vec4<f32>, 256>;
 
-fn reduce3(lid: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) {
-    red_a[lid] = a;
-    red_b[lid] = b;
-    red_c[lid] = c;
-    workgroupBarrier();
-    for (var s = 128u; s > 0u; s = s >> 1u) {
-        if lid < s {
-            red_a[lid] += red_a[lid + s];
-            red_b[lid] += red_b[lid + s];
-            red_c[lid] += red_c[lid + s];
-        }
-        workgroupBarrier();
-    }
-}
-
-// The same over one vec4 (the wrench alone).
 fn reduce1(lid: u32, a: vec4<f32>) {
     red_a[lid] = a;
     workgroupBarrier();
@@ -108,80 +91,6 @@ fn reduce1(lid: u32, a: vec4<f32>) {
             red_a[lid] += red_a[lid + s];
         }
         workgroupBarrier();
-    }
-}
-
-// Several patches per workgroup (patch_step.wgsl): PATCH_LANES lanes each (8: one lavapipe
-// fiber per patch was the fastest of 64, 32, 16, 8; see patch_step.wgsl).
-const PATCH_LANES: u32 = 8u;
-const PATCHES_PER_GROUP: u32 = 32u;
-// Level-1 sums per patch (eight partials each).
-const PATCH_SUMS: u32 = PATCH_LANES / 8u;
-
-// Fixed-order two-level sums over each patch's PATCH_LANES lanes (lane = lid % PATCH_LANES):
-// lanes 0 .. PATCH_SUMS − 1 add eight consecutive partials each, lane 0 their results; the
-// sum lands in red_x[lid - lane]. 3 barriers for all the patches of the workgroup (the
-// halving trees above take 9 per patch). Every invocation of the workgroup must call it.
-fn reduce_lanes3(lid: u32, lane: u32, a: vec4<f32>, b: vec4<f32>, c: vec4<f32>) {
-    red_a[lid] = a;
-    red_b[lid] = b;
-    red_c[lid] = c;
-    workgroupBarrier();
-    var sa = vec4<f32>(0.0);
-    var sb = vec4<f32>(0.0);
-    var sc = vec4<f32>(0.0);
-    if lane < PATCH_SUMS {
-        let first = lid + 7u * lane;
-        sa = red_a[first];
-        sb = red_b[first];
-        sc = red_c[first];
-        for (var j = 1u; j < 8u; j++) {
-            sa += red_a[first + j];
-            sb += red_b[first + j];
-            sc += red_c[first + j];
-        }
-    }
-    workgroupBarrier();
-    if lane < PATCH_SUMS {
-        red_a[lid] = sa;
-        red_b[lid] = sb;
-        red_c[lid] = sc;
-    }
-    workgroupBarrier();
-    if lane == 0u {
-        for (var j = 1u; j < PATCH_SUMS; j++) {
-            sa += red_a[lid + j];
-            sb += red_b[lid + j];
-            sc += red_c[lid + j];
-        }
-        red_a[lid] = sa;
-        red_b[lid] = sb;
-        red_c[lid] = sc;
-    }
-}
-
-// The same over one vec4 (the wrench alone).
-fn reduce_lanes1(lid: u32, lane: u32, a: vec4<f32>) {
-    red_a[lid] = a;
-    workgroupBarrier();
-    var sa = vec4<f32>(0.0);
-    if lane < PATCH_SUMS {
-        let first = lid + 7u * lane;
-        sa = red_a[first];
-        for (var j = 1u; j < 8u; j++) {
-            sa += red_a[first + j];
-        }
-    }
-    workgroupBarrier();
-    if lane < PATCH_SUMS {
-        red_a[lid] = sa;
-    }
-    workgroupBarrier();
-    if lane == 0u {
-        for (var j = 1u; j < PATCH_SUMS; j++) {
-            sa += red_a[lid + j];
-        }
-        red_a[lid] = sa;
     }
 }
 

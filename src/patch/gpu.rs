@@ -1,4 +1,4 @@
-//! GPU stages of the patch models: `shaders/patch_step.wgsl` (distributed, one workgroup
+//! GPU stages of the patch models: `shaders/patch_step.wgsl` (distributed, one invocation
 //! per patch), `shaders/patch_steady.wgsl` (steady state and limit-surface tables) and
 //! `shaders/patch_reduced.wgsl` (reduced, one invocation per patch). CPU twins:
 //! [`super::cpu`].
@@ -33,6 +33,8 @@ const FLAG_STEADY: u32 = 8;
 const FLAG_LINEARISED: u32 = 16;
 /// Cells left as they are (the affine block only).
 const FLAG_KEEP: u32 = 32;
+/// Patches per workgroup of `patch_step.wgsl` (one invocation per patch).
+const STEP_WG: u32 = 64;
 
 impl GpuParams {
     fn new(p: &LugreParams, dt: f64, flags: u32, count: usize) -> Self {
@@ -158,9 +160,6 @@ impl Chunk {
     }
 }
 
-/// Patches per workgroup of `patch_step` (`PATCHES_PER_GROUP` in shaders/common/patch.wgsl).
-const PATCHES_PER_GROUP: u32 = 32;
-
 /// Splits `patches` into runs of at most `max_cells` cells each (a patch never splits).
 fn chunk_ranges(patches: &[Patch], max_cells: usize) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
@@ -181,7 +180,7 @@ fn chunk_ranges(patches: &[Patch], max_cells: usize) -> Vec<std::ops::Range<usiz
 
 /// The distributed model on the GPU: the patches' cell states in chunks that each fit a
 /// storage binding, dispatched one after the other in the same pass (each patch is one
-/// independent workgroup, so the results do not depend on the split).
+/// independent invocation, so the results do not depend on the split).
 pub struct DistributedGpu {
     pub params: LugreParams,
     step: Kernel,
@@ -275,9 +274,9 @@ impl DistributedGpu {
             let mut pass = enc.begin_compute_pass(&Default::default());
             for _ in 0..steps {
                 for c in &self.chunks {
-                    // PATCHES_PER_GROUP patches per workgroup (shaders/common/patch.wgsl).
-                    let groups = (c.count as u32).div_ceil(PATCHES_PER_GROUP);
-                    self.step.dispatch_groups(&mut pass, "step", &c.bind, groups);
+                    let groups = (c.count as u32).div_ceil(STEP_WG);
+                    self.step
+                        .dispatch_groups(&mut pass, "step", &c.bind, groups);
                 }
             }
         }
