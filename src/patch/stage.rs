@@ -37,6 +37,9 @@ use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use crate::solve::rows::{MaterialRow, MODEL_LUGRE_PATCH};
 use glam::DVec3;
 
+/// A slot table (header, then key and frozen twist per slot) and its cells, as read back.
+pub type SlotState = (Vec<[u32; 4]>, Vec<[f32; 4]>);
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct LoopParams {
@@ -185,7 +188,7 @@ impl PatchStage {
     }
 
     /// The carried state (checkpoints).
-    pub fn read_state(&self, ctx: &GpuContext) -> Result<(Vec<[u32; 4]>, Vec<[f32; 4]>), GpuError> {
+    pub fn read_state(&self, ctx: &GpuContext) -> Result<SlotState, GpuError> {
         let meta: Vec<[u32; 4]> =
             buffers::read_buffer(ctx, &self.prev_meta, 1 + 2 * self.cap as usize)?;
         let count = meta[0][0] as usize;
@@ -222,10 +225,7 @@ impl PatchStage {
     }
 
     /// The current step's slots, as [`Self::read_state`] (tests: after `record_prepare`).
-    pub fn read_current(
-        &self,
-        ctx: &GpuContext,
-    ) -> Result<(Vec<[u32; 4]>, Vec<[f32; 4]>), GpuError> {
+    pub fn read_current(&self, ctx: &GpuContext) -> Result<SlotState, GpuError> {
         let meta: Vec<[u32; 4]> = buffers::read_buffer(ctx, &self.meta, 1 + 2 * self.cap as usize)?;
         let count = meta[0][0] as usize;
         let cells: Vec<[f32; 4]> =

@@ -466,6 +466,7 @@ fn assemble_ext(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn assemble_rows(
     bodies: &[Body64],
     contacts: &[Contact],
