@@ -221,19 +221,25 @@ impl DistributedCpu {
             let z = self.z[k][i];
             let kap = kappa(&self.params, z, cell_velocity(t_lin, c));
             let (c0, c1) = cell_affine(&self.params, z, kap, dt);
-            let add = [
-                c1,
-                c1 * c[0],
-                c1 * c[1],
-                c1 * (c[0] * c[0] + c[1] * c[1]),
-                c0[0],
-                c0[1],
-                c[0] * c0[1] - c[1] * c0[0],
-            ];
-            s.iter_mut().zip(add).for_each(|(a, b)| *a += w * b);
+            add_cell_sums(&mut s, *w, c, c0, c1);
         }
         affine_from_sums(&s, patch.f_n)
     }
+}
+
+/// Adds cell (weight `w`, centre `c`, affine force `c0 + c1 v`) to the sums
+/// (Σwc1, Σwc1x, Σwc1y, Σwc1|ρ|², Σwc0x, Σwc0y, Σw(ρ×c0)) of [`affine_from_sums`].
+pub fn add_cell_sums(s: &mut [f64; 7], w: f64, c: [f64; 2], c0: [f64; 2], c1: f64) {
+    let add = [
+        c1,
+        c1 * c[0],
+        c1 * c[1],
+        c1 * (c[0] * c[0] + c[1] * c[1]),
+        c0[0],
+        c0[1],
+        c[0] * c0[1] - c[1] * c0[0],
+    ];
+    s.iter_mut().zip(add).for_each(|(a, b)| *a += w * b);
 }
 
 /// `K = f_N Σ w c1 [[1, 0, −y], [0, 1, x], [−y, x, x²+y²]]`, `k0 = f_N Σ w (c0, ρ × c0)`.

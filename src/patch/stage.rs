@@ -239,8 +239,7 @@ impl PatchStage {
 /// The pair's LuGre parameters (`pair_params` in the shader): σ0, σ1 in series, σ2 and the
 /// extension by min when both materials have `lugre_patch`, else the side that has it;
 /// μ_c = the record's μ; Stribeck exponent 2.
-pub fn pair_params(models: &[MaterialRow], rec: &ContactRecord, dt: f64) -> LugreParams {
-    let _ = dt;
+pub fn pair_params(models: &[MaterialRow], rec: &ContactRecord) -> LugreParams {
     let m = |k: u32| models[(k as usize).min(models.len() - 1)];
     let (a, b) = (m(rec.ids[3] >> 16), m(rec.ids[3] & 0xffff));
     let on = |r: &MaterialRow| r[0] as u32 == MODEL_LUGRE_PATCH;
@@ -336,7 +335,7 @@ pub fn twin_prepare(
     for ci in twin_slots(contacts) {
         let rec = &contacts[ci];
         let key = [rec.ids[0], rec.ids[1], rec.ids[2]];
-        let p = pair_params(models, rec, dt);
+        let p = pair_params(models, rec);
         let poly = patch_polygon(contacts, ci);
         let outline = super::Outline::Polygon {
             vertices: poly.clone(),
@@ -382,16 +381,7 @@ pub fn twin_prepare(
             let c = cell_at(i, n, h);
             let kap = kappa(&p, z, cell_velocity(lt, c));
             let (c0, c1) = cell_affine(&p, z, kap, dt);
-            let add = [
-                c1,
-                c1 * c[0],
-                c1 * c[1],
-                c1 * (c[0] * c[0] + c[1] * c[1]),
-                c0[0],
-                c0[1],
-                c[0] * c0[1] - c[1] * c0[0],
-            ];
-            s.iter_mut().zip(add).for_each(|(a, b)| *a += w * b);
+            super::cpu::add_cell_sums(&mut s, w, c, c0, c1);
         }
         out.keys.push(key);
         out.lin_h.push([lin[0], lin[1], lin[2], h]);
@@ -415,7 +405,7 @@ pub fn twin_advance(
 ) {
     let nn = n * n;
     for (k, ci) in twin_slots(contacts).into_iter().enumerate() {
-        let p = pair_params(models, &contacts[ci], dt);
+        let p = pair_params(models, &contacts[ci]);
         let [lx, ly, lw, h] = state.lin_h[k];
         let lt = Twist {
             vx: lx,

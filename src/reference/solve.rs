@@ -690,6 +690,23 @@ fn patch_last_normal(contacts: &[Contact], i: usize, ws: &WarmStart) -> f64 {
         .sum()
 }
 
+/// A patch block's diagonal bound (spin, tangential), count-scaled as the bound: nᵀI⁻¹n
+/// and the larger of the u, w rows' m⁻¹ + |r×t|²_I⁻¹ of both bodies (`patch_diag` in
+/// `solve_assemble.wgsl`).
+fn patch_block_diag(bodies: &[Body64], c: &Contact, nb: &dyn Fn(u32) -> f64) -> [f64; 2] {
+    let (n, u, w, ra, rb) = frame(c);
+    let diag = |b: u32, r: DVec3| {
+        let body = &bodies[b as usize];
+        let (cu, cw) = (r.cross(u), r.cross(w));
+        let t = body.inv_mass
+            + cu.dot(inv_inertia(body, cu))
+                .max(cw.dot(inv_inertia(body, cw)));
+        [nb(b) * n.dot(inv_inertia(body, n)), nb(b) * t]
+    };
+    let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
+    [da[0] + db[0], da[1] + db[1]]
+}
+
 /// A patch block's rows (`assemble_patch` in `solve_assemble.wgsl`, the model
 /// [`PatchModel::rows`]): diagonal compliance (E_spin, E_T, E_T), offset, guard radius,
 /// per-lane η_k = 3/(3 B_kk + E_k) and the warm start −γ_n⁻ (c0 + c1 v*), projected.
@@ -723,17 +740,7 @@ fn assemble_patch(
     let last = ws.and_then(|w| w.keys.binary_search(&c.key()).ok().map(|k| w.record(k)));
     let gn = ws.map_or(0.0, |w| patch_last_normal(contacts, i, &w));
     let pr = model.rows(last, gn, v, dt);
-    let (n, u, w, ra, rb) = frame(c);
-    let diag = |b: u32, r: DVec3| {
-        let body = &bodies[b as usize];
-        let (cu, cw) = (r.cross(u), r.cross(w));
-        let t = body.inv_mass
-            + cu.dot(inv_inertia(body, cu))
-                .max(cw.dot(inv_inertia(body, cw)));
-        [nb(b) * n.dot(inv_inertia(body, n)), nb(b) * t]
-    };
-    let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
-    let bd = [da[0] + db[0], da[1] + db[1]];
+    let bd = patch_block_diag(bodies, c, nb);
     let live = bd[0] + bd[1] > 0.0 && gn > 0.0;
     let eta = [0, 1].map(|k| {
         if live {
@@ -782,17 +789,8 @@ fn assemble_dist_patch(
     let gn = ws.map_or(0.0, |w| patch_last_normal(contacts, i, &w));
     let r = c.rb[3] as f64;
     let aff = crate::patch::cpu::affine_from_sums(&s, 1.0);
-    let (n, u, w, ra, rb) = frame(c);
-    let diag = |b: u32, r: DVec3| {
-        let body = &bodies[b as usize];
-        let (cu, cw) = (r.cross(u), r.cross(w));
-        let t = body.inv_mass
-            + cu.dot(inv_inertia(body, cu))
-                .max(cw.dot(inv_inertia(body, cw)));
-        [nb(b) * n.dot(inv_inertia(body, n)), nb(b) * t]
-    };
-    let (da, db) = (diag(c.ids[0], ra), diag(c.ids[1], rb));
-    let bd = [da[0] + db[0], da[1] + db[1], da[1] + db[1]];
+    let [bs, bt] = patch_block_diag(bodies, c, nb);
+    let bd = [bs, bt, bt];
     let rows = (bd[0] + bd[1] > 0.0)
         .then(|| crate::patch::couple::distributed_rows(&aff, gn, v, bd))
         .flatten();
