@@ -11,7 +11,7 @@
 //! threshold, a tie between candidates, a point at the envelope) is ambiguous; at most 2 %
 //! of the contacting pairs may be, and none of the built cases.
 
-mod common;
+use crate::common::*;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
@@ -20,7 +20,6 @@ use bristlecone::reference::collide::{detect, Contact64};
 use bristlecone::scene::{parse_str, BodyShape};
 use bristlecone::setup;
 use bristlecone::step::Simulation;
-use common::*;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -2,9 +2,8 @@
 //! validation, GPU = f64 twin contacts on a random clump configuration, and physics (a
 //! dumbbell at rest on a plane, a clump sliding on an incline).
 
-mod common;
+use crate::common::*;
 use bristlecone::clump::{lens_volume, ClumpError, ClumpMass, INERTIA_REL_ERROR, VOLUME_REL_ERROR};
-use common::*;
 use std::f64::consts::PI;
 
 fn ball(r: f64) -> f64 {

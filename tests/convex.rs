@@ -9,7 +9,7 @@
 //! contact *set* differs (an f32/f64 tie between equally deep vertices, a point at the
 //! envelope) is ambiguous: at most 2 % of the random pairs, none of the built ones.
 
-mod common;
+use crate::common::*;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::convex::{ConvexHull, HullError};
@@ -18,7 +18,6 @@ use bristlecone::reference::collide::Contact64;
 use bristlecone::scene::parse_str;
 use bristlecone::setup;
 use bristlecone::step::Simulation;
-use common::*;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -9,7 +9,7 @@
 //! the flat-disc threshold, a point at the envelope) is ambiguous; at most 2 % of the
 //! contacting pairs may be, and none of the built cases.
 
-mod common;
+use crate::common::*;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
@@ -18,7 +18,6 @@ use bristlecone::reference::cylinder::cylinder_mass;
 use bristlecone::scene::{parse_str, BodyShape};
 use bristlecone::setup;
 use bristlecone::step::Simulation;
-use common::*;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

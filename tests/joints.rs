@@ -1,7 +1,7 @@
 //! Joints (issue #15): the GPU joint stage and the solver's joint rows against their f64
 //! twins on random joint sets of real size, then physics against analytic answers.
 
-mod common;
+use crate::common::*;
 use bristlecone::bodies::{BodyInit, BodyState};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::joints::{block_lists, blocks_of, Joint, JointKind, Joints, MotorTarget};
@@ -10,7 +10,6 @@ use bristlecone::reference::{joints as cpu_joints, solve as cpu};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
-use common::*;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

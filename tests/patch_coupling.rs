@@ -10,7 +10,7 @@
 //! wrench (F, 0, −d F); on the ellipsoid limit surface H = (f/μf_N)² + (τ/(μ f_N r))² the
 //! twist is ∝ ∇H = (F, 0, −d F/r²), so the box turns at ω = −(d/r²) v_x with v_y = 0.
 
-mod common;
+use crate::common;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
 use bristlecone::gpu::shared_context;

@@ -110,15 +110,17 @@ fn contact_force_on(sim: &Simulation, body: u32) -> (DVec3, usize) {
 }
 
 /// Chrono's load-balance unit test. 8 spheres (r = 0.5 m, m = 5 kg, μ = 0.5) dropped from
-/// 5–20 cm into a closed box container (4.12 × 2.06 m floor, one 4 × 2 layer), dt = 1e-3 s. From t = 0.5 s to 3 s the contact force the grains exert on
-/// the container balances their weight (force = γ/dt from the solver's impulses, read every
+/// 5–20 cm into a closed box container (4.12 × 2.06 m floor, one 4 × 2 layer), dt = 1e-3 s.
+/// From t = 0.5 s to 1.5 s (Chrono's test runs to 3 s; the layer is at rest by 0.5 s and
+/// the bounds hold for every step after, so the second half only cost CI time) the contact
+/// force the grains exert on the container balances their weight (force = γ/dt from the solver's impulses, read every
 /// step):
 ///   every single step:            |ΣF + 8 m g e_z|   ≤ 1e-3 · 8 m g
 ///   window mean over each 0.1 s:  |⟨ΣF⟩ + 8 m g e_z| ≤ 1e-4 · 8 m g
 /// (Positions are f32: a resting sphere's gap can move by ~ulp(z) ≈ 6e-8 m between steps,
 /// which the stabilisation term Φ/dt turns into up to m·ulp/dt² ≈ 0.3 N of impulse noise per
 /// sphere; over a window such corrections cancel, hence the tighter bound on the mean.)
-/// Budget: 3000 steps, at most 40 sweeps (tolerance 1e-6 m/s RMS per row: the per-step bound
+/// Budget: 1500 steps, at most 40 sweeps (tolerance 1e-6 m/s RMS per row: the per-step bound
 /// allows 8e-5 m/s of velocity error summed over the ~20 rows; a resting pile converges in a
 /// few sweeps from the warm start and the rest of the sweeps dispatch nothing).
 #[test]
@@ -167,7 +169,7 @@ fn load_balance_on_the_container_equals_the_weight() {
     let (mut worst_step, mut worst_window): (f64, f64) = (0.0, 0.0);
     let mut window = DVec3::ZERO;
     let mut windows = 0;
-    while sim.step_index() < 3000 {
+    while sim.step_index() < 1500 {
         sim.advance(1, 1).unwrap();
         let (f, n) = contact_force_on(&sim, 0);
         assert!(n >= 4, "at t = {} only {n} wall contacts", sim.time());
@@ -192,7 +194,7 @@ fn load_balance_on_the_container_equals_the_weight() {
             windows += 1;
         }
     }
-    assert_eq!(windows, 25);
+    assert_eq!(windows, 10);
     eprintln!(
         "load balance: worst window error {worst_window:.2e}, worst step error {worst_step:.2e} ({:.1} s)",
         t0.elapsed().as_secs_f64()
@@ -200,9 +202,11 @@ fn load_balance_on_the_container_equals_the_weight() {
 }
 
 /// A sphere (r = 0.1 m, 1 kg, μ = 0.5) resting on a plane (dt = 1e-3 s, envelope 0.05 r)
-/// stays at rest: after 10⁴ steps its horizontal drift is below 1e-6 m, its speed below
-/// 1e-5 m/s, and the penetration (reported by the step) below 1e-3 r. Budget: 10⁴ steps in
-/// batches of 2000 with a cap of 8 sweeps (warm-started, the one contact converges in 0–1).
+/// stays at rest: after 3000 steps its horizontal drift is below 1e-6 m, its speed below
+/// 1e-5 m/s, and the penetration (reported by the step) below 1e-3 r. Budget: 3000 steps in
+/// batches of 1000 with a cap of 8 sweeps (warm-started, the one contact converges in 0–1;
+/// the state stops changing within the first few hundred steps, so more steps add CI time
+/// and no check).
 #[test]
 fn a_sphere_resting_on_a_plane_stays_at_rest() {
     let t0 = Instant::now();
@@ -221,8 +225,8 @@ fn a_sphere_resting_on_a_plane_stays_at_rest() {
         solver(8, 1e-6),
     );
     let mut max_pen: f64 = 0.0;
-    for _ in 0..5 {
-        for rec in sim.advance(2000, 1).unwrap() {
+    for _ in 0..3 {
+        for rec in sim.advance(1000, 1).unwrap() {
             assert_eq!(rec.contacts, 1, "step {}", rec.step);
             max_pen = max_pen.max(rec.max_penetration);
         }
@@ -405,9 +409,9 @@ fn a_sliding_sphere_stays_on_the_plane_and_sticks_at_the_coulomb_time() {
 /// vertical... precisely, with centre distance d = 2r + 1 mm the top contact normals make an
 /// angle α with sin α = d / (4r); static equilibrium needs friction at the base-top and
 /// base-plane contacts of ratio tan(α/2) ≈ 0.28 < 0.5, so with μ = 0.5 the pyramid holds:
-/// the top sphere moves less than 1e-3 r in 1.5 s. With μ = 0 nothing resists the base
-/// spheres sliding apart: the top sphere falls by more than r/2 within 1.5 s.
-/// Budget: 2 × 1500 steps (dt = 1e-3 s), cap 50 sweeps.
+/// the top sphere moves less than 1e-3 r in 0.8 s. With μ = 0 nothing resists the base
+/// spheres sliding apart: the top sphere falls by more than r/2 within 0.8 s.
+/// Budget: 2 × 800 steps (dt = 1e-3 s), cap 50 sweeps.
 fn pyramid(mu: f32) -> f64 {
     let r = 0.05f32;
     let half = r + 0.0005;
@@ -427,7 +431,7 @@ fn pyramid(mu: f32) -> f64 {
         0.05 * r,
         solver(50, 1e-7),
     );
-    sim.advance(1500, 1500).unwrap();
+    sim.advance(800, 800).unwrap();
     let s = sim.read_state().unwrap();
     let p = s.pos[3];
     ((p[0] as f64).powi(2) + (p[1] as f64).powi(2) + ((p[2] - top_z) as f64).powi(2)).sqrt()

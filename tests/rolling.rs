@@ -2,7 +2,7 @@
 //! the GPU solver against its f64 twin on random 6-row contact sets, and a rolling and a
 //! spinning sphere against their analytic deceleration.
 
-mod common;
+use crate::common::*;
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
@@ -14,7 +14,6 @@ use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
-use common::*;
 use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

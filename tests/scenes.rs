@@ -12,7 +12,7 @@
 //!
 //! plus one physical check per scene on its measurements. The hopper's discharge rate is
 //! checked for steadiness with `measure::steady_rate`'s quarter-slope rule and printed with
-//! its standard error (`cargo test --test scenes -- --nocapture`).
+//! its standard error (`cargo test --test suite scenes:: -- --nocapture`).
 
 use bristlecone::bodies::BodyState;
 use bristlecone::gpu::shared_context;
@@ -53,19 +53,19 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "drum.toml",
-        scale: 0.25,
-        steps: 450,
+        scale: 0.15,
+        steps: 380,
         bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
     },
     Case {
         file: "motor_drum.toml",
-        scale: 0.1,
-        steps: 200,
+        scale: 0.06,
+        steps: 150,
         bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
     },
     Case {
         file: "ball_drop.toml",
-        scale: 0.3,
+        scale: 0.15,
         steps: 400,
         // Open box; ejecta may fly above its rim.
         bounds: ([-0.05, -0.05, 0.0], [0.05, 0.05, 0.25]),
@@ -86,7 +86,7 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "column_collapse.toml",
-        scale: 0.3,
+        scale: 0.2,
         steps: 300,
         // Floor plane: the heap must stay within a few column radii.
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.2]),

@@ -11,7 +11,7 @@
 //! 2 % of the contacting pairs may be, and never a pair of a touching or parallel-face case
 //! built to have a clear answer.
 
-mod common;
+use crate::common::*;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
@@ -20,7 +20,6 @@ use bristlecone::reference::collide::detect;
 use bristlecone::scene::{parse_str, BodyShape};
 use bristlecone::setup;
 use bristlecone::step::Simulation;
-use common::*;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -1,7 +1,7 @@
 //! The GPU CCP solver against its f64 twin (iteration for iteration) and against the
 //! independent barrier-method oracle on small problems.
 
-mod common;
+use crate::common::*;
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
@@ -11,7 +11,6 @@ use bristlecone::solve::rows::{material_row, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
-use common::*;
 use glam::DVec3;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

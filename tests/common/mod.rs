@@ -1,6 +1,6 @@
 //! Helpers shared by the test files (`mod common;`): the GPU = f64 twin comparison of
 //! contact sets used by the shape tests (boxes, capsules, clumps).
-#![allow(dead_code)] // each test crate uses its own subset
+#![allow(dead_code)] // helpers some test modules use and the build may not reach
 
 use bristlecone::bodies::BodyState;
 use bristlecone::bodies::GpuBodies;

@@ -1,0 +1,33 @@
+//! The whole test suite as one test binary: one link instead of one per file, and the test
+//! harness spreads every file's tests over the cores together (`cargo test --test suite
+//! physics::` runs one file's tests). Each file below is a module named after it.
+
+mod common;
+
+mod capsule;
+mod clumps;
+mod collide;
+mod contact_models;
+mod convex;
+mod cylinder;
+
+mod integrate;
+mod io;
+mod joints;
+mod lemke;
+mod lemke_joints;
+mod measure;
+mod newuser;
+mod patch;
+mod patch_coupling;
+mod physics;
+mod plot;
+mod render;
+mod rolling;
+mod run;
+mod scene;
+mod scenes;
+mod shaders;
+mod shapes;
+mod solve;
+mod sweeps;
