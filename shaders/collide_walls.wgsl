@@ -302,14 +302,64 @@ fn emit_cylinder(m: CylContacts) {
     }
 }
 
+// Disc patches (issue #10 part 3): the first wall on which a whole end disc of the cylinder
+// lies within the envelope (all 4 rim points of a flat disc: `cylinder_plane` features
+// offset + 4e .. offset + 4e + 3) gives the pair a `lugre_reduced` patch record, the disc
+// under uniform pressure: centre = mean of the 4 midway rim points, r = mean distance from
+// the centre = 2R/3, visc = mean squared distance / r² = (R²/2) / (4R²/9) = 9/8. That
+// wall's points keep only their normal rows. Twin: `patch::couple::reference_records`.
+var<private> g_disc: PatchGeom;
+var<private> g_disc_n: vec3<f32>;
+
+fn cyl_disc_patch(m: CylContacts, offset: u32, r: f32) -> PatchGeom {
+    var g = PatchGeom(false, vec3<f32>(0.0), 0.0, 0.0);
+    var first = 4u;
+    if m.count >= 4u && m.f[3] == offset + 3u {
+        first = 0u;
+    } else if m.count >= 4u && m.f[m.count - 4u] == offset + 4u && m.f[m.count - 1u] == offset + 7u {
+        first = m.count - 4u;
+    }
+    if first == 4u {
+        return g;
+    }
+    var c = vec3<f32>(0.0);
+    for (var k = first; k < first + 4u; k++) {
+        c += m.p[k].xyz;
+    }
+    g.ok = true;
+    g.centre = 0.25 * c;
+    g.r = 2.0 / 3.0 * r;
+    g.visc = 9.0 / 8.0;
+    return g;
+}
+
+// The cylinder against the half-space dot(x − x0, n) ≥ 0 (features from `offset`).
+fn emit_cylinder_plane(cy: Cylinder, n: vec3<f32>, x0: vec3<f32>, env: f32, offset: u32) {
+    let m = cylinder_plane(cy, n, x0, env, offset);
+    if HAS_PATCHES && g_patch && g_feature == PATCH_FEATURE && !g_disc.ok {
+        let g = cyl_disc_patch(m, offset, cy.r);
+        if g.ok {
+            g_disc = g;
+            g_disc_n = n;
+            let mu = g_mu;
+            g_mu = 0.0;
+            emit_cylinder(m);
+            g_mu = mu;
+            return;
+        }
+    }
+    emit_cylinder(m);
+}
+
 fn wall_cylinder(kind: u32, a: vec4<f32>) {
     let env = params.grid.z;
     let cy = make_cylinder(g_pb.xyz, rot[g_b], shapes[4u * info[g_b].w]);
     let cl = quat_rotate_inv(g_qa, cy.c - g_xa);
     let up = quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0));
+    g_disc = PatchGeom(false, vec3<f32>(0.0), 0.0, 0.0);
     switch kind {
         case SHAPE_PLANE: {
-            emit_cylinder(cylinder_plane(cy, up, g_xa, env, 0u));
+            emit_cylinder_plane(cy, up, g_xa, env, 0u);
         }
         case SHAPE_BOX_CONTAINER: {
             let h = a.xyz;
@@ -326,7 +376,7 @@ fn wall_cylinder(kind: u32, a: vec4<f32>) {
                 }
                 let nl = walls[k];
                 let x0 = g_xa + quat_rotate(g_qa, -nl * h);
-                emit_cylinder(cylinder_plane(cy, quat_rotate(g_qa, nl), x0, env, 10u * k));
+                emit_cylinder_plane(cy, quat_rotate(g_qa, nl), x0, env, 10u * k);
             }
         }
         case SHAPE_CYLINDER_CONTAINER: {
@@ -334,13 +384,16 @@ fn wall_cylinder(kind: u32, a: vec4<f32>) {
                 return;
             }
             emit_cylinder(cylinder_container_side(cy, g_xa, g_qa, a.x, env));
-            emit_cylinder(cylinder_plane(cy, up, g_xa, env, 10u));
+            emit_cylinder_plane(cy, up, g_xa, env, 10u);
             if a.z == 0.0 {
                 let top = g_xa + up * a.y;
-                emit_cylinder(cylinder_plane(cy, -up, top, env, 20u));
+                emit_cylinder_plane(cy, -up, top, env, 20u);
             }
         }
         default: {}
+    }
+    if g_disc.ok {
+        emit_patch(g_disc_n, g_disc);
     }
 }
 // cylinder:end

@@ -10,7 +10,7 @@ mod collide;
 mod contact_models;
 mod convex;
 mod cylinder;
-
+mod cylinder_patch;
 mod integrate;
 mod io;
 mod joints;

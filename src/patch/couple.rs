@@ -296,14 +296,18 @@ pub fn project_patch(g: [f64; 3], radius: f64, r: f64) -> [f64; 3] {
 /// 0 none, 1 reduced, 2 distributed): [`crate::reference::collide::detect`]'s contacts, where in every pair with a box
 /// grain and a patch material the first run of points sharing a normal (a manifold: one wall
 /// of a container, the plane, the box–box face) whose polygon is a patch gets μ = 0 and the
-/// pair's patch record after its last contact. Records as the GPU writes them.
+/// pair's patch record after its last contact; likewise a cylinder grain against a wall
+/// with a `lugre_reduced` material and a whole end disc in one run ([`disc_centre`]; the
+/// disc's patch: r = 2R/3, visc = 9/8). Records as the GPU writes them.
 pub fn reference_records(
     state: &crate::bodies::BodyState,
     shapes: &[crate::collide::BoundaryShape],
     settings: &crate::collide::CollideSettings,
     patch: &[u8],
 ) -> Vec<crate::collide::ContactRecord> {
-    use crate::bodies::{SHAPE_BOX, SHAPE_CYLINDER_CONTAINER};
+    use crate::bodies::{
+        SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_PLANE,
+    };
     use crate::collide::ContactRecord;
     let contacts = crate::reference::collide::detect(state, shapes, settings);
     let kind = |m: u32| patch.get(m as usize).copied().unwrap_or(0);
@@ -321,10 +325,48 @@ pub fn reference_records(
         out.extend(pair.iter().map(ContactRecord::from));
         let (ka, kb) = (state.info[a as usize][2], state.info[b as usize][2]);
         let mats = pair[0].materials;
-        let eligible = (ka == SHAPE_BOX || kb == SHAPE_BOX)
-            && ka != SHAPE_CYLINDER_CONTAINER
-            && (is_patch_mat(mats >> 16) || is_patch_mat(mats & 0xffff));
-        if eligible {
+        let feature = patch_feature(kind(mats >> 16), kind(mats & 0xffff));
+        let patch_mat = is_patch_mat(mats >> 16) || is_patch_mat(mats & 0xffff);
+        let eligible = (ka == SHAPE_BOX || kb == SHAPE_BOX) && ka != SHAPE_CYLINDER_CONTAINER;
+        // Disc patches: a cylinder against a plane or a container's wall, floor or lid.
+        let wall = [SHAPE_PLANE, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER_CONTAINER].contains(&ka);
+        let disc = wall && kb == SHAPE_CYLINDER && feature == PATCH_FEATURE;
+        if patch_mat && disc {
+            let radius = match shapes[state.info[b as usize][3] as usize] {
+                crate::collide::BoundaryShape::GrainCylinder { radius, .. } => radius as f64,
+                _ => unreachable!("a cylinder body's shape is a GrainCylinder"),
+            };
+            let mut s = 0;
+            while s < pair.len() {
+                let e = s + pair[s..]
+                    .iter()
+                    .take_while(|c| c.normal == pair[s].normal)
+                    .count();
+                if let Some(centre) = disc_centre(&pair[s..e], v3(state.pos[a as usize])) {
+                    for r in &mut out[first + s..first + e] {
+                        r.ra[3] = 0.0;
+                    }
+                    let g = PatchGeom {
+                        centre,
+                        r: 2.0 / 3.0 * radius,
+                        visc: 9.0 / 8.0,
+                        area: std::f64::consts::PI * radius * radius,
+                    };
+                    out.push(patch_record_of(
+                        &g,
+                        pair[s].normal,
+                        pair[s].mu,
+                        state,
+                        a,
+                        b,
+                        feature,
+                        mats,
+                    ));
+                    break;
+                }
+                s = e;
+            }
+        } else if patch_mat && eligible {
             let mut s = 0;
             while s < pair.len() {
                 let mut e = s;
@@ -339,19 +381,16 @@ pub fn reference_records(
                     for r in &mut out[first + s..first + e] {
                         r.ra[3] = 0.0;
                     }
-                    let (xa, xb) = (v3(state.pos[a as usize]), v3(state.pos[b as usize]));
-                    let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
-                    out.push(ContactRecord {
-                        n_gap: f(pair[s].normal, g.visc),
-                        ra: f(g.centre - xa, pair[s].mu),
-                        rb: f(g.centre - xb, g.r),
-                        ids: [
-                            a,
-                            b,
-                            patch_feature(kind(mats >> 16), kind(mats & 0xffff)),
-                            mats,
-                        ],
-                    });
+                    out.push(patch_record_of(
+                        &g,
+                        pair[s].normal,
+                        pair[s].mu,
+                        state,
+                        a,
+                        b,
+                        feature,
+                        mats,
+                    ));
                     break;
                 }
                 s = e;
@@ -360,6 +399,42 @@ pub fn reference_records(
         i = end;
     }
     out
+}
+
+/// The record of patch `g` of pair (a, b) as the GPU writes it (`patch_record` in
+/// `shaders/common/collide.wgsl`).
+#[allow(clippy::too_many_arguments)]
+fn patch_record_of(
+    g: &PatchGeom,
+    n: DVec3,
+    mu: f64,
+    state: &crate::bodies::BodyState,
+    a: u32,
+    b: u32,
+    feature: u32,
+    mats: u32,
+) -> crate::collide::ContactRecord {
+    let (xa, xb) = (v3(state.pos[a as usize]), v3(state.pos[b as usize]));
+    let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
+    crate::collide::ContactRecord {
+        n_gap: f(n, g.visc),
+        ra: f(g.centre - xa, mu),
+        rb: f(g.centre - xb, g.r),
+        ids: [a, b, feature, mats],
+    }
+}
+
+/// A cylinder's whole end disc among one wall's points (`cylinder_plane`: a flat disc e
+/// gives features offset + 4e + k, k < 4; offsets are multiples of 10): the centre of its 4
+/// midway rim points, disc 0 first (as `cyl_disc_patch` in `shaders/collide_walls.wgsl`).
+fn disc_centre(pts: &[crate::reference::collide::Contact64], xa: DVec3) -> Option<DVec3> {
+    let offset = pts.first()?.feature / 10 * 10;
+    (0..2).find_map(|e| {
+        let disc: Vec<_> = (0..4)
+            .map(|k| pts.iter().find(|c| c.feature == offset + 4 * e + k))
+            .collect::<Option<_>>()?;
+        Some(disc.iter().map(|c| c.ra + xa).sum::<DVec3>() / 4.0)
+    })
 }
 
 fn v3(p: [f32; 4]) -> DVec3 {

@@ -358,7 +358,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         &labels(&origins),
         &boundaries,
     )?;
-    patch_needs_boxes(&cx, &raw, &materials, &bodies)?;
+    patch_needs_faces(&cx, &raw, &materials, &bodies)?;
     patch_grids_agree(&cx, &raw, &materials)?;
     let r_min = bodies
         .iter()
@@ -698,40 +698,50 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
     }
 }
 
-/// `lugre_reduced` acts on face–face contact patches of box bodies (issue #11): a scene
-/// naming it without any box body would run it nowhere, so it is refused.
-fn patch_needs_boxes(
+/// The patch models act on contact patches (issues #10, #11): `lugre_reduced` on face–face
+/// contacts of box bodies and on the end discs of cylinder bodies against boundaries,
+/// `lugre_patch` on box faces only (its cells tile the contact polygon of a box face). A
+/// scene naming one with no body it can act on would run it nowhere, so it is refused. (A
+/// cylinder never meets a `lugre_patch` patch: that needs a box body, and cylinders do not
+/// share a scene with boxes yet, `cylinder::cylinder_bodies`.)
+fn patch_needs_faces(
     cx: &Cx<'_>,
     raw: &RawScene,
     materials: &[Material],
     bodies: &[BodyDesc],
 ) -> R<()> {
-    let Some(i) = materials.iter().position(|m| {
-        matches!(
-            m.model,
-            FrictionModel::LuGreReduced { .. } | FrictionModel::LuGrePatch { .. }
-        )
-    }) else {
-        return Ok(());
+    let is_box = |b: &BodyDesc| matches!(b.shape, BodyShape::Box { .. });
+    let is_cyl = |b: &BodyDesc| matches!(b.shape, BodyShape::Cylinder { .. });
+    let model_span = |i: usize| {
+        raw.material[i]
+            .get_ref()
+            .model
+            .as_ref()
+            .map(|m| m.get_ref().kind.span())
     };
-    if bodies
-        .iter()
-        .any(|b| matches!(b.shape, BodyShape::Box { .. }))
-    {
-        return Ok(());
+    for (i, m) in materials.iter().enumerate() {
+        let (ok, what) = match m.model {
+            FrictionModel::LuGreReduced { .. } => (
+                bodies.iter().any(|b| is_box(b) || is_cyl(b)),
+                "`lugre_reduced` acts on face–face contacts of box bodies and on the end \
+                 discs of cylinder bodies (contact patches), and this scene has neither",
+            ),
+            FrictionModel::LuGrePatch { .. } => (
+                bodies.iter().any(is_box),
+                "`lugre_patch` acts on face–face contacts of box bodies (contact patches), \
+                 and this scene has no box body",
+            ),
+            _ => continue,
+        };
+        if !ok {
+            return Err(cx.err(
+                model_span(i),
+                format!("material[{i}].model.kind"),
+                format!("friction model {what}: use `lugre` for spheres"),
+            ));
+        }
     }
-    let span = raw.material[i]
-        .get_ref()
-        .model
-        .as_ref()
-        .map(|m| m.get_ref().kind.span());
-    Err(cx.err(
-        span,
-        format!("material[{i}].model.kind"),
-        "friction models `lugre_reduced` and `lugre_patch` act on face–face contacts of box \
-         bodies (contact patches), and this scene has no box body: use `lugre` for spheres"
-            .to_string(),
-    ))
+    Ok(())
 }
 
 /// The `lugre_patch` cells of every patch live in one buffer of one grid side: two
