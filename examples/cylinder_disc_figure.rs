@@ -49,7 +49,10 @@ material = "m"
     let mut sim = Simulation::new(shared_context(), &state, setup::step_settings(&scene)).unwrap();
     let mut w = Vec::new();
     for k in 0..=60 {
-        w.push((k as f64 * 5e-3, sim.read_state().unwrap().omega[1][2] as f64));
+        w.push((
+            k as f64 * 5e-3,
+            sim.read_state().unwrap().omega[1][2] as f64,
+        ));
         sim.advance(5, 0).unwrap();
     }
     w

@@ -206,7 +206,7 @@ pub struct CollideCounts {
 }
 
 pub struct Collide {
-    has_boxes: bool,
+    has: Contents,
     params: Params,
     params_buf: wgpu::Buffer,
     k: Kernels,
@@ -483,6 +483,56 @@ fn strip_sections(text: &str, tag: &str) -> String {
     out
 }
 
+/// Which shape kinds a scene has: its collide pipelines are specialised to them (lavapipe
+/// runs both sides of a divergent branch, so a sphere pair in a pipeline with the box code
+/// pays for it; see common/collide.wgsl), by override constants and, for capsules,
+/// cylinders and hulls, by stripping their sections from the source ([`stage_source`]).
+#[derive(Clone, Copy, Debug)]
+struct Contents {
+    boxes: bool,
+    capsules: bool,
+    clumps: bool,
+    cylinders: bool,
+    convex: bool,
+}
+
+impl Contents {
+    fn of(state: &BodyState, shapes: &[BoundaryShape]) -> Self {
+        let body = |k: u32| state.info.iter().any(|i| i[2] == k);
+        Contents {
+            boxes: shapes
+                .iter()
+                .any(|s| matches!(s, BoundaryShape::GrainBox { .. })),
+            capsules: shapes
+                .iter()
+                .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. })),
+            clumps: body(SHAPE_CLUMP),
+            cylinders: body(SHAPE_CYLINDER),
+            convex: body(SHAPE_CONVEX),
+        }
+    }
+
+    /// Stage `name` specialised to these contents (with `HAS_PATCHES` = `patches`).
+    fn kernel(
+        &self,
+        ctx: &GpuContext,
+        name: &'static str,
+        patches: bool,
+    ) -> Result<Kernel, GpuError> {
+        let flag = |x: bool| if x { 1.0 } else { 0.0 };
+        let c = [
+            ("HAS_BOXES", flag(self.boxes)),
+            ("HAS_CAPSULES", flag(self.capsules)),
+            ("HAS_CLUMPS", flag(self.clumps)),
+            ("HAS_CYLINDERS", flag(self.cylinders)),
+            ("HAS_CONVEX", flag(self.convex)),
+            ("HAS_PATCHES", flag(patches)),
+        ];
+        let src = stage_source(name, (self.capsules, self.cylinders, self.convex));
+        Kernel::with_constants(ctx, src, &c)
+    }
+}
+
 /// A collide stage's source; without capsules (cylinders, convex hulls), with the capsule
 /// (cylinder, convex) sections stripped (`HAS_CAPSULES = false` alone leaves the driver
 /// compiling that code before dropping it: ~0.1 s more per pipeline set on lavapipe). Each
@@ -593,29 +643,8 @@ impl Collide {
             counts: [n, nb, ng, table],
             caps: [capacity, settings.friction.len() as u32, offs_len, 0],
         };
-        // Sphere-only scenes get pipelines without the box narrow phase (see common/collide.wgsl).
-        let has_boxes = shapes
-            .iter()
-            .any(|s| matches!(s, BoundaryShape::GrainBox { .. }));
-        let has_capsules = shapes
-            .iter()
-            .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
-        // Likewise scenes without clumps get pipelines without the member loops.
-        let has_clumps = state.info.iter().any(|i| i[2] == SHAPE_CLUMP);
-        let has_cylinders = state.info.iter().any(|i| i[2] == SHAPE_CYLINDER);
-        let has_convex = state.info.iter().any(|i| i[2] == SHAPE_CONVEX);
-        let flag = |x: bool| if x { 1.0 } else { 0.0 };
-        let boxes = [
-            ("HAS_BOXES", flag(has_boxes)),
-            ("HAS_CAPSULES", flag(has_capsules)),
-            ("HAS_CLUMPS", flag(has_clumps)),
-            ("HAS_CYLINDERS", flag(has_cylinders)),
-            ("HAS_CONVEX", flag(has_convex)),
-        ];
-        let stage = |name| {
-            let src = stage_source(name, (has_capsules, has_cylinders, has_convex));
-            Kernel::with_constants(ctx, src, &boxes)
-        };
+        let has = Contents::of(state, shapes);
+        let stage = |name| has.kernel(ctx, name, false);
         let k = Kernels {
             grid: stage("collide_grid")?,
             pairs: stage("collide_pairs")?,
@@ -664,7 +693,7 @@ impl Collide {
             csr: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
         };
         let mut c = Collide {
-            has_boxes,
+            has,
             params,
             params_buf,
             k,
@@ -868,7 +897,8 @@ impl Collide {
     /// `lugre_reduced`, 2 for `lugre_patch`, whose record gets [`crate::patch::couple::PATCH_FEATURE_DIST`]): their
     /// face–face box manifolds also emit a patch record (`crate::patch::couple`) and their
     /// points keep only their normal rows (μ = 0). Rebuilds the narrow-phase pipelines with
-    /// `HAS_PATCHES` on when any flag is set; without one nothing changes.
+    /// `HAS_PATCHES` on (and the scene's other shape flags as [`Collide::new`] set them) when
+    /// any flag is set; without one nothing changes.
     pub fn set_patch_materials(
         &mut self,
         ctx: &GpuContext,
@@ -884,12 +914,7 @@ impl Collide {
             .map(|(k, &m)| [m, f32::from(patch.get(k).copied().unwrap_or(0)), 0.0, 0.0])
             .collect();
         self.materials = buffers::storage_from(ctx, "materials", &mats);
-        let has_boxes = self.has_boxes;
-        let c = [
-            ("HAS_BOXES", if has_boxes { 1.0 } else { 0.0 }),
-            ("HAS_PATCHES", 1.0),
-        ];
-        let stage = |name| Kernel::with_constants(ctx, ShaderSource::by_name(name).unwrap(), &c);
+        let stage = |name| self.has.kernel(ctx, name, true);
         self.k.pairs = stage("collide_pairs")?;
         self.k.walls = stage("collide_walls")?;
         self.rebind(ctx);
