@@ -111,7 +111,7 @@ fn contact_force_on(sim: &Simulation, body: u32) -> (DVec3, usize) {
 
 /// Chrono's load-balance unit test. 8 spheres (r = 0.5 m, m = 5 kg, μ = 0.5) dropped from
 /// 5–20 cm into a closed box container (4.12 × 2.06 m floor, one 4 × 2 layer), dt = 1e-3 s.
-/// From t = 0.5 s to 1.5 s (Chrono's test runs to 3 s; the layer is at rest by 0.5 s and
+/// From t = 0.5 s to 1.2 s (Chrono's test runs to 3 s; the layer is at rest by 0.5 s and
 /// the bounds hold for every step after, so the second half only cost CI time) the contact
 /// force the grains exert on the container balances their weight (force = γ/dt from the solver's impulses, read every
 /// step):
@@ -120,7 +120,7 @@ fn contact_force_on(sim: &Simulation, body: u32) -> (DVec3, usize) {
 /// (Positions are f32: a resting sphere's gap can move by ~ulp(z) ≈ 6e-8 m between steps,
 /// which the stabilisation term Φ/dt turns into up to m·ulp/dt² ≈ 0.3 N of impulse noise per
 /// sphere; over a window such corrections cancel, hence the tighter bound on the mean.)
-/// Budget: 1500 steps, at most 40 sweeps (tolerance 1e-6 m/s RMS per row: the per-step bound
+/// Budget: 1200 steps, at most 40 sweeps (tolerance 1e-6 m/s RMS per row: the per-step bound
 /// allows 8e-5 m/s of velocity error summed over the ~20 rows; a resting pile converges in a
 /// few sweeps from the warm start and the rest of the sweeps dispatch nothing).
 #[test]
@@ -169,7 +169,7 @@ fn load_balance_on_the_container_equals_the_weight() {
     let (mut worst_step, mut worst_window): (f64, f64) = (0.0, 0.0);
     let mut window = DVec3::ZERO;
     let mut windows = 0;
-    while sim.step_index() < 1500 {
+    while sim.step_index() < 1200 {
         sim.advance(1, 1).unwrap();
         let (f, n) = contact_force_on(&sim, 0);
         assert!(n >= 4, "at t = {} only {n} wall contacts", sim.time());
@@ -194,7 +194,7 @@ fn load_balance_on_the_container_equals_the_weight() {
             windows += 1;
         }
     }
-    assert_eq!(windows, 10);
+    assert_eq!(windows, 7);
     eprintln!(
         "load balance: worst window error {worst_window:.2e}, worst step error {worst_step:.2e} ({:.1} s)",
         t0.elapsed().as_secs_f64()

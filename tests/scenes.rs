@@ -53,8 +53,8 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "drum.toml",
-        scale: 0.15,
-        steps: 380,
+        scale: 0.1,
+        steps: 350,
         bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
     },
     Case {
@@ -65,7 +65,7 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "ball_drop.toml",
-        scale: 0.15,
+        scale: 0.1,
         steps: 400,
         // Open box; ejecta may fly above its rim.
         bounds: ([-0.05, -0.05, 0.0], [0.05, 0.05, 0.25]),
