@@ -331,66 +331,45 @@ pub fn reference_records(
         // Disc patches: a cylinder against a plane or a container's wall, floor or lid.
         let wall = [SHAPE_PLANE, SHAPE_BOX_CONTAINER, SHAPE_CYLINDER_CONTAINER].contains(&ka);
         let disc = wall && kb == SHAPE_CYLINDER && feature == PATCH_FEATURE;
-        if patch_mat && disc {
+        let xa = v3(state.pos[a as usize]);
+        // The patch of one run of points sharing a normal (one wall, the plane, the box–box
+        // face), if it is one.
+        type Geom<'a> =
+            Box<dyn Fn(&[crate::reference::collide::Contact64]) -> Option<PatchGeom> + 'a>;
+        let geom: Option<Geom> = if patch_mat && disc {
             let radius = match shapes[state.info[b as usize][3] as usize] {
                 crate::collide::BoundaryShape::GrainCylinder { radius, .. } => radius as f64,
                 _ => unreachable!("a cylinder body's shape is a GrainCylinder"),
             };
+            Some(Box::new(move |run| {
+                disc_centre(run, xa).map(|centre| PatchGeom {
+                    centre,
+                    r: 2.0 / 3.0 * radius,
+                    visc: 9.0 / 8.0,
+                    area: std::f64::consts::PI * radius * radius,
+                })
+            }))
+        } else if patch_mat && eligible {
+            Some(Box::new(move |run| {
+                let pts: Vec<DVec3> = run.iter().map(|c| c.ra + xa).collect();
+                patch_geom(run[0].normal, &pts)
+            }))
+        } else {
+            None
+        };
+        if let Some(geom) = geom {
             let mut s = 0;
             while s < pair.len() {
                 let e = s + pair[s..]
                     .iter()
                     .take_while(|c| c.normal == pair[s].normal)
                     .count();
-                if let Some(centre) = disc_centre(&pair[s..e], v3(state.pos[a as usize])) {
+                if let Some(g) = geom(&pair[s..e]) {
                     for r in &mut out[first + s..first + e] {
                         r.ra[3] = 0.0;
                     }
-                    let g = PatchGeom {
-                        centre,
-                        r: 2.0 / 3.0 * radius,
-                        visc: 9.0 / 8.0,
-                        area: std::f64::consts::PI * radius * radius,
-                    };
-                    out.push(patch_record_of(
-                        &g,
-                        pair[s].normal,
-                        pair[s].mu,
-                        state,
-                        a,
-                        b,
-                        feature,
-                        mats,
-                    ));
-                    break;
-                }
-                s = e;
-            }
-        } else if patch_mat && eligible {
-            let mut s = 0;
-            while s < pair.len() {
-                let mut e = s;
-                while e < pair.len() && pair[e].normal == pair[s].normal {
-                    e += 1;
-                }
-                let pts: Vec<DVec3> = pair[s..e]
-                    .iter()
-                    .map(|c| c.ra + v3(state.pos[a as usize]))
-                    .collect();
-                if let Some(g) = patch_geom(pair[s].normal, &pts) {
-                    for r in &mut out[first + s..first + e] {
-                        r.ra[3] = 0.0;
-                    }
-                    out.push(patch_record_of(
-                        &g,
-                        pair[s].normal,
-                        pair[s].mu,
-                        state,
-                        a,
-                        b,
-                        feature,
-                        mats,
-                    ));
+                    let (n, mu) = (pair[s].normal, pair[s].mu);
+                    out.push(patch_record_of(&g, n, mu, state, a, b, feature, mats));
                     break;
                 }
                 s = e;
