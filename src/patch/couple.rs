@@ -368,8 +368,15 @@ pub fn reference_records(
                     for r in &mut out[first + s..first + e] {
                         r.ra[3] = 0.0;
                     }
-                    let (n, mu) = (pair[s].normal, pair[s].mu);
-                    out.push(patch_record_of(&g, n, mu, state, a, b, feature, mats));
+                    // As `patch_record` in shaders/common/collide.wgsl writes it.
+                    let xb = v3(state.pos[b as usize]);
+                    let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
+                    out.push(ContactRecord {
+                        n_gap: f(pair[s].normal, g.visc),
+                        ra: f(g.centre - xa, pair[s].mu),
+                        rb: f(g.centre - xb, g.r),
+                        ids: [a, b, feature, mats],
+                    });
                     break;
                 }
                 s = e;
@@ -378,29 +385,6 @@ pub fn reference_records(
         i = end;
     }
     out
-}
-
-/// The record of patch `g` of pair (a, b) as the GPU writes it (`patch_record` in
-/// `shaders/common/collide.wgsl`).
-#[allow(clippy::too_many_arguments)]
-fn patch_record_of(
-    g: &PatchGeom,
-    n: DVec3,
-    mu: f64,
-    state: &crate::bodies::BodyState,
-    a: u32,
-    b: u32,
-    feature: u32,
-    mats: u32,
-) -> crate::collide::ContactRecord {
-    let (xa, xb) = (v3(state.pos[a as usize]), v3(state.pos[b as usize]));
-    let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
-    crate::collide::ContactRecord {
-        n_gap: f(n, g.visc),
-        ra: f(g.centre - xa, mu),
-        rb: f(g.centre - xb, g.r),
-        ids: [a, b, feature, mats],
-    }
 }
 
 /// A cylinder's whole end disc among one wall's points (`cylinder_plane`: a flat disc e
