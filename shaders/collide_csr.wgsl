@@ -12,7 +12,7 @@
 @group(0) @binding(0) var<uniform> params: CollideParams;
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read> offs: array<u32>;
-@group(0) @binding(3) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(3) var<storage, read> contacts: array<Contact>; // chunked(4)
 @group(0) @binding(4) var<storage, read_write> deg: array<atomic<u32>>;
 @group(0) @binding(5) var<storage, read_write> body_offsets: array<u32>;
 @group(0) @binding(6) var<storage, read_write> body_entries: array<u32>;
@@ -36,7 +36,7 @@ fn count_b(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     if c >= counts[0] {
         return;
     }
-    atomicAdd(&deg[contacts[c].ids.y], 1u);
+    atomicAdd(&deg[contacts_at(c).ids.y], 1u);
 }
 
 @compute @workgroup_size(256)
@@ -63,7 +63,7 @@ fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if c >= counts[0] {
         return;
     }
-    let ids = contacts[c].ids;
+    let ids = contacts_at(c).ids;
     let ra = rows_a(ids.x);
     body_entries[body_offsets[ids.x + 1u] - ra.y + (c - ra.x)] = 2u * c;
     let k = atomicAdd(&deg[ids.y], 1u);

@@ -19,7 +19,7 @@
 @group(0) @binding(5) var<storage, read> info: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read> materials: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> offs: array<u32>;
-@group(0) @binding(8) var<storage, read_write> contacts: array<Contact>;
+@group(0) @binding(8) var<storage, read_write> contacts: array<Contact>; // chunked(4)
 // 4 vec4 per shape (src/collide/mod.rs, `shape_records`); box grains: [0].xyz = half extents;
 // capsule grains: [0].xy = radius, half length.
 @group(0) @binding(9) var<storage, read> shapes: array<vec4<f32>>;
@@ -90,7 +90,7 @@ fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, w
             c.ra = vec4<f32>(p - pi.xyz, mu);
             c.rb = vec4<f32>(p - pj.xyz, 0.0);
             c.ids = vec4<u32>(bi, bj, manifold_feature(m, k), (ma << 16u) | (mb & 0xffffu));
-            contacts[at + k] = c;
+            contacts_put(at + k, c);
         }
     }
     return m.count;
@@ -119,7 +119,7 @@ fn write_manifold_or_patch(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Ma
                             c.rb = vec4<f32>(p - pj.xyz, 0.0);
                             c.ids = vec4<u32>(bi, bj, m.f[k], (ma << 16u) | (mb & 0xffffu));
                         }
-                        contacts[at + k] = c;
+                        contacts_put(at + k, c);
                     }
                 }
             }
@@ -181,7 +181,7 @@ fn write_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CapContacts,
             c.ra = vec4<f32>(p - pi.xyz, mu);
             c.rb = vec4<f32>(p - pj.xyz, 0.0);
             c.ids = vec4<u32>(bi, bj, select(m.f[0], m.f[1], second), (ma << 16u) | (mb & 0xffffu));
-            contacts[at + k] = c;
+            contacts_put(at + k, c);
         }
     }
     return m.count;
@@ -319,7 +319,7 @@ fn clump_contact(at: u32, bi: u32, bj: u32, x: vec3<f32>, y: vec3<f32>, n: vec3<
     c.ra = vec4<f32>(p - x, min(materials[ma].x, materials[mb].x));
     c.rb = vec4<f32>(p - y, 0.0);
     c.ids = vec4<u32>(bi, bj, f, (ma << 16u) | (mb & 0xffffu));
-    contacts[at] = c;
+    contacts_put(at, c);
 }
 
 // capsule:begin
@@ -423,7 +423,7 @@ fn cylinder_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at
     ct.ra = vec4<f32>(p - pi.xyz, min(materials[ma].x, materials[mb].x));
     ct.rb = vec4<f32>(p - pj.xyz, 0.0);
     ct.ids = vec4<u32>(bi, bj, 0u, (ma << 16u) | (mb & 0xffffu));
-    contacts[at] = ct;
+    contacts_put(at, ct);
     return m.count;
 }
 // cylinder:end
@@ -461,7 +461,7 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                         // convex:end
                     } else if !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
                         if write && base + n < cap {
-                            contacts[base + n] = pair_contact(nb + i, nb + j, pi, pj);
+                            contacts_put(base + n, pair_contact(nb + i, nb + j, pi, pj));
                         }
                         n += 1u;
                     } else if HAS_CYLINDERS && (info[nb + i].z == SHAPE_CYLINDER || info[nb + j].z == SHAPE_CYLINDER) {
@@ -518,12 +518,12 @@ fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     // Insertion sort of the row by (body B, feature); a pair's features come ascending and
     // contiguous, and the sort is stable, so comparing B alone keeps them in order.
     for (var a = base + 1u; a < base + n; a++) {
-        let c = contacts[a];
+        let c = contacts_at(a);
         var b = a;
-        while b > base && contacts[b - 1u].ids.y > c.ids.y {
-            contacts[b] = contacts[b - 1u];
+        while b > base && contacts_at(b - 1u).ids.y > c.ids.y {
+            contacts_put(b, contacts_at(b - 1u));
             b -= 1u;
         }
-        contacts[b] = c;
+        contacts_put(b, c);
     }
 }

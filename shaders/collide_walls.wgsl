@@ -19,7 +19,7 @@
 @group(0) @binding(6) var<storage, read> mesh_f: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> mesh_u: array<u32>;
 @group(0) @binding(8) var<storage, read_write> offs: array<u32>;
-@group(0) @binding(9) var<storage, read_write> contacts: array<Contact>;
+@group(0) @binding(9) var<storage, read_write> contacts: array<Contact>; // chunked(4)
 
 const NONE: u32 = 0xffffffffu;
 
@@ -58,7 +58,7 @@ fn emit(feature: u32, nl: vec3<f32>, gap: f32) {
         c.ra = vec4<f32>(p - g_xa, g_mu);
         c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
         c.ids = vec4<u32>(g_w, g_b, g_fb + feature, g_mat);
-        contacts[g_base + g_n] = c;
+        contacts_put(g_base + g_n, c);
     }
     g_n += 1u;
 }
@@ -74,7 +74,7 @@ fn emit_at(feature: u32, n: vec3<f32>, p: vec3<f32>, gap: f32) {
         c.ra = vec4<f32>(p - g_xa, g_mu);
         c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
         c.ids = vec4<u32>(g_w, g_b, feature, g_mat);
-        contacts[g_base + g_n] = c;
+        contacts_put(g_base + g_n, c);
     }
     g_n += 1u;
 }
@@ -96,7 +96,7 @@ fn emit_manifold_frictionless(m: Manifold) {
 
 fn emit_patch(n: vec3<f32>, g: PatchGeom) {
     if g_write && g_base + g_n < params.caps.x {
-        contacts[g_base + g_n] = patch_record(g_w, g_b, n, g, g_xa, g_pb.xyz, g_mu, g_mat, g_feature);
+        contacts_put(g_base + g_n, patch_record(g_w, g_b, n, g, g_xa, g_pb.xyz, g_mu, g_mat, g_feature));
     }
     g_n += 1u;
 }

@@ -18,7 +18,7 @@ struct JointParams {
 @group(0) @binding(2) var<storage, read> pos: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> rot: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> counts: array<u32>;
-@group(0) @binding(5) var<storage, read_write> contacts: array<Contact>;
+@group(0) @binding(5) var<storage, read_write> contacts: array<Contact>; // chunked(4)
 @group(0) @binding(6) var<storage, read_write> rhs: array<vec4<f32>>;
 
 // Must match src/joints (and the flags in shaders/common/solve.wgsl).
@@ -201,6 +201,6 @@ fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     rec.ra = vec4<f32>(ra, bitcast<f32>(bound));
     rec.rb = vec4<f32>(rb, 0.0);
     rec.ids = vec4<u32>(a, b, j, flags);
-    contacts[first + j] = rec;
+    contacts_put(first + j, rec);
     rhs[first + j] = vec4<f32>(off, 0.0);
 }

@@ -29,12 +29,12 @@ struct LoopParams {
 }
 
 @group(0) @binding(0) var<uniform> lp: LoopParams;
-@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
 @group(0) @binding(2) var<storage, read> counts: array<u32>;
 @group(0) @binding(3) var<storage, read> models: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> vel: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> omega: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read_write> gam: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> gam: array<vec4<f32>>; // chunked(8)
 @group(0) @binding(7) var<storage, read_write> slot_table: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read> prev_table: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read_write> cells: array<vec4<f32>>; // (z, w, 0)
@@ -77,7 +77,7 @@ fn slots(@builtin(local_invocation_index) lid: u32) {
     let last = min(first + per, nc);
     var mine = 0u;
     for (var i = first; i < last; i++) {
-        mine += select(0u, 1u, is_dist(contacts[i]));
+        mine += select(0u, 1u, is_dist(contacts_at(i)));
     }
     wsum[lid] = mine;
     workgroupBarrier();
@@ -95,7 +95,7 @@ fn slots(@builtin(local_invocation_index) lid: u32) {
     workgroupBarrier();
     var k = wsum[lid];
     for (var i = first; i < last; i++) {
-        let c = contacts[i];
+        let c = contacts_at(i);
         if is_dist(c) {
             if k < lp.cap {
                 slot_table[1u + 2u * k] = vec4<u32>(c.ids.xyz, i);
@@ -164,7 +164,7 @@ fn patch_polygon(ci: u32, c: Contact) -> Polygon {
     var j = ci;
     while j > 0u && k < 8u {
         j -= 1u;
-        let p = contacts[j];
+        let p = contacts_at(j);
         if p.ids.x != c.ids.x || p.ids.y != c.ids.y {
             break;
         }
@@ -247,7 +247,7 @@ fn prepare(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         return;
     }
     let hdr = slot_table[1u + 2u * k];
-    let c = contacts[hdr.w];
+    let c = contacts_at(hdr.w);
     let p = pair_params(c);
     let poly = patch_polygon(hdr.w, c);
     let n = lp.n;
@@ -297,8 +297,8 @@ fn prepare(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
     reduce2(lid, b, cc);
     if lid == 0u {
-        gam[lp.seg_aux + hdr.w] = red_b[0];
-        gam[lp.seg_state + hdr.w] = red_c[0];
+        gam_put(lp.seg_aux + hdr.w, red_b[0]);
+        gam_put(lp.seg_state + hdr.w, red_c[0]);
         slot_table[2u + 2u * k] = bitcast<vec4<u32>>(vec4<f32>(lin, h));
     }
 }
@@ -312,13 +312,13 @@ fn advance(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
         return;
     }
     let hdr = slot_table[1u + 2u * k];
-    let c = contacts[hdr.w];
+    let c = contacts_at(hdr.w);
     let p = pair_params(c);
     let lh = bitcast<vec4<f32>>(slot_table[2u + 2u * k]);
     let v = twist_of(c);
     // A dead block (no normal impulse last step: guard radius 0 in the solver's aux) carried
     // no friction: its bristles carry no load either and relax.
-    let live = gam[lp.seg_aux + hdr.w].x > 0.0;
+    let live = gam_at(lp.seg_aux + hdr.w).x > 0.0;
     let n = lp.n;
     let nn = n * n;
     for (var i = lid; i < nn; i += 256u) {

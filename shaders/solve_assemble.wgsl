@@ -12,27 +12,24 @@
 // and, at the end of a solve, the copy of this step's keys and impulses for the next one.
 // CPU twin: `reference::solve`.
 
-// Segments of `gam` (each `capacity` long).
-const SEG_GAMMA: u32 = 0u;
-const SEG_Y: u32 = 1u;
-const SEG_TRIAL: u32 = 2u;
-const SEG_BEST: u32 = 3u;
-// The row layout's aux vector (src/solve/rows): x = assembled p_n (before the exact cone's
-// correction), y = the correction s = μ‖u_T‖ (0 until the first outer pass).
-const SEG_AUX: u32 = 4u;
+// Segments of `gam` (each `capacity` long): SEG_* in common/solve.wgsl. The aux vector
+// (src/solve/rows): x = assembled p_n (before the exact cone's correction), y = the
+// correction s = μ‖u_T‖ (0 until the first outer pass). The per-contact state of stateful
+// models (LuGre: z, dt; w: the disk radius of tanh and LuGre contacts, −1 for the others'
+// cone) exists only when the table has one (params.model.z).
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
-@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
 @group(0) @binding(2) var<storage, read> counts: array<u32>;
 @group(0) @binding(3) var<storage, read> rot: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> mass_props: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> vel: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> omega: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read_write> gam: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> gam: array<vec4<f32>>; // chunked(8)
 @group(0) @binding(8) var<storage, read_write> rhs: array<vec4<f32>>;
 // prev[0].x = number of saved contacts; prev[1 + k] = key k (A, B, feature, 0);
 // prev[1 + capacity + k] = impulse k (f32 bits).
-@group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>;
+@group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>; // chunked(2)
 // Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
 // Per material two vec4: (model id, k, c, n) and the extension (src/solve/rows `MaterialRow`).
@@ -47,10 +44,6 @@ const MODEL_BRISTLE: u32 = 2u;
 const MODEL_HUNT_CROSSLEY: u32 = 3u;
 const MODEL_TANH: u32 = 4u;
 const MODEL_LUGRE: u32 = 5u;
-// The per-contact state of stateful models (LuGre: z, dt; w: the disk radius of tanh and
-// LuGre contacts, −1 for the others' cone), allocated only when the table has one
-// (params.model.z).
-const SEG_STATE: u32 = 5u;
 
 fn series(x: f32, y: f32) -> f32 {
     return select(0.0, x * y / (x + y), x + y > 0.0);
@@ -327,10 +320,10 @@ fn key_cmp(a: vec3<u32>, b: vec3<u32>) -> i32 {
 // Index of `key` in the previous step's sorted keys, or -1.
 fn find_prev(key: vec3<u32>) -> i32 {
     var lo = 0u;
-    var hi = prev[0].x;
+    var hi = prev_at(0).x;
     while lo < hi {
         let mid = (lo + hi) / 2u;
-        let k = key_cmp(prev[1u + mid].xyz, key);
+        let k = key_cmp(prev_at(1u + mid).xyz, key);
         if k == 0 {
             return i32(mid);
         }
@@ -349,7 +342,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if i >= n_contacts() {
         return;
     }
-    let c = contacts[i];
+    let c = contacts_at(i);
     if is_joint(c.ids.w) {
         assemble_joint(i, c);
         return;
@@ -403,7 +396,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
         let k = find_prev(warm_key(c));
         if k >= 0 {
-            last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
+            last = bitcast<vec4<f32>>(prev_at(1u + cap + u32(k)));
             found = true;
         }
     }
@@ -442,15 +435,15 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     }
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
-    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t);
+    gam_put(SEG_AUX * cap + i, vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t));
     if state_on() {
-        gam[SEG_STATE * cap + i] = vec4<f32>(t.st, t.r);
+        gam_put(SEG_STATE * cap + i, vec4<f32>(t.st, t.r));
     }
 
-    gam[SEG_GAMMA * cap + i] = g0;
-    gam[SEG_Y * cap + i] = g0;
-    gam[SEG_TRIAL * cap + i] = g0;
-    gam[SEG_BEST * cap + i] = g0;
+    gam_put(SEG_GAMMA * cap + i, g0);
+    gam_put(SEG_Y * cap + i, g0);
+    gam_put(SEG_TRIAL * cap + i, g0);
+    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // After a solve: this step's keys and impulses become the warm-start data of the next step.
@@ -459,22 +452,22 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let i = linear_index(gid, nwg);
     let nc = n_contacts();
     if i == 0u {
-        prev[0] = vec4<u32>(nc, 0u, 0u, 0u);
+        prev_put(0, vec4<u32>(nc, 0u, 0u, 0u));
     }
     if i >= nc {
         return;
     }
     let cap = params.counts.y;
-    let c = contacts[i];
-    prev[1u + i] = vec4<u32>(warm_key(c), 0u);
-    var rec = gam[SEG_GAMMA * cap + i];
+    let c = contacts_at(i);
+    prev_put(1u + i, vec4<u32>(warm_key(c), 0u));
+    var rec = gam_at(SEG_GAMMA * cap + i);
     if is_dist_patch(c) {
         // The cells are the state (src/patch/stage.rs steps and carries them); γ for the record.
-        prev[1u + cap + i] = bitcast<vec4<u32>>(rec);
+        prev_put(1u + cap + i, bitcast<vec4<u32>>(rec));
         return;
     }
     if is_patch(c) {
-        prev[1u + cap + i] = bitcast<vec4<u32>>(patch_saved(c, gam[SEG_STATE * cap + i]));
+        prev_put(1u + cap + i, bitcast<vec4<u32>>(patch_saved(c, gam_at(SEG_STATE * cap + i))));
         return;
     }
     if models_on() && !is_joint(c.ids.w) {
@@ -485,7 +478,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         let id = u32(m.x);
         if id == MODEL_HUNT_CROSSLEY && state_on() {
             // Hunt–Crossley with restitution: the impact speed v₀ (0 for the others).
-            rec.w = gam[SEG_STATE * cap + i].x;
+            rec.w = gam_at(SEG_STATE * cap + i).x;
         }
         if id == MODEL_TANH || id == MODEL_LUGRE {
             let a = c.ids.x;
@@ -497,7 +490,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             rec.w = length(vt);
             if id == MODEL_LUGRE {
                 // Plain: w = s⁺; elasto-plastic: w = κ⁺/σ0 with β at (z⁻, v⁺).
-                let st = gam[SEG_STATE * cap + i];
+                let st = gam_at(SEG_STATE * cap + i);
                 let ext = pair_ext(c.ids.w);
                 if ext.z > 0.0 {
                     rec.w = lugre_rate(m, ext, c.ra.w, st.xy, vt);
@@ -507,7 +500,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             }
         }
     }
-    prev[1u + cap + i] = bitcast<vec4<u32>>(rec);
+    prev_put(1u + cap + i, bitcast<vec4<u32>>(rec));
 }
 
 // Velocity (linear, angular) of a joint block's body; the world (A = WORLD) is at rest.
@@ -572,18 +565,18 @@ fn assemble_joint(i: u32, c: Contact) {
     if params.counts.w != 0u && eta > 0.0 {
         let k = find_prev(warm_key(c));
         if k >= 0 {
-            g0 = project_joint(bitcast<vec4<f32>>(prev[1u + cap + u32(k)]), flags, c.ra.w);
+            g0 = project_joint(bitcast<vec4<f32>>(prev_at(1u + cap + u32(k))), flags, c.ra.w);
         }
     }
     rhs[i] = vec4<f32>(p, eta);
     if HAS_ROLL {
         clear_ext(i);
     }
-    gam[SEG_AUX * cap + i] = vec4<f32>(p.x, 0.0, ev.y, ev.z);
-    gam[SEG_GAMMA * cap + i] = g0;
-    gam[SEG_Y * cap + i] = g0;
-    gam[SEG_TRIAL * cap + i] = g0;
-    gam[SEG_BEST * cap + i] = g0;
+    gam_put(SEG_AUX * cap + i, vec4<f32>(p.x, 0.0, ev.y, ev.z));
+    gam_put(SEG_GAMMA * cap + i, g0);
+    gam_put(SEG_Y * cap + i, g0);
+    gam_put(SEG_TRIAL * cap + i, g0);
+    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // Rolling and spinning rows 3–5 (src/solve/rows, "Rolling and spinning"; HAS_ROLL only).
@@ -630,10 +623,10 @@ fn assemble_ext(i: u32, c: Contact, live: bool, gn_last: f32) -> bool {
     let on = live && tr > 0.0 && (bounds.x > 0.0 || bounds.y > 0.0);
     let relw = omega[b].xyz - omega[a].xyz;
     let p = vec3<f32>(dot(n, relw), dot(u, relw), dot(w, relw));
-    gam[SEG_EXT_RHS * cap + i] = vec4<f32>(p, select(0.0, 1.5 / tr, on));
-    gam[SEG_EXT_BOUND * cap + i] = vec4<f32>(bounds, reff, 0.0);
+    gam_put(SEG_EXT_RHS * cap + i, vec4<f32>(p, select(0.0, 1.5 / tr, on)));
+    gam_put(SEG_EXT_BOUND * cap + i, vec4<f32>(bounds, reff, 0.0));
     for (var k = 0u; k < 4u; k++) {
-        gam[(SEG_EXT + k) * cap + i] = vec4<f32>(0.0);
+        gam_put((SEG_EXT + k) * cap + i, vec4<f32>(0.0));
     }
     return on;
 }
@@ -641,10 +634,10 @@ fn assemble_ext(i: u32, c: Contact, live: bool, gn_last: f32) -> bool {
 // A joint block has no rows 3–5: η_e = 0 keeps its extension lanes at 0.
 fn clear_ext(i: u32) {
     let cap = params.counts.y;
-    gam[SEG_EXT_RHS * cap + i] = vec4<f32>(0.0);
-    gam[SEG_EXT_BOUND * cap + i] = vec4<f32>(0.0);
+    gam_put(SEG_EXT_RHS * cap + i, vec4<f32>(0.0));
+    gam_put(SEG_EXT_BOUND * cap + i, vec4<f32>(0.0));
     for (var k = 0u; k < 4u; k++) {
-        gam[(SEG_EXT + k) * cap + i] = vec4<f32>(0.0);
+        gam_put((SEG_EXT + k) * cap + i, vec4<f32>(0.0));
     }
 }
 
@@ -682,14 +675,14 @@ fn patch_last_normal(i: u32, c: Contact) -> f32 {
     var j = i;
     while j > 0u {
         j -= 1u;
-        let p = contacts[j];
+        let p = contacts_at(j);
         if p.ids.x != c.ids.x || p.ids.y != c.ids.y {
             break;
         }
         if dot(p.n_gap.xyz, c.n_gap.xyz) > 0.9999 {
             let k = find_prev(p.ids.xyz);
             if k >= 0 {
-                gn += bitcast<vec4<f32>>(prev[1u + cap + u32(k)]).x;
+                gn += bitcast<vec4<f32>>(prev_at(1u + cap + u32(k))).x;
             }
         }
     }
@@ -717,7 +710,7 @@ fn assemble_patch(i: u32, c: Contact) {
     var last = vec4<f32>(0.0);
     let k = find_prev(c.ids.xyz);
     if k >= 0 {
-        last = bitcast<vec4<f32>>(prev[1u + cap + u32(k)]);
+        last = bitcast<vec4<f32>>(prev_at(1u + cap + u32(k)));
     }
     let gn = patch_last_normal(i, c);
     let a = patch_a(m, ext, mu, last.w, dt);
@@ -744,13 +737,13 @@ fn assemble_patch(i: u32, c: Contact) {
     let eta = select(vec2<f32>(0.0), 3.0 / (3.0 * bd + e), live);
     let p = v + off;
     rhs[i] = vec4<f32>(p, eta.x);
-    gam[SEG_AUX * cap + i] = vec4<f32>(radius, eta.y, e);
+    gam_put(SEG_AUX * cap + i, vec4<f32>(radius, eta.y, e));
     // A new patch (no record: no s⁻) saves with a(s⁺) instead (flag a = −1).
-    gam[SEG_STATE * cap + i] = vec4<f32>(last.xyz, select(-1.0, a, k >= 0));
-    gam[SEG_GAMMA * cap + i] = g0;
-    gam[SEG_Y * cap + i] = g0;
-    gam[SEG_TRIAL * cap + i] = g0;
-    gam[SEG_BEST * cap + i] = g0;
+    gam_put(SEG_STATE * cap + i, vec4<f32>(last.xyz, select(-1.0, a, k >= 0)));
+    gam_put(SEG_GAMMA * cap + i, g0);
+    gam_put(SEG_Y * cap + i, g0);
+    gam_put(SEG_TRIAL * cap + i, g0);
+    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // The saved record (z⁺, s⁺) from the kept state st = (z, a) and the post-solve twist (in
@@ -780,8 +773,8 @@ fn assemble_dist_patch(i: u32, c: Contact) {
     let cap = params.counts.y;
     let m = pair_model(c.ids.w);
     let ext = pair_ext(c.ids.w);
-    let s = gam[SEG_AUX * cap + i];
-    let k0 = gam[SEG_STATE * cap + i];
+    let s = gam_at(SEG_AUX * cap + i);
+    let k0 = gam_at(SEG_STATE * cap + i);
     let cm = mat3x3<f32>(
         vec3<f32>(s.w, -s.z, s.y),
         vec3<f32>(-s.z, s.x, 0.0),
@@ -812,12 +805,12 @@ fn assemble_dist_patch(i: u32, c: Contact) {
         eta = 3.0 / (3.0 * vec3<f32>(bd.x, bd.y, bd.y) + row);
     }
     rhs[i] = vec4<f32>(v + off, eta.x);
-    gam[SEG_AUX * cap + i] = vec4<f32>(radius, min(eta.y, eta.z), e[0].x, e[1].y);
-    gam[SEG_STATE * cap + i] = vec4<f32>(e[2].z, e[1].x, e[2].x, e[2].y);
-    gam[SEG_GAMMA * cap + i] = g0;
-    gam[SEG_Y * cap + i] = g0;
-    gam[SEG_TRIAL * cap + i] = g0;
-    gam[SEG_BEST * cap + i] = g0;
+    gam_put(SEG_AUX * cap + i, vec4<f32>(radius, min(eta.y, eta.z), e[0].x, e[1].y));
+    gam_put(SEG_STATE * cap + i, vec4<f32>(e[2].z, e[1].x, e[2].x, e[2].y));
+    gam_put(SEG_GAMMA * cap + i, g0);
+    gam_put(SEG_Y * cap + i, g0);
+    gam_put(SEG_TRIAL * cap + i, g0);
+    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // The inverse of a 3 × 3 matrix with determinant det ≠ 0 (adjugate / det).

@@ -10,25 +10,13 @@
 // APGD works in the metric diag(1/η) (see solve_assemble): step y − (η/L)∘∇f, and the
 // sufficient-decrease test dᵀN d ≤ L Σ_i ‖d_i‖²/η_i.
 
-const SEG_GAMMA: u32 = 0u;
-const SEG_Y: u32 = 1u;
-const SEG_TRIAL: u32 = 2u;
-const SEG_BEST: u32 = 3u;
-// Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
-const SEG_AUX: u32 = 4u;
-// The state segment (see solve_assemble), present when params.model.z: w = the disk radius
-// of a tanh / LuGre contact's projection, −1 for a cone contact.
-const SEG_STATE: u32 = 5u;
-// Segments of `nv`.
-const SEG_NGAMMA: u32 = 0u;
-const SEG_NY: u32 = 1u;
-const SEG_NTRIAL: u32 = 2u;
+// Segments of `gam` and `nv`: SEG_* in common/solve.wgsl.
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
-@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
 @group(0) @binding(2) var<storage, read> dv: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read_write> gam: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> nv: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read_write> gam: array<vec4<f32>>; // chunked(8)
+@group(0) @binding(4) var<storage, read_write> nv: array<vec4<f32>>; // chunked(4)
 // read_write: the exact cone's outer pass rewrites p_n.
 @group(0) @binding(5) var<storage, read_write> rhs: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
@@ -85,11 +73,11 @@ fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     if !models_on() || is_joint(c.ids.w) {
         return ng;
     }
-    let e = gam[SEG_AUX * params.counts.y + i].zw; // (E_n, E_T)
+    let e = gam_at(SEG_AUX * params.counts.y + i).zw; // (E_n, E_T)
     if is_dist_patch(c) {
         // The full symmetric E (lanes spin, u, w): E_ss, E_uu in aux.zw, (E_ww, E_su, E_sw,
         // E_uw) in the state segment (solve_assemble `assemble_dist_patch`).
-        let s = gam[SEG_STATE * params.counts.y + i];
+        let s = gam_at(SEG_STATE * params.counts.y + i);
         let eg = vec3<f32>(
             e.x * g.x + s.y * g.y + s.z * g.z,
             s.y * g.x + e.y * g.y + s.w * g.z,
@@ -112,9 +100,9 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     }
     if is_patch(c) {
         // The guard radius is in aux.x (the state segment's w holds a(s⁻)).
-        return project_patch(g, gam[SEG_AUX * params.counts.y + i].x, c.rb.w);
+        return project_patch(g, gam_at(SEG_AUX * params.counts.y + i).x, c.rb.w);
     }
-    let st = gam[SEG_STATE * params.counts.y + i];
+    let st = gam_at(SEG_STATE * params.counts.y + i);
     if st.z < 0.0 {
         return project_box(g, st.w); // bristle box (state (0, 0, −1, μ γ_n⁻))
     }
@@ -127,11 +115,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
 fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
     if is_patch(c) {
         // Patch blocks: η of the spin lane in rhs.w, of the u, w lanes in aux.y.
-        let t = gam[SEG_AUX * params.counts.y + i].y;
+        let t = gam_at(SEG_AUX * params.counts.y + i).y;
         return vec4<f32>(eta, t, t, eta);
     }
     if is_joint(c.ids.w) {
-        let a = gam[SEG_AUX * params.counts.y + i];
+        let a = gam_at(SEG_AUX * params.counts.y + i);
         return vec4<f32>(eta, a.z, a.w, eta);
     }
     return vec4<f32>(eta);
@@ -206,11 +194,11 @@ fn product_init(
     var v = vec4<f32>(0.0);
     if i < scal.n_contacts {
         let cap = params.counts.y;
-        let c = contacts[i];
-        let g = gam[SEG_GAMMA * cap + i];
+        let c = contacts_at(i);
+        let g = gam_at(SEG_GAMMA * cap + i);
         let ng = product_e(c, i, g);
-        nv[SEG_NGAMMA * cap + i] = ng;
-        nv[SEG_NY * cap + i] = ng;
+        nv_put(SEG_NGAMMA * cap + i, ng);
+        nv_put(SEG_NY * cap + i, ng);
         let q = rhs[i];
         v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), row_eta(i, c, q.w), c, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
         if HAS_ROLL {
@@ -234,16 +222,16 @@ fn product_lip(
     if i < scal.n_contacts {
         let eta = rhs[i].w;
         if eta > 0.0 {
-            let c = contacts[i];
+            let c = contacts_at(i);
             let e = row_eta(i, c, eta);
-            let d = gam[SEG_GAMMA * params.counts.y + i] - vec4<f32>(1.0, 1.0, 1.0, 0.0);
+            let d = gam_at(SEG_GAMMA * params.counts.y + i) - vec4<f32>(1.0, 1.0, 1.0, 0.0);
             let ng = product_e(c, i, d);
             let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w) || is_patch(c));
             v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
             if HAS_ROLL {
                 let qe = ext_rhs(i);
                 if qe.w > 0.0 {
-                    let de = gam[ext_at(0u, i)].xyz - vec3<f32>(1.0);
+                    let de = gam_at(ext_at(0u, i)).xyz - vec3<f32>(1.0);
                     let ne = ext_product(c);
                     v += vec4<f32>(qe.w * dot(ne, ne), dot(de, de) / qe.w, 0.0, 0.0);
                 }
@@ -261,20 +249,20 @@ fn commit_one(i: u32) {
         return;
     }
     let cap = params.counts.y;
-    let t = gam[SEG_TRIAL * cap + i];
-    let nt = nv[SEG_NTRIAL * cap + i];
+    let t = gam_at(SEG_TRIAL * cap + i);
+    let nt = nv_at(SEG_NTRIAL * cap + i);
     if params.counts.z != 0u {
         let beta = scal.beta;
-        let g = gam[SEG_GAMMA * cap + i];
-        let ng = nv[SEG_NGAMMA * cap + i];
-        gam[SEG_Y * cap + i] = t + beta * (t - g);
-        nv[SEG_NY * cap + i] = (1.0 + beta) * nt - beta * ng;
+        let g = gam_at(SEG_GAMMA * cap + i);
+        let ng = nv_at(SEG_NGAMMA * cap + i);
+        gam_put(SEG_Y * cap + i, t + beta * (t - g));
+        nv_put(SEG_NY * cap + i, (1.0 + beta) * nt - beta * ng);
         if scal.is_best != 0u {
-            gam[SEG_BEST * cap + i] = t;
+            gam_put(SEG_BEST * cap + i, t);
         }
     }
-    gam[SEG_GAMMA * cap + i] = t;
-    nv[SEG_NGAMMA * cap + i] = nt;
+    gam_put(SEG_GAMMA * cap + i, t);
+    nv_put(SEG_NGAMMA * cap + i, nt);
     if HAS_ROLL {
         commit_ext(i);
     }
@@ -290,22 +278,22 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     commit_one(i);
     let cap = params.counts.y;
     let q = rhs[i];
-    let g = gam[SEG_GAMMA * cap + i];
+    let g = gam_at(SEG_GAMMA * cap + i);
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
-        let c = contacts[i];
-        let grad = nv[SEG_NGAMMA * cap + i] + vec4<f32>(q.xyz, 0.0);
+        let c = contacts_at(i);
+        let grad = nv_at(SEG_NGAMMA * cap + i) + vec4<f32>(q.xyz, 0.0);
         t = project_i(g - (params.coef.y * row_eta(i, c, q.w)) * grad, c, i);
     }
-    gam[SEG_TRIAL * cap + i] = t;
+    gam_put(SEG_TRIAL * cap + i, t);
     if HAS_ROLL {
         let qe = ext_rhs(i);
         var te = vec3<f32>(0.0);
         if qe.w > 0.0 {
-            let grad = nv[(NV_EXT + 0u) * cap + i].xyz + qe.xyz;
-            te = project_ext(gam[ext_at(0u, i)].xyz - (params.coef.y * qe.w) * grad, ext_bounds(i));
+            let grad = nv_at((NV_EXT + 0u) * cap + i).xyz + qe.xyz;
+            te = project_ext(gam_at(ext_at(0u, i)).xyz - (params.coef.y * qe.w) * grad, ext_bounds(i));
         }
-        gam[ext_at(2u, i)] = vec4<f32>(te, 0.0);
+        gam_put(ext_at(2u, i), vec4<f32>(te, 0.0));
     }
 }
 
@@ -321,19 +309,19 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let q = rhs[i];
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
-        let c = contacts[i];
-        let grad = nv[SEG_NY * cap + i] + vec4<f32>(q.xyz, 0.0);
-        t = project_i(gam[SEG_Y * cap + i] - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
+        let c = contacts_at(i);
+        let grad = nv_at(SEG_NY * cap + i) + vec4<f32>(q.xyz, 0.0);
+        t = project_i(gam_at(SEG_Y * cap + i) - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
     }
-    gam[SEG_TRIAL * cap + i] = t;
+    gam_put(SEG_TRIAL * cap + i, t);
     if HAS_ROLL {
         let qe = ext_rhs(i);
         var te = vec3<f32>(0.0);
         if qe.w > 0.0 {
-            let grad = nv[(NV_EXT + 1u) * cap + i].xyz + qe.xyz;
-            te = project_ext(gam[ext_at(1u, i)].xyz - (qe.w / scal.lip) * grad, ext_bounds(i));
+            let grad = nv_at((NV_EXT + 1u) * cap + i).xyz + qe.xyz;
+            te = project_ext(gam_at(ext_at(1u, i)).xyz - (qe.w / scal.lip) * grad, ext_bounds(i));
         }
-        gam[ext_at(2u, i)] = vec4<f32>(te, 0.0);
+        gam_put(ext_at(2u, i), vec4<f32>(te, 0.0));
     }
 }
 
@@ -352,10 +340,10 @@ fn product_trial(
     var v = vec4<f32>(0.0);
     if i < scal.n_contacts {
         let cap = params.counts.y;
-        let c = contacts[i];
-        let t = gam[SEG_TRIAL * cap + i];
+        let c = contacts_at(i);
+        let t = gam_at(SEG_TRIAL * cap + i);
         let nt = product_e(c, i, t);
-        nv[SEG_NTRIAL * cap + i] = nt;
+        nv_put(SEG_NTRIAL * cap + i, nt);
         let q = rhs[i];
         let p = vec4<f32>(q.xyz, 0.0);
         let e = row_eta(i, c, q.w);
@@ -363,11 +351,11 @@ fn product_trial(
         if params.counts.z == 0u {
             v = vec4<f32>(r2, 0.0, 0.0, 0.0);
         } else {
-            let ny = nv[SEG_NY * cap + i];
-            let d = t - gam[SEG_Y * cap + i];
+            let ny = nv_at(SEG_NY * cap + i);
+            let d = t - gam_at(SEG_Y * cap + i);
             let g = ny + p;
             let dd = select(0.0, sq_over_eta(d, e, c), q.w > 0.0);
-            v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam[SEG_GAMMA * cap + i]));
+            v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam_at(SEG_GAMMA * cap + i)));
         }
         if HAS_ROLL {
             v += ext_trial(c, i);
@@ -394,9 +382,9 @@ fn take_best(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         return;
     }
     let cap = params.counts.y;
-    gam[SEG_GAMMA * cap + i] = gam[SEG_BEST * cap + i];
+    gam_put(SEG_GAMMA * cap + i, gam_at(SEG_BEST * cap + i));
     if HAS_ROLL {
-        gam[ext_at(0u, i)] = gam[ext_at(3u, i)];
+        gam_put(ext_at(0u, i), gam_at(ext_at(3u, i)));
     }
 }
 
@@ -416,31 +404,31 @@ fn outer_offset(
     var v = vec4<f32>(0.0);
     if i < scal.n_contacts {
         let cap = params.counts.y;
-        let c = contacts[i];
-        let ng = product_e(c, i, gam[SEG_GAMMA * cap + i]);
-        let a = gam[SEG_AUX * cap + i];
+        let c = contacts_at(i);
+        let ng = product_e(c, i, gam_at(SEG_GAMMA * cap + i));
+        let a = gam_at(SEG_AUX * cap + i);
         let q = rhs[i];
         let mu = friction_of(c);
         let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
         // Patch blocks have no normal row: no correction, their aux and p stay as assembled.
         let pb = is_patch(c);
         let moved = abs(s - a.y) > params.coef.w && !pb;
-        gam[SEG_AUX * cap + i] = select(vec4<f32>(a.x, s, a.zw), a, pb);
+        gam_put(SEG_AUX * cap + i, select(vec4<f32>(a.x, s, a.zw), a, pb));
         let p = select(vec3<f32>(a.x + s, q.yz), q.xyz, pb);
         rhs[i] = vec4<f32>(p, q.w);
-        nv[SEG_NGAMMA * cap + i] = ng;
-        nv[SEG_NY * cap + i] = ng;
-        let g = gam[SEG_GAMMA * cap + i];
-        gam[SEG_Y * cap + i] = g;
-        gam[SEG_TRIAL * cap + i] = g;
-        gam[SEG_BEST * cap + i] = g;
+        nv_put(SEG_NGAMMA * cap + i, ng);
+        nv_put(SEG_NY * cap + i, ng);
+        let g = gam_at(SEG_GAMMA * cap + i);
+        gam_put(SEG_Y * cap + i, g);
+        gam_put(SEG_TRIAL * cap + i, g);
+        gam_put(SEG_BEST * cap + i, g);
         let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), row_eta(i, c, q.w), c, i);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
         if HAS_ROLL {
-            let ge = gam[ext_at(0u, i)];
-            gam[ext_at(1u, i)] = ge;
-            gam[ext_at(2u, i)] = ge;
-            gam[ext_at(3u, i)] = ge;
+            let ge = gam_at(ext_at(0u, i));
+            gam_put(ext_at(1u, i), ge);
+            gam_put(ext_at(2u, i), ge);
+            gam_put(ext_at(3u, i), ge);
             v.x += ext_restart(c, i);
         }
     }
@@ -473,7 +461,7 @@ fn painleve(
     let i = linear_index(gid, nwg);
     var v = vec4<f32>(0.0);
     if i < scal.n_contacts {
-        let c = contacts[i];
+        let c = contacts_at(i);
         let q = rhs[i];
         let mu = friction_of(c);
         let t = length(q.yz);
@@ -481,7 +469,7 @@ fn painleve(
         // tangentially, and its p_T holds the model's offset (−E_T γ_T⁻, c0/c1), not v_T.
         var rigid = true;
         if models_on() {
-            rigid = gam[SEG_AUX * params.counts.y + i].w == 0.0;
+            rigid = gam_at(SEG_AUX * params.counts.y + i).w == 0.0;
         }
         if mu > 0.0 && q.w > 0.0 && t > params.coef.w && rigid {
             let n = c.n_gap.xyz;
@@ -505,11 +493,11 @@ fn ext_at(k: u32, i: u32) -> u32 {
 
 // (p_e, η_e) of constraint i (η_e = 0: no rows 3–5).
 fn ext_rhs(i: u32) -> vec4<f32> {
-    return gam[SEG_EXT_RHS * params.counts.y + i];
+    return gam_at(SEG_EXT_RHS * params.counts.y + i);
 }
 
 fn ext_bounds(i: u32) -> vec2<f32> {
-    return gam[SEG_EXT_BOUND * params.counts.y + i].xy;
+    return gam_at(SEG_EXT_BOUND * params.counts.y + i).xy;
 }
 
 // (Δω_B − Δω_A)·(n, u, w); joint blocks have no rows 3–5.
@@ -534,42 +522,42 @@ fn ext_residual_sq(g: vec3<f32>, grad: vec3<f32>, eta: f32, i: u32) -> f32 {
 fn ext_restart(c: Contact, i: u32) -> f32 {
     let cap = params.counts.y;
     let ne = ext_product(c);
-    nv[(NV_EXT + 0u) * cap + i] = vec4<f32>(ne, 0.0);
-    nv[(NV_EXT + 1u) * cap + i] = vec4<f32>(ne, 0.0);
+    nv_put((NV_EXT + 0u) * cap + i, vec4<f32>(ne, 0.0));
+    nv_put((NV_EXT + 1u) * cap + i, vec4<f32>(ne, 0.0));
     let qe = ext_rhs(i);
-    return ext_residual_sq(gam[ext_at(0u, i)].xyz, ne + qe.xyz, qe.w, i);
+    return ext_residual_sq(gam_at(ext_at(0u, i)).xyz, ne + qe.xyz, qe.w, i);
 }
 
 // The commit of rows 3–5 (as commit_one's).
 fn commit_ext(i: u32) {
     let cap = params.counts.y;
-    let t = gam[ext_at(2u, i)];
-    let nt = nv[(NV_EXT + 2u) * cap + i];
+    let t = gam_at(ext_at(2u, i));
+    let nt = nv_at((NV_EXT + 2u) * cap + i);
     if params.counts.z != 0u {
         let beta = scal.beta;
-        gam[ext_at(1u, i)] = t + beta * (t - gam[ext_at(0u, i)]);
-        nv[(NV_EXT + 1u) * cap + i] = (1.0 + beta) * nt - beta * nv[(NV_EXT + 0u) * cap + i];
+        gam_put(ext_at(1u, i), t + beta * (t - gam_at(ext_at(0u, i))));
+        nv_put((NV_EXT + 1u) * cap + i, (1.0 + beta) * nt - beta * nv_at((NV_EXT + 0u) * cap + i));
         if scal.is_best != 0u {
-            gam[ext_at(3u, i)] = t;
+            gam_put(ext_at(3u, i), t);
         }
     }
-    gam[ext_at(0u, i)] = t;
-    nv[(NV_EXT + 0u) * cap + i] = nt;
+    gam_put(ext_at(0u, i), t);
+    nv_put((NV_EXT + 0u) * cap + i, nt);
 }
 
 // N·trial of rows 3–5 and their share of product_trial's partials.
 fn ext_trial(c: Contact, i: u32) -> vec4<f32> {
     let cap = params.counts.y;
-    let t = gam[ext_at(2u, i)].xyz;
+    let t = gam_at(ext_at(2u, i)).xyz;
     let nt = ext_product(c);
-    nv[(NV_EXT + 2u) * cap + i] = vec4<f32>(nt, 0.0);
+    nv_put((NV_EXT + 2u) * cap + i, vec4<f32>(nt, 0.0));
     let qe = ext_rhs(i);
     var v = vec4<f32>(ext_residual_sq(t, nt + qe.xyz, qe.w, i), 0.0, 0.0, 0.0);
     if params.counts.z != 0u {
-        let ny = nv[(NV_EXT + 1u) * cap + i].xyz;
-        let d = t - gam[ext_at(1u, i)].xyz;
+        let ny = nv_at((NV_EXT + 1u) * cap + i).xyz;
+        let d = t - gam_at(ext_at(1u, i)).xyz;
         let dd = select(0.0, dot(d, d) / qe.w, qe.w > 0.0);
-        v = vec4<f32>(v.x, dot(d, nt - ny), dd, dot(ny + qe.xyz, t - gam[ext_at(0u, i)].xyz));
+        v = vec4<f32>(v.x, dot(d, nt - ny), dd, dot(ny + qe.xyz, t - gam_at(ext_at(0u, i)).xyz));
     }
     return v;
 }

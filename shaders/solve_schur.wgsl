@@ -5,12 +5,12 @@
 // solve_iterate. dv[2b] = linear, dv[2b + 1] = angular (world).
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
-@group(0) @binding(1) var<storage, read> contacts: array<Contact>;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
 @group(0) @binding(2) var<storage, read> body_offsets: array<u32>;
 @group(0) @binding(3) var<storage, read> body_entries: array<u32>;
 @group(0) @binding(4) var<storage, read> rot: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> mass_props: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read> gam: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> gam: array<vec4<f32>>; // chunked(8)
 @group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
 // Joint blocks (params.model.w > 0): the static per-body lists (offsets[0..=bodies], then
 // entries block * 2 + side) and the contact count, after which the blocks are stored.
@@ -32,9 +32,9 @@ fn gather_joints(b: u32, base: u32, shift: f32) -> array<vec3<f32>, 2> {
         if ci >= cap {
             break;
         }
-        let c = contacts[ci];
+        let c = contacts_at(ci);
         let m = joint_mask(c.ids.w);
-        let g = (gam[base + ci].xyz - vec3<f32>(shift)) * m;
+        let g = (gam_at(base + ci).xyz - vec3<f32>(shift)) * m;
         let n = c.n_gap.xyz;
         var f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
         var r = c.rb.xyz;
@@ -66,8 +66,8 @@ fn gather(b: u32, seg: u32, shift: f32) {
     for (var k = body_offsets[b]; k < end; k++) {
         let e = body_entries[k];
         let ci = e >> 1u;
-        let c = contacts[ci];
-        let g = gam[base + ci].xyz - vec3<f32>(shift);
+        let c = contacts_at(ci);
+        let g = gam_at(base + ci).xyz - vec3<f32>(shift);
         let n = c.n_gap.xyz;
         // World impulse on B: γ_n n + γ_u u + γ_w w; A takes the negative.
         var f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
@@ -87,7 +87,7 @@ fn gather(b: u32, seg: u32, shift: f32) {
         ang += cross(r, f) + tq;
         if HAS_ROLL {
             // Rows 3–5: a pure torque γ_s n + γ_ru u + γ_rw w on B, its negative on A.
-            let ge = gam[(SEG_EXT + seg) * params.counts.y + ci].xyz - vec3<f32>(shift);
+            let ge = gam_at((SEG_EXT + seg) * params.counts.y + ci).xyz - vec3<f32>(shift);
             let te = ge.x * n + ge.y * tangent_u(n) + ge.z * tangent_w(n);
             ang += select(te, -te, (e & 1u) == 0u);
         }
@@ -112,14 +112,14 @@ fn gather_gamma(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     gather(b, 0u, 0.0);
 }
 
-// Δv from the trial iterate (segment 2).
+// Δv from the trial iterate (segment SEG_TRIAL; rolling rows: ext segment 2, see `gather`).
 @compute @workgroup_size(256)
 fn gather_trial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
     if b >= params.counts.x {
         return;
     }
-    gather(b, 2u, 0.0);
+    gather(b, SEG_TRIAL, 0.0);
 }
 
 // Δv from γ − 1 (APGD's initial Lipschitz estimate, as Chrono: ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖).

@@ -5,6 +5,7 @@
 mod common;
 
 mod capsule;
+mod chunked;
 mod clumps;
 mod collide;
 mod contact_models;

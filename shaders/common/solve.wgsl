@@ -33,11 +33,28 @@ struct SolveParams {
     stab: vec4<f32>,
 }
 
+// Segments of `gam` (γ, y, trial, best, aux, state) and `nv` (Nγ, Ny, N·trial): pipeline
+// constants of src/solve/mod.rs `Layout`, so a solver allocates only what it uses. Jacobi
+// has no y, best or Ny: they alias γ and Nγ, which the step kernels only write with the
+// same values (the start γ⁰; Nγ⁰) and never read. Rolling rows keep the full layout.
+const SEG_GAMMA: u32 = 0u;
+override SEG_Y: u32 = 1u;
+override SEG_TRIAL: u32 = 2u;
+override SEG_BEST: u32 = 3u;
+// Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
+override SEG_AUX: u32 = 4u;
+// The state segment (see solve_assemble), present when params.model.z: w = the disk radius
+// of a tanh / LuGre contact's projection, −1 for a cone contact.
+override SEG_STATE: u32 = 5u;
+const SEG_NGAMMA: u32 = 0u;
+override SEG_NY: u32 = 1u;
+override SEG_NTRIAL: u32 = 2u;
+
 // Rolling and spinning resistance (src/solve/rows, "Rolling and spinning"): rows 3–5 of a
 // contact in extension segments of `gam` and `nv`, which exist only in pipelines built with
 // HAS_ROLL (a scene whose materials have rolling_friction or spinning_friction).
 override HAS_ROLL: bool = false;
-const SEG_EXT: u32 = 6u; // gam: ext γ, y, trial, best at 6..9
+const SEG_EXT: u32 = 6u; // gam: ext γ, y, trial, best at 6..9 (the full layout below)
 const SEG_EXT_RHS: u32 = 10u; // gam: (p_e, η_e)
 const SEG_EXT_BOUND: u32 = 11u; // gam: (bound spin, bound roll, r_eff, 0)
 const NV_EXT: u32 = 3u; // nv: ext Nγ, Ny, N·trial at 3..5

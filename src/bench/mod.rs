@@ -180,17 +180,14 @@ orifice, catch plane one bin height below. dt = 1 ms, mu = 0.5, restitution 0.";
 pub fn fits(ctx: &GpuContext, n: usize) -> Result<(), String> {
     let est = BenchScene::estimated_contacts(n);
     let n = n as u64;
-    // The collision stage starts at 4 contacts per grain and grows to what the step needs;
-    // the contact records (64 B each) and the solver's γ array (4 × 16 B per contact) are
-    // single bindings.
+    // The collision stage starts at 4 contacts per grain and grows to what the step needs,
+    // up to what the chunked records and the solver's arrays hold (`Simulation::max_contacts`).
     let contacts = est.max(4 * n + 1024);
-    let need = contacts * 64;
-    let limit = ctx.max_binding();
-    if need > limit {
+    let limit = Simulation::max_contacts(ctx);
+    if contacts > limit {
         return Err(format!(
-            "~{contacts} contacts × 64 B = {} MiB in one storage binding; this adapter allows {} MiB",
-            need >> 20,
-            limit >> 20
+            "~{contacts} contacts; this adapter's bindings ({} MiB each) hold at most {limit}",
+            ctx.max_binding() >> 20
         ));
     }
     Ok(())
@@ -561,10 +558,9 @@ mod tests {
     #[test]
     fn skips_what_does_not_fit() {
         let ctx = shared_context();
-        let limit = ctx.max_binding();
-        let n = (limit / 64 / 4) as usize + 10;
+        let n = (Simulation::max_contacts(&ctx) / 4) as usize + 10;
         let err = fits(&ctx, n).unwrap_err();
-        assert!(err.contains("MiB"), "{err}");
+        assert!(err.contains("MiB each"), "{err}");
         assert!(fits(&ctx, 1000).is_ok());
     }
 }

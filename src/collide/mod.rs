@@ -235,7 +235,15 @@ pub struct Collide {
     nb: u32,
     ng: u32,
     capacity: u32,
+    /// Set by [`Collide::limit_capacity`] (u64::MAX: only this stage's own limits).
+    capacity_limit: u64,
     fixed_bytes: u64,
+}
+
+/// The contact records' buffer (64 B each), bound in chunks (`gpu::chunked`).
+fn contact_records(ctx: &GpuContext, capacity: u32) -> Result<wgpu::Buffer, GpuError> {
+    let chunks = ShaderSource::chunks_of("contacts");
+    buffers::storage_chunked(ctx, "contacts", capacity as u64 * 64, chunks)
 }
 
 fn invalid(msg: String) -> GpuError {
@@ -661,7 +669,7 @@ impl Collide {
         let counts = z("collide counts", 64)?;
         let deg = z("collide degrees", n as u64 * 4)?;
         let body_offsets = z("collide body offsets", (n as u64 + 1) * 4)?;
-        let contacts = z("contacts", capacity as u64 * 64)?;
+        let contacts = contact_records(ctx, capacity)?;
         let body_entries = z("contact entries", capacity as u64 * 8)?;
         let mats: Vec<[f32; 4]> = settings
             .friction
@@ -722,6 +730,7 @@ impl Collide {
             nb,
             ng,
             capacity,
+            capacity_limit: u64::MAX,
             fixed_bytes,
         };
         c.rebind(ctx);
@@ -861,6 +870,27 @@ impl Collide {
         })
     }
 
+    /// Most contacts the buffers may hold: the records' chunks, one binding of CSR entries,
+    /// and [`Collide::limit_capacity`] (the solver's arrays).
+    pub fn max_capacity(&self, ctx: &GpuContext) -> u64 {
+        Self::record_limit(ctx)
+            .min(self.capacity_limit)
+            .min(u32::MAX as u64)
+    }
+
+    /// Most contacts this stage's own buffers hold: the records' chunks (64 B each) and one
+    /// binding of CSR entries (8 B each).
+    pub fn record_limit(ctx: &GpuContext) -> u64 {
+        let records = (ShaderSource::chunks_of("contacts") as u64) << ctx.chunk_log2();
+        (records / 64).min(ctx.max_binding() / 8)
+    }
+
+    /// Caps the capacity [`Collide::grow`] may reach (the solver's arrays hold fewer
+    /// contacts than the records may).
+    pub fn limit_capacity(&mut self, contacts: u64) {
+        self.capacity_limit = contacts;
+    }
+
     /// Re-allocates the contact buffers for 1.5 × `needed_contacts` (never shrinks) and
     /// rebinds. Candidate pairs are not stored (pair search and narrow phase are fused), so
     /// `needed_pairs` is accepted for the interface and ignored.
@@ -871,19 +901,19 @@ impl Collide {
         _needed_pairs: u32,
     ) -> Result<(), GpuError> {
         let want = (needed_contacts as u64 * 3 / 2).max(1024);
-        let limit = (ctx.max_binding() / 64).min(u32::MAX as u64);
+        let limit = self.max_capacity(ctx);
         if needed_contacts as u64 > limit {
             return Err(GpuError::TooLarge {
-                what: format!("{needed_contacts} contacts"),
+                what: format!("{needed_contacts} contacts (64 B records, 8 B CSR entries and the solver's arrays)"),
                 needed: needed_contacts as u64 * 64,
-                limit: ctx.max_binding(),
+                limit: limit * 64,
             });
         }
         let cap = want.min(limit) as u32;
         if cap <= self.capacity {
             return Ok(());
         }
-        self.contacts = buffers::storage_zeroed(ctx, "contacts", cap as u64 * 64)?;
+        self.contacts = contact_records(ctx, cap)?;
         self.body_entries = buffers::storage_zeroed(ctx, "contact entries", cap as u64 * 8)?;
         self.capacity = cap;
         self.params.caps[0] = cap;

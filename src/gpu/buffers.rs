@@ -47,6 +47,24 @@ pub fn storage_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu:
     }))
 }
 
+/// A zeroed storage buffer of `bytes` bytes (rounded up to 16) for an array a stage declares
+/// `// chunked(chunks)` (`gpu::chunked`): limited by chunks × chunk size, not by one binding.
+pub fn storage_chunked(
+    ctx: &GpuContext,
+    label: &str,
+    bytes: u64,
+    chunks: u32,
+) -> Result<wgpu::Buffer, GpuError> {
+    let size = bytes.max(16).next_multiple_of(16);
+    ctx.check_chunked(label, size, chunks)?;
+    Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size,
+        usage: STORAGE,
+        mapped_at_creation: false,
+    }))
+}
+
 /// A uniform buffer initialised with `value`.
 pub fn uniform_from<T: bytemuck::Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu::Buffer {
     ctx.device

@@ -65,7 +65,11 @@ impl std::str::FromStr for BackendChoice {
 
 /// What the engine needs from a device; requested explicitly so that a kernel that
 /// outgrows them fails at start-up, not in the middle of a run.
-pub const MIN_STORAGE_BUFFERS_PER_STAGE: u32 = 10;
+/// Chunked arrays (`gpu::chunked`) take one binding per chunk: the solver's kernels use up to
+/// 24 (lavapipe allows 32, desktop GPUs far more, Metal 31).
+pub const MIN_STORAGE_BUFFERS_PER_STAGE: u32 = 24;
+/// Requested when the adapter has it (more is never used).
+pub const MAX_STORAGE_BUFFERS_PER_STAGE: u32 = 32;
 pub const WORKGROUP_SIZE: u32 = 256;
 
 const INSTALL_HINT: &str = "Bristlecone needs a GPU adapter. On a machine without a GPU install \
@@ -107,6 +111,8 @@ pub struct GpuContext {
     pub features: wgpu::Features,
     /// Timestamp queries inside compute passes are available (per-stage timing).
     pub timestamps: bool,
+    /// log2 of the chunk size (bytes) of chunked arrays (`gpu::chunked`).
+    chunk_log2: u32,
 }
 
 impl fmt::Debug for GpuContext {
@@ -193,7 +199,7 @@ impl GpuContext {
             let limits = wgpu::Limits {
                 max_storage_buffers_per_shader_stage: have
                     .max_storage_buffers_per_shader_stage
-                    .min(16),
+                    .min(MAX_STORAGE_BUFFERS_PER_STAGE),
                 max_storage_buffer_binding_size: have.max_storage_buffer_binding_size,
                 max_buffer_size: have.max_buffer_size,
                 max_compute_invocations_per_workgroup: WORKGROUP_SIZE,
@@ -222,6 +228,7 @@ impl GpuContext {
             });
             match pollster::block_on(request) {
                 Ok((device, queue)) => {
+                    let chunk_log2 = chunk_log2_for(limits.max_storage_buffer_binding_size);
                     return Ok(GpuContext {
                         device,
                         queue,
@@ -229,7 +236,8 @@ impl GpuContext {
                         limits,
                         features,
                         timestamps,
-                    })
+                        chunk_log2,
+                    });
                 }
                 Err(e) => rejected.push(format!("{} ({:?}): {e}", info.name, info.backend)),
             }
@@ -257,10 +265,42 @@ impl GpuContext {
         self.limits.max_storage_buffer_binding_size
     }
 
+    /// log2 of the bytes per chunk of a chunked array (`gpu::chunked`): the largest power of
+    /// two one binding allows, unless [`GpuContext::set_chunk_log2`] chose less.
+    pub fn chunk_log2(&self) -> u32 {
+        self.chunk_log2
+    }
+
+    /// Smaller chunks (for tests: a small scene then spans every chunk). Applies to kernels
+    /// created afterwards; at least 2^12 bytes, at most what a binding allows.
+    pub fn set_chunk_log2(&mut self, log2: u32) {
+        self.chunk_log2 = log2.clamp(12, chunk_log2_for(self.max_binding()));
+    }
+
+    /// Bytes of one chunked array of `chunks` chunks, checked against the chunk and buffer
+    /// limits (the error names `what`).
+    pub fn check_chunked(&self, what: &str, bytes: u64, chunks: u32) -> Result<(), GpuError> {
+        let limit = (chunks as u64) << self.chunk_log2;
+        let limit = limit.min(self.limits.max_buffer_size);
+        if bytes > limit {
+            return Err(GpuError::TooLarge {
+                what: what.into(),
+                needed: bytes,
+                limit,
+            });
+        }
+        Ok(())
+    }
+
     /// Blocks until all submitted work has finished.
     pub fn wait(&self) {
         let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
     }
+}
+
+/// log2 of the largest power of two ≤ the binding limit (at most 2^31: indices stay u32).
+fn chunk_log2_for(max_binding: u64) -> u32 {
+    (63 - max_binding.max(4096).leading_zeros()).min(31)
 }
 
 /// One context shared by every test of a test binary. Without an adapter this fails

@@ -4,8 +4,11 @@
 //! from the module itself (naga reflection), so a stage file is the single source of truth
 //! for its bindings and every entry point of a file shares one bind group.
 
+use super::chunked::{self, Chunked};
 use super::context::{GpuContext, GpuError, WORKGROUP_SIZE};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
 /// A stage's WGSL source, with the prelude, as compiled into the binary.
 #[derive(Clone, Copy, Debug)]
@@ -61,14 +64,39 @@ impl ShaderSource {
         SHADERS.iter().copied().find(|s| s.name == name)
     }
 
-    /// Prelude + stage text, as compiled.
-    pub fn full_text(&self) -> String {
+    /// Prelude + stage text, as written (before [`chunked::expand`]).
+    pub fn raw_text(&self) -> String {
         format!("{PRELUDE}\n{}\n{}", self.common, self.body)
+    }
+
+    /// Prelude + stage text, as compiled: chunked declarations expanded.
+    pub fn full_text(&self) -> Result<String, GpuError> {
+        chunked::expand(&self.raw_text()).map_err(|message| GpuError::Shader {
+            name: self.name.into(),
+            message,
+        })
+    }
+
+    /// Chunks of the array `name` in every stage that declares it chunked (the fewest, so a
+    /// buffer sized by it fits all of them); 1 if none does.
+    pub fn chunks_of(name: &str) -> u32 {
+        SHADERS
+            .iter()
+            .flat_map(|s| s.chunked())
+            .filter(|c| c.name == name)
+            .map(|c| c.chunks)
+            .min()
+            .unwrap_or(1)
+    }
+
+    /// The stage's chunked arrays (see [`chunked`]).
+    pub fn chunked(&self) -> Vec<Chunked> {
+        chunked::declarations(&self.raw_text()).unwrap_or_default()
     }
 
     /// Parses and validates with naga; the error carries naga's annotated report.
     pub fn validate(&self) -> Result<naga::Module, GpuError> {
-        let text = self.full_text();
+        let text = self.full_text()?;
         let module = naga::front::wgsl::parse_str(&text).map_err(|e| GpuError::Shader {
             name: self.name.into(),
             message: e.emit_to_string_with_path(&text, &format!("shaders/{}.wgsl", self.name)),
@@ -90,8 +118,71 @@ impl ShaderSource {
 pub struct Kernel {
     pub name: &'static str,
     layout: wgpu::BindGroupLayout,
+    /// Declared binding numbers in order (chunk slots k ≥ 1 excluded: `bind` adds them).
     bindings: Vec<u32>,
+    chunked: Vec<Chunked>,
+    /// One small buffer per chunk slot k ≥ 1, bound where the array's buffer ends earlier.
+    placeholders: Vec<wgpu::Buffer>,
+    /// Pipelines with every chunked array at `NAME_LIVE = 1`: one plain index per access.
     pipelines: HashMap<String, wgpu::ComputePipeline>,
+    /// Per chunked array, the most chunks [`Kernel::bind`] has bound (never decreases: more
+    /// arms are correct for fewer chunks).
+    live: Vec<AtomicU32>,
+    /// Pipelines for other `live` vectors, compiled on first use.
+    variants: Mutex<HashMap<Vec<u32>, HashMap<String, wgpu::ComputePipeline>>>,
+    build: PipelineBuild,
+}
+
+/// The `NAME_LIVE` pipeline constants of chunked arrays for chunk counts `live`.
+fn live_constants(chunked: &[Chunked], live: &[u32]) -> Vec<(String, u32)> {
+    chunked
+        .iter()
+        .zip(live)
+        .map(|(c, &n)| (format!("{}_LIVE", c.name), n))
+        .collect()
+}
+
+/// What compiling a kernel's pipelines again (with other constants) needs.
+struct PipelineBuild {
+    device: wgpu::Device,
+    module: wgpu::ShaderModule,
+    layout: wgpu::PipelineLayout,
+    entries: Vec<String>,
+    constants: Vec<(String, f64)>,
+}
+
+impl PipelineBuild {
+    fn pipelines(
+        &self,
+        name: &str,
+        live: &[(String, u32)],
+    ) -> HashMap<String, wgpu::ComputePipeline> {
+        let mut constants: Vec<(&str, f64)> = self
+            .constants
+            .iter()
+            .map(|(k, v)| (k.as_str(), *v))
+            .collect();
+        constants.extend(live.iter().map(|(k, v)| (k.as_str(), *v as f64)));
+        self.entries
+            .iter()
+            .map(|ep| {
+                let p = self
+                    .device
+                    .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                        label: Some(&format!("{name}::{ep}")),
+                        layout: Some(&self.layout),
+                        module: &self.module,
+                        entry_point: Some(ep),
+                        compilation_options: wgpu::PipelineCompilationOptions {
+                            constants: &constants,
+                            ..Default::default()
+                        },
+                        cache: None,
+                    });
+                (ep.clone(), p)
+            })
+            .collect()
+    }
 }
 
 impl Kernel {
@@ -107,6 +198,12 @@ impl Kernel {
         constants: &[(&str, f64)],
     ) -> Result<Self, GpuError> {
         let module = source.validate()?;
+        let chunked = source.chunked();
+        let mut constants: Vec<(String, f64)> =
+            constants.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+        if !chunked.is_empty() {
+            constants.push(("CHUNK_LOG2".into(), ctx.chunk_log2() as f64));
+        }
         let mut entries = Vec::new();
         for (_, var) in module.global_variables.iter() {
             let Some(binding) = &var.binding else {
@@ -154,35 +251,52 @@ impl Kernel {
         });
         let shader = device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some(source.name),
-            source: wgpu::ShaderSource::Wgsl(source.full_text().into()),
+            source: wgpu::ShaderSource::Wgsl(source.full_text()?.into()),
         });
-        let mut pipelines = HashMap::new();
-        for ep in &module.entry_points {
-            if ep.stage != naga::ShaderStage::Compute {
-                continue;
-            }
-            let p = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(&format!("{}::{}", source.name, ep.name)),
-                layout: Some(&pipeline_layout),
-                module: &shader,
-                entry_point: Some(&ep.name),
-                compilation_options: wgpu::PipelineCompilationOptions {
-                    constants,
-                    ..Default::default()
-                },
-                cache: None,
-            });
-            pipelines.insert(ep.name.clone(), p);
-        }
+        let build = PipelineBuild {
+            device: device.clone(),
+            module: shader,
+            layout: pipeline_layout,
+            entries: module
+                .entry_points
+                .iter()
+                .filter(|ep| ep.stage == naga::ShaderStage::Compute)
+                .map(|ep| ep.name.clone())
+                .collect(),
+            constants,
+        };
+        let ones = vec![1; chunked.len()];
+        let pipelines = build.pipelines(source.name, &live_constants(&chunked, &ones));
+        let slots: u32 = chunked.iter().map(|c| c.chunks - 1).sum();
+        let placeholders = (0..slots)
+            .map(|_| {
+                device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("chunk placeholder"),
+                    size: 256,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
         Ok(Kernel {
             name: source.name,
             layout,
-            bindings: entries.iter().map(|e| e.binding).collect(),
+            bindings: entries
+                .iter()
+                .map(|e| e.binding)
+                .filter(|&b| b < chunked::CHUNK_BINDING_BASE)
+                .collect(),
+            chunked,
+            placeholders,
             pipelines,
+            live: ones.iter().map(|&n| AtomicU32::new(n)).collect(),
+            variants: Mutex::new(HashMap::new()),
+            build,
         })
     }
 
-    /// Binds `buffers[i]` to the i-th declared binding (in binding order).
+    /// Binds `buffers[i]` to the i-th declared binding (in binding order); a chunked array's
+    /// buffer fills its K slots with consecutive `2^CHUNK_LOG2`-byte ranges.
     pub fn bind(&self, ctx: &GpuContext, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
         assert_eq!(
             buffers.len(),
@@ -191,15 +305,48 @@ impl Kernel {
             self.name,
             self.bindings.len()
         );
-        let entries: Vec<_> = self
-            .bindings
-            .iter()
-            .zip(buffers)
-            .map(|(&binding, b)| wgpu::BindGroupEntry {
-                binding,
-                resource: b.as_entire_binding(),
-            })
-            .collect();
+        let chunk = 1u64 << ctx.chunk_log2();
+        let mut placeholders = self.placeholders.iter();
+        let mut entries = Vec::new();
+        for (&binding, b) in self.bindings.iter().zip(buffers) {
+            let Some(c) = self.chunked.iter().find(|c| c.binding == binding) else {
+                entries.push(wgpu::BindGroupEntry {
+                    binding,
+                    resource: b.as_entire_binding(),
+                });
+                continue;
+            };
+            assert!(
+                b.size() <= chunk * c.chunks as u64,
+                "kernel '{}': {} bytes in '{}' exceed its {} chunks of {chunk} bytes",
+                self.name,
+                b.size(),
+                c.name,
+                c.chunks
+            );
+            let idx = self.chunked.iter().position(|x| x == c).expect("listed");
+            let used = b.size().div_ceil(chunk).max(1) as u32;
+            self.live[idx].fetch_max(used, Ordering::Relaxed);
+            for k in 0..c.chunks {
+                let offset = k as u64 * chunk;
+                let resource = if offset < b.size() || k == 0 {
+                    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: b,
+                        offset,
+                        size: std::num::NonZeroU64::new(chunk.min(b.size() - offset)),
+                    })
+                } else {
+                    placeholders
+                        .next()
+                        .expect("a placeholder per slot")
+                        .as_entire_binding()
+                };
+                entries.push(wgpu::BindGroupEntry {
+                    binding: c.slot(k),
+                    resource,
+                });
+            }
+        }
         ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(self.name),
             layout: &self.layout,
@@ -207,10 +354,23 @@ impl Kernel {
         })
     }
 
-    pub fn pipeline(&self, entry: &str) -> &wgpu::ComputePipeline {
-        self.pipelines
-            .get(entry)
-            .unwrap_or_else(|| panic!("kernel '{}' has no entry point '{entry}'", self.name))
+    /// The pipeline of `entry` for the chunks bound so far (see [`Kernel::bind`]).
+    pub fn pipeline(&self, entry: &str) -> wgpu::ComputePipeline {
+        let missing = || panic!("kernel '{}' has no entry point '{entry}'", self.name);
+        let live: Vec<u32> = self
+            .live
+            .iter()
+            .map(|n| n.load(Ordering::Relaxed))
+            .collect();
+        if live.iter().all(|&n| n == 1) {
+            return self.pipelines.get(entry).cloned().unwrap_or_else(missing);
+        }
+        let mut variants = self.variants.lock().expect("pipeline variants");
+        let v = variants.entry(live).or_insert_with_key(|live| {
+            let constants = live_constants(&self.chunked, live);
+            self.build.pipelines(self.name, &constants)
+        });
+        v.get(entry).cloned().unwrap_or_else(missing)
     }
 
     /// Records a dispatch covering `n` invocations of `WORKGROUP_SIZE`-wide workgroups
@@ -226,7 +386,7 @@ impl Kernel {
         if x == 0 {
             return;
         }
-        pass.set_pipeline(self.pipeline(entry));
+        pass.set_pipeline(&self.pipeline(entry));
         pass.set_bind_group(0, bg, &[]);
         pass.dispatch_workgroups(x, y, 1);
     }
@@ -243,7 +403,7 @@ impl Kernel {
         if x == 0 {
             return;
         }
-        pass.set_pipeline(self.pipeline(entry));
+        pass.set_pipeline(&self.pipeline(entry));
         pass.set_bind_group(0, bg, &[]);
         pass.dispatch_workgroups(x, y, 1);
     }
@@ -257,7 +417,7 @@ impl Kernel {
         args: &wgpu::Buffer,
         offset: u64,
     ) {
-        pass.set_pipeline(self.pipeline(entry));
+        pass.set_pipeline(&self.pipeline(entry));
         pass.set_bind_group(0, bg, &[]);
         pass.dispatch_workgroups_indirect(args, offset);
     }

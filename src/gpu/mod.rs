@@ -2,6 +2,7 @@
 
 pub mod bandwidth;
 pub mod buffers;
+pub mod chunked;
 pub mod context;
 pub mod kernel;
 

@@ -129,27 +129,75 @@ pub struct SolverScalars {
     pub outer_done: u32,
 }
 
-/// Segments of `gam`: γ, y, trial, best and the row layout's aux vector (see [`rows`]); a
-/// sixth, the per-contact state of stateful models (LuGre), only when the table has one.
-const SEGMENTS_GAM: u64 = 5;
-/// `gam` and `nv` segments with rolling and spinning rows 3–5 (see [`rows`], "Rolling and
-/// spinning"): the state segment, then ext γ, y, trial, best, (p_e, η_e), bounds; ext Nγ, Ny,
-/// N·trial.
-const SEGMENTS_GAM_ROLL: u64 = 12;
-const SEGMENTS_NV_ROLL: u64 = 6;
-/// Bytes of solver state per contact: `gam` (γ, y, trial, best, aux), `nv` (Nγ, Ny,
-/// N·trial), `rhs` (p, η) and the warm-start copy (key, γ), all `vec4`.
-pub const BYTES_PER_CONTACT: u64 = (SEGMENTS_GAM + 3 + 1 + 2) * 16;
+/// Segments of `gam` and `nv` (the `SEG_*` pipeline constants of shaders/common/solve.wgsl),
+/// each `capacity` vec4 long. APGD: γ, y, trial, best, aux (the row layout's, see [`rows`]),
+/// then the state of stateful models (LuGre) when the table has one; `nv`: Nγ, Ny, N·trial.
+/// Jacobi needs no y, best or Ny: γ, trial, aux, [state]; Nγ, N·trial (the aliases y = best
+/// = γ and Ny = Nγ are only written with equal values). Rolling and spinning rows 3–5 (see
+/// [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial, best,
+/// (p_e, η_e), bounds at 6..11 and ext Nγ, Ny, N·trial at 3..5.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub apgd: bool,
+    pub stateful: bool,
+    pub rolling: bool,
+}
+
+impl Layout {
+    /// (y, trial, best, aux, state, Ny, N·trial) segment indices.
+    fn indices(&self) -> [u32; 7] {
+        if self.apgd || self.rolling {
+            [1, 2, 3, 4, 5, 1, 2]
+        } else {
+            [0, 1, 0, 2, 3, 0, 1]
+        }
+    }
+
+    /// Segments of `gam` and of `nv`.
+    pub fn segments(&self) -> (u64, u64) {
+        match (self.rolling, self.apgd) {
+            (true, _) => (12, 6),
+            (false, true) => (5 + self.stateful as u64, 3),
+            (false, false) => (3 + self.stateful as u64, 2),
+        }
+    }
+
+    /// Offsets (in vec4) of the aux and state segments.
+    pub fn aux_state(&self, capacity: u32) -> (u32, u32) {
+        let i = self.indices();
+        (i[3] * capacity, i[4] * capacity)
+    }
+
+    /// Plain Coulomb rows for a solver kind.
+    pub fn plain(kind: SolverKind) -> Self {
+        Layout {
+            apgd: kind == SolverKind::Apgd,
+            stateful: false,
+            rolling: false,
+        }
+    }
+
+    fn constants(&self) -> [(&'static str, f64); 7] {
+        let i = self.indices().map(f64::from);
+        [
+            ("SEG_Y", i[0]),
+            ("SEG_TRIAL", i[1]),
+            ("SEG_BEST", i[2]),
+            ("SEG_AUX", i[3]),
+            ("SEG_STATE", i[4]),
+            ("SEG_NY", i[5]),
+            ("SEG_NTRIAL", i[6]),
+        ]
+    }
+}
+
 /// Bytes of solver state per body (Δv linear + angular).
 pub const BYTES_PER_BODY: u64 = 32;
 
 /// Per-capacity buffers (reallocated by [`Solve::grow`]).
 struct ContactBuffers {
     capacity: u32,
-    /// Whether `gam` has the state segment (see [`SEGMENTS_GAM`]).
-    stateful: bool,
-    /// Whether `gam` and `nv` have the rolling rows' segments ([`SEGMENTS_GAM_ROLL`]).
-    rolling: bool,
+    layout: Layout,
     gam: wgpu::Buffer,
     nv: wgpu::Buffer,
     rhs: wgpu::Buffer,
@@ -158,35 +206,30 @@ struct ContactBuffers {
 }
 
 impl ContactBuffers {
-    fn new(
-        ctx: &GpuContext,
-        capacity: u32,
-        stateful: bool,
-        rolling: bool,
-    ) -> Result<Self, GpuError> {
+    fn new(ctx: &GpuContext, capacity: u32, layout: Layout) -> Result<Self, GpuError> {
         let cap = capacity.max(1) as u64;
         let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
-        let (segments, nv_segments) = Self::segments(stateful, rolling);
+        let (segments, nv_segments) = layout.segments();
         Ok(ContactBuffers {
             capacity: capacity.max(1),
-            stateful,
-            rolling,
-            gam: buffers::storage_zeroed(ctx, "solve gamma", segments * cap * 16)?,
-            nv: buffers::storage_zeroed(ctx, "solve N gamma", nv_segments * cap * 16)?,
+            layout,
+            gam: chunked(ctx, "gam", "solve gamma", segments * cap * 16)?,
+            nv: chunked(ctx, "nv", "solve N gamma", nv_segments * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
-            prev: buffers::storage_zeroed(ctx, "solve warm start", (1 + 2 * cap) * 16)?,
+            prev: chunked(ctx, "prev", "solve warm start", (1 + 2 * cap) * 16)?,
             partials: buffers::storage_zeroed(ctx, "solve partials", (gx * gy) as u64 * 16)?,
         })
     }
+}
 
-    /// Segments of `gam` and `nv`.
-    fn segments(stateful: bool, rolling: bool) -> (u64, u64) {
-        if rolling {
-            (SEGMENTS_GAM_ROLL, SEGMENTS_NV_ROLL)
-        } else {
-            (SEGMENTS_GAM + stateful as u64, 3)
-        }
-    }
+/// A buffer for the stages' chunked array `array` (`gpu::chunked`).
+fn chunked(
+    ctx: &GpuContext,
+    array: &str,
+    label: &str,
+    bytes: u64,
+) -> Result<wgpu::Buffer, GpuError> {
+    buffers::storage_chunked(ctx, label, bytes, ShaderSource::chunks_of(array))
 }
 
 /// Warm-start keys (A, B, feature, 0) and impulses (f32 bits) of the last solve.
@@ -285,18 +328,22 @@ pub struct Specialisation {
     pub rolling: bool,
     /// Patch blocks of a patch friction model (issue #11).
     pub patches: bool,
+    /// The segments of `gam` and `nv`.
+    pub layout: Layout,
 }
 
 impl Specialisation {
-    fn constants(&self) -> [(&'static str, f64); 5] {
+    fn constants(&self) -> Vec<(&'static str, f64)> {
         let f = |b: bool| if b { 1.0 } else { 0.0 };
-        [
+        let mut c = vec![
             ("HAS_JOINTS", f(self.joints)),
             ("HAS_MODELS", f(self.models)),
             ("HAS_STATE", f(self.state)),
             ("HAS_ROLL", f(self.rolling)),
             ("HAS_PATCHES", f(self.patches)),
-        ]
+        ];
+        c.extend(self.layout.constants());
+        c
     }
 }
 
@@ -359,7 +406,7 @@ impl Solve {
             vel: bodies.vel.clone(),
             omega: bodies.omega.clone(),
             update_bind,
-            c: ContactBuffers::new(ctx, contact_capacity, false, false)?,
+            c: ContactBuffers::new(ctx, contact_capacity, Layout::plain(settings.kind))?,
             models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]]),
             n_models: 1,
             any_model: false,
@@ -385,18 +432,14 @@ impl Solve {
             rows.to_vec()
         };
         self.any_model = table.iter().any(|r| r[0] as u32 != rows::MODEL_COULOMB);
-        let stateful = rows::has_state(&table);
-        let rolling = rows::has_rolling(&table);
-        if stateful != self.c.stateful || rolling != self.c.rolling {
-            // The state and rolling segments of `gam` and `nv` (scratch of one solve: nothing
-            // to keep).
-            let (segments, nv_segments) = ContactBuffers::segments(stateful, rolling);
-            let cap = self.c.capacity as u64 * 16;
-            self.c.gam = buffers::storage_zeroed(ctx, "solve gamma", segments * cap)?;
-            self.c.nv = buffers::storage_zeroed(ctx, "solve N gamma", nv_segments * cap)?;
-            self.c.stateful = stateful;
-        }
-        self.c.rolling = rolling;
+        self.relayout(
+            ctx,
+            Layout {
+                stateful: rows::has_state(&table),
+                rolling: rows::has_rolling(&table),
+                ..self.c.layout
+            },
+        )?;
         self.any_patch = rows::has_patches(&table);
         self.n_models = table.len() as u32;
         self.models = buffers::storage_from(ctx, "solve models", &table);
@@ -423,10 +466,11 @@ impl Solve {
         Specialisation {
             joints: self.generic || self.n_joint_blocks > 0,
             models: self.generic || self.any_model,
-            state: self.generic || self.c.stateful,
+            state: self.generic || self.c.layout.stateful,
             // Not with `generic`: these read segments that exist only when they are used.
-            rolling: self.c.rolling,
+            rolling: self.c.layout.rolling,
             patches: self.any_patch,
+            layout: self.c.layout,
         }
     }
 
@@ -480,7 +524,7 @@ impl Solve {
             model: [
                 self.any_model as u32,
                 self.n_models,
-                self.c.stateful as u32,
+                self.c.layout.stateful as u32,
                 self.n_joint_blocks,
             ],
             stab: [st.slop, st.stabilisation, 0.0, 0.0],
@@ -497,11 +541,29 @@ impl Solve {
     /// rows, `gam`, and the offsets (in vec4) of `gam`'s aux and state segments.
     pub fn patch_inputs(&self) -> (&wgpu::Buffer, u32, &wgpu::Buffer, u32, u32) {
         let cap = self.c.capacity;
-        (&self.models, self.n_models, &self.c.gam, 4 * cap, 5 * cap)
+        let (aux, state) = self.c.layout.aux_state(cap);
+        (&self.models, self.n_models, &self.c.gam, aux, state)
     }
 
     pub fn capacity(&self) -> u32 {
         self.c.capacity
+    }
+
+    /// Most contacts this solver's arrays can hold with its current row layout: `gam`, `nv`
+    /// and the warm-start copy are chunked (`gpu::chunked`), `rhs` is one binding.
+    pub fn max_capacity(&self, ctx: &GpuContext) -> u64 {
+        Self::max_capacity_for(ctx, self.c.layout)
+    }
+
+    /// [`Solve::max_capacity`] for a row layout (with or without the state and rolling
+    /// segments).
+    pub fn max_capacity_for(ctx: &GpuContext, layout: Layout) -> u64 {
+        let (segments, nv_segments) = layout.segments();
+        let bytes = |array: &str| (ShaderSource::chunks_of(array) as u64) << ctx.chunk_log2();
+        (bytes("gam") / (segments * 16))
+            .min(bytes("nv") / (nv_segments * 16))
+            .min((bytes("prev") / 16 - 1) / 2)
+            .min(ctx.max_binding() / 16)
     }
 
     /// Changes the settings (e.g. solver kind or iteration cap) for the next recorded solve.
@@ -513,9 +575,18 @@ impl Solve {
         if history_bytes(settings) > self.history.size() {
             self.history = buffers::storage_zeroed(ctx, "solve history", history_bytes(settings))?;
         }
+        let before = self.specialisation();
+        self.relayout(
+            ctx,
+            Layout {
+                apgd: settings.kind == SolverKind::Apgd,
+                ..self.c.layout
+            },
+        )?;
         self.settings = *settings;
         self.sweep_budget = settings.max_iterations;
         self.write_params(ctx);
+        self.respecialise(before);
         Ok(())
     }
 
@@ -541,12 +612,32 @@ impl Solve {
         self.write_params(ctx);
     }
 
+    /// Re-allocates `gam` and `nv` for `layout` if it differs (scratch of one solve: nothing
+    /// to keep); pipelines follow through [`Solve::specialisation`].
+    fn relayout(&mut self, ctx: &GpuContext, layout: Layout) -> Result<(), GpuError> {
+        if layout != self.c.layout {
+            let (segments, nv_segments) = layout.segments();
+            let cap = self.c.capacity as u64 * 16;
+            self.c.gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
+            self.c.nv = chunked(ctx, "nv", "solve N gamma", nv_segments * cap)?;
+            self.c.layout = layout;
+        }
+        Ok(())
+    }
+
+    /// Bytes of solver state per contact of capacity, from the buffers as allocated (see
+    /// [`Layout`]; the warm-start copy's one-vec4 header not counted).
+    pub fn bytes_per_contact(&self) -> u64 {
+        let c = &self.c;
+        (c.gam.size() + c.nv.size() + c.rhs.size() + c.prev.size() - 16) / c.capacity as u64
+    }
+
     /// Grows the per-contact buffers, keeping the warm-start data (previous keys and impulses).
     pub fn grow(&mut self, ctx: &GpuContext, contact_capacity: u32) -> Result<(), GpuError> {
         if contact_capacity <= self.c.capacity {
             return Ok(());
         }
-        let new = ContactBuffers::new(ctx, contact_capacity, self.c.stateful, self.c.rolling)?;
+        let new = ContactBuffers::new(ctx, contact_capacity, self.c.layout)?;
         let (old_cap, new_cap) = (self.c.capacity as u64, new.capacity as u64);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         // Header + keys, then the impulses (which start after `capacity` keys).
@@ -866,7 +957,7 @@ impl Solve {
         ctx: &GpuContext,
         n_contacts: u32,
     ) -> Result<Vec<[f32; 4]>, GpuError> {
-        if !self.c.rolling {
+        if !self.c.layout.rolling {
             return Ok(Vec::new());
         }
         let cap = self.c.capacity as usize;

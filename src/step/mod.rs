@@ -115,14 +115,13 @@ impl ContactStages {
         dt: f32,
         capacity: Option<u32>,
     ) -> Result<Self, GpuError> {
-        let collide = match capacity {
-            Some(c) => {
-                Collide::with_capacity(ctx, bodies, state, &setup.shapes, &setup.collide, c)?
-            }
-            None => Collide::new(ctx, bodies, state, &setup.shapes, &setup.collide)?,
-        };
+        // Collide::new's default capacity, within what the solver's arrays can hold.
+        let grains = (state.len() - crate::collide::boundary_count(state)) as u64;
+        let capacity = capacity.map_or(4 * grains + 1024, u64::from);
+        let capacity = capacity.min(Simulation::max_contacts(ctx)) as u32;
         // Patch friction models (issue #11): collision emits patch records for them.
-        let mut collide = collide;
+        let mut collide =
+            Collide::with_capacity(ctx, bodies, state, &setup.shapes, &setup.collide, capacity)?;
         let patch: Vec<u8> = setup
             .models
             .iter()
@@ -244,6 +243,7 @@ impl ContactStages {
     }
 
     fn grow(&mut self, ctx: &GpuContext, bodies: &GpuBodies, needed: u32) -> Result<(), GpuError> {
+        self.collide.limit_capacity(self.solve.max_capacity(ctx));
         self.collide.grow(ctx, needed, 0)?;
         self.solve.grow(ctx, self.collide.capacity())?;
         self.joint_params(ctx);
@@ -456,6 +456,15 @@ impl Simulation {
             capped_steps: 0,
             lemke: None,
         })
+    }
+
+    /// Most contacts a step can hold on this adapter (plain Coulomb row layout): the
+    /// chunked contact records (`gpu::chunked`), one binding of CSR entries, and the
+    /// solver's arrays ([`Solve::max_capacity_for`]).
+    pub fn max_contacts(ctx: &GpuContext) -> u64 {
+        // The APGD layout: Jacobi's holds more.
+        let plain = crate::solve::Layout::plain(crate::solve::SolverKind::Apgd);
+        Collide::record_limit(ctx).min(Solve::max_capacity_for(ctx, plain))
     }
 
     /// Steps taken so far.
@@ -857,7 +866,7 @@ impl Simulation {
                 MemoryUse {
                     bodies,
                     collide_fixed: fixed,
-                    contacts: per_cap + cap * crate::solve::BYTES_PER_CONTACT,
+                    contacts: per_cap + cap * c.solve.bytes_per_contact(),
                     solver_bodies: n * crate::solve::BYTES_PER_BODY,
                     contact_capacity: cap,
                 }

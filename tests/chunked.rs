@@ -1,0 +1,128 @@
+//! Chunked storage arrays (`gpu::chunked`): contact records and the solver's per-contact
+//! arrays bound as several storage bindings. A context with 32 KiB chunks makes a 512-grain
+//! box span every chunk of every array; the step must equal the unchunked one bit for bit.
+//! Also the solver layouts' memory per contact (Jacobi holds no y, best or Ny).
+
+use bristlecone::bodies::{BodyInit, BodyState, SHAPE_BOX_CONTAINER};
+use bristlecone::collide::{BoundaryShape, CollideSettings};
+use bristlecone::gpu::{shared_context, BackendChoice, GpuContext, ShaderSource};
+use bristlecone::solve::{SolverKind, SolverSettings};
+use bristlecone::step::{ContactSetup, Simulation, StepSettings};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::sync::Arc;
+
+/// 8 × 8 × 8 touching spheres (r = 5 mm) filling a closed box, with random velocities:
+/// ~1700 contacts from the first step.
+fn lattice(kind: SolverKind) -> (BodyState, StepSettings) {
+    let r = 0.005f32;
+    let h = 8.0 * r;
+    let mut bodies = vec![BodyInit::fixed(
+        SHAPE_BOX_CONTAINER,
+        0,
+        [0.0, 0.0, h],
+        2.0 * h,
+    )];
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for k in 0..512 {
+        let (ix, iy, iz) = (k % 8, (k / 8) % 8, k / 64);
+        let at = |i: usize| -h + r * (2 * i + 1) as f32;
+        let mut b = BodyInit::sphere([at(ix), at(iy), at(iz) + h], r, 2500.0);
+        b.velocity = [0; 3].map(|_| rng.random_range(-0.05..0.05));
+        bodies.push(b);
+    }
+    let settings = StepSettings {
+        dt: 1e-3,
+        gravity: [0.0, 0.0, -9.81],
+        contact: Some(ContactSetup {
+            models: Vec::new(),
+            patch_cells: 0,
+            shapes: vec![BoundaryShape::BoxContainer {
+                half_extents: [h; 3],
+                open_top: false,
+            }],
+            collide: CollideSettings {
+                envelope: 0.1 * r,
+                friction: vec![0.5],
+            },
+            solver: SolverSettings {
+                kind,
+                max_iterations: 30,
+                ..SolverSettings::default()
+            },
+        }),
+    };
+    (BodyState::from_inits(&bodies), settings)
+}
+
+fn run(ctx: Arc<GpuContext>, kind: SolverKind) -> (BodyState, Vec<u32>) {
+    let (state, settings) = lattice(kind);
+    let mut sim = Simulation::new(ctx, &state, settings).unwrap();
+    let contacts = sim
+        .advance(12, 1)
+        .unwrap()
+        .iter()
+        .map(|r| r.contacts)
+        .collect();
+    (sim.read_state().unwrap(), contacts)
+}
+
+#[test]
+fn chunked_arrays_step_bit_for_bit_like_one_binding() {
+    let mut small = GpuContext::new(BackendChoice::Auto).expect("adapter");
+    small.set_chunk_log2(15);
+    let small = Arc::new(small);
+    // 32 KiB chunks: 512 records or 2048 vec4 each.
+    let records = (32768 / 64) * ShaderSource::chunks_of("contacts") as usize;
+    for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
+        let (a, ca) = run(shared_context(), kind);
+        let (b, cb) = run(small.clone(), kind);
+        assert_eq!(ca, cb, "{kind:?}: contact counts");
+        let n = *ca.iter().min().unwrap() as usize;
+        // Records span 3 of the 4 chunks; γ, y, trial, best and aux span the gam chunks.
+        assert!(n > 2 * 512 && n < records, "{kind:?}: {n} contacts");
+        let bits = |s: &BodyState| {
+            let f: Vec<f32> = s
+                .pos
+                .iter()
+                .chain(&s.vel)
+                .chain(&s.omega)
+                .flatten()
+                .copied()
+                .collect();
+            f.iter().map(|x| x.to_bits()).collect::<Vec<u32>>()
+        };
+        let (ba, bb) = (bits(&a), bits(&b));
+        let first = ba.iter().zip(&bb).position(|(x, y)| x != y);
+        assert_eq!(
+            first, None,
+            "{kind:?}: first differing state word after 12 steps"
+        );
+        let moved = a.pos.iter().zip(&lattice(kind).0.pos).any(|(p, q)| p != q);
+        assert!(moved, "{kind:?}: nothing moved");
+    }
+}
+
+#[test]
+fn a_scene_past_the_chunks_is_a_named_error_not_a_panic() {
+    // 16 KiB chunks: at most 1023 contacts (warm-start copy), and the lattice needs ~1700.
+    let mut small = GpuContext::new(BackendChoice::Auto).expect("adapter");
+    small.set_chunk_log2(14);
+    let (state, settings) = lattice(SolverKind::Apgd);
+    let mut sim = Simulation::new(Arc::new(small), &state, settings).unwrap();
+    let err = sim.advance(2, 1).unwrap_err().to_string();
+    assert!(err.contains("contacts"), "{err}");
+}
+
+#[test]
+fn jacobi_allocates_no_apgd_segments() {
+    // Per contact of capacity: record 64 + CSR 8, then γ, trial, aux (+ y, best), Nγ, N·trial
+    // (+ Ny), rhs and the warm-start copy (key, γ), 16 B each.
+    for (kind, bytes) in [(SolverKind::Jacobi, 72 + 128), (SolverKind::Apgd, 72 + 176)] {
+        let (state, settings) = lattice(kind);
+        let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
+        sim.advance(1, 1).unwrap();
+        let m = sim.memory_bytes();
+        assert_eq!(m.contacts / m.contact_capacity, bytes, "{kind:?}");
+    }
+}
