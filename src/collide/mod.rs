@@ -593,9 +593,13 @@ impl Collide {
         shapes: &[BoundaryShape],
         settings: &CollideSettings,
     ) -> Result<Self, GpuError> {
-        let nb = boundary_count(state);
-        let cap = 4 * (state.len() - nb) as u32 + 1024;
+        let cap = Self::default_capacity(state) as u32;
         Self::with_capacity(ctx, bodies, state, shapes, settings, cap)
+    }
+
+    /// The starting contact capacity: 4 per grain + 1024 (grown on demand).
+    pub fn default_capacity(state: &BodyState) -> u64 {
+        4 * (state.len() - boundary_count(state)) as u64 + 1024
     }
 
     /// As [`Collide::new`] with an explicit initial contact capacity.

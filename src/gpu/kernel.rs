@@ -133,6 +133,49 @@ pub struct Kernel {
     build: PipelineBuild,
 }
 
+/// The bind group layout entries of a module's bindings (group 0 only), by binding number.
+fn layout_entries(
+    module: &naga::Module,
+    name: &str,
+) -> Result<Vec<wgpu::BindGroupLayoutEntry>, GpuError> {
+    let mut entries = Vec::new();
+    for (_, var) in module.global_variables.iter() {
+        let Some(binding) = &var.binding else {
+            continue;
+        };
+        if binding.group != 0 {
+            return Err(GpuError::Shader {
+                name: name.into(),
+                message: "only bind group 0 is used by the engine".into(),
+            });
+        }
+        let ty = match var.space {
+            naga::AddressSpace::Storage { access } => wgpu::BufferBindingType::Storage {
+                read_only: !access.contains(naga::StorageAccess::STORE),
+            },
+            naga::AddressSpace::Uniform => wgpu::BufferBindingType::Uniform,
+            other => {
+                return Err(GpuError::Shader {
+                    name: name.into(),
+                    message: format!("unsupported binding space {other:?}"),
+                })
+            }
+        };
+        entries.push(wgpu::BindGroupLayoutEntry {
+            binding: binding.binding,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        });
+    }
+    entries.sort_by_key(|e| e.binding);
+    Ok(entries)
+}
+
 /// The `NAME_LIVE` pipeline constants of chunked arrays for chunk counts `live`.
 fn live_constants(chunked: &[Chunked], live: &[u32]) -> Vec<(String, u32)> {
     chunked
@@ -204,41 +247,7 @@ impl Kernel {
         if !chunked.is_empty() {
             constants.push(("CHUNK_LOG2".into(), ctx.chunk_log2() as f64));
         }
-        let mut entries = Vec::new();
-        for (_, var) in module.global_variables.iter() {
-            let Some(binding) = &var.binding else {
-                continue;
-            };
-            if binding.group != 0 {
-                return Err(GpuError::Shader {
-                    name: source.name.into(),
-                    message: "only bind group 0 is used by the engine".into(),
-                });
-            }
-            let ty = match var.space {
-                naga::AddressSpace::Storage { access } => wgpu::BufferBindingType::Storage {
-                    read_only: !access.contains(naga::StorageAccess::STORE),
-                },
-                naga::AddressSpace::Uniform => wgpu::BufferBindingType::Uniform,
-                other => {
-                    return Err(GpuError::Shader {
-                        name: source.name.into(),
-                        message: format!("unsupported binding space {other:?}"),
-                    })
-                }
-            };
-            entries.push(wgpu::BindGroupLayoutEntry {
-                binding: binding.binding,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            });
-        }
-        entries.sort_by_key(|e| e.binding);
+        let entries = layout_entries(&module, source.name)?;
         let device = &ctx.device;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some(source.name),
@@ -357,14 +366,15 @@ impl Kernel {
     /// The pipeline of `entry` for the chunks bound so far (see [`Kernel::bind`]).
     pub fn pipeline(&self, entry: &str) -> wgpu::ComputePipeline {
         let missing = || panic!("kernel '{}' has no entry point '{entry}'", self.name);
+        // The common case (every array within one chunk) allocates nothing per dispatch.
+        if self.live.iter().all(|n| n.load(Ordering::Relaxed) == 1) {
+            return self.pipelines.get(entry).cloned().unwrap_or_else(missing);
+        }
         let live: Vec<u32> = self
             .live
             .iter()
             .map(|n| n.load(Ordering::Relaxed))
             .collect();
-        if live.iter().all(|&n| n == 1) {
-            return self.pipelines.get(entry).cloned().unwrap_or_else(missing);
-        }
         let mut variants = self.variants.lock().expect("pipeline variants");
         let v = variants.entry(live).or_insert_with_key(|live| {
             let constants = live_constants(&self.chunked, live);

@@ -116,8 +116,7 @@ impl ContactStages {
         capacity: Option<u32>,
     ) -> Result<Self, GpuError> {
         // Collide::new's default capacity, within what the solver's arrays can hold.
-        let grains = (state.len() - crate::collide::boundary_count(state)) as u64;
-        let capacity = capacity.map_or(4 * grains + 1024, u64::from);
+        let capacity = capacity.map_or_else(|| Collide::default_capacity(state), u64::from);
         let capacity = capacity.min(Simulation::max_contacts(ctx)) as u32;
         // Patch friction models (issue #11): collision emits patch records for them.
         let mut collide =
