@@ -396,3 +396,91 @@ pub fn moments(v: &[DVec3], faces: &[Face]) -> (f64, DVec3, DMat3) {
     let tr = c.x_axis.x + c.y_axis.y + c.z_axis.z;
     (vol, o + cm, DMat3::from_diagonal(DVec3::splat(tr)) - c)
 }
+
+/// A polytope's edges from its face loops (counter-clockwise seen from outside): each
+/// edge once, as `[u, w, f, g]` with u < w, f the face whose loop runs u → w and g the face
+/// whose loop runs w → u; in order of first appearance (face, then loop position). The
+/// GPU's hull–hull edge query walks this list (`src/collide/mod.rs`, `convex_record`).
+pub fn hull_edges(loops: &[Vec<u32>]) -> Vec<[u32; 4]> {
+    let runs = |f: usize, a: u32, b: u32| {
+        let l = &loops[f];
+        (0..l.len()).any(|k| l[k] == a && l[(k + 1) % l.len()] == b)
+    };
+    let mut edges = Vec::new();
+    for (f, l) in loops.iter().enumerate() {
+        for k in 0..l.len() {
+            let (a, b) = (l[k], l[(k + 1) % l.len()]);
+            let (u, w) = (a.min(b), a.max(b));
+            if edges.iter().any(|e: &[u32; 4]| e[0] == u && e[1] == w) {
+                continue;
+            }
+            let g = (0..loops.len()).find(|&g| g != f && runs(g, b, a));
+            let g = g.expect("a closed polytope: every edge borders two faces") as u32;
+            let (fu, gw) = if a == u { (f as u32, g) } else { (g, f as u32) };
+            edges.push([u, w, fu, gw]);
+        }
+    }
+    edges
+}
+
+/// The polytope data of a box (half extents h) in the layout of a convex hull grain:
+/// vertex k has bit 0/1/2 set on the + side of x/y/z (the order of the box narrow phase's
+/// corners); faces −x, +x, −y, +y, −z, +z with loops counter-clockwise from outside. Boxes
+/// meet hulls through it (the hull–hull narrow phase, `crate::reference::convex`).
+pub fn box_polytope(h: [f32; 3]) -> (Vec<[f32; 3]>, Vec<[f32; 4]>, Vec<Vec<u32>>) {
+    let vertices = (0..8)
+        .map(|k| [0, 1, 2].map(|b| if (k >> b) & 1 == 1 { h[b] } else { -h[b] }))
+        .collect();
+    let planes = (0..6)
+        .map(|f| {
+            let mut p = [0.0f32; 4];
+            p[f / 2] = if f % 2 == 1 { 1.0 } else { -1.0 };
+            p[3] = h[f / 2];
+            p
+        })
+        .collect();
+    let loops = [
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+    ]
+    .iter()
+    .map(|l| l.to_vec())
+    .collect();
+    (vertices, planes, loops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The box polytope's loops run counter-clockwise around their planes' normals, and
+    /// its 12 edges each border the two faces that contain both ends.
+    #[test]
+    fn box_polytope_is_consistent() {
+        let (v, p, l) = box_polytope([0.3, 0.2, 0.1]);
+        let x = |k: u32| DVec3::from(v[k as usize].map(|c| c as f64));
+        for (f, lp) in l.iter().enumerate() {
+            let n = DVec3::new(p[f][0] as f64, p[f][1] as f64, p[f][2] as f64);
+            let turn = (x(lp[1]) - x(lp[0])).cross(x(lp[2]) - x(lp[1]));
+            assert!(turn.normalize().dot(n) > 0.999, "face {f}");
+            for &k in lp {
+                assert!(
+                    (n.dot(x(k)) - p[f][3] as f64).abs() < 1e-7,
+                    "face {f} vertex {k}"
+                );
+            }
+        }
+        let e = hull_edges(&l);
+        assert_eq!(e.len(), 12);
+        for [u, w, f, g] in e {
+            assert!(u < w && f != g);
+            for face in [f, g] {
+                assert!(l[face as usize].contains(&u) && l[face as usize].contains(&w));
+            }
+        }
+    }
+}

@@ -224,13 +224,14 @@ points = [[0,0,0],[0.1,0,0],[0,0.1,0],[0,0,0.1]]
 position = [0.0, 0.0, 0.0]
 material = "m"
 [[body]]
-shape = "box"
-half_extents = [0.1, 0.1, 0.1]
+shape = "capsule"
+radius = 0.05
+half_length = 0.1
 position = [1.0, 0.0, 0.0]
 material = "m"
 "#);
     assert!(
-        e.contains("body[1].shape") && e.contains("line") && e.contains("convex"),
+        e.contains("body[1].shape") && e.contains("line") && e.contains("capsules"),
         "{e}"
     );
     let e = err(r#"
@@ -272,6 +273,32 @@ material = "m"
         e.contains("body[1].position") && e.contains("overlaps"),
         "{e}"
     );
+    // Hull on hull and hull on box: exact (the polytope narrow phase at zero envelope).
+    let stacked = |second: &str, z: f64| {
+        scene(&format!(
+            r#"
+[[body]]
+shape = "convex"
+points = [[0,0,0],[0.1,0,0],[0,0.1,0],[0.1,0.1,0],[0,0,0.1],[0.1,0,0.1],[0,0.1,0.1],[0.1,0.1,0.1]]
+position = [0.0, 0.0, 0.0]
+material = "m"
+[[body]]
+{second}
+position = [0.05, 0.05, {z}]
+material = "m"
+"#
+        ))
+    };
+    let cube = "shape = \"convex\"\npoints = [[-0.05,-0.05,-0.05],[0.05,-0.05,-0.05],[-0.05,0.05,-0.05],[0.05,0.05,-0.05],[-0.05,-0.05,0.05],[0.05,-0.05,0.05],[-0.05,0.05,0.05],[0.05,0.05,0.05]]";
+    let bx = "shape = \"box\"\nhalf_extents = [0.05, 0.05, 0.05]";
+    for second in [cube, bx] {
+        assert!(stacked(second, 0.1501).is_ok(), "{second}");
+        let e = stacked(second, 0.149).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.contains("body[1].position") && e.contains("overlaps"),
+            "{second}: {e}"
+        );
+    }
 }
 
 /// `file = "part.obj"`: the hull of the file's vertices (a cube of side 0.1 written as 12

@@ -23,6 +23,7 @@ mod patch;
 mod patch_coupling;
 mod physics;
 mod plot;
+mod polytope;
 mod render;
 mod rolling;
 mod run;

@@ -264,6 +264,9 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
     let b = |x: bool| if x { 1.0 } else { 0.0 };
     // Clump members follow the 4·len records: [0] = (count, first vec4 index) as u32 bits.
     let mut members: Vec<[f32; 4]> = Vec::new();
+    let hulls = shapes
+        .iter()
+        .any(|s| matches!(s, BoundaryShape::GrainConvex { .. }));
     for s in shapes {
         let mut r = [[0.0f32; 4]; 4];
         match s {
@@ -282,13 +285,23 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
                 vertices,
                 planes,
                 loops,
-            } => r[0] = convex_record(vertices, planes, loops, 4 * shapes.len(), &mut members),
+            } => {
+                [r[0], r[1]] =
+                    convex_record(vertices, planes, loops, 4 * shapes.len(), &mut members)
+            }
             BoundaryShape::BoxContainer {
                 half_extents: h,
                 open_top,
             } => r[0] = [h[0], h[1], h[2], b(*open_top)],
-            BoundaryShape::SolidBox { half_extents: h }
-            | BoundaryShape::GrainBox { half_extents: h } => r[0] = [h[0], h[1], h[2], 0.0],
+            BoundaryShape::SolidBox { half_extents: h } => r[0] = [h[0], h[1], h[2], 0.0],
+            BoundaryShape::GrainBox { half_extents: h } => {
+                r[0] = [h[0], h[1], h[2], 0.0];
+                // Boxes meet hulls as polytopes: [1], [2] = the box's hull record.
+                if hulls {
+                    let (v, p, l) = crate::convex::box_polytope(*h);
+                    [r[1], r[2]] = convex_record(&v, &p, &l, 4 * shapes.len(), &mut members);
+                }
+            }
             BoundaryShape::CylinderContainer {
                 radius,
                 height,
@@ -359,16 +372,18 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
 }
 
 /// A convex hull's data appended to `extra` (whose vec4 index 0 is `first`); returns its
-/// record [0] = (vertices, faces, first vertex, first plane) as u32 bits. After the nf
-/// planes: nf face headers (first loop entry, count), then the loops' vertex indices
-/// packed 4 per vec4 (u32 bits). Layout read by `shaders/common/collide_convex.wgsl`.
+/// record [0] = (vertices, faces, first vertex, first plane), [1] = (edges, first edge) as
+/// u32 bits. After the nf planes: nf face headers (first loop entry, count), the loops'
+/// vertex indices packed 4 per vec4 (u32 bits), then one vec4 (u, w, f, g) per edge
+/// (`crate::convex::hull_edges`). Layout read by `shaders/common/collide_convex.wgsl` and
+/// the polytope section of `shaders/collide_pairs.wgsl`.
 fn convex_record(
     vertices: &[[f32; 3]],
     planes: &[[f32; 4]],
     loops: &[Vec<u32>],
     first: usize,
     extra: &mut Vec<[f32; 4]>,
-) -> [f32; 4] {
+) -> [[f32; 4]; 2] {
     let vbase = (first + extra.len()) as u32;
     extra.extend(vertices.iter().map(|v| [v[0], v[1], v[2], 0.0]));
     let fbase = (first + extra.len()) as u32;
@@ -384,7 +399,13 @@ fn convex_record(
         q[..c.len()].copy_from_slice(c);
         extra.push(q.map(f32::from_bits));
     }
-    [vertices.len() as u32, planes.len() as u32, vbase, fbase].map(f32::from_bits)
+    let edges = crate::convex::hull_edges(loops);
+    let ebase = (first + extra.len()) as u32;
+    extra.extend(edges.iter().map(|e| e.map(f32::from_bits)));
+    [
+        [vertices.len() as u32, planes.len() as u32, vbase, fbase].map(f32::from_bits),
+        [edges.len() as u32, ebase, 0, 0].map(f32::from_bits),
+    ]
 }
 
 /// Number of leading boundary bodies; every body after them must be a grain (sphere or box).
@@ -431,6 +452,7 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
                     SHAPE_BOX_CONTAINER,
                     SHAPE_CYLINDER_CONTAINER,
                     SHAPE_SPHERE,
+                    SHAPE_CLUMP,
                 ]
                 .contains(&k)
             },
@@ -438,7 +460,17 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
         SHAPE_CONVEX => rule(
             "convex",
             |s| matches!(s, S::GrainConvex { .. }),
-            |k| [SHAPE_PLANE, SHAPE_BOX_CONTAINER, SHAPE_SPHERE].contains(&k),
+            |k| {
+                [
+                    SHAPE_PLANE,
+                    SHAPE_BOX_CONTAINER,
+                    SHAPE_SPHERE,
+                    SHAPE_CONVEX,
+                    SHAPE_BOX,
+                    SHAPE_CLUMP,
+                ]
+                .contains(&k)
+            },
         ),
         SHAPE_CLUMP => rule(
             "clump",

@@ -7,7 +7,9 @@
 use super::boxes;
 use super::capsule;
 use super::collide::{wall_grain, Contact64, Ctx, MeshRef, Wall};
-use crate::bodies::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP};
+use super::convex;
+use super::cylinder;
+use crate::bodies::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX, SHAPE_CYLINDER};
 use crate::collide::BoundaryShape;
 use glam::{DQuat, DVec3};
 
@@ -32,7 +34,7 @@ pub(super) fn members(cx: &Ctx, g: usize, shapes: &[BoundaryShape]) -> Vec<(DVec
         .collect()
 }
 
-/// Grains a < b, at least one a clump (the other a sphere, a clump, a box or a capsule).
+/// Grains a < b, at least one a clump (the other any grain).
 pub(super) fn clump_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
     let (pa, pb) = (cx.state.pos[a], cx.state.pos[b]);
     let env = cx.settings.envelope as f64;
@@ -43,8 +45,9 @@ pub(super) fn clump_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundarySha
     let (xa, xb) = (v3(pa), v3(pb));
     let (mu, materials) = cx.mu_mat(a, b);
     let (ka, kb) = (cx.state.info[a][2], cx.state.info[b][2]);
-    if ka == SHAPE_CAPSULE || kb == SHAPE_CAPSULE {
-        return clump_capsule(cx, a, b, shapes);
+    let other = [SHAPE_CAPSULE, SHAPE_CYLINDER, SHAPE_CONVEX];
+    if other.contains(&ka) || other.contains(&kb) {
+        return clump_other(cx, a, b, shapes);
     }
     if ka == SHAPE_BOX || kb == SHAPE_BOX {
         // Members against the box: the box narrow phase's sphere–box, normal A -> B.
@@ -97,19 +100,47 @@ pub(super) fn clump_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundarySha
     }
 }
 
-/// Grains a < b, a clump and a capsule: each member against the capsule (capsule–sphere),
-/// normal from the capsule to the member, turned to run from A to B; feature = member.
-fn clump_capsule(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
-    let (c, x, flip) = if cx.state.info[a][2] == SHAPE_CAPSULE {
+/// Grains a < b, a clump and a capsule, hull or cylinder: each member against it as a
+/// sphere (capsule–sphere, sphere–hull, cylinder–sphere), normal from the other grain to
+/// the member, turned to run from A to B; feature = member.
+fn clump_other(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
+    let kind = |g: usize| cx.state.info[g][2];
+    let (c, x, flip) = if kind(a) != SHAPE_CLUMP {
         (b, a, false)
     } else {
         (a, b, true)
     };
-    let cap = cx.capsule(x, shapes);
     let env = cx.settings.envelope as f64;
+    let test: Box<dyn Fn(DVec3, f64) -> Vec<capsule::CPoint>> = match kind(x) {
+        SHAPE_CAPSULE => {
+            let cap = cx.capsule(x, shapes);
+            Box::new(move |s, r| capsule::capsule_sphere(&cap, s, r, env))
+        }
+        SHAPE_CYLINDER => {
+            let cy = cx.cylinder(x, shapes);
+            Box::new(move |s, r| cylinder::cylinder_sphere(&cy, s, r, env))
+        }
+        _ => {
+            let p = cx.state.pos[x];
+            let r = cx.state.rot[x];
+            let q = DQuat::from_xyzw(r[0] as f64, r[1] as f64, r[2] as f64, r[3] as f64);
+            let hull = convex::Hull::new(v3(p), q, &shapes[cx.state.info[x][3] as usize]);
+            Box::new(move |s, rs| {
+                let hit = convex::sphere_hull(s, rs, &hull, env);
+                hit.map(|(n, gap, p)| capsule::CPoint {
+                    p,
+                    n,
+                    gap,
+                    feature: 0,
+                })
+                .into_iter()
+                .collect()
+            })
+        }
+    };
     let mut pts = Vec::new();
     for (k, (s, r)) in members(cx, c, shapes).into_iter().enumerate() {
-        for mut p in capsule::capsule_sphere(&cap, s, r, env) {
+        for mut p in test(s, r) {
             p.feature = k as u32;
             pts.push(p);
         }

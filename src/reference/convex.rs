@@ -9,12 +9,16 @@
 //!   (centre inside): that face's normal, depth −s; else the closest point over the faces
 //!   the centre sees (projection when inside the polygon, else its edges), feature 0.
 //!
-//! Other pairs with hulls (box, capsule, clump, hull–hull, cylinder container, solid
-//! boundaries, meshes) are not built: refused by `Collide::new` and the scene loader.
+//! * **hull–hull, hull–box**: separating axes and a clipped face manifold
+//!   ([`super::polytope`]).
+//! * **hull–clump**: each member sphere as sphere–hull ([`super::clumps`]).
+//!
+//! Other pairs with hulls (capsule, cylinder, cylinder container, solid boundaries,
+//! meshes) are not built: refused by `Collide::new` and the scene loader.
 
 use super::boxes::{deepest, MPoint, Manifold};
 use super::collide::{Contact64, Ctx};
-use crate::bodies::SHAPE_CONVEX;
+use crate::bodies::{SHAPE_BOX, SHAPE_CONVEX};
 use crate::collide::BoundaryShape;
 use glam::{DQuat, DVec3};
 
@@ -25,32 +29,43 @@ pub struct Hull {
     pub verts: Vec<DVec3>,
     pub planes: Vec<(DVec3, f64)>,
     pub loops: Vec<Vec<u32>>,
+    /// `[u, w, f, g]`: `crate::convex::hull_edges`.
+    pub edges: Vec<[u32; 4]>,
 }
 
 impl Hull {
-    /// The hull of a `GrainConvex` shape at (c, q); the f32 data widened to f64.
+    /// The polytope of a `GrainConvex` shape, or of a `GrainBox` / `SolidBox` (its
+    /// `crate::convex::box_polytope`), at (c, q); the f32 data widened to f64.
     pub fn new(c: DVec3, q: DQuat, shape: &BoundaryShape) -> Hull {
-        let BoundaryShape::GrainConvex {
-            vertices,
-            planes,
-            loops,
-        } = shape
-        else {
-            panic!("not a GrainConvex shape: {shape:?}");
-        };
+        match shape {
+            BoundaryShape::GrainConvex {
+                vertices,
+                planes,
+                loops,
+            } => Hull::from_f32(c, q, vertices, planes, loops),
+            BoundaryShape::GrainBox { half_extents } | BoundaryShape::SolidBox { half_extents } => {
+                let (v, p, l) = crate::convex::box_polytope(*half_extents);
+                Hull::from_f32(c, q, &v, &p, &l)
+            }
+            _ => panic!("not a polytope shape: {shape:?}"),
+        }
+    }
+
+    fn from_f32(c: DVec3, q: DQuat, v: &[[f32; 3]], p: &[[f32; 4]], l: &[Vec<u32>]) -> Hull {
         let d = |x: f32| x as f64;
         Hull {
             c,
             q,
-            verts: vertices
+            verts: v
                 .iter()
                 .map(|v| DVec3::new(d(v[0]), d(v[1]), d(v[2])))
                 .collect(),
-            planes: planes
+            planes: p
                 .iter()
                 .map(|p| (DVec3::new(d(p[0]), d(p[1]), d(p[2])), d(p[3])))
                 .collect(),
-            loops: loops.clone(),
+            loops: l.to_vec(),
+            edges: crate::convex::hull_edges(l),
         }
     }
 
@@ -185,13 +200,19 @@ fn push(cx: &mut Ctx, a: usize, b: usize, m: &Manifold) {
     }
 }
 
-/// Grains a < b, one a hull, the other a sphere (the only pair built).
+/// Grains a < b, one a hull, the other a sphere, a hull or a box (`super::polytope`).
 pub(super) fn convex_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
     let env = cx.settings.envelope as f64;
     let (pa, pb) = (cx.state.pos[a], cx.state.pos[b]);
     // Bounding spheres first, as the GPU's broad phase does.
     if (v3(pb) - v3(pa)).length() - pa[3] as f64 - pb[3] as f64 > env {
         return;
+    }
+    let polytope = |k: u32| k == SHAPE_CONVEX || k == SHAPE_BOX;
+    if polytope(cx.state.info[a][2]) && polytope(cx.state.info[b][2]) {
+        let (ha, hb) = (grain_hull(cx, a, shapes), grain_hull(cx, b, shapes));
+        let m = super::polytope::polytope_pair(&ha, &hb, pa[3] as f64, pb[3] as f64, env);
+        return push(cx, a, b, &m);
     }
     let hull_a = cx.state.info[a][2] == SHAPE_CONVEX;
     let (h, s, sign) = if hull_a { (a, b, 1.0) } else { (b, a, -1.0) };

@@ -76,15 +76,9 @@ impl Cylinder {
     }
 }
 
-/// One contact: world point (midway between the surfaces), unit normal (from the first
-/// shape named in the function to the second), gap, feature.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CPoint {
-    pub p: DVec3,
-    pub n: DVec3,
-    pub gap: f64,
-    pub feature: u32,
-}
+/// One contact: the capsule twin's point (world point midway, normal from the first shape
+/// named in the function to the second, gap, feature).
+pub use super::capsule::CPoint;
 
 /// Mass and principal moments (body frame, axis z) of a solid cylinder:
 /// m = ρπr²·2hl, I_z = m r²/2, I_x = I_y = m(3r² + (2hl)²)/12.
@@ -216,7 +210,7 @@ use crate::collide::BoundaryShape;
 
 impl Ctx<'_> {
     /// Cylinder `g` (a grain with kind SHAPE_CYLINDER) in world.
-    fn cylinder(&self, g: usize, shapes: &[BoundaryShape]) -> Cylinder {
+    pub(super) fn cylinder(&self, g: usize, shapes: &[BoundaryShape]) -> Cylinder {
         let BoundaryShape::GrainCylinder {
             radius,
             half_length,

@@ -9,6 +9,7 @@ pub mod cylinder;
 pub mod integrate;
 pub mod joints;
 pub mod oracle;
+pub mod polytope;
 pub mod solve;
 
 use glam::DVec3;

@@ -78,8 +78,9 @@ pub(super) fn convex_shape(
     Ok(BodyShape::Convex(Arc::new(hull)))
 }
 
-/// Hull bodies meet spheres, planes and box containers only (the narrow phase built so
-/// far): any other body shape or boundary kind in a scene with a hull is refused.
+/// Hull bodies meet spheres, hulls, boxes, clumps, planes and box containers (the narrow
+/// phase built so far): a capsule or cylinder body, or any other boundary kind, in a scene
+/// with a hull is refused.
 pub(super) fn convex_pairs(
     err: ErrFn,
     line: &dyn Fn(&Range<usize>) -> usize,
@@ -94,19 +95,21 @@ pub(super) fn convex_pairs(
     else {
         return Ok(());
     };
-    let other = bodies
-        .iter()
-        .enumerate()
-        .find(|&(k, b)| k != c && !matches!(b.shape, BodyShape::Sphere { .. }));
+    let other = bodies.iter().enumerate().find(|&(_, b)| {
+        matches!(
+            b.shape,
+            BodyShape::Capsule { .. } | BodyShape::Cylinder { .. }
+        )
+    });
     if let Some((k, _)) = other {
         let (j, i) = (c.max(k), c.min(k));
         return Err(err(
             Some(origins[j].1.clone()),
             format!("body[{j}].shape"),
             format!(
-                "{} and {} defined on line {}: a convex hull body meets only spheres, planes \
-                 and box containers yet (no narrow phase for hulls against other hulls, boxes, \
-                 capsules or clumps)",
+                "{} and {} defined on line {}: a convex hull body meets spheres, hulls, boxes, \
+                 clumps, planes and box containers only (no narrow phase for hulls against \
+                 capsules or cylinders yet)",
                 origins[j].0,
                 origins[i].0,
                 line(&origins[i].1)
@@ -132,27 +135,40 @@ pub(super) fn convex_pairs(
     Ok(())
 }
 
-/// The gap of a hull and a sphere (the narrow phase at zero envelope); infinity for other
-/// pairs (refused by [`convex_pairs`]).
+/// The gap of a hull and a sphere, hull or box (the narrow phase at zero envelope; the
+/// smallest point gap of a polytope pair); infinity for other pairs (refused by
+/// [`convex_pairs`] or checked elsewhere).
 pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     use crate::reference::convex::{sphere_hull, Hull};
-    let (h, s) = match (&a.shape, &b.shape) {
-        (BodyShape::Convex(h), BodyShape::Sphere { .. }) => (h, b),
-        (BodyShape::Sphere { .. }, BodyShape::Convex(h)) => (h, a),
-        _ => return f64::INFINITY,
+    let poly = |d: &BodyDesc| {
+        let shape = match &d.shape {
+            BodyShape::Convex(h) => h.grain_shape(),
+            BodyShape::Box { half_extents } => crate::collide::BoundaryShape::GrainBox {
+                half_extents: half_extents.map(|v| v as f32),
+            },
+            _ => return None,
+        };
+        let (c, q) = (
+            DVec3::from_array(d.position),
+            DQuat::from_array(d.orientation),
+        );
+        Some(Hull::new(c, q, &shape))
     };
-    let BodyShape::Sphere { radius } = s.shape else {
-        return f64::INFINITY;
+    let radius = |d: &BodyDesc| match d.shape {
+        BodyShape::Sphere { radius } => Some(radius),
+        _ => None,
     };
-    let d = if matches!(a.shape, BodyShape::Convex(_)) {
-        a
-    } else {
-        b
-    };
-    let hull = Hull::new(
-        DVec3::from_array(d.position),
-        DQuat::from_array(d.orientation),
-        &h.grain_shape(),
-    );
-    sphere_hull(DVec3::from_array(s.position), radius, &hull, 0.0).map_or(f64::INFINITY, |m| m.1)
+    match (poly(a), poly(b), radius(a), radius(b)) {
+        (Some(ha), Some(hb), _, _) => {
+            let m = crate::reference::polytope::polytope_pair(&ha, &hb, 1.0, 1.0, 0.0);
+            m.pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
+        }
+        (Some(h), None, _, Some(r)) => {
+            sphere_hull(DVec3::from_array(b.position), r, &h, 0.0).map_or(f64::INFINITY, |m| m.1)
+        }
+        (None, Some(h), Some(r), _) => {
+            sphere_hull(DVec3::from_array(a.position), r, &h, 0.0).map_or(f64::INFINITY, |m| m.1)
+        }
+        _ => f64::INFINITY,
+    }
 }

@@ -29,14 +29,14 @@ pub(super) fn cylinder_shape(
     })
 }
 
-/// A cylinder meets only spheres: a second cylinder, or a box, capsule or clump beside a
-/// cylinder, is refused at the later body.
+/// A cylinder meets only spheres and clumps: a second cylinder, or a box, capsule or hull
+/// beside a cylinder, is refused at the later body.
 pub(super) fn cylinder_bodies(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
     let is_cyl = |b: &BodyDesc| matches!(b.shape, BodyShape::Cylinder { .. });
     let Some(c) = bodies.iter().position(is_cyl) else {
         return Ok(());
     };
-    let other = |b: &BodyDesc| !matches!(b.shape, BodyShape::Sphere { .. });
+    let other = |b: &BodyDesc| !matches!(b.shape, BodyShape::Sphere { .. } | BodyShape::Clump(_));
     let Some(k) = (0..bodies.len()).find(|&k| k != c && other(&bodies[k])) else {
         return Ok(());
     };
@@ -45,8 +45,8 @@ pub(super) fn cylinder_bodies(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origi
         Some(origins[j].span.clone()),
         format!("body[{j}].shape"),
         format!(
-            "{} and {} defined on line {}: a cylinder meets only spheres yet (no cylinder–box, \
-             –capsule, –clump or –cylinder narrow phase)",
+            "{} and {} defined on line {}: a cylinder meets only spheres and clumps yet (no \
+             cylinder–box, –capsule, –hull or –cylinder narrow phase)",
             origins[j].label,
             origins[i].label,
             cx.line(&origins[i].span)
