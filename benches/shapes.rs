@@ -9,7 +9,8 @@
 //!    phase's pairs/s after subtracting the sphere–sphere lattice's time (whose narrow
 //!    phase is a distance test: its time is the broad phase's and the list's).
 //!    Shapes: sphere (r = R), box (a cube, half extent R/√3), capsule (r = 0.4 R,
-//!    half length 0.6 R), clump (three spheres of 0.5 R at 0.5 R from the centre).
+//!    half length 0.6 R), clump (three spheres of 0.5 R at 0.5 R from the centre), hull
+//!    (a stone: the hull of 14 seeded points on a 1.3 × 1 × 0.7 ellipsoid).
 //! 2. A dense block of 10⁴ three-sphere clumps on a floor beside the same block of 10⁴
 //!    spheres (lattice generator, radius 4 mm, spacing 2r: bounding spheres touching, the
 //!    bottom layer on the floor; clumps at random orientations, so they touch less): ms per
@@ -42,6 +43,24 @@ enum Kind {
     Box,
     Capsule,
     Clump,
+    Hull,
+}
+
+/// The hull grain: 14 seeded points on a stretched sphere (a stone), its bounding radius R.
+fn stone() -> &'static BoundaryShape {
+    static S: std::sync::OnceLock<BoundaryShape> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let pts: Vec<[f64; 3]> = (0..14)
+            .map(|_| {
+                let mut u = || rng.random_range(-1.0..1.0);
+                let v = glam::DVec3::new(u(), u(), u()).normalize();
+                (v * glam::DVec3::new(1.3, 1.0, 0.7)).to_array()
+            })
+            .collect();
+        let h = bristlecone::convex::ConvexHull::new(&pts).expect("stone hull");
+        h.scaled(R as f64 / h.bounding_radius()).grain_shape()
+    })
 }
 
 /// Pushes a grain of `kind` at `p` (bounding radius R, random orientation).
@@ -76,6 +95,7 @@ fn push(
             },
             SHAPE_CAPSULE,
         ),
+        Kind::Hull => (stone().clone(), SHAPE_CONVEX),
         Kind::Clump => {
             let m = |a: f32| [0.5 * R * a.cos(), 0.5 * R * a.sin(), 0.0, 0.5 * R];
             let t = 2.0 * std::f32::consts::PI / 3.0;
@@ -162,6 +182,10 @@ fn narrow_phase(ctx: &GpuContext, n: usize) {
         (Clump, Sphere),
         (Clump, Box),
         (Clump, Capsule),
+        (Hull, Hull),
+        (Hull, Box),
+        (Hull, Sphere),
+        (Hull, Clump),
     ];
     println!("narrow phase: {n} grains, R = {R} m, lattice 1.9 R, 3 candidate pairs per grain");
     println!("| pair | contacts | touching pairs | ms / detection | candidate pairs/s | narrow-phase pairs/s | list hash |");

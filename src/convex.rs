@@ -83,7 +83,7 @@ impl ConvexHull {
         check_volume(&p, ext)?;
         let (verts, tris) = chull_triangles(&p)?;
         let faces = merge_faces(&verts, &tris, ext * PLANE_TOL)?;
-        let (verts, faces) = compact(&verts, faces);
+        let (verts, faces) = canonical(compact(&verts, faces));
         check_contains(&p, &faces, &verts, ext)?;
         cap("vertices", "vertex", verts.len(), MAX_VERTICES)?;
         cap("faces", "face", faces.len(), MAX_FACES)?;
@@ -348,6 +348,51 @@ fn compact(v: &[DVec3], faces: Vec<Face>) -> (Vec<DVec3>, Vec<Face>) {
     (out, faces)
 }
 
+/// The hull in a canonical order, whatever order the hull library returned (it varies
+/// from process to process: its hash maps are randomly seeded): vertices sorted by their
+/// coordinates, each loop starting at its lowest vertex, faces sorted by loop, normals by
+/// Newell's formula over the loop. Vertex and
+/// face indices are feature ids and the GPU's iteration order, so a scene's results must
+/// not depend on them.
+fn canonical((v, faces): (Vec<DVec3>, Vec<Face>)) -> (Vec<DVec3>, Vec<Face>) {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    let key = |i: &usize| v[*i].to_array();
+    order.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        (0..3)
+            .map(|k| ka[k].total_cmp(&kb[k]))
+            .find(|o| o.is_ne())
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut map = vec![0u32; v.len()];
+    for (new, &old) in order.iter().enumerate() {
+        map[old] = new as u32;
+    }
+    let mut faces: Vec<Face> = faces
+        .into_iter()
+        .map(|f| {
+            let mut l: Vec<u32> = f.verts.iter().map(|&i| map[i as usize]).collect();
+            let first = (0..l.len()).min_by_key(|&k| l[k]).unwrap_or(0);
+            l.rotate_left(first);
+            // Newell's normal of the canonical loop (the library's triangle order would
+            // leave the last bit to chance).
+            let at = |k: usize| v[order[l[k % l.len()] as usize]];
+            let normal = (0..l.len())
+                .map(|k| at(k).cross(at(k + 1)))
+                .fold(DVec3::ZERO, |a, b| a + b)
+                .normalize();
+            let offset = normal.dot(at(0));
+            Face {
+                verts: l,
+                normal,
+                offset,
+            }
+        })
+        .collect();
+    faces.sort_by(|a, b| a.verts.cmp(&b.verts));
+    (order.iter().map(|&i| v[i]).collect(), faces)
+}
+
 /// Every input point inside every face plane, every face with ≥ 3 vertices: a check on
 /// the library's result, not only on the input.
 fn check_contains(p: &[DVec3], faces: &[Face], v: &[DVec3], ext: f64) -> Result<(), HullError> {
@@ -423,11 +468,14 @@ pub fn hull_edges(loops: &[Vec<u32>]) -> Vec<[u32; 4]> {
     edges
 }
 
+/// A polytope in the f32 layout of a hull grain: vertices, face planes (n, d), loops.
+pub type PolytopeData = (Vec<[f32; 3]>, Vec<[f32; 4]>, Vec<Vec<u32>>);
+
 /// The polytope data of a box (half extents h) in the layout of a convex hull grain:
 /// vertex k has bit 0/1/2 set on the + side of x/y/z (the order of the box narrow phase's
 /// corners); faces −x, +x, −y, +y, −z, +z with loops counter-clockwise from outside. Boxes
 /// meet hulls through it (the hull–hull narrow phase, `crate::reference::convex`).
-pub fn box_polytope(h: [f32; 3]) -> (Vec<[f32; 3]>, Vec<[f32; 4]>, Vec<Vec<u32>>) {
+pub fn box_polytope(h: [f32; 3]) -> PolytopeData {
     let vertices = (0..8)
         .map(|k| [0, 1, 2].map(|b| if (k >> b) & 1 == 1 { h[b] } else { -h[b] }))
         .collect();
@@ -456,6 +504,25 @@ pub fn box_polytope(h: [f32; 3]) -> (Vec<[f32; 3]>, Vec<[f32; 4]>, Vec<Vec<u32>>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The same points give the same hull, vertex for vertex and face for face (the hull
+    /// library's own order changes with its hash seeds: feature ids and GPU iteration order
+    /// would change between runs).
+    #[test]
+    fn hull_order_is_canonical() {
+        let pts: Vec<[f64; 3]> = (0..14)
+            .map(|k| {
+                let t = k as f64 * 2.399_963;
+                let z = 1.0 - 2.0 * (k as f64 + 0.5) / 14.0;
+                let r = (1.0 - z * z).sqrt();
+                [1.3 * r * t.cos(), r * t.sin(), 0.7 * z]
+            })
+            .collect();
+        let first = ConvexHull::new(&pts).unwrap();
+        for _ in 0..20 {
+            assert_eq!(ConvexHull::new(&pts).unwrap(), first);
+        }
+    }
 
     /// The box polytope's loops run counter-clockwise around their planes' normals, and
     /// its 12 edges each border the two faces that contain both ends.
