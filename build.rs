@@ -21,7 +21,8 @@ fn main() {
     for n in &names {
         // A stage `family_x` also gets `shaders/common/family.wgsl` when that file exists,
         // followed by every `shaders/common/family_*.wgsl` (sorted: e.g. a shape's narrow
-        // phase kept in its own file).
+        // phase kept in its own file) whose first line, when it is `// stages: a, b`,
+        // names the stage (code that reads a binding only some stages declare).
         let family = n.split('_').next().unwrap_or(n);
         let mut commons: Vec<String> = Vec::new();
         if std::path::Path::new(&format!("shaders/common/{family}.wgsl")).exists() {
@@ -32,8 +33,8 @@ fn main() {
                 d.filter_map(|e| {
                     let name = e.ok()?.file_name().into_string().ok()?;
                     let stem = name.strip_suffix(".wgsl")?;
-                    stem.starts_with(&format!("{family}_"))
-                        .then(|| stem.to_string())
+                    let ours = stem.starts_with(&format!("{family}_")) && for_stage(&name, n);
+                    ours.then(|| stem.to_string())
                 })
                 .collect()
             })
@@ -51,5 +52,19 @@ fn main() {
     let path = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("shaders.rs");
     if std::fs::read_to_string(&path).ok().as_deref() != Some(out.as_str()) {
         std::fs::write(path, out).unwrap();
+    }
+}
+
+/// Whether common file `name` goes to `stage`: unless its first line is `// stages: …`,
+/// every stage of the family.
+fn for_stage(name: &str, stage: &str) -> bool {
+    let text = std::fs::read_to_string(format!("shaders/common/{name}")).unwrap_or_default();
+    match text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// stages:"))
+    {
+        Some(list) => list.split(',').any(|s| s.trim() == stage),
+        None => true,
     }
 }

@@ -527,14 +527,43 @@ fn mesh_contacts(s: u32, cl: vec3<f32>, r: f32) {
 
 // convex:begin
 // ---------------------------------------------------------------- convex hull grains
-// Hull grain against a plane and the walls of a box container (Collide::new refuses the
-// other kinds): its vertices, the 4 deepest within the envelope (ties to the lower vertex),
-// features offset + vertex (offset = 64 × wall), ascending. Twin: src/reference/convex.rs.
-fn hull_gap(rec: vec4<u32>, k: u32, n: vec3<f32>, x0: vec3<f32>) -> f32 {
-    return dot(g_pb.xyz + quat_rotate(rot[g_b], shapes[rec.z + k].xyz) - x0, n);
+// Hull grain against a plane, the walls of a box or cylinder container (its vertices, the 4
+// deepest within the envelope per wall, ties to the lower vertex; features 64 × wall (box)
+// or 64 × group (cylinder: side, bottom, top) + vertex, ascending), and a solid box
+// (polytope_pair, common/collide_polytope.wgsl). Collide::new refuses the other kinds.
+// Twin: src/reference/convex.rs.
+const HULL_PLANE: u32 = 3u;
+
+// Gap of vertex k against wall `mode`: HULL_PLANE (world normal n through x0), or a
+// cylinder container's side (0), bottom (1) or top (2) (a = radius, height, open).
+fn hull_wall_gap(rec: vec4<u32>, k: u32, mode: u32, n: vec3<f32>, x0: vec3<f32>, a: vec4<f32>) -> f32 {
+    let v = g_pb.xyz + quat_rotate(rot[g_b], shapes[rec.z + k].xyz);
+    if mode == HULL_PLANE {
+        return dot(v - x0, n);
+    }
+    let l = quat_rotate_inv(g_qa, v - g_xa);
+    return select(select(a.y - l.z, l.z, mode == 1u), a.x - length(l.xy), mode == 0u);
 }
 
-fn hull_plane(rec: vec4<u32>, n: vec3<f32>, x0: vec3<f32>, offset: u32) {
+// The wall's normal (world, towards the hull) at vertex k.
+fn hull_wall_normal(rec: vec4<u32>, k: u32, mode: u32, n: vec3<f32>) -> vec3<f32> {
+    if mode == HULL_PLANE {
+        return n;
+    }
+    if mode != 0u {
+        return quat_rotate(g_qa, vec3<f32>(0.0, 0.0, select(-1.0, 1.0, mode == 1u)));
+    }
+    let v = g_pb.xyz + quat_rotate(rot[g_b], shapes[rec.z + k].xyz);
+    let l = quat_rotate_inv(g_qa, v - g_xa);
+    let rho = length(l.xy);
+    var nl = vec3<f32>(-1.0, 0.0, 0.0);
+    if rho > 0.0 {
+        nl = vec3<f32>(-l.xy / rho, 0.0);
+    }
+    return quat_rotate(g_qa, nl);
+}
+
+fn hull_wall(rec: vec4<u32>, mode: u32, n: vec3<f32>, x0: vec3<f32>, a: vec4<f32>, offset: u32) {
     let env = params.grid.z;
     var pick = array<u32, 4>(NONE, NONE, NONE, NONE);
     var pg = -3.0e38;
@@ -544,7 +573,7 @@ fn hull_plane(rec: vec4<u32>, n: vec3<f32>, x0: vec3<f32>, offset: u32) {
         var bg = 3.0e38;
         var bk = NONE;
         for (var k = 0u; k < rec.x; k++) {
-            let g = hull_gap(rec, k, n, x0);
+            let g = hull_wall_gap(rec, k, mode, n, x0, a);
             if g <= env && (pk == NONE || hull_before(pg, pk, g, k)) && (bk == NONE || hull_before(g, k, bg, bk)) {
                 bg = g;
                 bk = k;
@@ -558,8 +587,8 @@ fn hull_plane(rec: vec4<u32>, n: vec3<f32>, x0: vec3<f32>, offset: u32) {
         pk = bk;
     }
     // Emit in ascending vertex order.
-    for (var a = 1u; a < 4u; a++) {
-        var b = a;
+    for (var i = 1u; i < 4u; i++) {
+        var b = i;
         while b > 0u && pick[b - 1u] > pick[b] {
             let t = pick[b];
             pick[b] = pick[b - 1u];
@@ -572,33 +601,53 @@ fn hull_plane(rec: vec4<u32>, n: vec3<f32>, x0: vec3<f32>, offset: u32) {
         if k == NONE {
             continue;
         }
-        let g = hull_gap(rec, k, n, x0);
+        let g = hull_wall_gap(rec, k, mode, n, x0, a);
         let v = g_pb.xyz + quat_rotate(rot[g_b], shapes[rec.z + k].xyz);
-        emit_at(offset + k, n, v - n * (0.5 * g), g);
+        let nk = hull_wall_normal(rec, k, mode, n);
+        emit_at(offset + k, nk, v - nk * (0.5 * g), g);
     }
 }
 
 fn wall_convex(kind: u32, a: vec4<f32>) {
     let rec = bitcast<vec4<u32>>(shapes[4u * info[g_b].w]);
-    if kind == SHAPE_PLANE {
-        hull_plane(rec, quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0)), g_xa, 0u);
-        return;
-    }
-    let h = a.xyz;
+    let zero = vec3<f32>(0.0);
     let cl = quat_rotate_inv(g_qa, g_pb.xyz - g_xa);
-    if !(all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z) {
-        return;
-    }
-    var walls = array<vec3<f32>, 6>(
-        vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(-1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0),
-        vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0, 0.0, -1.0),
-    );
-    for (var k = 0u; k < 6u; k++) {
-        if k == 5u && a.w != 0.0 {
-            continue;
+    switch kind {
+        case SHAPE_PLANE: {
+            hull_wall(rec, HULL_PLANE, quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0)), g_xa, a, 0u);
         }
-        let nl = walls[k];
-        hull_plane(rec, quat_rotate(g_qa, nl), g_xa + quat_rotate(g_qa, -nl * h), 64u * k);
+        case SHAPE_BOX_CONTAINER: {
+            let h = a.xyz;
+            if !(all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z) {
+                return;
+            }
+            var walls = array<vec3<f32>, 6>(
+                vec3<f32>(1.0, 0.0, 0.0), vec3<f32>(-1.0, 0.0, 0.0), vec3<f32>(0.0, 1.0, 0.0),
+                vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0, 0.0, -1.0),
+            );
+            for (var k = 0u; k < 6u; k++) {
+                if k == 5u && a.w != 0.0 {
+                    continue;
+                }
+                let nl = walls[k];
+                hull_wall(rec, HULL_PLANE, quat_rotate(g_qa, nl), g_xa + quat_rotate(g_qa, -nl * h), a, 64u * k);
+            }
+        }
+        case SHAPE_CYLINDER_CONTAINER: {
+            if !(length(cl.xy) <= a.x && cl.z >= 0.0 && cl.z <= a.y) {
+                return;
+            }
+            for (var grp = 0u; grp < 3u; grp++) {
+                if grp == 2u && a.z != 0.0 {
+                    continue;
+                }
+                hull_wall(rec, grp, zero, zero, a, 64u * grp);
+            }
+        }
+        case SHAPE_SOLID_BOX: {
+            emit_manifold(polytope_pair(g_w, g_b, pos[g_w], g_pb));
+        }
+        default: {}
     }
 }
 // convex:end

@@ -241,14 +241,14 @@ points = [[0,0,0],[0.1,0,0],[0,0.1,0],[0,0,0.1]]
 position = [0.0, 0.0, 0.0]
 material = "m"
 [[boundary]]
-kind = "cylinder_container"
+kind = "cylinder"
 radius = 1.0
 height = 1.0
-position = [0.0, 0.0, -0.5]
+position = [3.0, 0.0, -0.5]
 material = "m"
 "#);
     assert!(
-        e.contains("boundary[0].kind") && e.contains("cylinder_container"),
+        e.contains("boundary[0].kind") && e.contains("`cylinder` boundary"),
         "{e}"
     );
     // A sphere overlapping the hull is refused; one beside it is fine.

@@ -1,6 +1,6 @@
-//! Polytope pairs: convex hull grains against hulls and boxes (separating axes and a
-//! clipped face manifold, `reference::polytope`), and clump members against hulls and
-//! cylinders; GPU against the f64 twin on random and built configurations, and a hull
+//! Polytope pairs: convex hull grains against hulls, boxes and solid boxes (separating
+//! axes and a clipped face manifold, `reference::polytope`), hulls in cylinder containers,
+//! and clump members against hulls and cylinders; GPU against the f64 twin on random and built configurations, and a hull
 //! sliding on a hull on an incline.
 //!
 //! Tolerances of the GPU = twin comparison as for boxes (tests/shapes.rs): gaps and points
@@ -83,6 +83,38 @@ impl World {
                 open_top: false,
             }],
             inits: vec![BodyInit::fixed(SHAPE_BOX_CONTAINER, 0, [0.0; 3], 0.6)],
+        }
+    }
+
+    /// No boundaries.
+    fn bare() -> Self {
+        World {
+            shapes: Vec::new(),
+            inits: Vec::new(),
+        }
+    }
+
+    /// A cylinder container (radius 0.25, height 0.5, base at z = −0.25) and a solid box
+    /// (half 0.08 × 0.06 × 0.04 at z = −0.12, turned 0.3 rad about z) instead of the box.
+    fn cylinder_and_solid() -> Self {
+        World {
+            shapes: vec![
+                BoundaryShape::CylinderContainer {
+                    radius: 0.25,
+                    height: 0.5,
+                    open_top: false,
+                },
+                BoundaryShape::SolidBox {
+                    half_extents: [0.08, 0.06, 0.04],
+                },
+            ],
+            inits: vec![
+                BodyInit::fixed(SHAPE_CYLINDER_CONTAINER, 0, [0.0, 0.0, -0.25], 0.6),
+                BodyInit {
+                    orientation: DQuat::from_rotation_z(0.3).as_quat().to_array(),
+                    ..BodyInit::fixed(SHAPE_SOLID_BOX, 1, [0.0, 0.0, -0.12], 0.108)
+                },
+            ],
         }
     }
 
@@ -185,14 +217,14 @@ fn count(kinds: &BTreeMap<(u32, u32), usize>, a: u32, b: u32) -> usize {
 
 /// Random hulls (8–30 points), boxes, clumps and spheres packed so that bounding spheres
 /// overlap: hull–hull, hull–box and clump–hull pairs, touching to deep, face and edge
-/// axes; and a cylinder among clumps.
+/// axes; hulls in a cylinder container around a solid box; and a cylinder among clumps.
 #[test]
 fn gpu_polytope_contacts_match_the_twin_on_random_configurations() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let mut worlds = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..2 {
         let mut w = World::new();
-        for _ in 0..8 {
+        for _ in 0..9 {
             let n = rng.random_range(8..30);
             let h = random_hull(&mut rng, n, 0.06);
             let (c, q) = (rand_point(&mut rng, 0.11), rand_q(&mut rng));
@@ -217,11 +249,21 @@ fn gpu_polytope_contacts_match_the_twin_on_random_configurations() {
         }
         worlds.push(w);
     }
-    for _ in 0..2 {
+    for _ in 0..1 {
+        let mut w = World::cylinder_and_solid();
+        for _ in 0..14 {
+            let n = rng.random_range(8..30);
+            let h = random_hull(&mut rng, n, 0.06);
+            let c = rand_point(&mut rng, 0.2) * DVec3::new(1.0, 1.0, 0.6) - DVec3::Z * 0.1;
+            w.hull(&h, c, rand_q(&mut rng));
+        }
+        worlds.push(w);
+    }
+    for _ in 0..1 {
         let mut w = World::new();
         let (c, q) = (rand_point(&mut rng, 0.05), rand_q(&mut rng));
         w.cylinder(0.05, 0.07, c, q);
-        for _ in 0..6 {
+        for _ in 0..10 {
             let (m, c, q) = (
                 random_clump(&mut rng),
                 rand_point(&mut rng, 0.1),
@@ -238,6 +280,8 @@ fn gpu_polytope_contacts_match_the_twin_on_random_configurations() {
         (SHAPE_CONVEX, SHAPE_BOX, 10),
         (SHAPE_CONVEX, SHAPE_CLUMP, 5),
         (SHAPE_CLUMP, SHAPE_CYLINDER, 5),
+        (SHAPE_SOLID_BOX, SHAPE_CONVEX, 5),
+        (SHAPE_CYLINDER_CONTAINER, SHAPE_CONVEX, 5),
     ];
     for (a, b, min) in need {
         let n = count(&kinds, a, b);
@@ -260,35 +304,35 @@ fn gpu_polytope_contacts_match_the_twin_on_built_cases() {
     let (z, s2) = (DVec3::Z, 2f64.sqrt());
     let top = z * (2.0 * h - 0.001);
     let turn = DQuat::from_rotation_z(std::f64::consts::FRAC_PI_6);
-    let mut cases: Vec<(&str, World, usize)> = Vec::new();
-    let mut w = World::new();
-    w.hull(&c, DVec3::ZERO, DQuat::IDENTITY);
-    w.hull(&c, top, DQuat::IDENTITY);
-    cases.push(("stacked", w, 4));
-    let mut w = World::new();
-    w.hull(&c, DVec3::ZERO, DQuat::IDENTITY);
-    w.hull(&c, top, turn);
-    cases.push(("turned", w, 4));
-    let mut w = World::new();
-    w.cuboid([h; 3], DVec3::ZERO, DQuat::IDENTITY);
-    w.hull(&c, top, DQuat::IDENTITY);
-    cases.push(("on a box", w, 4));
-    let mut w = World::new();
     let ridge = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_4);
     let valley = DQuat::from_rotation_y(std::f64::consts::FRAC_PI_4);
-    w.hull(&c, DVec3::ZERO, ridge);
-    w.hull(&c, z * (2.0 * h * s2 - 0.001), valley);
-    cases.push(("edges", w, 1));
-    for (name, w, points) in cases {
-        let state = w.state();
-        let cmp = compare_contact_sets(&state, &w.shapes, &settings(), ntol);
-        assert!(cmp.ambiguous.is_empty(), "{name}: {:?}", cmp.ambiguous);
+    // One world (one pipeline build), the cases 1 m apart along x: bodies 2k and 2k + 1.
+    let mut w = World::bare();
+    let at = |k: usize| DVec3::X * k as f64;
+    w.hull(&c, at(0), DQuat::IDENTITY);
+    w.hull(&c, at(0) + top, DQuat::IDENTITY);
+    w.hull(&c, at(1), DQuat::IDENTITY);
+    w.hull(&c, at(1) + top, turn);
+    w.cuboid([h; 3], at(2), DQuat::IDENTITY);
+    w.hull(&c, at(2) + top, DQuat::IDENTITY);
+    w.hull(&c, at(3), ridge);
+    w.hull(&c, at(3) + z * (2.0 * h * s2 - 0.001), valley);
+    let state = w.state();
+    let cmp = compare_contact_sets(&state, &w.shapes, &settings(), ntol);
+    assert!(cmp.ambiguous.is_empty(), "{:?}", cmp.ambiguous);
+    let cases = [("stacked", 4), ("turned", 4), ("on a box", 4), ("edges", 1)];
+    for (k, (name, points)) in cases.into_iter().enumerate() {
+        let a = 2 * k as u32;
         let got: Vec<_> = cmp
             .matched
             .iter()
-            .filter(|m| m.a == 1 && m.b == 2)
+            .filter(|m| m.a == a && m.b == a + 1)
             .collect();
         assert_eq!(got.len(), points, "{name}: {got:?}");
+        // Contact points relative to the lower body's centre.
+        let rel = |m: &bristlecone::reference::collide::Contact64| {
+            d3(state.pos[a as usize]) + m.ra - at(k)
+        };
         for m in &got {
             assert!((m.gap + 0.001).abs() < 2e-6, "{name}: gap {}", m.gap);
             assert!(
@@ -296,7 +340,7 @@ fn gpu_polytope_contacts_match_the_twin_on_built_cases() {
                 "{name}: normal {}",
                 m.normal
             );
-            let p = d3(state.pos[1]) + m.ra;
+            let p = rel(m);
             assert!(
                 (p.z - (top.z - h + 0.0005)).abs() < 3e-6 || points == 1,
                 "{name}: {p}"
@@ -304,7 +348,7 @@ fn gpu_polytope_contacts_match_the_twin_on_built_cases() {
         }
         if name == "stacked" || name == "on a box" {
             for m in &got {
-                let p = d3(state.pos[1]) + m.ra;
+                let p = rel(m);
                 assert!(
                     (p.x.abs() - h).abs() < 2e-6 && (p.y.abs() - h).abs() < 2e-6,
                     "{name}: {p}"
@@ -313,7 +357,7 @@ fn gpu_polytope_contacts_match_the_twin_on_built_cases() {
         }
         if name == "edges" {
             assert!(got[0].feature >= EDGE_FEATURE, "{name}: {:?}", got[0]);
-            let p = d3(state.pos[1]) + got[0].ra;
+            let p = rel(got[0]);
             assert!((p - z * (h * s2 - 0.0005)).length() < 3e-6, "{name}: {p}");
         }
     }

@@ -66,7 +66,7 @@ pub mod scan;
 use crate::bodies::{
     is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE,
     SHAPE_CLUMP, SHAPE_CONVEX, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
-    SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
+    SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -293,10 +293,11 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
                 half_extents: h,
                 open_top,
             } => r[0] = [h[0], h[1], h[2], b(*open_top)],
-            BoundaryShape::SolidBox { half_extents: h } => r[0] = [h[0], h[1], h[2], 0.0],
-            BoundaryShape::GrainBox { half_extents: h } => {
+            BoundaryShape::SolidBox { half_extents: h }
+            | BoundaryShape::GrainBox { half_extents: h } => {
                 r[0] = [h[0], h[1], h[2], 0.0];
-                // Boxes meet hulls as polytopes: [1], [2] = the box's hull record.
+                // Boxes (grains and solid boundaries) meet hulls as polytopes: [1], [2] =
+                // the box's hull record.
                 if hulls {
                     let (v, p, l) = crate::convex::box_polytope(*h);
                     [r[1], r[2]] = convex_record(&v, &p, &l, 4 * shapes.len(), &mut members);
@@ -465,6 +466,8 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
                     SHAPE_PLANE,
                     SHAPE_BOX_CONTAINER,
                     SHAPE_SPHERE,
+                    SHAPE_SOLID_BOX,
+                    SHAPE_CYLINDER_CONTAINER,
                     SHAPE_CONVEX,
                     SHAPE_BOX,
                     SHAPE_CLUMP,

@@ -227,7 +227,7 @@ pub(super) fn convex_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundarySh
     }
 }
 
-/// Boundary w (a plane or box container) against hull grain g.
+/// Boundary w (a plane, box or cylinder container, or solid box) against hull grain g.
 pub(super) fn wall_convex(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) {
     let env = cx.settings.envelope as f64;
     let hull = grain_hull(cx, g, shapes);
@@ -247,6 +247,70 @@ pub(super) fn wall_convex(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundarySh
                 push(cx, w, g, &m);
             }
         }
+        BoundaryShape::SolidBox { .. } => {
+            let solid = Hull::new(xa, q, &shapes[cx.state.info[w][3] as usize]);
+            let (rw, rg) = (cx.state.pos[w][3] as f64, cx.state.pos[g][3] as f64);
+            let m = super::polytope::polytope_pair(&solid, &hull, rw, rg, env);
+            push(cx, w, g, &m);
+        }
+        BoundaryShape::CylinderContainer {
+            radius,
+            height,
+            open_top,
+        } => hull_in_cylinder(cx, w, g, &hull, [*radius as f64, *height as f64], *open_top),
         other => panic!("boundary body {w}: {other:?} against a convex hull is not supported"),
+    }
+}
+
+/// Hull grain g inside cylinder container w (radius, height; base at the body's origin,
+/// axis local z): per wall group (side 0, bottom 1, top 2 unless open) the 4 deepest
+/// vertices, feature `64·group + vertex`, the side's normal radial at each vertex.
+fn hull_in_cylinder(cx: &mut Ctx, w: usize, g: usize, hull: &Hull, rh: [f64; 2], open: bool) {
+    let env = cx.settings.envelope as f64;
+    let (xa, q) = (v3(cx.state.pos[w]), quat(cx.state.rot[w]));
+    let cl = q.inverse() * (hull.c - xa);
+    let [rad, hgt] = rh;
+    if !(cl.truncate().length() <= rad && cl.z >= 0.0 && cl.z <= hgt) {
+        return;
+    }
+    let vl: Vec<DVec3> = (0..hull.verts.len())
+        .map(|k| q.inverse() * (hull.vertex(k) - xa))
+        .collect();
+    for grp in 0..3u32 {
+        if grp == 2 && open {
+            continue;
+        }
+        let gaps: Vec<f64> = vl
+            .iter()
+            .map(|v| match grp {
+                0 => rad - v.truncate().length(),
+                1 => v.z,
+                _ => hgt - v.z,
+            })
+            .collect();
+        let pts = deepest(&gaps, env)
+            .into_iter()
+            .map(|k| {
+                let rho = vl[k].truncate().length();
+                let nl = match grp {
+                    0 if rho > 0.0 => -(vl[k].truncate() / rho).extend(0.0),
+                    0 => -DVec3::X,
+                    1 => DVec3::Z,
+                    _ => -DVec3::Z,
+                };
+                (k, q * nl)
+            })
+            .collect::<Vec<_>>();
+        for (k, n) in pts {
+            let m = Manifold {
+                n,
+                pts: vec![MPoint {
+                    p: hull.vertex(k) - n * (0.5 * gaps[k]),
+                    gap: gaps[k],
+                    feature: 64 * grp + k as u32,
+                }],
+            };
+            push(cx, w, g, &m);
+        }
     }
 }

@@ -78,9 +78,9 @@ pub(super) fn convex_shape(
     Ok(BodyShape::Convex(Arc::new(hull)))
 }
 
-/// Hull bodies meet spheres, hulls, boxes, clumps, planes and box containers (the narrow
-/// phase built so far): a capsule or cylinder body, or any other boundary kind, in a scene
-/// with a hull is refused.
+/// Hull bodies meet spheres, hulls, boxes, clumps, planes, box and cylinder containers and
+/// solid boxes (the narrow phase built so far): a capsule or cylinder body, or a solid
+/// cylinder or mesh boundary, in a scene with a hull is refused.
 pub(super) fn convex_pairs(
     err: ErrFn,
     line: &dyn Fn(&Range<usize>) -> usize,
@@ -107,9 +107,9 @@ pub(super) fn convex_pairs(
             Some(origins[j].1.clone()),
             format!("body[{j}].shape"),
             format!(
-                "{} and {} defined on line {}: a convex hull body meets spheres, hulls, boxes, \
-                 clumps, planes and box containers only (no narrow phase for hulls against \
-                 capsules or cylinders yet)",
+                "{} and {} defined on line {}: a convex hull body meets spheres, hulls, boxes \
+                 and clumps only (no narrow phase for hulls against capsules or cylinders \
+                 yet)",
                 origins[j].0,
                 origins[i].0,
                 line(&origins[i].1)
@@ -119,14 +119,18 @@ pub(super) fn convex_pairs(
     for (i, bd) in boundaries.iter().enumerate() {
         if !matches!(
             bd.shape,
-            BoundaryShape::Plane | BoundaryShape::BoxContainer { .. }
+            BoundaryShape::Plane
+                | BoundaryShape::BoxContainer { .. }
+                | BoundaryShape::CylinderContainer { .. }
+                | BoundaryShape::SolidBox { .. }
         ) {
             let kind = &raw.boundary[i].get_ref().kind;
             return Err(err(
                 Some(kind.span()),
                 format!("boundary[{i}].kind"),
                 format!(
-                    "convex hull bodies cannot meet a `{}` boundary yet (supported: plane, box_container)",
+                    "convex hull bodies cannot meet a `{}` boundary yet (supported: plane, \
+                     box_container, cylinder_container, box)",
                     kind.get_ref()
                 ),
             ));
