@@ -270,13 +270,21 @@ fn sphere_hull(cs: vec3<f32>, r: f32, h: u32, ph: vec4<f32>, env: f32) -> Manifo
     return m;
 }
 
-// A pair of a hull and a sphere, a hull or a box (normal from bi to bj).
+// A pair of a hull and a sphere, capsule, hull or box (normal from bi to bj).
 fn convex_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
     let env = params.grid.z;
     let ki = info[bi].z;
     let kj = info[bj].z;
     if (ki == SHAPE_CONVEX || ki == SHAPE_BOX) && (kj == SHAPE_CONVEX || kj == SHAPE_BOX) {
         return polytope_pair(bi, bj, pi, pj);
+    }
+    if ki == SHAPE_CAPSULE {
+        var m = capsule_hull(bi, pi, bj, pj, env);
+        m.n = -m.n;
+        return m;
+    }
+    if kj == SHAPE_CAPSULE {
+        return capsule_hull(bj, pj, bi, pi, env);
     }
     if ki == SHAPE_CONVEX {
         return sphere_hull(pj.xyz, pj.w, bi, pi, env);

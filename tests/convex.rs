@@ -224,14 +224,14 @@ points = [[0,0,0],[0.1,0,0],[0,0.1,0],[0,0,0.1]]
 position = [0.0, 0.0, 0.0]
 material = "m"
 [[body]]
-shape = "capsule"
+shape = "cylinder"
 radius = 0.05
 half_length = 0.1
 position = [1.0, 0.0, 0.0]
 material = "m"
 "#);
     assert!(
-        e.contains("body[1].shape") && e.contains("line") && e.contains("capsules"),
+        e.contains("body[1].shape") && e.contains("line") && e.contains("hull"),
         "{e}"
     );
     let e = err(r#"
@@ -289,6 +289,13 @@ material = "m"
 "#
         ))
     };
+    let rod = "shape = \"capsule\"\nradius = 0.02\nhalf_length = 0.04\norientation = [0.70710678, 0.0, 0.0, 0.70710678]";
+    assert!(stacked(rod, 0.1201).is_ok());
+    let e = stacked(rod, 0.119).map(|_| ()).unwrap_err().to_string();
+    assert!(
+        e.contains("body[1].position") && e.contains("overlaps"),
+        "{e}"
+    );
     let cube = "shape = \"convex\"\npoints = [[-0.05,-0.05,-0.05],[0.05,-0.05,-0.05],[-0.05,0.05,-0.05],[0.05,0.05,-0.05],[-0.05,-0.05,0.05],[0.05,-0.05,0.05],[-0.05,0.05,0.05],[0.05,0.05,0.05]]";
     let bx = "shape = \"box\"\nhalf_extents = [0.05, 0.05, 0.05]";
     for second in [cube, bx] {

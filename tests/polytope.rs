@@ -95,7 +95,7 @@ impl World {
     }
 
     /// A cylinder container (radius 0.25, height 0.5, base at z = −0.25) and a solid box
-    /// (half 0.08 × 0.06 × 0.04 at z = −0.12, turned 0.3 rad about z) instead of the box.
+    /// (half 0.1 × 0.08 × 0.05 at z = −0.12, turned 0.3 rad about z) instead of the box.
     fn cylinder_and_solid() -> Self {
         World {
             shapes: vec![
@@ -105,14 +105,14 @@ impl World {
                     open_top: false,
                 },
                 BoundaryShape::SolidBox {
-                    half_extents: [0.08, 0.06, 0.04],
+                    half_extents: [0.1, 0.08, 0.05],
                 },
             ],
             inits: vec![
                 BodyInit::fixed(SHAPE_CYLINDER_CONTAINER, 0, [0.0, 0.0, -0.25], 0.6),
                 BodyInit {
                     orientation: DQuat::from_rotation_z(0.3).as_quat().to_array(),
-                    ..BodyInit::fixed(SHAPE_SOLID_BOX, 1, [0.0, 0.0, -0.12], 0.108)
+                    ..BodyInit::fixed(SHAPE_SOLID_BOX, 1, [0.0, 0.0, -0.12], 0.138)
                 },
             ],
         }
@@ -166,6 +166,15 @@ impl World {
             half_length,
         };
         self.grain(shape, SHAPE_CYLINDER, bound, c, q);
+    }
+
+    fn capsule(&mut self, radius: f32, half_length: f32, c: DVec3, q: DQuat) {
+        let bound = (radius + half_length) as f64;
+        let shape = BoundaryShape::GrainCapsule {
+            radius,
+            half_length,
+        };
+        self.grain(shape, SHAPE_CAPSULE, bound, c, q);
     }
 
     fn sphere(&mut self, c: DVec3, r: f64) {
@@ -222,29 +231,34 @@ fn count(kinds: &BTreeMap<(u32, u32), usize>, a: u32, b: u32) -> usize {
 fn gpu_polytope_contacts_match_the_twin_on_random_configurations() {
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     let mut worlds = Vec::new();
-    for _ in 0..2 {
+    // One pack per world (each world builds its pipelines: seconds on lavapipe).
+    for _ in 0..1 {
         let mut w = World::new();
-        for _ in 0..9 {
+        for _ in 0..16 {
             let n = rng.random_range(8..30);
             let h = random_hull(&mut rng, n, 0.06);
-            let (c, q) = (rand_point(&mut rng, 0.11), rand_q(&mut rng));
+            let (c, q) = (rand_point(&mut rng, 0.14), rand_q(&mut rng));
             w.hull(&h, c, q);
         }
-        for _ in 0..3 {
+        for _ in 0..6 {
             let h = [0.02, 0.03, 0.05].map(|x| x * rng.random_range(0.8..1.2));
-            let (c, q) = (rand_point(&mut rng, 0.13), rand_q(&mut rng));
+            let (c, q) = (rand_point(&mut rng, 0.15), rand_q(&mut rng));
             w.cuboid(h, c, q);
         }
-        for _ in 0..3 {
+        for _ in 0..6 {
             let (m, c, q) = (
                 random_clump(&mut rng),
-                rand_point(&mut rng, 0.13),
+                rand_point(&mut rng, 0.15),
                 rand_q(&mut rng),
             );
             w.clump(m, c, q);
         }
-        for _ in 0..8 {
-            let (c, r) = (rand_point(&mut rng, 0.2), rng.random_range(0.01..0.03));
+        for _ in 0..6 {
+            let (r, hl) = (rng.random_range(0.01..0.025), rng.random_range(0.02..0.05));
+            w.capsule(r, hl, rand_point(&mut rng, 0.15), rand_q(&mut rng));
+        }
+        for _ in 0..12 {
+            let (c, r) = (rand_point(&mut rng, 0.22), rng.random_range(0.01..0.03));
             w.sphere(c, r);
         }
         worlds.push(w);
@@ -279,6 +293,7 @@ fn gpu_polytope_contacts_match_the_twin_on_random_configurations() {
         (SHAPE_CONVEX, SHAPE_CONVEX, 20),
         (SHAPE_CONVEX, SHAPE_BOX, 10),
         (SHAPE_CONVEX, SHAPE_CLUMP, 5),
+        (SHAPE_CONVEX, SHAPE_CAPSULE, 5),
         (SHAPE_CLUMP, SHAPE_CYLINDER, 5),
         (SHAPE_SOLID_BOX, SHAPE_CONVEX, 5),
         (SHAPE_CYLINDER_CONTAINER, SHAPE_CONVEX, 5),
@@ -296,7 +311,8 @@ fn gpu_polytope_contacts_match_the_twin_on_random_configurations() {
 
 /// Built cases, each with its analytic contact set: a cube hull on a cube hull (1 mm deep:
 /// 4 points, the top face's corners), turned 30° about z (4 of the octagon's points), on
-/// a box grain (the same 4 corners), and two cubes crossed edge on edge (1 point).
+/// a box grain (the same 4 corners), two cubes crossed edge on edge (1 point), a capsule
+/// lying on a cube's face (its 2 ends) and across a cube's ridge (1 point).
 #[test]
 fn gpu_polytope_contacts_match_the_twin_on_built_cases() {
     let h = 0.05;
@@ -317,10 +333,29 @@ fn gpu_polytope_contacts_match_the_twin_on_built_cases() {
     w.hull(&c, at(2) + top, DQuat::IDENTITY);
     w.hull(&c, at(3), ridge);
     w.hull(&c, at(3) + z * (2.0 * h * s2 - 0.001), valley);
+    let (r, hl) = (0.02, 0.04);
+    let along_x = DQuat::from_rotation_y(std::f64::consts::FRAC_PI_2);
+    let along_y = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
+    w.hull(&c, at(4), DQuat::IDENTITY);
+    w.capsule(r as f32, hl as f32, at(4) + z * (h + r - 0.001), along_x);
+    w.hull(&c, at(5), ridge);
+    w.capsule(
+        r as f32,
+        hl as f32,
+        at(5) + z * (h * s2 + r - 0.001),
+        along_y,
+    );
     let state = w.state();
     let cmp = compare_contact_sets(&state, &w.shapes, &settings(), ntol);
     assert!(cmp.ambiguous.is_empty(), "{:?}", cmp.ambiguous);
-    let cases = [("stacked", 4), ("turned", 4), ("on a box", 4), ("edges", 1)];
+    let cases = [
+        ("stacked", 4),
+        ("turned", 4),
+        ("on a box", 4),
+        ("edges", 1),
+        ("rod on a face", 2),
+        ("rod on a ridge", 1),
+    ];
     for (k, (name, points)) in cases.into_iter().enumerate() {
         let a = 2 * k as u32;
         let got: Vec<_> = cmp
@@ -354,6 +389,21 @@ fn gpu_polytope_contacts_match_the_twin_on_built_cases() {
                     "{name}: {p}"
                 );
             }
+        }
+        if name == "rod on a face" {
+            let f: Vec<u32> = got.iter().map(|m| m.feature).collect();
+            assert_eq!(f, [1, 2], "{name}");
+            for m in &got {
+                let p = rel(m);
+                assert!(
+                    (p.x.abs() - hl).abs() < 2e-6 && p.y.abs() < 2e-6,
+                    "{name}: {p}"
+                );
+            }
+        }
+        if name == "rod on a ridge" {
+            let p = rel(got[0]);
+            assert!((p - z * (h * s2 - 0.0005)).length() < 3e-6, "{name}: {p}");
         }
         if name == "edges" {
             assert!(got[0].feature >= EDGE_FEATURE, "{name}: {:?}", got[0]);

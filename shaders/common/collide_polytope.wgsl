@@ -355,3 +355,201 @@ fn polytope_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
     return poly_face_contact(a, b, fa.i, false, env, scale);
 }
 // convex:end
+
+// convex:begin
+// ---------------------------------------------------------------- capsule–hull
+// Twin: reference::convex::capsule_hull (which explains it); in the hull's frame. Normal
+// from the hull to the capsule; features 0 (one point) or 1, 2 (the segment clipped by a
+// face). Written after the polytope code it shares (Poly, segments_closest).
+const CAPSULE_FLAT_SIN: f32 = 0.05;
+const CAPSULE_ON_FACE: f32 = 0.999;
+
+// Whether x (hull frame, on face f's plane) lies inside its polygon (edges included).
+fn poly_face_contains(h: Poly, f: u32, x: vec3<f32>) -> bool {
+    let n = poly_plane(h, f).xyz;
+    let m = poly_loop_len(h, f);
+    for (var k = 0u; k < m; k++) {
+        let a = poly_loop_vert(h, f, k);
+        if dot(cross(poly_loop_vert(h, f, k + 1u) - a, x - a), n) < 0.0 {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The segment p0–p1 clipped by face f's side planes: (t0, t1, 1) or (_, _, 0) when empty.
+fn clip_to_face(h: Poly, f: u32, p0: vec3<f32>, p1: vec3<f32>) -> vec3<f32> {
+    let n = poly_plane(h, f).xyz;
+    let m = poly_loop_len(h, f);
+    var t0 = 0.0;
+    var t1 = 1.0;
+    for (var k = 0u; k < m; k++) {
+        let v = poly_loop_vert(h, f, k);
+        let o = normalize(cross(poly_loop_vert(h, f, k + 1u) - v, n));
+        let s0 = dot(o, p0 - v);
+        let s1 = dot(o, p1 - v);
+        if s0 > 0.0 && s1 > 0.0 {
+            return vec3<f32>(0.0);
+        }
+        if s0 > 0.0 {
+            t0 = max(t0, s0 / (s0 - s1));
+        } else if s1 > 0.0 {
+            t1 = min(t1, s0 / (s0 - s1));
+        }
+    }
+    return vec3<f32>(t0, t1, select(0.0, 1.0, t0 <= t1));
+}
+
+// A point x (hull frame) at gap n·x − d − r from face (n, d), midway; pushed within env.
+fn cap_face_point(m: ptr<function, Manifold>, pl: vec4<f32>, x: vec3<f32>, r: f32, env: f32, f: u32) {
+    let gap = dot(pl.xyz, x) - pl.w - r;
+    if gap <= env {
+        manifold_push(m, x - pl.xyz * (r + 0.5 * gap), gap, f);
+    }
+}
+
+// The segment clipped by face f: its ends within env (features 1, 2), or when the clip is
+// empty the deeper end (feature 0). Hull frame.
+fn capsule_on_face(h: Poly, f: u32, p0: vec3<f32>, p1: vec3<f32>, r: f32, env: f32) -> Manifold {
+    var m: Manifold;
+    m.count = 0u;
+    let pl = poly_plane(h, f);
+    m.n = pl.xyz;
+    let t = clip_to_face(h, f, p0, p1);
+    if t.z != 0.0 {
+        cap_face_point(&m, pl, p0 + (p1 - p0) * t.x, r, env, 1u);
+        cap_face_point(&m, pl, p0 + (p1 - p0) * t.y, r, env, 2u);
+    } else {
+        cap_face_point(&m, pl, select(p1, p0, dot(pl.xyz, p0) <= dot(pl.xyz, p1)), r, env, 0u);
+    }
+    return m;
+}
+
+// The core outside the hull: exact closest points over the faces the segment sees.
+fn capsule_outside(h: Poly, p0: vec3<f32>, p1: vec3<f32>, r: f32, env: f32) -> Manifold {
+    var none: Manifold;
+    none.count = 0u;
+    let a = p1 - p0;
+    var bd = 3.0e38;
+    var qh = vec3<f32>(0.0);
+    var qs = vec3<f32>(0.0);
+    for (var f = 0u; f < h.rec.y; f++) {
+        let pl = poly_plane(h, f);
+        if max(dot(pl.xyz, p0), dot(pl.xyz, p1)) - pl.w <= 0.0 {
+            continue;
+        }
+        for (var e = 0u; e < 2u; e++) {
+            let p = select(p0, p1, e == 1u);
+            let s = dot(pl.xyz, p) - pl.w;
+            if s > 0.0 && s < bd && poly_face_contains(h, f, p - pl.xyz * s) {
+                bd = s;
+                qh = p - pl.xyz * s;
+                qs = p;
+            }
+        }
+        let m = poly_loop_len(h, f);
+        for (var k = 0u; k < m; k++) {
+            let u = poly_loop_vert(h, f, k);
+            let c = segments_closest(u, poly_loop_vert(h, f, k + 1u) - u, p0, a);
+            let d = length(c[1] - c[0]);
+            if d < bd {
+                bd = d;
+                qh = c[0];
+                qs = c[1];
+            }
+        }
+    }
+    let gap = bd - r;
+    if gap > env || bd <= 0.0 {
+        return none;
+    }
+    let nl = (qs - qh) / bd;
+    var fb = 0u;
+    var db = -3.0e38;
+    for (var f = 0u; f < h.rec.y; f++) {
+        let d = dot(poly_plane(h, f).xyz, nl);
+        if d > db {
+            fb = f;
+            db = d;
+        }
+    }
+    if db > CAPSULE_ON_FACE && abs(dot(poly_plane(h, fb).xyz, a)) < CAPSULE_FLAT_SIN * length(a) {
+        let m = capsule_on_face(h, fb, p0, p1, r, env);
+        if m.count == 2u {
+            return m;
+        }
+    }
+    var m: Manifold;
+    m.count = 0u;
+    m.n = nl;
+    manifold_push(&m, qs - nl * (r + 0.5 * gap), gap, 0u);
+    return m;
+}
+
+// Capsule grain c against hull grain hb: normal from the hull to the capsule, world.
+fn capsule_hull(c: u32, pc: vec4<f32>, hb: u32, ph: vec4<f32>, env: f32) -> Manifold {
+    let h = grain_poly(hb, ph);
+    let s = shapes[4u * info[c].w];
+    let ax = quat_rotate_inv(h.q, quat_rotate(rot[c], vec3<f32>(0.0, 0.0, s.y)));
+    let cl = quat_rotate_inv(h.q, pc.xyz - h.c);
+    let p0 = cl - ax;
+    let p1 = cl + ax;
+    let r = s.x;
+    let a = p1 - p0;
+    var sf = -3.0e38;
+    var ff = 0u;
+    for (var f = 0u; f < h.rec.y; f++) {
+        let pl = poly_plane(h, f);
+        let sv = min(dot(pl.xyz, p0), dot(pl.xyz, p1)) - pl.w;
+        if sv > sf {
+            sf = sv;
+            ff = f;
+        }
+    }
+    var se = -3.0e38;
+    var ee = 0u;
+    var ne = vec3<f32>(0.0);
+    for (var i = 0u; i < h.ne; i++) {
+        let e = poly_edge(h, i);
+        if dot(poly_plane(h, e.z).xyz, a) * dot(poly_plane(h, e.w).xyz, a) > 0.0 {
+            continue;
+        }
+        let u = poly_vert(h, e.x);
+        let w = poly_vert(h, e.y);
+        let x = cross(w - u, a);
+        let l = length(x);
+        if l < POLY_PARALLEL_SIN * length(w - u) * length(a) {
+            continue;
+        }
+        let n = select(x / l, -x / l, dot(x / l, u) < 0.0);
+        let sv = dot(n, p0 - u);
+        if sv > se {
+            se = sv;
+            ee = i;
+            ne = n;
+        }
+    }
+    var m: Manifold;
+    m.count = 0u;
+    if max(sf, se) - r > env {
+        return m;
+    }
+    if sf > 0.0 || se > 0.0 {
+        m = capsule_outside(h, p0, p1, r, env);
+    } else if se > sf + AXIS_BIAS * length(a) {
+        let e = poly_edge(h, ee);
+        let u = poly_vert(h, e.x);
+        let q = segments_closest(u, poly_vert(h, e.y) - u, p0, a);
+        let gap = se - r;
+        m.n = ne;
+        manifold_push(&m, q[1] - ne * (r + 0.5 * gap), gap, 0u);
+    } else {
+        m = capsule_on_face(h, ff, p0, p1, r, env);
+    }
+    // To world: the normal and each point (fixed indices, see manifold_push).
+    m.n = quat_rotate(h.q, m.n);
+    m.p[0] = vec4<f32>(h.c + quat_rotate(h.q, m.p[0].xyz), m.p[0].w);
+    m.p[1] = vec4<f32>(h.c + quat_rotate(h.q, m.p[1].xyz), m.p[1].w);
+    return m;
+}
+// convex:end

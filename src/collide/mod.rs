@@ -470,6 +470,7 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
                     SHAPE_CYLINDER_CONTAINER,
                     SHAPE_CONVEX,
                     SHAPE_BOX,
+                    SHAPE_CAPSULE,
                     SHAPE_CLUMP,
                 ]
                 .contains(&k)

@@ -12,13 +12,15 @@
 //! * **hull–hull, hull–box**: separating axes and a clipped face manifold
 //!   ([`super::polytope`]).
 //! * **hull–clump**: each member sphere as sphere–hull ([`super::clumps`]).
+//! * **capsule–hull**: [`capsule_hull`].
+//! * hull–cylinder container (vertex tests per wall group) and hull–solid box (polytope).
 //!
-//! Other pairs with hulls (capsule, cylinder, cylinder container, solid boundaries,
-//! meshes) are not built: refused by `Collide::new` and the scene loader.
+//! Other pairs with hulls (cylinder grains, solid cylinders, meshes) are not built:
+//! refused by `Collide::new` and the scene loader.
 
 use super::boxes::{deepest, MPoint, Manifold};
 use super::collide::{Contact64, Ctx};
-use crate::bodies::{SHAPE_BOX, SHAPE_CONVEX};
+use crate::bodies::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CONVEX};
 use crate::collide::BoundaryShape;
 use glam::{DQuat, DVec3};
 
@@ -72,6 +74,16 @@ impl Hull {
     /// Vertex k in world.
     pub fn vertex(&self, k: usize) -> DVec3 {
         self.c + self.q * self.verts[k]
+    }
+
+    /// Whether x (local, on face f's plane) lies inside its polygon (edges included).
+    pub fn face_contains(&self, f: usize, x: DVec3) -> bool {
+        let (n, l) = (self.planes[f].0, &self.loops[f]);
+        (0..l.len()).all(|k| {
+            let a = self.verts[l[k] as usize];
+            let b = self.verts[l[(k + 1) % l.len()] as usize];
+            (b - a).cross(x - a).dot(n) >= 0.0
+        })
     }
 
     /// Closest point of face f's polygon (local frame) to x, which lies above its plane.
@@ -200,7 +212,7 @@ fn push(cx: &mut Ctx, a: usize, b: usize, m: &Manifold) {
     }
 }
 
-/// Grains a < b, one a hull, the other a sphere, a hull or a box (`super::polytope`).
+/// Grains a < b, one a hull, the other a sphere, capsule, hull or box (`super::polytope`).
 pub(super) fn convex_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
     let env = cx.settings.envelope as f64;
     let (pa, pb) = (cx.state.pos[a], cx.state.pos[b]);
@@ -217,6 +229,12 @@ pub(super) fn convex_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundarySh
     let hull_a = cx.state.info[a][2] == SHAPE_CONVEX;
     let (h, s, sign) = if hull_a { (a, b, 1.0) } else { (b, a, -1.0) };
     let hull = grain_hull(cx, h, shapes);
+    if cx.state.info[s][2] == SHAPE_CAPSULE {
+        let cap = cx.capsule(s, shapes);
+        let mut m = capsule_hull(cap.end(0), cap.end(1), cap.r, &hull, env);
+        m.n *= sign;
+        return push(cx, a, b, &m);
+    }
     let r = cx.state.pos[s][3] as f64;
     if let Some((n, gap, p)) = sphere_hull(v3(cx.state.pos[s]), r, &hull, env) {
         let m = Manifold {
@@ -312,5 +330,183 @@ fn hull_in_cylinder(cx: &mut Ctx, w: usize, g: usize, hull: &Hull, rh: [f64; 2],
             };
             push(cx, w, g, &m);
         }
+    }
+}
+
+/// A face carries a capsule lying on it (two clipped points) when |n · axis| is below this.
+pub const CAPSULE_FLAT_SIN: f64 = 0.05;
+/// The contact normal lies on a face when n_face · n exceeds this.
+pub const CAPSULE_ON_FACE: f64 = 0.999;
+
+/// Capsule (segment p0–p1 in world, radius r) against a hull: normal from the hull to the
+/// capsule; features 0 (one point) or 1, 2 (the segment clipped by a face, from p0's end).
+/// In the hull's frame (as the GPU). The core (segment) outside the hull: the exact
+/// closest points of segment and hull surface (endpoint over a face, or segment against a
+/// face edge); a segment lying on a face (normal along the face's, segment within
+/// `CAPSULE_FLAT_SIN` of parallel) is clipped by the face's side planes into 2 points, each
+/// with its own gap. The core inside: separating axes (faces; hull edges × segment, those
+/// whose Gauss arc crosses the segment's great circle), the best face clipping the segment,
+/// or an edge giving one point.
+pub fn capsule_hull(p0w: DVec3, p1w: DVec3, r: f64, h: &Hull, env: f64) -> Manifold {
+    let inv = h.q.inverse();
+    let (p0, p1) = (inv * (p0w - h.c), inv * (p1w - h.c));
+    let a = p1 - p0;
+    let (mut sf, mut ff) = (f64::NEG_INFINITY, 0);
+    for (f, &(n, d)) in h.planes.iter().enumerate() {
+        let s = n.dot(p0).min(n.dot(p1)) - d;
+        if s > sf {
+            (sf, ff) = (s, f);
+        }
+    }
+    let (mut se, mut ee, mut ne) = (f64::NEG_INFINITY, 0, DVec3::ZERO);
+    for (i, e) in h.edges.iter().enumerate() {
+        let (na, nb) = (h.planes[e[2] as usize].0, h.planes[e[3] as usize].0);
+        if na.dot(a) * nb.dot(a) > 0.0 {
+            continue;
+        }
+        let (u, w) = (h.verts[e[0] as usize], h.verts[e[1] as usize]);
+        let x = (w - u).cross(a);
+        let l = x.length();
+        if l < super::polytope::PARALLEL_SIN * (w - u).length() * a.length() {
+            continue;
+        }
+        let n = if (x / l).dot(u) < 0.0 { -x / l } else { x / l };
+        let s = n.dot(p0 - u);
+        if s > se {
+            (se, ee, ne) = (s, i, n);
+        }
+    }
+    if sf.max(se) - r > env {
+        return Manifold::default();
+    }
+    let local = if sf > 0.0 || se > 0.0 {
+        capsule_outside(p0, p1, r, h, env)
+    } else if se > sf + super::boxes::AXIS_BIAS * a.length() {
+        let e = h.edges[ee];
+        let u = h.verts[e[0] as usize];
+        let (_, qs) = super::polytope::segments_closest(u, h.verts[e[1] as usize] - u, p0, a);
+        let gap = se - r;
+        Manifold {
+            n: ne,
+            pts: vec![MPoint {
+                p: qs - ne * (r + 0.5 * gap),
+                gap,
+                feature: 0,
+            }],
+        }
+    } else {
+        capsule_on_face(p0, p1, r, h, ff, env)
+    };
+    Manifold {
+        n: h.q * local.n,
+        pts: local
+            .pts
+            .iter()
+            .map(|m| MPoint {
+                p: h.c + h.q * m.p,
+                ..*m
+            })
+            .collect(),
+    }
+}
+
+/// The segment clipped by face f's side planes (Cyrus–Beck): parameters (t0, t1) along
+/// p0 → p1, or None when nothing is left.
+fn clip_to_face(p0: DVec3, p1: DVec3, h: &Hull, f: usize) -> Option<(f64, f64)> {
+    let n = h.planes[f].0;
+    let l = &h.loops[f];
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for k in 0..l.len() {
+        let v = h.verts[l[k] as usize];
+        let o = (h.verts[l[(k + 1) % l.len()] as usize] - v)
+            .cross(n)
+            .normalize();
+        let (s0, s1) = (o.dot(p0 - v), o.dot(p1 - v));
+        if s0 > 0.0 && s1 > 0.0 {
+            return None;
+        }
+        if s0 > 0.0 {
+            t0 = t0.max(s0 / (s0 - s1));
+        } else if s1 > 0.0 {
+            t1 = t1.min(s0 / (s0 - s1));
+        }
+    }
+    (t0 <= t1).then_some((t0, t1))
+}
+
+/// The segment clipped by face f: its ends within the envelope, features 1 and 2; when the
+/// clip is empty, the deeper end (feature 0). Hull frame; normal = the face's.
+fn capsule_on_face(p0: DVec3, p1: DVec3, r: f64, h: &Hull, f: usize, env: f64) -> Manifold {
+    let (n, d) = h.planes[f];
+    let point = |x: DVec3, feature| {
+        let gap = n.dot(x) - d - r;
+        (gap <= env).then(|| MPoint {
+            p: x - n * (r + 0.5 * gap),
+            gap,
+            feature,
+        })
+    };
+    let pts = match clip_to_face(p0, p1, h, f) {
+        Some((t0, t1)) => [(t0, 1), (t1, 2)]
+            .into_iter()
+            .filter_map(|(t, k)| point(p0 + (p1 - p0) * t, k))
+            .collect(),
+        None => {
+            let x = if n.dot(p0) <= n.dot(p1) { p0 } else { p1 };
+            point(x, 0).into_iter().collect()
+        }
+    };
+    Manifold { n, pts }
+}
+
+/// The core outside the hull: exact closest points over the faces the segment sees.
+fn capsule_outside(p0: DVec3, p1: DVec3, r: f64, h: &Hull, env: f64) -> Manifold {
+    let a = p1 - p0;
+    let (mut bd, mut qh, mut qs) = (f64::INFINITY, DVec3::ZERO, DVec3::ZERO);
+    for (f, &(n, d)) in h.planes.iter().enumerate() {
+        if n.dot(p0).max(n.dot(p1)) - d <= 0.0 {
+            continue;
+        }
+        for p in [p0, p1] {
+            let s = n.dot(p) - d;
+            if s > 0.0 && s < bd && h.face_contains(f, p - n * s) {
+                (bd, qh, qs) = (s, p - n * s, p);
+            }
+        }
+        let l = &h.loops[f];
+        for k in 0..l.len() {
+            let u = h.verts[l[k] as usize];
+            let w = h.verts[l[(k + 1) % l.len()] as usize];
+            let (x, y) = super::polytope::segments_closest(u, w - u, p0, a);
+            if (y - x).length() < bd {
+                (bd, qh, qs) = ((y - x).length(), x, y);
+            }
+        }
+    }
+    let gap = bd - r;
+    if gap > env || bd <= 0.0 {
+        return Manifold::default();
+    }
+    let nl = (qs - qh) / bd;
+    let (mut fbest, mut dbest) = (0, f64::NEG_INFINITY);
+    for (f, &(n, _)) in h.planes.iter().enumerate() {
+        if n.dot(nl) > dbest {
+            (fbest, dbest) = (f, n.dot(nl));
+        }
+    }
+    let nf = h.planes[fbest].0;
+    if dbest > CAPSULE_ON_FACE && nf.dot(a).abs() < CAPSULE_FLAT_SIN * a.length() {
+        let m = capsule_on_face(p0, p1, r, h, fbest, env);
+        if m.pts.len() == 2 {
+            return m;
+        }
+    }
+    Manifold {
+        n: nl,
+        pts: vec![MPoint {
+            p: qs - nl * (r + 0.5 * gap),
+            gap,
+            feature: 0,
+        }],
     }
 }

@@ -179,7 +179,7 @@ fn edge_contact(a: &Hull, b: &Hull, i: usize, j: usize, n: DVec3) -> Manifold {
 }
 
 /// Closest points of segments p1 + s·d1 and p2 + t·d2 (s, t in [0, 1]; not parallel).
-fn segments_closest(p1: DVec3, d1: DVec3, p2: DVec3, d2: DVec3) -> (DVec3, DVec3) {
+pub fn segments_closest(p1: DVec3, d1: DVec3, p2: DVec3, d2: DVec3) -> (DVec3, DVec3) {
     let r = p1 - p2;
     let (a, e, f) = (d1.dot(d1), d2.dot(d2), d2.dot(r));
     let (b, c) = (d1.dot(d2), d1.dot(r));

@@ -78,9 +78,9 @@ pub(super) fn convex_shape(
     Ok(BodyShape::Convex(Arc::new(hull)))
 }
 
-/// Hull bodies meet spheres, hulls, boxes, clumps, planes, box and cylinder containers and
-/// solid boxes (the narrow phase built so far): a capsule or cylinder body, or a solid
-/// cylinder or mesh boundary, in a scene with a hull is refused.
+/// Hull bodies meet spheres, capsules, hulls, boxes, clumps, planes, box and cylinder
+/// containers and solid boxes (the narrow phase built so far): a cylinder body, or a
+/// solid cylinder or mesh boundary, in a scene with a hull is refused.
 pub(super) fn convex_pairs(
     err: ErrFn,
     line: &dyn Fn(&Range<usize>) -> usize,
@@ -95,21 +95,18 @@ pub(super) fn convex_pairs(
     else {
         return Ok(());
     };
-    let other = bodies.iter().enumerate().find(|&(_, b)| {
-        matches!(
-            b.shape,
-            BodyShape::Capsule { .. } | BodyShape::Cylinder { .. }
-        )
-    });
+    let other = bodies
+        .iter()
+        .enumerate()
+        .find(|&(_, b)| matches!(b.shape, BodyShape::Cylinder { .. }));
     if let Some((k, _)) = other {
         let (j, i) = (c.max(k), c.min(k));
         return Err(err(
             Some(origins[j].1.clone()),
             format!("body[{j}].shape"),
             format!(
-                "{} and {} defined on line {}: a convex hull body meets spheres, hulls, boxes \
-                 and clumps only (no narrow phase for hulls against capsules or cylinders \
-                 yet)",
+                "{} and {} defined on line {}: a convex hull body meets spheres, capsules, \
+                 hulls, boxes and clumps only (no hull–cylinder narrow phase yet)",
                 origins[j].0,
                 origins[i].0,
                 line(&origins[i].1)
@@ -139,8 +136,8 @@ pub(super) fn convex_pairs(
     Ok(())
 }
 
-/// The gap of a hull and a sphere, hull or box (the narrow phase at zero envelope; the
-/// smallest point gap of a polytope pair); infinity for other pairs (refused by
+/// The gap of a hull and a sphere, capsule, hull or box (the narrow phase at zero envelope;
+/// the smallest point gap of a manifold); infinity for other pairs (refused by
 /// [`convex_pairs`] or checked elsewhere).
 pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     use crate::reference::convex::{sphere_hull, Hull};
@@ -162,11 +159,30 @@ pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
         BodyShape::Sphere { radius } => Some(radius),
         _ => None,
     };
-    match (poly(a), poly(b), radius(a), radius(b)) {
-        (Some(ha), Some(hb), _, _) => {
-            let m = crate::reference::polytope::polytope_pair(&ha, &hb, 1.0, 1.0, 0.0);
-            m.pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
+    let capsule = |d: &BodyDesc| match d.shape {
+        BodyShape::Capsule {
+            radius,
+            half_length,
+        } => {
+            let q = DQuat::from_array(d.orientation);
+            let (c, ax) = (DVec3::from_array(d.position), q * DVec3::Z * half_length);
+            Some((c - ax, c + ax, radius))
         }
+        _ => None,
+    };
+    let min_gap = |m: crate::reference::boxes::Manifold| {
+        m.pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
+    };
+    if let (Some(h), Some((p0, p1, r))) = (poly(a), capsule(b)) {
+        return min_gap(crate::reference::convex::capsule_hull(p0, p1, r, &h, 0.0));
+    }
+    if let (Some((p0, p1, r)), Some(h)) = (capsule(a), poly(b)) {
+        return min_gap(crate::reference::convex::capsule_hull(p0, p1, r, &h, 0.0));
+    }
+    match (poly(a), poly(b), radius(a), radius(b)) {
+        (Some(ha), Some(hb), _, _) => min_gap(crate::reference::polytope::polytope_pair(
+            &ha, &hb, 1.0, 1.0, 0.0,
+        )),
         (Some(h), None, _, Some(r)) => {
             sphere_hull(DVec3::from_array(b.position), r, &h, 0.0).map_or(f64::INFINITY, |m| m.1)
         }
