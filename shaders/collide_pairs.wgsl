@@ -275,9 +275,12 @@ fn convex_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
     let env = params.grid.z;
     let ki = info[bi].z;
     let kj = info[bj].z;
+    // polytope:begin
     if (ki == SHAPE_CONVEX || ki == SHAPE_BOX) && (kj == SHAPE_CONVEX || kj == SHAPE_BOX) {
         return polytope_pair(bi, bj, pi, pj);
     }
+    // polytope:end
+    // capsulehull:begin
     if ki == SHAPE_CAPSULE {
         var m = capsule_hull(bi, pi, bj, pj, env);
         m.n = -m.n;
@@ -286,6 +289,7 @@ fn convex_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
     if kj == SHAPE_CAPSULE {
         return capsule_hull(bj, pj, bi, pi, env);
     }
+    // capsulehull:end
     if ki == SHAPE_CONVEX {
         return sphere_hull(pj.xyz, pj.w, bi, pi, env);
     }

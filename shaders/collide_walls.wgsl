@@ -644,9 +644,11 @@ fn wall_convex(kind: u32, a: vec4<f32>) {
                 hull_wall(rec, grp, zero, zero, a, 64u * grp);
             }
         }
+        // polytope:begin
         case SHAPE_SOLID_BOX: {
             emit_manifold(polytope_pair(g_w, g_b, pos[g_w], g_pb));
         }
+        // polytope:end
         default: {}
     }
 }

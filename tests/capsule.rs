@@ -466,15 +466,7 @@ fn capsule_rolls_down_an_incline_at_the_rigid_body_rate() {
     let mu_need = theta.tan() * k / (1.0 + k);
     let mu = 2.0 * mu_need;
     let text = format!(
-        r#"
-[simulation]
-dt = 1e-3
-duration = {t}
-gravity = [{gx}, 0.0, {gz}]
-[solver]
-cone = "exact"
-max_iterations = 60
-tolerance = 1e-7
+        r#"{header}
 [[material]]
 name = "m"
 density = {rho}
@@ -492,8 +484,7 @@ point = [0.0, 0.0, 0.0]
 normal = [0.0, 0.0, 1.0]
 material = "m"
 "#,
-        gx = g * theta.sin(),
-        gz = -g * theta.cos()
+        header = incline_header(theta, t)
     );
     let scene = parse_str(&text, Path::new("roll.toml")).unwrap();
     let state = setup::build_bodies(&scene);

@@ -13,11 +13,8 @@ use crate::common::*;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::convex::{ConvexHull, HullError};
-use bristlecone::gpu::shared_context;
 use bristlecone::reference::collide::Contact64;
 use bristlecone::scene::parse_str;
-use bristlecone::setup;
-use bristlecone::step::Simulation;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -552,18 +549,8 @@ fn gpu_convex_contacts_match_the_twin_on_built_cases() {
 /// on a plane under gravity tilted by θ (the incline's frame), exact Coulomb cone:
 /// (velocity, rotation angle) after `seconds`.
 fn frustum_incline(theta: f64, seconds: f64) -> (DVec3, f64, DVec3) {
-    let g = 9.81;
-    let (s, c) = theta.sin_cos();
     let text = format!(
-        r#"
-[simulation]
-dt = 1e-3
-duration = {seconds}
-gravity = [{gx}, 0.0, {gz}]
-[solver]
-cone = "exact"
-max_iterations = 60
-tolerance = 1e-7
+        r#"{header}
 [[material]]
 name = "m"
 density = 1000.0
@@ -580,20 +567,11 @@ point = [0.0, 0.0, 0.0]
 normal = [0.0, 0.0, 1.0]
 material = "m"
 "#,
-        gx = g * s,
-        gz = -g * c
+        header = incline_header(theta, seconds)
     );
-    let scene = parse_str(&text, Path::new("frustum.toml")).unwrap();
-    let q0 = DQuat::from_array(scene.bodies[0].orientation);
+    let (scene, st) = run_text(&text, "frustum.toml");
+    let angle = turned(DQuat::from_array(scene.bodies[0].orientation), st.rot[1]);
     let p0 = DVec3::from_array(scene.bodies[0].position);
-    let state = setup::build_bodies(&scene);
-    let mut sim = Simulation::new(shared_context(), &state, setup::step_settings(&scene)).unwrap();
-    sim.advance(scene.sim.steps as u32, 0).unwrap();
-    let st = sim.read_state().unwrap();
-    let q = st.rot[1];
-    let q1 = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
-    let angle = (q1 * q0.inverse()).to_axis_angle().1;
-    let angle = angle.min(std::f64::consts::TAU - angle);
     (d3(st.vel[1]), angle, d3(st.pos[1]) - p0)
 }
 

@@ -535,15 +535,7 @@ fn cylinder_rolls_down_an_incline_at_two_thirds_g_sin_theta() {
     let a = 2.0 / 3.0 * g * theta.sin();
     let mu = 2.0 * theta.tan() / 3.0;
     let text = format!(
-        r#"
-[simulation]
-dt = 1e-3
-duration = {t}
-gravity = [{gx}, 0.0, {gz}]
-[solver]
-cone = "exact"
-max_iterations = 60
-tolerance = 1e-7
+        r#"{header}
 [[material]]
 name = "m"
 density = 1000.0
@@ -561,8 +553,7 @@ point = [0.0, 0.0, 0.0]
 normal = [0.0, 0.0, 1.0]
 material = "m"
 "#,
-        gx = g * theta.sin(),
-        gz = -g * theta.cos()
+        header = incline_header(theta, t)
     );
     let st = run_scene(&text);
     let (v, w) = (d3(st.vel[1]), d3(st.omega[1]));

@@ -13,16 +13,11 @@ use crate::common::*;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::convex::ConvexHull;
-use bristlecone::gpu::shared_context;
 use bristlecone::reference::polytope::EDGE_FEATURE;
-use bristlecone::scene::parse_str;
-use bristlecone::setup;
-use bristlecone::step::Simulation;
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 const ENV: f32 = 0.01;
 
@@ -421,15 +416,7 @@ fn hull_slides_on_a_hull_at_the_coulomb_rate() {
     let (g, mu, t, theta) = (9.81, 0.3f64, 0.1, 0.45f64);
     let (s, c) = theta.sin_cos();
     let text = format!(
-        r#"
-[simulation]
-dt = 1e-3
-duration = {t}
-gravity = [{gx}, 0.0, {gz}]
-[solver]
-cone = "exact"
-max_iterations = 60
-tolerance = 1e-7
+        r#"{header}
 [[material]]
 name = "rough"
 density = 1000.0
@@ -456,19 +443,10 @@ point = [0.0, 0.0, 0.0]
 normal = [0.0, 0.0, 1.0]
 material = "rough"
 "#,
-        gx = g * s,
-        gz = -g * c
+        header = incline_header(theta, t)
     );
-    let scene = parse_str(&text, Path::new("hulls.toml")).unwrap();
-    let q0 = DQuat::from_array(scene.bodies[1].orientation);
-    let state = setup::build_bodies(&scene);
-    let mut sim = Simulation::new(shared_context(), &state, setup::step_settings(&scene)).unwrap();
-    sim.advance(scene.sim.steps as u32, 0).unwrap();
-    let st = sim.read_state().unwrap();
-    let q = st.rot[2];
-    let q1 = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
-    let angle = (q1 * q0.inverse()).to_axis_angle().1;
-    let rot = angle.min(std::f64::consts::TAU - angle);
+    let (scene, st) = run_text(&text, "hulls.toml");
+    let rot = turned(DQuat::from_array(scene.bodies[1].orientation), st.rot[2]);
     let (slab, v) = (d3(st.vel[1]), d3(st.vel[2]));
     let want = g * (s - mu * c) * t;
     eprintln!(

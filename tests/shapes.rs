@@ -366,18 +366,8 @@ fn run_box_scene(text: &str) -> (Simulation, bristlecone::scene::Scene) {
 /// Box (10 × 10 × 5 cm, μ = 0.3) on a horizontal plane under gravity tilted by θ (the
 /// incline's frame), exact Coulomb cone. Resting flat on 4 contacts from the start.
 fn incline(theta: f64, seconds: f64) -> (DVec3, f64) {
-    let g = 9.81;
-    let (s, c) = theta.sin_cos();
     let text = format!(
-        r#"
-[simulation]
-dt = 1e-3
-duration = {seconds}
-gravity = [{gx}, 0.0, {gz}]
-[solver]
-cone = "exact"
-max_iterations = 60
-tolerance = 1e-7
+        r#"{header}
 [[material]]
 name = "m"
 density = 1000.0
@@ -393,8 +383,7 @@ point = [0.0, 0.0, 0.0]
 normal = [0.0, 0.0, 1.0]
 material = "m"
 "#,
-        gx = g * s,
-        gz = -g * c
+        header = incline_header(theta, seconds)
     );
     let (mut sim, scene) = run_box_scene(&text);
     sim.advance(scene.sim.steps as u32, 0).unwrap();

@@ -1,7 +1,9 @@
 // stages: collide_pairs, collide_walls
 // ---------------------------------------------------------------- convex hull tables
 // Functions that read the collide shape table (`shapes`, with `info` and `rot`): only the
-// stages that bind it get this file (the first line; build.rs).
+// stages that bind it get this file (the first line; build.rs). Sections `polytope`
+// (hull–hull, hull–box, hull–solid box) and `capsulehull` are stripped from scenes
+// without those pairs (src/collide/mod.rs, `Contents`): pipelines compile faster.
 
 // convex:begin
 fn hull_word(at: u32) -> u32 {
@@ -59,6 +61,27 @@ fn poly_edge(h: Poly, e: u32) -> vec4<u32> {
     return bitcast<vec4<u32>>(shapes[h.eb + e]);
 }
 
+// Closest points of segments p1 + s·d1 and p2 + t·d2 (not parallel): (point on 1, on 2).
+fn segments_closest(p1: vec3<f32>, d1: vec3<f32>, p2: vec3<f32>, d2: vec3<f32>) -> mat2x3<f32> {
+    let r = p1 - p2;
+    let a = dot(d1, d1);
+    let e = dot(d2, d2);
+    let f = dot(d2, r);
+    let b = dot(d1, d2);
+    let c = dot(d1, r);
+    var s = clamp((b * f - c * e) / (a * e - b * b), 0.0, 1.0);
+    var t = (b * s + f) / e;
+    if t < 0.0 {
+        t = 0.0;
+        s = clamp(-c / a, 0.0, 1.0);
+    } else if t > 1.0 {
+        t = 1.0;
+        s = clamp((b - c) / a, 0.0, 1.0);
+    }
+    return mat2x3<f32>(p1 + d1 * s, p2 + d2 * t);
+}
+
+// polytope:begin
 struct PolyHit {
     s: f32,
     i: u32,
@@ -132,26 +155,6 @@ fn poly_edge_query(a: Poly, b: Poly) -> PolyHit {
     }
     best.n = quat_rotate(a.q, best.n);
     return best;
-}
-
-// Closest points of segments p1 + s·d1 and p2 + t·d2 (not parallel): (point on 1, on 2).
-fn segments_closest(p1: vec3<f32>, d1: vec3<f32>, p2: vec3<f32>, d2: vec3<f32>) -> mat2x3<f32> {
-    let r = p1 - p2;
-    let a = dot(d1, d1);
-    let e = dot(d2, d2);
-    let f = dot(d2, r);
-    let b = dot(d1, d2);
-    let c = dot(d1, r);
-    var s = clamp((b * f - c * e) / (a * e - b * b), 0.0, 1.0);
-    var t = (b * s + f) / e;
-    if t < 0.0 {
-        t = 0.0;
-        s = clamp(-c / a, 0.0, 1.0);
-    } else if t > 1.0 {
-        t = 1.0;
-        s = clamp((b - c) / a, 0.0, 1.0);
-    }
-    return mat2x3<f32>(p1 + d1 * s, p2 + d2 * t);
 }
 
 fn poly_world(h: Poly, k: u32) -> vec3<f32> {
@@ -354,9 +357,11 @@ fn polytope_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
     }
     return poly_face_contact(a, b, fa.i, false, env, scale);
 }
+// polytope:end
 // convex:end
 
 // convex:begin
+// capsulehull:begin
 // ---------------------------------------------------------------- capsule–hull
 // Twin: reference::convex::capsule_hull (which explains it); in the hull's frame. Normal
 // from the hull to the capsule; features 0 (one point) or 1, 2 (the segment clipped by a
@@ -552,4 +557,5 @@ fn capsule_hull(c: u32, pc: vec4<f32>, hb: u32, ph: vec4<f32>, env: f32) -> Mani
     m.p[1] = vec4<f32>(h.c + quat_rotate(h.q, m.p[1].xyz), m.p[1].w);
     return m;
 }
+// capsulehull:end
 // convex:end

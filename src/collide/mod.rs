@@ -538,21 +538,59 @@ struct Contents {
     clumps: bool,
     cylinders: bool,
     convex: bool,
+    sections: Sections,
+}
+
+/// The optional source sections a scene's collide stages keep (`// TAG:begin` …
+/// `// TAG:end`; the others are stripped, see [`stage_source`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Sections {
+    capsule: bool,
+    cylinder: bool,
+    convex: bool,
+    /// Hull–hull, hull–box and hull–solid box pairs (`common/collide_polytope.wgsl`).
+    polytope: bool,
+    /// Capsule–hull pairs.
+    capsulehull: bool,
+}
+
+impl Sections {
+    fn tags(&self) -> [(&'static str, bool); 5] {
+        [
+            ("capsule", self.capsule),
+            ("cylinder", self.cylinder),
+            ("convex", self.convex),
+            ("polytope", self.polytope),
+            ("capsulehull", self.capsulehull),
+        ]
+    }
 }
 
 impl Contents {
     fn of(state: &BodyState, shapes: &[BoundaryShape]) -> Self {
-        let body = |k: u32| state.info.iter().any(|i| i[2] == k);
+        let count = |k: u32| state.info.iter().filter(|i| i[2] == k).count();
+        let body = |k: u32| count(k) > 0;
+        let boxes = shapes
+            .iter()
+            .any(|s| matches!(s, BoundaryShape::GrainBox { .. }));
+        let capsules = shapes
+            .iter()
+            .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
+        let convex = body(SHAPE_CONVEX);
+        let polytope_partner = boxes || count(SHAPE_CONVEX) > 1 || body(SHAPE_SOLID_BOX);
         Contents {
-            boxes: shapes
-                .iter()
-                .any(|s| matches!(s, BoundaryShape::GrainBox { .. })),
-            capsules: shapes
-                .iter()
-                .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. })),
+            boxes,
+            capsules,
             clumps: body(SHAPE_CLUMP),
             cylinders: body(SHAPE_CYLINDER),
-            convex: body(SHAPE_CONVEX),
+            convex,
+            sections: Sections {
+                capsule: capsules,
+                cylinder: body(SHAPE_CYLINDER),
+                convex,
+                polytope: convex && polytope_partner,
+                capsulehull: convex && capsules,
+            },
         }
     }
 
@@ -572,43 +610,31 @@ impl Contents {
             ("HAS_CONVEX", flag(self.convex)),
             ("HAS_PATCHES", flag(patches)),
         ];
-        let src = stage_source(name, (self.capsules, self.cylinders, self.convex));
+        let src = stage_source(name, self.sections);
         Kernel::with_constants(ctx, src, &c)
     }
 }
 
-/// A collide stage's source; without capsules (cylinders, convex hulls), with the capsule
-/// (cylinder, convex) sections stripped (`HAS_CAPSULES = false` alone leaves the driver
-/// compiling that code before dropping it: ~0.1 s more per pipeline set on lavapipe). Each
-/// variant is built once. `has` = (capsules, cylinders, convex hulls).
-fn stage_source(name: &'static str, has: (bool, bool, bool)) -> ShaderSource {
+/// A collide stage's source with the sections `keep` leaves out stripped (e.g. without
+/// capsules, the `capsule` sections: `HAS_CAPSULES = false` alone leaves the driver
+/// compiling that code before dropping it, ~0.1 s more per pipeline set on lavapipe, and
+/// the hull pair code costs seconds). Each variant is built once.
+fn stage_source(name: &'static str, keep: Sections) -> ShaderSource {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    type Texts = HashMap<(&'static str, (bool, bool, bool)), (&'static str, &'static str)>;
+    type Texts = HashMap<(&'static str, Sections), (&'static str, &'static str)>;
     let full = ShaderSource::by_name(name).unwrap();
-    if has.0 && has.1 && has.2 {
+    let tags = keep.tags();
+    if tags.iter().all(|t| t.1) {
         return full;
     }
     static OFF: OnceLock<Mutex<Texts>> = OnceLock::new();
     let mut m = OFF.get_or_init(Default::default).lock().unwrap();
-    let key = (name, has);
-    let (common, body) = *m.entry(key).or_insert_with(|| {
+    let (common, body) = *m.entry((name, keep)).or_insert_with(|| {
         let strip = |t: &str| {
-            let t = if has.0 {
-                t.to_string()
-            } else {
-                strip_sections(t, "capsule")
-            };
-            let t = if has.1 {
-                t
-            } else {
-                strip_sections(&t, "cylinder")
-            };
-            if has.2 {
-                t
-            } else {
-                strip_sections(&t, "convex")
-            }
+            tags.iter()
+                .filter(|(_, kept)| !kept)
+                .fold(t.to_string(), |t, (tag, _)| strip_sections(&t, tag))
         };
         let leak = |t: &str| -> &'static str { Box::leak(strip(t).into_boxed_str()) };
         (leak(full.common), leak(full.body))
@@ -1032,5 +1058,36 @@ impl Collide {
             buffers::read_buffer(ctx, &self.body_offsets, self.n_bodies as usize + 1)?;
         let m = *offsets.last().unwrap() as usize;
         Ok((offsets, buffers::read_buffer(ctx, &self.body_entries, m)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every combination of stripped sections leaves stages that parse and validate (a
+    /// call left behind in a kept section would name a stripped function).
+    #[test]
+    fn every_section_variant_validates() {
+        for bits in 0..32u32 {
+            let on = |k: u32| bits & (1 << k) != 0;
+            let keep = Sections {
+                capsule: on(0),
+                cylinder: on(1),
+                convex: on(2),
+                polytope: on(2) && on(3),
+                capsulehull: on(2) && on(0) && on(4),
+            };
+            for name in [
+                "collide_grid",
+                "collide_pairs",
+                "collide_walls",
+                "collide_csr",
+            ] {
+                if let Err(e) = stage_source(name, keep).validate() {
+                    panic!("{name} with {keep:?}: {e}");
+                }
+            }
+        }
     }
 }

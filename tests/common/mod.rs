@@ -1,5 +1,5 @@
 //! Helpers shared by the test files (`mod common;`): the GPU = f64 twin comparison of
-//! contact sets used by the shape tests (boxes, capsules, clumps).
+//! contact sets used by the shape tests (boxes, capsules, clumps), and incline runs.
 #![allow(dead_code)] // helpers some test modules use and the build may not reach
 
 use bristlecone::bodies::BodyState;
@@ -202,4 +202,37 @@ pub fn random_contacts(
             }
         })
         .collect()
+}
+
+// ---------------------------------------------------------------- incline runs
+
+/// `[simulation]` and `[solver]` of an incline test: dt 1 ms for `seconds`, gravity
+/// 9.81 m/s² tilted by θ about y (the incline's frame), the exact cone, ≤ 60 sweeps to 1e-7.
+pub fn incline_header(theta: f64, seconds: f64) -> String {
+    let (s, c) = theta.sin_cos();
+    format!(
+        "[simulation]\ndt = 1e-3\nduration = {seconds}\ngravity = [{}, 0.0, {}]\n\
+         [solver]\ncone = \"exact\"\nmax_iterations = 60\ntolerance = 1e-7\n",
+        9.81 * s,
+        -9.81 * c
+    )
+}
+
+/// Parses a scene text (`name` in its errors) and runs it for its duration: the scene and
+/// the final state.
+pub fn run_text(text: &str, name: &str) -> (bristlecone::scene::Scene, BodyState) {
+    use bristlecone::{setup, step::Simulation};
+    let scene = bristlecone::scene::parse_str(text, std::path::Path::new(name)).unwrap();
+    let state = setup::build_bodies(&scene);
+    let mut sim = Simulation::new(shared_context(), &state, setup::step_settings(&scene)).unwrap();
+    sim.advance(scene.sim.steps as u32, 0).unwrap();
+    let st = sim.read_state().unwrap();
+    (scene, st)
+}
+
+/// The angle (rad, 0..π) of the rotation taking q0 to q.
+pub fn turned(q0: DQuat, q: [f32; 4]) -> f64 {
+    let q1 = DQuat::from_xyzw(q[0] as f64, q[1] as f64, q[2] as f64, q[3] as f64);
+    let angle = (q1 * q0.inverse()).to_axis_angle().1;
+    angle.min(std::f64::consts::TAU - angle)
 }
