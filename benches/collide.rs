@@ -4,10 +4,16 @@
 //! within the envelope. Reports time per detection, contacts/s, memory per contact and per
 //! sphere, and the bandwidth of `shaders/copy.wgsl` on the same adapter in the same run.
 //!
-//! `cargo bench --bench collide` (sizes: BRISTLECONE_BENCH_SIZES=10000,100000,1000000).
+//! Then mixed sizes: the same lattice with 10 spheres of 10× the radius resting on it,
+//! detected with the large grains kept apart (`collide::GridPlan`) and with one grid sized by
+//! the largest grain (the baseline), beside the plain lattice, in one run.
+//!
+//! `cargo bench --bench collide` (sizes: BRISTLECONE_BENCH_SIZES=10000,100000,1000000;
+//! mixed sizes: BRISTLECONE_BENCH_MIXED=10000,100000, the one-grid baseline up to 20000).
 
 use bristlecone::bodies::{BodyInit, BodyState, GpuBodies};
 use bristlecone::collide::{Collide, CollideSettings, BYTES_PER_CONTACT};
+use bristlecone::gpu::GpuError;
 use bristlecone::gpu::{buffers, shared_context, GpuContext, Kernel, ShaderSource};
 use criterion::Criterion;
 use rand::{Rng, SeedableRng};
@@ -32,6 +38,75 @@ fn lattice(n: usize, r: f32) -> BodyState {
         }
     }
     s
+}
+
+/// The lattice with `large` spheres of 10× the radius resting on its top, in a row.
+fn lattice_with_boulders(n: usize, r: f32, large: usize) -> BodyState {
+    let mut s = lattice(n, r);
+    let top = s.pos.iter().map(|p| p[2]).fold(0.0f32, f32::max);
+    let side = (n as f64).cbrt().ceil() as f32 * 2.0 * r;
+    for k in 0..large {
+        let x = side * (k as f32 + 0.5) / large as f32;
+        let p = [x, 0.5 * side, top + r + 10.0 * r * 0.999];
+        s.push(&BodyInit::sphere(p, 10.0 * r, 2500.0));
+    }
+    s
+}
+
+/// Median seconds per detection of `state` with large grains above `ratio` × the median
+/// radius kept apart (infinite: one grid), and the contact count.
+fn detect_time(
+    ctx: &GpuContext,
+    state: &BodyState,
+    settings: &CollideSettings,
+    ratio: f32,
+) -> Result<(f64, u32), GpuError> {
+    let bodies = GpuBodies::upload(ctx, state)?;
+    let mut c = Collide::new(ctx, &bodies, state, &[], settings)?;
+    c.set_large_ratio(ctx, state, ratio);
+    let counts = c.detect(ctx)?;
+    let run = || {
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        c.record(&mut enc);
+        ctx.queue.submit([enc.finish()]);
+        wait(ctx);
+    };
+    Ok((median(5, run), counts.contacts))
+}
+
+fn mixed_sizes(ctx: &GpuContext, settings: &CollideSettings) {
+    let sizes: Vec<usize> = std::env::var("BRISTLECONE_BENCH_MIXED")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![10_000, 100_000]);
+    let ratio = bristlecone::collide::LARGE_RATIO;
+    for n in sizes {
+        let plain = detect_time(ctx, &lattice(n, 0.01), settings, ratio);
+        let mixed = lattice_with_boulders(n, 0.01, 10);
+        let split = detect_time(ctx, &mixed, settings, ratio);
+        let one = (n <= 20_000).then(|| detect_time(ctx, &mixed, settings, f32::INFINITY));
+        let (Ok(plain), Ok(split)) = (plain, split) else {
+            eprintln!("mixed sizes, n = {n}: does not fit this adapter");
+            continue;
+        };
+        eprint!(
+            "mixed sizes, {n} spheres + 10 of 10× radius: large apart {:.2} ms ({} contacts) \
+             = {:.2}× the plain lattice ({:.2} ms)",
+            split.0 * 1e3,
+            split.1,
+            split.0 / plain.0,
+            plain.0 * 1e3
+        );
+        match one {
+            Some(Ok(one)) => eprintln!(
+                "; one grid {:.2} ms ({} contacts) = {:.1}× large apart",
+                one.0 * 1e3,
+                one.1,
+                one.0 / split.0
+            ),
+            _ => eprintln!(),
+        }
+    }
 }
 
 fn wait(ctx: &GpuContext) {
@@ -152,5 +227,6 @@ fn main() {
     } else if let (Some(a), Some(b)) = (find(10_000), find(100_000)) {
         eprintln!("t(1e6) unavailable; t(1e5) / t(1e4) = {:.2}", b / a);
     }
+    mixed_sizes(&ctx, &settings);
     crit.final_summary();
 }

@@ -1,7 +1,8 @@
 // Collision broad phase, part 1: counting sort of the grains by hashed grid cell.
 // keys:    per grain, hash its cell into a table of T slots (power of two) and take a rank
-//          in that slot with a u32 atomic (hist = slot populations).
-// (host)   exclusive scan of hist (T + 1 entries) -> slot start offsets.
+//          in that slot with a u32 atomic (hist = slot populations). Large grains (bounding
+//          radius > grid.w; src/collide/mod.rs, `GridPlan`) all go to slot T instead.
+// (host)   exclusive scan of hist (T + 2 entries) -> slot start offsets.
 // scatter: sorted_idx[start[slot] + rank] = grain, sorted_pos likewise.
 // finalize: after the contact rows are counted and scanned (see the end of this file).
 // The order inside one slot depends on atomic timing, but nothing downstream depends on it:
@@ -19,6 +20,13 @@
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
 // has a slot; cells that alias share a slot and are told apart by their coordinates.
+fn grain_slot(p: vec4<f32>) -> u32 {
+    if p.w > params.grid.w {
+        return params.counts.w;
+    }
+    return cell_hash(cell_of(p.xyz));
+}
+
 @compute @workgroup_size(256)
 fn keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let g = linear_index(gid, nwg);
@@ -26,7 +34,7 @@ fn keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let p = pos[params.counts.y + g];
-    let slot = cell_hash(cell_of(p.xyz));
+    let slot = grain_slot(p);
     rank[g] = atomicAdd(&hist[slot], 1u);
 }
 
@@ -37,7 +45,7 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         return;
     }
     let p = pos[params.counts.y + g];
-    let slot = cell_hash(cell_of(p.xyz));
+    let slot = grain_slot(p);
     let k = atomicLoad(&hist[slot]) + rank[g];
     sorted_idx[k] = g;
     sorted_pos[k] = p;

@@ -9,7 +9,9 @@
 //           by (body B, feature) (insertion sort; rows are short), so the list is sorted
 //           by (A, B, feature).
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
-// being visited (two neighbour cells may hash to the same slot).
+// being visited (two neighbour cells may hash to the same slot). Large grains (slot T, see
+// collide_grid.wgsl) are tested by every small grain after its cells, and test every grain
+// of higher index themselves, in index order.
 
 @group(0) @binding(0) var<uniform> params: CollideParams;
 @group(0) @binding(1) var<storage, read> rot: array<vec4<f32>>;
@@ -23,6 +25,7 @@
 // 4 vec4 per shape (src/collide/mod.rs, `shape_records`); box grains: [0].xyz = half extents;
 // capsule grains: [0].xy = radius, half length.
 @group(0) @binding(9) var<storage, read> shapes: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read> pos: array<vec4<f32>>;
 
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
@@ -475,13 +478,20 @@ fn clump_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u
 
 // cylinder:begin
 // ---------------------------------------------------------------- cylinder pairs
-// A cylinder and a sphere (Collide::new refuses the other partners;
-// common/collide_cylinder.wgsl): normal from bi to bj.
+// A cylinder and a sphere (common/collide_cylinder.wgsl), or a box, hull, capsule or
+// cylinder (common/collide_support.wgsl; with two cylinders, bi is C): normal from bi to bj.
 fn cylinder_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
     let first = info[bi].z == SHAPE_CYLINDER;
     let c = select(bj, bi, first);
     let pc = select(pj, pi, first);
     let ps = select(pi, pj, first);
+    // cylpair:begin
+    if info[select(bi, bj, first)].z != SHAPE_SPHERE {
+        let x = select(bi, bj, first);
+        let mc = cylinder_convex(grain_sup(c, pc), grain_sup(x, ps), params.grid.z);
+        return write_cyl_contacts(bi, bj, pi, pj, mc, !first, write, at);
+    }
+    // cylpair:end
     let m = cylinder_sphere(make_cylinder(pc.xyz, rot[c], shapes[4u * info[c].w]), ps.xyz, ps.w, params.grid.z);
     if !write || m.count == 0u || at >= params.caps.x {
         return m.count;
@@ -498,14 +508,71 @@ fn cylinder_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at
     contacts_put(at, ct);
     return m.count;
 }
+
+// cylpair:begin
+// Writes a cylinder pair's contacts (features ascend), normals flipped when `flip`.
+fn write_cyl_contacts(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CylContacts, flip: bool, write: bool, at: u32) -> u32 {
+    if !write {
+        return m.count;
+    }
+    let ma = info[bi].y;
+    let mb = info[bj].y;
+    let mu = min(materials[ma].x, materials[mb].x);
+    for (var k = 0u; k < m.count; k++) {
+        if at + k >= params.caps.x {
+            break;
+        }
+        let p = m.p[k].xyz;
+        var ct: Contact;
+        ct.n_gap = vec4<f32>(select(m.n[k], -m.n[k], flip), m.p[k].w);
+        ct.ra = vec4<f32>(p - pi.xyz, mu);
+        ct.rb = vec4<f32>(p - pj.xyz, 0.0);
+        ct.ids = vec4<u32>(bi, bj, m.f[k], (ma << 16u) | (mb & 0xffffu));
+        contacts_put(at + k, ct);
+    }
+    return m.count;
+}
+// cylpair:end
 // cylinder:end
 
-// Visits every grain j > i within the envelope of grain i; writes when `write`.
-fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
+// The contacts of grains i and j (gap of the bounding spheres within the envelope): one
+// for two spheres, else the pair kind's manifold; written from `at` when `write`.
+fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
     let nb = params.counts.y;
+    let bi = nb + i;
+    let bj = nb + j;
+    if HAS_CLUMPS && (info[bi].z == SHAPE_CLUMP || info[bj].z == SHAPE_CLUMP) {
+        return clump_pair(bi, bj, pi, pj, write, at);
+    } else if HAS_CYLINDERS && (info[bi].z == SHAPE_CYLINDER || info[bj].z == SHAPE_CYLINDER) {
+        // cylinder:begin
+        return cylinder_pair(bi, bj, pi, pj, write, at);
+        // cylinder:end
+    } else if HAS_CONVEX && (info[bi].z == SHAPE_CONVEX || info[bj].z == SHAPE_CONVEX) {
+        // convex:begin
+        return write_manifold(bi, bj, pi, pj, convex_pair(bi, bj, pi, pj), write, at);
+        // convex:end
+    } else if !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS) || (info[bi].z == SHAPE_SPHERE && info[bj].z == SHAPE_SPHERE) {
+        if write && at < params.caps.x {
+            contacts_put(at, pair_contact(bi, bj, pi, pj));
+        }
+        return 1u;
+    } else if HAS_CAPSULES && (info[bi].z == SHAPE_CAPSULE || info[bj].z == SHAPE_CAPSULE) {
+        // capsule:begin
+        let m = capsule_pair(bi, bj, pi, pj);
+        return write_capsule(bi, bj, pi, pj, m, write, at);
+        // capsule:end
+    } else if HAS_BOXES {
+        let m = box_pair(bi, bj, pi, pj);
+        return write_manifold_or_patch(bi, bj, pi, pj, m, write, at);
+    }
+    return 0u;
+}
+
+// Visits every grain j > i within the envelope of small grain i (its 27 cells, then the
+// large grains); writes when `write`.
+fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     let c = cell_of(pi.xyz);
     let env = params.grid.z;
-    let cap = params.caps.x;
     var n = 0u;
     for (var dz = -1; dz <= 1; dz++) {
         for (var dy = -1; dy <= 1; dy++) {
@@ -515,45 +582,44 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                 let e = starts[slot + 1u];
                 for (var k = starts[slot]; k < e; k++) {
                     let j = sorted_idx[k];
-                    if j <= i {
-                        continue;
-                    }
                     let pj = sorted_pos[k];
-                    if sphere_gap(pi, pj) > env {
-                        continue;
-                    }
-                    if any(cell_of(pj.xyz) != cc) {
-                        continue;
-                    }
-                    if HAS_CLUMPS && (info[nb + i].z == SHAPE_CLUMP || info[nb + j].z == SHAPE_CLUMP) {
-                        n += clump_pair(nb + i, nb + j, pi, pj, write, base + n);
-                    } else if HAS_CONVEX && (info[nb + i].z == SHAPE_CONVEX || info[nb + j].z == SHAPE_CONVEX) {
-                        // convex:begin
-                        n += write_manifold(nb + i, nb + j, pi, pj, convex_pair(nb + i, nb + j, pi, pj), write, base + n);
-                        // convex:end
-                    } else if !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS) || (info[nb + i].z == SHAPE_SPHERE && info[nb + j].z == SHAPE_SPHERE) {
-                        if write && base + n < cap {
-                            contacts_put(base + n, pair_contact(nb + i, nb + j, pi, pj));
-                        }
-                        n += 1u;
-                    } else if HAS_CYLINDERS && (info[nb + i].z == SHAPE_CYLINDER || info[nb + j].z == SHAPE_CYLINDER) {
-                        // cylinder:begin
-                        n += cylinder_pair(nb + i, nb + j, pi, pj, write, base + n);
-                        // cylinder:end
-                    } else if HAS_CAPSULES && (info[nb + i].z == SHAPE_CAPSULE || info[nb + j].z == SHAPE_CAPSULE) {
-                        // capsule:begin
-                        let m = capsule_pair(nb + i, nb + j, pi, pj);
-                        n += write_capsule(nb + i, nb + j, pi, pj, m, write, base + n);
-                        // capsule:end
-                    } else if HAS_BOXES {
-                        let m = box_pair(nb + i, nb + j, pi, pj);
-                        n += write_manifold_or_patch(nb + i, nb + j, pi, pj, m, write, base + n);
+                    if j > i && sphere_gap(pi, pj) <= env && all(cell_of(pj.xyz) == cc) {
+                        n += pair(i, j, pi, pj, write, base + n);
                     }
                 }
             }
         }
     }
+    let t = params.counts.w;
+    for (var k = starts[t]; k < starts[t + 1u]; k++) {
+        let j = sorted_idx[k];
+        let pj = sorted_pos[k];
+        if j > i && sphere_gap(pi, pj) <= env {
+            n += pair(i, j, pi, pj, write, base + n);
+        }
+    }
     return n;
+}
+
+// Large grain i: every grain j > i, in index order (the row comes out sorted by B).
+fn visit_large(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
+    let nb = params.counts.y;
+    let env = params.grid.z;
+    var n = 0u;
+    for (var j = i + 1u; j < params.counts.z; j++) {
+        let pj = pos[nb + j];
+        if sphere_gap(pi, pj) <= env {
+            n += pair(i, j, pi, pj, write, base + n);
+        }
+    }
+    return n;
+}
+
+fn visit_any(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
+    if pi.w > params.grid.w {
+        return visit_large(i, pi, write, base);
+    }
+    return visit(i, pi, write, base);
 }
 
 @compute @workgroup_size(256)
@@ -569,7 +635,7 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     }
     // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
     let i = sorted_idx[t];
-    offs[nb * ng + i] = visit(i, sorted_pos[t], false, 0u);
+    offs[nb * ng + i] = visit_any(i, sorted_pos[t], false, 0u);
 }
 
 @compute @workgroup_size(256)
@@ -586,7 +652,7 @@ fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     if end > params.caps.x || end == base {
         return;
     }
-    let n = min(visit(i, sorted_pos[t], true, base), end - base);
+    let n = min(visit_any(i, sorted_pos[t], true, base), end - base);
     // Insertion sort of the row by (body B, feature); a pair's features come ascending and
     // contiguous, and the sort is stable, so comparing B alone keeps them in order.
     for (var a = base + 1u; a < base + n; a++) {

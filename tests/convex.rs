@@ -213,7 +213,8 @@ position = [0.0, 0.0, 0.0]
 material = "m"
 "#);
     assert!(e.contains("body[0].file") && e.contains("not found"), "{e}");
-    // Pairs without a narrow phase are refused, naming both bodies.
+    // A hull overlapping a cylinder is refused at the later body (the narrow phase at zero
+    // envelope), naming both.
     let e = err(r#"
 [[body]]
 shape = "convex"
@@ -224,11 +225,11 @@ material = "m"
 shape = "cylinder"
 radius = 0.05
 half_length = 0.1
-position = [1.0, 0.0, 0.0]
+position = [0.06, 0.0, 0.0]
 material = "m"
 "#);
     assert!(
-        e.contains("body[1].shape") && e.contains("line") && e.contains("hull"),
+        e.contains("body[1].position") && e.contains("line") && e.contains("overlaps"),
         "{e}"
     );
     let e = err(r#"

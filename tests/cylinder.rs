@@ -108,16 +108,16 @@ fn cylinder_scene_errors_name_line_and_field() {
             "body[1].position",
             "overlaps",
         ),
-        // Partners without a narrow phase: refused at the later body.
+        // A second cylinder and a box overlapping it (the narrow phase at zero envelope).
         (
-            format!("{c}{}", c.replace("[0.0, 0.0, 1.0]", "[2.0, 0.0, 1.0]")),
-            "body[1].shape",
-            "a cylinder meets only spheres",
+            format!("{c}{}", c.replace("[0.0, 0.0, 1.0]", "[0.19, 0.0, 1.0]")),
+            "body[1].position",
+            "overlaps",
         ),
         (
-            format!("[[body]]\nshape = \"box\"\nhalf_extents = [0.1, 0.1, 0.1]\nposition = [3.0, 0.0, 1.0]\nmaterial = \"m\"\n{c}"),
-            "body[1].shape",
-            "a cylinder meets only spheres",
+            format!("[[body]]\nshape = \"box\"\nhalf_extents = [0.1, 0.1, 0.1]\nposition = [0.0, 0.0, 1.25]\nmaterial = \"m\"\n{c}"),
+            "body[1].position",
+            "overlaps",
         ),
         (
             format!("{c}[[boundary]]\nkind = \"box\"\nposition = [5.0, 0.0, 0.0]\nhalf_extents = [1.0, 1.0, 1.0]\nmaterial = \"m\"\n"),
@@ -134,6 +134,12 @@ fn cylinder_scene_errors_name_line_and_field() {
     // The same sphere beyond the rim (0.16 from the axis): accepted, with a plane.
     let ok = format!("{c}[[body]]\nradius = 0.05\nposition = [0.16, 0.0, 1.0]\nmaterial = \"m\"\n[[boundary]]\nkind = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nmaterial = \"m\"\n");
     scene(&ok).unwrap();
+    // With a second cylinder, a box, a capsule and a hull clear of it: accepted.
+    let others = "[[body]]\nshape = \"box\"\nhalf_extents = [0.1, 0.1, 0.1]\nposition = [0.0, 0.0, 1.31]\nmaterial = \"m\"\n\
+        [[body]]\nshape = \"capsule\"\nradius = 0.05\nhalf_length = 0.1\nposition = [0.0, 0.5, 1.0]\nmaterial = \"m\"\n\
+        [[body]]\nshape = \"convex\"\npoints = [[0,0,0],[0.1,0,0],[0,0.1,0],[0,0,0.1]]\nposition = [0.0, -0.5, 1.0]\nmaterial = \"m\"\n";
+    let cyl2 = c.replace("[0.0, 0.0, 1.0]", "[-0.21, 0.0, 1.0]");
+    scene(&format!("{ok}{cyl2}{others}")).unwrap();
 }
 
 // ---------------------------------------------------------------- GPU = twin
@@ -429,30 +435,34 @@ fn gpu_cylinder_contacts_match_the_twin_on_touching_deep_and_parallel_cases() {
     assert!(wall[2..].iter().all(|p| (p.gap - 0.001).abs() < 1e-6));
 }
 
-/// The library API refuses what the scene builder refuses: a second cylinder (no
-/// cylinder–cylinder narrow phase) and a solid box boundary, naming the bodies.
+/// The library API refuses what the scene builder refuses: a solid box boundary (no
+/// cylinder–solid box narrow phase), naming the bodies; a second cylinder is accepted.
 #[test]
 fn collide_refuses_cylinder_partners_without_a_narrow_phase() {
     use bristlecone::collide::Collide;
     let ctx = shared_context();
     let cyl = (DVec3::ZERO, DQuat::IDENTITY, 0.1, 0.2);
     let sphere = [(DVec3::new(0.5, 0.0, 0.0), 0.05f32)];
-    let (mut two, shapes) = world((-1.2, 0.0), cyl, &sphere);
+    let (mut two, mut two_shapes) = world((-1.2, 0.0), cyl, &sphere);
     two.info[4][2] = SHAPE_CYLINDER;
-    two.info[4][3] = 3;
+    two.info[4][3] = two_shapes.len() as u32;
+    two_shapes.push(BoundaryShape::GrainCylinder {
+        radius: 0.05,
+        half_length: 0.05,
+    });
+    let bodies = GpuBodies::upload(&ctx, &two).unwrap();
+    Collide::new(&ctx, &bodies, &two, &two_shapes, &settings()).expect("two cylinders");
     let (mut solid, mut solid_shapes) = world((-1.2, 0.0), cyl, &sphere);
     solid.info[0][2] = SHAPE_SOLID_BOX;
     solid_shapes[0] = BoundaryShape::SolidBox {
         half_extents: [0.1, 0.1, 0.1],
     };
-    for (state, shapes, want) in [(two, shapes, "body 4"), (solid, solid_shapes, "body 0")] {
-        let bodies = GpuBodies::upload(&ctx, &state).unwrap();
-        let e = Collide::new(&ctx, &bodies, &state, &shapes, &settings())
-            .err()
-            .expect("refused")
-            .to_string();
-        assert!(e.contains("cylinder body 3") && e.contains(want), "{e}");
-    }
+    let bodies = GpuBodies::upload(&ctx, &solid).unwrap();
+    let e = Collide::new(&ctx, &bodies, &solid, &solid_shapes, &settings())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("cylinder body 3") && e.contains("body 0"), "{e}");
 }
 
 // ---------------------------------------------------------------- physics

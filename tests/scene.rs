@@ -1743,13 +1743,7 @@ fn generator_templates_fill_regions_with_every_shape_at_random_orientations() {
     let density = 2500.0;
     for fields in templates {
         let t = format!("{{ {} }}", fields.join(", "));
-        // One cylinder per scene until cylinder–cylinder exists (issue #10): refused.
-        let one_only = t.contains("cylinder");
-        let n = if one_only { 1 } else { 40 };
-        if one_only {
-            let e = err(&template_scene(&t));
-            assert!(e.to_string().contains("generator[0] grain #1"), "{e}");
-        }
+        let n = 40;
         let text = template_fill(&t, n);
         let s = ok(&text);
         assert_eq!(s.bodies, ok(&text).bodies, "{t}: not deterministic");
@@ -1788,9 +1782,6 @@ fn generator_templates_fill_regions_with_every_shape_at_random_orientations() {
             std::mem::discriminant(&s.bodies[0].shape) == std::mem::discriminant(tmpl),
             "{t}: wrong kind"
         );
-        if one_only {
-            continue;
-        }
         let qs: Vec<[f64; 4]> = s.bodies.iter().map(|b| b.orientation).collect();
         assert!(
             qs.windows(2).all(|w| w[0] != w[1]),

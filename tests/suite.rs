@@ -4,6 +4,7 @@
 
 mod common;
 
+mod broad_phase;
 mod capsule;
 mod chunked;
 mod clumps;
@@ -11,6 +12,7 @@ mod collide;
 mod contact_models;
 mod convex;
 mod cylinder;
+mod cylinder_pairs;
 mod cylinder_patch;
 mod integrate;
 mod io;

@@ -11,7 +11,7 @@ override HAS_CLUMPS: bool = true;
 const CELL_CLAMP: f32 = 1048576.0;
 
 struct CollideParams {
-    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = unused
+    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = large-grain radius
     counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
     caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
 }

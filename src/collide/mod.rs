@@ -3,7 +3,9 @@
 //!
 //! Pipeline recorded by [`Collide::record`] (one compute pass, one dispatch per step):
 //! 1. `collide_grid::keys` — each grain hashes its cell (cell size = largest grain
-//!    diameter plus the envelope, so every contact is between neighbouring cells) into a
+//!    diameter plus the envelope, so every contact is between neighbouring cells; a few
+//!    grains far larger than the median go to one extra slot instead and are paired
+//!    apart, see [`GridPlan`]) into a
 //!    power-of-two table (at least 2 slots per grain; no bounding box, far-away grains only
 //!    share slots) and takes a rank in its slot (u32 atomic). The hash is a wrapped grid
 //!    (neighbouring cells → neighbouring slots, for memory locality) whose periods get
@@ -238,6 +240,65 @@ pub struct Collide {
     /// Set by [`Collide::limit_capacity`] (u64::MAX: only this stage's own limits).
     capacity_limit: u64,
     fixed_bytes: u64,
+    plan: GridPlan,
+}
+
+/// Grains whose bounding radius exceeds this multiple of the median are "large": kept out
+/// of the grid (whose cell then follows the other grains) and paired by brute force.
+pub const LARGE_RATIO: f32 = 3.0;
+/// At most this many large grains: each costs a pass over all grains per detection, so
+/// beyond it one grid sized by the largest grain is cheaper (the split is not made).
+pub const LARGE_MAX: usize = 64;
+
+/// The broad phase's plan: grid cell size and which grains are large.
+///
+/// Why: the grid cell must hold the largest grain's reach (every contact between
+/// neighbouring cells), so one boulder among sand would make every cell hold ~ratio³ grains
+/// and the pair tests grow by that factor. Large grains (bounding radius > ratio × median,
+/// at most [`LARGE_MAX`]) instead sit in one extra slot after the hash table: each small
+/// grain tests them all after its 27 cells (pairs j > i), and each large grain tests every
+/// grain of higher index in index order (its row comes out sorted). Cost: ng·L sphere
+/// tests per detection for L large grains, in L threads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridPlan {
+    /// Grid cell size.
+    pub cell: f32,
+    /// Grains with a bounding radius above this are large (f32::MAX: none).
+    pub large_radius: f32,
+    /// How many grains are large.
+    pub large: usize,
+}
+
+impl GridPlan {
+    /// The plan for these grains: large above `ratio` × the median bounding radius when
+    /// there are 1 to [`LARGE_MAX`] of them (infinite ratio: one grid for all).
+    pub fn new(state: &BodyState, envelope: f32, ratio: f32) -> Self {
+        let nb = boundary_count(state);
+        let mut r: Vec<f32> = state.pos[nb..].iter().map(|p| p[3]).collect();
+        r.sort_by(f32::total_cmp);
+        let median = r.get(r.len() / 2).copied().unwrap_or(0.0);
+        let limit = ratio * median;
+        let large = r.iter().filter(|&&x| x > limit).count();
+        let (large_radius, large) = if large > 0 && large <= LARGE_MAX && limit.is_finite() {
+            (limit, large)
+        } else {
+            (f32::MAX, 0)
+        };
+        let rmax = r[..r.len() - large].last().copied().unwrap_or(0.0);
+        let mut cell = (2.0 * rmax + envelope) * (1.0 + 1e-4);
+        if cell <= 0.0 || !cell.is_finite() {
+            cell = 1.0;
+        }
+        GridPlan {
+            cell,
+            large_radius,
+            large,
+        }
+    }
+
+    fn grid(&self, envelope: f32) -> [f32; 4] {
+        [self.cell, 1.0 / self.cell, envelope, self.large_radius]
+    }
 }
 
 /// The contact records' buffer (64 B each), bound in chunks (`gpu::chunked`).
@@ -454,6 +515,10 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
                     SHAPE_CYLINDER_CONTAINER,
                     SHAPE_SPHERE,
                     SHAPE_CLUMP,
+                    SHAPE_BOX,
+                    SHAPE_CAPSULE,
+                    SHAPE_CONVEX,
+                    SHAPE_CYLINDER,
                 ]
                 .contains(&k)
             },
@@ -472,6 +537,7 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
                     SHAPE_BOX,
                     SHAPE_CAPSULE,
                     SHAPE_CLUMP,
+                    SHAPE_CYLINDER,
                 ]
                 .contains(&k)
             },
@@ -552,16 +618,19 @@ struct Sections {
     polytope: bool,
     /// Capsule–hull pairs.
     capsulehull: bool,
+    /// Cylinders against boxes, hulls, capsules and cylinders (`common/collide_support.wgsl`).
+    cylpair: bool,
 }
 
 impl Sections {
-    fn tags(&self) -> [(&'static str, bool); 5] {
+    fn tags(&self) -> [(&'static str, bool); 6] {
         [
             ("capsule", self.capsule),
             ("cylinder", self.cylinder),
             ("convex", self.convex),
             ("polytope", self.polytope),
             ("capsulehull", self.capsulehull),
+            ("cylpair", self.cylpair),
         ]
     }
 }
@@ -590,6 +659,8 @@ impl Contents {
                 convex,
                 polytope: convex && polytope_partner,
                 capsulehull: convex && capsules,
+                cylpair: body(SHAPE_CYLINDER)
+                    && (boxes || capsules || convex || count(SHAPE_CYLINDER) > 1),
             },
         }
     }
@@ -706,14 +777,11 @@ impl Collide {
             .map(|p| p[3])
             .fold(0.0f32, f32::max);
         let env = settings.envelope;
-        let mut h = (2.0 * rmax + env) * (1.0 + 1e-4);
-        if h <= 0.0 || !h.is_finite() {
-            h = 1.0;
-        }
+        let plan = GridPlan::new(state, env, LARGE_RATIO);
         let table = (2 * ng).next_power_of_two().max(1024);
         let offs_len = (nb + 1) * ng + 1;
         let params = Params {
-            grid: [h, 1.0 / h, env, 0.0],
+            grid: plan.grid(env),
             counts: [n, nb, ng, table],
             caps: [capacity, settings.friction.len() as u32, offs_len, 0],
         };
@@ -727,7 +795,8 @@ impl Collide {
             scan: Kernel::new(ctx, ShaderSource::by_name("scan_exclusive").unwrap())?,
         };
         let z = |label: &str, bytes: u64| buffers::storage_zeroed(ctx, label, bytes);
-        let hist = z("collide hist", (table as u64 + 1) * 4)?;
+        // Slots 0..T for the hashed cells, slot T for the large grains, one for the total.
+        let hist = z("collide hist", (table as u64 + 2) * 4)?;
         let rank = z("collide rank", ng as u64 * 4)?;
         let sorted_idx = z("collide sorted idx", ng as u64 * 4)?;
         let sorted_pos = z("collide sorted pos", ng as u64 * 16)?;
@@ -748,7 +817,7 @@ impl Collide {
         let mesh_f = buffers::storage_from(ctx, "mesh floats", &mf);
         let mesh_u = buffers::storage_from(ctx, "mesh ints", &mu);
         let params_buf = buffers::uniform_from(ctx, "collide params", &params);
-        let scan_hist = Scan::new(ctx, &k.scan, &hist, table + 1)?;
+        let scan_hist = Scan::new(ctx, &k.scan, &hist, table + 2)?;
         let scan_offs = Scan::new(ctx, &k.scan, &offs, offs_len)?;
         let scan_body = Scan::new(ctx, &k.scan, &body_offsets, n + 1)?;
         let fixed_bytes = [&hist, &rank, &sorted_idx, &sorted_pos, &offs, &counts, &deg]
@@ -798,6 +867,7 @@ impl Collide {
             capacity,
             capacity_limit: u64::MAX,
             fixed_bytes,
+            plan,
         };
         c.rebind(ctx);
         Ok(c)
@@ -819,6 +889,7 @@ impl Collide {
                 &self.offs,
                 &self.contacts,
                 &self.shapes,
+                &self.pos,
             ],
         );
         self.binds.walls = k.walls.bind(
@@ -1036,9 +1107,24 @@ impl Collide {
     pub fn boundaries(&self) -> u32 {
         self.nb
     }
-    /// Grid cell size (largest grain diameter + envelope, plus 1e-4 relative margin).
+    /// Grid cell size (largest diameter of the grains in the grid + envelope, plus 1e-4
+    /// relative margin).
     pub fn cell_size(&self) -> f32 {
         self.params.grid[0]
+    }
+
+    /// The broad phase's plan (cell size, large grains).
+    pub fn grid_plan(&self) -> GridPlan {
+        self.plan
+    }
+
+    /// Replans the broad phase with another large-grain ratio (`f32::INFINITY`: one grid
+    /// sized by the largest grain, as a baseline for benchmarks).
+    pub fn set_large_ratio(&mut self, ctx: &GpuContext, state: &BodyState, ratio: f32) {
+        self.plan = GridPlan::new(state, self.params.grid[2], ratio);
+        self.params.grid = self.plan.grid(self.params.grid[2]);
+        ctx.queue
+            .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
     }
 
     /// Bytes of GPU memory held: (fixed per-body/per-scene part, per-contact part).
@@ -1069,7 +1155,7 @@ mod tests {
     /// call left behind in a kept section would name a stripped function).
     #[test]
     fn every_section_variant_validates() {
-        for bits in 0..32u32 {
+        for bits in 0..64u32 {
             let on = |k: u32| bits & (1 << k) != 0;
             let keep = Sections {
                 capsule: on(0),
@@ -1077,6 +1163,7 @@ mod tests {
                 convex: on(2),
                 polytope: on(2) && on(3),
                 capsulehull: on(2) && on(0) && on(4),
+                cylpair: on(1) && on(5),
             };
             for name in [
                 "collide_grid",

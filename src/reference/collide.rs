@@ -10,7 +10,7 @@ use crate::bodies::{
     SHAPE_SOLID_CYLINDER,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
-use crate::collide::{boundary_count, BoundaryShape, CollideSettings};
+use crate::collide::{boundary_count, BoundaryShape, CollideSettings, LARGE_RATIO};
 use glam::{DQuat, DVec3};
 use std::collections::HashMap;
 
@@ -71,7 +71,7 @@ impl Ctx<'_> {
     }
 
     /// Pushes a manifold between bodies a < b (normal from a to b).
-    fn push_manifold(&mut self, a: usize, b: usize, m: &Manifold) {
+    pub(super) fn push_manifold(&mut self, a: usize, b: usize, m: &Manifold) {
         let (mu, materials) = self.mu_mat(a, b);
         let (xa, xb) = (v3(self.state.pos[a]), v3(self.state.pos[b]));
         for p in &m.pts {
@@ -96,11 +96,11 @@ impl Ctx<'_> {
         if ka == SHAPE_CLUMP || kb == SHAPE_CLUMP {
             return super::clumps::clump_pair(self, a, b, shapes);
         }
-        if ka == SHAPE_CONVEX || kb == SHAPE_CONVEX {
-            return super::convex::convex_pair(self, a, b, shapes);
-        }
         if ka == SHAPE_CYLINDER || kb == SHAPE_CYLINDER {
             return super::cylinder::cylinder_pair(self, a, b, shapes);
+        }
+        if ka == SHAPE_CONVEX || kb == SHAPE_CONVEX {
+            return super::convex::convex_pair(self, a, b, shapes);
         }
         if ka == SHAPE_CAPSULE || kb == SHAPE_CAPSULE {
             return capsule_pair(self, a, b, shapes);
@@ -583,31 +583,36 @@ pub fn detect(
             }
         }
     } else {
-        let rmax = state.pos[nb..]
-            .iter()
-            .map(|p| p[3] as f64)
-            .fold(0.0, f64::max);
-        let h = (2.0 * rmax + settings.envelope as f64) * (1.0 + 1e-6);
+        // The GPU's plan (large grains apart), though any grid gives the same pairs.
+        let plan = crate::collide::GridPlan::new(state, settings.envelope, LARGE_RATIO);
+        let large = |g: usize| state.pos[g][3] > plan.large_radius;
+        let h = plan.cell as f64;
         let cell = |g: usize| {
             let p = v3(state.pos[g]) / h;
             (p.x.floor() as i64, p.y.floor() as i64, p.z.floor() as i64)
         };
         let mut grid: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::new();
-        for g in nb..n {
+        for g in (nb..n).filter(|&g| !large(g)) {
             grid.entry(cell(g)).or_default().push(g);
         }
+        let big: Vec<usize> = (nb..n).filter(|&g| large(g)).collect();
         let mut near = Vec::new();
         for a in nb..n {
-            let (x, y, z) = cell(a);
             near.clear();
-            for dz in -1..=1 {
-                for dy in -1..=1 {
-                    for dx in -1..=1 {
-                        if let Some(list) = grid.get(&(x + dx, y + dy, z + dz)) {
-                            near.extend(list.iter().copied().filter(|&b| b > a));
+            if large(a) {
+                near.extend(a + 1..n);
+            } else {
+                let (x, y, z) = cell(a);
+                for dz in -1..=1 {
+                    for dy in -1..=1 {
+                        for dx in -1..=1 {
+                            if let Some(list) = grid.get(&(x + dx, y + dy, z + dz)) {
+                                near.extend(list.iter().copied().filter(|&b| b > a));
+                            }
                         }
                     }
                 }
+                near.extend(big.iter().copied().filter(|&b| b > a));
             }
             near.sort_unstable();
             for &b in &near {

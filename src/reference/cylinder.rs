@@ -242,7 +242,8 @@ impl Ctx<'_> {
     }
 }
 
-/// Two grains a < b, a cylinder and a sphere (`Collide::new` refuses other partners).
+/// Two grains a < b, a cylinder and a sphere, or a cylinder and a box, hull, capsule or
+/// cylinder (`support::cylinder_pair`).
 pub(super) fn cylinder_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
     let (pa, pb) = (cx.state.pos[a], cx.state.pos[b]);
     let env = cx.settings.envelope as f64;
@@ -251,6 +252,9 @@ pub(super) fn cylinder_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[Boundary
     }
     let first = cx.state.info[a][2] == crate::bodies::SHAPE_CYLINDER;
     let (c, s) = if first { (a, b) } else { (b, a) };
+    if cx.state.info[s][2] != crate::bodies::SHAPE_SPHERE {
+        return super::support::cylinder_pair(cx, a, b, shapes);
+    }
     let cy = cx.cylinder(c, shapes);
     let ps = cx.state.pos[s];
     let pts = cylinder_sphere(&cy, v3(ps), ps[3] as f64, env);

@@ -11,6 +11,7 @@ pub mod joints;
 pub mod oracle;
 pub mod polytope;
 pub mod solve;
+pub mod support;
 
 use glam::DVec3;
 

@@ -311,14 +311,6 @@ struct Origin {
     span: Range<usize>,
 }
 
-/// (label, span) of every body, for checks kept in other files.
-fn labels(origins: &[Origin]) -> Vec<(String, Range<usize>)> {
-    origins
-        .iter()
-        .map(|o| (o.label.clone(), o.span.clone()))
-        .collect()
-}
-
 pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let mut cx = Cx {
         file,
@@ -336,10 +328,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let (sim, name) = simulation(&cx, sim_raw, file)?;
     let (materials, other_model) = materials_section(&mut cx, &raw)?;
     let (mut bodies, mut origins) = bodies_section(&mut cx, &raw, &materials, sim.dt)?;
-    cylinder::cylinder_bodies(&cx, &bodies, &origins)?;
     no_overlap(&cx, &bodies, &origins)?;
     generators_section(&cx, &raw, &materials, scale, &mut bodies, &mut origins)?;
-    cylinder::cylinder_bodies(&cx, &bodies, &origins)?;
     if bodies.is_empty() {
         return Err(cx.err(
             None,
@@ -350,14 +340,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     box_boundaries(&cx, &raw, &bodies, &boundaries)?;
     cylinder::cylinder_boundaries(&cx, &raw, &bodies, &boundaries)?;
-    super::convex::convex_pairs(
-        &|s, f, m| cx.err(s, f, m),
-        &|s| cx.line(s),
-        &raw,
-        &bodies,
-        &labels(&origins),
-        &boundaries,
-    )?;
+    super::convex::convex_boundaries(&|s, f, m| cx.err(s, f, m), &raw, &bodies, &boundaries)?;
     patch_needs_faces(&cx, &raw, &materials, &bodies)?;
     patch_grids_agree(&cx, &raw, &materials)?;
     let r_min = bodies
@@ -702,8 +685,7 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
 /// contacts of box bodies and on the end discs of cylinder bodies against boundaries,
 /// `lugre_patch` on box faces only (its cells tile the contact polygon of a box face). A
 /// scene naming one with no body it can act on would run it nowhere, so it is refused. (A
-/// cylinder never meets a `lugre_patch` patch: that needs a box body, and cylinders do not
-/// share a scene with boxes yet, `cylinder::cylinder_bodies`.)
+/// cylinder–box grain pair gives point contacts, never a patch record.)
 fn patch_needs_faces(
     cx: &Cx<'_>,
     raw: &RawScene,
@@ -1030,7 +1012,7 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
             radius,
             half_length,
         } => capsule_capsule(&cap, &Capsule::new(po, qo, half_length, radius), 0.0),
-        // Refused with capsules (`box_boundaries`, `cylinder::cylinder_bodies`, `convex_pairs`).
+        // Cylinders and hulls go to `cylinder_gap` and `convex_gap` first; clumps per member.
         BodyShape::Clump(_) | BodyShape::Cylinder { .. } | BodyShape::Convex(_) => {
             return f64::INFINITY
         }

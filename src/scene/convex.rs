@@ -78,40 +78,20 @@ pub(super) fn convex_shape(
     Ok(BodyShape::Convex(Arc::new(hull)))
 }
 
-/// Hull bodies meet spheres, capsules, hulls, boxes, clumps, planes, box and cylinder
-/// containers and solid boxes (the narrow phase built so far): a cylinder body, or a
-/// solid cylinder or mesh boundary, in a scene with a hull is refused.
-pub(super) fn convex_pairs(
+/// Hull bodies meet every grain kind, planes, box and cylinder containers and solid boxes
+/// (the narrow phase built so far): a solid cylinder or mesh boundary in a scene with a
+/// hull is refused.
+pub(super) fn convex_boundaries(
     err: ErrFn,
-    line: &dyn Fn(&Range<usize>) -> usize,
     raw: &RawScene,
     bodies: &[BodyDesc],
-    origins: &[(String, Range<usize>)],
     boundaries: &[Boundary],
 ) -> R<()> {
-    let Some(c) = bodies
+    if !bodies
         .iter()
-        .position(|b| matches!(b.shape, BodyShape::Convex(_)))
-    else {
+        .any(|b| matches!(b.shape, BodyShape::Convex(_)))
+    {
         return Ok(());
-    };
-    let other = bodies
-        .iter()
-        .enumerate()
-        .find(|&(_, b)| matches!(b.shape, BodyShape::Cylinder { .. }));
-    if let Some((k, _)) = other {
-        let (j, i) = (c.max(k), c.min(k));
-        return Err(err(
-            Some(origins[j].1.clone()),
-            format!("body[{j}].shape"),
-            format!(
-                "{} and {} defined on line {}: a convex hull body meets spheres, capsules, \
-                 hulls, boxes and clumps only (no hull–cylinder narrow phase yet)",
-                origins[j].0,
-                origins[i].0,
-                line(&origins[i].1)
-            ),
-        ));
     }
     for (i, bd) in boundaries.iter().enumerate() {
         if !matches!(
@@ -138,7 +118,7 @@ pub(super) fn convex_pairs(
 
 /// The gap of a hull and a sphere, capsule, hull or box (the narrow phase at zero envelope;
 /// the smallest point gap of a manifold); infinity for other pairs (refused by
-/// [`convex_pairs`] or checked elsewhere).
+/// [`convex_boundaries`] or checked elsewhere).
 pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     use crate::reference::convex::{sphere_hull, Hull};
     let poly = |d: &BodyDesc| {

@@ -49,6 +49,18 @@ pub fn compare_contact_sets(
     settings: &CollideSettings,
     normal_tol: impl Fn(&Contact64) -> f64,
 ) -> Comparison {
+    compare_contact_sets_with(state, shapes, settings, normal_tol, |_| 2e-5)
+}
+
+/// As [`compare_contact_sets`] with the lever arms' tolerance per twin contact (m, plus
+/// 1e-6 relative).
+pub fn compare_contact_sets_with(
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+    settings: &CollideSettings,
+    normal_tol: impl Fn(&Contact64) -> f64,
+    arm_tol: impl Fn(&Contact64) -> f64,
+) -> Comparison {
     let gpu = gpu_contacts(state, shapes, settings);
     let key = |c: &ContactRecord| (c.ids[0], c.ids[1], c.ids[2]);
     for w in gpu.windows(2) {
@@ -81,7 +93,7 @@ pub fn compare_contact_sets(
             continue;
         }
         for (gc, tc) in gs.iter().zip(ts) {
-            check_contact(k, gc, &tc, normal_tol(&tc));
+            check_contact(k, gc, &tc, normal_tol(&tc), arm_tol(&tc));
             matched.push(tc);
         }
     }
@@ -92,7 +104,7 @@ pub fn compare_contact_sets(
     }
 }
 
-fn check_contact(k: &(u32, u32), gc: &ContactRecord, tc: &Contact64, ntol: f64) {
+fn check_contact(k: &(u32, u32), gc: &ContactRecord, tc: &Contact64, ntol: f64, atol: f64) {
     let what = format!("pair {k:?} feature {:#x}", tc.feature);
     assert!(
         (gc.n_gap[3] as f64 - tc.gap).abs() <= 2e-5,
@@ -106,7 +118,7 @@ fn check_contact(k: &(u32, u32), gc: &ContactRecord, tc: &Contact64, ntol: f64) 
         gc.n_gap,
         tc.normal
     );
-    let arm = |g: [f32; 4], t: DVec3| (d3(g) - t).length() <= 2e-5 + 1e-6 * t.length();
+    let arm = |g: [f32; 4], t: DVec3| (d3(g) - t).length() <= atol + 1e-6 * t.length();
     assert!(arm(gc.ra, tc.ra), "{what}: ra {:?} vs {}", gc.ra, tc.ra);
     assert!(arm(gc.rb, tc.rb), "{what}: rb {:?} vs {}", gc.rb, tc.rb);
     assert_eq!(gc.ids[3], tc.materials, "{what}: materials");

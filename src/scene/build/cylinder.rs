@@ -1,6 +1,6 @@
-//! `shape = "cylinder"` in `[[body]]`: its fields, and the partners it may meet (the
-//! cylinder narrow phase covers spheres, planes, box and cylinder containers; other
-//! scenes are refused with the field that brings the missing pair).
+//! `shape = "cylinder"` in `[[body]]`: its fields, and the boundaries it may meet (the
+//! cylinder narrow phase covers every grain kind, planes, box and cylinder containers;
+//! solid boxes, solid cylinders and meshes are refused with the field that brings them).
 
 use super::*;
 
@@ -27,31 +27,6 @@ pub(super) fn cylinder_shape(
         radius: get(&b.radius, "radius")?,
         half_length: get(&b.half_length, "half_length")?,
     })
-}
-
-/// A cylinder meets only spheres and clumps: a second cylinder, or a box, capsule or hull
-/// beside a cylinder, is refused at the later body.
-pub(super) fn cylinder_bodies(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
-    let is_cyl = |b: &BodyDesc| matches!(b.shape, BodyShape::Cylinder { .. });
-    let Some(c) = bodies.iter().position(is_cyl) else {
-        return Ok(());
-    };
-    let other = |b: &BodyDesc| !matches!(b.shape, BodyShape::Sphere { .. } | BodyShape::Clump(_));
-    let Some(k) = (0..bodies.len()).find(|&k| k != c && other(&bodies[k])) else {
-        return Ok(());
-    };
-    let (j, i) = (c.max(k), c.min(k));
-    Err(cx.err(
-        Some(origins[j].span.clone()),
-        format!("body[{j}].shape"),
-        format!(
-            "{} and {} defined on line {}: a cylinder meets only spheres and clumps yet (no \
-             cylinder–box, –capsule, –hull or –cylinder narrow phase)",
-            origins[j].label,
-            origins[i].label,
-            cx.line(&origins[i].span)
-        ),
-    ))
 }
 
 /// Cylinders meet the boundaries plane, box_container and cylinder_container only.
@@ -88,27 +63,73 @@ pub(super) fn cylinder_boundaries(
     Ok(())
 }
 
-/// The gap between a cylinder and a sphere (the cylinder narrow phase at zero envelope);
-/// other partners are refused by `cylinder_bodies`, so infinity.
+/// The gap between a cylinder and a sphere, box, capsule, hull or cylinder (the narrow
+/// phase at zero envelope: the smallest point gap); infinity for clumps (checked per member
+/// elsewhere) and other pairs.
 pub(super) fn cylinder_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
+    use crate::reference::convex::Hull;
     use crate::reference::cylinder::{cylinder_sphere, Cylinder};
-    let (c, s) = match (&a.shape, &b.shape) {
-        (BodyShape::Cylinder { .. }, BodyShape::Sphere { .. }) => (a, b),
-        (BodyShape::Sphere { .. }, BodyShape::Cylinder { .. }) => (b, a),
-        _ => return f64::INFINITY,
+    use crate::reference::support::{cylinder_convex, Kind, Shape};
+    let (c, x) = if matches!(a.shape, BodyShape::Cylinder { .. }) {
+        (a, b)
+    } else {
+        (b, a)
     };
-    let (
-        BodyShape::Cylinder {
-            radius,
-            half_length,
-        },
-        BodyShape::Sphere { radius: rs },
-    ) = (&c.shape, &s.shape)
+    let BodyShape::Cylinder {
+        radius,
+        half_length,
+    } = c.shape
     else {
         return f64::INFINITY;
     };
-    let q = DQuat::from_array(c.orientation);
-    let cy = Cylinder::new(DVec3::from_array(c.position), q, *half_length, *radius);
-    let pts = cylinder_sphere(&cy, DVec3::from_array(s.position), *rs, 0.0);
-    pts.first().map_or(f64::INFINITY, |p| p.gap)
+    let pose = |d: &BodyDesc| {
+        (
+            DVec3::from_array(d.position),
+            DQuat::from_array(d.orientation),
+        )
+    };
+    let (pc, qc) = pose(c);
+    let (px, qx) = pose(x);
+    let hull;
+    let kind = match &x.shape {
+        BodyShape::Sphere { radius: rs } => {
+            let cy = Cylinder::new(pc, qc, half_length, radius);
+            let pts = cylinder_sphere(&cy, px, *rs, 0.0);
+            return pts.first().map_or(f64::INFINITY, |p| p.gap);
+        }
+        BodyShape::Box { half_extents: h } => Kind::Box {
+            h: DVec3::from_array(*h),
+        },
+        BodyShape::Capsule {
+            radius,
+            half_length,
+        } => Kind::Capsule {
+            r: *radius,
+            hl: *half_length,
+        },
+        BodyShape::Cylinder {
+            radius,
+            half_length,
+        } => Kind::Cylinder {
+            r: *radius,
+            hl: *half_length,
+        },
+        BodyShape::Convex(h) => {
+            hull = Hull::new(px, qx, &h.grain_shape());
+            Kind::Hull(&hull)
+        }
+        BodyShape::Clump(_) => return f64::INFINITY,
+    };
+    let shape = |kind, c: DVec3, q: DQuat, d: &BodyDesc| Shape {
+        kind,
+        c,
+        q,
+        bound: d.shape.bounding_radius(),
+    };
+    let cyl = Kind::Cylinder {
+        r: radius,
+        hl: half_length,
+    };
+    let m = cylinder_convex(&shape(cyl, pc, qc, c), &shape(kind, px, qx, x), 0.0);
+    m.pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }

@@ -1,0 +1,139 @@
+//! Broad phase with mixed sizes (`collide::GridPlan`): a few grains 10× the others are kept
+//! out of the grid and paired apart. The contact list must be the f64 twin's (which pairs
+//! all grains without a grid plan) and byte-identical to the one-grid baseline.
+
+use super::common::compare_contact_sets;
+use bristlecone::bodies::*;
+use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, GridPlan, LARGE_RATIO};
+use bristlecone::gpu::shared_context;
+use glam::DQuat;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn settings() -> CollideSettings {
+    CollideSettings {
+        envelope: 0.001,
+        friction: vec![0.5],
+    }
+}
+
+fn rand_q(rng: &mut ChaCha8Rng) -> [f32; 4] {
+    let c = [0; 4].map(|_| rng.random_range(-1.0..1.0));
+    DQuat::from_xyzw(c[0], c[1], c[2], c[3])
+        .normalize()
+        .as_quat()
+        .to_array()
+}
+
+/// `small` spheres of radius 4–6 mm at a solid fraction of 0.3 around `large` bodies of
+/// bounding radius 40–80 mm (spheres, and boxes every third), which sit at spread-out
+/// indices, the first grain among them.
+fn mixed(seed: u64, small: usize, large: usize) -> (BodyState, Vec<BoundaryShape>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let side =
+        (small as f64 * 4.0 / 3.0 * std::f64::consts::PI * 0.005f64.powi(3) / 0.3).cbrt() as f32;
+    let mut shapes = vec![BoundaryShape::Plane];
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -side], 0.0)];
+    let n = small + large;
+    let mut nbig = 0;
+    for i in 0..n {
+        let p = [0; 3].map(|_| rng.random_range(-0.5 * side..0.5 * side));
+        if (i * large) % n >= large {
+            inits.push(BodyInit::sphere(p, rng.random_range(0.004..0.006), 2500.0));
+            continue;
+        }
+        nbig += 1;
+        if nbig % 3 == 2 {
+            let h = [0; 3].map(|_| rng.random_range(0.025..0.045f32));
+            shapes.push(BoundaryShape::GrainBox { half_extents: h });
+            inits.push(BodyInit {
+                orientation: rand_q(&mut rng),
+                shape: SHAPE_BOX,
+                shape_index: shapes.len() as u32 - 1,
+                radius: (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
+                ..BodyInit::sphere(p, 1.0, 1000.0)
+            });
+        } else {
+            inits.push(BodyInit::sphere(p, rng.random_range(0.04..0.06), 2500.0));
+        }
+    }
+    (BodyState::from_inits(&inits), shapes)
+}
+
+#[test]
+fn large_grains_are_planned_apart_and_match_the_twin() {
+    let (state, shapes) = mixed(3, 2400, 12);
+    let s = settings();
+    let plan = GridPlan::new(&state, s.envelope, LARGE_RATIO);
+    assert_eq!(plan.large, 12);
+    assert!(
+        plan.cell < 0.0131,
+        "cell {} follows the small grains",
+        plan.cell
+    );
+    let c = compare_contact_sets(&state, &shapes, &s, |_| 1e-4);
+    let large_ids: Vec<u32> = (1..state.len() as u32)
+        .filter(|&b| state.pos[b as usize][3] > plan.large_radius)
+        .collect();
+    assert_eq!(large_ids.len(), 12);
+    assert!(large_ids[0] == 1 && *large_ids.last().unwrap() > 2200);
+    let touching_large = c
+        .pairs
+        .iter()
+        .filter(|p| large_ids.contains(&p.0) || large_ids.contains(&p.1))
+        .count();
+    let large_large = c
+        .pairs
+        .iter()
+        .filter(|p| large_ids.contains(&p.0) && large_ids.contains(&p.1))
+        .count();
+    assert!(
+        touching_large > 300 && large_large > 3,
+        "{touching_large} pairs with a large grain, {large_large} between two"
+    );
+    assert!(c.ambiguous.len() <= 5, "{:?}", c.ambiguous);
+    eprintln!(
+        "1:10 sizes: {} pairs ({touching_large} with a large grain, {large_large} large–large), \
+         {} ambiguous",
+        c.pairs.len(),
+        c.ambiguous.len()
+    );
+}
+
+#[test]
+fn the_split_changes_no_byte_of_the_contact_list() {
+    let (state, shapes) = mixed(5, 3000, 20);
+    let ctx = shared_context();
+    let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+    let mut c = Collide::new(&ctx, &bodies, &state, &shapes, &settings()).unwrap();
+    let run = |c: &mut Collide| {
+        let counts = c.detect(&ctx).unwrap();
+        assert_eq!(counts.overflow, 0);
+        (c.read_contacts(&ctx).unwrap(), c.read_csr(&ctx).unwrap())
+    };
+    assert_eq!(c.grid_plan().large, 20);
+    let split = run(&mut c);
+    let again = run(&mut c);
+    c.set_large_ratio(&ctx, &state, f32::INFINITY);
+    assert_eq!(c.grid_plan().large, 0);
+    assert!(c.cell_size() > 0.1, "one grid: cell {}", c.cell_size());
+    let one = run(&mut c);
+    assert!(split.0.len() > 3000, "{} contacts", split.0.len());
+    let bytes =
+        |v: &[bristlecone::collide::ContactRecord]| bytemuck::cast_slice::<_, u8>(v).to_vec();
+    assert_eq!(bytes(&split.0), bytes(&again.0));
+    assert_eq!(bytes(&split.0), bytes(&one.0));
+    assert_eq!(split.1, one.1);
+}
+
+#[test]
+fn too_many_or_no_large_grains_keep_one_grid() {
+    let s = settings();
+    let (state, _) = mixed(7, 500, 0);
+    let plan = GridPlan::new(&state, s.envelope, LARGE_RATIO);
+    assert_eq!((plan.large, plan.large_radius), (0, f32::MAX));
+    let (state, _) = mixed(7, 500, 100);
+    let plan = GridPlan::new(&state, s.envelope, LARGE_RATIO);
+    assert_eq!(plan.large, 0, "100 large grains > LARGE_MAX: one grid");
+    assert!(plan.cell > 0.08);
+}

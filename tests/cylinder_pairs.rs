@@ -1,0 +1,429 @@
+//! Cylinders against boxes, hulls, capsules and cylinders (`common/collide_support.wgsl`,
+//! twin `reference::support`): GPU = twin on random placements at set gaps (separated
+//! within the envelope, touching, shallow, deep past the core margins) and on built
+//! face–face, segment–face and segment–segment cases; then a cylinder sliding and one
+//! rolling on an incline against the rigid-body results.
+
+use crate::common::*;
+use bristlecone::bodies::*;
+use bristlecone::collide::{BoundaryShape, CollideSettings};
+use bristlecone::convex::ConvexHull;
+use bristlecone::reference::collide::Contact64;
+use bristlecone::reference::convex::Hull;
+use bristlecone::reference::support::{
+    gjk, normal_and_gap, Kind, Shape, FEATURE_WITNESS, FEATURE_X,
+};
+use glam::{DQuat, DVec3};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const ENV: f32 = 0.005;
+
+fn settings() -> CollideSettings {
+    CollideSettings {
+        envelope: ENV,
+        friction: vec![0.5],
+    }
+}
+
+fn rand_q(rng: &mut ChaCha8Rng) -> DQuat {
+    let mut r = || rng.random_range(-1.0..1.0);
+    DQuat::from_xyzw(r(), r(), r(), r()).normalize()
+}
+
+/// A grain: its shape record, kind and bounding radius.
+#[derive(Clone)]
+enum Part {
+    Cylinder(f64, f64),
+    Box([f64; 3]),
+    Capsule(f64, f64),
+    Hull(ConvexHull),
+}
+
+impl Part {
+    fn record(&self) -> (BoundaryShape, u32, f64) {
+        match self {
+            Part::Cylinder(r, hl) => (
+                BoundaryShape::GrainCylinder {
+                    radius: *r as f32,
+                    half_length: *hl as f32,
+                },
+                SHAPE_CYLINDER,
+                (r * r + hl * hl).sqrt(),
+            ),
+            Part::Box(h) => (
+                BoundaryShape::GrainBox {
+                    half_extents: h.map(|v| v as f32),
+                },
+                SHAPE_BOX,
+                DVec3::from_array(*h).length(),
+            ),
+            Part::Capsule(r, hl) => (
+                BoundaryShape::GrainCapsule {
+                    radius: *r as f32,
+                    half_length: *hl as f32,
+                },
+                SHAPE_CAPSULE,
+                r + hl,
+            ),
+            Part::Hull(h) => (h.grain_shape(), SHAPE_CONVEX, h.bounding_radius()),
+        }
+    }
+
+    /// The twin's shape at (c, q) (hull: built into `keep`).
+    fn shape<'a>(&self, c: DVec3, q: DQuat, keep: &'a mut Option<Hull>) -> Shape<'a> {
+        let (rec, _, bound) = self.record();
+        let kind = match self {
+            Part::Cylinder(r, hl) => Kind::Cylinder { r: *r, hl: *hl },
+            Part::Box(h) => Kind::Box {
+                h: DVec3::from_array(*h),
+            },
+            Part::Capsule(r, hl) => Kind::Capsule { r: *r, hl: *hl },
+            Part::Hull(_) => Kind::Hull(keep.insert(Hull::new(c, q, &rec))),
+        };
+        Shape { kind, c, q, bound }
+    }
+}
+
+#[derive(Default)]
+struct World {
+    shapes: Vec<BoundaryShape>,
+    inits: Vec<BodyInit>,
+}
+
+impl World {
+    fn add(&mut self, p: &Part, c: DVec3, q: DQuat) {
+        let (rec, kind, bound) = p.record();
+        self.shapes.push(rec);
+        self.inits.push(BodyInit {
+            orientation: q.as_quat().to_array(),
+            shape: kind,
+            shape_index: self.shapes.len() as u32 - 1,
+            radius: bound as f32,
+            ..BodyInit::sphere(c.as_vec3().to_array(), 1.0, 1000.0)
+        });
+    }
+
+    /// A cylinder at `at` and `x` placed along direction u so that the twin's gap is `gap`
+    /// (bisection on the distance); `gap` = None: 2 mm nearer than where the cores start to
+    /// intersect (deep: the normal is the centres' direction there, a jump in the gap that
+    /// the placement keeps away from).
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        &mut self,
+        cyl: &Part,
+        qc: DQuat,
+        x: &Part,
+        qx: DQuat,
+        u: DVec3,
+        gap: Option<f64>,
+        at: DVec3,
+    ) {
+        let (mut k1, mut k2) = (None, None);
+        let mut apart = |s: f64| {
+            let a = cyl.shape(at, qc, &mut k1);
+            let b = x.shape(at + u * s, qx, &mut k2);
+            match gap {
+                Some(g) => normal_and_gap(&a, &b).1 >= g,
+                None => !gjk(&a, &b).hit,
+            }
+        };
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if apart(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let s = if gap.is_some() { lo } else { lo - 0.002 };
+        self.add(cyl, at, qc);
+        self.add(x, at + u * s, qx);
+    }
+
+    fn state(&self) -> BodyState {
+        BodyState::from_inits(&self.inits)
+    }
+}
+
+/// Normals: 1e-3 for feature points (a face's or disc's own normal); GJK's witness point
+/// 2e-2 rad, its point within 0.2 mm on these 4–5 cm shapes: f32 GJK between two curved
+/// cores (rim against rim or side) stops short of the twin's f64 (its stopping test, 1e-6
+/// of the squared distance, is at f32's floor there).
+fn ntol(tc: &Contact64) -> f64 {
+    if tc.feature == FEATURE_WITNESS {
+        5e-2
+    } else {
+        1e-3
+    }
+}
+
+fn atol(tc: &Contact64) -> f64 {
+    if tc.feature == FEATURE_WITNESS {
+        2e-4
+    } else {
+        2e-5
+    }
+}
+
+fn partners(rng: &mut ChaCha8Rng) -> Vec<Part> {
+    let hull = {
+        let pts: Vec<[f64; 3]> = (0..14)
+            .map(|_| {
+                let mut u = || rng.random_range(-1.0..1.0);
+                let v = DVec3::new(u(), u(), u()).normalize();
+                (v * 0.06 * rng.random_range(0.7..1.0)).to_array()
+            })
+            .collect();
+        ConvexHull::new(&pts).unwrap()
+    };
+    vec![
+        Part::Box([0.05, 0.035, 0.02]),
+        Part::Hull(hull),
+        Part::Capsule(0.02, 0.05),
+        Part::Cylinder(0.04, 0.025),
+    ]
+}
+
+#[test]
+fn random_cylinder_pairs_match_the_twin() {
+    let mut rng = ChaCha8Rng::seed_from_u64(17);
+    let mut w = World::default();
+    let cyl = Part::Cylinder(0.05, 0.04);
+    let mut k = 0;
+    for _ in 0..6 {
+        for x in partners(&mut rng) {
+            // Gaps: in the envelope, touching, shallow, past both margins (cores overlap).
+            for gap in [Some(0.6 * ENV as f64), Some(0.0), Some(-2e-4), None] {
+                let u = rand_q(&mut rng) * DVec3::X;
+                let (qc, qx) = (rand_q(&mut rng), rand_q(&mut rng));
+                let at = DVec3::new(0.5 * (k % 10) as f64, 0.5 * (k / 10) as f64, 0.0);
+                w.place(&cyl, qc, &x, qx, u, gap, at);
+                k += 1;
+            }
+        }
+    }
+    let st = w.state();
+    let c = compare_contact_sets_with(&st, &w.shapes, &settings(), ntol, atol);
+    eprintln!(
+        "random cylinder pairs: {} pairs, {} contacts matched, {} ambiguous",
+        c.pairs.len(),
+        c.matched.len(),
+        c.ambiguous.len()
+    );
+    assert!(c.pairs.len() >= 90, "{} pairs in contact", c.pairs.len());
+    assert!(c.ambiguous.len() <= 3, "{:?}", c.ambiguous);
+    let deep = c.matched.iter().filter(|m| m.gap < -0.002).count();
+    assert!(deep >= 10, "{deep} deep contacts");
+}
+
+/// Built cases, each checked against its known contact set (and GPU = twin).
+#[test]
+fn flat_cylinder_contacts_are_manifolds() {
+    let cyl = Part::Cylinder(0.05, 0.04);
+    let mut w = World::default();
+    let up = DQuat::IDENTITY;
+    let lying = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_2);
+    let spin = DQuat::from_rotation_z(0.3);
+    let z = DVec3::Z;
+    let x0 = |k: f64| DVec3::new(0.6 * k, 0.0, 0.0);
+    // 1. cylinder standing on a big box: 4 rim points.
+    w.place(
+        &cyl,
+        spin,
+        &Part::Box([0.2, 0.2, 0.02]),
+        up,
+        -z,
+        Some(-1e-4),
+        x0(0.0),
+    );
+    // 2. small box on the cylinder's disc: its 4 corners.
+    w.place(
+        &cyl,
+        up,
+        &Part::Box([0.03, 0.02, 0.02]),
+        spin,
+        z,
+        Some(-1e-4),
+        x0(1.0),
+    );
+    // 3. cylinder lying on a box face: 2 generator points.
+    w.place(
+        &cyl,
+        lying * spin,
+        &Part::Box([0.2, 0.2, 0.02]),
+        up,
+        -z,
+        Some(-1e-4),
+        x0(2.0),
+    );
+    // 4. capsule lying on the disc: its segment clipped to the circle, 2 points.
+    w.place(
+        &cyl,
+        up,
+        &Part::Capsule(0.01, 0.08),
+        lying,
+        z,
+        Some(-1e-4),
+        x0(3.0),
+    );
+    // 5. two cylinders side by side, parallel: the generators' overlap, 2 points.
+    w.place(
+        &cyl,
+        lying,
+        &Part::Cylinder(0.03, 0.02),
+        lying,
+        z,
+        Some(-1e-4),
+        x0(4.0),
+    );
+    // 6. coaxial stack of cylinders: rim points of both discs inside the other.
+    w.place(
+        &cyl,
+        up,
+        &Part::Cylinder(0.04, 0.02),
+        spin,
+        z,
+        Some(-1e-4),
+        x0(5.0),
+    );
+    // 7. crossed cylinders lying across: one point.
+    let across = DQuat::from_rotation_y(std::f64::consts::FRAC_PI_2);
+    w.place(
+        &cyl,
+        lying,
+        &Part::Cylinder(0.03, 0.06),
+        across,
+        z,
+        Some(-1e-4),
+        x0(6.0),
+    );
+    let st = w.state();
+    let c = compare_contact_sets_with(&st, &w.shapes, &settings(), ntol, atol);
+    assert!(c.ambiguous.is_empty(), "{:?}", c.ambiguous);
+    let feats = |pair: usize| -> Vec<u32> {
+        let (a, b) = ((2 * pair) as u32, (2 * pair + 1) as u32);
+        c.matched
+            .iter()
+            .filter(|m| (m.a, m.b) == (a, b))
+            .map(|m| m.feature)
+            .collect()
+    };
+    let x = FEATURE_X;
+    assert_eq!(feats(0), vec![0, 1, 2, 3], "standing on a box");
+    assert_eq!(feats(1), vec![x, x + 1, x + 2, x + 3], "box on the disc");
+    assert_eq!(feats(2), vec![8, 9], "lying on a box");
+    assert_eq!(feats(3), vec![x + 8, x + 9], "capsule on the disc");
+    assert_eq!(feats(4), vec![8, 9], "side by side");
+    let stack = feats(5);
+    // The upper cylinder is narrower: its bottom rim lies on the lower disc, and the lower's
+    // rim outside the upper disc.
+    assert_eq!(stack, vec![x, x + 1, x + 2, x + 3], "stack");
+    assert_eq!(feats(6), vec![FEATURE_WITNESS], "crossed");
+    for m in &c.matched {
+        assert!(
+            (m.gap + 1e-4).abs() < 2e-6 || m.feature == FEATURE_WITNESS,
+            "flat contact gap {} (feature {})",
+            m.gap,
+            m.feature
+        );
+    }
+    eprintln!("flat cylinder contacts: {} points", c.matched.len());
+}
+
+fn incline_scene(theta: f64, seconds: f64, mu: f64, cylinder: &str) -> String {
+    format!(
+        r#"{header}
+[[material]]
+name = "rough"
+density = 1000.0
+friction = 0.9
+[[material]]
+name = "slick"
+density = 1000.0
+friction = {mu}
+[[body]]
+shape = "box"
+half_extents = [0.4, 0.3, 0.02]
+position = [0.0, 0.0, 0.02]
+material = "rough"
+[[body]]
+shape = "cylinder"
+{cylinder}
+material = "slick"
+[[boundary]]
+kind = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+material = "rough"
+"#,
+        header = incline_header(theta, seconds)
+    )
+}
+
+/// A cylinder standing on a box slab (μ = 0.3) on an incline of θ = 0.45 rad slides at
+/// g(sinθ − μcosθ) within 1 %, without rocking, while the slab stays.
+#[test]
+fn standing_cylinder_slides_at_the_coulomb_rate() {
+    let (g, mu, t, theta) = (9.81, 0.3f64, 0.1, 0.45f64);
+    let (s, c) = theta.sin_cos();
+    let text = incline_scene(
+        theta,
+        t,
+        mu,
+        "radius = 0.05\nhalf_length = 0.03\nposition = [0.0, 0.0, 0.07]",
+    );
+    let (scene, st) = run_text(&text, "cylinder_on_box.toml");
+    eprintln!("slab {:?} cylinder {:?}", st.pos[1], st.pos[2]);
+    let rot = turned(DQuat::from_array(scene.bodies[1].orientation), st.rot[2]);
+    let (slab, v) = (d3(st.vel[1]), d3(st.vel[2]));
+    let want = g * (s - mu * c) * t;
+    eprintln!(
+        "cylinder on box: v = {:.5} m/s vs {want:.5}, v_z = {:.2e}, rotation {rot:.2e}",
+        v.x, v.z
+    );
+    assert!(
+        (v.x - want).abs() <= 0.01 * want,
+        "slides: {} vs {want}",
+        v.x
+    );
+    assert!(v.z.abs() < 1e-3 * want, "lifts: v_z = {}", v.z);
+    assert!(rot < 1e-4, "rotation {rot}");
+    assert!(slab.length() < 1e-3, "the slab moves: {slab}");
+}
+
+/// A cylinder lying across an incline of θ = 0.2 rad on a box slab (μ = 0.5 > tanθ/3)
+/// rolls without slipping: its centre accelerates at (2/3) g sinθ (solid cylinder,
+/// I = m r²/2), its spin ω = v / r, within 1 %.
+#[test]
+fn lying_cylinder_rolls_at_two_thirds_g_sin_theta() {
+    let (g, t, theta) = (9.81, 0.1, 0.2f64);
+    let text = incline_scene(
+        theta,
+        t,
+        0.5,
+        "radius = 0.04\nhalf_length = 0.1\nposition = [0.0, 0.0, 0.08]\n\
+         orientation = [0.7071067811865476, 0.0, 0.0, 0.7071067811865476]",
+    );
+    let (_, st) = run_text(&text, "cylinder_rolls.toml");
+    let (v, w) = (d3(st.vel[2]), d3(st.omega[2]));
+    let want = 2.0 / 3.0 * g * theta.sin() * t;
+    eprintln!(
+        "cylinder rolling: v = {:.5} m/s vs {want:.5}, ω r = {:.5}, v_z = {:.2e}",
+        v.x,
+        w.y * 0.04,
+        v.z
+    );
+    assert!(
+        (v.x - want).abs() <= 0.01 * want,
+        "rolls: {} vs {want}",
+        v.x
+    );
+    assert!(
+        (w.y * 0.04 - v.x).abs() <= 0.01 * want,
+        "slips: ω r = {}",
+        w.y * 0.04
+    );
+    assert!(v.z.abs() < 1e-2 * want, "lifts: v_z = {}", v.z);
+}
