@@ -159,11 +159,15 @@ fn ntol(tc: &Contact64) -> f64 {
     }
 }
 
+/// Lever arms: 2e-5 m for feature points, 2e-4 m for the witness point; past the margins
+/// (cores intersecting: the depth along the axis of least overlap, the point the
+/// cylinder's support there, which an axis ⟂ its own makes a tie that f32 and f64 break
+/// apart) only within the pair's reach: depth and normal are compared as for the others.
 fn atol(tc: &Contact64) -> f64 {
-    if tc.feature == FEATURE_WITNESS {
-        2e-4
-    } else {
-        2e-5
+    match (tc.feature == FEATURE_WITNESS, tc.gap < -0.001) {
+        (true, true) => 0.12,
+        (true, false) => 2e-4,
+        _ => 2e-5,
     }
 }
 

@@ -307,14 +307,80 @@ fn sup_normal(a: Sup, b: Sup) -> SupNormal {
         let n = (g.pb - g.pa) / g.dist;
         return SupNormal(n, g.dist - ma - mb, g.pa + n * ma, g.pb - n * mb);
     }
-    let d = b.c - a.c;
-    var n = vec3<f32>(0.0, 0.0, 1.0);
-    if dot(d, d) > 0.0 {
-        n = normalize(d);
-    }
+    let deep = sup_deep_axis(a, b);
+    let n = deep.xyz;
+    // The point on a (the cylinder: its support is unique where no feature manifold takes
+    // over, a face's is not), b's moved along n by the gap (twin `normal_and_gap`).
     let pa = sup_core(a, n) + n * ma;
-    let pb = sup_core(b, -n) - n * mb;
-    return SupNormal(n, dot(pb - pa, n), pa, pb);
+    return SupNormal(n, deep.w, pa, pa + n * deep.w);
+}
+
+// How far s reaches from its centre along unit l.
+fn sup_reach(s: Sup, l: vec3<f32>) -> f32 {
+    return dot(sup_core(s, l) - s.c, l) + sup_margin(s);
+}
+
+// Deep-axis candidate k of a against b (twin `deep_axis`, same order), not normalised.
+fn sup_candidate(a: Sup, b: Sup, d: vec3<f32>, k: u32) -> vec3<f32> {
+    let ac = sup_axis(a);
+    if k == 0u {
+        return d;
+    }
+    if k == 1u {
+        return ac;
+    }
+    if k == 2u {
+        return d - ac * dot(d, ac);
+    }
+    if b.kind == SUP_BOX {
+        let e = quat_rotate(b.q, vec3<f32>(f32(k % 3u == 0u), f32(k % 3u == 1u), f32(k % 3u == 2u)));
+        if k < 6u {
+            return e;
+        }
+        return cross(ac, e);
+    }
+    if b.kind == SUP_HULL {
+        var n = vec3<f32>(0.0);
+        // convex:begin
+        n = quat_rotate(b.q, poly_plane(Poly(b.rec, 0u, 0u, b.c, b.q), k - 3u).xyz);
+        // convex:end
+        return n;
+    }
+    let ax = sup_axis(b);
+    if k == 3u {
+        return ax;
+    }
+    if k == 4u {
+        return cross(ac, ax);
+    }
+    return d - ax * dot(d, ax);
+}
+
+// Cores intersecting: the axis of least overlap among a finite set (twin `deep_axis`), each
+// tried both ways, the first best winning (xyz axis, w separation). One loop, so that the
+// support code is inlined once.
+fn sup_deep_axis(a: Sup, b: Sup) -> vec4<f32> {
+    let d = b.c - a.c;
+    var best = vec4<f32>(0.0, 0.0, 1.0, -3.0e38);
+    var count = 6u;
+    if b.kind == SUP_BOX {
+        count = 9u;
+    } else if b.kind == SUP_HULL {
+        count = 3u + b.rec.y;
+    }
+    for (var k = 0u; k < 2u * count; k++) {
+        let c = sup_candidate(a, b, d, k / 2u);
+        let len = length(c);
+        if len <= 1e-9 {
+            continue;
+        }
+        let l = c / len * select(1.0, -1.0, k % 2u == 1u);
+        let s = dot(l, d) - sup_reach(a, l) - sup_reach(b, -l);
+        if s > best.w {
+            best = vec4<f32>(l, s);
+        }
+    }
+    return best;
 }
 
 // A support feature (twin `Feature`): kind 0 point, 1 segment (v0, v1), 2 disc (centre c,

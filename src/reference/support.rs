@@ -12,9 +12,9 @@
 //! EPA is needed. The cost: the shape GJK sees has its edges and rims rounded by δ =
 //! [`MARGIN`] × the smaller size (2 %; Bullet's and Jolt's "convex radius"); faces are exact,
 //! and a single contact point at an edge or rim lies up to 0.41 δ off the sharp shape. When
-//! the surfaces overlap by more than the two margins (the cores intersect), the normal is
-//! the centre-to-centre direction and the depth that of the supports along it (an upper
-//! bound, pushed apart by the solver).
+//! the surfaces overlap by more than the two margins (the cores intersect: a fast impact),
+//! the normal is the axis of least overlap among a finite set (`deep_axis`: exact for a
+//! face-to-face overlap, an upper bound on the depth otherwise).
 //!
 //! The manifold comes from the support features of both shapes along the normal n (from
 //! the cylinder C to the partner X), each a point, a segment (a cylinder's or capsule's
@@ -136,6 +136,11 @@ impl Shape<'_> {
 
     fn axis(&self) -> DVec3 {
         self.q * DVec3::Z
+    }
+
+    /// How far the shape reaches from its centre along unit l.
+    fn reach(&self, l: DVec3) -> f64 {
+        (self.core_support(l) - self.c).dot(l) + self.margin()
     }
 }
 
@@ -364,14 +369,61 @@ pub fn normal_and_gap(a: &Shape, b: &Shape) -> (DVec3, f64, DVec3, DVec3) {
         let n = (g.pb - g.pa) / g.dist;
         return (n, g.dist - ma - mb, g.pa + n * ma, g.pb - n * mb);
     }
+    let (n, gap) = deep_axis(a, b);
+    // The point on a (the cylinder: its support is unique where no feature manifold takes
+    // over, a face's is not), b's moved along n by the gap.
+    let pa = a.core_support(n) + n * ma;
+    (n, gap, pa, pa + n * gap)
+}
+
+/// Cores intersecting (the shapes overlap by more than their margins, after a fast impact):
+/// the axis of least overlap among a finite set, separating-axis style (exact when the
+/// overlap is face to face): the centres' direction, C's axis and the part of the centres'
+/// direction across it, X's face normals (box axes, hull faces) or axis (capsule, cylinder,
+/// with the centres' direction across it), and C's axis crossed with X's box axes or axis.
+/// Each axis is tried both ways; the first best wins.
+fn deep_axis(a: &Shape, b: &Shape) -> (DVec3, f64) {
     let d = b.c - a.c;
-    let n = if d.length_squared() > 0.0 {
-        d.normalize()
-    } else {
-        DVec3::Z
+    let mut best = (DVec3::Z, f64::NEG_INFINITY);
+    let mut axis = |l: DVec3| {
+        let len = l.length();
+        if len <= 1e-9 {
+            return;
+        }
+        for l in [l / len, -l / len] {
+            let s = l.dot(d) - a.reach(l) - b.reach(-l);
+            if s > best.1 {
+                best = (l, s);
+            }
+        }
     };
-    let (pa, pb) = (a.core_support(n) + n * ma, b.core_support(-n) - n * mb);
-    (n, (pb - pa).dot(n), pa, pb)
+    let ac = a.axis();
+    axis(d);
+    axis(ac);
+    axis(d - ac * d.dot(ac));
+    match b.kind {
+        Kind::Box { .. } => {
+            let uvw = [DVec3::X, DVec3::Y, DVec3::Z].map(|e| b.q * e);
+            for e in uvw {
+                axis(e);
+            }
+            for e in uvw {
+                axis(ac.cross(e));
+            }
+        }
+        Kind::Hull(h) => {
+            for p in &h.planes {
+                axis(b.q * p.0);
+            }
+        }
+        Kind::Capsule { .. } | Kind::Cylinder { .. } => {
+            let ax = b.axis();
+            axis(ax);
+            axis(ac.cross(ax));
+            axis(d - ax * d.dot(ax));
+        }
+    }
+    best
 }
 
 /// A support feature along `dir` (outward from its shape).
