@@ -44,6 +44,7 @@ enum Kind {
     Capsule,
     Clump,
     Hull,
+    Cylinder,
 }
 
 /// The hull grain: 14 seeded points on a stretched sphere (a stone), its bounding radius R.
@@ -96,6 +97,13 @@ fn push(
             SHAPE_CAPSULE,
         ),
         Kind::Hull => (stone().clone(), SHAPE_CONVEX),
+        Kind::Cylinder => (
+            BoundaryShape::GrainCylinder {
+                radius: 0.6 * R,
+                half_length: 0.8 * R,
+            },
+            SHAPE_CYLINDER,
+        ),
         Kind::Clump => {
             let m = |a: f32| [0.5 * R * a.cos(), 0.5 * R * a.sin(), 0.0, 0.5 * R];
             let t = 2.0 * std::f32::consts::PI / 3.0;
@@ -186,6 +194,11 @@ fn narrow_phase(ctx: &GpuContext, n: usize) {
         (Hull, Box),
         (Hull, Sphere),
         (Hull, Clump),
+        (Cylinder, Cylinder),
+        (Cylinder, Box),
+        (Cylinder, Hull),
+        (Cylinder, Capsule),
+        (Cylinder, Sphere),
     ];
     println!("narrow phase: {n} grains, R = {R} m, lattice 1.9 R, 3 candidate pairs per grain");
     println!("| pair | contacts | touching pairs | ms / detection | candidate pairs/s | narrow-phase pairs/s | list hash |");

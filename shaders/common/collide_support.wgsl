@@ -6,7 +6,7 @@
 // (src/collide/mod.rs, `Sections`).
 
 // cylpair:begin
-const SUP_MARGIN: f32 = 0.02;
+const SUP_MARGIN: f32 = 0.2;
 const SUP_FLAT: f32 = 0.01;
 const SUP_GJK_REL: f32 = 1e-6;
 const SUP_GJK_ITERS: u32 = 48u;
