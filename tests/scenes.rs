@@ -560,6 +560,26 @@ fn capsule_heap_falls_into_the_bin() {
     assert!(least > 0.05, "a body barely fell: {least} m");
 }
 
+/// Runs a pour case: no body ends below the floor, and each of `frames` was written; the
+/// bodies' mean drop (m).
+fn poured(c: &Case, scene: &bristlecone::scene::Scene, frames: &[&str]) -> f64 {
+    let o = run_case(c);
+    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
+    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let nb = scene.boundaries.len();
+    let mut drop = 0.0;
+    for (k, b) in scene.bodies.iter().enumerate() {
+        let z = s.pos[nb + k][2] as f64;
+        assert!(z > 0.0, "body {k} fell through the floor: z = {z}");
+        drop += (b.position[2] - z) / scene.bodies.len() as f64;
+    }
+    let dir = o.report.checkpoint.parent().unwrap();
+    for f in frames {
+        assert!(dir.join(f).exists(), "no {f}");
+    }
+    drop
+}
+
 /// Boxes, capsules, three-sphere clumps and spheres poured by generators (18 of each at
 /// scale 0.3, random orientations): the scaled counts of each kind are there, none falls
 /// through the floor, and in 0.15 s they fall on average nearly as far as in free fall
@@ -573,20 +593,7 @@ fn mixed_heap_pours_every_generated_shape_into_the_bin() {
     assert_eq!(kinds(|s| matches!(s, BodyShape::Capsule { .. })), 18);
     assert_eq!(kinds(|s| matches!(s, BodyShape::Clump(_))), 18);
     assert_eq!(kinds(|s| matches!(s, BodyShape::Sphere { .. })), 18);
-    let o = run_case(c);
-    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
-    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
-    let nb = scene.boundaries.len();
-    let mut drop = 0.0;
-    for (k, b) in scene.bodies.iter().enumerate() {
-        let z = s.pos[nb + k][2] as f64;
-        assert!(z > 0.0, "body {k} fell through the floor: z = {z}");
-        drop += (b.position[2] - z) / scene.bodies.len() as f64;
-    }
-    let dir = o.report.checkpoint.parent().unwrap();
-    for f in ["boxes.pvd", "capsules.pvd", "clumps.pvd"] {
-        assert!(dir.join(f).exists(), "no {f}");
-    }
+    let drop = poured(c, &scene, &["boxes.pvd", "capsules.pvd", "clumps.pvd"]);
     println!("mixed heap: mean drop {drop:.4} m in 0.15 s (free fall 0.110 m)");
     assert!(drop > 0.08, "the heap barely fell: mean drop {drop} m");
 }
@@ -601,18 +608,7 @@ fn gravel_pours_hulls_bricks_and_pebbles() {
     let kinds = |f: fn(&BodyShape) -> bool| scene.bodies.iter().filter(|b| f(&b.shape)).count();
     assert_eq!(kinds(|s| matches!(s, BodyShape::Convex(_))), 30);
     assert_eq!(kinds(|s| matches!(s, BodyShape::Box { .. })), 6);
-    let o = run_case(c);
-    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
-    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
-    let nb = scene.boundaries.len();
-    let mut drop = 0.0;
-    for (k, b) in scene.bodies.iter().enumerate() {
-        let z = s.pos[nb + k][2] as f64;
-        assert!(z > 0.0, "body {k} fell through the floor: z = {z}");
-        drop += (b.position[2] - z) / scene.bodies.len() as f64;
-    }
-    let dir = o.report.checkpoint.parent().unwrap();
-    assert!(dir.join("hulls.pvd").exists() && dir.join("boxes.pvd").exists());
+    let drop = poured(c, &scene, &["hulls.pvd", "boxes.pvd"]);
     println!("gravel: mean drop {drop:.4} m in 0.12 s (free fall 0.071 m)");
     assert!(drop > 0.05, "the gravel barely fell: mean drop {drop} m");
 }
@@ -627,20 +623,11 @@ fn timber_pours_logs_among_every_shape() {
     let kinds = |f: fn(&BodyShape) -> bool| scene.bodies.iter().filter(|b| f(&b.shape)).count();
     assert_eq!(kinds(|s| matches!(s, BodyShape::Cylinder { .. })), 12);
     assert!((4..=5).contains(&kinds(|s| matches!(s, BodyShape::Convex(_)))));
-    let o = run_case(c);
-    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
-    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
-    let nb = scene.boundaries.len();
-    let mut drop = 0.0;
-    for (k, b) in scene.bodies.iter().enumerate() {
-        let z = s.pos[nb + k][2] as f64;
-        assert!(z > 0.0, "body {k} fell through the floor: z = {z}");
-        drop += (b.position[2] - z) / scene.bodies.len() as f64;
-    }
-    let dir = o.report.checkpoint.parent().unwrap();
-    for f in ["cylinders.pvd", "boxes.pvd", "capsules.pvd", "hulls.pvd"] {
-        assert!(dir.join(f).exists(), "{f}");
-    }
+    let drop = poured(
+        c,
+        &scene,
+        &["cylinders.pvd", "boxes.pvd", "capsules.pvd", "hulls.pvd"],
+    );
     println!("timber: mean drop {drop:.4} m in 0.12 s (free fall 0.071 m)");
     assert!(drop > 0.05, "the timber barely fell: mean drop {drop} m");
 }
