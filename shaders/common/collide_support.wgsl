@@ -146,12 +146,64 @@ fn sup_tri_weights(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>) -> vec3<f32> {
     return vec3<f32>(va, vb, vc) / s;
 }
 
+// GJK's simplex in named registers (Minkowski points w, their supports on a and b,
+// weights): an indexed private array would live in llvmpipe's per-lane scratch memory
+// (README "Shapes: cost"); vertex k is read and written by selects.
 struct Simplex {
     n: u32,
-    w: array<vec3<f32>, 4>,
-    a: array<vec3<f32>, 4>,
-    b: array<vec3<f32>, 4>,
+    w0: vec3<f32>,
+    w1: vec3<f32>,
+    w2: vec3<f32>,
+    w3: vec3<f32>,
+    a0: vec3<f32>,
+    a1: vec3<f32>,
+    a2: vec3<f32>,
+    a3: vec3<f32>,
+    b0: vec3<f32>,
+    b1: vec3<f32>,
+    b2: vec3<f32>,
+    b3: vec3<f32>,
     lam: vec4<f32>,
+}
+
+fn pick4(x0: vec3<f32>, x1: vec3<f32>, x2: vec3<f32>, x3: vec3<f32>, k: u32) -> vec3<f32> {
+    return select(select(select(x0, x1, k == 1u), x2, k == 2u), x3, k == 3u);
+}
+
+fn sx_w(s: Simplex, k: u32) -> vec3<f32> {
+    return pick4(s.w0, s.w1, s.w2, s.w3, k);
+}
+
+fn sx_a(s: Simplex, k: u32) -> vec3<f32> {
+    return pick4(s.a0, s.a1, s.a2, s.a3, k);
+}
+
+fn sx_b(s: Simplex, k: u32) -> vec3<f32> {
+    return pick4(s.b0, s.b1, s.b2, s.b3, k);
+}
+
+fn sx_set(s: ptr<function, Simplex>, k: u32, w: vec3<f32>, a: vec3<f32>, b: vec3<f32>) {
+    (*s).w0 = select((*s).w0, w, k == 0u);
+    (*s).w1 = select((*s).w1, w, k == 1u);
+    (*s).w2 = select((*s).w2, w, k == 2u);
+    (*s).w3 = select((*s).w3, w, k == 3u);
+    (*s).a0 = select((*s).a0, a, k == 0u);
+    (*s).a1 = select((*s).a1, a, k == 1u);
+    (*s).a2 = select((*s).a2, a, k == 2u);
+    (*s).a3 = select((*s).a3, a, k == 3u);
+    (*s).b0 = select((*s).b0, b, k == 0u);
+    (*s).b1 = select((*s).b1, b, k == 1u);
+    (*s).b2 = select((*s).b2, b, k == 2u);
+    (*s).b3 = select((*s).b3, b, k == 3u);
+}
+
+// Tetrahedron face k: vertices (x, y, z), opposite vertex w.
+fn tet_face(k: u32) -> vec4<u32> {
+    return select(
+        select(vec4<u32>(0u, 1u, 2u, 3u), vec4<u32>(0u, 1u, 3u, 2u), k == 1u),
+        select(vec4<u32>(0u, 2u, 3u, 1u), vec4<u32>(1u, 2u, 3u, 0u), k == 3u),
+        k >= 2u,
+    );
 }
 
 // Weights of the simplex point closest to the origin (all 4 non-zero only when the origin
@@ -161,26 +213,20 @@ fn sup_simplex_weights(s: Simplex) -> vec4<f32> {
         return vec4<f32>(1.0, 0.0, 0.0, 0.0);
     }
     if s.n == 2u {
-        return vec4<f32>(sup_seg_weights(s.w[0], s.w[1]), 0.0, 0.0);
+        return vec4<f32>(sup_seg_weights(s.w0, s.w1), 0.0, 0.0);
     }
     if s.n == 3u {
-        return vec4<f32>(sup_tri_weights(s.w[0], s.w[1], s.w[2]), 0.0);
+        return vec4<f32>(sup_tri_weights(s.w0, s.w1, s.w2), 0.0);
     }
-    var faces = array<vec4<u32>, 4>(
-        vec4<u32>(0u, 1u, 2u, 3u),
-        vec4<u32>(0u, 1u, 3u, 2u),
-        vec4<u32>(0u, 2u, 3u, 1u),
-        vec4<u32>(1u, 2u, 3u, 0u),
-    );
     var best = 3.0e38;
     var out = vec4<f32>(1.0);
     for (var k = 0u; k < 4u; k++) {
-        let f = faces[k];
-        let a = s.w[f.x];
-        let b = s.w[f.y];
-        let c = s.w[f.z];
+        let f = tet_face(k);
+        let a = sx_w(s, f.x);
+        let b = sx_w(s, f.y);
+        let c = sx_w(s, f.z);
         let nf = cross(b - a, c - a);
-        if dot(nf, -a) * dot(nf, s.w[f.w] - a) > 0.0 {
+        if dot(nf, -a) * dot(nf, sx_w(s, f.w) - a) > 0.0 {
             continue;
         }
         let t = sup_tri_weights(a, b, c);
@@ -212,9 +258,7 @@ fn sup_reduce(s: ptr<function, Simplex>) {
     var m = 0u;
     for (var k = 0u; k < (*s).n; k++) {
         if l[k] > 0.0 {
-            (*s).w[m] = (*s).w[k];
-            (*s).a[m] = (*s).a[k];
-            (*s).b[m] = (*s).b[k];
+            sx_set(s, m, sx_w(*s, k), sx_a(*s, k), sx_b(*s, k));
             (*s).lam[m] = l[k];
             m += 1u;
         }
@@ -224,9 +268,9 @@ fn sup_reduce(s: ptr<function, Simplex>) {
 
 // A tetrahedron flatter than SUP_GJK_FLAT (twin `Simplex::flat`).
 fn sup_flat_tetra(s: Simplex) -> bool {
-    let e1 = s.w[1] - s.w[0];
-    let e2 = s.w[2] - s.w[0];
-    let e3 = s.w[3] - s.w[0];
+    let e1 = s.w1 - s.w0;
+    let e2 = s.w2 - s.w0;
+    let e3 = s.w3 - s.w0;
     let l = max(max(length(e1), length(e2)), length(e3));
     return abs(dot(e1, cross(e2, e3))) <= SUP_GJK_FLAT * l * l * l;
 }
@@ -262,14 +306,12 @@ fn sup_gjk(a0: Sup, b0: Sup) -> GjkOut {
             break;
         }
         let before = s;
-        s.w[s.n] = p;
-        s.a[s.n] = pa;
-        s.b[s.n] = pb;
+        sx_set(&s, s.n, p, pa, pb);
         s.n += 1u;
         sup_reduce(&s);
         var vn = vec3<f32>(0.0);
         for (var k = 0u; k < s.n; k++) {
-            vn += s.w[k] * s.lam[k];
+            vn += sx_w(s, k) * s.lam[k];
         }
         let stalled = before.n > 0u && s.n < 4u && dot(vn, vn) >= vv;
         if stalled || (s.n == 4u && sup_flat_tetra(s)) {
@@ -285,8 +327,8 @@ fn sup_gjk(a0: Sup, b0: Sup) -> GjkOut {
     var pa = o;
     var pb = o;
     for (var k = 0u; k < s.n; k++) {
-        pa += s.a[k] * s.lam[k];
-        pb += s.b[k] * s.lam[k];
+        pa += sx_a(s, k) * s.lam[k];
+        pb += sx_b(s, k) * s.lam[k];
     }
     return GjkOut(pa, pb, length(v), hit);
 }
@@ -501,6 +543,15 @@ fn feat_clip(f: Feat, s: Sup, s0: vec3<f32>, s1: vec3<f32>) -> vec2<f32> {
     return vec2<f32>(lo, hi);
 }
 
+// Corner (x, y) of box s's face along axis i (sign sg), in world.
+fn box_face_corner(s: Sup, i: u32, j: u32, k: u32, sg: f32, x: f32, y: f32) -> vec3<f32> {
+    var v = vec3<f32>(0.0);
+    v[i] = sg * s.dims[i];
+    v[j] = x * s.dims[j];
+    v[k] = y * sg * s.dims[k];
+    return s.c + quat_rotate(s.q, v);
+}
+
 fn face_feature(s: Sup, dir: vec3<f32>) -> Feat {
     let l = quat_rotate_inv(s.q, dir);
     var f = feat_point();
@@ -518,24 +569,11 @@ fn face_feature(s: Sup, dir: vec3<f32>) -> Feat {
         let k = (i + 2u) % 3u;
         let sg = sgn(l[i]);
         nl[i] = sg;
-        var cs = array<vec2<f32>, 4>(
-            vec2<f32>(-1.0, -1.0),
-            vec2<f32>(1.0, -1.0),
-            vec2<f32>(1.0, 1.0),
-            vec2<f32>(-1.0, 1.0),
-        );
-        var w = array<vec3<f32>, 4>();
-        for (var m = 0u; m < 4u; m++) {
-            var v = vec3<f32>(0.0);
-            v[i] = sg * s.dims[i];
-            v[j] = cs[m].x * s.dims[j];
-            v[k] = cs[m].y * sg * s.dims[k];
-            w[m] = s.c + quat_rotate(s.q, v);
-        }
-        f.v0 = w[0];
-        f.v1 = w[1];
-        f.v2 = w[2];
-        f.v3 = w[3];
+        // Corners (−,−), (+,−), (+,+), (−,+) in (j, k·sg), by fixed indices.
+        f.v0 = box_face_corner(s, i, j, k, sg, -1.0, -1.0);
+        f.v1 = box_face_corner(s, i, j, k, sg, 1.0, -1.0);
+        f.v2 = box_face_corner(s, i, j, k, sg, 1.0, 1.0);
+        f.v3 = box_face_corner(s, i, j, k, sg, -1.0, 1.0);
         f.nv = 4u;
     } else {
         // convex:begin
