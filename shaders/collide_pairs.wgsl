@@ -485,31 +485,17 @@ fn cylinder_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at
     let c = select(bj, bi, first);
     let pc = select(pj, pi, first);
     let ps = select(pi, pj, first);
+    let x = select(bi, bj, first);
     // cylpair:begin
-    if info[select(bi, bj, first)].z != SHAPE_SPHERE {
-        let x = select(bi, bj, first);
+    if info[x].z != SHAPE_SPHERE {
         let mc = cylinder_convex(grain_sup(c, pc), grain_sup(x, ps), params.grid.z);
         return write_cyl_contacts(bi, bj, pi, pj, mc, !first, write, at);
     }
     // cylpair:end
     let m = cylinder_sphere(make_cylinder(pc.xyz, rot[c], shapes[4u * info[c].w]), ps.xyz, ps.w, params.grid.z);
-    if !write || m.count == 0u || at >= params.caps.x {
-        return m.count;
-    }
-    let ma = info[bi].y;
-    let mb = info[bj].y;
-    let n = select(-m.n[0], m.n[0], first);
-    let p = m.p[0].xyz;
-    var ct: Contact;
-    ct.n_gap = vec4<f32>(n, m.p[0].w);
-    ct.ra = vec4<f32>(p - pi.xyz, min(materials[ma].x, materials[mb].x));
-    ct.rb = vec4<f32>(p - pj.xyz, 0.0);
-    ct.ids = vec4<u32>(bi, bj, 0u, (ma << 16u) | (mb & 0xffffu));
-    contacts_put(at, ct);
-    return m.count;
+    return write_cyl_contacts(bi, bj, pi, pj, m, !first, write, at);
 }
 
-// cylpair:begin
 // Writes a cylinder pair's contacts (features ascend), normals flipped when `flip`.
 fn write_cyl_contacts(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CylContacts, flip: bool, write: bool, at: u32) -> u32 {
     if !write {
@@ -532,7 +518,6 @@ fn write_cyl_contacts(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CylCont
     }
     return m.count;
 }
-// cylpair:end
 // cylinder:end
 
 // The contacts of grains i and j (gap of the bounding spheres within the envelope): one
