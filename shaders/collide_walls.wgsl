@@ -654,6 +654,43 @@ fn wall_convex(kind: u32, a: vec4<f32>) {
 }
 // convex:end
 
+// cylpair:begin
+// ---------------------------------------------------------------- support-mapped pairs
+// A solid cylinder against a box, capsule, cylinder or hull grain, and a solid box against
+// a cylinder grain: common/collide_support.wgsl's pair with the boundary as a support-mapped
+// shape (twin `support::wall_pair`). The boundary is not shrunk (its edges stay sharp; the
+// grain's core margin keeps the cores apart at rest), except against a hull, which has no
+// margin: then the boundary's core is shrunk by the margin of the smaller of the two.
+fn emit_support(m: CylContacts, flip: bool) {
+    for (var k = 0u; k < m.count; k++) {
+        emit_at(m.f[k], select(m.n[k], -m.n[k], flip), m.p[k].xyz, m.p[k].w);
+    }
+}
+
+fn wall_support(kind: u32, a: vec4<f32>, gk: u32) -> bool {
+    let x = grain_sup(g_b, g_pb);
+    let env = params.grid.z;
+    if kind == SHAPE_SOLID_CYLINDER {
+        let hl = 0.5 * a.y;
+        let c = quat_rotate(g_qa, vec3<f32>(0.0, 0.0, hl)) + g_xa;
+        let bound = length(vec2<f32>(a.x, hl));
+        var m = 0.0;
+        if x.m == 0.0 {
+            m = SUP_MARGIN * min(min(a.x, hl), x.bound);
+        }
+        let cyl = Sup(SUP_CYLINDER, c, g_qa, vec3<f32>(a.x, hl, 0.0), bound, m, vec4<u32>(0u));
+        emit_support(cylinder_convex(cyl, x, env), false);
+        return true;
+    }
+    if kind == SHAPE_SOLID_BOX && gk == SHAPE_CYLINDER {
+        let bx = Sup(SUP_BOX, g_xa, g_qa, a.xyz, length(a.xyz), 0.0, vec4<u32>(0u));
+        emit_support(cylinder_convex(x, bx, env), true);
+        return true;
+    }
+    return false;
+}
+// cylpair:end
+
 // ---------------------------------------------------------------- one boundary, one grain
 fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let nb = params.counts.y;
@@ -677,6 +714,11 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let r = g_pb.w;
     let s = iw.w;
     let a = shapes[4u * s];
+    // cylpair:begin
+    if ib.z != SHAPE_SPHERE && ib.z != SHAPE_CLUMP && wall_support(iw.z, a, ib.z) {
+        return g_n;
+    }
+    // cylpair:end
     if HAS_BOXES && ib.z == SHAPE_BOX {
         wall_box(iw.z, a);
         return g_n;

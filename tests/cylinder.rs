@@ -119,11 +119,6 @@ fn cylinder_scene_errors_name_line_and_field() {
             "body[1].position",
             "overlaps",
         ),
-        (
-            format!("{c}[[boundary]]\nkind = \"box\"\nposition = [5.0, 0.0, 0.0]\nhalf_extents = [1.0, 1.0, 1.0]\nmaterial = \"m\"\n"),
-            "boundary[0].kind",
-            "cylinder bodies cannot meet a `box` boundary",
-        ),
     ];
     for (text, field, msg) in cases {
         let e = scene(&text).expect_err(&text).to_string();

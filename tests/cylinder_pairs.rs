@@ -11,7 +11,7 @@ use bristlecone::convex::ConvexHull;
 use bristlecone::reference::collide::Contact64;
 use bristlecone::reference::convex::Hull;
 use bristlecone::reference::support::{
-    gjk, normal_and_gap, Kind, Shape, FEATURE_WITNESS, FEATURE_X,
+    gjk, normal_and_gap, solid_box, solid_cylinder, Kind, Shape, FEATURE_WITNESS, FEATURE_X,
 };
 use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
@@ -81,13 +81,15 @@ impl Part {
             Part::Capsule(r, hl) => Kind::Capsule { r: *r, hl: *hl },
             Part::Hull(_) => Kind::Hull(keep.insert(Hull::new(c, q, &rec))),
         };
-        Shape { kind, c, q, bound }
+        Shape::grain(kind, c, q, bound)
     }
 }
 
 #[derive(Default)]
 struct World {
     shapes: Vec<BoundaryShape>,
+    /// Boundary bodies (the lowest ids in the state), then grains.
+    walls: Vec<BodyInit>,
     inits: Vec<BodyInit>,
 }
 
@@ -143,7 +145,91 @@ impl World {
     }
 
     fn state(&self) -> BodyState {
-        BodyState::from_inits(&self.inits)
+        let all: Vec<BodyInit> = self.walls.iter().chain(&self.inits).cloned().collect();
+        BodyState::from_inits(&all)
+    }
+
+    /// A solid boundary at (xa, qa) and grain x placed along u from `at` so that the
+    /// twin's gap is `gap` (bisection on the distance, as [`World::place`]).
+    #[allow(clippy::too_many_arguments)]
+    fn place_on_wall(
+        &mut self,
+        wall: &Wall,
+        xa: DVec3,
+        qa: DQuat,
+        x: &Part,
+        qx: DQuat,
+        u: DVec3,
+        gap: f64,
+        at: DVec3,
+    ) {
+        let mut keep = None;
+        let mut apart = |s: f64| {
+            let b = x.shape(at + u * s, qx, &mut keep);
+            normal_and_gap(&wall.shape(xa, qa, &b), &b).1 >= gap
+        };
+        let (mut lo, mut hi) = (0.0, 2.0);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if apart(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        self.shapes.push(wall.record());
+        self.walls.push(BodyInit {
+            orientation: qa.as_quat().to_array(),
+            ..BodyInit::fixed(
+                wall.kind(),
+                self.shapes.len() as u32 - 1,
+                xa.as_vec3().to_array(),
+                wall.bound() as f32,
+            )
+        });
+        self.add(x, at + u * lo, qx);
+    }
+}
+
+/// A solid boundary: cylinder (radius, height; base at its position) or box (half extents).
+enum Wall {
+    Cylinder(f64, f64),
+    Box([f64; 3]),
+}
+
+impl Wall {
+    fn record(&self) -> BoundaryShape {
+        match self {
+            Wall::Cylinder(r, h) => BoundaryShape::SolidCylinder {
+                radius: *r as f32,
+                height: *h as f32,
+            },
+            Wall::Box(h) => BoundaryShape::SolidBox {
+                half_extents: h.map(|v| v as f32),
+            },
+        }
+    }
+
+    fn kind(&self) -> u32 {
+        match self {
+            Wall::Cylinder(..) => SHAPE_SOLID_CYLINDER,
+            Wall::Box(_) => SHAPE_SOLID_BOX,
+        }
+    }
+
+    fn bound(&self) -> f64 {
+        match self {
+            Wall::Cylinder(r, h) => r.hypot(*h),
+            Wall::Box(h) => DVec3::from_array(*h).length(),
+        }
+    }
+
+    /// The twin's shape of the boundary against grain x.
+    fn shape<'a>(&self, xa: DVec3, qa: DQuat, x: &Shape) -> Shape<'a> {
+        match self {
+            Wall::Cylinder(r, h) => solid_cylinder(xa, qa, *r, *h, x),
+            Wall::Box(h) => solid_box(xa, qa, DVec3::from_array(*h)),
+        }
     }
 }
 
@@ -220,6 +306,52 @@ fn random_cylinder_pairs_match_the_twin() {
     assert!(c.ambiguous.len() <= 3, "{:?}", c.ambiguous);
     let deep = c.matched.iter().filter(|m| m.gap < -0.002).count();
     assert!(deep >= 10, "{deep} deep contacts");
+}
+
+/// Solid cylinder boundaries against boxes, hulls, capsules and cylinders, and solid boxes
+/// against cylinders (`wall_support`): GPU = twin at gaps in the envelope, touching and
+/// shallow, on random orientations of both.
+#[test]
+fn random_solid_boundary_pairs_match_the_twin() {
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let mut w = World::default();
+    let mut k = 0;
+    let mut spot = || {
+        k += 1;
+        DVec3::new(0.8 * (k % 8) as f64, 0.8 * (k / 8) as f64, 0.0)
+    };
+    for _ in 0..3 {
+        for x in partners(&mut rng) {
+            for gap in [0.6 * ENV as f64, 0.0, -2e-4] {
+                let (qa, qx) = (rand_q(&mut rng), rand_q(&mut rng));
+                let u = rand_q(&mut rng) * DVec3::X;
+                let xa = spot();
+                let wall = Wall::Cylinder(0.15, 0.12);
+                // From the cylinder's middle outwards: side, rim or disc.
+                let mid = xa + qa * DVec3::new(0.0, 0.0, 0.06);
+                w.place_on_wall(&wall, xa, qa, &x, qx, u, gap, mid);
+            }
+        }
+        for gap in [0.6 * ENV as f64, 0.0, -2e-4] {
+            let (qa, qx) = (rand_q(&mut rng), rand_q(&mut rng));
+            let u = rand_q(&mut rng) * DVec3::X;
+            let xa = spot();
+            let x = Part::Cylinder(0.04, 0.025);
+            w.place_on_wall(&Wall::Box([0.12, 0.09, 0.06]), xa, qa, &x, qx, u, gap, xa);
+        }
+    }
+    let st = w.state();
+    let c = compare_contact_sets_with(&st, &w.shapes, &settings(), ntol, atol);
+    eprintln!(
+        "random solid boundary pairs: {} pairs, {} contacts matched, {} ambiguous",
+        c.pairs.len(),
+        c.matched.len(),
+        c.ambiguous.len()
+    );
+    assert!(c.pairs.len() >= 40, "{} pairs in contact", c.pairs.len());
+    assert!(c.ambiguous.len() <= 2, "{:?}", c.ambiguous);
+    let walls = w.walls.len() as u32;
+    assert!(c.matched.iter().all(|m| m.a < walls && m.b >= walls));
 }
 
 /// Built cases, each checked against its known contact set (and GPU = twin).

@@ -1,4 +1,4 @@
-// stages: collide_pairs
+// stages: collide_pairs, collide_walls
 // ---------------------------------------------------------------- cylinder vs box, hull, capsule, cylinder
 // f64 twin: src/reference/support.rs (same algorithm, decisions and feature ids; it explains
 // why): GJK between cores shrunk by a margin, then the manifold from the support features
@@ -28,20 +28,27 @@ struct Sup {
     q: vec4<f32>,
     dims: vec3<f32>,
     bound: f32,
+    // Core margin: a grain's from sup_grain_margin; a boundary's as its caller decides.
+    m: f32,
     rec: vec4<u32>,
 }
 
-fn sup_margin(s: Sup) -> f32 {
-    if s.kind == SUP_CYLINDER {
-        return SUP_MARGIN * min(s.dims.x, s.dims.y);
+// A grain's core margin (twin `Kind::grain_margin`).
+fn sup_grain_margin(kind: u32, dims: vec3<f32>) -> f32 {
+    if kind == SUP_CYLINDER {
+        return SUP_MARGIN * min(dims.x, dims.y);
     }
-    if s.kind == SUP_BOX {
-        return SUP_MARGIN * min(min(s.dims.x, s.dims.y), s.dims.z);
+    if kind == SUP_BOX {
+        return SUP_MARGIN * min(min(dims.x, dims.y), dims.z);
     }
-    if s.kind == SUP_CAPSULE {
-        return s.dims.x;
+    if kind == SUP_CAPSULE {
+        return dims.x;
     }
     return 0.0;
+}
+
+fn sup_margin(s: Sup) -> f32 {
+    return s.m;
 }
 
 // The core's support point along d (world).
@@ -801,6 +808,6 @@ fn grain_sup(b: u32, p: vec4<f32>) -> Sup {
     } else if k == SHAPE_CAPSULE {
         kind = SUP_CAPSULE;
     }
-    return Sup(kind, p.xyz, rot[b], dims, p.w, bitcast<vec4<u32>>(s));
+    return Sup(kind, p.xyz, rot[b], dims, p.w, sup_grain_margin(kind, dims), bitcast<vec4<u32>>(s));
 }
 // cylpair:end

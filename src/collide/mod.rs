@@ -490,7 +490,7 @@ struct GrainRule {
 
 fn grain_rule(kind: u32) -> Option<GrainRule> {
     use BoundaryShape as S;
-    let not_solid = |k: u32| k != SHAPE_SOLID_CYLINDER && k != SHAPE_MESH;
+    let not_mesh = |k: u32| k != SHAPE_MESH;
     let rule = |name, record, meets| {
         Some(GrainRule {
             name,
@@ -499,12 +499,8 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
         })
     };
     match kind {
-        SHAPE_BOX => rule("box", |s| matches!(s, S::GrainBox { .. }), not_solid),
-        SHAPE_CAPSULE => rule(
-            "capsule",
-            |s| matches!(s, S::GrainCapsule { .. }),
-            not_solid,
-        ),
+        SHAPE_BOX => rule("box", |s| matches!(s, S::GrainBox { .. }), not_mesh),
+        SHAPE_CAPSULE => rule("capsule", |s| matches!(s, S::GrainCapsule { .. }), not_mesh),
         SHAPE_CYLINDER => rule(
             "cylinder",
             |s| matches!(s, S::GrainCylinder { .. }),
@@ -513,6 +509,8 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
                     SHAPE_PLANE,
                     SHAPE_BOX_CONTAINER,
                     SHAPE_CYLINDER_CONTAINER,
+                    SHAPE_SOLID_BOX,
+                    SHAPE_SOLID_CYLINDER,
                     SHAPE_SPHERE,
                     SHAPE_CLUMP,
                     SHAPE_BOX,
@@ -532,6 +530,7 @@ fn grain_rule(kind: u32) -> Option<GrainRule> {
                     SHAPE_BOX_CONTAINER,
                     SHAPE_SPHERE,
                     SHAPE_SOLID_BOX,
+                    SHAPE_SOLID_CYLINDER,
                     SHAPE_CYLINDER_CONTAINER,
                     SHAPE_CONVEX,
                     SHAPE_BOX,
@@ -647,6 +646,12 @@ impl Contents {
             .any(|s| matches!(s, BoundaryShape::GrainCapsule { .. }));
         let convex = body(SHAPE_CONVEX);
         let polytope_partner = boxes || count(SHAPE_CONVEX) > 1 || body(SHAPE_SOLID_BOX);
+        let cylinders = body(SHAPE_CYLINDER);
+        // Support-mapped pairs: cylinder grains with boxes, capsules, hulls or each other;
+        // a solid cylinder with any of those grains; a solid box with cylinder grains.
+        let cylpair = (cylinders && (boxes || capsules || convex || count(SHAPE_CYLINDER) > 1))
+            || (body(SHAPE_SOLID_CYLINDER) && (boxes || capsules || convex || cylinders))
+            || (body(SHAPE_SOLID_BOX) && cylinders);
         Contents {
             boxes,
             capsules,
@@ -655,12 +660,12 @@ impl Contents {
             convex,
             sections: Sections {
                 capsule: capsules,
-                cylinder: body(SHAPE_CYLINDER),
+                // The support-mapped pairs' contact lists are the cylinder code's.
+                cylinder: cylinders || cylpair,
                 convex,
                 polytope: convex && polytope_partner,
                 capsulehull: convex && capsules,
-                cylpair: body(SHAPE_CYLINDER)
-                    && (boxes || capsules || convex || count(SHAPE_CYLINDER) > 1),
+                cylpair,
             },
         }
     }

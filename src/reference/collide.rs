@@ -7,7 +7,7 @@ use super::capsule;
 use crate::bodies::{
     BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX,
     SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_BOX,
-    SHAPE_SOLID_CYLINDER,
+    SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
 use crate::collide::{boundary_count, BoundaryShape, CollideSettings, LARGE_RATIO};
@@ -535,6 +535,13 @@ pub fn detect(
     for w in 0..nb {
         let [_, _, kind, si] = state.info[w];
         for g in nb..n {
+            let kg = state.info[g][2];
+            if kg != SHAPE_SPHERE
+                && kg != SHAPE_CLUMP
+                && super::support::wall_pair(&mut cx, w, g, shapes)
+            {
+                continue;
+            }
             if state.info[g][2] == SHAPE_BOX {
                 wall_box(&mut cx, w, g, shapes);
                 continue;

@@ -88,6 +88,8 @@ pub struct Shape<'a> {
     pub q: DQuat,
     /// Bounding radius (scales the GJK's intersection test).
     pub bound: f64,
+    /// Core margin: a grain's [`Kind::grain_margin`]; a boundary's as its caller decides.
+    pub margin: f64,
 }
 
 fn sgn(x: f64) -> f64 {
@@ -98,14 +100,33 @@ fn sgn(x: f64) -> f64 {
     }
 }
 
-impl Shape<'_> {
-    pub fn margin(&self) -> f64 {
-        match self.kind {
+impl Kind<'_> {
+    /// A grain's core margin.
+    pub fn grain_margin(&self) -> f64 {
+        match *self {
             Kind::Cylinder { r, hl } => MARGIN * r.min(hl),
             Kind::Box { h } => MARGIN * h.min_element(),
             Kind::Capsule { r, .. } => r,
             Kind::Hull(_) => 0.0,
         }
+    }
+}
+
+impl<'a> Shape<'a> {
+    /// A grain: its core shrunk by [`Kind::grain_margin`].
+    pub fn grain(kind: Kind<'a>, c: DVec3, q: DQuat, bound: f64) -> Self {
+        let margin = kind.grain_margin();
+        Shape {
+            kind,
+            c,
+            q,
+            bound,
+            margin,
+        }
+    }
+
+    pub fn margin(&self) -> f64 {
+        self.margin
     }
 
     /// The core's support point along d (world).
@@ -756,17 +777,18 @@ use super::collide::{quat, v3, Ctx};
 use crate::bodies::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CONVEX, SHAPE_CYLINDER};
 use crate::collide::BoundaryShape;
 
-/// Grains a < b, a cylinder and a box, hull, capsule or cylinder (the lower-index one is C
-/// when both are cylinders).
-pub(super) fn cylinder_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
-    let env = cx.settings.envelope as f64;
-    let first = cx.state.info[a][2] == SHAPE_CYLINDER;
-    let (ic, ix) = if first { (a, b) } else { (b, a) };
-    let hull;
-    let shape = |g: usize| &shapes[cx.state.info[g][3] as usize];
-    let kind = match (cx.state.info[ix][2], shape(ix)) {
+/// Grain g (a box, capsule, cylinder or hull) as a support-mapped shape; a hull's tables
+/// go to `hull`, which the shape borrows.
+fn grain_shape<'h>(
+    cx: &Ctx,
+    g: usize,
+    shapes: &[BoundaryShape],
+    hull: &'h mut Option<Hull>,
+) -> Shape<'h> {
+    let f = |x: f32| x as f64;
+    let kind = match (cx.state.info[g][2], &shapes[cx.state.info[g][3] as usize]) {
         (SHAPE_BOX, BoundaryShape::GrainBox { half_extents: h }) => Kind::Box {
-            h: DVec3::new(h[0] as f64, h[1] as f64, h[2] as f64),
+            h: DVec3::new(f(h[0]), f(h[1]), f(h[2])),
         },
         (
             SHAPE_CAPSULE,
@@ -775,8 +797,8 @@ pub(super) fn cylinder_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[Boundary
                 half_length,
             },
         ) => Kind::Capsule {
-            r: *radius as f64,
-            hl: *half_length as f64,
+            r: f(*radius),
+            hl: f(*half_length),
         },
         (
             SHAPE_CYLINDER,
@@ -785,35 +807,93 @@ pub(super) fn cylinder_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[Boundary
                 half_length,
             },
         ) => Kind::Cylinder {
-            r: *radius as f64,
-            hl: *half_length as f64,
+            r: f(*radius),
+            hl: f(*half_length),
         },
         (SHAPE_CONVEX, s) => {
-            hull = Hull::new(v3(cx.state.pos[ix]), quat(cx.state.rot[ix]), s);
-            Kind::Hull(&hull)
+            Kind::Hull(hull.insert(Hull::new(v3(cx.state.pos[g]), quat(cx.state.rot[g]), s)))
         }
-        (k, s) => panic!("body {ix}: kind {k} with shape {s:?} against a cylinder"),
+        (k, s) => panic!("body {g}: kind {k} with shape {s:?} is not support-mapped"),
     };
-    let BoundaryShape::GrainCylinder {
-        radius,
-        half_length,
-    } = shape(ic)
-    else {
-        panic!("body {ic}: cylinder kind without a cylinder shape");
-    };
-    let grain = |g: usize, kind| Shape {
+    Shape::grain(
         kind,
-        c: v3(cx.state.pos[g]),
-        q: quat(cx.state.rot[g]),
-        bound: cx.state.pos[g][3] as f64,
-    };
-    let cyl = Kind::Cylinder {
-        r: *radius as f64,
-        hl: *half_length as f64,
-    };
-    let mut m = cylinder_convex(&grain(ic, cyl), &grain(ix, kind), env);
+        v3(cx.state.pos[g]),
+        quat(cx.state.rot[g]),
+        cx.state.pos[g][3] as f64,
+    )
+}
+
+/// Grains a < b, a cylinder and a box, hull, capsule or cylinder (the lower-index one is C
+/// when both are cylinders).
+pub(super) fn cylinder_pair(cx: &mut Ctx, a: usize, b: usize, shapes: &[BoundaryShape]) {
+    let env = cx.settings.envelope as f64;
+    let first = cx.state.info[a][2] == SHAPE_CYLINDER;
+    let (ic, ix) = if first { (a, b) } else { (b, a) };
+    let (mut hc, mut hx) = (None, None);
+    let c = grain_shape(cx, ic, shapes, &mut hc);
+    let x = grain_shape(cx, ix, shapes, &mut hx);
+    let mut m = cylinder_convex(&c, &x, env);
     if !first {
         m.n = -m.n;
     }
     cx.push_manifold(a, b, &m);
+}
+
+/// A solid cylinder boundary (base at `xa`, axis `qa`·z, radius r, height h) as C against
+/// grain x: not shrunk (its edges stay sharp; the grain's margin keeps the cores apart at
+/// rest), except against a hull (margin 0): then by [`MARGIN`] × the smaller of its size
+/// and the hull's bounding radius.
+pub fn solid_cylinder<'a>(xa: DVec3, qa: DQuat, r: f64, h: f64, x: &Shape) -> Shape<'a> {
+    let hl = 0.5 * h;
+    let margin = if x.margin == 0.0 {
+        MARGIN * r.min(hl).min(x.bound)
+    } else {
+        0.0
+    };
+    Shape {
+        kind: Kind::Cylinder { r, hl },
+        c: xa + qa * DVec3::new(0.0, 0.0, hl),
+        q: qa,
+        bound: r.hypot(hl),
+        margin,
+    }
+}
+
+/// A solid box boundary (centre `xa`, rotation `qa`, half extents h), not shrunk: only
+/// cylinder grains meet it here, and their margin keeps the cores apart.
+pub fn solid_box<'a>(xa: DVec3, qa: DQuat, h: DVec3) -> Shape<'a> {
+    Shape {
+        kind: Kind::Box { h },
+        c: xa,
+        q: qa,
+        bound: h.length(),
+        margin: 0.0,
+    }
+}
+
+/// Boundary w against grain g, when the pair is support-mapped (as the GPU's
+/// `wall_support`): a solid cylinder against a box, capsule, cylinder or hull (C = the
+/// boundary, [`solid_cylinder`]), a solid box against a cylinder (C = the grain, normal
+/// flipped). Returns false for other pairs.
+pub(super) fn wall_pair(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) -> bool {
+    let env = cx.settings.envelope as f64;
+    let (xa, qa) = (v3(cx.state.pos[w]), quat(cx.state.rot[w]));
+    let mut hull = None;
+    let m = match &shapes[cx.state.info[w][3] as usize] {
+        BoundaryShape::SolidCylinder { radius, height } => {
+            let x = grain_shape(cx, g, shapes, &mut hull);
+            let c = solid_cylinder(xa, qa, *radius as f64, *height as f64, &x);
+            cylinder_convex(&c, &x, env)
+        }
+        BoundaryShape::SolidBox { half_extents: h } if cx.state.info[g][2] == SHAPE_CYLINDER => {
+            let h = DVec3::new(h[0] as f64, h[1] as f64, h[2] as f64);
+            let c = grain_shape(cx, g, shapes, &mut hull);
+            let mut m = cylinder_convex(&c, &solid_box(xa, qa, h), env);
+            m.n = -m.n;
+            m
+        }
+        _ => return false,
+    };
+    cx.push_manifold(w, g, &m);
+    true
 }

@@ -338,9 +338,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         ));
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
-    box_boundaries(&cx, &raw, &bodies, &boundaries)?;
-    cylinder::cylinder_boundaries(&cx, &raw, &bodies, &boundaries)?;
-    super::convex::convex_boundaries(&|s, f, m| cx.err(s, f, m), &raw, &bodies, &boundaries)?;
+    shaped_boundaries(&cx, &raw, &bodies, &boundaries)?;
     patch_needs_faces(&cx, &raw, &materials, &bodies)?;
     patch_grids_agree(&cx, &raw, &materials)?;
     let r_min = bodies
@@ -787,34 +785,32 @@ fn capsule_shape(
     })
 }
 
-/// Box and capsule bodies cannot meet solid cylinders and meshes yet (no narrow phase for
-/// those pairs): refused. Clumps meet every boundary.
-fn box_boundaries(
+/// Box, capsule, cylinder and hull bodies cannot meet triangle meshes yet (no narrow phase
+/// for those pairs): a mesh boundary beside them is refused. Every other boundary kind meets
+/// every body shape.
+fn shaped_boundaries(
     cx: &Cx<'_>,
     raw: &RawScene,
     bodies: &[BodyDesc],
     boundaries: &[Boundary],
 ) -> R<()> {
-    let shaped =
-        |b: &&BodyDesc| matches!(b.shape, BodyShape::Box { .. } | BodyShape::Capsule { .. });
-    let Some(first) = bodies.iter().find(shaped) else {
+    let Some(what) = bodies.iter().find_map(|b| match b.shape {
+        BodyShape::Box { .. } => Some("box"),
+        BodyShape::Capsule { .. } => Some("capsule"),
+        BodyShape::Cylinder { .. } => Some("cylinder"),
+        BodyShape::Convex(_) => Some("convex hull"),
+        _ => None,
+    }) else {
         return Ok(());
     };
-    let what = match first.shape {
-        BodyShape::Capsule { .. } => "capsule",
-        _ => "box",
-    };
     for (i, bd) in boundaries.iter().enumerate() {
-        if matches!(
-            bd.shape,
-            BoundaryShape::SolidCylinder { .. } | BoundaryShape::Mesh { .. }
-        ) {
+        if matches!(bd.shape, BoundaryShape::Mesh { .. }) {
             let kind = &raw.boundary[i].get_ref().kind;
             return Err(cx.err(
                 Some(kind.span()),
                 format!("boundary[{i}].kind"),
                 format!(
-                    "{what} bodies cannot meet a `{}` boundary yet (supported with boxes and capsules: plane, box_container, box, cylinder_container)",
+                    "{what} bodies cannot meet a `{}` boundary yet (spheres and clumps can)",
                     kind.get_ref()
                 ),
             ));

@@ -10,8 +10,8 @@ use glam::{DQuat, DVec3};
 
 use super::joints::ErrFn;
 use super::mesh::load_mesh;
-use super::raw::{RawBody, RawScene};
-use super::{BodyDesc, BodyShape, Boundary, BoundaryShape, SceneError};
+use super::raw::RawBody;
+use super::{BodyDesc, BodyShape, SceneError};
 use crate::convex::{ConvexHull, HullError};
 
 type R<T> = Result<T, SceneError>;
@@ -78,47 +78,9 @@ pub(super) fn convex_shape(
     Ok(BodyShape::Convex(Arc::new(hull)))
 }
 
-/// Hull bodies meet every grain kind, planes, box and cylinder containers and solid boxes
-/// (the narrow phase built so far): a solid cylinder or mesh boundary in a scene with a
-/// hull is refused.
-pub(super) fn convex_boundaries(
-    err: ErrFn,
-    raw: &RawScene,
-    bodies: &[BodyDesc],
-    boundaries: &[Boundary],
-) -> R<()> {
-    if !bodies
-        .iter()
-        .any(|b| matches!(b.shape, BodyShape::Convex(_)))
-    {
-        return Ok(());
-    }
-    for (i, bd) in boundaries.iter().enumerate() {
-        if !matches!(
-            bd.shape,
-            BoundaryShape::Plane
-                | BoundaryShape::BoxContainer { .. }
-                | BoundaryShape::CylinderContainer { .. }
-                | BoundaryShape::SolidBox { .. }
-        ) {
-            let kind = &raw.boundary[i].get_ref().kind;
-            return Err(err(
-                Some(kind.span()),
-                format!("boundary[{i}].kind"),
-                format!(
-                    "convex hull bodies cannot meet a `{}` boundary yet (supported: plane, \
-                     box_container, cylinder_container, box)",
-                    kind.get_ref()
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The gap of a hull and a sphere, capsule, hull or box (the narrow phase at zero envelope;
 /// the smallest point gap of a manifold); infinity for other pairs (refused by
-/// [`convex_boundaries`] or checked elsewhere).
+/// the scene builder or checked elsewhere).
 pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     use crate::reference::convex::{sphere_hull, Hull};
     let poly = |d: &BodyDesc| {

@@ -29,40 +29,6 @@ pub(super) fn cylinder_shape(
     })
 }
 
-/// Cylinders meet the boundaries plane, box_container and cylinder_container only.
-pub(super) fn cylinder_boundaries(
-    cx: &Cx<'_>,
-    raw: &RawScene,
-    bodies: &[BodyDesc],
-    boundaries: &[Boundary],
-) -> R<()> {
-    if !bodies
-        .iter()
-        .any(|b| matches!(b.shape, BodyShape::Cylinder { .. }))
-    {
-        return Ok(());
-    }
-    for (i, bd) in boundaries.iter().enumerate() {
-        if !matches!(
-            bd.shape,
-            BoundaryShape::Plane
-                | BoundaryShape::BoxContainer { .. }
-                | BoundaryShape::CylinderContainer { .. }
-        ) {
-            let kind = &raw.boundary[i].get_ref().kind;
-            return Err(cx.err(
-                Some(kind.span()),
-                format!("boundary[{i}].kind"),
-                format!(
-                    "cylinder bodies cannot meet a `{}` boundary yet (supported with cylinders: plane, box_container, cylinder_container)",
-                    kind.get_ref()
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// The gap between a cylinder and a sphere, box, capsule, hull or cylinder (the narrow
 /// phase at zero envelope: the smallest point gap); infinity for clumps (checked per member
 /// elsewhere) and other pairs.
@@ -120,11 +86,8 @@ pub(super) fn cylinder_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
         }
         BodyShape::Clump(_) => return f64::INFINITY,
     };
-    let shape = |kind, c: DVec3, q: DQuat, d: &BodyDesc| Shape {
-        kind,
-        c,
-        q,
-        bound: d.shape.bounding_radius(),
+    let shape = |kind, c: DVec3, q: DQuat, d: &BodyDesc| {
+        Shape::grain(kind, c, q, d.shape.bounding_radius())
     };
     let cyl = Kind::Cylinder {
         r: radius,
