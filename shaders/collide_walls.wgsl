@@ -447,10 +447,45 @@ fn vertex_side(v: u32, u: u32, c: vec3<f32>) -> bool {
     return tl.x >= tl.y;
 }
 
-fn mesh_triangle(t: u32, cl: vec3<f32>, r: f32, vadj: u32) {
+// The feature of triangle t whose Voronoi region holds c (face 0, edge 1 + k, vertex 4 + k),
+// or NONE where another triangle reports it (twin `MeshRef::region`).
+fn mesh_region(t: u32, c: vec3<f32>, vadj: u32) -> u32 {
     let base = m_tri + 8u * t;
     let flags = mesh_u[base + 3u];
-    if (flags & 512u) != 0u {
+    let v = vec3<u32>(mesh_u[base], mesh_u[base + 1u], mesh_u[base + 2u]);
+    let s = vec3<f32>(edge_side(t, 0u, c), edge_side(t, 1u, c), edge_side(t, 2u, c));
+    if all(s < vec3<f32>(0.0)) {
+        return 0u;
+    }
+    for (var k = 0u; k < 3u; k++) {
+        if s[k] < 0.0 {
+            continue;
+        }
+        let tl = edge_param(v[k], v[(k + 1u) % 3u], c);
+        if tl.x > 0.0 && tl.x < tl.y {
+            let nbr = mesh_u[base + 4u + k];
+            let inside_nbr = nbr != NONE && edge_side(nbr >> 2u, nbr & 3u, c) < 0.0;
+            return select(NONE, 1u + k, ((flags >> k) & 1u) != 0u && !inside_nbr);
+        }
+    }
+    for (var k = 0u; k < 3u; k++) {
+        let vk = v[k];
+        if vertex_side(vk, v[(k + 1u) % 3u], c) && vertex_side(vk, v[(k + 2u) % 3u], c) {
+            var beyond = ((flags >> (3u + k)) & 1u) != 0u;
+            let a0 = mesh_u[vadj + vk];
+            let a1 = mesh_u[vadj + vk + 1u];
+            for (var a = a0; a < a1; a++) {
+                beyond = beyond && vertex_side(vk, mesh_u[a], c);
+            }
+            return select(NONE, 4u + k, beyond);
+        }
+    }
+    return NONE;
+}
+
+fn mesh_triangle(t: u32, cl: vec3<f32>, r: f32, vadj: u32) {
+    let base = m_tri + 8u * t;
+    if (mesh_u[base + 3u] & 512u) != 0u {
         return;
     }
     let nt = mesh_f[m_norm + t].xyz;
@@ -459,53 +494,24 @@ fn mesh_triangle(t: u32, cl: vec3<f32>, r: f32, vadj: u32) {
     if abs(hd) - r > params.grid.z {
         return;
     }
-    let s = vec3<f32>(edge_side(t, 0u, cl), edge_side(t, 1u, cl), edge_side(t, 2u, cl));
     let nl = select(nt, -nt, hd < 0.0);
-    if all(s < vec3<f32>(0.0)) {
+    let f = mesh_region(t, cl, vadj);
+    if f == 0u {
         emit(7u * t, nl, abs(hd) - r);
-        return;
-    }
-    for (var k = 0u; k < 3u; k++) {
-        if s[k] < 0.0 {
-            continue;
-        }
-        let va = v[k];
-        let vb = v[(k + 1u) % 3u];
+    } else if f < 4u {
+        let va = v[f - 1u];
+        let vb = v[f % 3u];
         let tl = edge_param(va, vb, cl);
-        if tl.x > 0.0 && tl.x < tl.y {
-            if ((flags >> k) & 1u) == 0u {
-                return;
-            }
-            let nbr = mesh_u[base + 4u + k];
-            if nbr != NONE && edge_side(nbr >> 2u, nbr & 3u, cl) < 0.0 {
-                return;
-            }
-            let pa = mvert(min(va, vb));
-            let q = pa + (mvert(max(va, vb)) - pa) * (tl.x / tl.y);
-            emit_point(7u * t + 1u + k, cl, q, nl, r);
-            return;
-        }
-    }
-    for (var k = 0u; k < 3u; k++) {
-        let vk = v[k];
-        if vertex_side(vk, v[(k + 1u) % 3u], cl) && vertex_side(vk, v[(k + 2u) % 3u], cl) {
-            if ((flags >> (3u + k)) & 1u) == 0u {
-                return;
-            }
-            let a0 = mesh_u[vadj + vk];
-            let a1 = mesh_u[vadj + vk + 1u];
-            for (var a = a0; a < a1; a++) {
-                if !vertex_side(vk, mesh_u[a], cl) {
-                    return;
-                }
-            }
-            emit_point(7u * t + 4u + k, cl, mvert(vk), nl, r);
-            return;
-        }
+        let pa = mvert(min(va, vb));
+        emit_point(7u * t + f, cl, pa + (mvert(max(va, vb)) - pa) * (tl.x / tl.y), nl, r);
+    } else if f != NONE {
+        emit_point(7u * t + f, cl, mvert(v[f - 4u]), nl, r);
     }
 }
 
-fn mesh_contacts(s: u32, cl: vec3<f32>, r: f32) {
+// Mesh s's tables (m_tri, m_vert, m_norm) and the bin of local point cl: its list's range
+// in mesh_u (empty outside the grid), and the vertex adjacency's offset.
+fn mesh_bin(s: u32, cl: vec3<f32>) -> vec3<u32> {
     let grid = shapes[4u * s + 1u];
     let d = bitcast<vec4<u32>>(shapes[4u * s + 2u]);
     let b = bitcast<vec4<u32>>(shapes[4u * s + 3u]);
@@ -514,14 +520,17 @@ fn mesh_contacts(s: u32, cl: vec3<f32>, r: f32) {
     m_norm = b.z;
     let cf = floor((cl - grid.xyz) / grid.w);
     if any(cf < vec3<f32>(0.0)) || any(cf >= vec3<f32>(d.xyz)) {
-        return;
+        return vec3<u32>(0u, 0u, b.w);
     }
     let c = vec3<u32>(cf);
     let bin = c.x + d.x * (c.y + d.y * c.z);
-    let t0 = mesh_u[d.w + bin];
-    let t1 = mesh_u[d.w + bin + 1u];
-    for (var k = t0; k < t1; k++) {
-        mesh_triangle(mesh_u[k], cl, r, b.w);
+    return vec3<u32>(mesh_u[d.w + bin], mesh_u[d.w + bin + 1u], b.w);
+}
+
+fn mesh_contacts(s: u32, cl: vec3<f32>, r: f32) {
+    let items = mesh_bin(s, cl);
+    for (var k = items.x; k < items.y; k++) {
+        mesh_triangle(mesh_u[k], cl, r, items.z);
     }
 }
 
@@ -656,38 +665,93 @@ fn wall_convex(kind: u32, a: vec4<f32>) {
 
 // cylpair:begin
 // ---------------------------------------------------------------- support-mapped pairs
-// A solid cylinder against a box, capsule, cylinder or hull grain, and a solid box against
-// a cylinder grain: common/collide_support.wgsl's pair with the boundary as a support-mapped
-// shape (twin `support::wall_pair`). The boundary is not shrunk (its edges stay sharp; the
-// grain's core margin keeps the cores apart at rest), except against a hull, which has no
-// margin: then the boundary's core is shrunk by the margin of the smaller of the two.
-fn emit_support(m: CylContacts, flip: bool) {
+// A solid cylinder against a box, capsule, cylinder or hull grain, a solid box against a
+// cylinder grain, and (meshpair) a mesh's triangles against those grains:
+// common/collide_support.wgsl's pair with the boundary as a support-mapped shape (twin
+// `support::wall_pair`). A solid boundary is not shrunk (its edges stay sharp; the grain's
+// core margin keeps the cores apart at rest), except against a hull, which has no margin:
+// then its core is shrunk by the margin of the smaller of the two. A triangle is C, in the
+// mesh's frame; against a hull its core moves back by the hull's margin-sized share.
+// Mesh features are 64 t + the pair's; a pair whose normal is not the triangle's is kept
+// only by the triangle that owns the edge or vertex its grain's core witness lies beyond
+// (mesh_region, as for spheres).
+fn emit_support(m: CylContacts, flip: bool, local: bool, fbase: u32) {
     for (var k = 0u; k < m.count; k++) {
-        emit_at(m.f[k], select(m.n[k], -m.n[k], flip), m.p[k].xyz, m.p[k].w);
+        var n = select(m.n[k], -m.n[k], flip);
+        var p = m.p[k].xyz;
+        if local {
+            n = quat_rotate(g_qa, n);
+            p = g_xa + quat_rotate(g_qa, p);
+        }
+        emit_at(fbase + m.f[k], n, p, m.p[k].w);
     }
 }
 
-fn wall_support(kind: u32, a: vec4<f32>, gk: u32) -> bool {
-    let x = grain_sup(g_b, g_pb);
+// Triangle t against grain x (mesh frame) as C; kind NONE when degenerate or out of reach.
+fn tri_sup(t: u32, x: Sup) -> Sup {
+    let base = m_tri + 8u * t;
+    let nt = mesh_f[m_norm + t].xyz;
+    let p0 = mvert(mesh_u[base]);
+    let e1 = mvert(mesh_u[base + 1u]) - p0;
+    let e2 = mvert(mesh_u[base + 2u]) - p0;
+    let hd = dot(x.c - p0, nt);
+    var kind = SUP_TRI;
+    if (mesh_u[base + 3u] & 512u) != 0u || abs(hd) - x.bound > params.grid.z {
+        kind = NONE;
+    }
+    let m = select(0.0, SUP_MARGIN * x.bound, x.m == 0.0);
+    let bound = max(max(length(e1), length(e2)), length(e2 - e1));
+    let nrm = vec4<f32>(select(nt, -nt, hd < 0.0), 0.0);
+    return Sup(kind, p0, nrm, e1, bound, m, bitcast<vec4<u32>>(vec4<f32>(e2, 0.0)));
+}
+
+fn wall_support(kind: u32, s: u32, a: vec4<f32>, gk: u32) -> bool {
+    var x = grain_sup(g_b, g_pb);
     let env = params.grid.z;
-    if kind == SHAPE_SOLID_CYLINDER {
-        let hl = 0.5 * a.y;
-        let c = quat_rotate(g_qa, vec3<f32>(0.0, 0.0, hl)) + g_xa;
-        let bound = length(vec2<f32>(a.x, hl));
-        var m = 0.0;
-        if x.m == 0.0 {
-            m = SUP_MARGIN * min(min(a.x, hl), x.bound);
+    var items = vec3<u32>(0u, 1u, 0u);
+    let mesh = kind == SHAPE_MESH;
+    if mesh {
+        // meshpair:begin
+        x.c = quat_rotate_inv(g_qa, x.c - g_xa);
+        x.q = quat_mul(vec4<f32>(-g_qa.xyz, g_qa.w), x.q);
+        items = mesh_bin(s, x.c);
+        // meshpair:end
+    } else if kind != SHAPE_SOLID_CYLINDER && !(kind == SHAPE_SOLID_BOX && gk == SHAPE_CYLINDER) {
+        return false;
+    }
+    for (var i = items.x; i < items.y; i++) {
+        var c = x;
+        var xx = x;
+        var t = 0u;
+        if mesh {
+            // meshpair:begin
+            t = mesh_u[i];
+            c = tri_sup(t, x);
+            // meshpair:end
+            if c.kind == NONE {
+                continue;
+            }
+        } else if kind == SHAPE_SOLID_CYLINDER {
+            let hl = 0.5 * a.y;
+            let at = g_xa + quat_rotate(g_qa, vec3<f32>(0.0, 0.0, hl));
+            let m = select(0.0, SUP_MARGIN * min(min(a.x, hl), x.bound), x.m == 0.0);
+            let bound = length(vec2<f32>(a.x, hl));
+            c = Sup(SUP_CYLINDER, at, g_qa, vec3<f32>(a.x, hl, 0.0), bound, m, vec4<u32>(0u));
+        } else {
+            xx = Sup(SUP_BOX, g_xa, g_qa, a.xyz, length(a.xyz), 0.0, vec4<u32>(0u));
         }
-        let cyl = Sup(SUP_CYLINDER, c, g_qa, vec3<f32>(a.x, hl, 0.0), bound, m, vec4<u32>(0u));
-        emit_support(cylinder_convex(cyl, x, env), false);
-        return true;
+        let sn = sup_normal(c, xx);
+        if sn.gap > env {
+            continue;
+        }
+        // meshpair:begin
+        if mesh && !sup_flat(dot(sn.n, c.q.xyz)) && mesh_region(t, sn.pb + sn.n * xx.m, items.z) == NONE {
+            continue;
+        }
+        // meshpair:end
+        emit_support(sup_manifold(c, xx, sn, env), kind == SHAPE_SOLID_BOX, mesh, 64u * t);
     }
-    if kind == SHAPE_SOLID_BOX && gk == SHAPE_CYLINDER {
-        let bx = Sup(SUP_BOX, g_xa, g_qa, a.xyz, length(a.xyz), 0.0, vec4<u32>(0u));
-        emit_support(cylinder_convex(x, bx, env), true);
-        return true;
-    }
-    return false;
+    return true;
 }
 // cylpair:end
 
@@ -715,7 +779,7 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let s = iw.w;
     let a = shapes[4u * s];
     // cylpair:begin
-    if ib.z != SHAPE_SPHERE && ib.z != SHAPE_CLUMP && wall_support(iw.z, a, ib.z) {
+    if ib.z != SHAPE_SPHERE && ib.z != SHAPE_CLUMP && wall_support(iw.z, s, a, ib.z) {
         return g_n;
     }
     // cylpair:end

@@ -233,12 +233,17 @@ impl Wall {
     }
 }
 
+/// GJK's witness point (mesh features are 64 × triangle + the pair's).
+fn witness(tc: &Contact64) -> bool {
+    tc.feature % 64 == FEATURE_WITNESS
+}
+
 /// Normals: 1e-3 for feature points (a face's or disc's own normal); GJK's witness point
 /// 2e-2 rad, its point within 0.2 mm on these 4–5 cm shapes: f32 GJK between two curved
 /// cores (rim against rim or side) stops short of the twin's f64 (its stopping test, 1e-6
 /// of the squared distance, is at f32's floor there).
 fn ntol(tc: &Contact64) -> f64 {
-    if tc.feature == FEATURE_WITNESS {
+    if witness(tc) {
         5e-2
     } else {
         1e-3
@@ -250,7 +255,7 @@ fn ntol(tc: &Contact64) -> f64 {
 /// cylinder's support there, which an axis ⟂ its own makes a tie that f32 and f64 break
 /// apart) only within the pair's reach: depth and normal are compared as for the others.
 fn atol(tc: &Contact64) -> f64 {
-    match (tc.feature == FEATURE_WITNESS, tc.gap < -0.001) {
+    match (witness(tc), tc.gap < -0.001) {
         (true, true) => 0.12,
         (true, false) => 2e-4,
         _ => 2e-5,
@@ -308,11 +313,54 @@ fn random_cylinder_pairs_match_the_twin() {
     assert!(deep >= 10, "{deep} deep contacts");
 }
 
-/// Solid cylinder boundaries against boxes, hulls, capsules and cylinders, and solid boxes
-/// against cylinders (`wall_support`): GPU = twin at gaps in the envelope, touching and
-/// shallow, on random orientations of both.
+/// A heightfield mesh over [0, 2]² (local): 8 × 8 cells, a bump h = 0.15 sin(3x) cos(2y)
+/// where positive and flat (coplanar triangles) elsewhere: faces, slopes, ridges, seams.
+fn terrain() -> BoundaryShape {
+    let n = 8;
+    let h = |x: f64, y: f64| (0.15 * (3.0 * x).sin() * (2.0 * y).cos()).max(0.0);
+    let mut vertices = Vec::new();
+    for j in 0..=n {
+        for i in 0..=n {
+            let (x, y) = (2.0 * i as f64 / n as f64, 2.0 * j as f64 / n as f64);
+            vertices.push([x as f32, y as f32, h(x, y) as f32]);
+        }
+    }
+    let mut triangles = Vec::new();
+    let at = |i: u32, j: u32| j * (n + 1) + i;
+    for j in 0..n {
+        for i in 0..n {
+            let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
+            triangles.push([a, b, c]);
+            triangles.push([a, c, d]);
+        }
+    }
+    BoundaryShape::Mesh {
+        vertices,
+        triangles,
+    }
+}
+
+/// The twin's gap between grain x at (c, q) and the mesh (its smallest contact gap).
+fn mesh_gap(mesh: &BoundaryShape, xa: DVec3, x: &Part, c: DVec3, q: DQuat) -> f64 {
+    let mut w = World::default();
+    w.shapes.push(mesh.clone());
+    w.walls
+        .push(BodyInit::fixed(SHAPE_MESH, 0, xa.as_vec3().to_array(), 3.0));
+    w.add(x, c, q);
+    let far = CollideSettings {
+        envelope: 1.0,
+        friction: vec![0.5],
+    };
+    let contacts = bristlecone::reference::collide::detect(&w.state(), &w.shapes, &far);
+    contacts.iter().map(|c| c.gap).fold(f64::INFINITY, f64::min)
+}
+
+/// Solid cylinder boundaries against boxes, hulls, capsules and cylinders, solid boxes
+/// against cylinders, and a mesh against all four (`wall_support`): GPU = twin at gaps in
+/// the envelope, touching and shallow, on random orientations. One world, so that one
+/// pipeline variant is compiled.
 #[test]
-fn random_solid_boundary_pairs_match_the_twin() {
+fn random_solid_and_mesh_boundary_pairs_match_the_twin() {
     let mut rng = ChaCha8Rng::seed_from_u64(23);
     let mut w = World::default();
     let mut k = 0;
@@ -320,9 +368,10 @@ fn random_solid_boundary_pairs_match_the_twin() {
         k += 1;
         DVec3::new(0.8 * (k % 8) as f64, 0.8 * (k / 8) as f64, 0.0)
     };
+    let gaps = [0.6 * ENV as f64, 0.0, -2e-4];
     for _ in 0..3 {
         for x in partners(&mut rng) {
-            for gap in [0.6 * ENV as f64, 0.0, -2e-4] {
+            for gap in gaps {
                 let (qa, qx) = (rand_q(&mut rng), rand_q(&mut rng));
                 let u = rand_q(&mut rng) * DVec3::X;
                 let xa = spot();
@@ -332,7 +381,7 @@ fn random_solid_boundary_pairs_match_the_twin() {
                 w.place_on_wall(&wall, xa, qa, &x, qx, u, gap, mid);
             }
         }
-        for gap in [0.6 * ENV as f64, 0.0, -2e-4] {
+        for gap in gaps {
             let (qa, qx) = (rand_q(&mut rng), rand_q(&mut rng));
             let u = rand_q(&mut rng) * DVec3::X;
             let xa = spot();
@@ -340,18 +389,57 @@ fn random_solid_boundary_pairs_match_the_twin() {
             w.place_on_wall(&Wall::Box([0.12, 0.09, 0.06]), xa, qa, &x, qx, u, gap, xa);
         }
     }
+    let walls = w.walls.len();
+    // The mesh, beside the solids, and grains over it at set gaps (bisection on height).
+    let mesh = terrain();
+    let xa = DVec3::new(-3.0, 0.0, 0.0);
+    w.shapes.push(mesh.clone());
+    let index = w.shapes.len() as u32 - 1;
+    w.walls.push(BodyInit::fixed(
+        SHAPE_MESH,
+        index,
+        xa.as_vec3().to_array(),
+        3.0,
+    ));
+    let mut on_mesh = 0;
+    for _ in 0..4 {
+        for x in partners(&mut rng) {
+            for gap in gaps {
+                let q = rand_q(&mut rng);
+                let (px, py) = (rng.random_range(0.2..1.8), rng.random_range(0.2..1.8));
+                let at = |z: f64| xa + DVec3::new(px, py, z);
+                let (mut lo, mut hi) = (-0.1, 0.5);
+                for _ in 0..50 {
+                    let mid = 0.5 * (lo + hi);
+                    if mesh_gap(&mesh, xa, &x, at(mid), q) >= gap {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                w.add(&x, at(hi), q);
+                on_mesh += 1;
+            }
+        }
+    }
     let st = w.state();
     let c = compare_contact_sets_with(&st, &w.shapes, &settings(), ntol, atol);
+    let mesh_id = walls as u32;
+    let mesh_pairs = c.pairs.iter().filter(|p| p.0 == mesh_id).count();
     eprintln!(
-        "random solid boundary pairs: {} pairs, {} contacts matched, {} ambiguous",
+        "random solid and mesh boundary pairs: {} pairs ({mesh_pairs} of {on_mesh} grains on \
+         the mesh), {} contacts matched, {} ambiguous",
         c.pairs.len(),
         c.matched.len(),
         c.ambiguous.len()
     );
-    assert!(c.pairs.len() >= 40, "{} pairs in contact", c.pairs.len());
-    assert!(c.ambiguous.len() <= 2, "{:?}", c.ambiguous);
-    let walls = w.walls.len() as u32;
-    assert!(c.matched.iter().all(|m| m.a < walls && m.b >= walls));
+    assert!(
+        c.pairs.len() >= 40 + 40,
+        "{} pairs in contact",
+        c.pairs.len()
+    );
+    assert!(mesh_pairs >= 40, "{mesh_pairs} grains touch the mesh");
+    assert!(c.ambiguous.len() <= 3, "{:?}", c.ambiguous);
 }
 
 /// Built cases, each checked against its known contact set (and GPU = twin).
@@ -547,4 +635,40 @@ fn lying_cylinder_rolls_at_two_thirds_g_sin_theta() {
         w.y * 0.04
     );
     assert!(v.z.abs() < 1e-2 * want, "lifts: v_z = {}", v.z);
+}
+
+/// A box (μ = 0.3) resting across the diagonal seam of a two-triangle mesh quad on an
+/// incline of θ = 0.45 rad slides at g(sinθ − μcosθ) within 1 %, without rocking or
+/// lifting: each triangle gives the box corners over it, with its face normal (no ghost
+/// contact at the flat inner edge).
+#[test]
+fn box_slides_across_a_mesh_seam_at_the_coulomb_rate() {
+    let (mu, t, theta) = (0.3f64, 0.1, 0.45f64);
+    let text = format!(
+        "{}[[material]]\nname = \"m\"\ndensity = 1000.0\nfriction = {mu}\n\
+         [[body]]\nshape = \"box\"\nhalf_extents = [0.1, 0.08, 0.03]\n\
+         position = [0.5, 0.5, 0.03]\norientation = [0.0, 0.0, 0.14944759, 0.98877108]\n\
+         material = \"m\"\n\
+         [[boundary]]\nkind = \"mesh\"\nfile = \"quad.stl\"\nmaterial = \"m\"\n",
+        incline_header(theta, t)
+    );
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/scenes/box_on_mesh.toml");
+    let (scene, st) = run_text(&text, path.to_str().unwrap());
+    let q0 = DQuat::from_array(scene.bodies[0].orientation);
+    let (s, c) = theta.sin_cos();
+    let v = d3(st.vel[1]);
+    let want = 9.81 * (s - mu * c) * t;
+    let rot = turned(q0, st.rot[1]);
+    eprintln!(
+        "box on a mesh seam: v = {:.5} m/s vs {want:.5}, v_z = {:.2e}, rotation {rot:.2e}",
+        v.x, v.z
+    );
+    assert!(
+        (v.x - want).abs() <= 0.01 * want,
+        "slides: {} vs {want}",
+        v.x
+    );
+    assert!(v.z.abs() < 1e-3 * want, "lifts: v_z = {}", v.z);
+    assert!(rot < 1e-4, "rotation {rot}");
 }

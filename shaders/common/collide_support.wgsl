@@ -19,6 +19,10 @@ const SUP_CYLINDER: u32 = 0u;
 const SUP_BOX: u32 = 1u;
 const SUP_CAPSULE: u32 = 2u;
 const SUP_HULL: u32 = 3u;
+// A mesh triangle (always C): c = vertex 0, dims = edge to vertex 1, rec = bits of the edge
+// to vertex 2, q.xyz = unit normal towards the partner (not a rotation; twin `Kind::Tri`).
+// Its core is moved back along the normal by its margin.
+const SUP_TRI: u32 = 4u;
 
 // A support-mapped grain: kind, centre, rotation, dims (cylinder and capsule: r, hl; box:
 // half extents), bounding radius, hull record (common/collide_polytope.wgsl's Poly.rec).
@@ -53,6 +57,17 @@ fn sup_margin(s: Sup) -> f32 {
 
 // The core's support point along d (world).
 fn sup_core(s: Sup, d: vec3<f32>) -> vec3<f32> {
+    if s.kind == SUP_TRI {
+        let e2 = bitcast<vec3<f32>>(s.rec.xyz);
+        var t = vec3<f32>(0.0);
+        if dot(s.dims, d) > 0.0 {
+            t = s.dims;
+        }
+        if dot(e2, d) > dot(t, d) {
+            t = e2;
+        }
+        return s.c + t - s.q.xyz * s.m;
+    }
     let l = quat_rotate_inv(s.q, d);
     let m = sup_margin(s);
     var p = vec3<f32>(0.0);
@@ -84,6 +99,9 @@ fn sup_core(s: Sup, d: vec3<f32>) -> vec3<f32> {
 }
 
 fn sup_axis(s: Sup) -> vec3<f32> {
+    if s.kind == SUP_TRI {
+        return s.q.xyz;
+    }
     return quat_rotate(s.q, vec3<f32>(0.0, 0.0, 1.0));
 }
 
@@ -560,8 +578,24 @@ fn box_face_corner(s: Sup, i: u32, j: u32, k: u32, sg: f32, x: f32, y: f32) -> v
 }
 
 fn face_feature(s: Sup, dir: vec3<f32>) -> Feat {
-    let l = quat_rotate_inv(s.q, dir);
     var f = feat_point();
+    if s.kind == SUP_TRI {
+        let c = dot(s.q.xyz, dir);
+        if !sup_flat(c) {
+            return f;
+        }
+        // Counter-clockwise about the outward normal.
+        let e2 = bitcast<vec3<f32>>(s.rec.xyz);
+        f.kind = FEAT_FACE;
+        f.a = s.q.xyz * sgn(c);
+        f.nv = 3u;
+        let ccw = dot(cross(s.dims, e2), f.a) > 0.0;
+        f.v0 = s.c;
+        f.v1 = s.c + select(e2, s.dims, ccw);
+        f.v2 = s.c + select(s.dims, e2, ccw);
+        return f;
+    }
+    let l = quat_rotate_inv(s.q, dir);
     f.kind = FEAT_FACE;
     var nl = vec3<f32>(0.0);
     if s.kind == SUP_BOX {
@@ -716,11 +750,36 @@ fn sup_clipped(m: ptr<function, CylContacts>, t: vec2<f32>, s0: vec3<f32>, s1: v
     }
 }
 
+// Slot k of a disc (rim point k) or a face (face_slot) of s inside feature `ins` of si:
+// xyz the point, w the feature id as bits (0xffffffff: none).
+fn feat_slot(f: Feat, s: Sup, ins: Feat, si: Sup, k: u32) -> vec4<f32> {
+    var p = vec3<f32>(0.0);
+    var id = 0xffffffffu;
+    if f.kind == FEAT_DISC {
+        p = select(select(select(f.v0, f.v1, k == 1u), f.v2, k == 2u), f.v3, k == 3u);
+        if feat_contains(ins, si, p) {
+            id = f.base + k;
+        }
+    } else {
+        let v = face_slot(f, s, ins, si, k);
+        if v != 0xffffffffu {
+            p = feat_vertex(f, s, v);
+            id = select(v, k, f.nv > 4u);
+        }
+    }
+    return vec4<f32>(p, bitcast<f32>(id));
+}
+
 // Cylinder c against x (twin `cylinder_convex`): normal from c to x in every point.
 fn cylinder_convex(c: Sup, x: Sup, env: f32) -> CylContacts {
+    return sup_manifold(c, x, sup_normal(c, x), env);
+}
+
+// The manifold of c (a cylinder or a mesh triangle) and x from their sup_normal (twin
+// `manifold`).
+fn sup_manifold(c: Sup, x: Sup, sn: SupNormal, env: f32) -> CylContacts {
     var m: CylContacts;
     m.count = 0u;
-    let sn = sup_normal(c, x);
     let n = sn.n;
     if sn.gap > env {
         return m;
@@ -733,43 +792,43 @@ fn cylinder_convex(c: Sup, x: Sup, env: f32) -> CylContacts {
     let nc = fc.a;
     let nx = fx.a;
     let x_faced = fx.kind == FEAT_DISC || fx.kind == FEAT_FACE;
+    let c_faced = fc.kind == FEAT_DISC || fc.kind == FEAT_FACE;
     var nm = n;
-    if fx.kind == FEAT_FACE {
+    if fc.kind == FEAT_FACE {
+        nm = nc;
+    } else if fx.kind == FEAT_FACE {
         nm = -nx;
     } else if fc.kind == FEAT_DISC {
         nm = nc;
     } else if x_faced {
         nm = -nx;
     }
-    if fc.kind == FEAT_DISC && x_faced {
-        for (var k = 0u; k < 4u; k++) {
-            let q = select(select(select(fc.v0, fc.v1, k == 1u), fc.v2, k == 2u), fc.v3, k == 3u);
-            if feat_contains(fx, x, q) {
-                sup_point(&m, q, nm, dot(q - ox, nx), fc.base + k, true, env);
+    if c_faced && x_faced {
+        // C's slots inside X's feature, then X's inside C's (one loop: the slot code is
+        // inlined once).
+        for (var i = 0u; i < 8u; i++) {
+            let on_x = i >= 4u;
+            var f0 = fc;
+            var s0 = c;
+            var f1 = fx;
+            var s1 = x;
+            if on_x {
+                f0 = fx;
+                s0 = x;
+                f1 = fc;
+                s1 = c;
             }
-        }
-        for (var k = 0u; k < 4u; k++) {
-            var p = vec3<f32>(0.0);
-            var id = 0xffffffffu;
-            if fx.kind == FEAT_DISC {
-                p = select(select(select(fx.v0, fx.v1, k == 1u), fx.v2, k == 2u), fx.v3, k == 3u);
-                if feat_contains(fc, c, p) {
-                    id = fx.base + k;
-                }
-            } else {
-                let v = face_slot(fx, x, fc, c, k);
-                if v != 0xffffffffu {
-                    p = feat_vertex(fx, x, v);
-                    id = select(v, k, fx.nv > 4u);
-                }
-            }
+            let sl = feat_slot(f0, s0, f1, s1, i % 4u);
+            let id = bitcast<u32>(sl.w);
             if id != 0xffffffffu {
-                sup_point(&m, p, nm, dot(p - oc, nc), SUP_FEATURE_X + id, false, env);
+                let p = sl.xyz;
+                let gap = select(dot(p - ox, nx), dot(p - oc, nc), on_x);
+                sup_point(&m, p, nm, gap, select(id, SUP_FEATURE_X + id, on_x), !on_x, env);
             }
         }
     } else if fc.kind == FEAT_SEGMENT && x_faced {
         sup_clipped(&m, feat_clip(fx, x, fc.v0, fc.v1), fc.v0, fc.v1, ox, nx, nm, false, env);
-    } else if fc.kind == FEAT_DISC && fx.kind == FEAT_SEGMENT {
+    } else if c_faced && fx.kind == FEAT_SEGMENT {
         sup_clipped(&m, feat_clip(fc, c, fx.v0, fx.v1), fx.v0, fx.v1, oc, nc, nm, true, env);
     } else if fc.kind == FEAT_SEGMENT && fx.kind == FEAT_SEGMENT {
         let d = fc.v1 - fc.v0;

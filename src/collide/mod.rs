@@ -66,9 +66,8 @@ pub mod mesh;
 pub mod scan;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE,
-    SHAPE_CLUMP, SHAPE_CONVEX, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
-    SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
+    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX,
+    SHAPE_CYLINDER, SHAPE_MESH, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -479,98 +478,34 @@ pub fn boundary_count(state: &BodyState) -> usize {
         .unwrap_or(state.len())
 }
 
-/// What a non-sphere grain needs from `Collide::new`: its record in the shape table, and
-/// the body kinds its narrow phase meets (the others have no narrow phase yet; the scene
-/// builder refuses them first with file:line:field errors).
-struct GrainRule {
-    name: &'static str,
-    record: fn(&BoundaryShape) -> bool,
-    meets: fn(u32) -> bool,
-}
+type IsRecord = fn(&BoundaryShape) -> bool;
 
-fn grain_rule(kind: u32) -> Option<GrainRule> {
+/// A non-sphere grain's record in the shape table: the kind's name and whether a shape is
+/// its record. (Every grain kind meets every body kind: no pair is refused.)
+fn grain_rule(kind: u32) -> Option<(&'static str, IsRecord)> {
     use BoundaryShape as S;
-    let not_mesh = |k: u32| k != SHAPE_MESH;
-    let rule = |name, record, meets| {
-        Some(GrainRule {
-            name,
-            record,
-            meets,
-        })
-    };
     match kind {
-        SHAPE_BOX => rule("box", |s| matches!(s, S::GrainBox { .. }), not_mesh),
-        SHAPE_CAPSULE => rule("capsule", |s| matches!(s, S::GrainCapsule { .. }), not_mesh),
-        SHAPE_CYLINDER => rule(
-            "cylinder",
-            |s| matches!(s, S::GrainCylinder { .. }),
-            |k| {
-                [
-                    SHAPE_PLANE,
-                    SHAPE_BOX_CONTAINER,
-                    SHAPE_CYLINDER_CONTAINER,
-                    SHAPE_SOLID_BOX,
-                    SHAPE_SOLID_CYLINDER,
-                    SHAPE_SPHERE,
-                    SHAPE_CLUMP,
-                    SHAPE_BOX,
-                    SHAPE_CAPSULE,
-                    SHAPE_CONVEX,
-                    SHAPE_CYLINDER,
-                ]
-                .contains(&k)
-            },
-        ),
-        SHAPE_CONVEX => rule(
-            "convex",
-            |s| matches!(s, S::GrainConvex { .. }),
-            |k| {
-                [
-                    SHAPE_PLANE,
-                    SHAPE_BOX_CONTAINER,
-                    SHAPE_SPHERE,
-                    SHAPE_SOLID_BOX,
-                    SHAPE_SOLID_CYLINDER,
-                    SHAPE_CYLINDER_CONTAINER,
-                    SHAPE_CONVEX,
-                    SHAPE_BOX,
-                    SHAPE_CAPSULE,
-                    SHAPE_CLUMP,
-                    SHAPE_CYLINDER,
-                ]
-                .contains(&k)
-            },
-        ),
-        SHAPE_CLUMP => rule(
+        SHAPE_BOX => Some(("box", |s| matches!(s, S::GrainBox { .. }))),
+        SHAPE_CAPSULE => Some(("capsule", |s| matches!(s, S::GrainCapsule { .. }))),
+        SHAPE_CYLINDER => Some(("cylinder", |s| matches!(s, S::GrainCylinder { .. }))),
+        SHAPE_CONVEX => Some(("convex", |s| matches!(s, S::GrainConvex { .. }))),
+        SHAPE_CLUMP => Some((
             "clump",
             |s| matches!(s, S::GrainClump { members } if !members.is_empty()),
-            |_| true,
-        ),
+        )),
         _ => None,
     }
 }
 
-/// Grain `b` (kind `i[2]`, shape index `i[3]`) against its rule: its shape record, and every
-/// other body of the scene a kind its narrow phase meets.
-fn check_grain(
-    b: usize,
-    i: &[u32; 4],
-    state: &BodyState,
-    shapes: &[BoundaryShape],
-) -> Result<(), GpuError> {
-    let Some(rule) = grain_rule(i[2]) else {
+/// Grain `b` (kind `i[2]`, shape index `i[3]`): its shape record must be its kind's.
+fn check_grain(b: usize, i: &[u32; 4], shapes: &[BoundaryShape]) -> Result<(), GpuError> {
+    let Some((name, record)) = grain_rule(i[2]) else {
         return Ok(());
     };
-    if !shapes.get(i[3] as usize).is_some_and(rule.record) {
+    if !shapes.get(i[3] as usize).is_some_and(record) {
         return Err(invalid(format!(
-            "{} body {b}: shape index {} is not its grain shape record",
-            rule.name, i[3]
-        )));
-    }
-    if let Some(w) = (0..state.len()).find(|&w| w != b && !(rule.meets)(state.info[w][2])) {
-        return Err(invalid(format!(
-            "{} body {b} with body {w} (shape kind {}): no narrow phase for this pair yet",
-            rule.name, state.info[w][2]
+            "{name} body {b}: shape index {} is not its grain shape record",
+            i[3]
         )));
     }
     Ok(())
@@ -617,12 +552,15 @@ struct Sections {
     polytope: bool,
     /// Capsule–hull pairs.
     capsulehull: bool,
-    /// Cylinders against boxes, hulls, capsules and cylinders (`common/collide_support.wgsl`).
+    /// Support-mapped pairs (`common/collide_support.wgsl`): cylinders against boxes, hulls,
+    /// capsules and cylinders, solid cylinders and boxes against shaped grains.
     cylpair: bool,
+    /// Mesh triangles against box, capsule, cylinder and hull grains (needs `cylpair`).
+    meshpair: bool,
 }
 
 impl Sections {
-    fn tags(&self) -> [(&'static str, bool); 6] {
+    fn tags(&self) -> [(&'static str, bool); 7] {
         [
             ("capsule", self.capsule),
             ("cylinder", self.cylinder),
@@ -630,6 +568,7 @@ impl Sections {
             ("polytope", self.polytope),
             ("capsulehull", self.capsulehull),
             ("cylpair", self.cylpair),
+            ("meshpair", self.meshpair),
         ]
     }
 }
@@ -647,11 +586,14 @@ impl Contents {
         let convex = body(SHAPE_CONVEX);
         let polytope_partner = boxes || count(SHAPE_CONVEX) > 1 || body(SHAPE_SOLID_BOX);
         let cylinders = body(SHAPE_CYLINDER);
+        let shaped = boxes || capsules || convex || cylinders;
         // Support-mapped pairs: cylinder grains with boxes, capsules, hulls or each other;
-        // a solid cylinder with any of those grains; a solid box with cylinder grains.
+        // a solid cylinder or a mesh with any of those grains; a solid box with cylinders.
+        let meshpair = body(SHAPE_MESH) && shaped;
         let cylpair = (cylinders && (boxes || capsules || convex || count(SHAPE_CYLINDER) > 1))
-            || (body(SHAPE_SOLID_CYLINDER) && (boxes || capsules || convex || cylinders))
-            || (body(SHAPE_SOLID_BOX) && cylinders);
+            || (body(SHAPE_SOLID_CYLINDER) && shaped)
+            || (body(SHAPE_SOLID_BOX) && cylinders)
+            || meshpair;
         Contents {
             boxes,
             capsules,
@@ -666,6 +608,7 @@ impl Contents {
                 polytope: convex && polytope_partner,
                 capsulehull: convex && capsules,
                 cylpair,
+                meshpair,
             },
         }
     }
@@ -768,7 +711,7 @@ impl Collide {
                     "body {b} is a boundary after the first grain: boundaries must come first"
                 )));
             } else {
-                check_grain(b, i, state, shapes)?;
+                check_grain(b, i, shapes)?;
             }
             if i[1] as usize >= settings.friction.len() {
                 return Err(invalid(format!(
@@ -1160,7 +1103,7 @@ mod tests {
     /// call left behind in a kept section would name a stripped function).
     #[test]
     fn every_section_variant_validates() {
-        for bits in 0..64u32 {
+        for bits in 0..128u32 {
             let on = |k: u32| bits & (1 << k) != 0;
             let keep = Sections {
                 capsule: on(0),
@@ -1169,6 +1112,7 @@ mod tests {
                 polytope: on(2) && on(3),
                 capsulehull: on(2) && on(0) && on(4),
                 cylpair: on(1) && on(5),
+                meshpair: on(1) && on(5) && on(6),
             };
             for name in [
                 "collide_grid",

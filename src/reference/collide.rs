@@ -205,13 +205,13 @@ impl Wall<'_, '_> {
 }
 
 pub(super) struct MeshRef<'a> {
-    v: &'a [[f32; 3]],
-    t: &'a [[u32; 3]],
-    topo: MeshTopology,
+    pub(super) v: &'a [[f32; 3]],
+    pub(super) t: &'a [[u32; 3]],
+    pub(super) topo: MeshTopology,
 }
 
 impl MeshRef<'_> {
-    fn p(&self, i: u32) -> DVec3 {
+    pub(super) fn p(&self, i: u32) -> DVec3 {
         vertex(self.v, i)
     }
     fn edge_side(&self, t: usize, k: usize, c: DVec3) -> f64 {
@@ -239,9 +239,42 @@ impl MeshRef<'_> {
         }
     }
 
-    fn triangle(&self, wall: &mut Wall, t: usize, cl: DVec3) {
+    /// The feature of triangle t whose Voronoi region holds c (face 0, edge 1 + k, vertex
+    /// 4 + k), or None where another triangle reports it: an edge or vertex belongs to its
+    /// owner only, and an edge only while c is outside the neighbour across it too.
+    pub(super) fn region(&self, t: usize, c: DVec3) -> Option<u32> {
         let flags = self.topo.flags[t];
-        if flags & FLAG_DEGENERATE != 0 {
+        let v = self.t[t];
+        let s = [0, 1, 2].map(|k| self.edge_side(t, k, c));
+        if s.iter().all(|&x| x < 0.0) {
+            return Some(0);
+        }
+        for k in 0..3 {
+            if s[k] < 0.0 {
+                continue;
+            }
+            let (tp, l) = self.edge_param(v[k], v[(k + 1) % 3], c);
+            if tp > 0.0 && tp < l {
+                let nbr = self.topo.nbr[t][k];
+                let inside_nbr =
+                    nbr != NONE && self.edge_side((nbr >> 2) as usize, (nbr & 3) as usize, c) < 0.0;
+                return ((flags >> k) & 1 != 0 && !inside_nbr).then_some(1 + k as u32);
+            }
+        }
+        for k in 0..3 {
+            let vk = v[k];
+            if self.vertex_side(vk, v[(k + 1) % 3], c) && self.vertex_side(vk, v[(k + 2) % 3], c) {
+                let beyond = self.topo.vadj[vk as usize]
+                    .iter()
+                    .all(|&u| self.vertex_side(vk, u, c));
+                return ((flags >> (3 + k)) & 1 != 0 && beyond).then_some(4 + k as u32);
+            }
+        }
+        None
+    }
+
+    fn triangle(&self, wall: &mut Wall, t: usize, cl: DVec3) {
+        if self.topo.flags[t] & FLAG_DEGENERATE != 0 {
             return;
         }
         let nt = self.topo.normals[t];
@@ -251,50 +284,20 @@ impl MeshRef<'_> {
         if hd.abs() - r > wall.cx.settings.envelope as f64 {
             return;
         }
-        let s = [0, 1, 2].map(|k| self.edge_side(t, k, cl));
         let nl = if hd < 0.0 { -nt } else { nt };
         let t7 = 7 * t as u32;
-        if s.iter().all(|&x| x < 0.0) {
-            wall.emit(t7, nl, hd.abs() - r);
-            return;
-        }
-        for k in 0..3 {
-            if s[k] < 0.0 {
-                continue;
-            }
-            let (va, vb) = (v[k], v[(k + 1) % 3]);
-            let (tp, l) = self.edge_param(va, vb, cl);
-            if tp > 0.0 && tp < l {
-                if (flags >> k) & 1 == 0 {
-                    return;
-                }
-                let nbr = self.topo.nbr[t][k];
-                if nbr != NONE && self.edge_side((nbr >> 2) as usize, (nbr & 3) as usize, cl) < 0.0
-                {
-                    return;
-                }
+        match self.region(t, cl) {
+            Some(0) => wall.emit(t7, nl, hd.abs() - r),
+            Some(f) if f < 4 => {
+                let k = (f - 1) as usize;
+                let (va, vb) = (v[k], v[(k + 1) % 3]);
+                let (tp, l) = self.edge_param(va, vb, cl);
                 let pa = self.p(va.min(vb));
                 let q = pa + (self.p(va.max(vb)) - pa) * (tp / l);
-                wall.emit_point(t7 + 1 + k as u32, cl, q, nl);
-                return;
+                wall.emit_point(t7 + f, cl, q, nl);
             }
-        }
-        for k in 0..3 {
-            let vk = v[k];
-            if self.vertex_side(vk, v[(k + 1) % 3], cl) && self.vertex_side(vk, v[(k + 2) % 3], cl)
-            {
-                if (flags >> (3 + k)) & 1 == 0 {
-                    return;
-                }
-                if self.topo.vadj[vk as usize]
-                    .iter()
-                    .any(|&u| !self.vertex_side(vk, u, cl))
-                {
-                    return;
-                }
-                wall.emit_point(t7 + 4 + k as u32, cl, self.p(vk), nl);
-                return;
-            }
+            Some(f) => wall.emit_point(t7 + f, cl, self.p(v[(f - 4) as usize]), nl),
+            None => {}
         }
     }
 }
@@ -536,9 +539,10 @@ pub fn detect(
         let [_, _, kind, si] = state.info[w];
         for g in nb..n {
             let kg = state.info[g][2];
+            let mesh = meshes[si as usize].as_ref();
             if kg != SHAPE_SPHERE
                 && kg != SHAPE_CLUMP
-                && super::support::wall_pair(&mut cx, w, g, shapes)
+                && super::support::wall_pair(&mut cx, w, g, shapes, mesh)
             {
                 continue;
             }

@@ -79,6 +79,14 @@ pub enum Kind<'a> {
         hl: f64,
     },
     Hull(&'a Hull),
+    /// A mesh triangle (`c` = its vertex 0, `q` = identity): edges to vertices 1 and 2, and
+    /// its unit normal towards the partner. Its core is the triangle moved back along the
+    /// normal by the margin, so that core ⊕ margin keeps the triangle's plane.
+    Tri {
+        e1: DVec3,
+        e2: DVec3,
+        n: DVec3,
+    },
 }
 
 #[derive(Clone, Copy)]
@@ -107,7 +115,7 @@ impl Kind<'_> {
             Kind::Cylinder { r, hl } => MARGIN * r.min(hl),
             Kind::Box { h } => MARGIN * h.min_element(),
             Kind::Capsule { r, .. } => r,
-            Kind::Hull(_) => 0.0,
+            Kind::Hull(_) | Kind::Tri { .. } => 0.0,
         }
     }
 }
@@ -155,12 +163,25 @@ impl<'a> Shape<'a> {
                 }
                 best.1
             }
+            Kind::Tri { e1, e2, n } => {
+                let mut p = DVec3::ZERO;
+                if e1.dot(l) > 0.0 {
+                    p = e1;
+                }
+                if e2.dot(l) > p.dot(l) {
+                    p = e2;
+                }
+                p - n * m
+            }
         };
         self.c + self.q * local
     }
 
     fn axis(&self) -> DVec3 {
-        self.q * DVec3::Z
+        match self.kind {
+            Kind::Tri { n, .. } => n,
+            _ => self.q * DVec3::Z,
+        }
     }
 
     /// How far the shape reaches from its centre along unit l.
@@ -447,6 +468,8 @@ fn deep_axis(a: &Shape, b: &Shape) -> (DVec3, f64) {
             axis(ac.cross(ax));
             axis(d - ax * d.dot(ax));
         }
+        // A triangle is always C.
+        Kind::Tri { .. } => {}
     }
     best
 }
@@ -584,6 +607,16 @@ fn face_feature(s: &Shape, dir: DVec3) -> Feature {
             let vs = hull.loops[f].iter().map(|&v| hull.verts[v as usize]);
             (hull.planes[f].0, vs.collect())
         }
+        Kind::Tri { e1, e2, n } => {
+            // Counter-clockwise about the outward normal.
+            let a = n * sgn(n.dot(l));
+            let vs = if e1.cross(e2).dot(a) > 0.0 {
+                [DVec3::ZERO, e1, e2]
+            } else {
+                [DVec3::ZERO, e2, e1]
+            };
+            (a, vs.to_vec())
+        }
         _ => return Feature::Point,
     };
     if !flat(nl.dot(l)) {
@@ -627,7 +660,7 @@ fn feature(s: &Shape, dir: DVec3) -> Feature {
             }
             Feature::Point
         }
-        Kind::Box { .. } | Kind::Hull(_) => face_feature(s, dir),
+        Kind::Box { .. } | Kind::Hull(_) | Kind::Tri { .. } => face_feature(s, dir),
     }
 }
 
@@ -672,7 +705,17 @@ fn slots(face: &Feature, s: &Shape, inside: &dyn Fn(DVec3) -> bool) -> Vec<(usiz
 
 /// Cylinder c against x: the manifold with its normal from c to x.
 pub fn cylinder_convex(c: &Shape, x: &Shape, env: f64) -> Manifold {
-    let (n, gap, pc, px) = normal_and_gap(c, x);
+    manifold(c, x, normal_and_gap(c, x), env)
+}
+
+/// The manifold of c (a cylinder or a mesh triangle) and x from their
+/// [`normal_and_gap`].
+pub fn manifold(
+    c: &Shape,
+    x: &Shape,
+    (n, gap, pc, px): (DVec3, f64, DVec3, DVec3),
+    env: f64,
+) -> Manifold {
     let mut m = Manifold { n, pts: Vec::new() };
     if gap > env {
         return m;
@@ -682,10 +725,11 @@ pub fn cylinder_convex(c: &Shape, x: &Shape, env: f64) -> Manifold {
     // would tilt them by its error times the distance to the plane's point).
     let (oc, ox) = (fc.plane_point(), fx.plane_point());
     let (nc, nx) = (fc.normal(), fx.normal());
-    // The manifold's normal: X's face (a box's or hull's: the surface a cylinder stands,
-    // lies or slides on keeps the normal while the cylinder tilts), else C's disc, else
-    // X's disc, else GJK's.
+    // The manifold's normal: C's face (a mesh triangle's), else X's face (a box's or
+    // hull's: the surface a cylinder stands, lies or slides on keeps the normal while the
+    // cylinder tilts), else C's disc, else X's disc, else GJK's.
     m.n = match (&fc, &fx) {
+        (Feature::Face { .. }, _) => nc,
         (_, Feature::Face { .. }) => -nx,
         (Feature::Disc { .. }, _) => nc,
         (_, Feature::Disc { .. }) => -nx,
@@ -703,11 +747,23 @@ pub fn cylinder_convex(c: &Shape, x: &Shape, env: f64) -> Manifold {
         }
     };
     match (&fc, &fx) {
-        (Feature::Disc { rim, base, .. }, Feature::Disc { .. } | Feature::Face { .. }) => {
-            for (k, q) in rim.iter().enumerate() {
-                if fx.contains(*q) {
-                    push(*q, (*q - ox).dot(nx), base + k as u32, true);
-                }
+        (
+            Feature::Disc { .. } | Feature::Face { .. },
+            Feature::Disc { .. } | Feature::Face { .. },
+        ) => {
+            let cs: Vec<(DVec3, u32)> = match &fc {
+                Feature::Disc { rim, base, .. } => (0..4)
+                    .filter(|&k| fx.contains(rim[k]))
+                    .map(|k| (rim[k], base + k as u32))
+                    .collect(),
+                Feature::Face { verts, .. } => slots(&fc, c, &|v| fx.contains(v))
+                    .into_iter()
+                    .map(|(k, s)| (verts[k], s))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for (q, f) in cs {
+                push(q, (q - ox).dot(nx), f, true);
             }
             let xs: Vec<(DVec3, u32)> = match &fx {
                 Feature::Disc { rim, base, .. } => (0..4)
@@ -732,7 +788,7 @@ pub fn cylinder_convex(c: &Shape, x: &Shape, env: f64) -> Manifold {
                 }
             }
         }
-        (Feature::Disc { .. }, Feature::Segment(s)) => {
+        (Feature::Disc { .. } | Feature::Face { .. }, Feature::Segment(s)) => {
             if let Some((t0, t1)) = fc.clip(s[0], s[1]) {
                 for (e, t) in [t0, t1].into_iter().enumerate() {
                     let p = s[0].lerp(s[1], t);
@@ -773,8 +829,9 @@ pub fn cylinder_convex(c: &Shape, x: &Shape, env: f64) -> Manifold {
 
 // ---------------------------------------------------------------- dispatch (as the GPU's)
 
-use super::collide::{quat, v3, Ctx};
+use super::collide::{quat, v3, Ctx, MeshRef};
 use crate::bodies::{SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CONVEX, SHAPE_CYLINDER};
+use crate::collide::mesh::FLAG_DEGENERATE;
 use crate::collide::BoundaryShape;
 
 /// Grain g (a box, capsule, cylinder or hull) as a support-mapped shape; a hull's tables
@@ -874,11 +931,21 @@ pub fn solid_box<'a>(xa: DVec3, qa: DQuat, h: DVec3) -> Shape<'a> {
 /// Boundary w against grain g, when the pair is support-mapped (as the GPU's
 /// `wall_support`): a solid cylinder against a box, capsule, cylinder or hull (C = the
 /// boundary, [`solid_cylinder`]), a solid box against a cylinder (C = the grain, normal
-/// flipped). Returns false for other pairs.
-pub(super) fn wall_pair(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape]) -> bool {
+/// flipped), a mesh against those grains ([`mesh_pair`]). Returns false for other pairs.
+pub(super) fn wall_pair(
+    cx: &mut Ctx,
+    w: usize,
+    g: usize,
+    shapes: &[BoundaryShape],
+    mesh: Option<&MeshRef>,
+) -> bool {
     let env = cx.settings.envelope as f64;
     let (xa, qa) = (v3(cx.state.pos[w]), quat(cx.state.rot[w]));
     let mut hull = None;
+    if let Some(mesh) = mesh {
+        mesh_pair(cx, w, g, shapes, mesh);
+        return true;
+    }
     let m = match &shapes[cx.state.info[w][3] as usize] {
         BoundaryShape::SolidCylinder { radius, height } => {
             let x = grain_shape(cx, g, shapes, &mut hull);
@@ -896,4 +963,66 @@ pub(super) fn wall_pair(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShap
     };
     cx.push_manifold(w, g, &m);
     true
+}
+
+/// A mesh triangle against grain x (both in the mesh's frame) as C (the GPU's `tri_sup`):
+/// None when degenerate or beyond x's reach. Against a hull (margin 0) its core moves back
+/// by [`MARGIN`] × the hull's bounding radius.
+fn triangle<'a>(mesh: &MeshRef, t: usize, x: &Shape, env: f64) -> Option<Shape<'a>> {
+    let v = mesh.t[t];
+    let nt = mesh.topo.normals[t];
+    let p0 = mesh.p(v[0]);
+    let (e1, e2) = (mesh.p(v[1]) - p0, mesh.p(v[2]) - p0);
+    let hd = (x.c - p0).dot(nt);
+    if mesh.topo.flags[t] & FLAG_DEGENERATE != 0 || hd.abs() - x.bound > env {
+        return None;
+    }
+    let n = if hd < 0.0 { -nt } else { nt };
+    Some(Shape {
+        kind: Kind::Tri { e1, e2, n },
+        c: p0,
+        q: DQuat::IDENTITY,
+        bound: e1.length().max(e2.length()).max((e2 - e1).length()),
+        margin: if x.margin == 0.0 {
+            MARGIN * x.bound
+        } else {
+            0.0
+        },
+    })
+}
+
+/// Grain g against mesh boundary w: every triangle in reach as C, in the mesh's frame,
+/// features 64 t + the pair's. A pair whose normal is not the triangle's is kept only by
+/// the triangle whose edge or vertex region holds the grain's core witness
+/// (`MeshRef::region`, as for spheres).
+fn mesh_pair(cx: &mut Ctx, w: usize, g: usize, shapes: &[BoundaryShape], mesh: &MeshRef) {
+    let env = cx.settings.envelope as f64;
+    let (xa, qa) = (v3(cx.state.pos[w]), quat(cx.state.rot[w]));
+    let mut hull = None;
+    let mut x = grain_shape(cx, g, shapes, &mut hull);
+    x.c = qa.inverse() * (x.c - xa);
+    x.q = qa.inverse() * x.q;
+    for t in 0..mesh.t.len() {
+        let Some(c) = triangle(mesh, t, &x, env) else {
+            continue;
+        };
+        let ng = normal_and_gap(&c, &x);
+        let (n, gap, _, px) = ng;
+        if gap > env {
+            continue;
+        }
+        let Kind::Tri { n: nt, .. } = c.kind else {
+            unreachable!()
+        };
+        if !flat(n.dot(nt)) && mesh.region(t, px + n * x.margin).is_none() {
+            continue;
+        }
+        let mut m = manifold(&c, &x, ng, env);
+        m.n = qa * m.n;
+        for p in &mut m.pts {
+            p.p = xa + qa * p.p;
+            p.feature += 64 * t as u32;
+        }
+        cx.push_manifold(w, g, &m);
+    }
 }

@@ -338,7 +338,6 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         ));
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
-    shaped_boundaries(&cx, &raw, &bodies, &boundaries)?;
     patch_needs_faces(&cx, &raw, &materials, &bodies)?;
     patch_grids_agree(&cx, &raw, &materials)?;
     let r_min = bodies
@@ -783,40 +782,6 @@ fn capsule_shape(
         radius,
         half_length,
     })
-}
-
-/// Box, capsule, cylinder and hull bodies cannot meet triangle meshes yet (no narrow phase
-/// for those pairs): a mesh boundary beside them is refused. Every other boundary kind meets
-/// every body shape.
-fn shaped_boundaries(
-    cx: &Cx<'_>,
-    raw: &RawScene,
-    bodies: &[BodyDesc],
-    boundaries: &[Boundary],
-) -> R<()> {
-    let Some(what) = bodies.iter().find_map(|b| match b.shape {
-        BodyShape::Box { .. } => Some("box"),
-        BodyShape::Capsule { .. } => Some("capsule"),
-        BodyShape::Cylinder { .. } => Some("cylinder"),
-        BodyShape::Convex(_) => Some("convex hull"),
-        _ => None,
-    }) else {
-        return Ok(());
-    };
-    for (i, bd) in boundaries.iter().enumerate() {
-        if matches!(bd.shape, BoundaryShape::Mesh { .. }) {
-            let kind = &raw.boundary[i].get_ref().kind;
-            return Err(cx.err(
-                Some(kind.span()),
-                format!("boundary[{i}].kind"),
-                format!(
-                    "{what} bodies cannot meet a `{}` boundary yet (spheres and clumps can)",
-                    kind.get_ref()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// An explicit `inertia = [Ixx, Iyy, Izz]`: positive, with a warning when it violates the
