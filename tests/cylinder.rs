@@ -430,10 +430,10 @@ fn gpu_cylinder_contacts_match_the_twin_on_touching_deep_and_parallel_cases() {
     assert!(wall[2..].iter().all(|p| (p.gap - 0.001).abs() < 1e-6));
 }
 
-/// The library API refuses what the scene builder refuses: a solid box boundary (no
-/// cylinder–solid box narrow phase), naming the bodies; a second cylinder is accepted.
+/// The library API accepts a second cylinder and a solid box boundary (every pair has a
+/// narrow phase), and refuses a cylinder body whose shape index is not a cylinder record.
 #[test]
-fn collide_refuses_cylinder_partners_without_a_narrow_phase() {
+fn collide_checks_cylinder_records() {
     use bristlecone::collide::Collide;
     let ctx = shared_context();
     let cyl = (DVec3::ZERO, DQuat::IDENTITY, 0.1, 0.2);
@@ -453,11 +453,17 @@ fn collide_refuses_cylinder_partners_without_a_narrow_phase() {
         half_extents: [0.1, 0.1, 0.1],
     };
     let bodies = GpuBodies::upload(&ctx, &solid).unwrap();
+    Collide::new(&ctx, &bodies, &solid, &solid_shapes, &settings()).expect("solid box");
+    solid.info[3][3] = 0;
+    let bodies = GpuBodies::upload(&ctx, &solid).unwrap();
     let e = Collide::new(&ctx, &bodies, &solid, &solid_shapes, &settings())
         .err()
         .expect("refused")
         .to_string();
-    assert!(e.contains("cylinder body 3") && e.contains("body 0"), "{e}");
+    assert!(
+        e.contains("cylinder body 3") && e.contains("not its grain shape record"),
+        "{e}"
+    );
 }
 
 // ---------------------------------------------------------------- physics

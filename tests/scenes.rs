@@ -113,6 +113,13 @@ const CASES: &[Case] = &[
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.8]),
     },
     Case {
+        file: "chute.toml",
+        scale: 0.3,
+        steps: 250,
+        // The trough (x 0..0.6, |y| ≤ 0.1, z ≤ 0.39) and the floor beyond its foot.
+        bounds: ([0.0, -0.1, 0.0], [1.0, 0.1, 0.95]),
+    },
+    Case {
         file: "timber.toml",
         scale: 0.3,
         steps: 120,
@@ -630,6 +637,44 @@ fn timber_pours_logs_among_every_shape() {
     );
     println!("timber: mean drop {drop:.4} m in 0.12 s (free fall 0.071 m)");
     assert!(drop > 0.05, "the timber barely fell: mean drop {drop} m");
+}
+
+/// Chute at 0.3 scale: the grains of every shape fall into the inclined mesh trough within
+/// 0.25 s, and none passes through it: every grain over the trough's floor ends above the
+/// floor's plane (less 1 mm), and the trough pushed them downhill (mean x gain > 5 mm;
+/// free fall keeps x).
+#[test]
+fn chute_carries_every_shape_down_the_mesh() {
+    let c = case("chute.toml");
+    let (scene, _) = load_scene_scaled(&scene_path(c.file), Some(c.scale)).unwrap();
+    let o = run_case(c);
+    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
+    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let nb = scene.boundaries.len();
+    let (slope, z0) = (25f64.to_radians().tan(), 0.32);
+    let mut gain = 0.0;
+    for (k, b) in scene.bodies.iter().enumerate() {
+        let p = s.pos[nb + k].map(|v| v as f64);
+        if (0.0..0.6).contains(&p[0]) && p[1].abs() < 0.06 {
+            let floor = z0 - p[0] * slope;
+            // The centre's height over the floor's plane, along its normal.
+            let h = (p[2] - floor) * 25f64.to_radians().cos();
+            assert!(
+                h > -1e-3,
+                "body {k} is under the chute: {h} m over its floor"
+            );
+        }
+        gain += (p[0] - b.position[0]) / scene.bodies.len() as f64;
+    }
+    let dir = o.report.checkpoint.parent().unwrap();
+    for f in ["cylinders.pvd", "boxes.pvd", "capsules.pvd", "hulls.pvd"] {
+        assert!(dir.join(f).exists(), "no {f}");
+    }
+    println!("chute: mean x gain {gain:.4} m in 0.25 s");
+    assert!(
+        gain > 0.005,
+        "the chute did not carry the grains: mean x gain {gain} m"
+    );
 }
 
 /// The cylinder rolls forward into the beads, still lying on the floor (axis level, centre

@@ -377,7 +377,12 @@ fn sup_normal(a: Sup, b: Sup) -> SupNormal {
     let deep = sup_deep_axis(a, b);
     let n = deep.xyz;
     // The point on a (the cylinder: its support is unique where no feature manifold takes
-    // over, a face's is not), b's moved along n by the gap (twin `normal_and_gap`).
+    // over, a face's is not), b's moved along n by the gap; a triangle's support along its
+    // normal is its whole face, so there b's deepest point (twin `normal_and_gap`).
+    if a.kind == SUP_TRI {
+        let pb = sup_core(b, -n) - n * mb;
+        return SupNormal(n, deep.w, pb - n * deep.w, pb);
+    }
     let pa = sup_core(a, n) + n * ma;
     return SupNormal(n, deep.w, pa, pa + n * deep.w);
 }
@@ -661,21 +666,21 @@ fn sup_feature(s: Sup, dir: vec3<f32>) -> Feat {
             f.v3 = end - v * r;
             return f;
         }
-        if abs(an) < SUP_FLAT {
-            let radial = normalize(dir - a * an) * r;
-            f.kind = FEAT_SEGMENT;
-            f.v0 = s.c - a * hl + radial;
-            f.v1 = s.c + a * hl + radial;
-        }
+        // Not flat: the generator on the dir side, whose ends are each disc's rim point
+        // farthest along dir (a lying cylinder's 2 points, a tilted one's rim point).
+        let radial = normalize(dir - a * an) * r;
+        f.kind = FEAT_SEGMENT;
+        f.v0 = s.c - a * hl + radial;
+        f.v1 = s.c + a * hl + radial;
         return f;
     }
     if s.kind == SUP_CAPSULE {
-        if abs(an) < SUP_FLAT {
-            let w = normalize(dir - a * an) * s.dims.x;
-            f.kind = FEAT_SEGMENT;
-            f.v0 = s.c - a * s.dims.y + w;
-            f.v1 = s.c + a * s.dims.y + w;
-        }
+        // The segment moved along dir by the radius: its ends are the end spheres' points
+        // farthest along dir, at any tilt.
+        let w = dir * s.dims.x;
+        f.kind = FEAT_SEGMENT;
+        f.v0 = s.c - a * s.dims.y + w;
+        f.v1 = s.c + a * s.dims.y + w;
         return f;
     }
     return face_feature(s, dir);

@@ -45,13 +45,15 @@
 //! * **sphere–box**: closest point of the box to the centre (clamp in box coordinates;
 //!   inside: the nearest face), one point, feature 0.
 //! * **solid box boundary–box**: box–box with the boundary as A.
-//! * Solid cylinders and meshes against boxes are not implemented: refused by
-//!   [`Collide::new`] and by the scene loader.
+//! * Solid cylinders and meshes against boxes (and capsules, cylinders, hulls): the
+//!   support-mapped pairs of `common/collide_support.wgsl` (twin
+//!   [`crate::reference::support`]), in the walls stage's `wall_support`.
 //!
 //! Convex hull grains (`SHAPE_CONVEX`, vertices, face planes and loops in the shape table;
 //! f64 twin [`crate::reference::convex`], which explains the algorithms): vertex tests
-//! (4 deepest) against planes and box container walls, closest point for sphere–hull.
-//! Hulls against any other grain or boundary are refused by [`Collide::new`].
+//! (4 deepest) against planes and box container walls, closest point for sphere–hull;
+//! polytope pairs with hulls and boxes; the support-mapped pairs with cylinders, solid
+//! cylinders and meshes. Every shape meets every body kind.
 //!
 //! Contact points are midway between the surfaces (as for spheres), normals from A to B.
 //!

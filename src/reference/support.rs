@@ -1,5 +1,6 @@
 //! f64 twin of `shaders/common/collide_support.wgsl`: a cylinder against a box, a convex
-//! hull, a capsule or another cylinder (same algorithm, decisions and feature ids).
+//! hull, a capsule or another cylinder; a solid cylinder or box boundary, or a mesh
+//! triangle, against those grains (same algorithm, decisions and feature ids).
 //!
 //! Why this algorithm. These pairs have no closed form (the closest points of a circle and
 //! a segment solve a quartic) and no finite set of separating axes (the rim is curved), so
@@ -19,14 +20,18 @@
 //! pushed out slowly, which is why the margin is large).
 //!
 //! The manifold comes from the support features of both shapes along the normal n (from
-//! the cylinder C to the partner X), each a point, a segment (a cylinder's or capsule's
-//! side with its axis within sin [`FLAT`] of ⟂ n) or a face (a cylinder's end disc within
-//! [`FLAT`] of ∥ n; a box's or hull's face likewise):
+//! the cylinder C to the partner X), each a point, a segment or a face: a cylinder's end
+//! disc within [`FLAT`] of ∥ n, else its side's generator nearest the partner (whose ends
+//! are each disc's rim point farthest along the normal, as for a plane); a capsule's
+//! segment moved along the normal by its radius (its ends are the end spheres' deepest
+//! points, at any tilt); a box's or hull's face within [`FLAT`] of ∥ n, else a point:
 //! * face–face: C's 4 rim points (body ±x, ±y) inside X's face, then X's face vertices
 //!   inside C's disc (a hull face of more than 4 vertices keeps, per in-plane corner
 //!   direction of the face, the most extreme vertex inside);
-//! * segment–face (a cylinder or capsule lying on a face or disc): the segment clipped to
-//!   the face polygon or the disc's circle, 2 points;
+//! * segment–face (a cylinder or capsule on a face or disc): the segment clipped to the
+//!   face polygon or the disc's circle, 2 points (an end tilted away is beyond the
+//!   envelope and dropped): a rod resting on a face keeps both ends' points while it tilts,
+//!   instead of one witness point it could pivot about;
 //! * segment–segment with the axes within [`FLAT`] of parallel: the overlap of the two
 //!   generators, 2 points;
 //! * otherwise, or when the features share nothing: the GJK witness points, 1 point.
@@ -38,6 +43,18 @@
 //! Not done: the points where a disc's circle crosses a face polygon's edges (a disc that
 //! overhangs a face rests on its rim points inside the face and the face's corners inside
 //! the disc).
+//!
+//! Boundaries ([`wall_pair`]): a solid cylinder is C against any shaped grain and a solid
+//! box is X against a cylinder grain, neither shrunk (their edges stay sharp; the grain's
+//! margin keeps the cores apart at rest) except against a hull, which has no margin of its
+//! own. A mesh ([`mesh_pair`]) is handled triangle by triangle, each triangle C in the
+//! mesh's frame ([`Kind::Tri`]: its face is a 3-vertex face feature, so a box face on it
+//! gives the box corners over the triangle and the triangle's corners under the box;
+//! against a hull its core moves back along its normal so that the cores stay apart). A
+//! triangle reports a pair whose normal is its own face's always; any other normal (an
+//! edge or vertex contact) only when it owns the edge or vertex whose Voronoi region holds
+//! the grain's core witness — the sphere rule (`MeshRef::region`), so a box sliding over
+//! the seam of two coplanar triangles meets no ghost edge, and each edge is reported once.
 
 use super::boxes::{MPoint, Manifold};
 use super::convex::Hull;
@@ -417,7 +434,12 @@ pub fn normal_and_gap(a: &Shape, b: &Shape) -> (DVec3, f64, DVec3, DVec3) {
     }
     let (n, gap) = deep_axis(a, b);
     // The point on a (the cylinder: its support is unique where no feature manifold takes
-    // over, a face's is not), b's moved along n by the gap.
+    // over, a face's is not), b's moved along n by the gap; a triangle's support along its
+    // normal is its whole face, so there b's deepest point.
+    if let Kind::Tri { .. } = a.kind {
+        let pb = b.core_support(-n) - n * mb;
+        return (n, gap, pb - n * gap, pb);
+    }
     let pa = a.core_support(n) + n * ma;
     (n, gap, pa, pa + n * gap)
 }
@@ -646,19 +668,16 @@ fn feature(s: &Shape, dir: DVec3) -> Feature {
                     base: 4 * e as u32,
                 };
             }
-            if an.abs() < FLAT {
-                let w = dir - a * an;
-                let radial = w.normalize() * r;
-                return Feature::Segment([s.c - a * hl + radial, s.c + a * hl + radial]);
-            }
-            Feature::Point
+            // Not flat: the generator on the dir side, whose ends are each disc's rim point
+            // farthest along dir (a lying cylinder's 2 points, a tilted one's rim point).
+            let radial = (dir - a * an).normalize() * r;
+            Feature::Segment([s.c - a * hl + radial, s.c + a * hl + radial])
         }
         Kind::Capsule { r, hl } => {
-            if an.abs() < FLAT {
-                let w = (dir - a * an).normalize() * r;
-                return Feature::Segment([s.c - a * hl + w, s.c + a * hl + w]);
-            }
-            Feature::Point
+            // The segment moved along dir by the radius: its ends are the end spheres'
+            // points farthest along dir, at any tilt.
+            let w = dir * r;
+            Feature::Segment([s.c - a * hl + w, s.c + a * hl + w])
         }
         Kind::Box { .. } | Kind::Hull(_) | Kind::Tri { .. } => face_feature(s, dir),
     }
