@@ -317,7 +317,7 @@ fn random_cylinder_pairs_match_the_twin() {
 /// where positive and flat (coplanar triangles) elsewhere: faces, slopes, ridges, seams.
 fn terrain() -> BoundaryShape {
     let n = 8;
-    let h = |x: f64, y: f64| (0.15 * (3.0 * x).sin() * (2.0 * y).cos()).max(0.0);
+    let h = terrain_height;
     let mut vertices = Vec::new();
     for j in 0..=n {
         for i in 0..=n {
@@ -338,6 +338,10 @@ fn terrain() -> BoundaryShape {
         vertices,
         triangles,
     }
+}
+
+fn terrain_height(x: f64, y: f64) -> f64 {
+    (0.15 * (3.0 * x).sin() * (2.0 * y).cos()).max(0.0)
 }
 
 /// The twin's gap between grain x at (c, q) and the mesh (its smallest contact gap).
@@ -408,7 +412,7 @@ fn random_solid_and_mesh_boundary_pairs_match_the_twin() {
                 let q = rand_q(&mut rng);
                 let (px, py) = (rng.random_range(0.2..1.8), rng.random_range(0.2..1.8));
                 let at = |z: f64| xa + DVec3::new(px, py, z);
-                let (mut lo, mut hi) = (-0.1, 0.5);
+                let (mut lo, mut hi) = (terrain_height(px, py), 0.5);
                 for _ in 0..50 {
                     let mid = 0.5 * (lo + hi);
                     if mesh_gap(&mesh, xa, &x, at(mid), q) >= gap {
@@ -635,6 +639,103 @@ fn lying_cylinder_rolls_at_two_thirds_g_sin_theta() {
         w.y * 0.04
     );
     assert!(v.z.abs() < 1e-2 * want, "lifts: v_z = {}", v.z);
+}
+
+/// Built boundary cases with their contact counts and flat gaps (and GPU = twin): a box
+/// flat on a solid cylinder's top (its 4 corners), the same 6 mm deep, past the box's
+/// 4 mm core margin (the axis of least overlap: still its 4 corners, at the depth), a
+/// cylinder standing on a solid box (its 4 rim points), a capsule lying across a seam of
+/// the mesh's flat part (its segment clipped by each triangle: 2 + 2 points) and a box
+/// lying across a seam (its corners over each triangle: 4 in all).
+#[test]
+fn flat_boundary_contacts_are_manifolds() {
+    let mut w = World::default();
+    let up = DQuat::IDENTITY;
+    let spin = DQuat::from_rotation_z(0.3);
+    let lying = DQuat::from_rotation_y(std::f64::consts::FRAC_PI_2);
+    let z = DVec3::Z;
+    let solid = Wall::Cylinder(0.15, 0.12);
+    let small = Part::Box([0.05, 0.035, 0.02]);
+    let top = |x: f64| (DVec3::new(x, 0.0, 0.0), DVec3::new(x, 0.0, 0.12));
+    let (xa, at) = top(0.0);
+    w.place_on_wall(&solid, xa, up, &small, spin, z, -1e-4, at);
+    let (xa, at) = top(0.8);
+    w.place_on_wall(&solid, xa, up, &small, spin, z, -0.006, at);
+    let slab = Wall::Box([0.2, 0.2, 0.05]);
+    let (xa, _) = top(1.6);
+    let cyl = Part::Cylinder(0.04, 0.025);
+    w.place_on_wall(&slab, xa, up, &cyl, spin, z, -1e-4, xa + 0.05 * z);
+    let walls = w.walls.len() as u32;
+    // The mesh's flat part (x 1.25..2, y 0..0.75 local): seams x = y + 1 in its cells.
+    let mesh = terrain();
+    let xm = DVec3::new(-3.0, 0.0, 0.0);
+    w.shapes.push(mesh.clone());
+    let index = w.shapes.len() as u32 - 1;
+    w.walls.push(BodyInit::fixed(
+        SHAPE_MESH,
+        index,
+        xm.as_vec3().to_array(),
+        3.0,
+    ));
+    let on_mesh = |p: &Part, q: DQuat, x: f64, y: f64| {
+        // From the centre on the surface (the mesh is two-sided: below it, the gap grows
+        // again).
+        let (mut lo, mut hi) = (terrain_height(x, y), 0.5);
+        for _ in 0..50 {
+            let mid = 0.5 * (lo + hi);
+            if mesh_gap(&mesh, xm, p, xm + DVec3::new(x, y, mid), q) >= -1e-4 {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        xm + DVec3::new(x, y, hi)
+    };
+    let capsule = Part::Capsule(0.01, 0.05);
+    let c = on_mesh(&capsule, lying, 1.6, 0.6);
+    w.add(&capsule, c, lying);
+    let c = on_mesh(&small, spin, 1.62, 0.38);
+    w.add(&small, c, spin);
+    let st = w.state();
+    let c = compare_contact_sets_with(&st, &w.shapes, &settings(), ntol, atol);
+    assert!(c.ambiguous.is_empty(), "{:?}", c.ambiguous);
+    let grain = |k: u32| walls + 1 + k;
+
+    let pts = |a: u32, b: u32| -> Vec<&Contact64> {
+        c.matched.iter().filter(|m| (m.a, m.b) == (a, b)).collect()
+    };
+    let flat = |v: &[&Contact64], gap: f64, n: usize, what: &str| {
+        let f: Vec<u32> = v.iter().map(|m| m.feature).collect();
+        assert_eq!(v.len(), n, "{what}: features {f:?}");
+        for m in v {
+            assert!(
+                (m.gap - gap).abs() < 2e-6,
+                "{what}: gap {} (feature {})",
+                m.gap,
+                m.feature
+            );
+        }
+    };
+    flat(&pts(0, grain(0)), -1e-4, 4, "box on a solid cylinder");
+    flat(&pts(1, grain(1)), -0.006, 4, "box deep in a solid cylinder");
+    flat(&pts(2, grain(2)), -1e-4, 4, "cylinder on a solid box");
+    flat(
+        &pts(walls, grain(3)),
+        -1e-4,
+        4,
+        "capsule across a mesh seam",
+    );
+    flat(&pts(walls, grain(4)), -1e-4, 4, "box across a mesh seam");
+    let tris: std::collections::BTreeSet<u32> = pts(walls, grain(4))
+        .iter()
+        .map(|m| m.feature / 64)
+        .collect();
+    assert_eq!(
+        tris.len(),
+        2,
+        "the box's corners over two triangles: {tris:?}"
+    );
+    eprintln!("flat boundary contacts: {} points", c.matched.len());
 }
 
 /// A box (μ = 0.3) resting across the diagonal seam of a two-triangle mesh quad on an
