@@ -1,11 +1,11 @@
 // Collision, grain-grain: candidate pairs from the 27 neighbouring cells of the hashed grid,
 // fused with the sphere-sphere narrow phase (no candidate-pair buffer is stored).
-// count:    per grain i (A = body nb + i; threads take grains in slot order), the number of
+// count pass (`detect` dispatched with z = 1): per grain i (A = body nb + i; threads take grains in slot order), the number of
 //           contacts with grains j > i with gap <= envelope -> offs[nb*ng + i]. Sphere pairs
 //           give one; pairs with a box give a manifold of up to 4 (common/collide.wgsl).
 // (host)    exclusive scan of offs (walls' rows first, see collide_walls.wgsl).
 // (grid)    collide_grid::finalize: contact count, overflow flag, needed size, indirect args.
-// write:    the same loop writes the contacts at offs[nb*ng + i] + k, then sorts the row
+// write pass (z = 2): the same loop writes the contacts at offs[nb*ng + i] + k, then sorts the row
 //           by (body B, feature) (insertion sort; rows are short), so the list is sorted
 //           by (A, B, feature).
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
@@ -607,12 +607,20 @@ fn visit_any(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     return visit(i, pi, write, base);
 }
 
+// One entry point for both passes, so that the narrow phase is compiled once (lavapipe
+// builds every pipeline from scratch: two entry points compiled the hull and cylinder code
+// twice, minutes on 2 cores). The dispatch's z size names the pass: 1 counts, 2 writes
+// (its z = 0 layer exits at once).
 @compute @workgroup_size(256)
-fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let write = nwg.z == 2u;
+    if write && gid.z == 0u {
+        return;
+    }
     let t = linear_index(gid, nwg);
     let nb = params.counts.y;
     let ng = params.counts.z;
-    if t == 0u {
+    if !write && t == 0u {
         offs[(nb + 1u) * ng] = 0u;
     }
     if t >= ng {
@@ -620,24 +628,21 @@ fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     }
     // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
     let i = sorted_idx[t];
-    offs[nb * ng + i] = visit_any(i, sorted_pos[t], false, 0u);
-}
-
-@compute @workgroup_size(256)
-fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let t = linear_index(gid, nwg);
-    let nb = params.counts.y;
-    let ng = params.counts.z;
-    if t >= ng {
+    var base = 0u;
+    var end = 0u;
+    if write {
+        base = offs[nb * ng + i];
+        end = offs[nb * ng + i + 1u];
+        if end > params.caps.x || end == base {
+            return;
+        }
+    }
+    let found = visit_any(i, sorted_pos[t], write, base);
+    if !write {
+        offs[nb * ng + i] = found;
         return;
     }
-    let i = sorted_idx[t];
-    let base = offs[nb * ng + i];
-    let end = offs[nb * ng + i + 1u];
-    if end > params.caps.x || end == base {
-        return;
-    }
-    let n = min(visit_any(i, sorted_pos[t], true, base), end - base);
+    let n = min(found, end - base);
     // Insertion sort of the row by (body B, feature); a pair's features come ascending and
     // contiguous, and the sort is stable, so comparing B alone keeps them in order.
     for (var a = base + 1u; a < base + n; a++) {

@@ -1,6 +1,6 @@
 // Collision, boundary-grain: every grain against every boundary body (bodies 0..nb).
-// count: per grain j, per boundary w: number of contacts -> offs[w*ng + j].
-// write: after the scan, writes them at offs[w*ng + j] + k. Because the row-count array is
+// count pass (`detect` dispatched with z = 1): per grain j, per boundary w: number of contacts -> offs[w*ng + j].
+// write pass (z = 2): after the scan, writes them at offs[w*ng + j] + k. Because the row-count array is
 //        laid out boundary-major, the list comes out sorted by (A = w, B = grain, feature)
 //        with no sort: features are produced in ascending order (box walls 0..5, cylinder
 //        side/bottom/top, mesh triangles ascending in each bin).
@@ -921,30 +921,29 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
     }
 }
 
+// One entry point for both passes, so that the narrow phase is compiled once (as
+// collide_pairs' `detect`): the dispatch's z size names the pass, 1 counts, 2 writes (its
+// z = 0 layer exits at once).
 @compute @workgroup_size(256)
-fn count(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let write = nwg.z == 2u;
     let j = linear_index(gid, nwg);
     let ng = params.counts.z;
-    if j >= ng {
+    if j >= ng || (write && gid.z == 0u) {
         return;
     }
     for (var w = 0u; w < params.counts.y; w++) {
-        offs[w * ng + j] = wall_grain(w, j, false, 0u);
-    }
-}
-
-@compute @workgroup_size(256)
-fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let j = linear_index(gid, nwg);
-    let ng = params.counts.z;
-    if j >= ng {
-        return;
-    }
-    for (var w = 0u; w < params.counts.y; w++) {
-        let base = offs[w * ng + j];
-        let end = offs[w * ng + j + 1u];
-        if end > base && end <= params.caps.x {
-            wall_grain(w, j, true, base);
+        var base = 0u;
+        if write {
+            base = offs[w * ng + j];
+            let end = offs[w * ng + j + 1u];
+            if end <= base || end > params.caps.x {
+                continue;
+            }
+        }
+        let n = wall_grain(w, j, write, base);
+        if !write {
+            offs[w * ng + j] = n;
         }
     }
 }

@@ -12,16 +12,18 @@
 //!    pseudo-random offsets (so long or scattered domains do not pile up on few slots).
 //! 2. `scan_exclusive` over the slot populations, `collide_grid::scatter`: a counting sort of
 //!    the grains by slot (index and position copied into slot order).
-//! 3. `collide_pairs::count` (grain pairs from the 27 neighbour cells, narrow phase fused:
-//!    no candidate buffer; up to 4 contacts per pair with a box) and `collide_walls::count` (every grain against every
-//!    boundary) write per-row contact counts into one array laid out as
+//! 3. The count pass of `collide_pairs::detect` (grain pairs from the 27 neighbour cells,
+//!    narrow phase fused: no candidate buffer; a manifold per shaped pair) and of
+//!    `collide_walls::detect` (every grain against every boundary) write per-row contact
+//!    counts into one array laid out as
 //!    [boundary 0: grains…][boundary 1: grains…]…[grain–grain rows: grains…].
 //! 4. `scan_exclusive` of that array gives each row its place: the list is sorted by
 //!    (A, B, feature) by construction (boundaries are the lowest body ids; grain rows are
-//!    insertion-sorted by B in `collide_pairs::write`).
+//!    insertion-sorted by B in `collide_pairs::detect`'s write pass).
 //! 5. `collide_grid::finalize` writes `counts` (contract: [0] contacts, [1] overflow bits,
 //!    [2] contacts needed, [3] candidate pairs needed = 0 as none are stored, [4..7] indirect
-//!    args), then the write kernels fill the records.
+//!    args), then the write passes (the same `detect` entry points, dispatched with z = 2:
+//!    one pipeline per stage, so the narrow phase is compiled once) fill the records.
 //! 6. `collide_csr::*` builds the per-body CSR lists (count, scan, fill, per-row sort).
 //!
 //! Box grains (`SHAPE_BOX`, half extents in the shape table; f64 twin
@@ -897,15 +899,21 @@ impl Collide {
         k.grid.dispatch(&mut pass, "keys", &b.grid, ng);
         self.scan_hist.record(&k.scan, &mut pass);
         k.grid.dispatch(&mut pass, "scatter", &b.grid, ng);
-        k.pairs.dispatch(&mut pass, "count", &b.pairs, ng);
+        // `detect`'s passes: z = 1 counts, z = 2 writes (one pipeline per stage).
+        let (count, write) = (1, 2);
+        k.pairs
+            .dispatch_layers(&mut pass, "detect", &b.pairs, ng, count);
         if self.nb > 0 {
-            k.walls.dispatch(&mut pass, "count", &b.walls, ng);
+            k.walls
+                .dispatch_layers(&mut pass, "detect", &b.walls, ng, count);
         }
         self.scan_offs.record(&k.scan, &mut pass);
         k.grid.dispatch(&mut pass, "finalize", &b.grid, 1);
-        k.pairs.dispatch(&mut pass, "write", &b.pairs, ng);
+        k.pairs
+            .dispatch_layers(&mut pass, "detect", &b.pairs, ng, write);
         if self.nb > 0 {
-            k.walls.dispatch(&mut pass, "write", &b.walls, ng);
+            k.walls
+                .dispatch_layers(&mut pass, "detect", &b.walls, ng, write);
         }
         let args = (COUNT_INDIRECT * 4) as u64;
         k.csr

@@ -401,6 +401,26 @@ impl Kernel {
         pass.dispatch_workgroups(x, y, 1);
     }
 
+    /// As [`Kernel::dispatch`], with `layers` layers of workgroups along z: a kernel whose
+    /// passes share one entry point reads its pass from the z size (collide's `detect`:
+    /// one pipeline to compile instead of one per pass).
+    pub fn dispatch_layers(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        entry: &str,
+        bg: &wgpu::BindGroup,
+        n: u32,
+        layers: u32,
+    ) {
+        let (x, y) = grid(n.div_ceil(WORKGROUP_SIZE));
+        if x == 0 {
+            return;
+        }
+        pass.set_pipeline(&self.pipeline(entry));
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups(x, y, layers);
+    }
+
     /// Records a dispatch of exactly `groups` workgroups (1-D; for per-group kernels).
     pub fn dispatch_groups(
         &self,
