@@ -115,7 +115,7 @@ const CASES: &[Case] = &[
     Case {
         file: "chute.toml",
         scale: 0.3,
-        steps: 250,
+        steps: 320,
         // The trough (x 0..0.6, |y| ≤ 0.1, z ≤ 0.39) and the floor beyond its foot.
         bounds: ([0.0, -0.1, 0.0], [1.0, 0.1, 0.95]),
     },
@@ -567,22 +567,27 @@ fn capsule_heap_falls_into_the_bin() {
     assert!(least > 0.05, "a body barely fell: {least} m");
 }
 
+/// Runs a case and checks that each of `frames` was written: the final body state.
+fn final_state(c: &Case, frames: &[&str]) -> BodyState {
+    let o = run_case(c);
+    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
+    let dir = o.report.checkpoint.parent().unwrap();
+    for f in frames {
+        assert!(dir.join(f).exists(), "no {f}");
+    }
+    BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap()
+}
+
 /// Runs a pour case: no body ends below the floor, and each of `frames` was written; the
 /// bodies' mean drop (m).
 fn poured(c: &Case, scene: &bristlecone::scene::Scene, frames: &[&str]) -> f64 {
-    let o = run_case(c);
-    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
-    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let s = final_state(c, frames);
     let nb = scene.boundaries.len();
     let mut drop = 0.0;
     for (k, b) in scene.bodies.iter().enumerate() {
         let z = s.pos[nb + k][2] as f64;
         assert!(z > 0.0, "body {k} fell through the floor: z = {z}");
         drop += (b.position[2] - z) / scene.bodies.len() as f64;
-    }
-    let dir = o.report.checkpoint.parent().unwrap();
-    for f in frames {
-        assert!(dir.join(f).exists(), "no {f}");
     }
     drop
 }
@@ -640,16 +645,15 @@ fn timber_pours_logs_among_every_shape() {
 }
 
 /// Chute at 0.3 scale: the grains of every shape fall into the inclined mesh trough within
-/// 0.25 s, and none passes through it: every grain over the trough's floor ends above the
-/// floor's plane (less 1 mm), and the trough pushed them downhill (mean x gain > 5 mm;
+/// 0.32 s, and none passes through it: every grain over the trough's floor ends above the
+/// floor's plane (less 1 mm), and the trough pushed them downhill (mean x gain > 1 cm;
 /// free fall keeps x).
 #[test]
 fn chute_carries_every_shape_down_the_mesh() {
     let c = case("chute.toml");
     let (scene, _) = load_scene_scaled(&scene_path(c.file), Some(c.scale)).unwrap();
-    let o = run_case(c);
-    let ck = io::read_checkpoint(&o.report.checkpoint).unwrap();
-    let s = BodyState::from_bytes(ck.section("bodies").unwrap()).unwrap();
+    let frames = ["cylinders.pvd", "boxes.pvd", "capsules.pvd", "hulls.pvd"];
+    let s = final_state(c, &frames);
     let nb = scene.boundaries.len();
     let (slope, z0) = (25f64.to_radians().tan(), 0.32);
     let mut gain = 0.0;
@@ -666,13 +670,9 @@ fn chute_carries_every_shape_down_the_mesh() {
         }
         gain += (p[0] - b.position[0]) / scene.bodies.len() as f64;
     }
-    let dir = o.report.checkpoint.parent().unwrap();
-    for f in ["cylinders.pvd", "boxes.pvd", "capsules.pvd", "hulls.pvd"] {
-        assert!(dir.join(f).exists(), "no {f}");
-    }
-    println!("chute: mean x gain {gain:.4} m in 0.25 s");
+    println!("chute: mean x gain {gain:.4} m in 0.32 s");
     assert!(
-        gain > 0.005,
+        gain > 0.01,
         "the chute did not carry the grains: mean x gain {gain} m"
     );
 }

@@ -392,13 +392,7 @@ impl Kernel {
         bg: &wgpu::BindGroup,
         n: u32,
     ) {
-        let (x, y) = grid(n.div_ceil(WORKGROUP_SIZE));
-        if x == 0 {
-            return;
-        }
-        pass.set_pipeline(&self.pipeline(entry));
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        self.dispatch_layers(pass, entry, bg, n, 1);
     }
 
     /// As [`Kernel::dispatch`], with `layers` layers of workgroups along z: a kernel whose

@@ -722,6 +722,22 @@ fn slots(face: &Feature, s: &Shape, inside: &dyn Fn(DVec3) -> bool) -> Vec<(usiz
     out
 }
 
+/// The points of disc or face `f` (of shape s) inside feature `other`, with their ids: a
+/// disc's rim points (base + k), a face's [`slots`] (the GPU's `feat_slot`).
+fn feature_slots(f: &Feature, s: &Shape, other: &Feature) -> Vec<(DVec3, u32)> {
+    match f {
+        Feature::Disc { rim, base, .. } => (0..4)
+            .filter(|&k| other.contains(rim[k]))
+            .map(|k| (rim[k], base + k as u32))
+            .collect(),
+        Feature::Face { verts, .. } => slots(f, s, &|v| other.contains(v))
+            .into_iter()
+            .map(|(k, sl)| (verts[k], sl))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// Cylinder c against x: the manifold with its normal from c to x.
 pub fn cylinder_convex(c: &Shape, x: &Shape, env: f64) -> Manifold {
     manifold(c, x, normal_and_gap(c, x), env)
@@ -770,32 +786,10 @@ pub fn manifold(
             Feature::Disc { .. } | Feature::Face { .. },
             Feature::Disc { .. } | Feature::Face { .. },
         ) => {
-            let cs: Vec<(DVec3, u32)> = match &fc {
-                Feature::Disc { rim, base, .. } => (0..4)
-                    .filter(|&k| fx.contains(rim[k]))
-                    .map(|k| (rim[k], base + k as u32))
-                    .collect(),
-                Feature::Face { verts, .. } => slots(&fc, c, &|v| fx.contains(v))
-                    .into_iter()
-                    .map(|(k, s)| (verts[k], s))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            for (q, f) in cs {
+            for (q, f) in feature_slots(&fc, c, &fx) {
                 push(q, (q - ox).dot(nx), f, true);
             }
-            let xs: Vec<(DVec3, u32)> = match &fx {
-                Feature::Disc { rim, base, .. } => (0..4)
-                    .filter(|&k| fc.contains(rim[k]))
-                    .map(|k| (rim[k], base + k as u32))
-                    .collect(),
-                Feature::Face { verts, .. } => slots(&fx, x, &|v| fc.contains(v))
-                    .into_iter()
-                    .map(|(k, s)| (verts[k], s))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            for (p, f) in xs {
+            for (p, f) in feature_slots(&fx, x, &fc) {
                 push(p, (p - oc).dot(nc), FEATURE_X + f, false);
             }
         }
