@@ -17,9 +17,15 @@
 //!    step over steps 21–60 (dt 5e-4, APGD ≤ 100 iterations), alternating batches of 10.
 //! 3. GPU memory per body and per contact (`Simulation::memory_bytes`; plus the shape table:
 //!    64 B per shape record and 16 B per clump member).
+//! 4. Grains against a mesh (part `mesh`): a square layer of N grains (spacing 2.2 R,
+//!    random orientations, centres 0.8 R above the floor) on a flat mesh floor of
+//!    triangles of leg R (each triangle in a grain's bin is a candidate: the bins are at
+//!    most 64 per axis, so a large floor puts tens in each), per grain kind: ms per
+//!    detection, and the mesh narrow phase's (grain, triangle) candidates/s after
+//!    subtracting the same layer over a plane (one test per grain).
 //!
 //! `cargo bench --bench shapes` (`BRISTLECONE_SHAPES_N` sets N; `BRISTLECONE_SHAPES_PARTS`
-//! = `narrow`, `pile` or both, the default `narrow,pile`; `BRISTLECONE_SHAPES_PAIRS` = the
+//! = any of `narrow`, `pile`, `mesh`, the default `narrow,pile,mesh`; `BRISTLECONE_SHAPES_PAIRS` = the
 //! pair types to run, e.g. `Box-Sphere,Box-Box`, default all; sphere–sphere always runs).
 
 use bristlecone::bodies::*;
@@ -320,6 +326,92 @@ fn pile(ctx: &Arc<GpuContext>) {
     }
 }
 
+/// A layer of `n` grains of `kind` over a floor at z = 0: a flat mesh of triangles of leg R
+/// (`mesh`), or a plane. Returns the state, shapes and the mesh's triangle count.
+fn floor_layer(n: usize, kind: Kind, mesh: bool) -> (BodyState, Vec<BoundaryShape>, usize) {
+    let side = (n as f64).sqrt().ceil() as usize;
+    let (mut s, mut shapes) = (BodyState::default(), Vec::new());
+    let extent = side as f32 * 2.2 * R;
+    let mut tris = 0;
+    if mesh {
+        let m = (extent / R).ceil() as u32 + 2;
+        let at = |i: u32, j: u32| j * (m + 1) + i;
+        let vertices: Vec<[f32; 3]> = (0..=m)
+            .flat_map(|j| (0..=m).map(move |i| [(i as f32 - 1.0) * R, (j as f32 - 1.0) * R, 0.0]))
+            .collect();
+        let triangles: Vec<[u32; 3]> = (0..m)
+            .flat_map(|j| {
+                (0..m).flat_map(move |i| {
+                    let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
+                    [[a, b, c], [a, c, d]]
+                })
+            })
+            .collect();
+        tris = triangles.len();
+        shapes.push(BoundaryShape::Mesh {
+            vertices,
+            triangles,
+        });
+        s.push(&BodyInit::fixed(SHAPE_MESH, 0, [0.0; 3], extent));
+    } else {
+        shapes.push(BoundaryShape::Plane);
+        s.push(&BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 0.0));
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for k in 0..n {
+        let (i, j) = (k % side, k / side);
+        let p = [i as f32 * 2.2 * R, j as f32 * 2.2 * R, 0.8 * R];
+        push(&mut s, &mut shapes, kind, p, &mut rng);
+    }
+    (s, shapes, tris)
+}
+
+fn mesh_floor(ctx: &GpuContext, n: usize) {
+    use Kind::*;
+    println!("
+mesh floor: {n} grains in a layer (spacing 2.2 R, centres 0.8 R up) on a flat mesh of triangles of leg R, or a plane");
+    println!("| grain | triangles | contacts (mesh) | ms / detection, plane | ms / detection, mesh | (grain, triangle) candidates | mesh narrow-phase candidates/s |");
+    println!("|---|---|---|---|---|---|---|");
+    for kind in [Sphere, Box, Capsule, Cylinder, Hull, Clump] {
+        let (ps, pshapes, _) = floor_layer(n, kind, false);
+        let (tp, _, _, _) = detect_time(ctx, &ps, &pshapes);
+        let (ms, mshapes, tris) = floor_layer(n, kind, true);
+        let (tm, contacts, _, _) = detect_time(ctx, &ms, &mshapes);
+        let cand = mesh_candidates(&mshapes[0], &ms);
+        println!(
+            "| {kind:?} | {tris} | {contacts} | {:.2} | {:.2} | {cand} | {:.2e} |",
+            tp * 1e3,
+            tm * 1e3,
+            cand as f64 / (tm - tp).max(1e-9)
+        );
+    }
+}
+
+/// The (grain, triangle) pairs the GPU's walls stage visits: the triangles in each grain
+/// centre's bin (bins as `Collide::new` builds them).
+fn mesh_candidates(mesh: &BoundaryShape, s: &BodyState) -> usize {
+    let BoundaryShape::Mesh {
+        vertices,
+        triangles,
+    } = mesh
+    else {
+        return 0;
+    };
+    let rmax = s.pos[1..].iter().map(|p| p[3]).fold(0.0f32, f32::max);
+    let bins = bristlecone::collide::mesh::MeshBins::new(vertices, triangles, rmax + 0.05 * R);
+    s.pos[1..]
+        .iter()
+        .map(|p| {
+            let c = [0, 1, 2].map(|a| {
+                (((p[a] - bins.origin[a]) / bins.cell).floor().max(0.0) as u32)
+                    .min(bins.dims[a] - 1)
+            });
+            let b = (c[0] + bins.dims[0] * (c[1] + bins.dims[1] * c[2])) as usize;
+            (bins.offsets[b + 1] - bins.offsets[b]) as usize
+        })
+        .sum()
+}
+
 fn main() {
     let ctx = shared_context();
     println!("adapter: {}", ctx.describe());
@@ -327,11 +419,14 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(8000);
-    let parts = std::env::var("BRISTLECONE_SHAPES_PARTS").unwrap_or("narrow,pile".into());
+    let parts = std::env::var("BRISTLECONE_SHAPES_PARTS").unwrap_or("narrow,pile,mesh".into());
     if parts.contains("narrow") {
         narrow_phase(&ctx, n);
     }
     if parts.contains("pile") {
         pile(&ctx);
+    }
+    if parts.contains("mesh") {
+        mesh_floor(&ctx, n);
     }
 }
