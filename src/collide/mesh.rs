@@ -98,6 +98,9 @@ impl MeshTopology {
     }
 }
 
+/// The most bins a mesh's grid may have (4 B of offsets each).
+pub const MAX_BINS: usize = 1 << 20;
+
 /// Uniform bins over the mesh's local bounding box grown by `reach` (largest grain radius
 /// plus the envelope): a sphere centre in a bin finds every triangle within `reach` in that
 /// bin's list, ascending. Centres outside the grid have no mesh contact.
@@ -129,9 +132,16 @@ impl MeshBins {
         let reach = reach * 1.001 + 1e-6;
         let origin = lo.map(|x| x - reach);
         let extent: Vec<f32> = (0..3).map(|a| hi[a] - lo[a] + 2.0 * reach).collect();
+        // Cells of the reach (a grain in a bin meets the triangles within about 3 reaches
+        // across), coarser only to keep at most MAX_BINS bins: each triangle in a shaped
+        // grain's bin costs a GJK (the shapes bench's mesh part).
+        let volume: f64 = extent.iter().map(|&e| e.max(reach) as f64).product();
         let emax = extent.iter().cloned().fold(0.0f32, f32::max);
-        let cell = (2.0 * reach).max(emax / 63.5).max(1e-6);
-        let dims = [0, 1, 2].map(|a| ((extent[a] / cell).ceil() as u32).clamp(1, 64));
+        let cell = reach
+            .max((volume / MAX_BINS as f64).cbrt() as f32)
+            .max(emax / 1023.5)
+            .max(1e-6);
+        let dims = [0, 1, 2].map(|a| ((extent[a] / cell).ceil() as u32).clamp(1, 1024));
         let nbins = (dims[0] * dims[1] * dims[2]) as usize;
         let mut bins: Vec<Vec<u32>> = vec![Vec::new(); nbins];
         let index = |x: f32, a: usize| -> u32 {
