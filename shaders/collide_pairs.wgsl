@@ -1,12 +1,12 @@
 // Collision, grain-grain: candidate pairs from the 27 neighbouring cells of the hashed grid,
 // fused with the sphere-sphere narrow phase (no candidate-pair buffer is stored).
-// count pass (`detect` dispatched with z = 1): per grain i (A = body nb + i; threads take grains in slot order), the number of
-//           contacts with grains j > i with gap <= envelope -> offs[nb*ng + i]. Sphere pairs
-//           give one; pairs with a box give a manifold of up to 4 (common/collide.wgsl).
+// count     (`detect` dispatched with z = 1): per grain i (A = body nb + i; threads take
+//           grains in slot order), the number of contacts with grains j > i with gap <=
+//           envelope -> offs[nb*ng + i]. Sphere pairs give one; shaped pairs a manifold.
 // (host)    exclusive scan of offs (walls' rows first, see collide_walls.wgsl).
 // (grid)    collide_grid::finalize: contact count, overflow flag, needed size, indirect args.
-// write pass (z = 2): the same loop writes the contacts at offs[nb*ng + i] + k, then sorts the row
-//           by (body B, feature) (insertion sort; rows are short), so the list is sorted
+// write     (z = 2): the same loop writes the contacts at offs[nb*ng + i] + k, then sorts
+//           the row by (body B, feature) (insertion sort; rows are short), so the list is sorted
 //           by (A, B, feature).
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
 // being visited (two neighbour cells may hash to the same slot). Large grains (slot T, see

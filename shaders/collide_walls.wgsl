@@ -1,7 +1,8 @@
 // Collision, boundary-grain: every grain against every boundary body (bodies 0..nb).
-// count pass (`detect` dispatched with z = 1): per grain j, per boundary w: number of contacts -> offs[w*ng + j].
-// write pass (z = 2): after the scan, writes them at offs[w*ng + j] + k. Because the row-count array is
-//        laid out boundary-major, the list comes out sorted by (A = w, B = grain, feature)
+// count pass (`detect` dispatched with z = 1): per grain j, per boundary w: number of
+//        contacts -> offs[w*ng + j].
+// write pass (z = 2): after the scan, writes them at offs[w*ng + j] + k. Because the
+//        row-count array is laid out boundary-major, the list comes out sorted by (A = w, B = grain, feature)
 //        with no sort: features are produced in ascending order (box walls 0..5, cylinder
 //        side/bottom/top, mesh triangles ascending in each bin).
 // Boundary shapes are in their body's local frame; the pose is the body's pos/rot.

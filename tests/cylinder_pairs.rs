@@ -130,15 +130,7 @@ impl World {
                 None => !gjk(&a, &b).hit,
             }
         };
-        let (mut lo, mut hi) = (0.0, 1.0);
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if apart(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
+        let (lo, _) = bisect(0.0, 1.0, &mut apart);
         let s = if gap.is_some() { lo } else { lo - 0.002 };
         self.add(cyl, at, qc);
         self.add(x, at + u * s, qx);
@@ -176,15 +168,7 @@ impl World {
             let b = x.shape(at + u * s, qx, &mut keep);
             normal_and_gap(&wall.shape(xa, qa, &b), &b).1 >= gap
         };
-        let (mut lo, mut hi) = (0.0, 2.0);
-        for _ in 0..60 {
-            let mid = 0.5 * (lo + hi);
-            if apart(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
+        let (lo, _) = bisect(0.0, 2.0, &mut apart);
         self.shapes.push(wall.record());
         self.walls.push(BodyInit {
             orientation: qa.as_quat().to_array(),
@@ -352,6 +336,37 @@ fn terrain_height(x: f64, y: f64) -> f64 {
     (0.15 * (3.0 * x).sin() * (2.0 * y).cos()).max(0.0)
 }
 
+/// Bisection on [lo, hi] for the smallest s with `apart(s)` (60 halvings): the final
+/// (lo, hi).
+fn bisect(mut lo: f64, mut hi: f64, apart: &mut impl FnMut(f64) -> bool) -> (f64, f64) {
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if apart(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    (lo, hi)
+}
+
+/// Grain x (rotation q) over the terrain mesh at `xm`, above local (x, y), at the twin's
+/// gap `gap`: bisection on the height from the centre on the surface (the mesh is
+/// two-sided: below it, the gap grows again).
+fn over_mesh(
+    mesh: &BoundaryShape,
+    xm: DVec3,
+    p: &Part,
+    q: DQuat,
+    x: f64,
+    y: f64,
+    gap: f64,
+) -> DVec3 {
+    let at = |z: f64| xm + DVec3::new(x, y, z);
+    let mut apart = |z: f64| mesh_gap(mesh, xm, p, at(z), q) >= gap;
+    at(bisect(terrain_height(x, y), 0.5, &mut apart).1)
+}
+
 /// The twin's gap between grain x at (c, q) and the mesh (its smallest contact gap).
 fn mesh_gap(mesh: &BoundaryShape, xa: DVec3, x: &Part, c: DVec3, q: DQuat) -> f64 {
     let mut w = World::default();
@@ -411,17 +426,7 @@ fn random_solid_and_mesh_boundary_pairs_match_the_twin() {
             for gap in gaps {
                 let q = rand_q(&mut rng);
                 let (px, py) = (rng.random_range(0.2..1.8), rng.random_range(0.2..1.8));
-                let at = |z: f64| xa + DVec3::new(px, py, z);
-                let (mut lo, mut hi) = (terrain_height(px, py), 0.5);
-                for _ in 0..50 {
-                    let mid = 0.5 * (lo + hi);
-                    if mesh_gap(&mesh, xa, &x, at(mid), q) >= gap {
-                        hi = mid;
-                    } else {
-                        lo = mid;
-                    }
-                }
-                w.add(&x, at(hi), q);
+                w.add(&x, over_mesh(&mesh, xa, &x, q, px, py, gap), q);
                 on_mesh += 1;
             }
         }
@@ -669,20 +674,7 @@ fn flat_boundary_contacts_are_manifolds() {
     // The mesh's flat part (x 1.25..2, y 0..0.75 local): seams x = y + 1 in its cells.
     let (mesh, xm) = (terrain(), DVec3::new(-3.0, 0.0, 0.0));
     w.add_mesh(&mesh, xm);
-    let on_mesh = |p: &Part, q: DQuat, x: f64, y: f64| {
-        // From the centre on the surface (the mesh is two-sided: below it, the gap grows
-        // again).
-        let (mut lo, mut hi) = (terrain_height(x, y), 0.5);
-        for _ in 0..50 {
-            let mid = 0.5 * (lo + hi);
-            if mesh_gap(&mesh, xm, p, xm + DVec3::new(x, y, mid), q) >= -1e-4 {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        xm + DVec3::new(x, y, hi)
-    };
+    let on_mesh = |p: &Part, q: DQuat, x: f64, y: f64| over_mesh(&mesh, xm, p, q, x, y, -1e-4);
     let capsule = Part::Capsule(0.01, 0.05);
     let c = on_mesh(&capsule, lying, 1.6, 0.6);
     w.add(&capsule, c, lying);

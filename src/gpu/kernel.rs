@@ -406,7 +406,19 @@ impl Kernel {
         n: u32,
         layers: u32,
     ) {
-        let (x, y) = grid(n.div_ceil(WORKGROUP_SIZE));
+        self.dispatch_grid(pass, entry, bg, n.div_ceil(WORKGROUP_SIZE), layers);
+    }
+
+    /// `groups` workgroups as a 2-D grid (past 65535), `layers` deep.
+    fn dispatch_grid(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        entry: &str,
+        bg: &wgpu::BindGroup,
+        groups: u32,
+        layers: u32,
+    ) {
+        let (x, y) = grid(groups);
         if x == 0 {
             return;
         }
@@ -423,13 +435,7 @@ impl Kernel {
         bg: &wgpu::BindGroup,
         groups: u32,
     ) {
-        let (x, y) = grid(groups);
-        if x == 0 {
-            return;
-        }
-        pass.set_pipeline(&self.pipeline(entry));
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups(x, y, 1);
+        self.dispatch_grid(pass, entry, bg, groups, 1);
     }
 
     /// Records an indirect dispatch whose group counts a previous kernel wrote.
