@@ -19,102 +19,6 @@
 @group(0) @binding(5) var<storage, read_write> history: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> step_stats: array<u32>;
 
-var<workgroup> sh: array<vec4<f32>, WG>;
-var<workgroup> sh_u: vec2<u32>;
-
-fn set_args(slot: u32, groups: u32) {
-    let x = min(groups, 65535u);
-    let y = select(0u, (groups + x - 1u) / max(x, 1u), groups > 0u);
-    args[slot] = x;
-    args[slot + 1u] = y;
-    args[slot + 2u] = select(0u, 1u, groups > 0u);
-    args[slot + 3u] = 0u;
-}
-
-fn contact_groups() -> u32 {
-    return scal.n_groups;
-}
-
-fn body_groups() -> u32 {
-    return (params.counts.x + WG - 1u) / WG;
-}
-
-// Sum (.w: max when `w_max`) of partials[0 .. n_groups], in a fixed order; result in sh[0].
-// Also returns (via `uniform_state`) whether the solve has converged.
-fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
-    // Nothing to reduce once converged (the recorded sweeps left are then almost free).
-    let st = uniform_state(lid);
-    return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
-}
-
-// Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order: strided per lane, then
-// the halving-stride tree in two levels of 16 (bit-identical to the 8-barrier ladder with 3
-// barriers: lavapipe switches every fiber of the workgroup at each barrier).
-fn sum_partials(lid: u32, ng: u32, w_max: bool) -> vec4<f32> {
-    var acc = vec4<f32>(0.0);
-    for (var g = lid; g < ng; g += WG) {
-        let o = partials[g];
-        acc = vec4<f32>(acc.xyz + o.xyz, select(acc.w + o.w, max(acc.w, o.w), w_max));
-    }
-    sh[lid] = acc;
-    workgroupBarrier();
-    if lid < 16u {
-        sh[lid] = tree16(lid, 16u, w_max);
-    }
-    workgroupBarrier();
-    if lid == 0u {
-        sh[0] = tree16(0u, 1u, w_max);
-    }
-    workgroupBarrier();
-    return sh[0];
-}
-
-// The halving-stride tree over sh[base + stride * j], j < 16: (j, j + 8), (j, j + 4), …
-// Written out: a local array indexed in loops lives in per-lane scratch memory on lavapipe
-// and cost 5× the barriers it saves.
-fn tree16(base: u32, s: u32, w_max: bool) -> vec4<f32> {
-    let a0 = combine(sh[base], sh[base + 8u * s], w_max);
-    let a1 = combine(sh[base + s], sh[base + 9u * s], w_max);
-    let a2 = combine(sh[base + 2u * s], sh[base + 10u * s], w_max);
-    let a3 = combine(sh[base + 3u * s], sh[base + 11u * s], w_max);
-    let a4 = combine(sh[base + 4u * s], sh[base + 12u * s], w_max);
-    let a5 = combine(sh[base + 5u * s], sh[base + 13u * s], w_max);
-    let a6 = combine(sh[base + 6u * s], sh[base + 14u * s], w_max);
-    let a7 = combine(sh[base + 7u * s], sh[base + 15u * s], w_max);
-    let b0 = combine(a0, a4, w_max);
-    let b1 = combine(a1, a5, w_max);
-    let b2 = combine(a2, a6, w_max);
-    let b3 = combine(a3, a7, w_max);
-    return combine(combine(b0, b2, w_max), combine(b1, b3, w_max), w_max);
-}
-
-// One node of the tree: m the lower half's value, o the upper's (the ladder's order).
-fn combine(m: vec4<f32>, o: vec4<f32>, w_max: bool) -> vec4<f32> {
-    return vec4<f32>(m.xyz + o.xyz, select(m.w + o.w, max(m.w, o.w), w_max));
-}
-
-// (number of partials, converged flag), loaded so that every invocation sees the same value.
-fn uniform_state(lid: u32) -> vec2<u32> {
-    if lid == 0u {
-        sh_u = vec2<u32>(scal.n_groups, scal.converged);
-    }
-    return workgroupUniformLoad(&sh_u);
-}
-
-// The convergence test (DESIGN §2): the RMS of the residual over the 3 rows of every contact,
-// in m/s, against the tolerance. An absolute 2-norm grows with √contacts and sits above any
-// fixed tolerance at the f32 floor of a large settled bed; a per-row measure does not.
-fn rms_converged(sum_sq: f32) -> bool {
-    let rows = f32(3u * max(scal.n_contacts, 1u));
-    return sqrt(sum_sq / rows) <= params.coef.w;
-}
-
-fn converge() {
-    scal.converged = 1u;
-    set_args(0u, 0u);
-    set_args(4u, 0u);
-}
-
 @compute @workgroup_size(256)
 fn init_args(@builtin(local_invocation_index) lid: u32) {
     if lid != 0u {
@@ -150,99 +54,33 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
 @compute @workgroup_size(256)
 fn reduce_init(@builtin(local_invocation_index) lid: u32) {
     let s = reduce_partials(lid, true);
-    if lid != 0u {
-        return;
-    }
-    let r = sqrt(s.x);
-    scal.res0 = r;
-    scal.res = r;
-    scal.best = r;
-    scal.pen = s.w;
-    if rms_converged(s.x) {
-        converge();
+    if lid == 0u {
+        decide_init(s);
     }
 }
 
-// After product_lip (APGD): L⁰ = ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖ in the metric diag(1/η)
-// (1 when that is 0 or not finite; the metric bounds the true L by 3).
+// After product_lip (APGD): the initial Lipschitz estimate.
 @compute @workgroup_size(256)
 fn reduce_lip(@builtin(local_invocation_index) lid: u32) {
     let s = reduce_partials(lid, false);
-    if lid != 0u || scal.converged != 0u {
-        return;
+    if lid == 0u && scal.converged == 0u {
+        decide_lip(s);
     }
-    let l = sqrt(s.x) / sqrt(s.y);
-    // `l == l` is false for NaN; the bound rejects +inf.
-    scal.lip = select(1.0, l, l > 0.0 && l < 3.0e38);
-    scal.theta = 1.0;
 }
 
 @compute @workgroup_size(256)
 fn reduce_jacobi(@builtin(local_invocation_index) lid: u32) {
     let s = reduce_partials(lid, false);
-    if lid != 0u {
-        return;
-    }
-    if scal.converged != 0u {
-        return;
-    }
-    let k = scal.iters;
-    scal.iters = k + 1u;
-    let r = sqrt(s.x);
-    scal.res = r;
-    scal.best = r;
-    scal.accepted = 1u;
-    history[k] = vec4<f32>(r, r, 0.0, 1.0);
-    set_args(8u, scal.n_groups);
-    if rms_converged(s.x) {
-        converge();
+    if lid == 0u && scal.converged == 0u {
+        decide_jacobi(s);
     }
 }
 
 @compute @workgroup_size(256)
 fn reduce_apgd(@builtin(local_invocation_index) lid: u32) {
     let s = reduce_partials(lid, false);
-    if lid != 0u {
-        return;
-    }
-    if scal.converged != 0u {
-        return;
-    }
-    let k = scal.iters;
-    scal.iters = k + 1u;
-    let r = sqrt(s.x);
-    scal.res = r;
-    let lip = scal.lip;
-    if s.y > lip * s.z {
-        // Sufficient decrease failed: double L and retry from the same y (no commit).
-        scal.lip = 2.0 * lip;
-        scal.accepted = 0u;
-        scal.is_best = 0u;
-        history[k] = vec4<f32>(r, scal.best, lip, 0.0);
-        set_args(8u, 0u);
-        return;
-    }
-    let th = scal.theta;
-    var th_new = 0.5 * (-th * th + th * sqrt(th * th + 4.0));
-    var beta = th * (1.0 - th) / (th * th + th_new);
-    // Adaptive restart when the gradient and the step disagree.
-    if s.w > 0.0 {
-        beta = 0.0;
-        th_new = 1.0;
-    }
-    let better = r < scal.best;
-    scal.is_best = select(0u, 1u, better);
-    if better {
-        scal.best = r;
-    }
-    scal.theta = th_new;
-    scal.beta = beta;
-    scal.lip = 0.9 * lip;
-    scal.accepted = 1u;
-    history[k] = vec4<f32>(r, scal.best, lip, 1.0);
-    set_args(8u, scal.n_groups);
-    if rms_converged(s.x) {
-        converge();
+    if lid == 0u && scal.converged == 0u {
+        decide_apgd(s);
     }
 }
 

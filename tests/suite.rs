@@ -14,6 +14,7 @@ mod convex;
 mod cylinder;
 mod cylinder_pairs;
 mod cylinder_patch;
+mod fused;
 mod integrate;
 mod io;
 mod joints;

@@ -19,6 +19,9 @@ fn pour(adaptive: bool) -> (Simulation, Vec<u32>, Vec<u32>) {
     )
     .unwrap();
     sim.adaptive_sweeps = adaptive;
+    // The budget is what this test checks: the multi-workgroup path (solve_fused loops to
+    // convergence and records no budget).
+    sim.set_fused_max(0);
     let (mut budgets, mut iterations) = (Vec::new(), Vec::new());
     for _ in 0..12 {
         budgets.push(sim.sweep_budget().unwrap());

@@ -208,6 +208,10 @@ impl GpuContext {
                     .max_compute_workgroup_storage_size
                     .min(16384),
                 max_bind_groups: 4,
+                // Storage + uniform buffers together (solve_fused binds 29 + 1).
+                max_buffers_and_acceleration_structures_per_shader_stage: have
+                    .max_buffers_and_acceleration_structures_per_shader_stage
+                    .min(MAX_STORAGE_BUFFERS_PER_STAGE + 8),
                 ..wgpu::Limits::downlevel_defaults()
             };
             let timestamps = adapter.features().contains(

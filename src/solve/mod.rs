@@ -98,7 +98,7 @@ struct SolveParams {
     coef: [f32; 4],
     /// x = 1 when a material has a non-Coulomb model, y = entries of the model table.
     model: [u32; 4],
-    /// x = slop, y = stabilisation factor β.
+    /// x = slop, y = stabilisation factor β, z = the sweep cap (solve_fused's loop bound).
     stab: [f32; 4],
 }
 
@@ -266,6 +266,8 @@ pub struct Solve {
     kernels: OnceLock<SolveKernels>,
     /// Benchmarks: compile every path in, whatever the scene ([`Solve::set_generic`]).
     generic: bool,
+    /// Record the next solves in one workgroup (solve_fused; see [`Solve::set_fused`]).
+    fused: bool,
     update: Kernel,
     params: wgpu::Buffer,
     scal: wgpu::Buffer,
@@ -352,6 +354,10 @@ struct SolveKernels {
     schur: Kernel,
     iterate: Kernel,
     reduce: Kernel,
+    /// The one-workgroup solver (solve_fused), compiled on first use; `None` where the
+    /// adapter cannot build it (its 17 bindings, 29 with chunk slots, exceed a limit).
+    fused: OnceLock<Option<Kernel>>,
+    consts: Vec<(&'static str, f64)>,
 }
 
 impl SolveKernels {
@@ -369,9 +375,44 @@ impl SolveKernels {
             schur: k("solve_schur")?,
             iterate: k("solve_iterate")?,
             reduce: k("solve_reduce")?,
+            fused: OnceLock::new(),
+            consts,
         })
     }
+
+    fn fused(&self, ctx: &GpuContext) -> Option<&Kernel> {
+        self.fused
+            .get_or_init(|| {
+                let src = ShaderSource::by_name("solve_fused").expect("solver shader registered");
+                fits_one_stage(ctx, &src)
+                    .then(|| Kernel::with_constants(ctx, src, &self.consts).ok())
+                    .flatten()
+            })
+            .as_ref()
+    }
 }
+
+/// Whether every buffer `src` binds (chunk slots included) fits the device's per-stage limits.
+fn fits_one_stage(ctx: &GpuContext, src: &ShaderSource) -> bool {
+    let Ok(module) = src.validate() else {
+        return false;
+    };
+    let (mut storage, mut all) = (0, 0);
+    for (_, g) in module.global_variables.iter() {
+        if g.binding.is_some() {
+            all += 1;
+            storage += matches!(g.space, naga::AddressSpace::Storage { .. }) as u32;
+        }
+    }
+    let l = &ctx.limits;
+    storage <= l.max_storage_buffers_per_shader_stage
+        && all <= l.max_buffers_and_acceleration_structures_per_shader_stage
+}
+
+/// Constraints (contacts + joint blocks) up to which a solve runs in one workgroup
+/// (solve_fused) by default. Measured on lavapipe (`cargo bench --bench fused`): below it the
+/// one dispatch beats 4 dispatches per sweep (~40 µs each) on one of two cores.
+pub const FUSED_MAX_DEFAULT: u32 = 2048;
 
 impl Solve {
     pub fn new(
@@ -395,6 +436,7 @@ impl Solve {
             n_bodies: bodies.count,
             kernels: OnceLock::new(),
             generic: false,
+            fused: false,
             update,
             params,
             scal: buffers::storage_zeroed(ctx, "solve scalars", 64)?,
@@ -527,7 +569,7 @@ impl Solve {
                 self.c.layout.stateful as u32,
                 self.n_joint_blocks,
             ],
-            stab: [st.slop, st.stabilisation, 0.0, 0.0],
+            stab: [st.slop, st.stabilisation, st.max_iterations as f32, 0.0],
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
@@ -712,7 +754,11 @@ impl Solve {
         k.reduce.dispatch_groups(p, "init_args", &red, 1);
         k.assemble
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
-        for _ in 0..self.cone_problems() {
+        if let Some(fused) = self.fused_kernel(ctx) {
+            let bind = self.bind_fused(ctx, fused, inputs);
+            fused.dispatch_groups(p, "solve_fused", &bind, 1);
+        }
+        for _ in 0..self.cone_problems_recorded(ctx) {
             if self.settings.cone == Cone::Exact {
                 // Offset s = μ‖u_T‖ from the current γ; ends the outer loop at its fixed point.
                 k.schur
@@ -739,6 +785,39 @@ impl Solve {
         k.assemble
             .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
         k.reduce.dispatch_groups(p, "finish", &red, 1);
+    }
+
+    /// Multi-workgroup cone problems recorded per solve: none when solve_fused runs it.
+    fn cone_problems_recorded(&self, ctx: &GpuContext) -> u32 {
+        if self.fused_kernel(ctx).is_some() {
+            0
+        } else {
+            self.cone_problems()
+        }
+    }
+
+    /// Whether the next solves run in one workgroup: asked for ([`Solve::set_fused`]), the
+    /// relaxed cone (the exact cone's outer loop is not fused), and the kernel builds here.
+    pub fn fused_active(&self, ctx: &GpuContext) -> bool {
+        self.fused_kernel(ctx).is_some()
+    }
+
+    fn fused_kernel(&self, ctx: &GpuContext) -> Option<&Kernel> {
+        if !self.fused || self.settings.cone != Cone::Relaxed {
+            return None;
+        }
+        self.kernels(ctx).fused(ctx)
+    }
+
+    /// Runs the next solves in one workgroup (solve_fused) or on the multi-workgroup path.
+    /// Both give the same bits (tests/fused.rs), so a caller may switch between batches by
+    /// the size of the problem; fused solves loop to convergence, so the sweep budget is
+    /// set to the cap (a budget below it would only be redone).
+    pub fn set_fused(&mut self, on: bool) {
+        if on && !self.fused {
+            self.sweep_budget = self.settings.max_iterations.max(1);
+        }
+        self.fused = on;
     }
 
     /// Cone problems recorded per solve: 1, or `max_outer` for the exact cone.
@@ -862,6 +941,32 @@ impl Solve {
             ],
         );
         Binds { asm, sch, it, red }
+    }
+
+    fn bind_fused(&self, ctx: &GpuContext, fused: &Kernel, inputs: SolveInputs) -> wgpu::BindGroup {
+        let c = &self.c;
+        fused.bind(
+            ctx,
+            &[
+                &self.params,
+                inputs.contacts,
+                inputs.body_offsets,
+                inputs.body_entries,
+                &self.rot,
+                &self.mass_props,
+                &c.gam,
+                &self.dv,
+                inputs.counts,
+                &self.jcsr,
+                &c.nv,
+                &c.rhs,
+                &c.partials,
+                &self.scal,
+                &self.args,
+                &self.history,
+                inputs.step_stats,
+            ],
+        )
     }
 
     /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then

@@ -421,6 +421,11 @@ pub struct Simulation {
     pub capped_steps: u64,
     /// The exact LCP solver in place of the GPU solver ([`Simulation::set_lemke`]).
     lemke: Option<lemke::LemkeStage>,
+    /// Constraints (contacts + joint blocks) up to which a batch's solves run in one
+    /// workgroup ([`Simulation::set_fused_max`]).
+    fused_max: u32,
+    /// Batches whose solves ran in one workgroup (solve_fused).
+    pub fused_batches: u64,
 }
 
 impl Simulation {
@@ -438,7 +443,7 @@ impl Simulation {
             Some(setup) => Some(ContactStages::new(&ctx, &bodies, state, setup, dt, None)?),
             None => None,
         };
-        Ok(Simulation {
+        let mut sim = Simulation {
             ctx,
             bodies,
             settings,
@@ -454,7 +459,38 @@ impl Simulation {
             budget_redos: 0,
             capped_steps: 0,
             lemke: None,
-        })
+            fused_max: crate::solve::FUSED_MAX_DEFAULT,
+            fused_batches: 0,
+        };
+        sim.choose_fused(sim.first_contact_estimate());
+        Ok(sim)
+    }
+
+    /// Solves of up to `max` constraints run in one workgroup (solve_fused; 0: never). The
+    /// choice is made per batch from the last batch's largest contact count (before the
+    /// first batch: from the body count), and never changes a result, only the cost.
+    pub fn set_fused_max(&mut self, max: u32) {
+        self.fused_max = max;
+        self.choose_fused(self.first_contact_estimate());
+    }
+
+    /// Contacts expected before any step: 4 per body (a settled sphere pile has ~4.5).
+    fn first_contact_estimate(&self) -> u32 {
+        self.bodies.count.saturating_mul(4)
+    }
+
+    fn choose_fused(&mut self, contacts: u32) {
+        let max = self.fused_max;
+        if let Some(c) = self.contact.as_mut() {
+            let n = contacts.saturating_add(c.solve.joint_blocks());
+            c.solve.set_fused(max > 0 && n <= max);
+        }
+    }
+
+    fn fused_active(&self) -> bool {
+        self.contact
+            .as_ref()
+            .is_some_and(|c| c.solve.fused_active(&self.ctx))
     }
 
     /// Most contacts a step can hold on this adapter (plain Coulomb row layout): the
@@ -656,7 +692,8 @@ impl Simulation {
                 continue;
             }
             let iterations = (0..n as usize).map(|k| raw[4 * k + 2][2]);
-            if self.adapt_sweep_budget(iterations.clone()) {
+            let fused = self.fused_active();
+            if !fused && self.adapt_sweep_budget(iterations.clone()) {
                 self.restore_snapshot();
                 self.budget_redos += 1;
                 continue;
@@ -673,6 +710,9 @@ impl Simulation {
                 t.read(&self.ctx, timed)?;
             }
             self.check_patch_slots()?;
+            self.fused_batches += fused as u64;
+            let peak = (0..n as usize).map(|k| raw[4 * k + 2][0]).max();
+            self.choose_fused(peak.unwrap_or(0));
             self.step_index += n as u64;
             return Ok(records_from_ring(&raw, first, n, every, self.settings.dt));
         }

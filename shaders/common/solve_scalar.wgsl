@@ -1,0 +1,153 @@
+// stages: solve_reduce, solve_fused
+// The solver's scalar state machine (see solve_reduce), shared with the one-workgroup solver
+// (solve_fused).
+
+var<workgroup> sh_u: vec2<u32>;
+
+fn set_args(slot: u32, groups: u32) {
+    let x = min(groups, 65535u);
+    let y = select(0u, (groups + x - 1u) / max(x, 1u), groups > 0u);
+    args[slot] = x;
+    args[slot + 1u] = y;
+    args[slot + 2u] = select(0u, 1u, groups > 0u);
+    args[slot + 3u] = 0u;
+}
+
+fn contact_groups() -> u32 {
+    return scal.n_groups;
+}
+
+fn body_groups() -> u32 {
+    return (params.counts.x + WG - 1u) / WG;
+}
+
+// Sum (.w: max when `w_max`) of partials[0 .. n_groups], in a fixed order; result in sh[0].
+// Also returns (via `uniform_state`) whether the solve has converged.
+fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
+    // Nothing to reduce once converged (the recorded sweeps left are then almost free).
+    let st = uniform_state(lid);
+    return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
+}
+
+// Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order: strided per lane, then
+// the halving-stride tree in two levels of 16 (bit-identical to the 8-barrier ladder with 3
+// barriers: lavapipe switches every fiber of the workgroup at each barrier).
+fn sum_partials(lid: u32, ng: u32, w_max: bool) -> vec4<f32> {
+    var acc = vec4<f32>(0.0);
+    for (var g = lid; g < ng; g += WG) {
+        let o = partials[g];
+        acc = vec4<f32>(acc.xyz + o.xyz, select(acc.w + o.w, max(acc.w, o.w), w_max));
+    }
+    sh[lid] = acc;
+    workgroupBarrier();
+    if lid < 16u {
+        sh[lid] = tree16(lid, 16u, w_max);
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        sh[0] = tree16(0u, 1u, w_max);
+    }
+    workgroupBarrier();
+    return sh[0];
+}
+
+// (number of partials, converged flag), loaded so that every invocation sees the same value.
+fn uniform_state(lid: u32) -> vec2<u32> {
+    if lid == 0u {
+        sh_u = vec2<u32>(scal.n_groups, scal.converged);
+    }
+    return workgroupUniformLoad(&sh_u);
+}
+
+// The convergence test (DESIGN §2): the RMS of the residual over the 3 rows of every contact,
+// in m/s, against the tolerance. An absolute 2-norm grows with √contacts and sits above any
+// fixed tolerance at the f32 floor of a large settled bed; a per-row measure does not.
+fn rms_converged(sum_sq: f32) -> bool {
+    let rows = f32(3u * max(scal.n_contacts, 1u));
+    return sqrt(sum_sq / rows) <= params.coef.w;
+}
+
+fn converge() {
+    scal.converged = 1u;
+    set_args(0u, 0u);
+    set_args(4u, 0u);
+}
+
+// The scalar decisions after each reduction, run by one invocation on the summed partials
+// `s` (solve_reduce's entry points, and solve_fused after the same sums).
+
+// After product_init: residual of γ⁰, max penetration.
+fn decide_init(s: vec4<f32>) {
+    let r = sqrt(s.x);
+    scal.res0 = r;
+    scal.res = r;
+    scal.best = r;
+    scal.pen = s.w;
+    if rms_converged(s.x) {
+        converge();
+    }
+}
+
+// After product_lip (APGD): L⁰ = ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖ in the metric diag(1/η)
+// (1 when that is 0 or not finite; the metric bounds the true L by 3).
+fn decide_lip(s: vec4<f32>) {
+    let l = sqrt(s.x) / sqrt(s.y);
+    // `l == l` is false for NaN; the bound rejects +inf.
+    scal.lip = select(1.0, l, l > 0.0 && l < 3.0e38);
+    scal.theta = 1.0;
+}
+
+// After a projected Jacobi sweep (not yet converged): the trial is always accepted.
+fn decide_jacobi(s: vec4<f32>) {
+    let k = scal.iters;
+    scal.iters = k + 1u;
+    let r = sqrt(s.x);
+    scal.res = r;
+    scal.best = r;
+    scal.accepted = 1u;
+    history[k] = vec4<f32>(r, r, 0.0, 1.0);
+    set_args(8u, scal.n_groups);
+    if rms_converged(s.x) {
+        converge();
+    }
+}
+
+// After an APGD sweep (not yet converged): accept the trial, or backtrack.
+fn decide_apgd(s: vec4<f32>) {
+    let k = scal.iters;
+    scal.iters = k + 1u;
+    let r = sqrt(s.x);
+    scal.res = r;
+    let lip = scal.lip;
+    if s.y > lip * s.z {
+        // Sufficient decrease failed: double L and retry from the same y (no commit).
+        scal.lip = 2.0 * lip;
+        scal.accepted = 0u;
+        scal.is_best = 0u;
+        history[k] = vec4<f32>(r, scal.best, lip, 0.0);
+        set_args(8u, 0u);
+        return;
+    }
+    let th = scal.theta;
+    var th_new = 0.5 * (-th * th + th * sqrt(th * th + 4.0));
+    var beta = th * (1.0 - th) / (th * th + th_new);
+    // Adaptive restart when the gradient and the step disagree.
+    if s.w > 0.0 {
+        beta = 0.0;
+        th_new = 1.0;
+    }
+    let better = r < scal.best;
+    scal.is_best = select(0u, 1u, better);
+    if better {
+        scal.best = r;
+    }
+    scal.theta = th_new;
+    scal.beta = beta;
+    scal.lip = 0.9 * lip;
+    scal.accepted = 1u;
+    history[k] = vec4<f32>(r, scal.best, lip, 1.0);
+    set_args(8u, scal.n_groups);
+    if rms_converged(s.x) {
+        converge();
+    }
+}

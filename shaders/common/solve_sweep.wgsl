@@ -1,0 +1,365 @@
+// stages: solve_iterate, solve_fused
+// The per-contact arithmetic of the sweeps (see solve_iterate), shared with the one-workgroup
+// solver (solve_fused). Reads and writes the bindings those stages declare alike.
+
+// Δv (linear, angular) of a joint block's body; none for the world.
+fn joint_dv(b: u32) -> array<vec3<f32>, 2> {
+    if b == WORLD {
+        return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    return array<vec3<f32>, 2>(dv[2u * b].xyz, dv[2u * b + 1u].xyz);
+}
+
+// G_iᵀ (Δv_A, Δv_B) of a joint block: linear rows like a contact's, angular rows
+// t·(Δω_B − Δω_A); rows outside the mask are 0.
+fn joint_product(c: Contact) -> vec4<f32> {
+    let da = joint_dv(c.ids.x);
+    let db = joint_dv(c.ids.y);
+    var rel = db[1] - da[1];
+    if (c.ids.w & JOINT_ANGULAR) == 0u {
+        rel = (db[0] + cross(db[1], c.rb.xyz)) - (da[0] + cross(da[1], c.ra.xyz));
+    }
+    let n = c.n_gap.xyz;
+    let v = vec3<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel));
+    return vec4<f32>(v * joint_mask(c.ids.w), 0.0);
+}
+
+// (Nγ)_i = D_iᵀ (Δv_A, Δv_B) from the Δv that solve_schur gathered.
+fn product(c: Contact) -> vec4<f32> {
+    if is_joint(c.ids.w) {
+        return joint_product(c);
+    }
+    let a = c.ids.x;
+    let b = c.ids.y;
+    let n = c.n_gap.xyz;
+    let rel = (dv[2u * b].xyz + cross(dv[2u * b + 1u].xyz, c.rb.xyz))
+        - (dv[2u * a].xyz + cross(dv[2u * a + 1u].xyz, c.ra.xyz));
+    var x = dot(n, rel);
+    if is_patch(c) {
+        x = dot(n, dv[2u * b + 1u].xyz - dv[2u * a + 1u].xyz); // the spin row
+    }
+    return vec4<f32>(x, dot(tangent_u(n), rel), dot(tangent_w(n), rel), 0.0);
+}
+
+// (N + E)γ_i: the product plus the compliance diag(E_n, E_T, E_T) γ (aux.zw, written at
+// assembly: compliant contact, bristle). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
+fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
+    let ng = product(c);
+    if !models_on() || is_joint(c.ids.w) {
+        return ng;
+    }
+    let e = gam_at(SEG_AUX * params.counts.y + i).zw; // (E_n, E_T)
+    if is_dist_patch(c) {
+        // The full symmetric E (lanes spin, u, w): E_ss, E_uu in aux.zw, (E_ww, E_su, E_sw,
+        // E_uw) in the state segment (solve_assemble `assemble_dist_patch`).
+        let s = gam_at(SEG_STATE * params.counts.y + i);
+        let eg = vec3<f32>(
+            e.x * g.x + s.y * g.y + s.z * g.z,
+            s.y * g.x + e.y * g.y + s.w * g.z,
+            s.z * g.x + s.w * g.y + s.x * g.z,
+        );
+        return ng + vec4<f32>(eg, 0.0);
+    }
+    return ng + vec4<f32>(e.x * g.x, e.y * g.yz, 0.0);
+}
+
+// Constraint i's projection: a joint block's rule; a contact's cone of ra.w (uniform branch:
+// a table without tanh / LuGre reads nothing more), else the state segment's w gives the disk
+// radius (≥ 0) of tanh and LuGre contacts, −1 for the cone.
+fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
+    if is_joint(c.ids.w) {
+        return project_joint(g, c.ids.w, c.ra.w);
+    }
+    if !state_on() {
+        return project_cone(g, c.ra.w);
+    }
+    if is_patch(c) {
+        // The guard radius is in aux.x (the state segment's w holds a(s⁻)).
+        return project_patch(g, gam_at(SEG_AUX * params.counts.y + i).x, c.rb.w);
+    }
+    let st = gam_at(SEG_STATE * params.counts.y + i);
+    if st.z < 0.0 {
+        return project_box(g, st.w); // bristle box (state (0, 0, −1, μ γ_n⁻))
+    }
+    return project_contact(g, c.ra.w, st.w);
+}
+
+// Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
+// Per-row scaling of constraint i with block scalar η = rhs[i].w: η for a contact; a joint
+// block's rows have their own (rhs.w, aux.z, aux.w) (src/solve/rows, "Joints").
+fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
+    if is_patch(c) {
+        // Patch blocks: η of the spin lane in rhs.w, of the u, w lanes in aux.y.
+        let t = gam_at(SEG_AUX * params.counts.y + i).y;
+        return vec4<f32>(eta, t, t, eta);
+    }
+    if is_joint(c.ids.w) {
+        let a = gam_at(SEG_AUX * params.counts.y + i);
+        return vec4<f32>(eta, a.z, a.w, eta);
+    }
+    return vec4<f32>(eta);
+}
+
+// Σ_k d_k² / η_k over the rows (the metric diag(1/η)).
+fn sq_over_eta(d: vec4<f32>, e: vec4<f32>, c: Contact) -> f32 {
+    if is_joint(c.ids.w) || is_patch(c) {
+        return dot(d.xyz, d.xyz / e.xyz);
+    }
+    return dot(d.xyz, d.xyz) / e.x;
+}
+
+fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, e: vec4<f32>, c: Contact, i: u32) -> f32 {
+    if e.x <= 0.0 {
+        return 0.0;
+    }
+    let r = (gamma - project_i(gamma - e * g, c, i)) / e;
+    return dot(r.xyz, r.xyz);
+}
+
+// Fixed-order workgroup reduction of `v` (sums; .w is a max when `w_max`), written to
+// partials[slot] (the workgroup, or the one-workgroup solver's block of WG constraints). Deterministic run to run. The binary tree of halving strides
+// (128, 64, …, 1) in two levels: 16 lanes each run its first four levels in registers on the
+// 16 values congruent mod 16, then one lane the last four, so the sums are bit-identical to
+// the 8-barrier ladder with 2 barriers: lavapipe switches every fiber at each barrier.
+fn reduce_to_partial(v: vec4<f32>, lid: u32, slot: u32, w_max: bool) {
+    sh[lid] = v;
+    workgroupBarrier();
+    if lid < 16u {
+        sh[lid] = tree16(lid, 16u, w_max);
+    }
+    workgroupBarrier();
+    if lid == 0u {
+        partials[slot] = tree16(0u, 1u, w_max);
+    }
+}
+
+// The pending commit of an accepted trial (flag `scal.accepted`, set by the last reduce):
+// γ ← trial, Nγ ← N trial; APGD also y ← trial + β (trial − γ),
+// Ny ← (1 + β) N trial − β Nγ (N is linear: no extra product), and the best iterate.
+fn commit_one(i: u32) {
+    if scal.accepted == 0u {
+        return;
+    }
+    let cap = params.counts.y;
+    let t = gam_at(SEG_TRIAL * cap + i);
+    let nt = nv_at(SEG_NTRIAL * cap + i);
+    if params.counts.z != 0u {
+        let beta = scal.beta;
+        let g = gam_at(SEG_GAMMA * cap + i);
+        let ng = nv_at(SEG_NGAMMA * cap + i);
+        gam_put(SEG_Y * cap + i, t + beta * (t - g));
+        nv_put(SEG_NY * cap + i, (1.0 + beta) * nt - beta * ng);
+        if scal.is_best != 0u {
+            gam_put(SEG_BEST * cap + i, t);
+        }
+    }
+    gam_put(SEG_GAMMA * cap + i, t);
+    nv_put(SEG_NGAMMA * cap + i, nt);
+    if HAS_ROLL {
+        commit_ext(i);
+    }
+}
+
+// Index of extension segment k (0 γ, 1 y, 2 trial, 3 best) of constraint i in `gam`.
+fn ext_at(k: u32, i: u32) -> u32 {
+    return (SEG_EXT + k) * params.counts.y + i;
+}
+
+// (p_e, η_e) of constraint i (η_e = 0: no rows 3–5).
+fn ext_rhs(i: u32) -> vec4<f32> {
+    return gam_at(SEG_EXT_RHS * params.counts.y + i);
+}
+
+fn ext_bounds(i: u32) -> vec2<f32> {
+    return gam_at(SEG_EXT_BOUND * params.counts.y + i).xy;
+}
+
+// (Δω_B − Δω_A)·(n, u, w); joint blocks have no rows 3–5.
+fn ext_product(c: Contact) -> vec3<f32> {
+    if is_joint(c.ids.w) {
+        return vec3<f32>(0.0);
+    }
+    let rel = dv[2u * c.ids.y + 1u].xyz - dv[2u * c.ids.x + 1u].xyz;
+    let n = c.n_gap.xyz;
+    return vec3<f32>(dot(n, rel), dot(tangent_u(n), rel), dot(tangent_w(n), rel));
+}
+
+fn ext_residual_sq(g: vec3<f32>, grad: vec3<f32>, eta: f32, i: u32) -> f32 {
+    if eta <= 0.0 {
+        return 0.0;
+    }
+    let r = (g - project_ext(g - eta * grad, ext_bounds(i))) / eta;
+    return dot(r, r);
+}
+
+// Nγ_e (and Ny_e) from the gathered Δv; returns the rows' squared residual.
+fn ext_restart(c: Contact, i: u32) -> f32 {
+    let cap = params.counts.y;
+    let ne = ext_product(c);
+    nv_put((NV_EXT + 0u) * cap + i, vec4<f32>(ne, 0.0));
+    nv_put((NV_EXT + 1u) * cap + i, vec4<f32>(ne, 0.0));
+    let qe = ext_rhs(i);
+    return ext_residual_sq(gam_at(ext_at(0u, i)).xyz, ne + qe.xyz, qe.w, i);
+}
+
+// The commit of rows 3–5 (as commit_one's).
+fn commit_ext(i: u32) {
+    let cap = params.counts.y;
+    let t = gam_at(ext_at(2u, i));
+    let nt = nv_at((NV_EXT + 2u) * cap + i);
+    if params.counts.z != 0u {
+        let beta = scal.beta;
+        gam_put(ext_at(1u, i), t + beta * (t - gam_at(ext_at(0u, i))));
+        nv_put((NV_EXT + 1u) * cap + i, (1.0 + beta) * nt - beta * nv_at((NV_EXT + 0u) * cap + i));
+        if scal.is_best != 0u {
+            gam_put(ext_at(3u, i), t);
+        }
+    }
+    gam_put(ext_at(0u, i), t);
+    nv_put((NV_EXT + 0u) * cap + i, nt);
+}
+
+// N·trial of rows 3–5 and their share of product_trial's partials.
+fn ext_trial(c: Contact, i: u32) -> vec4<f32> {
+    let cap = params.counts.y;
+    let t = gam_at(ext_at(2u, i)).xyz;
+    let nt = ext_product(c);
+    nv_put((NV_EXT + 2u) * cap + i, vec4<f32>(nt, 0.0));
+    let qe = ext_rhs(i);
+    var v = vec4<f32>(ext_residual_sq(t, nt + qe.xyz, qe.w, i), 0.0, 0.0, 0.0);
+    if params.counts.z != 0u {
+        let ny = nv_at((NV_EXT + 1u) * cap + i).xyz;
+        let d = t - gam_at(ext_at(1u, i)).xyz;
+        let dd = select(0.0, dot(d, d) / qe.w, qe.w > 0.0);
+        v = vec4<f32>(v.x, dot(d, nt - ny), dd, dot(ny + qe.xyz, t - gam_at(ext_at(0u, i)).xyz));
+    }
+    return v;
+}
+
+// The per-constraint work of the sweep kernels, as functions of the constraint index i
+// (< scal.n_contacts): solve_iterate's entry points run one per invocation, the
+// one-workgroup solver (solve_fused) loops over i, so both do the same arithmetic.
+
+// Setup: Nγ⁰ (also Ny⁰, as y⁰ = γ⁰); returns (‖r(γ⁰)‖², 0, 0, max penetration).
+fn product_init_item(i: u32) -> vec4<f32> {
+    let cap = params.counts.y;
+    let c = contacts_at(i);
+    let g = gam_at(SEG_GAMMA * cap + i);
+    let ng = product_e(c, i, g);
+    nv_put(SEG_NGAMMA * cap + i, ng);
+    nv_put(SEG_NY * cap + i, ng);
+    let q = rhs[i];
+    var v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), row_eta(i, c, q.w), c, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+    if HAS_ROLL {
+        v.x += ext_restart(c, i);
+    }
+    return v;
+}
+
+// Setup (APGD): (η‖N(γ⁰ − 1)‖², ‖γ⁰ − 1‖²/η, 0, 0) for the initial Lipschitz estimate in
+// the metric diag(1/η) (Chrono's ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖, preconditioned).
+fn product_lip_item(i: u32) -> vec4<f32> {
+    var v = vec4<f32>(0.0);
+    let eta = rhs[i].w;
+    if eta > 0.0 {
+        let c = contacts_at(i);
+        let e = row_eta(i, c, eta);
+        let d = gam_at(SEG_GAMMA * params.counts.y + i) - vec4<f32>(1.0, 1.0, 1.0, 0.0);
+        let ng = product_e(c, i, d);
+        let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w) || is_patch(c));
+        v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
+        if HAS_ROLL {
+            let qe = ext_rhs(i);
+            if qe.w > 0.0 {
+                let de = gam_at(ext_at(0u, i)).xyz - vec3<f32>(1.0);
+                let ne = ext_product(c);
+                v += vec4<f32>(qe.w * dot(ne, ne), dot(de, de) / qe.w, 0.0, 0.0);
+            }
+        }
+    }
+    return v;
+}
+
+// Pending commit, then projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
+fn jacobi_item(i: u32) {
+    commit_one(i);
+    let cap = params.counts.y;
+    let q = rhs[i];
+    let g = gam_at(SEG_GAMMA * cap + i);
+    var t = vec4<f32>(0.0);
+    if q.w > 0.0 {
+        let c = contacts_at(i);
+        let grad = nv_at(SEG_NGAMMA * cap + i) + vec4<f32>(q.xyz, 0.0);
+        t = project_i(g - (params.coef.y * row_eta(i, c, q.w)) * grad, c, i);
+    }
+    gam_put(SEG_TRIAL * cap + i, t);
+    if HAS_ROLL {
+        let qe = ext_rhs(i);
+        var te = vec3<f32>(0.0);
+        if qe.w > 0.0 {
+            let grad = nv_at((NV_EXT + 0u) * cap + i).xyz + qe.xyz;
+            te = project_ext(gam_at(ext_at(0u, i)).xyz - (params.coef.y * qe.w) * grad, ext_bounds(i));
+        }
+        gam_put(ext_at(2u, i), vec4<f32>(te, 0.0));
+    }
+}
+
+// Pending commit, then APGD: trial = Π_K(y − (η/L) ∘ (Ny + p)).
+fn apgd_item(i: u32) {
+    commit_one(i);
+    let cap = params.counts.y;
+    let q = rhs[i];
+    var t = vec4<f32>(0.0);
+    if q.w > 0.0 {
+        let c = contacts_at(i);
+        let grad = nv_at(SEG_NY * cap + i) + vec4<f32>(q.xyz, 0.0);
+        t = project_i(gam_at(SEG_Y * cap + i) - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
+    }
+    gam_put(SEG_TRIAL * cap + i, t);
+    if HAS_ROLL {
+        let qe = ext_rhs(i);
+        var te = vec3<f32>(0.0);
+        if qe.w > 0.0 {
+            let grad = nv_at((NV_EXT + 1u) * cap + i).xyz + qe.xyz;
+            te = project_ext(gam_at(ext_at(1u, i)).xyz - (qe.w / scal.lip) * grad, ext_bounds(i));
+        }
+        gam_put(ext_at(2u, i), vec4<f32>(te, 0.0));
+    }
+}
+
+// N·trial; returns (‖r(trial)‖², dᵀ(N trial − Ny), Σ‖d_i‖²/η_i, gᵀ(trial − γ)) with
+// d = trial − y and g = Ny + p: APGD's sufficient-decrease test f(trial) ≤ f(y) + gᵀd + L/2‖d‖²
+// (metric diag(1/η)) is exactly dᵀN d ≤ L Σ‖d_i‖²/η_i for a quadratic f, which avoids the
+// cancellation of f32 objectives.
+fn product_trial_item(i: u32) -> vec4<f32> {
+    let cap = params.counts.y;
+    let c = contacts_at(i);
+    let t = gam_at(SEG_TRIAL * cap + i);
+    let nt = product_e(c, i, t);
+    nv_put(SEG_NTRIAL * cap + i, nt);
+    let q = rhs[i];
+    let p = vec4<f32>(q.xyz, 0.0);
+    let e = row_eta(i, c, q.w);
+    let r2 = residual_sq(t, nt + p, e, c, i);
+    var v = vec4<f32>(r2, 0.0, 0.0, 0.0);
+    if params.counts.z != 0u {
+        let ny = nv_at(SEG_NY * cap + i);
+        let d = t - gam_at(SEG_Y * cap + i);
+        let g = ny + p;
+        let dd = select(0.0, sq_over_eta(d, e, c), q.w > 0.0);
+        v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam_at(SEG_GAMMA * cap + i)));
+    }
+    if HAS_ROLL {
+        v += ext_trial(c, i);
+    }
+    return v;
+}
+
+// APGD returns the iterate with the smallest residual.
+fn take_best_item(i: u32) {
+    let cap = params.counts.y;
+    gam_put(SEG_GAMMA * cap + i, gam_at(SEG_BEST * cap + i));
+    if HAS_ROLL {
+        gam_put(ext_at(0u, i), gam_at(ext_at(3u, i)));
+    }
+}

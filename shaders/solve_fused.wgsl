@@ -1,0 +1,131 @@
+// CCP solver in one workgroup (issue #13, item 4): the whole cone problem after assembly —
+// Nγ⁰ and its residual, APGD's Lipschitz estimate, the sweeps until the tolerance or the cap,
+// the pending commit and the best iterate — in one dispatch. A sweep is 4 dispatches on the
+// multi-workgroup path (solve_iterate / solve_schur / solve_reduce), each costing ~40 µs of
+// launch on lavapipe whatever its size, and the recorded sweeps after convergence cost as
+// much; here the stages of a sweep are separated by barriers and the loop ends when the
+// solve has converged. One workgroup runs on one core (one SM on a GPU), so this pays only for
+// problems of up to a few thousand contacts (src/solve `SolverSettings::fused_max`).
+//
+// Same arithmetic as the multi-workgroup path, bit for bit: the per-constraint work is the
+// same functions (common/solve_sweep.wgsl, solve_gather.wgsl), the partial sums are taken per
+// block of WG constraints exactly as per workgroup there, and summed by the same code
+// (common/solve_scalar.wgsl) — so a scene may switch between the paths between batches.
+
+@group(0) @binding(0) var<uniform> params: SolveParams;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
+@group(0) @binding(2) var<storage, read> body_offsets: array<u32>;
+@group(0) @binding(3) var<storage, read> body_entries: array<u32>;
+@group(0) @binding(4) var<storage, read> rot: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> mass_props: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> gam: array<vec4<f32>>; // chunked(8)
+@group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read> counts: array<u32>;
+@group(0) @binding(9) var<storage, read> jcsr: array<u32>;
+@group(0) @binding(10) var<storage, read_write> nv: array<vec4<f32>>; // chunked(4)
+@group(0) @binding(11) var<storage, read_write> rhs: array<vec4<f32>>;
+@group(0) @binding(12) var<storage, read_write> partials: array<vec4<f32>>;
+@group(0) @binding(13) var<storage, read_write> scal: Scalars;
+@group(0) @binding(14) var<storage, read_write> args: array<u32>;
+@group(0) @binding(15) var<storage, read_write> history: array<vec4<f32>>;
+@group(0) @binding(16) var<storage, read_write> step_stats: array<u32>;
+
+// Storage written by some invocations is read by others in the next stage.
+fn sync() {
+    storageBarrier();
+    workgroupBarrier();
+}
+
+// Δv of every body from gam segment `seg` (− shift), as solve_schur's gather kernels.
+fn gather_all(lid: u32, seg: u32, shift: f32) {
+    for (var b = lid; b < params.counts.x; b += WG) {
+        gather(b, seg, shift);
+    }
+    sync();
+}
+
+// One of solve_iterate's reducing products over every constraint, its partial sums per
+// block of WG constraints in partials[block], then their total as solve_reduce takes it.
+// `which`: 0 product_init, 1 product_lip, 2 product_trial (a uniform value).
+fn product_pass(lid: u32, which: u32, ng: u32, n: u32) -> vec4<f32> {
+    for (var k = 0u; k < ng; k++) {
+        let i = k * WG + lid;
+        var v = vec4<f32>(0.0);
+        if i < n {
+            if which == 0u {
+                v = product_init_item(i);
+            } else if which == 1u {
+                v = product_lip_item(i);
+            } else {
+                v = product_trial_item(i);
+            }
+        }
+        reduce_to_partial(v, lid, k, which == 0u);
+        // Lane 0 reads sh until here; the next block overwrites it.
+        workgroupBarrier();
+    }
+    sync();
+    let s = reduce_partials(lid, which == 0u);
+    sync();
+    return s;
+}
+
+// Runs `f` (0 commit, 1 APGD step, 2 Jacobi step, 3 take best) for every constraint.
+fn per_constraint(lid: u32, f: u32, n: u32) {
+    for (var i = lid; i < n; i += WG) {
+        if f == 0u {
+            commit_one(i);
+        } else if f == 1u {
+            apgd_item(i);
+        } else if f == 2u {
+            jacobi_item(i);
+        } else {
+            take_best_item(i);
+        }
+    }
+    sync();
+}
+
+@compute @workgroup_size(256)
+fn solve_fused(@builtin(local_invocation_index) lid: u32) {
+    let apgd = params.counts.z != 0u;
+    let ng = uniform_state(lid).x;
+    let n = scal.n_contacts;
+    gather_all(lid, 0u, 0.0);
+    let s0 = product_pass(lid, 0u, ng, n);
+    if lid == 0u {
+        decide_init(s0);
+    }
+    sync();
+    if apgd && uniform_state(lid).y == 0u {
+        gather_all(lid, 0u, 1.0);
+        let sl = product_pass(lid, 1u, ng, n);
+        if lid == 0u {
+            decide_lip(sl);
+        }
+        sync();
+    }
+    // stab.z: the sweep cap (max_iterations).
+    let cap = u32(params.stab.z);
+    for (var k = 0u; k < cap; k++) {
+        if uniform_state(lid).y != 0u {
+            break;
+        }
+        per_constraint(lid, select(2u, 1u, apgd), n);
+        gather_all(lid, SEG_TRIAL, 0.0);
+        let s = product_pass(lid, 2u, ng, n);
+        if lid == 0u {
+            if apgd {
+                decide_apgd(s);
+            } else {
+                decide_jacobi(s);
+            }
+        }
+        sync();
+    }
+    // The last accepted trial, then (APGD) the best iterate.
+    per_constraint(lid, 0u, n);
+    if apgd {
+        per_constraint(lid, 3u, n);
+    }
+}

@@ -1,0 +1,109 @@
+//! The one-workgroup solver (shaders/solve_fused.wgsl, issue #13 item 4) against the
+//! multi-workgroup path: the same scene stepped with every solve fused and with none must
+//! end bit-identical — positions, velocities, sweeps and residuals of every step — since a
+//! simulation switches between the two paths by problem size from batch to batch. Covered:
+//! APGD on the default scene at 300 beads (several blocks of contacts, impacts at the cap,
+//! backtracking, early exits), Jacobi on a small pour,
+//! joints (pendulum chain), and a compliance model with rolling and spinning rows.
+
+use bristlecone::gpu::shared_context;
+use bristlecone::scene;
+use bristlecone::setup;
+use bristlecone::step::{Simulation, StepRecord};
+use std::path::Path;
+
+fn scene_text(rel: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).unwrap()
+}
+
+/// Steps `text` (generated grain counts × `scale`) for `batches` × `per` steps with every
+/// solve fused (`fused`) or none.
+fn run(
+    text: &str,
+    scale: f64,
+    fused: bool,
+    batches: u32,
+    per: u32,
+) -> (Simulation, Vec<StepRecord>) {
+    let path = Path::new("fused_test.toml");
+    let scene = scene::parse_str_scaled(text, path, scale).unwrap();
+    let mut sim = Simulation::new(
+        shared_context(),
+        &setup::build_bodies(&scene),
+        setup::step_settings(&scene),
+    )
+    .unwrap();
+    sim.set_fused_max(if fused { u32::MAX } else { 0 });
+    let mut records = Vec::new();
+    for _ in 0..batches {
+        records.extend(sim.advance(per, 1).unwrap());
+    }
+    (sim, records)
+}
+
+fn bits(v: &[[f32; 4]]) -> Vec<u32> {
+    v.iter().flatten().map(|x| x.to_bits()).collect()
+}
+
+/// Runs both paths and requires the same bits; returns the fused run's records.
+fn same_both_ways(text: &str, scale: f64, batches: u32, per: u32) -> Vec<StepRecord> {
+    let (a, ra) = run(text, scale, true, batches, per);
+    let (b, rb) = run(text, scale, false, batches, per);
+    assert_eq!(a.fused_batches, batches as u64, "fused run did not fuse");
+    assert_eq!(b.fused_batches, 0, "multi-workgroup run fused");
+    let sweeps = |r: &[StepRecord]| r.iter().map(|s| s.iterations).collect::<Vec<_>>();
+    assert_eq!(sweeps(&ra), sweeps(&rb), "sweeps per step differ");
+    let res = |r: &[StepRecord]| r.iter().map(|s| s.residual.to_bits()).collect::<Vec<_>>();
+    assert_eq!(res(&ra), res(&rb), "residuals differ");
+    let (sa, sb) = (a.read_state().unwrap(), b.read_state().unwrap());
+    assert_eq!(bits(&sa.pos), bits(&sb.pos), "positions differ");
+    assert_eq!(bits(&sa.vel), bits(&sb.vel), "velocities differ");
+    assert_eq!(
+        bits(&sa.omega),
+        bits(&sb.omega),
+        "angular velocities differ"
+    );
+    assert!(ra.iter().any(|s| s.iterations > 1), "nothing was solved");
+    ra
+}
+
+fn pour(kind: &str) -> String {
+    let text = scene_text("tests/fixtures/scenes/small_pour.toml");
+    text.replace(
+        "[[material]]",
+        &format!("[solver]\nkind = \"{kind}\"\nmax_iterations = 60\n\n[[material]]"),
+    )
+}
+
+#[test]
+fn apgd_pour_is_the_same_fused_or_not() {
+    // The default scene at 300 beads: more than one block of WG contacts
+    // (partial sums over blocks), the impact at the cap, backtracking, early exits.
+    let text = scene_text("assets/scenes/default.toml");
+    let r = same_both_ways(&text, 0.1, 5, 30);
+    assert!(r.iter().any(|s| s.iterations >= 40), "no long solve");
+    assert!(r.iter().any(|s| s.iterations < 100), "no early exit");
+    let peak = r.iter().map(|s| s.contacts).max().unwrap();
+    assert!(peak > 256, "one block of contacts only: {peak}");
+}
+
+#[test]
+fn jacobi_pour_is_the_same_fused_or_not() {
+    same_both_ways(&pour("jacobi"), 1.0, 3, 25);
+}
+
+#[test]
+fn joints_are_the_same_fused_or_not() {
+    let text = scene_text("assets/scenes/pendulum_chain.toml");
+    same_both_ways(&text, 1.0, 2, 20);
+}
+
+#[test]
+fn models_and_rolling_rows_are_the_same_fused_or_not() {
+    let text = pour("apgd").replace(
+        "friction = 0.5",
+        "friction = 0.5\nrolling_friction = 0.05\nspinning_friction = 0.02\n\
+         model = { kind = \"compliant\", stiffness = 2e4, damping = 5.0 }",
+    );
+    same_both_ways(&text, 1.0, 3, 25);
+}
