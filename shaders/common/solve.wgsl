@@ -35,8 +35,9 @@ struct SolveParams {
 
 // Segments of `gam` (γ, y, trial, best, aux, state) and `nv` (Nγ, Ny, N·trial): pipeline
 // constants of src/solve/mod.rs `Layout`, so a solver allocates only what it uses. Jacobi
-// has no y, best or Ny: they alias γ and Nγ, which the step kernels only write with the
-// same values (the start γ⁰; Nγ⁰) and never read. Rolling rows keep the full layout.
+// has no y, trial, best, Ny or N·trial: they alias γ and Nγ. It accepts every trial, so its
+// step writes the trial over γ_i (read just before by the same invocation) and the product
+// N·trial over Nγ; the commit then copies each onto itself. Rolling rows keep the full layout.
 const SEG_GAMMA: u32 = 0u;
 override SEG_Y: u32 = 1u;
 override SEG_TRIAL: u32 = 2u;

@@ -132,8 +132,8 @@ pub struct SolverScalars {
 /// Segments of `gam` and `nv` (the `SEG_*` pipeline constants of shaders/common/solve.wgsl),
 /// each `capacity` vec4 long. APGD: γ, y, trial, best, aux (the row layout's, see [`rows`]),
 /// then the state of stateful models (LuGre) when the table has one; `nv`: Nγ, Ny, N·trial.
-/// Jacobi needs no y, best or Ny: γ, trial, aux, [state]; Nγ, N·trial (the aliases y = best
-/// = γ and Ny = Nγ are only written with equal values). Rolling and spinning rows 3–5 (see
+/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state]; Nγ (its steps accept every
+/// trial, so they write it in place: y = trial = best = γ, Ny = N·trial = Nγ). Rolling and spinning rows 3–5 (see
 /// [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial, best,
 /// (p_e, η_e), bounds at 6..11 and ext Nγ, Ny, N·trial at 3..5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -149,7 +149,9 @@ impl Layout {
         if self.apgd || self.rolling {
             [1, 2, 3, 4, 5, 1, 2]
         } else {
-            [0, 1, 0, 2, 3, 0, 1]
+            // Jacobi accepts every trial: it is computed in place (trial = γ, N·trial = Nγ;
+            // contact i's step reads only its own γ_i and Nγ_i before writing them).
+            [0, 0, 0, 1, 2, 0, 0]
         }
     }
 
@@ -158,7 +160,7 @@ impl Layout {
         match (self.rolling, self.apgd) {
             (true, _) => (12, 6),
             (false, true) => (5 + self.stateful as u64, 3),
-            (false, false) => (3 + self.stateful as u64, 2),
+            (false, false) => (2 + self.stateful as u64, 1),
         }
     }
 
