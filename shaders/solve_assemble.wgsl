@@ -435,7 +435,9 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     }
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
-    gam_put(SEG_AUX * cap + i, vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t));
+    if HAS_AUX {
+        gam_put(SEG_AUX * cap + i, vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t));
+    }
     if state_on() {
         gam_put(SEG_STATE * cap + i, vec4<f32>(t.st, t.r));
     }

@@ -249,11 +249,13 @@ fn solver_matches_twin(kind: SolverKind, sweeps: u32) {
     // GPU.
     let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &moved).unwrap();
     let mut solve = Solve::new(&ctx, &bodies, all.len() as u32, &st, DT).unwrap();
-    solve.set_joints(
-        &ctx,
-        blocks.len() as u32,
-        &block_lists(moved.len(), &blocks),
-    );
+    solve
+        .set_joints(
+            &ctx,
+            blocks.len() as u32,
+            &block_lists(moved.len(), &blocks),
+        )
+        .unwrap();
     let (off, ent) = build_csr(moved.len(), &contacts);
     let recs = buffers::storage_from(&ctx, "contacts", &all);
     let counts = buffers::storage_from(&ctx, "counts", &counts_words(nc as u32));

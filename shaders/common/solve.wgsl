@@ -44,6 +44,9 @@ override SEG_TRIAL: u32 = 2u;
 override SEG_BEST: u32 = 3u;
 // Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
 override SEG_AUX: u32 = 4u;
+// Whether the aux segment exists (src/solve `Layout::aux`): plain Coulomb contacts with the
+// relaxed cone never read it, and then SEG_AUX aliases γ and assembly does not write it.
+override HAS_AUX: bool = true;
 // The state segment (see solve_assemble), present when params.model.z: w = the disk radius
 // of a tanh / LuGre contact's projection, −1 for a cone contact.
 override SEG_STATE: u32 = 5u;

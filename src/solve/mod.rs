@@ -141,17 +141,22 @@ pub struct Layout {
     pub apgd: bool,
     pub stateful: bool,
     pub rolling: bool,
+    /// The aux segment (the row layout's per-contact extras: compliance, joint and patch
+    /// row scalings, the exact cone's offset). Plain Coulomb contacts with the relaxed cone
+    /// read none of it (`HAS_AUX` false: SEG_AUX aliases γ and is never written).
+    pub aux: bool,
 }
 
 impl Layout {
     /// (y, trial, best, aux, state, Ny, N·trial) segment indices.
     fn indices(&self) -> [u32; 7] {
+        let (aux, after) = (self.aux as u32, self.aux as u32);
         if self.apgd || self.rolling {
-            [1, 2, 3, 4, 5, 1, 2]
+            [1, 2, 3, 4 * aux, 4 + after, 1, 2]
         } else {
             // Jacobi accepts every trial: it is computed in place (trial = γ, N·trial = Nγ;
             // contact i's step reads only its own γ_i and Nγ_i before writing them).
-            [0, 0, 0, 1, 2, 0, 0]
+            [0, 0, 0, aux, 1 + after, 0, 0]
         }
     }
 
@@ -159,8 +164,8 @@ impl Layout {
     pub fn segments(&self) -> (u64, u64) {
         match (self.rolling, self.apgd) {
             (true, _) => (12, 6),
-            (false, true) => (5 + self.stateful as u64, 3),
-            (false, false) => (2 + self.stateful as u64, 1),
+            (false, true) => (4 + self.aux as u64 + self.stateful as u64, 3),
+            (false, false) => (1 + self.aux as u64 + self.stateful as u64, 1),
         }
     }
 
@@ -176,12 +181,14 @@ impl Layout {
             apgd: kind == SolverKind::Apgd,
             stateful: false,
             rolling: false,
+            aux: false,
         }
     }
 
-    fn constants(&self) -> [(&'static str, f64); 7] {
+    fn constants(&self) -> [(&'static str, f64); 8] {
         let i = self.indices().map(f64::from);
         [
+            ("HAS_AUX", if self.aux { 1.0 } else { 0.0 }),
             ("SEG_Y", i[0]),
             ("SEG_TRIAL", i[1]),
             ("SEG_BEST", i[2]),
@@ -450,7 +457,14 @@ impl Solve {
             vel: bodies.vel.clone(),
             omega: bodies.omega.clone(),
             update_bind,
-            c: ContactBuffers::new(ctx, contact_capacity, Layout::plain(settings.kind))?,
+            c: ContactBuffers::new(
+                ctx,
+                contact_capacity,
+                Layout {
+                    aux: settings.cone == Cone::Exact,
+                    ..Layout::plain(settings.kind)
+                },
+            )?,
             models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]]),
             n_models: 1,
             any_model: false,
@@ -476,6 +490,7 @@ impl Solve {
             rows.to_vec()
         };
         self.any_model = table.iter().any(|r| r[0] as u32 != rows::MODEL_COULOMB);
+        self.any_patch = rows::has_patches(&table);
         self.relayout(
             ctx,
             Layout {
@@ -484,7 +499,6 @@ impl Solve {
                 ..self.c.layout
             },
         )?;
-        self.any_patch = rows::has_patches(&table);
         self.n_models = table.len() as u32;
         self.models = buffers::storage_from(ctx, "solve models", &table);
         self.write_params(ctx);
@@ -495,14 +509,21 @@ impl Solve {
     /// Joint blocks: `n_blocks` records that the joint stage appends after the contacts
     /// every step (src/solve/rows, "Joints"), with their per-body lists `jcsr`
     /// (offsets[0..=bodies], then entries block * 2 + side). 0 blocks: no joint reads at all.
-    pub fn set_joints(&mut self, ctx: &GpuContext, n_blocks: u32, jcsr: &[u32]) {
+    pub fn set_joints(
+        &mut self,
+        ctx: &GpuContext,
+        n_blocks: u32,
+        jcsr: &[u32],
+    ) -> Result<(), GpuError> {
         let before = self.specialisation();
         self.n_joint_blocks = n_blocks;
+        self.relayout(ctx, self.c.layout)?;
         self.respecialise(before);
         let mut words = jcsr.to_vec();
         words.resize(words.len().max(4), 0);
         self.jcsr = buffers::storage_from(ctx, "solve joint lists", &words);
         self.write_params(ctx);
+        Ok(())
     }
 
     /// What the solver pipelines are compiled for: the current model table and joints.
@@ -620,6 +641,7 @@ impl Solve {
             self.history = buffers::storage_zeroed(ctx, "solve history", history_bytes(settings))?;
         }
         let before = self.specialisation();
+        self.settings = *settings;
         self.relayout(
             ctx,
             Layout {
@@ -627,7 +649,6 @@ impl Solve {
                 ..self.c.layout
             },
         )?;
-        self.settings = *settings;
         self.sweep_budget = settings.max_iterations;
         self.write_params(ctx);
         self.respecialise(before);
@@ -659,6 +680,15 @@ impl Solve {
     /// Re-allocates `gam` and `nv` for `layout` if it differs (scratch of one solve: nothing
     /// to keep); pipelines follow through [`Solve::specialisation`].
     fn relayout(&mut self, ctx: &GpuContext, layout: Layout) -> Result<(), GpuError> {
+        let layout = Layout {
+            aux: self.any_model
+                || self.any_patch
+                || self.n_joint_blocks > 0
+                || self.settings.cone == Cone::Exact
+                || layout.stateful
+                || layout.rolling,
+            ..layout
+        };
         if layout != self.c.layout {
             let (segments, nv_segments) = layout.segments();
             let cap = self.c.capacity as u64 * 16;

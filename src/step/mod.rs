@@ -261,7 +261,7 @@ impl ContactStages {
         let dt = self.solve.dt();
         let stage = crate::joints::Joints::new(ctx, joints, n_bodies, dt, s.recovery_speed)?;
         let nb = stage.n_blocks();
-        self.solve.set_joints(ctx, nb, &stage.lists);
+        self.solve.set_joints(ctx, nb, &stage.lists)?;
         self.joints = (nb > 0).then_some(stage);
         self.joint_params(ctx);
         Ok(())
