@@ -5,7 +5,8 @@
 // launch on lavapipe whatever its size, and the recorded sweeps after convergence cost as
 // much; here the stages of a sweep are separated by barriers and the loop ends when the
 // solve has converged. One workgroup runs on one core (one SM on a GPU), so this pays only for
-// problems of up to a few thousand contacts (src/solve `SolverSettings::fused_max`).
+// problems of up to a few thousand contacts (`Simulation::set_fused_max`). `solve_tail`
+// finishes a multi-workgroup solve whose recorded sweeps did not reach the tolerance.
 //
 // Same arithmetic as the multi-workgroup path, bit for bit: the per-constraint work is the
 // same functions (common/solve_sweep.wgsl, solve_gather.wgsl), the partial sums are taken per
@@ -86,29 +87,22 @@ fn per_constraint(lid: u32, f: u32, n: u32) {
     sync();
 }
 
-@compute @workgroup_size(256)
-fn solve_fused(@builtin(local_invocation_index) lid: u32) {
-    let apgd = params.counts.z != 0u;
-    let ng = uniform_state(lid).x;
-    let n = scal.n_contacts;
-    gather_all(lid, 0u, 0.0);
-    let s0 = product_pass(lid, 0u, ng, n);
+var<workgroup> sh_iters: u32;
+
+// Sweeps taken so far (scal.iters), the same for every invocation.
+fn sweeps_done(lid: u32) -> u32 {
     if lid == 0u {
-        decide_init(s0);
+        sh_iters = scal.iters;
     }
-    sync();
-    if apgd && uniform_state(lid).y == 0u {
-        gather_all(lid, 0u, 1.0);
-        let sl = product_pass(lid, 1u, ng, n);
-        if lid == 0u {
-            decide_lip(sl);
-        }
-        sync();
-    }
-    // stab.z: the sweep cap (max_iterations).
+    return workgroupUniformLoad(&sh_iters);
+}
+
+// Sweeps from the current state until converged or `stab.z` (max_iterations) sweeps in all,
+// then the pending commit and (APGD) the best iterate.
+fn sweeps_to_end(lid: u32, apgd: bool, ng: u32, n: u32) {
     let cap = u32(params.stab.z);
-    for (var k = 0u; k < cap; k++) {
-        if uniform_state(lid).y != 0u {
+    loop {
+        if uniform_state(lid).y != 0u || sweeps_done(lid) >= cap {
             break;
         }
         per_constraint(lid, select(2u, 1u, apgd), n);
@@ -128,4 +122,37 @@ fn solve_fused(@builtin(local_invocation_index) lid: u32) {
     if apgd {
         per_constraint(lid, 3u, n);
     }
+}
+
+// The whole cone problem after assembly.
+@compute @workgroup_size(256)
+fn solve_fused(@builtin(local_invocation_index) lid: u32) {
+    let apgd = params.counts.z != 0u;
+    let ng = uniform_state(lid).x;
+    let n = scal.n_contacts;
+    gather_all(lid, 0u, 0.0);
+    let s0 = product_pass(lid, 0u, ng, n);
+    if lid == 0u {
+        decide_init(s0);
+    }
+    sync();
+    if apgd && uniform_state(lid).y == 0u {
+        gather_all(lid, 0u, 1.0);
+        let sl = product_pass(lid, 1u, ng, n);
+        if lid == 0u {
+            decide_lip(sl);
+        }
+        sync();
+    }
+    sweeps_to_end(lid, apgd, ng, n);
+}
+
+// The tail of a multi-workgroup solve (relaxed cone): after its recorded sweeps (the sweep
+// budget), the sweeps it still needs, here, then its end. So a budget below what a step
+// needs costs a few single-workgroup sweeps instead of a redone batch, and the budget can
+// follow the typical step rather than the worst one (src/step `adapt_sweep_budget`).
+@compute @workgroup_size(256)
+fn solve_tail(@builtin(local_invocation_index) lid: u32) {
+    let apgd = params.counts.z != 0u;
+    sweeps_to_end(lid, apgd, uniform_state(lid).x, scal.n_contacts);
 }

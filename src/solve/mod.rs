@@ -277,6 +277,8 @@ pub struct Solve {
     generic: bool,
     /// Record the next solves in one workgroup (solve_fused; see [`Solve::set_fused`]).
     fused: bool,
+    /// End multi-workgroup solves in solve_tail (see [`Solve::set_tail`]).
+    tail: bool,
     update: Kernel,
     params: wgpu::Buffer,
     scal: wgpu::Buffer,
@@ -446,6 +448,7 @@ impl Solve {
             kernels: OnceLock::new(),
             generic: false,
             fused: false,
+            tail: true,
             update,
             params,
             scal: buffers::storage_zeroed(ctx, "solve scalars", 64)?,
@@ -786,10 +789,14 @@ impl Solve {
         k.reduce.dispatch_groups(p, "init_args", &red, 1);
         k.assemble
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
-        if let Some(fused) = self.fused_kernel(ctx) {
-            let bind = self.bind_fused(ctx, fused, inputs);
-            fused.dispatch_groups(p, "solve_fused", &bind, 1);
+        let one = self
+            .one_workgroup_kernel(ctx)
+            .map(|k| (k, self.bind_fused(ctx, k, inputs)));
+        if let Some((fused, bind)) = one.as_ref().filter(|_| self.fused_kernel(ctx).is_some()) {
+            fused.dispatch_groups(p, "solve_fused", bind, 1);
         }
+        // The multi-workgroup sweeps end in solve_tail where it builds (relaxed cone).
+        let tail = one.as_ref().filter(|_| self.tail_active(ctx));
         for _ in 0..self.cone_problems_recorded(ctx) {
             if self.settings.cone == Cone::Exact {
                 // Offset s = μ‖u_T‖ from the current γ; ends the outer loop at its fixed point.
@@ -805,7 +812,7 @@ impl Solve {
                     .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
                 k.reduce.dispatch_groups(p, "reduce_init", &red, 1);
             }
-            self.record_sweeps(k, p, &sch, &it, &red);
+            self.record_sweeps(k, p, &sch, &it, &red, tail);
         }
         k.iterate
             .dispatch_indirect(p, "painleve", &it, args, ARGS_ALL);
@@ -835,10 +842,28 @@ impl Solve {
     }
 
     fn fused_kernel(&self, ctx: &GpuContext) -> Option<&Kernel> {
-        if !self.fused || self.settings.cone != Cone::Relaxed {
+        self.one_workgroup_kernel(ctx).filter(|_| self.fused)
+    }
+
+    /// solve_fused's stage (its entry points `solve_fused` and `solve_tail`), for the relaxed
+    /// cone where the adapter builds it.
+    fn one_workgroup_kernel(&self, ctx: &GpuContext) -> Option<&Kernel> {
+        if self.settings.cone != Cone::Relaxed {
             return None;
         }
         self.kernels(ctx).fused(ctx)
+    }
+
+    /// Whether multi-workgroup solves end in `solve_tail` (sweeps past the recorded budget in
+    /// one workgroup): then a budget below a step's need costs no redone batch.
+    pub fn tail_active(&self, ctx: &GpuContext) -> bool {
+        self.tail && !self.fused && self.one_workgroup_kernel(ctx).is_some()
+    }
+
+    /// Ends multi-workgroup solves in `solve_tail` (default) or in the commit kernels only
+    /// (then the sweep budget must cover every step, see `Simulation::adapt_sweep_budget`).
+    pub fn set_tail(&mut self, on: bool) {
+        self.tail = on;
     }
 
     /// Runs the next solves in one workgroup (solve_fused) or on the multi-workgroup path.
@@ -869,6 +894,7 @@ impl Solve {
         sch: &wgpu::BindGroup,
         it: &wgpu::BindGroup,
         red: &wgpu::BindGroup,
+        tail: Option<&(&Kernel, wgpu::BindGroup)>,
     ) {
         let apgd = self.settings.kind == SolverKind::Apgd;
         let args = &self.args;
@@ -891,6 +917,11 @@ impl Solve {
             k.iterate
                 .dispatch_indirect(p, "product_trial", it, args, ARGS_WORK);
             k.reduce.dispatch_groups(p, reduce, red, 1);
+        }
+        if let Some((kernel, bind)) = tail {
+            // Sweeps past the budget if the step needs them, the commit, the best iterate.
+            kernel.dispatch_groups(p, "solve_tail", bind, 1);
+            return;
         }
         // The last accepted trial (the step kernels commit the previous sweep's lazily).
         k.iterate.dispatch_indirect(p, "commit", it, args, ARGS_ALL);
