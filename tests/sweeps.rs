@@ -66,11 +66,18 @@ fn adaptive_equals_full(tail: bool) -> Pour {
         a.budgets,
         a.iterations
     );
-    assert!(a.iterations.iter().any(|&i| i > 0), "no step solved anything");
+    assert!(
+        a.iterations.iter().any(|&i| i > 0),
+        "no step solved anything"
+    );
     let (sa, sb) = (a.sim.read_state().unwrap(), b.sim.read_state().unwrap());
     assert_eq!(bits(&sa.pos), bits(&sb.pos), "positions differ");
     assert_eq!(bits(&sa.vel), bits(&sb.vel), "velocities differ");
-    assert_eq!(bits(&sa.omega), bits(&sb.omega), "angular velocities differ");
+    assert_eq!(
+        bits(&sa.omega),
+        bits(&sb.omega),
+        "angular velocities differ"
+    );
     eprintln!(
         "tail {tail}: budgets {:?}, redone batches {}, sweeps per step {:?}",
         a.budgets, a.sim.budget_redos, a.iterations
@@ -93,5 +100,9 @@ fn sweeps_past_the_budget_finish_in_one_workgroup_with_the_same_result() {
         .chunks(10)
         .zip(&a.budgets)
         .any(|(steps, &b)| steps.iter().any(|&i| i > b));
-    assert!(over, "no step past its budget: {:?} {:?}", a.budgets, a.iterations);
+    assert!(
+        over,
+        "no step past its budget: {:?} {:?}",
+        a.budgets, a.iterations
+    );
 }

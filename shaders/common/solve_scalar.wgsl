@@ -38,14 +38,9 @@ fn sum_partials(lid: u32, ng: u32, w_max: bool) -> vec4<f32> {
         let o = partials[g];
         acc = vec4<f32>(acc.xyz + o.xyz, select(acc.w + o.w, max(acc.w, o.w), w_max));
     }
-    sh[lid] = acc;
-    workgroupBarrier();
-    if lid < 16u {
-        sh[lid] = tree16(lid, 16u, w_max);
-    }
-    workgroupBarrier();
+    let t = tree_total(acc, lid, w_max);
     if lid == 0u {
-        sh[0] = tree16(0u, 1u, w_max);
+        sh[0] = t;
     }
     workgroupBarrier();
     return sh[0];

@@ -117,19 +117,12 @@ fn residual_sq(gamma: vec4<f32>, g: vec4<f32>, e: vec4<f32>, c: Contact, i: u32)
 }
 
 // Fixed-order workgroup reduction of `v` (sums; .w is a max when `w_max`), written to
-// partials[slot] (the workgroup, or the one-workgroup solver's block of WG constraints). Deterministic run to run. The binary tree of halving strides
-// (128, 64, …, 1) in two levels: 16 lanes each run its first four levels in registers on the
-// 16 values congruent mod 16, then one lane the last four, so the sums are bit-identical to
-// the 8-barrier ladder with 2 barriers: lavapipe switches every fiber at each barrier.
+// partials[slot] (the workgroup, or the one-workgroup solver's block of WG constraints).
+// Deterministic run to run (common/solve_tree.wgsl).
 fn reduce_to_partial(v: vec4<f32>, lid: u32, slot: u32, w_max: bool) {
-    sh[lid] = v;
-    workgroupBarrier();
-    if lid < 16u {
-        sh[lid] = tree16(lid, 16u, w_max);
-    }
-    workgroupBarrier();
+    let t = tree_total(v, lid, w_max);
     if lid == 0u {
-        partials[slot] = tree16(0u, 1u, w_max);
+        partials[slot] = t;
     }
 }
 

@@ -4,6 +4,25 @@
 
 var<workgroup> sh: array<vec4<f32>, WG>;
 
+// The fixed-order total of every lane's `v` (sums; .w is a max when `w_max`), valid in lane 0
+// only: the binary tree of halving strides (128, 64, …, 1) in two levels — 16 lanes each run
+// its first four levels in registers on the 16 values congruent mod 16, then one lane the
+// last four — bit-identical to the 8-barrier ladder with 2 barriers: lavapipe switches every
+// fiber of the workgroup at each barrier.
+fn tree_total(v: vec4<f32>, lid: u32, w_max: bool) -> vec4<f32> {
+    sh[lid] = v;
+    workgroupBarrier();
+    if lid < 16u {
+        sh[lid] = tree16(lid, 16u, w_max);
+    }
+    workgroupBarrier();
+    var t = vec4<f32>(0.0);
+    if lid == 0u {
+        t = tree16(0u, 1u, w_max);
+    }
+    return t;
+}
+
 // The halving-stride tree over sh[base + stride * j], j < 16: (j, j + 8), (j, j + 4), …
 // Written out: a local array indexed in loops lives in per-lane scratch memory on lavapipe
 // and cost 5× the barriers it saves.
