@@ -79,7 +79,9 @@ fn main() {
         };
         let bodies = GpuBodies::upload(&ctx, &state).unwrap();
         let mut solve = Solve::new(&ctx, &bodies, nb as u32, &st, DT).unwrap();
-        solve.set_joints(&ctx, nb as u32, &block_lists(n, &blocks));
+        solve
+            .set_joints(&ctx, nb as u32, &block_lists(n, &blocks))
+            .expect("joint lists");
         let rec_buf = buffers::storage_from(&ctx, "contacts", &recs);
         let counts = buffers::storage_from(&ctx, "counts", &counts_words(0));
         let o = buffers::storage_from(&ctx, "offsets", &csr_off);
