@@ -6,6 +6,7 @@
 //! backtracking, early exits), Jacobi on a small pour,
 //! joints (pendulum chain), and a compliance model with rolling and spinning rows.
 
+use crate::common::assert_same_bodies;
 use bristlecone::gpu::shared_context;
 use bristlecone::scene;
 use bristlecone::setup;
@@ -41,10 +42,6 @@ fn run(
     (sim, records)
 }
 
-fn bits(v: &[[f32; 4]]) -> Vec<u32> {
-    v.iter().flatten().map(|x| x.to_bits()).collect()
-}
-
 /// Runs both paths and requires the same bits; returns the fused run's records.
 fn same_both_ways(text: &str, scale: f64, batches: u32, per: u32) -> Vec<StepRecord> {
     let (a, ra) = run(text, scale, true, batches, per);
@@ -55,14 +52,7 @@ fn same_both_ways(text: &str, scale: f64, batches: u32, per: u32) -> Vec<StepRec
     assert_eq!(sweeps(&ra), sweeps(&rb), "sweeps per step differ");
     let res = |r: &[StepRecord]| r.iter().map(|s| s.residual.to_bits()).collect::<Vec<_>>();
     assert_eq!(res(&ra), res(&rb), "residuals differ");
-    let (sa, sb) = (a.read_state().unwrap(), b.read_state().unwrap());
-    assert_eq!(bits(&sa.pos), bits(&sb.pos), "positions differ");
-    assert_eq!(bits(&sa.vel), bits(&sb.vel), "velocities differ");
-    assert_eq!(
-        bits(&sa.omega),
-        bits(&sb.omega),
-        "angular velocities differ"
-    );
+    assert_same_bodies(&a, &b);
     assert!(ra.iter().any(|s| s.iterations > 1), "nothing was solved");
     ra
 }

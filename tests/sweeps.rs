@@ -5,6 +5,7 @@
 //! — both when a step past its budget finishes in one workgroup (solve_tail, the default)
 //! and when its batch is redone with the full cap.
 
+use crate::common::assert_same_bodies;
 use bristlecone::gpu::shared_context;
 use bristlecone::run::load_scene;
 use bristlecone::setup;
@@ -43,10 +44,6 @@ fn pour(adaptive: bool, tail: bool) -> Pour {
     }
 }
 
-fn bits(v: &[[f32; 4]]) -> Vec<u32> {
-    v.iter().flatten().map(|x| x.to_bits()).collect()
-}
-
 /// The adaptive run (tail on or off) against the whole cap recorded every step.
 fn adaptive_equals_full(tail: bool) -> Pour {
     let a = pour(true, tail);
@@ -70,14 +67,7 @@ fn adaptive_equals_full(tail: bool) -> Pour {
         a.iterations.iter().any(|&i| i > 0),
         "no step solved anything"
     );
-    let (sa, sb) = (a.sim.read_state().unwrap(), b.sim.read_state().unwrap());
-    assert_eq!(bits(&sa.pos), bits(&sb.pos), "positions differ");
-    assert_eq!(bits(&sa.vel), bits(&sb.vel), "velocities differ");
-    assert_eq!(
-        bits(&sa.omega),
-        bits(&sb.omega),
-        "angular velocities differ"
-    );
+    assert_same_bodies(&a.sim, &b.sim);
     eprintln!(
         "tail {tail}: budgets {:?}, redone batches {}, sweeps per step {:?}",
         a.budgets, a.sim.budget_redos, a.iterations

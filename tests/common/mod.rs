@@ -285,3 +285,22 @@ pub fn turned(q0: DQuat, q: [f32; 4]) -> f64 {
     let angle = (q1 * q0.inverse()).to_axis_angle().1;
     angle.min(std::f64::consts::TAU - angle)
 }
+
+/// Requires two simulations' bodies to hold the same bits (positions, velocities, angular
+/// velocities): for paths that must never change a result.
+pub fn assert_same_bodies(a: &bristlecone::step::Simulation, b: &bristlecone::step::Simulation) {
+    let bits = |v: &[[f32; 4]]| {
+        v.iter()
+            .flatten()
+            .map(|x| x.to_bits())
+            .collect::<Vec<u32>>()
+    };
+    let (sa, sb) = (a.read_state().unwrap(), b.read_state().unwrap());
+    assert_eq!(bits(&sa.pos), bits(&sb.pos), "positions differ");
+    assert_eq!(bits(&sa.vel), bits(&sb.vel), "velocities differ");
+    assert_eq!(
+        bits(&sa.omega),
+        bits(&sb.omega),
+        "angular velocities differ"
+    );
+}
