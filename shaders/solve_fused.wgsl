@@ -97,9 +97,9 @@ fn sweeps_done(lid: u32) -> u32 {
     return workgroupUniformLoad(&sh_iters);
 }
 
-// Sweeps from the current state until converged or `stab.z` (max_iterations) sweeps in all,
-// then the pending commit and (APGD) the best iterate.
-fn sweeps_to_end(lid: u32, apgd: bool, ng: u32, n: u32) {
+// Sweeps from the current state until converged or `stab.z` (max_iterations) sweeps in all.
+// The last accepted trial is left pending, as after the multi-workgroup sweeps.
+fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
     let cap = u32(params.stab.z);
     loop {
         if uniform_state(lid).y != 0u || sweeps_done(lid) >= cap {
@@ -116,11 +116,6 @@ fn sweeps_to_end(lid: u32, apgd: bool, ng: u32, n: u32) {
             }
         }
         sync();
-    }
-    // The last accepted trial, then (APGD) the best iterate.
-    per_constraint(lid, 0u, n);
-    if apgd {
-        per_constraint(lid, 3u, n);
     }
 }
 
@@ -144,15 +139,21 @@ fn solve_fused(@builtin(local_invocation_index) lid: u32) {
         }
         sync();
     }
-    sweeps_to_end(lid, apgd, ng, n);
+    sweeps_until_done(lid, apgd, ng, n);
+    // The last accepted trial, then (APGD) the best iterate.
+    per_constraint(lid, 0u, n);
+    if apgd {
+        per_constraint(lid, 3u, n);
+    }
 }
 
 // The tail of a multi-workgroup solve (relaxed cone): after its recorded sweeps (the sweep
-// budget), the sweeps it still needs, here, then its end. So a budget below what a step
-// needs costs a few single-workgroup sweeps instead of a redone batch, and the budget can
-// follow the typical step rather than the worst one (src/step `adapt_sweep_budget`).
+// budget), the sweeps it still needs, here; its commit and best iterate stay multi-workgroup
+// dispatches. So a budget below what a step needs costs a few single-workgroup sweeps
+// instead of a redone batch, and the budget can follow the typical step rather than the
+// worst one (src/step `adapt_sweep_budget`). A converged solve exits at once.
 @compute @workgroup_size(256)
 fn solve_tail(@builtin(local_invocation_index) lid: u32) {
     let apgd = params.counts.z != 0u;
-    sweeps_to_end(lid, apgd, uniform_state(lid).x, scal.n_contacts);
+    sweeps_until_done(lid, apgd, uniform_state(lid).x, scal.n_contacts);
 }

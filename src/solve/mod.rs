@@ -918,10 +918,11 @@ impl Solve {
                 .dispatch_indirect(p, "product_trial", it, args, ARGS_WORK);
             k.reduce.dispatch_groups(p, reduce, red, 1);
         }
-        if let Some((kernel, bind)) = tail {
-            // Sweeps past the budget if the step needs them, the commit, the best iterate.
+        if let Some((kernel, bind)) =
+            tail.filter(|_| self.sweep_budget < self.settings.max_iterations)
+        {
+            // The sweeps past the budget that the step needs, in one workgroup.
             kernel.dispatch_groups(p, "solve_tail", bind, 1);
-            return;
         }
         // The last accepted trial (the step kernels commit the previous sweep's lazily).
         k.iterate.dispatch_indirect(p, "commit", it, args, ARGS_ALL);
