@@ -133,9 +133,10 @@ pub struct SolverScalars {
 /// each `capacity` vec4 long. APGD: γ, y, trial, best, aux (the row layout's, see [`rows`]),
 /// then the state of stateful models (LuGre) when the table has one; `nv`: Nγ, Ny, N·trial.
 /// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state]; Nγ (its steps accept every
-/// trial, so they write it in place: y = trial = best = γ, Ny = N·trial = Nγ). Rolling and spinning rows 3–5 (see
-/// [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial, best,
-/// (p_e, η_e), bounds at 6..11 and ext Nγ, Ny, N·trial at 3..5.
+/// trial, so they write it in place: y = trial = best = γ, Ny = N·trial = Nγ). The aux segment
+/// exists only where something reads it ([`Layout::aux`]). Rolling and spinning rows 3–5
+/// (see [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial,
+/// best, (p_e, η_e), bounds at 6..11 and ext Nγ, Ny, N·trial at 3..5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub apgd: bool,
@@ -150,13 +151,14 @@ pub struct Layout {
 impl Layout {
     /// (y, trial, best, aux, state, Ny, N·trial) segment indices.
     fn indices(&self) -> [u32; 7] {
-        let (aux, after) = (self.aux as u32, self.aux as u32);
+        // Without aux, SEG_AUX = 0 (γ, never written: HAS_AUX) and the state segment moves up.
+        let a = self.aux as u32;
         if self.apgd || self.rolling {
-            [1, 2, 3, 4 * aux, 4 + after, 1, 2]
+            [1, 2, 3, 4 * a, 4 + a, 1, 2]
         } else {
             // Jacobi accepts every trial: it is computed in place (trial = γ, N·trial = Nγ;
             // contact i's step reads only its own γ_i and Nγ_i before writing them).
-            [0, 0, 0, aux, 1 + after, 0, 0]
+            [0, 0, 0, a, 1 + a, 0, 0]
         }
     }
 
