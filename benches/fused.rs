@@ -8,21 +8,17 @@
 //! `BRISTLECONE_FUSED_SCALES` (default `0.05,0.1,0.2,0.4,0.7`: 150–2100 beads) and
 //! `BRISTLECONE_FUSED_STEPS` (default 300: the fall and the impact).
 
+mod common;
+
 use bristlecone::gpu::shared_context;
 use bristlecone::scene;
 use bristlecone::setup;
 use bristlecone::step::Simulation;
+use common::env;
 use std::path::Path;
 use std::time::Instant;
 
 const BATCH: u32 = 30;
-
-fn env<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
 
 fn main() {
     let scales: String = env(

@@ -12,11 +12,14 @@
 //! `BRISTLECONE_SETTLE_SCALE` (default 0.3: 900 grains) and `BRISTLECONE_SETTLE_STEPS`
 //! (default 800) shrink the run; 1 and 1500 are the default scene itself.
 
+mod common;
+
 use bristlecone::gpu::shared_context;
 use bristlecone::run::contact_forces;
 use bristlecone::scene;
 use bristlecone::setup;
 use bristlecone::step::{Simulation, StepRecord};
+use common::env;
 use std::path::Path;
 use std::time::Instant;
 
@@ -34,13 +37,6 @@ struct Variant {
     records: Vec<StepRecord>,
     /// Wall seconds per step (each step of a batch gets the batch's mean).
     wall: Vec<f64>,
-}
-
-fn env<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn main() {

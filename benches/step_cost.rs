@@ -13,10 +13,13 @@
 //! `BRISTLECONE_STEP_SCALE` (default 0.3: 900 grains), `BRISTLECONE_STEP_STEPS` (default
 //! 600) and `BRISTLECONE_STEP_VARIANTS` (default `generic,special`).
 
+mod common;
+
 use bristlecone::gpu::shared_context;
 use bristlecone::scene;
 use bristlecone::setup;
 use bristlecone::step::{Simulation, StepRecord};
+use common::env;
 use std::path::Path;
 use std::time::Instant;
 
@@ -39,13 +42,6 @@ struct Variant {
     stages: Vec<Option<[f64; 4]>>,
     /// The sweep cap (a batch redone for its budget records it).
     cap: u32,
-}
-
-fn env<T: std::str::FromStr>(key: &str, default: T) -> T {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 fn main() {
