@@ -791,14 +791,17 @@ impl Solve {
         k.reduce.dispatch_groups(p, "init_args", &red, 1);
         k.assemble
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
-        let one = self
-            .one_workgroup_kernel(ctx)
-            .map(|k| (k, self.bind_fused(ctx, k, inputs)));
-        if let Some((fused, bind)) = one.as_ref().filter(|_| self.fused_kernel(ctx).is_some()) {
-            fused.dispatch_groups(p, "solve_fused", bind, 1);
+        // The one-workgroup stage runs the whole solve (fused), or the sweeps a step needs
+        // past the recorded budget (tail); bound only when it is dispatched.
+        let one = self.one_workgroup_kernel(ctx);
+        let fused = one.filter(|_| self.fused);
+        let budget_short = self.sweep_budget < self.settings.max_iterations;
+        let tail = one.filter(|_| self.tail_active(ctx) && budget_short);
+        let bind = fused.or(tail).map(|k| self.bind_fused(ctx, k, inputs));
+        if let (Some(k), Some(b)) = (fused, &bind) {
+            k.dispatch_groups(p, "solve_fused", b, 1);
         }
-        // The multi-workgroup sweeps end in solve_tail where it builds (relaxed cone).
-        let tail = one.as_ref().filter(|_| self.tail_active(ctx));
+        let tail = tail.zip(bind.as_ref());
         for _ in 0..self.cone_problems_recorded(ctx) {
             if self.settings.cone == Cone::Exact {
                 // Offset s = μ‖u_T‖ from the current γ; ends the outer loop at its fixed point.
@@ -896,7 +899,7 @@ impl Solve {
         sch: &wgpu::BindGroup,
         it: &wgpu::BindGroup,
         red: &wgpu::BindGroup,
-        tail: Option<&(&Kernel, wgpu::BindGroup)>,
+        tail: Option<(&Kernel, &wgpu::BindGroup)>,
     ) {
         let apgd = self.settings.kind == SolverKind::Apgd;
         let args = &self.args;
@@ -920,9 +923,7 @@ impl Solve {
                 .dispatch_indirect(p, "product_trial", it, args, ARGS_WORK);
             k.reduce.dispatch_groups(p, reduce, red, 1);
         }
-        if let Some((kernel, bind)) =
-            tail.filter(|_| self.sweep_budget < self.settings.max_iterations)
-        {
+        if let Some((kernel, bind)) = tail {
             // The sweeps past the budget that the step needs, in one workgroup.
             kernel.dispatch_groups(p, "solve_tail", bind, 1);
         }
