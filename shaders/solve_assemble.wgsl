@@ -443,9 +443,6 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     }
 
     gam_put(SEG_GAMMA * cap + i, g0);
-    gam_put(SEG_Y * cap + i, g0);
-    gam_put(SEG_TRIAL * cap + i, g0);
-    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // After a solve: this step's keys and impulses become the warm-start data of the next step.
@@ -576,9 +573,6 @@ fn assemble_joint(i: u32, c: Contact) {
     }
     gam_put(SEG_AUX * cap + i, vec4<f32>(p.x, 0.0, ev.y, ev.z));
     gam_put(SEG_GAMMA * cap + i, g0);
-    gam_put(SEG_Y * cap + i, g0);
-    gam_put(SEG_TRIAL * cap + i, g0);
-    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // Rolling and spinning rows 3–5 (src/solve/rows, "Rolling and spinning"; HAS_ROLL only).
@@ -743,9 +737,6 @@ fn assemble_patch(i: u32, c: Contact) {
     // A new patch (no record: no s⁻) saves with a(s⁺) instead (flag a = −1).
     gam_put(SEG_STATE * cap + i, vec4<f32>(last.xyz, select(-1.0, a, k >= 0)));
     gam_put(SEG_GAMMA * cap + i, g0);
-    gam_put(SEG_Y * cap + i, g0);
-    gam_put(SEG_TRIAL * cap + i, g0);
-    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // The saved record (z⁺, s⁺) from the kept state st = (z, a) and the post-solve twist (in
@@ -810,9 +801,6 @@ fn assemble_dist_patch(i: u32, c: Contact) {
     gam_put(SEG_AUX * cap + i, vec4<f32>(radius, min(eta.y, eta.z), e[0].x, e[1].y));
     gam_put(SEG_STATE * cap + i, vec4<f32>(e[2].z, e[1].x, e[2].x, e[2].y));
     gam_put(SEG_GAMMA * cap + i, g0);
-    gam_put(SEG_Y * cap + i, g0);
-    gam_put(SEG_TRIAL * cap + i, g0);
-    gam_put(SEG_BEST * cap + i, g0);
 }
 
 // The inverse of a 3 × 3 matrix with determinant det ≠ 0 (adjugate / det).

@@ -1,6 +1,6 @@
 // CCP solver in one workgroup (issue #13, item 4): the whole cone problem after assembly —
 // Nγ⁰ and its residual, APGD's Lipschitz estimate, the sweeps until the tolerance or the cap,
-// the pending commit and the best iterate — in one dispatch. A sweep is 4 dispatches on the
+// and the returned impulses into slot 0 — in one dispatch. A sweep is 4 dispatches on the
 // multi-workgroup path (solve_iterate / solve_schur / solve_reduce), each costing ~40 µs of
 // launch on lavapipe whatever its size, and the recorded sweeps after convergence cost as
 // much; here the stages of a sweep are separated by barriers and the loop ends when the
@@ -37,10 +37,10 @@ fn sync() {
     workgroupBarrier();
 }
 
-// Δv of every body from gam segment `seg` (− shift), as solve_schur's gather kernels.
-fn gather_all(lid: u32, seg: u32, shift: f32) {
+// Δv of every body from gam slot `slot` (− shift), as solve_schur's gather kernels.
+fn gather_all(lid: u32, slot: u32, shift: f32) {
     for (var b = lid; b < params.counts.x; b += WG) {
-        gather(b, seg, shift);
+        gather(b, slot, shift);
     }
     sync();
 }
@@ -71,17 +71,15 @@ fn product_pass(lid: u32, which: u32, ng: u32, n: u32) -> vec4<f32> {
     return s;
 }
 
-// Runs `f` (0 commit, 1 APGD step, 2 Jacobi step, 3 take best) for every constraint.
+// Runs `f` (0 finish, 1 APGD step, 2 Jacobi step) for every constraint.
 fn per_constraint(lid: u32, f: u32, n: u32) {
     for (var i = lid; i < n; i += WG) {
         if f == 0u {
-            commit_one(i);
+            finish_item(i);
         } else if f == 1u {
             apgd_item(i);
-        } else if f == 2u {
-            jacobi_item(i);
         } else {
-            take_best_item(i);
+            jacobi_item(i);
         }
     }
     sync();
@@ -98,7 +96,6 @@ fn sweeps_done(lid: u32) -> u32 {
 }
 
 // Sweeps from the current state until converged or `stab.z` (max_iterations) sweeps in all.
-// The last accepted trial is left pending, as after the multi-workgroup sweeps.
 fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
     let cap = u32(params.stab.z);
     loop {
@@ -106,7 +103,7 @@ fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
             break;
         }
         per_constraint(lid, select(2u, 1u, apgd), n);
-        gather_all(lid, SEG_TRIAL, 0.0);
+        gather_all(lid, roles().trial, 0.0);
         let s = product_pass(lid, 2u, ng, n);
         if lid == 0u {
             if apgd {
@@ -140,16 +137,12 @@ fn solve_fused(@builtin(local_invocation_index) lid: u32) {
         sync();
     }
     sweeps_until_done(lid, apgd, ng, n);
-    // The last accepted trial, then (APGD) the best iterate.
+    // The returned impulses into slot 0.
     per_constraint(lid, 0u, n);
-    if apgd {
-        per_constraint(lid, 3u, n);
-    }
 }
 
 // The tail of a multi-workgroup solve (relaxed cone): after its recorded sweeps (the sweep
-// budget), the sweeps it still needs, here; its commit and best iterate stay multi-workgroup
-// dispatches. So a budget below what a step needs costs a few single-workgroup sweeps
+// budget), the sweeps it still needs, here; its `finish` stays a multi-workgroup dispatch. So a budget below what a step needs costs a few single-workgroup sweeps
 // instead of a redone batch, and the budget can follow the typical step rather than the
 // worst one (src/step `adapt_sweep_budget`). A converged solve exits at once.
 @compute @workgroup_size(256)

@@ -1,11 +1,10 @@
 // CCP solver, per-contact passes of the iterations (DESIGN §2): the second half of the
 // matrix-free product, (Nγ)_i = D_iᵀ (Δv_A, Δv_B), fused with the per-workgroup partial sums
-// the scalar logic needs; the projected Jacobi and APGD steps, each fused with the commit of
-// the previous sweep's accepted trial. Every sweep is 4 dispatches:
-//   commit + step (here) → gather (solve_schur) → product (here) → reduce (solve_reduce).
+// the scalar logic needs; the projected Jacobi and APGD steps. Every sweep is 4 dispatches:
+//   step (here) → gather (solve_schur) → product (here) → reduce (solve_reduce).
 // The scalar state (L, θ, β, residuals, flags) is read from `scal`; solve_reduce owns it.
-// Dispatch sizes come from indirect arguments that solve_reduce zeroes once converged; the
-// commit still pending then is applied by `commit` once, after the sweeps.
+// Dispatch sizes come from indirect arguments that solve_reduce zeroes once converged. The
+// iterates' slots are renamed on acceptance, not copied (common/solve_roles.wgsl).
 // Residual of γ (per contact, g_d = η_i): r_i = (γ_i − Π_K(γ_i − η_i (Nγ + p)_i)) / η_i.
 // APGD works in the metric diag(1/η) (see solve_assemble): step y − (η/L)∘∇f, and the
 // sufficient-decrease test dᵀN d ≤ L Σ_i ‖d_i‖²/η_i.
@@ -58,7 +57,7 @@ fn product_lip(
     reduce_to_partial(v, lid, wid.x + wid.y * nwg.x, false);
 }
 
-// Pending commit, then a projected Jacobi step.
+// A projected Jacobi step.
 @compute @workgroup_size(256)
 fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
@@ -68,7 +67,7 @@ fn jacobi_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     jacobi_item(i);
 }
 
-// Pending commit, then an APGD step.
+// An APGD step.
 @compute @workgroup_size(256)
 fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
@@ -94,29 +93,19 @@ fn product_trial(
     reduce_to_partial(v, lid, wid.x + wid.y * nwg.x, false);
 }
 
-// After the sweeps: the commit still pending (the last accepted trial), if any.
+// After the sweeps: the returned impulses into slot 0 (see `finish_item`).
 @compute @workgroup_size(256)
-fn commit(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+fn finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
     if i >= scal.n_contacts {
         return;
     }
-    commit_one(i);
-}
-
-// APGD returns the iterate with the smallest residual.
-@compute @workgroup_size(256)
-fn take_best(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
-    if i >= scal.n_contacts {
-        return;
-    }
-    take_best_item(i);
+    finish_item(i);
 }
 
 // Exact cone, outer pass (De Saxcé / Acary–Cadoux fixed point; src/solve/rows): from the
 // current γ (Δv gathered by solve_schur), u = Nγ + p with the uncorrected p_n, the new
-// correction s = μ‖u_T‖ and p_n ← aux.x + s; Nγ (also Ny) and the APGD segments restart at γ.
+// correction s = μ‖u_T‖ and p_n ← aux.x + s; Nγ restarts at γ (outer_reduce resets the slots).
 // Partials (‖r(γ)‖² at the new offset, 0, contacts whose s moved by more than the tolerance,
 // max penetration). solve_reduce's outer_reduce decides whether another cone problem runs.
 @compute @workgroup_size(256)
@@ -143,18 +132,10 @@ fn outer_offset(
         let p = select(vec3<f32>(a.x + s, q.yz), q.xyz, pb);
         rhs[i] = vec4<f32>(p, q.w);
         nv_put(SEG_NGAMMA * cap + i, ng);
-        nv_put(SEG_NY * cap + i, ng);
         let g = gam_at(SEG_GAMMA * cap + i);
-        gam_put(SEG_Y * cap + i, g);
-        gam_put(SEG_TRIAL * cap + i, g);
-        gam_put(SEG_BEST * cap + i, g);
         let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), row_eta(i, c, q.w), c, i);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
         if HAS_ROLL {
-            let ge = gam_at(ext_at(0u, i));
-            gam_put(ext_at(1u, i), ge);
-            gam_put(ext_at(2u, i), ge);
-            gam_put(ext_at(3u, i), ge);
             v.x += ext_restart(c, i);
         }
     }

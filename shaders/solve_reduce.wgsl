@@ -3,15 +3,15 @@
 // logic of projected Jacobi or APGD (Mazhar et al. 2015 / Chrono's ChSolverAPGD) on the state
 // in `scal`, and writes the indirect dispatch arguments of the next sweep: zero groups once
 // converged (so the remaining recorded sweeps cost a few empty dispatches each, no CPU sync).
-// An accepted trial is committed lazily by the next sweep's step kernel (or by `commit` after
-// the sweeps), which reads `scal.accepted`; a rejected APGD trial (backtracking: L ← 2L, retry
-// from the same y) clears it.
+// An accepted trial becomes the current iterate by renaming slots (`scal.roles`,
+// common/solve_roles.wgsl); a rejected APGD trial (backtracking: L ← 2L, retry from the same
+// y) leaves them.
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read> partials: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> scal: Scalars;
-// Indirect arguments (x, y, z, pad): [0] per-contact work, [4] per-body work, [8] commit,
+// Indirect arguments (x, y, z, pad): [0] per-contact work, [4] per-body work, [8] unused,
 // [12] every contact (never zeroed: setup and the end of the solve), [16] per-contact and
 // [20] per-body work of the exact cone's outer pass (zeroed at its fixed point).
 @group(0) @binding(4) var<storage, read_write> args: array<u32>;
@@ -37,12 +37,11 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     scal.res0 = 0.0;
     scal.pen = 0.0;
     scal.accepted = 0u;
-    scal.is_best = 0u;
+    scal.roles = initial_roles();
     scal.converged = 0u;
     scal.iters = 0u;
     set_args(0u, ng);
     set_args(4u, body_groups());
-    set_args(8u, ng);
     set_args(12u, ng);
     scal.outer = 0u;
     scal.outer_done = 0u;
@@ -135,7 +134,8 @@ fn outer_reduce(@builtin(local_invocation_index) lid: u32) {
     scal.theta = 1.0;
     scal.beta = 0.0;
     scal.accepted = 0u;
-    scal.is_best = 0u;
+    // γ (slot 0, where `finish` left the last problem's answer) starts the next.
+    scal.roles = initial_roles();
     scal.converged = 0u;
     scal.res = r;
     scal.best = r;

@@ -16,6 +16,8 @@
 // entries block * 2 + side) and the contact count, after which the blocks are stored.
 @group(0) @binding(8) var<storage, read> counts: array<u32>;
 @group(0) @binding(9) var<storage, read> jcsr: array<u32>;
+// The iterates' slots (common/solve_roles.wgsl).
+@group(0) @binding(10) var<storage, read> scal: Scalars;
 
 // Δv from the current iterate γ (segment 0).
 @compute @workgroup_size(256)
@@ -27,14 +29,14 @@ fn gather_gamma(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     gather(b, 0u, 0.0);
 }
 
-// Δv from the trial iterate (segment SEG_TRIAL; rolling rows: ext segment 2, see `gather`).
+// Δv from the trial iterate (its slot; rolling rows: the same ext slot, see `gather`).
 @compute @workgroup_size(256)
 fn gather_trial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
     if b >= params.counts.x {
         return;
     }
-    gather(b, SEG_TRIAL, 0.0);
+    gather(b, roles().trial, 0.0);
 }
 
 // Δv from γ − 1 (APGD's initial Lipschitz estimate, as Chrono: ‖N(γ⁰ − 1)‖ / ‖γ⁰ − 1‖).

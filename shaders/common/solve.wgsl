@@ -33,11 +33,12 @@ struct SolveParams {
     stab: vec4<f32>,
 }
 
-// Segments of `gam` (γ, y, trial, best, aux, state) and `nv` (Nγ, Ny, N·trial): pipeline
-// constants of src/solve/mod.rs `Layout`, so a solver allocates only what it uses. Jacobi
-// has no y, trial, best, Ny or N·trial: they alias γ and Nγ. It accepts every trial, so its
-// step writes the trial over γ_i (read just before by the same invocation) and the product
-// N·trial over Nγ; the commit then copies each onto itself. Rolling rows keep the full layout.
+// Segments of `gam` (4 iterate slots, aux, state) and `nv` (3 slots): pipeline constants of
+// src/solve/mod.rs `Layout`, so a solver allocates only what it uses; which slot holds which
+// iterate is renamed as the solve goes (common/solve_roles.wgsl). Jacobi has one slot of
+// each: every slot index maps to γ and Nγ. It accepts every trial, so its step writes the
+// trial over γ_i (read just before by the same invocation) and the product N·trial over Nγ.
+// Rolling rows keep the full layout.
 const SEG_GAMMA: u32 = 0u;
 override SEG_Y: u32 = 1u;
 override SEG_TRIAL: u32 = 2u;
@@ -78,9 +79,9 @@ struct Scalars {
     res: f32,
     res0: f32,
     pen: f32,
-    pad0: f32,
+    roles: u32, // common/solve_roles.wgsl
     accepted: u32,
-    is_best: u32,
+    pad0: u32,
     converged: u32,
     iters: u32,
     n_contacts: u32,

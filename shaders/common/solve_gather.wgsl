@@ -37,14 +37,15 @@ fn gather_joints(b: u32, base: u32, shift: f32) -> array<vec3<f32>, 2> {
     return array<vec3<f32>, 2>(lin, ang);
 }
 
-fn gather(b: u32, seg: u32, shift: f32) {
+// Δv of body b from `gam` slot `slot` (− shift; common/solve_roles.wgsl).
+fn gather(b: u32, slot: u32, shift: f32) {
     let mp = mass_props[b];
     if mp.w == 0.0 {
         dv[2u * b] = vec4<f32>(0.0);
         dv[2u * b + 1u] = vec4<f32>(0.0);
         return;
     }
-    let base = seg * params.counts.y;
+    let base = gam_seg(slot) * params.counts.y;
     var lin = vec3<f32>(0.0);
     var ang = vec3<f32>(0.0);
     let end = body_offsets[b + 1u];
@@ -72,7 +73,7 @@ fn gather(b: u32, seg: u32, shift: f32) {
         ang += cross(r, f) + tq;
         if HAS_ROLL {
             // Rows 3–5: a pure torque γ_s n + γ_ru u + γ_rw w on B, its negative on A.
-            let ge = gam_at((SEG_EXT + seg) * params.counts.y + ci).xyz - vec3<f32>(shift);
+            let ge = gam_at(ext_at(slot, ci)).xyz - vec3<f32>(shift);
             let te = ge.x * n + ge.y * tangent_u(n) + ge.z * tangent_w(n);
             ang += select(te, -te, (e & 1u) == 0u);
         }

@@ -92,16 +92,59 @@ fn decide_lip(s: vec4<f32>) {
     scal.theta = 1.0;
 }
 
-// After a projected Jacobi sweep (not yet converged): the trial is always accepted.
+// An accepted trial becomes the current iterate, the current the previous (and the trial
+// the best when `better`); y goes over the previous unless that is the best, the next trial
+// to a slot none of them holds (common/solve_roles.wgsl).
+fn accept_trial(better: bool) {
+    let s = roles();
+    var n = s;
+    n.prev = s.cur;
+    n.cur = s.trial;
+    n.best = select(s.best, s.trial, better);
+    n.y = n.prev;
+    if n.y == n.best {
+        n.y = free_slot(n.cur, n.prev, n.best);
+    }
+    n.trial = 0u;
+    while n.trial == n.cur || n.trial == n.prev || n.trial == n.best || n.trial == n.y {
+        n.trial += 1u;
+    }
+    n.nprev = s.ncur;
+    n.ncur = s.ntrial;
+    n.ny = n.nprev;
+    n.ntrial = free_slot(n.ncur, n.nprev, n.nprev);
+    n.formed = false;
+    scal.roles = pack_roles(n);
+    scal.accepted = 1u;
+}
+
+// The lowest slot that is none of a, b, c.
+fn free_slot(a: u32, b: u32, c: u32) -> u32 {
+    var k = 0u;
+    while k == a || k == b || k == c {
+        k += 1u;
+    }
+    return k;
+}
+
+// A rejected trial: the next step starts from the same y, now stored.
+fn reject_trial() {
+    var s = roles();
+    s.formed = true;
+    scal.roles = pack_roles(s);
+    scal.accepted = 0u;
+}
+
+// After a projected Jacobi sweep (not yet converged): the trial is always accepted (and is
+// what the solve returns if it is the last).
 fn decide_jacobi(s: vec4<f32>) {
     let k = scal.iters;
     scal.iters = k + 1u;
     let r = sqrt(s.x);
     scal.res = r;
     scal.best = r;
-    scal.accepted = 1u;
+    accept_trial(true);
     history[k] = vec4<f32>(r, r, 0.0, 1.0);
-    set_args(8u, scal.n_groups);
     if rms_converged(s.x) {
         converge();
     }
@@ -115,12 +158,10 @@ fn decide_apgd(s: vec4<f32>) {
     scal.res = r;
     let lip = scal.lip;
     if s.y > lip * s.z {
-        // Sufficient decrease failed: double L and retry from the same y (no commit).
+        // Sufficient decrease failed: double L and retry from the same y.
         scal.lip = 2.0 * lip;
-        scal.accepted = 0u;
-        scal.is_best = 0u;
+        reject_trial();
         history[k] = vec4<f32>(r, scal.best, lip, 0.0);
-        set_args(8u, 0u);
         return;
     }
     let th = scal.theta;
@@ -132,16 +173,14 @@ fn decide_apgd(s: vec4<f32>) {
         th_new = 1.0;
     }
     let better = r < scal.best;
-    scal.is_best = select(0u, 1u, better);
     if better {
         scal.best = r;
     }
     scal.theta = th_new;
     scal.beta = beta;
     scal.lip = 0.9 * lip;
-    scal.accepted = 1u;
+    accept_trial(better);
     history[k] = vec4<f32>(r, scal.best, lip, 1.0);
-    set_args(8u, scal.n_groups);
     if rms_converged(s.x) {
         converge();
     }

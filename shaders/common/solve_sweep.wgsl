@@ -126,36 +126,45 @@ fn reduce_to_partial(v: vec4<f32>, lid: u32, slot: u32, w_max: bool) {
     }
 }
 
-// The pending commit of an accepted trial (flag `scal.accepted`, set by the last reduce):
-// γ ← trial, Nγ ← N trial; APGD also y ← trial + β (trial − γ),
-// Ny ← (1 + β) N trial − β Nγ (N is linear: no extra product), and the best iterate.
-fn commit_one(i: u32) {
-    if scal.accepted == 0u {
-        return;
+// Constraint i's vector in `gam` / `nv` slot k (common/solve_roles.wgsl).
+fn gam_slot(k: u32, i: u32) -> vec4<f32> {
+    return gam_at(gam_seg(k) * params.counts.y + i);
+}
+
+fn nv_slot(k: u32, i: u32) -> vec4<f32> {
+    return nv_at(nv_seg(k) * params.counts.y + i);
+}
+
+// After the sweeps: the returned impulses (APGD: the best iterate; Jacobi: the last) into
+// slot 0, where every later stage reads γ (common/solve_roles.wgsl).
+fn finish_item(i: u32) {
+    let b = roles().best;
+    if gam_seg(b) != 0u {
+        gam_put(SEG_GAMMA * params.counts.y + i, gam_slot(b, i));
     }
-    let cap = params.counts.y;
-    let t = gam_at(SEG_TRIAL * cap + i);
-    let nt = nv_at(SEG_NTRIAL * cap + i);
-    if params.counts.z != 0u {
-        let beta = scal.beta;
-        let g = gam_at(SEG_GAMMA * cap + i);
-        let ng = nv_at(SEG_NGAMMA * cap + i);
-        gam_put(SEG_Y * cap + i, t + beta * (t - g));
-        nv_put(SEG_NY * cap + i, (1.0 + beta) * nt - beta * ng);
-        if scal.is_best != 0u {
-            gam_put(SEG_BEST * cap + i, t);
-        }
-    }
-    gam_put(SEG_GAMMA * cap + i, t);
-    nv_put(SEG_NGAMMA * cap + i, nt);
-    if HAS_ROLL {
-        commit_ext(i);
+    if HAS_ROLL && b != 0u {
+        gam_put(ext_at(0u, i), gam_at(ext_at(b, i)));
     }
 }
 
-// Index of extension segment k (0 γ, 1 y, 2 trial, 3 best) of constraint i in `gam`.
-fn ext_at(k: u32, i: u32) -> u32 {
-    return (SEG_EXT + k) * params.counts.y + i;
+// APGD's extrapolation of constraint i: y = γ_k + β (γ_k − γ_{k−1}) and Ny, formed and
+// stored by the first step after an acceptance (for every constraint, as the products read
+// them), else read where that step stored them (common/solve_roles.wgsl).
+fn y_and_ny(s: Roles, i: u32) -> array<vec4<f32>, 2> {
+    let cap = params.counts.y;
+    if s.formed {
+        return array<vec4<f32>, 2>(gam_slot(s.y, i), nv_slot(s.ny, i));
+    }
+    let beta = scal.beta;
+    let t = gam_slot(s.cur, i);
+    let g = gam_slot(s.prev, i);
+    let nt = nv_slot(s.ncur, i);
+    let ng = nv_slot(s.nprev, i);
+    let y = t + beta * (t - g);
+    let ny = (1.0 + beta) * nt - beta * ng;
+    gam_put(gam_seg(s.y) * cap + i, y);
+    nv_put(nv_seg(s.ny) * cap + i, ny);
+    return array<vec4<f32>, 2>(y, ny);
 }
 
 // (p_e, η_e) of constraint i (η_e = 0: no rows 3–5).
@@ -185,46 +194,44 @@ fn ext_residual_sq(g: vec3<f32>, grad: vec3<f32>, eta: f32, i: u32) -> f32 {
     return dot(r, r);
 }
 
-// Nγ_e (and Ny_e) from the gathered Δv; returns the rows' squared residual.
+// Nγ_e (nv ext slot 0) from the gathered Δv; returns the rows' squared residual.
 fn ext_restart(c: Contact, i: u32) -> f32 {
     let cap = params.counts.y;
     let ne = ext_product(c);
     nv_put((NV_EXT + 0u) * cap + i, vec4<f32>(ne, 0.0));
-    nv_put((NV_EXT + 1u) * cap + i, vec4<f32>(ne, 0.0));
     let qe = ext_rhs(i);
     return ext_residual_sq(gam_at(ext_at(0u, i)).xyz, ne + qe.xyz, qe.w, i);
 }
 
-// The commit of rows 3–5 (as commit_one's).
-fn commit_ext(i: u32) {
+// Rows 3–5's y and Ny (as y_and_ny).
+fn ext_y_and_ny(s: Roles, i: u32) -> array<vec3<f32>, 2> {
     let cap = params.counts.y;
-    let t = gam_at(ext_at(2u, i));
-    let nt = nv_at((NV_EXT + 2u) * cap + i);
-    if params.counts.z != 0u {
-        let beta = scal.beta;
-        gam_put(ext_at(1u, i), t + beta * (t - gam_at(ext_at(0u, i))));
-        nv_put((NV_EXT + 1u) * cap + i, (1.0 + beta) * nt - beta * nv_at((NV_EXT + 0u) * cap + i));
-        if scal.is_best != 0u {
-            gam_put(ext_at(3u, i), t);
-        }
+    if s.formed {
+        return array<vec3<f32>, 2>(gam_at(ext_at(s.y, i)).xyz, nv_at((NV_EXT + s.ny) * cap + i).xyz);
     }
-    gam_put(ext_at(0u, i), t);
-    nv_put((NV_EXT + 0u) * cap + i, nt);
+    let beta = scal.beta;
+    let t = gam_at(ext_at(s.cur, i));
+    let nt = nv_at((NV_EXT + s.ncur) * cap + i);
+    let y = t + beta * (t - gam_at(ext_at(s.prev, i)));
+    let ny = (1.0 + beta) * nt - beta * nv_at((NV_EXT + s.nprev) * cap + i);
+    gam_put(ext_at(s.y, i), y);
+    nv_put((NV_EXT + s.ny) * cap + i, ny);
+    return array<vec3<f32>, 2>(y.xyz, ny.xyz);
 }
 
 // N·trial of rows 3–5 and their share of product_trial's partials.
-fn ext_trial(c: Contact, i: u32) -> vec4<f32> {
+fn ext_trial(c: Contact, i: u32, s: Roles) -> vec4<f32> {
     let cap = params.counts.y;
-    let t = gam_at(ext_at(2u, i)).xyz;
+    let t = gam_at(ext_at(s.trial, i)).xyz;
     let nt = ext_product(c);
-    nv_put((NV_EXT + 2u) * cap + i, vec4<f32>(nt, 0.0));
+    nv_put((NV_EXT + s.ntrial) * cap + i, vec4<f32>(nt, 0.0));
     let qe = ext_rhs(i);
     var v = vec4<f32>(ext_residual_sq(t, nt + qe.xyz, qe.w, i), 0.0, 0.0, 0.0);
     if params.counts.z != 0u {
-        let ny = nv_at((NV_EXT + 1u) * cap + i).xyz;
-        let d = t - gam_at(ext_at(1u, i)).xyz;
+        let ny = nv_at((NV_EXT + s.ny) * cap + i).xyz;
+        let d = t - gam_at(ext_at(s.y, i)).xyz;
         let dd = select(0.0, dot(d, d) / qe.w, qe.w > 0.0);
-        v = vec4<f32>(v.x, dot(d, nt - ny), dd, dot(ny + qe.xyz, t - gam_at(ext_at(0u, i)).xyz));
+        v = vec4<f32>(v.x, dot(d, nt - ny), dd, dot(ny + qe.xyz, t - gam_at(ext_at(s.cur, i)).xyz));
     }
     return v;
 }
@@ -233,14 +240,13 @@ fn ext_trial(c: Contact, i: u32) -> vec4<f32> {
 // (< scal.n_contacts): solve_iterate's entry points run one per invocation, the
 // one-workgroup solver (solve_fused) loops over i, so both do the same arithmetic.
 
-// Setup: Nγ⁰ (also Ny⁰, as y⁰ = γ⁰); returns (‖r(γ⁰)‖², 0, 0, max penetration).
+// Setup: Nγ⁰ (nv slot 0; y⁰ = γ⁰, so Ny⁰ = Nγ⁰); returns (‖r(γ⁰)‖², 0, 0, max penetration).
 fn product_init_item(i: u32) -> vec4<f32> {
     let cap = params.counts.y;
     let c = contacts_at(i);
     let g = gam_at(SEG_GAMMA * cap + i);
     let ng = product_e(c, i, g);
     nv_put(SEG_NGAMMA * cap + i, ng);
-    nv_put(SEG_NY * cap + i, ng);
     let q = rhs[i];
     var v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), row_eta(i, c, q.w), c, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     if HAS_ROLL {
@@ -273,50 +279,52 @@ fn product_lip_item(i: u32) -> vec4<f32> {
     return v;
 }
 
-// Pending commit, then projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
+// Projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
 fn jacobi_item(i: u32) {
-    commit_one(i);
     let cap = params.counts.y;
+    let s = roles();
     let q = rhs[i];
-    let g = gam_at(SEG_GAMMA * cap + i);
+    let g = gam_slot(s.cur, i);
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let c = contacts_at(i);
-        let grad = nv_at(SEG_NGAMMA * cap + i) + vec4<f32>(q.xyz, 0.0);
+        let grad = nv_slot(s.ncur, i) + vec4<f32>(q.xyz, 0.0);
         t = project_i(g - (params.coef.y * row_eta(i, c, q.w)) * grad, c, i);
     }
-    gam_put(SEG_TRIAL * cap + i, t);
+    gam_put(gam_seg(s.trial) * cap + i, t);
     if HAS_ROLL {
         let qe = ext_rhs(i);
         var te = vec3<f32>(0.0);
         if qe.w > 0.0 {
-            let grad = nv_at((NV_EXT + 0u) * cap + i).xyz + qe.xyz;
-            te = project_ext(gam_at(ext_at(0u, i)).xyz - (params.coef.y * qe.w) * grad, ext_bounds(i));
+            let grad = nv_at((NV_EXT + s.ncur) * cap + i).xyz + qe.xyz;
+            te = project_ext(gam_at(ext_at(s.cur, i)).xyz - (params.coef.y * qe.w) * grad, ext_bounds(i));
         }
-        gam_put(ext_at(2u, i), vec4<f32>(te, 0.0));
+        gam_put(ext_at(s.trial, i), vec4<f32>(te, 0.0));
     }
 }
 
-// Pending commit, then APGD: trial = Π_K(y − (η/L) ∘ (Ny + p)).
+// APGD: trial = Π_K(y − (η/L) ∘ (Ny + p)).
 fn apgd_item(i: u32) {
-    commit_one(i);
     let cap = params.counts.y;
+    let s = roles();
+    let yn = y_and_ny(s, i);
     let q = rhs[i];
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let c = contacts_at(i);
-        let grad = nv_at(SEG_NY * cap + i) + vec4<f32>(q.xyz, 0.0);
-        t = project_i(gam_at(SEG_Y * cap + i) - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
+        let grad = yn[1] + vec4<f32>(q.xyz, 0.0);
+        t = project_i(yn[0] - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
     }
-    gam_put(SEG_TRIAL * cap + i, t);
+    gam_put(gam_seg(s.trial) * cap + i, t);
     if HAS_ROLL {
+        let ye = ext_y_and_ny(s, i);
         let qe = ext_rhs(i);
         var te = vec3<f32>(0.0);
         if qe.w > 0.0 {
-            let grad = nv_at((NV_EXT + 1u) * cap + i).xyz + qe.xyz;
-            te = project_ext(gam_at(ext_at(1u, i)).xyz - (qe.w / scal.lip) * grad, ext_bounds(i));
+            let grad = ye[1] + qe.xyz;
+            te = project_ext(ye[0] - (qe.w / scal.lip) * grad, ext_bounds(i));
         }
-        gam_put(ext_at(2u, i), vec4<f32>(te, 0.0));
+        gam_put(ext_at(s.trial, i), vec4<f32>(te, 0.0));
     }
 }
 
@@ -326,33 +334,25 @@ fn apgd_item(i: u32) {
 // cancellation of f32 objectives.
 fn product_trial_item(i: u32) -> vec4<f32> {
     let cap = params.counts.y;
+    let s = roles();
     let c = contacts_at(i);
-    let t = gam_at(SEG_TRIAL * cap + i);
+    let t = gam_slot(s.trial, i);
     let nt = product_e(c, i, t);
-    nv_put(SEG_NTRIAL * cap + i, nt);
+    nv_put(nv_seg(s.ntrial) * cap + i, nt);
     let q = rhs[i];
     let p = vec4<f32>(q.xyz, 0.0);
     let e = row_eta(i, c, q.w);
     let r2 = residual_sq(t, nt + p, e, c, i);
     var v = vec4<f32>(r2, 0.0, 0.0, 0.0);
     if params.counts.z != 0u {
-        let ny = nv_at(SEG_NY * cap + i);
-        let d = t - gam_at(SEG_Y * cap + i);
+        let ny = nv_slot(s.ny, i);
+        let d = t - gam_slot(s.y, i);
         let g = ny + p;
         let dd = select(0.0, sq_over_eta(d, e, c), q.w > 0.0);
-        v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam_at(SEG_GAMMA * cap + i)));
+        v = vec4<f32>(r2, dot(d, nt - ny), dd, dot(g, t - gam_slot(s.cur, i)));
     }
     if HAS_ROLL {
-        v += ext_trial(c, i);
+        v += ext_trial(c, i, s);
     }
     return v;
-}
-
-// APGD returns the iterate with the smallest residual.
-fn take_best_item(i: u32) {
-    let cap = params.counts.y;
-    gam_put(SEG_GAMMA * cap + i, gam_at(SEG_BEST * cap + i));
-    if HAS_ROLL {
-        gam_put(ext_at(0u, i), gam_at(ext_at(3u, i)));
-    }
 }

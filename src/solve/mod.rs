@@ -11,9 +11,10 @@
 //!    convergent for ω < 2/3 and preconditions APGD), warm-started `γ⁰`;
 //! 3. setup product `Nγ⁰` (and, for APGD, `N(γ⁰ − 1)` for the initial Lipschitz estimate);
 //! 4. up to `max_iterations` sweeps (the sweep budget, see [`Solve::set_sweep_budget`]) of 4
-//!    dispatches, each `commit previous + step → gather (Δv per body) → product (+ partial
-//!    sums) → reduce (one workgroup: scalar logic; converged once the RMS residual per row is
-//!    below the tolerance)`, then one `commit` of the last accepted trial. Sweeps after
+//!    dispatches, each `step → gather (Δv per body) → product (+ partial sums) → reduce (one
+//!    workgroup: scalar logic; converged once the RMS residual per row is below the
+//!    tolerance)`; an accepted trial becomes the iterate by renaming slots
+//!    (shaders/common/solve_roles.wgsl), and `finish` puts the returned one in slot 0. Sweeps after
 //!    convergence are dispatched with zero workgroups (the reduce kernel zeroes the indirect
 //!    arguments), so they cost a few empty dispatches each and never a CPU sync;
 //! 5. the returned impulses (APGD: the iterate with the smallest residual), `v⁺ = v* + M⁻¹Dγ`,
@@ -116,9 +117,11 @@ pub struct SolverScalars {
     /// Residual of the starting impulses γ⁰.
     pub res0: f32,
     pub max_penetration: f32,
-    pub pad0: f32,
+    /// Which `gam` / `nv` slot holds which iterate (shaders/common/solve_roles.wgsl).
+    pub roles: u32,
+    /// Whether the last trial was accepted.
     pub accepted: u32,
-    pub is_best: u32,
+    pub pad0: u32,
     pub converged: u32,
     pub iterations: u32,
     pub n_contacts: u32,
@@ -130,10 +133,12 @@ pub struct SolverScalars {
 }
 
 /// Segments of `gam` and `nv` (the `SEG_*` pipeline constants of shaders/common/solve.wgsl),
-/// each `capacity` vec4 long. APGD: γ, y, trial, best, aux (the row layout's, see [`rows`]),
-/// then the state of stateful models (LuGre) when the table has one; `nv`: Nγ, Ny, N·trial.
+/// each `capacity` vec4 long. APGD: 4 iterate slots (γ_k, γ_{k−1} or y, trial, best: which
+/// is which is renamed on acceptance, see shaders/common/solve_roles.wgsl; the answer ends in
+/// slot 0), aux (the row layout's, see [`rows`]), then the state of stateful models (LuGre)
+/// when the table has one; `nv`: 3 slots (Nγ_k, Nγ_{k−1} or Ny, N·trial).
 /// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state]; Nγ (its steps accept every
-/// trial, so they write it in place: y = trial = best = γ, Ny = N·trial = Nγ). The aux segment
+/// trial, so they write it in place: every slot is segment 0). The aux segment
 /// exists only where something reads it ([`Layout::aux`]). Rolling and spinning rows 3–5
 /// (see [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial,
 /// best, (p_e, η_e), bounds at 6..11 and ext Nγ, Ny, N·trial at 3..5.
@@ -865,7 +870,7 @@ impl Solve {
         self.tail && !self.fused && self.one_workgroup_kernel(ctx).is_some()
     }
 
-    /// Ends multi-workgroup solves in `solve_tail` (default) or in the commit kernels only
+    /// Ends multi-workgroup solves in `solve_tail` (default) or in `finish` only
     /// (then the sweep budget must cover every step, see `Simulation::adapt_sweep_budget`).
     pub fn set_tail(&mut self, on: bool) {
         self.tail = on;
@@ -927,12 +932,8 @@ impl Solve {
             // The sweeps past the budget that the step needs, in one workgroup.
             kernel.dispatch_groups(p, "solve_tail", bind, 1);
         }
-        // The last accepted trial (the step kernels commit the previous sweep's lazily).
-        k.iterate.dispatch_indirect(p, "commit", it, args, ARGS_ALL);
-        if apgd {
-            k.iterate
-                .dispatch_indirect(p, "take_best", it, args, ARGS_ALL);
-        }
+        // The returned impulses (APGD: the best iterate) into slot 0, where γ is read.
+        k.iterate.dispatch_indirect(p, "finish", it, args, ARGS_ALL);
     }
 
     /// Bind groups of the solver's kernels for this step's collision buffers (made per call:
@@ -978,6 +979,7 @@ impl Solve {
                 &self.dv,
                 counts,
                 &self.jcsr,
+                &self.scal,
             ],
         );
         let it = k.iterate.bind(
