@@ -187,7 +187,11 @@ fn gpu_matches_cpu(kind: SolverKind, cone: Cone) {
     let acc_c: Vec<bool> = c.history.iter().map(|h| h[3] != 0.0).collect();
     assert_eq!(acc(&g.history), acc_c, "APGD backtracking decisions differ");
     let r0 = c.residual0;
-    assert!((g.scalars.res0 as f64 - r0).abs() <= 1e-5 * r0);
+    assert!(
+        (g.scalars.res0 as f64 - r0).abs() <= 1e-5 * r0,
+        "residual of γ⁰: {} vs the twin's {r0}",
+        g.scalars.res0
+    );
     for (k, (hg, hc)) in g.history.iter().zip(&c.history).enumerate() {
         let err = (hg[0] as f64 - hc[0]).abs();
         assert!(
