@@ -142,8 +142,9 @@ fn solve_fused(@builtin(local_invocation_index) lid: u32) {
 }
 
 // The tail of a multi-workgroup solve (relaxed cone): after its recorded sweeps (the sweep
-// budget), the sweeps it still needs, here; its `finish` stays a multi-workgroup dispatch. So a budget below what a step needs costs a few single-workgroup sweeps
-// instead of a redone batch, and the budget can follow the typical step rather than the
+// budget), the sweeps it still needs, here; its `finish` stays a multi-workgroup dispatch.
+// So a budget below what a step needs costs a few single-workgroup sweeps instead of a
+// redone batch, and the budget can follow the typical step rather than the
 // worst one (src/step `adapt_sweep_budget`). A converged solve exits at once.
 @compute @workgroup_size(256)
 fn solve_tail(@builtin(local_invocation_index) lid: u32) {

@@ -40,9 +40,9 @@ struct SolveParams {
 // trial over γ_i (read just before by the same invocation) and the product N·trial over Nγ.
 // Rolling rows keep the full layout.
 const SEG_GAMMA: u32 = 0u;
-override SEG_Y: u32 = 1u;
-override SEG_TRIAL: u32 = 2u;
-override SEG_BEST: u32 = 3u;
+// Whether the iterates have 4 `gam` and 3 `nv` slots (segments 0–3, 0–2); false: plain
+// Jacobi, every slot is segment 0.
+override SLOTS: bool = true;
 // Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
 override SEG_AUX: u32 = 4u;
 // Whether the aux segment exists (src/solve `Layout::aux`): plain Coulomb contacts with the
@@ -52,8 +52,6 @@ override HAS_AUX: bool = true;
 // of a tanh / LuGre contact's projection, −1 for a cone contact.
 override SEG_STATE: u32 = 5u;
 const SEG_NGAMMA: u32 = 0u;
-override SEG_NY: u32 = 1u;
-override SEG_NTRIAL: u32 = 2u;
 
 // Rolling and spinning resistance (src/solve/rows, "Rolling and spinning"): rows 3–5 of a
 // contact in extension segments of `gam` and `nv`, which exist only in pipelines built with

@@ -11,9 +11,8 @@
 // each kernel, and the sufficient-decrease test then lost its consistency near the f32 floor).
 // The returned impulses (best; Jacobi: the last) end in slot 0 (`finish_item`).
 //
-// Slot k is segment k of `gam` / `nv` (SEG_Y, SEG_TRIAL, SEG_BEST = 1, 2, 3; SEG_NY,
-// SEG_NTRIAL = 1, 2), or 0 for all in plain Jacobi's layout, which computes in place; rolling
-// rows 3–5 use ext slot k (ext_at(k, i)) in every layout.
+// Slot k is segment k of `gam` / `nv`, or 0 for all in plain Jacobi's layout (SLOTS false),
+// which computes in place; rolling rows 3–5 use ext slot k (ext_at(k, i)) in every layout.
 
 struct Roles {
     cur: u32,
@@ -50,14 +49,13 @@ fn roles() -> Roles {
 
 // Segment of `gam` slot k (plain Jacobi: every slot is γ, segment 0).
 fn gam_seg(k: u32) -> u32 {
-    return select(0u, k, SEG_TRIAL != 0u);
+    return select(0u, k, SLOTS);
 }
 
 // Segment of `nv` slot k.
 fn nv_seg(k: u32) -> u32 {
-    return select(0u, k, SEG_NTRIAL != 0u);
+    return select(0u, k, SLOTS);
 }
-
 
 // Index of ext slot k of constraint i in `gam` (rolling rows 3–5).
 fn ext_at(k: u32, i: u32) -> u32 {

@@ -101,27 +101,21 @@ fn accept_trial(better: bool) {
     n.prev = s.cur;
     n.cur = s.trial;
     n.best = select(s.best, s.trial, better);
-    n.y = n.prev;
-    if n.y == n.best {
-        n.y = free_slot(n.cur, n.prev, n.best);
-    }
-    n.trial = 0u;
-    while n.trial == n.cur || n.trial == n.prev || n.trial == n.best || n.trial == n.y {
-        n.trial += 1u;
-    }
+    n.y = select(n.prev, free_slot(n.cur, n.prev, n.best, n.best), n.prev == n.best);
+    n.trial = free_slot(n.cur, n.prev, n.best, n.y);
     n.nprev = s.ncur;
     n.ncur = s.ntrial;
     n.ny = n.nprev;
-    n.ntrial = free_slot(n.ncur, n.nprev, n.nprev);
+    n.ntrial = free_slot(n.ncur, n.nprev, n.nprev, n.nprev);
     n.formed = false;
     scal.roles = pack_roles(n);
     scal.accepted = 1u;
 }
 
-// The lowest slot that is none of a, b, c.
-fn free_slot(a: u32, b: u32, c: u32) -> u32 {
+// The lowest slot that is none of a, b, c, d.
+fn free_slot(a: u32, b: u32, c: u32, d: u32) -> u32 {
     var k = 0u;
-    while k == a || k == b || k == c {
+    while k == a || k == b || k == c || k == d {
         k += 1u;
     }
     return k;

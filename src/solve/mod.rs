@@ -14,9 +14,9 @@
 //!    dispatches, each `step → gather (Δv per body) → product (+ partial sums) → reduce (one
 //!    workgroup: scalar logic; converged once the RMS residual per row is below the
 //!    tolerance)`; an accepted trial becomes the iterate by renaming slots
-//!    (shaders/common/solve_roles.wgsl), and `finish` puts the returned one in slot 0. Sweeps after
-//!    convergence are dispatched with zero workgroups (the reduce kernel zeroes the indirect
-//!    arguments), so they cost a few empty dispatches each and never a CPU sync;
+//!    (shaders/common/solve_roles.wgsl), and `finish` puts the returned one in slot 0.
+//!    Sweeps after convergence are dispatched with zero workgroups (the reduce kernel zeroes
+//!    the indirect arguments), so they cost a few empty dispatches each and never a CPU sync;
 //! 5. the returned impulses (APGD: the iterate with the smallest residual), `v⁺ = v* + M⁻¹Dγ`,
 //!    the warm-start copy (keys + γ) and the statistics.
 //!
@@ -154,17 +154,19 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// (y, trial, best, aux, state, Ny, N·trial) segment indices.
-    fn indices(&self) -> [u32; 7] {
-        // Without aux, SEG_AUX = 0 (γ, never written: HAS_AUX) and the state segment moves up.
+    /// Whether the iterates have their own slots (APGD, rolling rows): plain Jacobi accepts
+    /// every trial and computes it in place (contact i's step reads only its own γ_i and Nγ_i
+    /// before writing them), so every slot is segment 0 (shaders/common/solve_roles.wgsl).
+    fn slots(&self) -> bool {
+        self.apgd || self.rolling
+    }
+
+    /// (aux, state) segment indices: after the 4 iterate slots, or after γ in place. Without
+    /// aux, SEG_AUX = 0 (γ, never written: HAS_AUX) and the state segment moves up.
+    fn indices(&self) -> (u32, u32) {
         let a = self.aux as u32;
-        if self.apgd || self.rolling {
-            [1, 2, 3, 4 * a, 4 + a, 1, 2]
-        } else {
-            // Jacobi accepts every trial: it is computed in place (trial = γ, N·trial = Nγ;
-            // contact i's step reads only its own γ_i and Nγ_i before writing them).
-            [0, 0, 0, a, 1 + a, 0, 0]
-        }
+        let first = if self.slots() { 4 } else { 1 };
+        (if self.aux { first } else { 0 }, first + a)
     }
 
     /// Segments of `gam` and of `nv`.
@@ -178,8 +180,8 @@ impl Layout {
 
     /// Offsets (in vec4) of the aux and state segments.
     pub fn aux_state(&self, capacity: u32) -> (u32, u32) {
-        let i = self.indices();
-        (i[3] * capacity, i[4] * capacity)
+        let (aux, state) = self.indices();
+        (aux * capacity, state * capacity)
     }
 
     /// Plain Coulomb rows for a solver kind.
@@ -192,17 +194,14 @@ impl Layout {
         }
     }
 
-    fn constants(&self) -> [(&'static str, f64); 8] {
-        let i = self.indices().map(f64::from);
+    fn constants(&self) -> [(&'static str, f64); 4] {
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        let (aux, state) = self.indices();
         [
-            ("HAS_AUX", if self.aux { 1.0 } else { 0.0 }),
-            ("SEG_Y", i[0]),
-            ("SEG_TRIAL", i[1]),
-            ("SEG_BEST", i[2]),
-            ("SEG_AUX", i[3]),
-            ("SEG_STATE", i[4]),
-            ("SEG_NY", i[5]),
-            ("SEG_NTRIAL", i[6]),
+            ("HAS_AUX", flag(self.aux)),
+            ("SLOTS", flag(self.slots())),
+            ("SEG_AUX", f64::from(aux)),
+            ("SEG_STATE", f64::from(state)),
         ]
     }
 }
