@@ -249,6 +249,13 @@ fn cmd_run(
             r.budget_redos
         );
     }
+    if r.regrowths > 0 {
+        println!(
+            "note: {} batches were redone after a step overflowed the contact buffers (they \
+             grew to fit)",
+            r.regrowths
+        );
+    }
     println!("  checkpoint  {}", r.checkpoint.display());
     if r.interrupted {
         println!(

@@ -73,6 +73,9 @@ pub struct RunReport {
     /// Batches redone at the full cap because a solve used its whole sweep budget
     /// (`step::Simulation::budget_redos`): the price of the adaptive budget.
     pub budget_redos: u32,
+    /// Batches redone because a step overflowed the contact buffers, which then grew
+    /// (`step::Simulation::regrowths`).
+    pub regrowths: u32,
 }
 
 impl RunReport {
@@ -1224,6 +1227,7 @@ fn run_inner(
         wall_seconds: started.elapsed().as_secs_f64(),
         capped_steps: sim.capped_steps,
         budget_redos: sim.budget_redos,
+        regrowths: sim.regrowths,
     };
     Ok((report, clock))
 }

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod batches;
 mod broad_phase;
 mod capsule;
 mod chunked;

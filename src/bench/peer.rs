@@ -33,7 +33,11 @@ use std::time::Instant;
 pub struct EngineRun {
     pub engine: String,
     pub settings: String,
+    /// Wall time per step over steps 2..N (step 1 alone when N = 1).
     pub seconds_per_step: f64,
+    /// Wall time of step 1 (Bristlecone: with the shader compilation that the driver does
+    /// at first use and the contact sizing; Rapier: with its first broad phase).
+    pub first_step_seconds: f64,
     /// 0.95 quantile of the grain tops (z + r) of the grains still above the bin floor.
     pub bed_height: f64,
     /// Grains below the bin floor (z < 0: discharged through the orifice).
@@ -103,14 +107,15 @@ pub fn run_bristlecone(
     let mut ke = vec![(0, 0.0)];
     let mut pen = 0.0f64;
     let mut contacts = 0;
-    let mut timed = 0.0;
+    let mut timed = Vec::new();
     let mut done = 0;
-    // Batches of up to 100 steps, statistics of every step from the GPU ring.
+    // Step 1 alone (it compiles the shaders), then batches of up to 100 steps; statistics
+    // of every step from the GPU ring.
     while done < steps {
-        let k = 100.min(steps - done);
+        let k = if done == 0 { 1 } else { 100.min(steps - done) };
         let t = Instant::now();
         let recs = sim.advance(k, 1).map_err(e)?;
-        timed += t.elapsed().as_secs_f64();
+        timed.push(t.elapsed().as_secs_f64());
         done += k;
         for r in &recs {
             pen = pen.max(r.max_penetration);
@@ -133,7 +138,8 @@ pub fn run_bristlecone(
             scene.envelope,
             scene.dt
         ),
-        seconds_per_step: timed / steps as f64,
+        seconds_per_step: per_step(&timed, steps),
+        first_step_seconds: timed[0],
         bed_height: bed_height(&pos, scene.radius),
         discharged_fraction: discharged(&pos),
         max_penetration: pen,
@@ -231,11 +237,11 @@ pub fn run_rapier(scene: &BenchScene, steps: u32, iterations: usize, label: &str
     let mut ke = vec![(0, 0.0)];
     let mut pen = 0.0f64;
     let mut contacts = 0;
-    let mut timed = 0.0;
+    let mut timed = Vec::new();
     for s in 1..=steps as u64 {
         let t = Instant::now();
         w.step();
-        timed += t.elapsed().as_secs_f64();
+        timed.push(t.elapsed().as_secs_f64());
         let (p, n) = rapier_contacts(&w);
         pen = pen.max(p);
         contacts = n;
@@ -265,13 +271,23 @@ pub fn run_rapier(scene: &BenchScene, steps: u32, iterations: usize, label: &str
             p.dt,
             scene.friction
         ),
-        seconds_per_step: timed / steps as f64,
+        seconds_per_step: per_step(&timed, steps),
+        first_step_seconds: timed[0],
         bed_height: bed_height(&pos, scene.radius),
         discharged_fraction: discharged(&pos),
         max_penetration: pen,
         contacts_end: contacts,
         kinetic_energy: ke,
     }
+}
+
+/// Seconds per step over steps 2..`steps` from the wall times of step 1 and then of each
+/// batch (Rapier: of each step); step 1 alone when it is the only one.
+fn per_step(timed: &[f64], steps: u32) -> f64 {
+    if steps <= 1 {
+        return timed[0];
+    }
+    timed[1..].iter().sum::<f64>() / (steps - 1) as f64
 }
 
 /// Runs every scene at every size in both engines.
@@ -322,13 +338,14 @@ impl PeerReport {
             self.adapter, self.rapier_version
         );
         s += &format!(
-            "{:<7} {:>7} {:>5} {:<16} {:>10} {:>8} {:>9} {:>7} {:>8} {:>8} {:>10} {:>10}\n",
+            "{:<7} {:>7} {:>5} {:<16} {:>10} {:>8} {:>9} {:>9} {:>7} {:>8} {:>8} {:>10} {:>10}\n",
             "scene",
             "grains",
             "steps",
             "engine",
             "ms/step",
             "vs BC",
+            "1st ms",
             "bed h mm",
             "out %",
             "pen/d",
@@ -348,13 +365,14 @@ impl PeerReport {
                 let mid = e.kinetic_energy[e.kinetic_energy.len() / 2].1;
                 let end = e.kinetic_energy.last().unwrap().1;
                 s += &format!(
-                    "{:<7} {:>7} {:>5} {:<16} {:>10.2} {:>8.2} {:>9.2} {:>7.1} {:>8.1e} {:>8} {:>10.3e} {:>10.3e}\n",
+                    "{:<7} {:>7} {:>5} {:<16} {:>10.2} {:>8.2} {:>9.1} {:>9.2} {:>7.1} {:>8.1e} {:>8} {:>10.3e} {:>10.3e}\n",
                     r.scene.name(),
                     r.grains,
                     r.steps,
                     e.engine,
                     e.seconds_per_step * 1e3,
                     e.seconds_per_step / base,
+                    e.first_step_seconds * 1e3,
                     e.bed_height * 1e3,
                     e.discharged_fraction * 100.0,
                     e.max_penetration / (2.0 * super::scenes::RADIUS as f64),
@@ -364,7 +382,9 @@ impl PeerReport {
                 );
             }
         }
-        s += "vs BC: time per step / Bristlecone's (> 1: Bristlecone faster). bed h: 0.95 quantile of \
+        s += "ms/step: wall time per step over steps 2..N. vs BC: time per step / Bristlecone's \
+              (> 1: Bristlecone faster). 1st ms: step 1 alone (Bristlecone: with the driver's \
+              shader compilation). bed h: 0.95 quantile of \
               grain tops in the bin. out: grains discharged below the bin floor. pen/d: max \
               penetration over all steps / diameter.\nsettings:\n";
         if let Some(r) = self.rows.first() {
@@ -380,7 +400,7 @@ impl PeerReport {
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         let mut csv = String::from(
-            "scene,grains,steps,engine,seconds_per_step,bed_height_m,discharged_fraction,\
+            "scene,grains,steps,engine,seconds_per_step,first_step_seconds,bed_height_m,discharged_fraction,\
              max_penetration_m,contacts_end,kinetic_energy_history\n",
         );
         for r in &self.rows {
@@ -391,12 +411,13 @@ impl PeerReport {
                     .map(|(s, k)| format!("{s}:{k:e}"))
                     .collect();
                 csv += &format!(
-                    "{},{},{},{},{},{},{},{},{},{}\n",
+                    "{},{},{},{},{},{},{},{},{},{},{}\n",
                     r.scene.name(),
                     r.grains,
                     r.steps,
                     e.engine,
                     e.seconds_per_step,
+                    e.first_step_seconds,
                     e.bed_height,
                     e.discharged_fraction,
                     e.max_penetration,

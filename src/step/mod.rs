@@ -87,6 +87,19 @@ fn records_from_ring(raw: &[[u32; 4]], first: u64, n: u32, every: u64, dt: f64) 
         .collect()
 }
 
+/// Contacts the next batch may reach, from a batch's counts per step: its peak plus twice
+/// its rise (first to last step); a steady or falling count predicts its peak.
+pub fn contacts_ahead(contacts: &[u32]) -> u64 {
+    let (Some(&first), Some(&last)) = (contacts.first(), contacts.last()) else {
+        return 0;
+    };
+    let peak = contacts.iter().copied().max().unwrap_or(0) as u64;
+    peak + 2 * (last as u64).saturating_sub(first as u64)
+}
+
+/// Most steps [`Simulation::advance`] records in one submission.
+pub const MAX_BATCH: u32 = 32;
+
 /// The smallest number of sweeps recorded per solve (see `Simulation::adapt_sweep_budget`).
 pub const MIN_SWEEP_BUDGET: u32 = 8;
 
@@ -411,6 +424,9 @@ pub struct Simulation {
     timer: Option<StageTimer>,
     /// How many times a batch was redone after a contact-buffer overflow.
     pub regrowths: u32,
+    /// Whether the contact buffers were sized by a detection on the current state
+    /// ([`Simulation::size_contacts`]); cleared by [`Simulation::restore`].
+    contacts_sized: bool,
     /// Whether the sweeps recorded per solve follow what recent steps needed (default) or
     /// are always the whole cap (for tests that check the two agree bit for bit).
     pub adaptive_sweeps: bool,
@@ -455,6 +471,7 @@ impl Simulation {
             step_index: 0,
             timer: None,
             regrowths: 0,
+            contacts_sized: false,
             adaptive_sweeps: true,
             budget_redos: 0,
             capped_steps: 0,
@@ -655,8 +672,12 @@ impl Simulation {
         self.ctx.queue.submit([enc.finish()]);
     }
 
-    /// Advances `n` steps in one submission and returns the statistics of every step whose
-    /// index (after the step) is a multiple of `stats_every` (and of the last step).
+    /// Advances `n` steps and returns the statistics of every step whose index (after the
+    /// step) is a multiple of `stats_every` (and of the last step). The steps are submitted
+    /// in batches of at most [`MAX_BATCH`], each read back once: the sweep budget follows
+    /// the steps a batch before (a settling start needs the cap, the bed after it a few
+    /// sweeps), and an overflow redoes one batch, not all `n` steps. Results do not depend
+    /// on the batching.
     pub fn advance(&mut self, n: u32, stats_every: u64) -> Result<Vec<StepRecord>, GpuError> {
         if n == 0 {
             return Ok(Vec::new());
@@ -667,6 +688,26 @@ impl Simulation {
         if self.lemke.is_some() {
             return self.advance_lemke(n, stats_every);
         }
+        self.size_contacts()?;
+        let batches = n.div_ceil(MAX_BATCH);
+        let mut records = Vec::new();
+        let mut left = n;
+        for b in 0..batches {
+            let k = left.div_ceil(batches - b);
+            left -= k;
+            records.extend(self.advance_batch(k, stats_every, left == 0)?);
+        }
+        Ok(records)
+    }
+
+    /// One batch of [`Simulation::advance`] in one submission (`last`: it ends the call, so
+    /// its last step's statistics are returned whatever `stats_every`).
+    fn advance_batch(
+        &mut self,
+        n: u32,
+        stats_every: u64,
+        last: bool,
+    ) -> Result<Vec<StepRecord>, GpuError> {
         let every = stats_every.max(1);
         let first = self.step_index;
         loop {
@@ -720,11 +761,55 @@ impl Simulation {
             }
             self.check_patch_slots()?;
             self.fused_batches += fused as u64;
-            let peak = (0..n as usize).map(|k| raw[4 * k + 2][0]).max();
-            self.choose_fused(peak.unwrap_or(0));
+            let contacts: Vec<u32> = (0..n as usize).map(|k| raw[4 * k + 2][0]).collect();
+            self.grow_ahead(&contacts)?;
+            self.choose_fused(contacts.iter().copied().max().unwrap_or(0));
             self.step_index += n as u64;
-            return Ok(records_from_ring(&raw, first, n, every, self.settings.dt));
+            let mut records = records_from_ring(&raw, first, n, every, self.settings.dt);
+            if !last {
+                records.retain(|r| r.step.is_multiple_of(every));
+            }
+            return Ok(records);
         }
+    }
+
+    /// Before the first batch (and after a restore): one detection on the current state
+    /// sizes the contact buffers and picks the solve path from the real contact count. The
+    /// estimate of 4 per grain is short for a packed start (an FCC pile has ~5.7), and an
+    /// overflow on step 1 would run the whole batch and then redo it; the detection is
+    /// step 1's own (positions at the start of the step), so it changes no result.
+    fn size_contacts(&mut self) -> Result<(), GpuError> {
+        if self.contacts_sized {
+            return Ok(());
+        }
+        self.contacts_sized = true;
+        let Some(c) = self.contact.as_mut() else {
+            return Ok(());
+        };
+        let counts = c.collide.detect_once(&self.ctx)?;
+        if counts.overflow != 0 {
+            c.grow(&self.ctx, &self.bodies, counts.needed_contacts)?;
+        }
+        self.choose_fused(counts.needed_contacts);
+        Ok(())
+    }
+
+    /// After a batch whose contact count rose (a pour, an impact): grows the buffers now if
+    /// the next batch, rising as much again twice over, would overflow them — an overflow
+    /// costs the whole batch run and then redone. A steady count never grows them.
+    fn grow_ahead(&mut self, contacts: &[u32]) -> Result<(), GpuError> {
+        let Some(c) = self.contact.as_mut() else {
+            return Ok(());
+        };
+        let next = contacts_ahead(contacts);
+        if next > c.collide.capacity() as u64 {
+            let limit = c
+                .collide
+                .max_capacity(&self.ctx)
+                .min(c.solve.max_capacity(&self.ctx));
+            c.grow(&self.ctx, &self.bodies, next.min(limit) as u32)?;
+        }
+        Ok(())
     }
 
     /// A step with more lugre_patch patches than the stage has slots left some unmodelled:
@@ -1063,6 +1148,7 @@ impl Simulation {
             *s = state.clone();
         }
         self.step_index = step_index;
+        self.contacts_sized = false;
     }
 
     /// Changes gravity from the next step on: a uniform load that varies in time (the LuGre
@@ -1235,4 +1321,17 @@ pub struct MemoryUse {
 /// Number of leading boundary bodies of a state.
 pub fn boundary_count(state: &BodyState) -> usize {
     collide::boundary_count(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contacts_ahead;
+
+    #[test]
+    fn contacts_ahead_extends_a_rise_and_keeps_a_steady_peak() {
+        assert_eq!(contacts_ahead(&[100, 150, 300]), 300 + 2 * 200);
+        assert_eq!(contacts_ahead(&[500, 520, 500]), 520);
+        assert_eq!(contacts_ahead(&[900, 400]), 900);
+        assert_eq!(contacts_ahead(&[]), 0);
+    }
 }
