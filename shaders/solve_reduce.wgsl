@@ -84,14 +84,15 @@ fn reduce_apgd(@builtin(local_invocation_index) lid: u32) {
 }
 
 // Solver statistics into the contract's step_stats: [2] iterations, [3] residual of the
-// returned impulses (f32 bits), [4] max penetration (f32 bits).
+// returned impulses as the tolerance measures it (RMS per row, m/s; f32 bits), [4] max
+// penetration (f32 bits).
 @compute @workgroup_size(256)
 fn finish(@builtin(local_invocation_index) lid: u32) {
     if lid != 0u {
         return;
     }
     step_stats[2] = scal.iters;
-    step_stats[3] = bitcast<u32>(scal.best);
+    step_stats[3] = bitcast<u32>(scal.best / sqrt(f32(3u * max(scal.n_contacts, 1u))));
     step_stats[4] = bitcast<u32>(scal.pen);
     // [6] Painlevé contacts (written by painleve_count), [7] cone problems solved (1 for the
     // relaxed cone).

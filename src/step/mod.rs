@@ -53,6 +53,8 @@ pub struct StepRecord {
     pub totals: BodyTotals,
     pub contacts: u32,
     pub iterations: u32,
+    /// The returned impulses' residual as the tolerance measures it: RMS per contact row
+    /// (m/s). Lemke stepping: the LCP's ‖min(z, Mz + q)‖₂.
     pub residual: f64,
     pub max_penetration: f64,
     /// Cone problems solved (exact cone: outer iterations; 1 for the relaxed cone).
@@ -320,7 +322,8 @@ struct StageTimer {
     readback: wgpu::Buffer,
     /// Nanoseconds per timestamp tick.
     period: f64,
-    /// Stage times of the steps of the last batch (only the first [`MAX_TIMED_STEPS`]).
+    /// Stage times of the steps of the last `advance` (of each of its batches, the first
+    /// [`MAX_TIMED_STEPS`]).
     last: Vec<StageTimes>,
 }
 
@@ -388,17 +391,17 @@ impl StageTimer {
             .map(|w| w[0] as u64 | ((w[1] as u64) << 32))
             .collect();
         let sec = |a: u64, b: u64| b.saturating_sub(a) as f64 * self.period * 1e-9;
-        self.last = t
-            .chunks_exact(STAMPS_PER_STEP as usize)
-            .map(|s| StageTimes {
-                seconds: [
-                    sec(s[0], s[1]),
-                    sec(s[1], s[2]),
-                    sec(s[2], s[3]),
-                    sec(s[3], s[4]),
-                ],
-            })
-            .collect();
+        self.last.extend(
+            t.chunks_exact(STAMPS_PER_STEP as usize)
+                .map(|s| StageTimes {
+                    seconds: [
+                        sec(s[0], s[1]),
+                        sec(s[1], s[2]),
+                        sec(s[2], s[3]),
+                        sec(s[3], s[4]),
+                    ],
+                }),
+        );
         Ok(())
     }
 }
@@ -689,6 +692,9 @@ impl Simulation {
             return self.advance_lemke(n, stats_every);
         }
         self.size_contacts()?;
+        if let Some(t) = &mut self.timer {
+            t.last.clear();
+        }
         let batches = n.div_ceil(MAX_BATCH);
         let mut records = Vec::new();
         let mut left = n;
