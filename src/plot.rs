@@ -282,7 +282,7 @@ fn stats_figures(rows: &[StatsRow]) -> Vec<(String, Vec<Panel>)> {
                     vec![series("iterations", &|r| r.iterations as f64)],
                 ),
                 Panel::new(
-                    "Solver residual at the last iteration",
+                    "Solver residual (RMS per contact row, m/s; lemke: the LCP's)",
                     "residual",
                     YScale::Log,
                     vec![series("residual", &|r| r.residual)],
