@@ -343,6 +343,10 @@ struct BenchArgs {
     /// Measured steps per run (default: 100 at 10^3, 20 at 10^4, 5 from 10^5 on).
     #[arg(long)]
     steps: Option<u32>,
+    /// Unmeasured steps run before the measured ones. The scenes start as cold lattices, so
+    /// the default measures their settling; e.g. 100 measures the 10^3 and 10^4 piles at rest.
+    #[arg(long, default_value_t = 2)]
+    warmup: u32,
     /// Output directory for bench.csv and bench.json.
     #[arg(long, default_value = "out/bench")]
     out: PathBuf,
@@ -393,6 +397,7 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     let opts = BenchOptions {
         sizes: a.sizes,
         steps: a.steps,
+        warmup: a.warmup,
         scenes,
         solver,
         timing: if a.wall_timing {

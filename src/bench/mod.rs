@@ -3,9 +3,10 @@
 //! machines (bandwidth ratios, cost growth with N) and, with the `peer` feature, against
 //! Rapier on the same machine ([`peer`]).
 //!
-//! Per run (scene × size): `warmup` steps (the first grows the contact buffers), then `steps`
-//! measured steps recorded as one batch ([`Simulation::advance`]): steps/s is bodies-independent
-//! wall-clock throughput of that batch including its one readback. The stage split comes from
+//! Per run (scene × size): `warmup` unmeasured steps (`bench --warmup`; the first also
+//! compiles the shaders), then `steps` measured steps in one [`Simulation::advance`] (batches
+//! of up to 32 steps): steps/s is bodies-independent wall-clock throughput of those steps
+//! including their readbacks. The stage split comes from
 //! GPU timestamps around every stage of every measured step when the adapter has them
 //! (`ctx.timestamps`), else from extra steps with every stage submitted and waited for on its
 //! own ([`Simulation::step_stages_wall`], CPU clock; each stage then includes one submission).
@@ -141,6 +142,8 @@ pub struct BenchReport {
     pub copy_bandwidth_bytes_per_s: f64,
     pub stage_names: [&'static str; 4],
     pub solver: String,
+    /// Unmeasured steps before each run's measured ones.
+    pub warmup: u32,
     pub scene_note: &'static str,
     pub rows: Vec<BenchRow>,
     pub skipped: Vec<Skipped>,
@@ -338,6 +341,7 @@ pub fn run(
         copy_bandwidth_bytes_per_s: copy_bw,
         stage_names: STAGE_NAMES,
         solver: solver_label(&opts.solver),
+        warmup: opts.warmup,
         scene_note: SCENE_NOTE,
         rows,
         skipped,
@@ -365,6 +369,7 @@ impl BenchReport {
             self.timestamps
         );
         s += &format!("solver: {}\n", self.solver);
+        s += &format!("warm-up: {} unmeasured steps per run\n", self.warmup);
         s += &format!("scenes: {}\n\n", self.scene_note);
         s += &format!(
             "{:<7} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6}\n",
@@ -525,12 +530,17 @@ mod tests {
         );
         let table = report.table();
         assert!(table.contains("pile") && table.contains("hopper"));
+        assert!(
+            table.contains("warm-up: 1 unmeasured steps per run"),
+            "{table}"
+        );
         let csv = std::fs::read_to_string(dir.path().join("bench.csv")).unwrap();
         assert_eq!(csv.lines().count(), 3);
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
                 .unwrap();
         assert_eq!(json["rows"].as_array().unwrap().len(), 2);
+        assert_eq!(json["warmup"], 1);
     }
 
     /// Wall-clock stage timing (the fallback for adapters without timestamps) gives the same
