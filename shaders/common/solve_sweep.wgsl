@@ -152,18 +152,26 @@ fn finish_item(i: u32) {
 // them), else read where that step stored them (common/solve_roles.wgsl).
 fn y_and_ny(s: Roles, i: u32) -> array<vec4<f32>, 2> {
     let cap = params.counts.y;
-    if s.formed {
-        return array<vec4<f32>, 2>(gam_slot(s.y, i), nv_slot(s.ny, i));
+    return extrapolate(
+        s.formed,
+        vec3<u32>(gam_seg(s.y), gam_seg(s.cur), gam_seg(s.prev)) * cap + i,
+        vec3<u32>(nv_seg(s.ny), nv_seg(s.ncur), nv_seg(s.nprev)) * cap + i,
+    );
+}
+
+// y = γ_k + β(γ_k − γ_{k−1}) and Ny = (1 + β)Nγ_k − βNγ_{k−1} from the `gam` and `nv`
+// indices (y, γ_k, γ_{k−1}) and (Ny, Nγ_k, Nγ_{k−1}); stored unless already formed.
+fn extrapolate(formed: bool, g: vec3<u32>, n: vec3<u32>) -> array<vec4<f32>, 2> {
+    if formed {
+        return array<vec4<f32>, 2>(gam_at(g.x), nv_at(n.x));
     }
     let beta = scal.beta;
-    let t = gam_slot(s.cur, i);
-    let g = gam_slot(s.prev, i);
-    let nt = nv_slot(s.ncur, i);
-    let ng = nv_slot(s.nprev, i);
-    let y = t + beta * (t - g);
-    let ny = (1.0 + beta) * nt - beta * ng;
-    gam_put(gam_seg(s.y) * cap + i, y);
-    nv_put(nv_seg(s.ny) * cap + i, ny);
+    let t = gam_at(g.y);
+    let nt = nv_at(n.y);
+    let y = t + beta * (t - gam_at(g.z));
+    let ny = (1.0 + beta) * nt - beta * nv_at(n.z);
+    gam_put(g.x, y);
+    nv_put(n.x, ny);
     return array<vec4<f32>, 2>(y, ny);
 }
 
@@ -206,17 +214,12 @@ fn ext_restart(c: Contact, i: u32) -> f32 {
 // Rows 3–5's y and Ny (as y_and_ny).
 fn ext_y_and_ny(s: Roles, i: u32) -> array<vec3<f32>, 2> {
     let cap = params.counts.y;
-    if s.formed {
-        return array<vec3<f32>, 2>(gam_at(ext_at(s.y, i)).xyz, nv_at((NV_EXT + s.ny) * cap + i).xyz);
-    }
-    let beta = scal.beta;
-    let t = gam_at(ext_at(s.cur, i));
-    let nt = nv_at((NV_EXT + s.ncur) * cap + i);
-    let y = t + beta * (t - gam_at(ext_at(s.prev, i)));
-    let ny = (1.0 + beta) * nt - beta * nv_at((NV_EXT + s.nprev) * cap + i);
-    gam_put(ext_at(s.y, i), y);
-    nv_put((NV_EXT + s.ny) * cap + i, ny);
-    return array<vec3<f32>, 2>(y.xyz, ny.xyz);
+    let yn = extrapolate(
+        s.formed,
+        vec3<u32>(ext_at(s.y, i), ext_at(s.cur, i), ext_at(s.prev, i)),
+        (NV_EXT + vec3<u32>(s.ny, s.ncur, s.nprev)) * cap + i,
+    );
+    return array<vec3<f32>, 2>(yn[0].xyz, yn[1].xyz);
 }
 
 // N·trial of rows 3–5 and their share of product_trial's partials.

@@ -256,6 +256,13 @@ impl ContactStages {
         }
     }
 
+    /// Most contacts the buffers may grow to: the records' and the solver's arrays.
+    fn max_contacts(&self, ctx: &GpuContext) -> u64 {
+        self.collide
+            .max_capacity(ctx)
+            .min(self.solve.max_capacity(ctx))
+    }
+
     fn grow(&mut self, ctx: &GpuContext, bodies: &GpuBodies, needed: u32) -> Result<(), GpuError> {
         self.collide.limit_capacity(self.solve.max_capacity(ctx));
         self.collide.grow(ctx, needed, 0)?;
@@ -717,22 +724,7 @@ impl Simulation {
         let every = stats_every.max(1);
         let first = self.step_index;
         loop {
-            let (ring, host) = self.ring(n as u64);
-            let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-            if self.contact.is_some() {
-                self.record_snapshot(&mut enc);
-            }
-            for k in 0..n as u64 {
-                self.record_step(&mut enc, &ring, k);
-            }
-            enc.copy_buffer_to_buffer(&ring, 0, &host, 0, n as u64 * RING_SLOT);
-            let timed = n.min(MAX_TIMED_STEPS);
-            if let Some(t) = &self.timer {
-                t.record_resolve(&mut enc, timed);
-            }
-            self.ctx.queue.submit([enc.finish()]);
-            let raw: Vec<[u32; 4]> =
-                buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)?;
+            let raw = self.submit_batch(n)?;
             // Any step of the batch that overflowed invalidates the rest of the batch.
             let needed = (0..n as usize)
                 .filter(|k| raw[4 * k + 2][1] != 0)
@@ -749,34 +741,62 @@ impl Simulation {
             }
             let iterations = (0..n as usize).map(|k| raw[4 * k + 2][2]);
             let fused = self.fused_active();
-            if !fused && self.adapt_sweep_budget(iterations.clone()) {
+            if !fused && self.adapt_sweep_budget(iterations) {
                 self.restore_snapshot();
                 self.budget_redos += 1;
                 continue;
             }
-            if let Some(c) = self.contact.as_ref().filter(|c| {
-                // Relaxed cone: one cone problem per step (the exact cone stops its outer
-                // iterations when a problem hits the cap, see solve_reduce::outer_reduce).
-                c.solve.settings().cone == Cone::Relaxed
-            }) {
-                let cap = c.solve.settings().max_iterations;
-                self.capped_steps += iterations.filter(|&i| i >= cap).count() as u64;
-            }
-            if let Some(t) = &mut self.timer {
-                t.read(&self.ctx, timed)?;
-            }
-            self.check_patch_slots()?;
-            self.fused_batches += fused as u64;
-            let contacts: Vec<u32> = (0..n as usize).map(|k| raw[4 * k + 2][0]).collect();
-            self.grow_ahead(&contacts)?;
-            self.choose_fused(contacts.iter().copied().max().unwrap_or(0));
-            self.step_index += n as u64;
+            self.accept_batch(&raw, n, fused)?;
             let mut records = records_from_ring(&raw, first, n, every, self.settings.dt);
             if !last {
                 records.retain(|r| r.step.is_multiple_of(every));
             }
             return Ok(records);
         }
+    }
+
+    /// Records `n` steps after a snapshot, submits them and reads the statistics ring.
+    fn submit_batch(&mut self, n: u32) -> Result<Vec<[u32; 4]>, GpuError> {
+        let (ring, host) = self.ring(n as u64);
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        if self.contact.is_some() {
+            self.record_snapshot(&mut enc);
+        }
+        for k in 0..n as u64 {
+            self.record_step(&mut enc, &ring, k);
+        }
+        enc.copy_buffer_to_buffer(&ring, 0, &host, 0, n as u64 * RING_SLOT);
+        if let Some(t) = &self.timer {
+            t.record_resolve(&mut enc, n.min(MAX_TIMED_STEPS));
+        }
+        self.ctx.queue.submit([enc.finish()]);
+        buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)
+    }
+
+    /// The bookkeeping of a batch that stands (`raw`: its statistics ring): capped steps,
+    /// stage times, patch slots, contact buffers grown ahead, the next batch's solve path.
+    fn accept_batch(&mut self, raw: &[[u32; 4]], n: u32, fused: bool) -> Result<(), GpuError> {
+        if let Some(c) = self.contact.as_ref().filter(|c| {
+            // Relaxed cone: one cone problem per step (the exact cone stops its outer
+            // iterations when a problem hits the cap, see solve_reduce::outer_reduce).
+            c.solve.settings().cone == Cone::Relaxed
+        }) {
+            let cap = c.solve.settings().max_iterations;
+            let capped = (0..n as usize)
+                .filter(|&k| raw[4 * k + 2][2] >= cap)
+                .count();
+            self.capped_steps += capped as u64;
+        }
+        if let Some(t) = &mut self.timer {
+            t.read(&self.ctx, n.min(MAX_TIMED_STEPS))?;
+        }
+        self.check_patch_slots()?;
+        self.fused_batches += fused as u64;
+        let contacts: Vec<u32> = (0..n as usize).map(|k| raw[4 * k + 2][0]).collect();
+        self.grow_ahead(&contacts)?;
+        self.choose_fused(contacts.iter().copied().max().unwrap_or(0));
+        self.step_index += n as u64;
+        Ok(())
     }
 
     /// Before the first batch (and after a restore): one detection on the current state
@@ -809,10 +829,7 @@ impl Simulation {
         };
         let next = contacts_ahead(contacts);
         if next > c.collide.capacity() as u64 {
-            let limit = c
-                .collide
-                .max_capacity(&self.ctx)
-                .min(c.solve.max_capacity(&self.ctx));
+            let limit = c.max_contacts(&self.ctx);
             c.grow(&self.ctx, &self.bodies, next.min(limit) as u32)?;
         }
         Ok(())
