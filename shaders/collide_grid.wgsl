@@ -79,5 +79,12 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     counts[6] = 1u;
     counts[7] = 0u;
+    // collide_walls' write pass: one thread per boundary contact, z = 2 (its pass).
+    let walls = min(offs[params.counts.y * params.counts.z], cap);
+    let wg = (walls + 255u) / 256u;
+    counts[8] = min(wg, 65535u);
+    counts[9] = select(1u, (wg + 65534u) / 65535u, wg > 65535u);
+    counts[10] = 2u;
+    counts[11] = 0u;
 }
 

@@ -22,8 +22,10 @@
 //!    insertion-sorted by B in `collide_pairs::detect`'s write pass).
 //! 5. `collide_grid::finalize` writes `counts` (contract: [0] contacts, [1] overflow bits,
 //!    [2] contacts needed, [3] candidate pairs needed = 0 as none are stored, [4..7] indirect
-//!    args), then the write passes (the same `detect` entry points, dispatched with z = 2:
-//!    one pipeline per stage, so the narrow phase is compiled once) fill the records.
+//!    args, [8..11] those of the walls' write pass), then the write passes (the same `detect`
+//!    entry points, dispatched with z = 2: one pipeline per stage, so the narrow phase is
+//!    compiled once) fill the records: the pairs' per grain, the walls' per boundary
+//!    contact (indirect), so only rows that have contacts run the narrow phase again.
 //! 6. `collide_csr::*` builds the per-body CSR lists (count, scan, fill, per-row sort).
 //!
 //! Box grains (`SHAPE_BOX`, half extents in the shape table; f64 twin
@@ -171,6 +173,9 @@ pub const COUNT_OVERFLOW: usize = 1;
 pub const COUNT_NEEDED_CONTACTS: usize = 2;
 pub const COUNT_NEEDED_PAIRS: usize = 3;
 pub const COUNT_INDIRECT: usize = 4;
+/// Index in `counts` of the indirect args of the walls' write pass (one thread per
+/// boundary contact, z = 2).
+pub const WALL_WRITE_INDIRECT: usize = 8;
 /// Overflow bit: the contact buffer was too small.
 pub const OVERFLOW_CONTACTS: u32 = 2;
 
@@ -912,8 +917,9 @@ impl Collide {
         k.pairs
             .dispatch_layers(&mut pass, "detect", &b.pairs, ng, write);
         if self.nb > 0 {
+            let args = (WALL_WRITE_INDIRECT * 4) as u64;
             k.walls
-                .dispatch_layers(&mut pass, "detect", &b.walls, ng, write);
+                .dispatch_indirect(&mut pass, "detect", &b.walls, &self.counts, args);
         }
         let args = (COUNT_INDIRECT * 4) as u64;
         k.csr
