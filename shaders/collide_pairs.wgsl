@@ -637,7 +637,12 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             return;
         }
     }
-    let found = visit_any(i, sorted_pos[t], write, base);
+    var found = 0u;
+    if !write && spheres_only() {
+        found = visit_any(i, sorted_pos[t], false, 0u);
+    } else {
+        found = visit_any(i, sorted_pos[t], write, base);
+    }
     if !write {
         offs[nb * ng + i] = found;
         return;

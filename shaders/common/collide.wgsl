@@ -7,6 +7,14 @@ override HAS_CLUMPS: bool = true;
 
 // Shared by every collide_* stage (prepended after the prelude).
 
+// Only sphere grains: the detect stages then give their count pass a call of the narrow
+// phase of its own, with the write code compiled out (lavapipe runs masked-off code too, so
+// a runtime `write` flag made the count pass pay for the record writes). With shaped grains
+// one call serves both passes: the shaped narrow phases would compile twice (seconds each).
+fn spheres_only() -> bool {
+    return !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS || HAS_CLUMPS || HAS_CONVEX);
+}
+
 // Cell coordinates are clamped so far-away grains cannot overflow i32.
 const CELL_CLAMP: f32 = 1048576.0;
 
