@@ -7,7 +7,8 @@
 // (grid)    collide_grid::finalize: contact count, overflow flag, needed size, indirect args.
 // write     (z = 2): the same loop writes the contacts at offs[nb*ng + i] + k, then sorts
 //           the row by (body B, feature) (insertion sort; rows are short), so the list is sorted
-//           by (A, B, feature).
+//           by (A, B, feature). Sphere-only scenes: the loop notes the B ids and each record is
+//           then written once, at its rank (`write_sphere_row`); the same list, bit for bit.
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
 // being visited (two neighbour cells may hash to the same slot). Large grains (slot T, see
 // collide_grid.wgsl) are tested by every small grain after its cells, and test every grain
@@ -26,6 +27,9 @@
 // capsule grains: [0].xy = radius, half length.
 @group(0) @binding(9) var<storage, read> shapes: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read> pos: array<vec4<f32>>;
+// The CSR entries' buffer (collide_csr rewrites it after this stage): the write pass of a
+// sphere-only scene keeps each row's B ids there in visit order (see `write_sphere_row`).
+@group(0) @binding(11) var<storage, read_write> row_keys: array<u32>;
 
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
@@ -553,9 +557,25 @@ fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u
     return 0u;
 }
 
+// What a visit does with each pair found: counts its contacts, writes them, or (sphere-only
+// scenes: one contact per pair) notes B in row_keys.
+const COUNT: u32 = 0u;
+const WRITE: u32 = 1u;
+const KEYS: u32 = 2u;
+
+fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u32 {
+    if mode == KEYS {
+        if at < params.caps.x {
+            row_keys[at] = j;
+        }
+        return 1u;
+    }
+    return pair(i, j, pi, pj, mode == WRITE, at);
+}
+
 // Visits every grain j > i within the envelope of small grain i (its 27 cells, then the
-// large grains); writes when `write`.
-fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
+// large grains); `mode` says what to do with each pair found.
+fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     let c = cell_of(pi.xyz);
     let env = params.grid.z;
     var n = 0u;
@@ -569,7 +589,7 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
                     let j = sorted_idx[k];
                     let pj = sorted_pos[k];
                     if j > i && sphere_gap(pi, pj) <= env && all(cell_of(pj.xyz) == cc) {
-                        n += pair(i, j, pi, pj, write, base + n);
+                        n += found(i, j, pi, pj, mode, base + n);
                     }
                 }
             }
@@ -580,31 +600,31 @@ fn visit(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
         let j = sorted_idx[k];
         let pj = sorted_pos[k];
         if j > i && sphere_gap(pi, pj) <= env {
-            n += pair(i, j, pi, pj, write, base + n);
+            n += found(i, j, pi, pj, mode, base + n);
         }
     }
     return n;
 }
 
 // Large grain i: every grain j > i, in index order (the row comes out sorted by B).
-fn visit_large(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
+fn visit_large(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     let nb = params.counts.y;
     let env = params.grid.z;
     var n = 0u;
     for (var j = i + 1u; j < params.counts.z; j++) {
         let pj = pos[nb + j];
         if sphere_gap(pi, pj) <= env {
-            n += pair(i, j, pi, pj, write, base + n);
+            n += found(i, j, pi, pj, mode, base + n);
         }
     }
     return n;
 }
 
-fn visit_any(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
+fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     if pi.w > params.grid.w {
-        return visit_large(i, pi, write, base);
+        return visit_large(i, pi, mode, base);
     }
-    return visit(i, pi, write, base);
+    return visit(i, pi, mode, base);
 }
 
 // One entry point for both passes, so that the narrow phase is compiled once (lavapipe
@@ -637,17 +657,21 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             return;
         }
     }
-    var found = 0u;
-    if !write && spheres_only() {
-        found = visit_any(i, sorted_pos[t], false, 0u);
-    } else {
-        found = visit_any(i, sorted_pos[t], write, base);
-    }
-    if !write {
-        offs[nb * ng + i] = found;
+    let pi = sorted_pos[t];
+    if spheres_only() {
+        if !write {
+            offs[nb * ng + i] = visit_any(i, pi, COUNT, 0u);
+        } else {
+            write_sphere_row(i, pi, base, min(visit_any(i, pi, KEYS, base), end - base));
+        }
         return;
     }
-    let n = min(found, end - base);
+    let n_found = visit_any(i, pi, select(COUNT, WRITE, write), base);
+    if !write {
+        offs[nb * ng + i] = n_found;
+        return;
+    }
+    let n = min(n_found, end - base);
     // Insertion sort of the row by (body B, feature); a pair's features come ascending and
     // contiguous, and the sort is stable, so comparing B alone keeps them in order.
     for (var a = base + 1u; a < base + n; a++) {
@@ -658,5 +682,22 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             b -= 1u;
         }
         contacts_put(b, c);
+    }
+}
+
+// Sphere-only write pass: the visit noted the row's B ids (visit order) in row_keys; each
+// contact goes straight to its place in B order (its rank among the row's ids), so no
+// record is read back and moved (the sort of `detect` costs more than the visit on
+// lavapipe), and the 64 B record is written once per contact, outside the visit's loops
+// (where every lane of a SIMD group paid for the store whenever one lane found a pair).
+fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
+    let nb = params.counts.y;
+    for (var m = 0u; m < n; m++) {
+        let j = row_keys[base + m];
+        var rank = 0u;
+        for (var q = 0u; q < n; q++) {
+            rank += select(0u, 1u, row_keys[base + q] < j);
+        }
+        contacts_put(base + rank, pair_contact(nb + i, nb + j, pi, pos[nb + j]));
     }
 }

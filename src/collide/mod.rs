@@ -847,6 +847,7 @@ impl Collide {
                 &self.contacts,
                 &self.shapes,
                 &self.pos,
+                &self.body_entries,
             ],
         );
         self.binds.walls = k.walls.bind(
