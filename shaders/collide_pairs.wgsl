@@ -559,15 +559,21 @@ fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u
 
 // What a visit does with each pair found: counts its contacts, writes them, or (sphere-only
 // scenes: one contact per pair) notes B in row_keys.
+// SPHERES (count) and KEYS are the sphere-only modes: one contact per pair, and no call of
+// `pair`, so no record-writing code in the visit's loops.
 const COUNT: u32 = 0u;
 const WRITE: u32 = 1u;
 const KEYS: u32 = 2u;
+const SPHERES: u32 = 3u;
 
 fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u32 {
     if mode == KEYS {
         if at < params.caps.x {
             row_keys[at] = j;
         }
+        return 1u;
+    }
+    if mode == SPHERES {
         return 1u;
     }
     return pair(i, j, pi, pj, mode == WRITE, at);
@@ -659,10 +665,12 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     }
     let pi = sorted_pos[t];
     if spheres_only() {
+        // One visit for both passes (a second would be unrolled and compiled again).
+        let n_sph = visit_any(i, pi, select(SPHERES, KEYS, write), base);
         if !write {
-            offs[nb * ng + i] = visit_any(i, pi, COUNT, 0u);
+            offs[nb * ng + i] = n_sph;
         } else {
-            write_sphere_row(i, pi, base, min(visit_any(i, pi, KEYS, base), end - base));
+            write_sphere_row(i, pi, base, min(n_sph, end - base));
         }
         return;
     }

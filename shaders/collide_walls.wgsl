@@ -936,9 +936,9 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     if write && gid.z == 0u {
         return;
     }
-    // One call of the narrow phase for both passes unless spheres_only() (lavapipe inlines
-    // each call: two would compile the shaped grains' code twice). Count: every boundary
-    // against grain j; write: one row.
+    // One call of the narrow phase for both passes (lavapipe inlines each call: two would
+    // compile it twice, for every pipeline set). Count: every boundary against grain j;
+    // write: one row.
     var j = linear_index(gid, nwg);
     var w0 = 0u;
     var w1 = params.counts.y;
@@ -953,12 +953,6 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         w0 = r / params.counts.z;
         w1 = w0 + 1u;
     } else if j >= params.counts.z {
-        return;
-    } else if spheres_only() {
-        // A count-only call (common/collide.wgsl; at 10^4 grains 3.9 -> 1.9 ms).
-        for (var w = 0u; w < params.counts.y; w++) {
-            offs[w * params.counts.z + j] = wall_grain(w, j, false, 0u);
-        }
         return;
     }
     for (var w = w0; w < w1; w++) {

@@ -7,10 +7,11 @@ override HAS_CLUMPS: bool = true;
 
 // Shared by every collide_* stage (prepended after the prelude).
 
-// Only sphere grains: the detect stages then give their count pass a call of the narrow
-// phase of its own, with the write code compiled out (lavapipe runs masked-off code too, so
-// a runtime `write` flag made the count pass pay for the record writes). With shaped grains
-// one call serves both passes: the shaped narrow phases would compile twice (seconds each).
+// Only sphere grains: collide_pairs' visit then never calls the pair narrow phase (a sphere
+// pair is one contact; the write pass notes B ids and writes each record once, at its rank),
+// so neither pass carries the 64 B record writes inside its loops (lavapipe runs masked-off
+// code too). One visit serves both passes: each extra call is unrolled and compiled again,
+// which the test suite (hundreds of pipeline sets, no shader cache on lavapipe) pays for.
 fn spheres_only() -> bool {
     return !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS || HAS_CLUMPS || HAS_CONVEX);
 }
