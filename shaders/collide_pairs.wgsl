@@ -700,11 +700,17 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
 // (where every lane of a SIMD group paid for the store whenever one lane found a pair).
 fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let nb = params.counts.y;
+    // A large grain's row (visit_large) comes in index order, and may be long (a boulder on
+    // a bed of small grains): no O(n²) ranking for it.
+    let ordered = pi.w > params.grid.w;
     for (var m = 0u; m < n; m++) {
         let j = row_keys[base + m];
-        var rank = 0u;
-        for (var q = 0u; q < n; q++) {
-            rank += select(0u, 1u, row_keys[base + q] < j);
+        var rank = m;
+        if !ordered {
+            rank = 0u;
+            for (var q = 0u; q < n; q++) {
+                rank += select(0u, 1u, row_keys[base + q] < j);
+            }
         }
         contacts_put(base + rank, pair_contact(nb + i, nb + j, pi, pos[nb + j]));
     }
