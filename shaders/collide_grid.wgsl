@@ -66,25 +66,18 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
     counts[1] = select(0u, 2u, total > cap);
     counts[2] = total;
     counts[3] = 0u;
-    var groups = (n + 255u) / 256u;
-    if total > cap {
-        groups = 0u;
-    }
-    if groups > 65535u {
-        counts[4] = 65535u;
-        counts[5] = (groups + 65534u) / 65535u;
-    } else {
-        counts[4] = groups;
-        counts[5] = 1u;
-    }
-    counts[6] = 1u;
-    counts[7] = 0u;
+    // Contacts (collide_csr), 0 on overflow: the batch is redone.
+    indirect_args(4u, select((n + 255u) / 256u, 0u, total > cap), 1u);
     // collide_walls' write pass: one thread per boundary contact, z = 2 (its pass).
     let walls = min(offs[params.counts.y * params.counts.z], cap);
-    let wg = (walls + 255u) / 256u;
-    counts[8] = min(wg, 65535u);
-    counts[9] = select(1u, (wg + 65534u) / 65535u, wg > 65535u);
-    counts[10] = 2u;
-    counts[11] = 0u;
+    indirect_args(8u, (walls + 255u) / 256u, 2u);
 }
 
+// Indirect dispatch args at counts[slot..slot + 4]: `groups` workgroups split into a grid
+// within the 65535-per-dimension limit, `z` layers.
+fn indirect_args(slot: u32, groups: u32, z: u32) {
+    counts[slot] = min(groups, 65535u);
+    counts[slot + 1u] = select(1u, (groups + 65534u) / 65535u, groups > 65535u);
+    counts[slot + 2u] = z;
+    counts[slot + 3u] = 0u;
+}

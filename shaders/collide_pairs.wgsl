@@ -557,6 +557,15 @@ fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u
     return 0u;
 }
 
+// Only sphere grains: the visit then never calls the pair narrow phase (a sphere
+// pair is one contact; the write pass notes B ids and writes each record once, at its rank),
+// so neither pass carries the 64 B record writes inside its loops (lavapipe runs masked-off
+// code too). One visit serves both passes: each extra call is unrolled and compiled again,
+// which the test suite (hundreds of pipeline sets, no shader cache on lavapipe) pays for.
+fn spheres_only() -> bool {
+    return !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS || HAS_CLUMPS || HAS_CONVEX);
+}
+
 // What a visit does with each pair found: counts its contacts, writes them, or (sphere-only
 // scenes: one contact per pair) notes B in row_keys.
 // SPHERES (count) and KEYS are the sphere-only modes: one contact per pair, and no call of

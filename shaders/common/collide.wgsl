@@ -7,15 +7,6 @@ override HAS_CLUMPS: bool = true;
 
 // Shared by every collide_* stage (prepended after the prelude).
 
-// Only sphere grains: collide_pairs' visit then never calls the pair narrow phase (a sphere
-// pair is one contact; the write pass notes B ids and writes each record once, at its rank),
-// so neither pass carries the 64 B record writes inside its loops (lavapipe runs masked-off
-// code too). One visit serves both passes: each extra call is unrolled and compiled again,
-// which the test suite (hundreds of pipeline sets, no shader cache on lavapipe) pays for.
-fn spheres_only() -> bool {
-    return !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS || HAS_CLUMPS || HAS_CONVEX);
-}
-
 // Cell coordinates are clamped so far-away grains cannot overflow i32.
 const CELL_CLAMP: f32 = 1048576.0;
 
