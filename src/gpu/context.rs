@@ -167,6 +167,16 @@ impl GpuContext {
     fn open(backends: wgpu::Backends) -> Result<Self, GpuError> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = backends;
+        // wgpu's indirect-call validation runs an extra compute pass before every indirect
+        // dispatch to clamp arguments past the per-dimension limit; ours are written clamped
+        // by our own kernels (`set_args`, collide_grid `indirect_args`), and on lavapipe the
+        // check cost ~0.06 ms per dispatch, a fifth of a solver sweep. Without it D3D12 would
+        // read `num_workgroups` as 0: that backend is not built (Cargo features), and the
+        // flag stays where it could be.
+        if !backends.contains(wgpu::Backends::DX12) {
+            desc.flags
+                .remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+        }
         let instance = wgpu::Instance::new(desc);
         let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
         if adapters.is_empty() {
