@@ -433,6 +433,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         let w0 = vec4<f32>(last.x, t.warm, 0.0);
         g0 = select(project_contact(w0, c.ra.w, t.r), project_box(w0, t.r), boxed);
     }
+    g0.w = c.ra.w; // μ for the steps (common/solve_sweep.wgsl `mu_in_w`)
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
     rhs[i] = vec4<f32>(p, eta);
     if HAS_AUX {
@@ -469,6 +470,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         prev_put(1u + cap + i, bitcast<vec4<u32>>(patch_saved(c, gam_at(SEG_STATE * cap + i))));
         return;
     }
+    rec.w = 0.0; // γ.w carried μ (`mu_in_w`); the models below put their state here
     if models_on() && !is_joint(c.ids.w) {
         // tanh and LuGre save their state (rows::saved_record): the slip speed s⁺ = ‖v_T⁺‖
         // (v⁺ is in vel/omega by now) and, for LuGre, in place of γ_T the bristle state

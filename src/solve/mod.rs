@@ -1102,13 +1102,16 @@ impl Solve {
         }
     }
 
-    /// The impulses γ (n, u, w; w lane unused) of the last solve; contact forces are γ/dt.
+    /// The impulses γ (n, u, w; w reads 0) of the last solve; contact forces are γ/dt.
     pub fn read_impulses(
         &self,
         ctx: &GpuContext,
         n_contacts: u32,
     ) -> Result<Vec<[f32; 4]>, GpuError> {
-        buffers::read_buffer(ctx, &self.c.gam, n_contacts.min(self.c.capacity) as usize)
+        let g: Vec<[f32; 4]> =
+            buffers::read_buffer(ctx, &self.c.gam, n_contacts.min(self.c.capacity) as usize)?;
+        // Lane w carries the steps' μ (solve_sweep `mu_in_w`), not an impulse.
+        Ok(g.into_iter().map(|[x, y, z, _]| [x, y, z, 0.0]).collect())
     }
 
     /// The scalar state after the last solve (iterations, residuals, L, …).
