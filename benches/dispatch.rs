@@ -2,21 +2,37 @@
 //! one-workgroup copy in one pass (direct; indirect with zero groups; alternating two
 //! pipelines and bind groups, as a solver sweep does; one pass each), best of 3. On lavapipe
 //! this is the floor under a sweep of 4 dispatches (issue #13; see benches/fused.rs).
+//! Twice, in one process: on the context every stage uses (wgpu's check of indirect
+//! arguments off, see `GpuContext::open`) and on one with that check on (wgpu's default).
 
-use bristlecone::gpu::{buffers, shared_context, Kernel, ShaderSource};
+use bristlecone::gpu::{buffers, BackendChoice, GpuContext, Kernel, ShaderSource};
 use std::time::Instant;
+
 fn main() {
-    let ctx = shared_context();
-    let k = Kernel::new(&ctx, ShaderSource::by_name("copy").unwrap()).unwrap();
-    let k2 = Kernel::new(&ctx, ShaderSource::by_name("copy").unwrap()).unwrap();
+    // One context at a time (each holds lavapipe's worker threads), ours twice around wgpu's.
+    for checked in [false, true, false] {
+        let ctx = if checked {
+            println!("indirect check on (wgpu's default):");
+            GpuContext::with_indirect_check(BackendChoice::Auto)
+        } else {
+            println!("indirect check off (every stage's context):");
+            GpuContext::new(BackendChoice::Auto)
+        };
+        run(&ctx.expect("GPU adapter"));
+    }
+}
+
+fn run(ctx: &GpuContext) {
+    let k = Kernel::new(ctx, ShaderSource::by_name("copy").unwrap()).unwrap();
+    let k2 = Kernel::new(ctx, ShaderSource::by_name("copy").unwrap()).unwrap();
     let n = 256u32;
-    let params = buffers::uniform_from(&ctx, "p", &[n, 0, 0, 0]);
-    let src = buffers::storage_zeroed(&ctx, "s", n as u64 * 16).unwrap();
-    let dst = buffers::storage_zeroed(&ctx, "d", n as u64 * 16).unwrap();
-    let dst2 = buffers::storage_zeroed(&ctx, "d2", n as u64 * 16).unwrap();
-    let zero = buffers::storage_zeroed(&ctx, "z", 16).unwrap();
-    let bg = k.bind(&ctx, &[&params, &src, &dst]);
-    let bg2 = k2.bind(&ctx, &[&params, &dst, &dst2]);
+    let params = buffers::uniform_from(ctx, "p", &[n, 0, 0, 0]);
+    let src = buffers::storage_zeroed(ctx, "s", n as u64 * 16).unwrap();
+    let dst = buffers::storage_zeroed(ctx, "d", n as u64 * 16).unwrap();
+    let dst2 = buffers::storage_zeroed(ctx, "d2", n as u64 * 16).unwrap();
+    let zero = buffers::storage_zeroed(ctx, "z", 16).unwrap();
+    let bg = k.bind(ctx, &[&params, &src, &dst]);
+    let bg2 = k2.bind(ctx, &[&params, &dst, &dst2]);
     let reps = 2000;
     for mode in [
         "direct1",
@@ -64,6 +80,6 @@ fn main() {
             let e = t.elapsed().as_secs_f64();
             best = best.min(e);
         }
-        println!("{mode}: {:.1} us per dispatch", best / reps as f64 * 1e6);
+        println!("  {mode}: {:.1} us per dispatch", best / reps as f64 * 1e6);
     }
 }

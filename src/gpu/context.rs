@@ -141,10 +141,20 @@ fn backend_rank(b: wgpu::Backend) -> u32 {
 impl GpuContext {
     /// Opens the best adapter for `choice`: hardware first, then software.
     pub fn new(choice: BackendChoice) -> Result<Self, GpuError> {
+        Self::open_first(choice, false)
+    }
+
+    /// As [`GpuContext::new`], with wgpu's check of indirect dispatch arguments left on (its
+    /// default; `benches/dispatch.rs` measures what the check costs).
+    pub fn with_indirect_check(choice: BackendChoice) -> Result<Self, GpuError> {
+        Self::open_first(choice, true)
+    }
+
+    fn open_first(choice: BackendChoice, indirect_check: bool) -> Result<Self, GpuError> {
         quiet_device_select_layer();
         let mut failures = Vec::new();
         for backends in choice.attempts() {
-            match Self::open(backends) {
+            match Self::open(backends, indirect_check) {
                 Err(GpuError::NoAdapter { backends, detail }) => failures.push((backends, detail)),
                 done => return done,
             }
@@ -164,7 +174,7 @@ impl GpuContext {
     }
 
     /// Opens the best adapter among `backends`.
-    fn open(backends: wgpu::Backends) -> Result<Self, GpuError> {
+    fn open(backends: wgpu::Backends, indirect_check: bool) -> Result<Self, GpuError> {
         let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
         desc.backends = backends;
         // wgpu's indirect-call validation runs an extra compute pass before every indirect
@@ -173,7 +183,7 @@ impl GpuContext {
         // check cost ~0.06 ms per dispatch, a fifth of a solver sweep. Without it D3D12 would
         // read `num_workgroups` as 0: that backend is not built (Cargo features), and the
         // flag stays where it could be.
-        if !backends.contains(wgpu::Backends::DX12) {
+        if !indirect_check && !backends.contains(wgpu::Backends::DX12) {
             desc.flags
                 .remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
         }
