@@ -45,9 +45,9 @@ fn gather_all(lid: u32, slot: u32, shift: f32) {
     sync();
 }
 
-// One of solve_iterate's reducing products over every constraint, its partial sums per
+// One of solve_iterate's set-up products over every constraint, its partial sums per
 // block of WG constraints in partials[block], then their total as solve_reduce takes it.
-// `which`: 0 product_init, 1 product_lip, 2 product_trial (a uniform value).
+// `which`: 0 product_init, 1 product_lip (a uniform value).
 fn product_pass(lid: u32, which: u32, ng: u32, n: u32) -> vec4<f32> {
     for (var k = 0u; k < ng; k++) {
         let i = k * WG + lid;
@@ -55,10 +55,8 @@ fn product_pass(lid: u32, which: u32, ng: u32, n: u32) -> vec4<f32> {
         if i < n {
             if which == 0u {
                 v = product_init_item(i);
-            } else if which == 1u {
-                v = product_lip_item(i);
             } else {
-                v = product_trial_item(i);
+                v = product_lip_item(i);
             }
         }
         reduce_to_partial(v, lid, k, which == 0u);
@@ -67,6 +65,19 @@ fn product_pass(lid: u32, which: u32, ng: u32, n: u32) -> vec4<f32> {
     }
     sync();
     let s = reduce_partials(lid, which == 0u);
+    sync();
+    return s;
+}
+
+// A sweep's product: product_trial's partials (its n_parts lanes, as solve_iterate), then
+// their total as solve_reduce takes it.
+fn trial_pass(lid: u32, n: u32) -> vec4<f32> {
+    let t = scal.n_parts;
+    for (var j = lid; j < t; j += WG) {
+        partials[j] = product_trial_lane(j, t, n);
+    }
+    sync();
+    let s = reduce_parts(lid);
     sync();
     return s;
 }
@@ -104,7 +115,7 @@ fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
         }
         per_constraint(lid, select(2u, 1u, apgd), n);
         gather_all(lid, roles().trial, 0.0);
-        let s = product_pass(lid, 2u, ng, n);
+        let s = trial_pass(lid, n);
         if lid == 0u {
             if apgd {
                 decide_apgd(s);

@@ -77,20 +77,15 @@ fn apgd_step(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     apgd_item(i);
 }
 
-// N·trial and the partials of the residual and of APGD's sufficient-decrease test.
+// N·trial and the partials of the residual and of APGD's sufficient-decrease test: one per
+// invocation, over its constraints (common/solve_sweep.wgsl `product_trial_lane`).
 @compute @workgroup_size(256)
-fn product_trial(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-    @builtin(workgroup_id) wid: vec3<u32>,
-) {
-    let i = linear_index(gid, nwg);
-    var v = vec4<f32>(0.0);
-    if i < scal.n_contacts {
-        v = product_trial_item(i);
+fn product_trial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let j = linear_index(gid, nwg);
+    let t = scal.n_parts;
+    if j < t {
+        partials[j] = product_trial_lane(j, t, scal.n_contacts);
     }
-    reduce_to_partial(v, lid, wid.x + wid.y * nwg.x, false);
 }
 
 // After the sweeps: the returned impulses into slot 0 (see `finish_item`).

@@ -11,7 +11,8 @@
 @group(0) @binding(1) var<storage, read> counts: array<u32>;
 @group(0) @binding(2) var<storage, read> partials: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> scal: Scalars;
-// Indirect arguments (x, y, z, pad): [0] per-contact work, [4] per-body work, [8] unused,
+// Indirect arguments (x, y, z, pad): [0] per-contact work, [4] per-body work, [8] a sweep's
+// product (n_parts invocations),
 // [12] every contact (never zeroed: setup and the end of the solve), [16] per-contact and
 // [20] per-body work of the exact cone's outer pass (zeroed at its fixed point).
 @group(0) @binding(4) var<storage, read_write> args: array<u32>;
@@ -29,6 +30,7 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     let ng = (nc + WG - 1u) / WG;
     scal.n_contacts = nc;
     scal.n_groups = ng;
+    scal.n_parts = parts_for(nc);
     scal.lip = 1.0;
     scal.theta = 1.0;
     scal.beta = 0.0;
@@ -42,6 +44,7 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     scal.iters = 0u;
     set_args(0u, ng);
     set_args(4u, body_groups());
+    set_args(8u, scal.n_parts / WG);
     set_args(12u, ng);
     scal.outer = 0u;
     scal.outer_done = 0u;
@@ -69,7 +72,7 @@ fn reduce_lip(@builtin(local_invocation_index) lid: u32) {
 
 @compute @workgroup_size(256)
 fn reduce_jacobi(@builtin(local_invocation_index) lid: u32) {
-    let s = reduce_partials(lid, false);
+    let s = reduce_parts(lid);
     if lid == 0u && scal.converged == 0u {
         decide_jacobi(s);
     }
@@ -77,7 +80,7 @@ fn reduce_jacobi(@builtin(local_invocation_index) lid: u32) {
 
 @compute @workgroup_size(256)
 fn reduce_apgd(@builtin(local_invocation_index) lid: u32) {
-    let s = reduce_partials(lid, false);
+    let s = reduce_parts(lid);
     if lid == 0u && scal.converged == 0u {
         decide_apgd(s);
     }
@@ -142,6 +145,7 @@ fn outer_reduce(@builtin(local_invocation_index) lid: u32) {
     scal.best = r;
     set_args(0u, scal.n_groups);
     set_args(4u, body_groups());
+    set_args(8u, scal.n_parts / WG);
     if rms_converged(s.x) {
         converge();
     }

@@ -69,6 +69,14 @@ fn project_ext(g: vec3<f32>, b: vec2<f32>) -> vec3<f32> {
     return vec3<f32>(clamp(g.x, -b.x, b.x), g.yz * k);
 }
 
+// product_trial's invocations each take at least this many constraints (i, i + T, i + 2T, …;
+// T invocations), summing their partials in registers: on lavapipe a workgroup's reduction
+// tree in shared memory cost more than the products (every SIMD fiber runs its masked
+// levels), so fewer, longer lanes and no tree are cheaper; a GPU wants more lanes
+// (src/solve `per_lane_min`). At most PARTS_MAX partials, which solve_reduce sums.
+override PER_LANE_MIN: u32 = 16u;
+const PARTS_MAX: u32 = 65536u;
+
 struct Scalars {
     lip: f32,
     theta: f32,
@@ -79,7 +87,7 @@ struct Scalars {
     pen: f32,
     roles: u32, // common/solve_roles.wgsl
     accepted: u32,
-    pad0: u32,
+    n_parts: u32, // product_trial's partials: one per invocation (solve_sweep `product_trial_lane`)
     converged: u32,
     iters: u32,
     n_contacts: u32,

@@ -21,12 +21,28 @@ fn body_groups() -> u32 {
     return (params.counts.x + WG - 1u) / WG;
 }
 
-// Sum (.w: max when `w_max`) of partials[0 .. n_groups], in a fixed order; result in sh[0].
-// Also returns (via `uniform_state`) whether the solve has converged.
+// Sum (.w: max when `w_max`) of partials[0 .. n_groups] (the per-workgroup trees of the
+// set-up products), in a fixed order; result in sh[0].
 fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
     // Nothing to reduce once converged (the recorded sweeps left are then almost free).
     let st = uniform_state(lid);
     return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
+}
+
+// Sum of a sweep's partials[0 .. n_parts] (product_trial's lanes), likewise.
+fn reduce_parts(lid: u32) -> vec4<f32> {
+    if lid == 0u {
+        sh_u = vec2<u32>(scal.n_parts, scal.converged);
+    }
+    let p = workgroupUniformLoad(&sh_u);
+    return sum_partials(lid, select(p.x, 0u, p.y != 0u), false);
+}
+
+// product_trial's lanes for n constraints (T = n_parts, a multiple of WG): each takes at
+// least PER_LANE_MIN, and there are at most PARTS_MAX + WG of them.
+fn parts_for(n: u32) -> u32 {
+    let per_lane = max(PER_LANE_MIN, (n + PARTS_MAX - 1u) / PARTS_MAX);
+    return ((n + per_lane * WG - 1u) / (per_lane * WG)) * WG;
 }
 
 // Sum (.w: max when `w_max`) of partials[0 .. ng] in a fixed order: strided per lane, then
@@ -66,6 +82,7 @@ fn converge() {
     scal.converged = 1u;
     set_args(0u, 0u);
     set_args(4u, 0u);
+    set_args(8u, 0u);
 }
 
 // The scalar decisions after each reduction, run by one invocation on the summed partials

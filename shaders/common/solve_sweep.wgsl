@@ -352,6 +352,17 @@ fn apgd_item(i: u32) {
     }
 }
 
+// Lane j's partial of a sweep's product: product_trial_item summed over the constraints
+// j, j + t, j + 2t, … (< n) in that order — the same sums on the multi-workgroup path and in
+// solve_fused, whatever the dispatch.
+fn product_trial_lane(j: u32, t: u32, n: u32) -> vec4<f32> {
+    var acc = vec4<f32>(0.0);
+    for (var i = j; i < n; i += t) {
+        acc += product_trial_item(i);
+    }
+    return acc;
+}
+
 // N·trial; returns (‖r(trial)‖², dᵀ(N trial − Ny), Σ‖d_i‖²/η_i, gᵀ(trial − γ)) with
 // d = trial − y and g = Ny + p: APGD's sufficient-decrease test f(trial) ≤ f(y) + gᵀd + L/2‖d‖²
 // (metric diag(1/η)) is exactly dᵀN d ≤ L Σ‖d_i‖²/η_i for a quadratic f, which avoids the

@@ -121,7 +121,8 @@ pub struct SolverScalars {
     pub roles: u32,
     /// Whether the last trial was accepted.
     pub accepted: u32,
-    pub pad0: u32,
+    /// Partial sums of a sweep's product (one per invocation of `product_trial`).
+    pub n_parts: u32,
     pub converged: u32,
     pub iterations: u32,
     pub n_contacts: u32,
@@ -223,7 +224,6 @@ struct ContactBuffers {
 impl ContactBuffers {
     fn new(ctx: &GpuContext, capacity: u32, layout: Layout) -> Result<Self, GpuError> {
         let cap = capacity.max(1) as u64;
-        let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
         let (segments, nv_segments) = layout.segments();
         Ok(ContactBuffers {
             capacity: capacity.max(1),
@@ -232,8 +232,32 @@ impl ContactBuffers {
             nv: chunked(ctx, "nv", "solve N gamma", nv_segments * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
             prev: chunked(ctx, "prev", "solve warm start", (1 + 2 * cap) * 16)?,
-            partials: buffers::storage_zeroed(ctx, "solve partials", (gx * gy) as u64 * 16)?,
+            partials: buffers::storage_zeroed(ctx, "solve partials", partials_len(capacity) * 16)?,
         })
+    }
+}
+
+/// Most partial sums of a solve over `capacity` constraints: one per workgroup of the set-up
+/// products, or one per invocation of a sweep's product (shaders/common/solve_scalar.wgsl
+/// `parts_for`: at most min(constraints, PARTS_MAX) + one workgroup).
+fn partials_len(capacity: u32) -> u64 {
+    let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
+    let parts = capacity.max(1).min(PARTS_MAX) + WORKGROUP_SIZE;
+    ((gx * gy).max(parts)) as u64
+}
+
+/// shaders/common/solve.wgsl PARTS_MAX.
+const PARTS_MAX: u32 = 65536;
+
+/// Constraints each invocation of a sweep's product takes at least (`PER_LANE_MIN`): on a
+/// CPU adapter (lavapipe) a workgroup's reduction tree cost more than the products — every
+/// SIMD fiber runs its masked levels — so few long lanes; a GPU keeps its many threads busy
+/// with 4 per lane (not measured: no GPU was at hand).
+fn per_lane_min(ctx: &GpuContext) -> f64 {
+    if ctx.info.device_type == wgpu::DeviceType::Cpu {
+        16.0
+    } else {
+        4.0
     }
 }
 
@@ -311,6 +335,7 @@ pub struct Solve {
 
 const ARGS_WORK: u64 = 0;
 const ARGS_BODY: u64 = 16;
+const ARGS_PARTS: u64 = 32;
 const ARGS_ALL: u64 = 48;
 const ARGS_OUTER: u64 = 64;
 const ARGS_OUTER_BODY: u64 = 80;
@@ -379,7 +404,8 @@ struct SolveKernels {
 
 impl SolveKernels {
     fn new(ctx: &GpuContext, spec: Specialisation) -> Result<Self, GpuError> {
-        let consts = spec.constants();
+        let mut consts = spec.constants();
+        consts.push(("PER_LANE_MIN", per_lane_min(ctx)));
         let k = |name: &str| {
             Kernel::with_constants(
                 ctx,
@@ -924,7 +950,7 @@ impl Solve {
             k.schur
                 .dispatch_indirect(p, "gather_trial", sch, args, ARGS_BODY);
             k.iterate
-                .dispatch_indirect(p, "product_trial", it, args, ARGS_WORK);
+                .dispatch_indirect(p, "product_trial", it, args, ARGS_PARTS);
             k.reduce.dispatch_groups(p, reduce, red, 1);
         }
         if let Some((kernel, bind)) = tail {
@@ -1092,9 +1118,10 @@ impl Solve {
         k.reduce.dispatch_groups(p, "reduce_lip", &red, 1);
         for _ in 0..repeats {
             match kernel {
-                "apgd_step" | "product_trial" => {
-                    k.iterate.dispatch_indirect(p, kernel, &it, args, ARGS_WORK)
-                }
+                "apgd_step" => k.iterate.dispatch_indirect(p, kernel, &it, args, ARGS_WORK),
+                "product_trial" => k
+                    .iterate
+                    .dispatch_indirect(p, kernel, &it, args, ARGS_PARTS),
                 "gather_trial" => k.schur.dispatch_indirect(p, kernel, &sch, args, ARGS_BODY),
                 "reduce_apgd" => k.reduce.dispatch_groups(p, kernel, &red, 1),
                 other => panic!("record_kernel_repeats: no sweep kernel {other}"),
