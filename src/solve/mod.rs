@@ -242,7 +242,7 @@ impl ContactBuffers {
 /// `parts_for`: at most min(constraints, PARTS_MAX) + one workgroup).
 fn partials_len(capacity: u32) -> u64 {
     let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
-    let parts = capacity.max(1).min(PARTS_MAX) + WORKGROUP_SIZE;
+    let parts = capacity.clamp(1, PARTS_MAX) + WORKGROUP_SIZE;
     ((gx * gy).max(parts)) as u64
 }
 
