@@ -75,6 +75,7 @@ fn project_ext(g: vec3<f32>, b: vec2<f32>) -> vec3<f32> {
 // levels), so fewer, longer lanes and no tree are cheaper; a GPU wants more lanes
 // (src/solve `per_lane_min`). At most PARTS_MAX partials, which solve_reduce sums.
 override PER_LANE_MIN: u32 = 16u;
+override LANES_STRIDED: bool = false;
 const PARTS_MAX: u32 = 65536u;
 
 struct Scalars {

@@ -249,16 +249,17 @@ fn partials_len(capacity: u32) -> u64 {
 /// shaders/common/solve.wgsl PARTS_MAX.
 const PARTS_MAX: u32 = 65536;
 
-/// Constraints each invocation of a sweep's product takes at least (`PER_LANE_MIN`): on a
-/// CPU adapter (lavapipe) a workgroup's reduction tree cost more than the products — every
-/// SIMD fiber runs its masked levels — so few long lanes; a GPU keeps its many threads busy
-/// with 4 per lane (not measured: no GPU was at hand).
-fn per_lane_min(ctx: &GpuContext) -> f64 {
-    if ctx.info.device_type == wgpu::DeviceType::Cpu {
-        16.0
-    } else {
-        4.0
-    }
+/// How the invocations of a sweep's product take their constraints (shaders/common/solve.wgsl
+/// `PER_LANE_MIN`, `LANES_STRIDED`): on a CPU adapter (lavapipe) a workgroup's reduction tree
+/// cost more than the products — every SIMD fiber runs its masked levels — so few long lanes,
+/// each over consecutive constraints; a GPU keeps its many threads busy with 4 per lane,
+/// strided so that a warp reads consecutive records (not measured: no GPU was at hand).
+fn lane_constants(ctx: &GpuContext) -> [(&'static str, f64); 2] {
+    let cpu = ctx.info.device_type == wgpu::DeviceType::Cpu;
+    [
+        ("PER_LANE_MIN", if cpu { 16.0 } else { 4.0 }),
+        ("LANES_STRIDED", if cpu { 0.0 } else { 1.0 }),
+    ]
 }
 
 /// A buffer for the stages' chunked array `array` (`gpu::chunked`).
@@ -405,7 +406,7 @@ struct SolveKernels {
 impl SolveKernels {
     fn new(ctx: &GpuContext, spec: Specialisation) -> Result<Self, GpuError> {
         let mut consts = spec.constants();
-        consts.push(("PER_LANE_MIN", per_lane_min(ctx)));
+        consts.extend(lane_constants(ctx));
         let k = |name: &str| {
             Kernel::with_constants(
                 ctx,
