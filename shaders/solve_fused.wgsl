@@ -1,17 +1,17 @@
 // CCP solver in one workgroup (issue #13, item 4): the whole cone problem after assembly —
 // Nγ⁰ and its residual, APGD's Lipschitz estimate, the sweeps until the tolerance or the cap,
 // and the returned impulses into slot 0 — in one dispatch. A sweep is 4 dispatches on the
-// multi-workgroup path (solve_iterate / solve_schur / solve_reduce), each costing ~40 µs of
-// launch on lavapipe whatever its size, and the recorded sweeps after convergence cost as
-// much; here the stages of a sweep are separated by barriers and the loop ends when the
-// solve has converged. One workgroup runs on one core (one SM on a GPU), so this pays only for
+// multi-workgroup path (solve_iterate / solve_schur / solve_reduce), each costing ~20–40 µs of
+// launch on lavapipe whatever its size; here the stages of a sweep are separated by barriers
+// and the loop ends when the solve has converged. One workgroup runs on one core (one SM on a GPU), so this pays only for
 // problems of up to a few thousand contacts (`Simulation::set_fused_max`). `solve_tail`
 // finishes a multi-workgroup solve whose recorded sweeps did not reach the tolerance.
 //
 // Same arithmetic as the multi-workgroup path, bit for bit: the per-constraint work is the
-// same functions (common/solve_sweep.wgsl, solve_gather.wgsl), the partial sums are taken per
-// block of WG constraints exactly as per workgroup there, and summed by the same code
-// (common/solve_scalar.wgsl) — so a scene may switch between the paths between batches.
+// same functions (common/solve_sweep.wgsl, solve_gather.wgsl), the partial sums are taken as
+// there (a sweep's per lane of product_trial, the set-up's per block of WG constraints as per
+// workgroup), and summed by the same code (common/solve_scalar.wgsl) — so a scene may switch
+// between the paths between batches.
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
