@@ -249,19 +249,6 @@ fn partials_len(capacity: u32) -> u64 {
 /// shaders/common/solve.wgsl PARTS_MAX.
 const PARTS_MAX: u32 = 65536;
 
-/// How the invocations of a sweep's product take their constraints (shaders/common/solve.wgsl
-/// `PER_LANE_MIN`, `LANES_STRIDED`): on a CPU adapter (lavapipe) a workgroup's reduction tree
-/// cost more than the products — every SIMD fiber runs its masked levels — so few long lanes,
-/// each over consecutive constraints; a GPU keeps its many threads busy with 4 per lane,
-/// strided so that a warp reads consecutive records (not measured: no GPU was at hand).
-fn lane_constants(ctx: &GpuContext) -> [(&'static str, f64); 2] {
-    let cpu = ctx.info.device_type == wgpu::DeviceType::Cpu;
-    [
-        ("PER_LANE_MIN", if cpu { 16.0 } else { 4.0 }),
-        ("LANES_STRIDED", if cpu { 0.0 } else { 1.0 }),
-    ]
-}
-
 /// A buffer for the stages' chunked array `array` (`gpu::chunked`).
 fn chunked(
     ctx: &GpuContext,
@@ -306,6 +293,8 @@ pub struct Solve {
     kernels: OnceLock<SolveKernels>,
     /// Benchmarks: compile every path in, whatever the scene ([`Solve::set_generic`]).
     generic: bool,
+    /// The GPU layout of a sweep's product lanes ([`Solve::set_gpu_lanes`]).
+    gpu_lanes: bool,
     /// Record the next solves in one workgroup (solve_fused; see [`Solve::set_fused`]).
     fused: bool,
     /// End multi-workgroup solves in solve_tail (see [`Solve::set_tail`]).
@@ -375,6 +364,9 @@ pub struct Specialisation {
     pub patches: bool,
     /// The segments of `gam` and `nv`.
     pub layout: Layout,
+    /// How a sweep's product lanes take their constraints: GPU (4 or more each, strided) or
+    /// CPU adapter (16 or more each, consecutive); see [`Solve::set_gpu_lanes`].
+    pub gpu_lanes: bool,
 }
 
 impl Specialisation {
@@ -386,6 +378,8 @@ impl Specialisation {
             ("HAS_STATE", f(self.state)),
             ("HAS_ROLL", f(self.rolling)),
             ("HAS_PATCHES", f(self.patches)),
+            ("PER_LANE_MIN", if self.gpu_lanes { 4.0 } else { 16.0 }),
+            ("LANES_STRIDED", f(self.gpu_lanes)),
         ];
         c.extend(self.layout.constants());
         c
@@ -405,8 +399,7 @@ struct SolveKernels {
 
 impl SolveKernels {
     fn new(ctx: &GpuContext, spec: Specialisation) -> Result<Self, GpuError> {
-        let mut consts = spec.constants();
-        consts.extend(lane_constants(ctx));
+        let consts = spec.constants();
         let k = |name: &str| {
             Kernel::with_constants(
                 ctx,
@@ -480,6 +473,7 @@ impl Solve {
             n_bodies: bodies.count,
             kernels: OnceLock::new(),
             generic: false,
+            gpu_lanes: ctx.info.device_type != wgpu::DeviceType::Cpu,
             fused: false,
             tail: true,
             update,
@@ -572,7 +566,21 @@ impl Solve {
             rolling: self.c.layout.rolling,
             patches: self.any_patch,
             layout: self.c.layout,
+            gpu_lanes: self.gpu_lanes,
         }
+    }
+
+    /// How a sweep's product lanes take their constraints (shaders/common/solve.wgsl
+    /// `PER_LANE_MIN`, `LANES_STRIDED`): by default the GPU layout except on a CPU adapter.
+    /// On lavapipe a workgroup's reduction tree cost more than the products (every SIMD fiber
+    /// runs its masked levels), so there lanes are few and long, each over consecutive
+    /// constraints (strided, the 10⁵-sphere sweep lost 20 % to interleaved streams); a GPU
+    /// keeps its threads busy with 4 per lane, strided so that a warp reads consecutive
+    /// records (not measured: no GPU was at hand). Tests run the GPU layout on lavapipe.
+    pub fn set_gpu_lanes(&mut self, on: bool) {
+        let before = self.specialisation();
+        self.gpu_lanes = on;
+        self.respecialise(before);
     }
 
     /// For benchmarks: pipelines with every path compiled in (the cost before
