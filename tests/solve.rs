@@ -373,31 +373,11 @@ fn apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
 // The GPU layout of a sweep's product lanes (4 per lane, strided), which lavapipe does not
 // pick, run here so that it is not left untested: the same sweeps as the twin.
 #[test]
-fn apgd_with_gpu_product_lanes_equals_the_f64_twin_on_3000_random_contacts() {
-    let pb = (1000, 3000);
-    gpu_matches_cpu_lanes(
-        SolverKind::Apgd,
-        Cone::Relaxed,
-        pb,
-        40,
-        0.0,
-        &[],
-        Some(true),
-    );
-}
-
-#[test]
-fn jacobi_with_gpu_product_lanes_equals_the_f64_twin_on_3000_random_contacts() {
-    let pb = (1000, 3000);
-    gpu_matches_cpu_lanes(
-        SolverKind::Jacobi,
-        Cone::Relaxed,
-        pb,
-        40,
-        0.0,
-        &[],
-        Some(true),
-    );
+fn apgd_and_jacobi_with_gpu_product_lanes_equal_the_f64_twin_on_3000_random_contacts() {
+    for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
+        let pb = (1000, 3000);
+        gpu_matches_cpu_lanes(kind, Cone::Relaxed, pb, 40, 0.0, &[], Some(true));
+    }
 }
 
 #[test]
