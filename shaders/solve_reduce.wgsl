@@ -12,9 +12,9 @@
 @group(0) @binding(2) var<storage, read> partials: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> scal: Scalars;
 // Indirect arguments (x, y, z, pad): [0] per-contact work, [4] per-body work, [8] a sweep's
-// product (n_parts invocations),
-// [12] every contact (never zeroed: setup and the end of the solve), [16] per-contact and
-// [20] per-body work of the exact cone's outer pass (zeroed at its fixed point).
+// product (n_parts invocations), [12] every contact (never zeroed: setup and the end of the
+// solve), [16] per-contact and [20] per-body work of the exact cone's outer pass (zeroed at
+// its fixed point).
 @group(0) @binding(4) var<storage, read_write> args: array<u32>;
 // One vec4 per sweep: (residual of the trial, best residual, L, accepted).
 @group(0) @binding(5) var<storage, read_write> history: array<vec4<f32>>;
