@@ -566,10 +566,9 @@ fn spheres_only() -> bool {
     return !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS || HAS_CLUMPS || HAS_CONVEX);
 }
 
-// What a visit does with each pair found: counts its contacts, writes them, or (sphere-only
-// scenes: one contact per pair) notes B in row_keys.
-// SPHERES (count) and KEYS are the sphere-only modes: one contact per pair, and no call of
-// `pair`, so no record-writing code in the visit's loops.
+// What a visit does with each pair found: counts its contacts (COUNT) or writes them (WRITE);
+// in sphere-only scenes, one contact per pair and no call of `pair`, so no record-writing
+// code in the visit's loops: counts it (SPHERES) or notes B in row_keys (KEYS).
 const COUNT: u32 = 0u;
 const WRITE: u32 = 1u;
 const KEYS: u32 = 2u;

@@ -69,14 +69,13 @@ fn project_ext(g: vec3<f32>, b: vec2<f32>) -> vec3<f32> {
     return vec3<f32>(clamp(g.x, -b.x, b.x), g.yz * k);
 }
 
-// product_trial's invocations each take at least this many constraints (i, i + T, i + 2T, …;
-// T invocations), summing their partials in registers: on lavapipe a workgroup's reduction
-// tree in shared memory cost more than the products (every SIMD fiber runs its masked
-// levels), so fewer, longer lanes and no tree are cheaper; a GPU wants more lanes
-// (src/solve `per_lane_min`). At most PARTS_MAX partials, which solve_reduce sums.
+// A sweep's product: each of its T invocations takes at least PER_LANE_MIN constraints and
+// sums their partials in registers (common/solve_sweep.wgsl `product_trial_lane`; strided or
+// in runs), at most PARTS_MAX + WG partials, which solve_reduce sums. Set per adapter kind by
+// src/solve `Specialisation` (`Solve::set_gpu_lanes`), PARTS_MAX from its Rust constant.
 override PER_LANE_MIN: u32 = 16u;
 override LANES_STRIDED: bool = false;
-const PARTS_MAX: u32 = 65536u;
+override PARTS_MAX: u32 = 65536u;
 
 struct Scalars {
     lip: f32,

@@ -292,6 +292,19 @@ fn product_lip_item(i: u32) -> vec4<f32> {
     return v;
 }
 
+// A step's trial: Π_K(base − (mul η_i / div) ∘ grad) for constraint i with block scalar η
+// (Jacobi: mul = ω, div = 1; APGD: mul = 1, div = L — exact identities, so both round as
+// their own formulas). With `mu_in_w` the cone's μ comes from base.w and stays in the trial's.
+fn project_step(base: vec4<f32>, grad: vec4<f32>, mul: f32, div: f32, eta: f32, i: u32) -> vec4<f32> {
+    if mu_in_w() {
+        var t = project_cone(base - ((mul * eta) / div) * grad, base.w);
+        t.w = base.w;
+        return t;
+    }
+    let c = contacts_at(i);
+    return project_i(base - ((mul * row_eta(i, c, eta)) / div) * grad, c, i);
+}
+
 // Projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
 fn jacobi_item(i: u32) {
     let cap = params.counts.y;
@@ -301,13 +314,7 @@ fn jacobi_item(i: u32) {
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv_slot(s.ncur, i) + vec4<f32>(q.xyz, 0.0);
-        if mu_in_w() {
-            t = project_cone(g - (params.coef.y * q.w) * grad, g.w);
-            t.w = g.w;
-        } else {
-            let c = contacts_at(i);
-            t = project_i(g - (params.coef.y * row_eta(i, c, q.w)) * grad, c, i);
-        }
+        t = project_step(g, grad, params.coef.y, 1.0, q.w, i);
     }
     gam_put(gam_seg(s.trial) * cap + i, t);
     if HAS_ROLL {
@@ -330,14 +337,7 @@ fn apgd_item(i: u32) {
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = yn[1] + vec4<f32>(q.xyz, 0.0);
-        if mu_in_w() {
-            let mu = yn[0].w;
-            t = project_cone(yn[0] - (q.w / scal.lip) * grad, mu);
-            t.w = mu;
-        } else {
-            let c = contacts_at(i);
-            t = project_i(yn[0] - (row_eta(i, c, q.w) / scal.lip) * grad, c, i);
-        }
+        t = project_step(yn[0], grad, 1.0, scal.lip, q.w, i);
     }
     gam_put(gam_seg(s.trial) * cap + i, t);
     if HAS_ROLL {

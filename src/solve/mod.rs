@@ -246,7 +246,8 @@ fn partials_len(capacity: u32) -> u64 {
     ((gx * gy).max(parts)) as u64
 }
 
-/// shaders/common/solve.wgsl PARTS_MAX.
+/// Most partial sums of a sweep's product (the pipeline constant PARTS_MAX): what one
+/// workgroup of solve_reduce sums per sweep.
 const PARTS_MAX: u32 = 65536;
 
 /// A buffer for the stages' chunked array `array` (`gpu::chunked`).
@@ -380,6 +381,7 @@ impl Specialisation {
             ("HAS_PATCHES", f(self.patches)),
             ("PER_LANE_MIN", if self.gpu_lanes { 4.0 } else { 16.0 }),
             ("LANES_STRIDED", f(self.gpu_lanes)),
+            ("PARTS_MAX", PARTS_MAX as f64),
         ];
         c.extend(self.layout.constants());
         c
