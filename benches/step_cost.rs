@@ -143,6 +143,23 @@ fn profile(v: &mut Variant, step: u64) {
         print!(" {k} {t:.3}");
     }
     println!(" ms per dispatch; sweep {sum:.3} ms");
+    print!("  set-up kernels:");
+    let mut sum = 0.0;
+    for k in [
+        "assemble",
+        "gather_gamma",
+        "product_init",
+        "reduce_init",
+        "gather_gamma_minus_one",
+        "product_lip",
+        "reduce_lip",
+        "painleve",
+    ] {
+        let t = (best(v, k, REPEATS) - base) / REPEATS as f64 * 1e3;
+        sum += t;
+        print!(" {k} {t:.3}");
+    }
+    println!(" ms per dispatch; sum {sum:.3} ms");
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {

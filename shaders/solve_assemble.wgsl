@@ -317,10 +317,62 @@ fn key_cmp(a: vec3<u32>, b: vec3<u32>) -> i32 {
     return 0;
 }
 
-// Index of `key` in the previous step's sorted keys, or -1.
-fn find_prev(key: vec3<u32>) -> i32 {
+// Index of `key` in the previous step's sorted keys, or -1. Both lists are sorted by key and
+// mostly hold the same contacts, so the search starts at `guess` (this contact's own index)
+// and gallops outwards: a contact whose neighbours in the list are unchanged is found with
+// one load, one shifted by d places with ~2 log2(d), instead of log2(contacts) dependent
+// loads. Keys are unique, so the index is the one a plain binary search returns.
+fn find_prev(key: vec3<u32>, guess: u32) -> i32 {
+    let n = prev_at(0).x;
+    if n == 0u {
+        return -1;
+    }
+    let g = min(guess, n - 1u);
+    let first = key_cmp(prev_at(1u + g).xyz, key);
+    if first == 0 {
+        return i32(g);
+    }
+    // Bracket [lo, hi) by doubling steps away from g.
     var lo = 0u;
-    var hi = prev_at(0).x;
+    var hi = n;
+    var step = 1u;
+    if first < 0 {
+        lo = g + 1u;
+        loop {
+            let probe = g + step;
+            if probe >= n {
+                break;
+            }
+            let k = key_cmp(prev_at(1u + probe).xyz, key);
+            if k == 0 {
+                return i32(probe);
+            }
+            if k > 0 {
+                hi = probe;
+                break;
+            }
+            lo = probe + 1u;
+            step *= 2u;
+        }
+    } else {
+        hi = g;
+        loop {
+            if step > g {
+                break;
+            }
+            let probe = g - step;
+            let k = key_cmp(prev_at(1u + probe).xyz, key);
+            if k == 0 {
+                return i32(probe);
+            }
+            if k < 0 {
+                lo = probe + 1u;
+                break;
+            }
+            hi = probe;
+            step *= 2u;
+        }
+    }
     while lo < hi {
         let mid = (lo + hi) / 2u;
         let k = key_cmp(prev_at(1u + mid).xyz, key);
@@ -394,7 +446,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     var found = false;
     var last = vec4<f32>(0.0);
     if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
-        let k = find_prev(warm_key(c));
+        let k = find_prev(warm_key(c), i);
         if k >= 0 {
             last = bitcast<vec4<f32>>(prev_at(1u + cap + u32(k)));
             found = true;
@@ -564,7 +616,7 @@ fn assemble_joint(i: u32, c: Contact) {
     let cap = params.counts.y;
     var g0 = vec4<f32>(0.0);
     if params.counts.w != 0u && eta > 0.0 {
-        let k = find_prev(warm_key(c));
+        let k = find_prev(warm_key(c), i);
         if k >= 0 {
             g0 = project_joint(bitcast<vec4<f32>>(prev_at(1u + cap + u32(k))), flags, c.ra.w);
         }
@@ -678,7 +730,7 @@ fn patch_last_normal(i: u32, c: Contact) -> f32 {
             break;
         }
         if dot(p.n_gap.xyz, c.n_gap.xyz) > 0.9999 {
-            let k = find_prev(p.ids.xyz);
+            let k = find_prev(p.ids.xyz, j);
             if k >= 0 {
                 gn += bitcast<vec4<f32>>(prev_at(1u + cap + u32(k))).x;
             }
@@ -706,7 +758,7 @@ fn assemble_patch(i: u32, c: Contact) {
     let n = c.n_gap.xyz;
     let v = patch_twist(c);
     var last = vec4<f32>(0.0);
-    let k = find_prev(c.ids.xyz);
+    let k = find_prev(c.ids.xyz, i);
     if k >= 0 {
         last = bitcast<vec4<f32>>(prev_at(1u + cap + u32(k)));
     }

@@ -1099,8 +1099,10 @@ impl Solve {
     /// For benchmarks: the set-up of an APGD solve (arguments, assembly, Nγ⁰, the Lipschitz
     /// estimate), then `repeats` dispatches of one kernel of a sweep: `apgd_step`,
     /// `gather_trial`, `product_trial` or `reduce_apgd` (the last two keep the contact work
-    /// arguments unless the solve converges: benchmark with tolerance 0). With `repeats` = 0
-    /// the set-up alone, to subtract.
+    /// arguments unless the solve converges: benchmark with tolerance 0), or of the set-up:
+    /// `assemble`, `gather_gamma`, `product_init`, `reduce_init`, `gather_gamma_minus_one`,
+    /// `product_lip`, `reduce_lip`, `painleve` (none writes the warm start or the bodies).
+    /// With `repeats` = 0 the set-up alone, to subtract.
     pub fn record_kernel_repeats(
         &self,
         ctx: &GpuContext,
@@ -1135,7 +1137,18 @@ impl Solve {
                     .dispatch_indirect(p, kernel, &it, args, ARGS_PARTS),
                 "gather_trial" => k.schur.dispatch_indirect(p, kernel, &sch, args, ARGS_BODY),
                 "reduce_apgd" => k.reduce.dispatch_groups(p, kernel, &red, 1),
-                other => panic!("record_kernel_repeats: no sweep kernel {other}"),
+                "assemble" => k
+                    .assemble
+                    .dispatch_indirect(p, kernel, &asm, args, ARGS_ALL),
+                "painleve" => k.iterate.dispatch_indirect(p, kernel, &it, args, ARGS_ALL),
+                "product_init" | "product_lip" => {
+                    k.iterate.dispatch_indirect(p, kernel, &it, args, ARGS_WORK)
+                }
+                "gather_gamma" | "gather_gamma_minus_one" => {
+                    k.schur.dispatch_indirect(p, kernel, &sch, args, ARGS_BODY)
+                }
+                "reduce_init" | "reduce_lip" => k.reduce.dispatch_groups(p, kernel, &red, 1),
+                other => panic!("record_kernel_repeats: no sweep or set-up kernel {other}"),
             }
         }
     }
