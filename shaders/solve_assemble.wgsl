@@ -27,8 +27,8 @@
 @group(0) @binding(6) var<storage, read> omega: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> gam: array<vec4<f32>>; // chunked(8)
 @group(0) @binding(8) var<storage, read_write> rhs: array<vec4<f32>>;
-// prev[0].x = number of saved contacts; prev[1 + k] = key k (A, B, feature, 0);
-// prev[1 + capacity + k] = impulse k (f32 bits).
+// prev[0].x = number of saved contacts; prev[1 + k] = key k (A, B, feature, 0); impulse k
+// (or the model's saved record) is gam[SEG_WARM · capacity + k].
 @group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>; // chunked(2)
 // Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
@@ -448,7 +448,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
         let k = find_prev(warm_key(c), i);
         if k >= 0 {
-            last = bitcast<vec4<f32>>(prev_at(1u + cap + u32(k)));
+            last = gam_at(SEG_WARM * cap + u32(k));
             found = true;
         }
     }
@@ -515,11 +515,11 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     var rec = gam_at(SEG_GAMMA * cap + i);
     if is_dist_patch(c) {
         // The cells are the state (src/patch/stage.rs steps and carries them); γ for the record.
-        prev_put(1u + cap + i, bitcast<vec4<u32>>(rec));
+        gam_put(SEG_WARM * cap + i, rec);
         return;
     }
     if is_patch(c) {
-        prev_put(1u + cap + i, bitcast<vec4<u32>>(patch_saved(c, gam_at(SEG_STATE * cap + i))));
+        gam_put(SEG_WARM * cap + i, patch_saved(c, gam_at(SEG_STATE * cap + i)));
         return;
     }
     rec.w = 0.0; // γ.w carried μ (`mu_in_w`); the models below put their state here
@@ -553,7 +553,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             }
         }
     }
-    prev_put(1u + cap + i, bitcast<vec4<u32>>(rec));
+    gam_put(SEG_WARM * cap + i, rec);
 }
 
 // Velocity (linear, angular) of a joint block's body; the world (A = WORLD) is at rest.
@@ -618,7 +618,7 @@ fn assemble_joint(i: u32, c: Contact) {
     if params.counts.w != 0u && eta > 0.0 {
         let k = find_prev(warm_key(c), i);
         if k >= 0 {
-            g0 = project_joint(bitcast<vec4<f32>>(prev_at(1u + cap + u32(k))), flags, c.ra.w);
+            g0 = project_joint(gam_at(SEG_WARM * cap + u32(k)), flags, c.ra.w);
         }
     }
     rhs[i] = vec4<f32>(p, eta);
@@ -732,7 +732,7 @@ fn patch_last_normal(i: u32, c: Contact) -> f32 {
         if dot(p.n_gap.xyz, c.n_gap.xyz) > 0.9999 {
             let k = find_prev(p.ids.xyz, j);
             if k >= 0 {
-                gn += bitcast<vec4<f32>>(prev_at(1u + cap + u32(k))).x;
+                gn += gam_at(SEG_WARM * cap + u32(k)).x;
             }
         }
     }
@@ -760,7 +760,7 @@ fn assemble_patch(i: u32, c: Contact) {
     var last = vec4<f32>(0.0);
     let k = find_prev(c.ids.xyz, i);
     if k >= 0 {
-        last = bitcast<vec4<f32>>(prev_at(1u + cap + u32(k)));
+        last = gam_at(SEG_WARM * cap + u32(k));
     }
     let gn = patch_last_normal(i, c);
     let a = patch_a(m, ext, mu, last.w, dt);

@@ -105,7 +105,8 @@ fn chunked_arrays_step_bit_for_bit_like_one_binding() {
 
 #[test]
 fn a_scene_past_the_chunks_is_a_named_error_not_a_panic() {
-    // 16 KiB chunks: at most 1023 contacts (warm-start copy), and the lattice needs ~1700.
+    // 16 KiB chunks: at most 1365 contacts (APGD's `nv`, 4 chunks of 3 slots), and the
+    // lattice needs ~1700.
     let mut small = GpuContext::new(BackendChoice::Auto).expect("adapter");
     small.set_chunk_log2(14);
     let (state, settings) = lattice(SolverKind::Apgd);
@@ -117,9 +118,10 @@ fn a_scene_past_the_chunks_is_a_named_error_not_a_panic() {
 #[test]
 fn jacobi_allocates_no_apgd_segments() {
     // Per contact of capacity: record 64 + CSR 8, then γ (+ y, trial, best), Nγ (+ Ny,
-    // N·trial), rhs and the warm-start copy (key, γ), 16 B each: Jacobi steps in place, and
-    // plain Coulomb contacts with the relaxed cone have no aux segment.
-    for (kind, bytes) in [(SolverKind::Jacobi, 72 + 80), (SolverKind::Apgd, 72 + 160)] {
+    // N·trial), rhs and the warm-start key, 16 B each, and for Jacobi the warm-start
+    // impulses (APGD keeps them in its 4th iterate slot between steps): Jacobi steps in
+    // place, and plain Coulomb contacts with the relaxed cone have no aux segment.
+    for (kind, bytes) in [(SolverKind::Jacobi, 72 + 80), (SolverKind::Apgd, 72 + 144)] {
         let (state, settings) = lattice(kind);
         let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
         sim.advance(1, 1).unwrap();

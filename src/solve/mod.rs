@@ -137,9 +137,10 @@ pub struct SolverScalars {
 /// each `capacity` vec4 long. APGD: 4 iterate slots (γ_k, γ_{k−1} or y, trial, best: which
 /// is which is renamed on acceptance, see shaders/common/solve_roles.wgsl; the answer ends in
 /// slot 0), aux (the row layout's, see [`rows`]), then the state of stateful models (LuGre)
-/// when the table has one; `nv`: 3 slots (Nγ_k, Nγ_{k−1} or Ny, N·trial).
-/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state]; Nγ (its steps accept every
-/// trial, so they write it in place: every slot is segment 0). The aux segment
+/// when the table has one; `nv`: 3 slots (Nγ_k, Nγ_{k−1} or Ny, N·trial). Between solves
+/// slot 3 holds the warm-start impulses ([`Layout::warm`]).
+/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state], warm start; Nγ (its steps
+/// accept every trial, so they write it in place: every slot is segment 0). The aux segment
 /// exists only where something reads it ([`Layout::aux`]). Rolling and spinning rows 3–5
 /// (see [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial,
 /// best, (p_e, η_e), bounds at 6..11 and ext Nγ, Ny, N·trial at 3..5.
@@ -175,7 +176,17 @@ impl Layout {
         match (self.rolling, self.apgd) {
             (true, _) => (12, 6),
             (false, true) => (4 + self.aux as u64 + self.stateful as u64, 3),
-            (false, false) => (1 + self.aux as u64 + self.stateful as u64, 1),
+            (false, false) => (2 + self.aux as u64 + self.stateful as u64, 1),
+        }
+    }
+
+    /// The warm-start segment (`SEG_WARM`): slot 3 with iterate slots (free outside a solve,
+    /// whose answer ends in slot 0), else a segment after γ, aux and state.
+    pub fn warm(&self) -> u32 {
+        if self.slots() {
+            3
+        } else {
+            1 + self.aux as u32 + self.stateful as u32
         }
     }
 
@@ -195,7 +206,7 @@ impl Layout {
         }
     }
 
-    fn constants(&self) -> [(&'static str, f64); 4] {
+    fn constants(&self) -> [(&'static str, f64); 5] {
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
         let (aux, state) = self.indices();
         [
@@ -203,6 +214,7 @@ impl Layout {
             ("SLOTS", flag(self.slots())),
             ("SEG_AUX", f64::from(aux)),
             ("SEG_STATE", f64::from(state)),
+            ("SEG_WARM", f64::from(self.warm())),
         ]
     }
 }
@@ -231,7 +243,7 @@ impl ContactBuffers {
             gam: chunked(ctx, "gam", "solve gamma", segments * cap * 16)?,
             nv: chunked(ctx, "nv", "solve N gamma", nv_segments * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
-            prev: chunked(ctx, "prev", "solve warm start", (1 + 2 * cap) * 16)?,
+            prev: chunked(ctx, "prev", "solve warm start keys", (1 + cap) * 16)?,
             partials: buffers::storage_zeroed(ctx, "solve partials", partials_len(capacity) * 16)?,
         })
     }
@@ -673,7 +685,7 @@ impl Solve {
         let bytes = |array: &str| (ShaderSource::chunks_of(array) as u64) << ctx.chunk_log2();
         (bytes("gam") / (segments * 16))
             .min(bytes("nv") / (nv_segments * 16))
-            .min((bytes("prev") / 16 - 1) / 2)
+            .min(bytes("prev") / 16 - 1)
             .min(ctx.max_binding() / 16)
     }
 
@@ -723,8 +735,9 @@ impl Solve {
         self.write_params(ctx);
     }
 
-    /// Re-allocates `gam` and `nv` for `layout` if it differs (scratch of one solve: nothing
-    /// to keep); pipelines follow through [`Solve::specialisation`].
+    /// Re-allocates `gam` and `nv` for `layout` if it differs (scratch of one solve, but for
+    /// the warm-start segment, which is copied over); pipelines follow through
+    /// [`Solve::specialisation`].
     fn relayout(&mut self, ctx: &GpuContext, layout: Layout) -> Result<(), GpuError> {
         let layout = Layout {
             aux: self.any_model
@@ -738,7 +751,12 @@ impl Solve {
         if layout != self.c.layout {
             let (segments, nv_segments) = layout.segments();
             let cap = self.c.capacity as u64 * 16;
-            self.c.gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
+            let gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
+            let mut enc = ctx.device.create_command_encoder(&Default::default());
+            let (from, to) = (self.c.layout.warm() as u64, layout.warm() as u64);
+            enc.copy_buffer_to_buffer(&self.c.gam, from * cap, &gam, to * cap, cap);
+            ctx.queue.submit([enc.finish()]);
+            self.c.gam = gam;
             self.c.nv = chunked(ctx, "nv", "solve N gamma", nv_segments * cap)?;
             self.c.layout = layout;
         }
@@ -760,13 +778,14 @@ impl Solve {
         let new = ContactBuffers::new(ctx, contact_capacity, self.c.layout)?;
         let (old_cap, new_cap) = (self.c.capacity as u64, new.capacity as u64);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        // Header + keys, then the impulses (which start after `capacity` keys).
+        // Header + keys, then the impulses (the warm segment of `gam`, `capacity` long).
         enc.copy_buffer_to_buffer(&self.c.prev, 0, &new.prev, 0, (1 + old_cap) * 16);
+        let warm = self.c.layout.warm() as u64;
         enc.copy_buffer_to_buffer(
-            &self.c.prev,
-            (1 + old_cap) * 16,
-            &new.prev,
-            (1 + new_cap) * 16,
+            &self.c.gam,
+            warm * old_cap * 16,
+            &new.gam,
+            warm * new_cap * 16,
             old_cap * 16,
         );
         ctx.queue.submit([enc.finish()]);
@@ -775,18 +794,26 @@ impl Solve {
         Ok(())
     }
 
-    /// The warm-start buffer: `[0].x` = saved contacts k, then k keys, and from
-    /// `1 + capacity` the k impulses (vec4 each). Snapshots and checkpoints copy it.
-    pub fn warm_start_buffer(&self) -> &wgpu::Buffer {
-        &self.c.prev
+    /// Where the warm-start data live, as (buffer, offset, bytes): the keys (`[0].x` = saved
+    /// contacts k, then k keys, vec4 each) and the impulses (`gam`'s warm segment, vec4 each).
+    /// Snapshots copy them.
+    pub fn warm_start_parts(&self) -> [(&wgpu::Buffer, u64, u64); 2] {
+        let cap = self.c.capacity as u64 * 16;
+        let warm = self.c.layout.warm() as u64 * cap;
+        [
+            (&self.c.prev, 0, self.c.prev.size()),
+            (&self.c.gam, warm, cap),
+        ]
     }
 
     /// Warm-start data independent of the capacity: (keys, impulses) of the last solve.
     pub fn read_warm_start(&self, ctx: &GpuContext) -> Result<WarmStartData, GpuError> {
         let cap = self.c.capacity as usize;
-        let all = buffers::read_buffer::<[u32; 4]>(ctx, &self.c.prev, 1 + 2 * cap)?;
-        let k = (all[0][0] as usize).min(cap);
-        Ok((all[1..1 + k].to_vec(), all[1 + cap..1 + cap + k].to_vec()))
+        let keys = buffers::read_buffer::<[u32; 4]>(ctx, &self.c.prev, 1 + cap)?;
+        let k = (keys[0][0] as usize).min(cap);
+        let warm = self.c.layout.warm() as u64 * cap as u64 * 16;
+        let impulses = buffers::read_range::<[u32; 4]>(ctx, &self.c.gam, warm, k)?;
+        Ok((keys[1..1 + k].to_vec(), impulses))
     }
 
     /// Restores what [`Solve::read_warm_start`] returned (grows first if needed).
@@ -807,7 +834,8 @@ impl Solve {
         );
         if !keys.is_empty() {
             q.write_buffer(&self.c.prev, 16, bytemuck::cast_slice(keys));
-            q.write_buffer(&self.c.prev, (1 + cap) * 16, bytemuck::cast_slice(impulses));
+            let warm = self.c.layout.warm() as u64 * cap * 16;
+            q.write_buffer(&self.c.gam, warm, bytemuck::cast_slice(impulses));
         }
         Ok(())
     }

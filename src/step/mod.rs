@@ -416,7 +416,8 @@ impl StageTimer {
 /// GPU copies of everything a batch changes, to roll back an overflowing batch.
 struct Snapshot {
     bodies: [wgpu::Buffer; 4],
-    warm: Option<wgpu::Buffer>,
+    /// The solver's warm-start keys and impulses (`Solve::warm_start_parts`).
+    warm: Vec<wgpu::Buffer>,
     /// The lugre_patch cells' carried state (`PatchStage::state_buffers`).
     patch: Vec<wgpu::Buffer>,
 }
@@ -615,14 +616,13 @@ impl Simulation {
 
     /// Records copies of the state a batch changes into the snapshot buffers.
     fn record_snapshot(&mut self, enc: &mut wgpu::CommandEncoder) {
-        let warm_size = self
-            .contact
-            .as_ref()
-            .map(|c| c.solve.warm_start_buffer().size());
+        let warm_sizes: Vec<u64> = self.contact.as_ref().map_or(Vec::new(), |c| {
+            c.solve.warm_start_parts().iter().map(|p| p.2).collect()
+        });
         let stale = self
             .snapshot
             .as_ref()
-            .is_none_or(|s| s.warm.as_ref().map(|w| w.size()) != warm_size);
+            .is_none_or(|s| s.warm.iter().map(|w| w.size()).collect::<Vec<_>>() != warm_sizes);
         if stale {
             let make = |label: &str, size: u64| {
                 self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -633,7 +633,10 @@ impl Simulation {
                 })
             };
             let bodies = self.body_buffers().map(|b| make("snapshot", b.size()));
-            let warm = warm_size.map(|s| make("snapshot warm start", s));
+            let warm = warm_sizes
+                .iter()
+                .map(|&s| make("snapshot warm start", s))
+                .collect();
             let patch = self
                 .patch_state_buffers()
                 .iter()
@@ -649,8 +652,10 @@ impl Simulation {
         for (src, dst) in self.body_buffers().iter().zip(&snap.bodies) {
             enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
         }
-        if let (Some(c), Some(w)) = (&self.contact, &snap.warm) {
-            enc.copy_buffer_to_buffer(c.solve.warm_start_buffer(), 0, w, 0, w.size());
+        if let Some(c) = &self.contact {
+            for ((src, offset, _), w) in c.solve.warm_start_parts().into_iter().zip(&snap.warm) {
+                enc.copy_buffer_to_buffer(src, offset, w, 0, w.size());
+            }
         }
         for (src, dst) in self.patch_state_buffers().iter().zip(&snap.patch) {
             enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
@@ -673,8 +678,10 @@ impl Simulation {
         for (dst, src) in self.body_buffers().iter().zip(&snap.bodies) {
             enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
         }
-        if let (Some(c), Some(w)) = (&self.contact, &snap.warm) {
-            enc.copy_buffer_to_buffer(w, 0, c.solve.warm_start_buffer(), 0, w.size());
+        if let Some(c) = &self.contact {
+            for ((dst, offset, _), w) in c.solve.warm_start_parts().into_iter().zip(&snap.warm) {
+                enc.copy_buffer_to_buffer(w, 0, dst, offset, w.size());
+            }
         }
         for (dst, src) in self.patch_state_buffers().iter().zip(&snap.patch) {
             enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
@@ -929,11 +936,28 @@ impl Simulation {
         };
         c.solve
             .record_kernel_repeats(ctx, &mut enc, inputs, kernel, repeats);
+        // The sweeps write the slot that holds the warm-start impulses between steps: keep
+        // them aside (untimed), so that timing leaves the next step as it was.
+        let (warm, offset, bytes) = c.solve.warm_start_parts()[1];
+        let kept = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kept warm start"),
+            size: bytes,
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut keep = ctx.device.create_command_encoder(&Default::default());
+        keep.copy_buffer_to_buffer(warm, offset, &kept, 0, bytes);
+        ctx.queue.submit([keep.finish()]);
         ctx.wait();
         let t = std::time::Instant::now();
         ctx.queue.submit([enc.finish()]);
         ctx.wait();
-        Ok(t.elapsed().as_secs_f64())
+        let elapsed = t.elapsed().as_secs_f64();
+        let mut back = ctx.device.create_command_encoder(&Default::default());
+        back.copy_buffer_to_buffer(&kept, 0, warm, offset, bytes);
+        ctx.queue.submit([back.finish()]);
+        ctx.wait();
+        Ok(elapsed)
     }
 
     pub fn set_stage_timing(&mut self, on: bool) -> bool {
