@@ -1098,6 +1098,55 @@ fn grow_keeps_the_warm_start() {
     }
 }
 
+/// Between solves the warm-start impulses live in a `gam` segment (APGD's fourth iterate
+/// slot, Jacobi's own): a change of row layout (solver kind, a stateful model table)
+/// re-allocates `gam` and must carry them, bit for bit, to the new layout's segment.
+#[test]
+fn a_layout_change_keeps_the_warm_start() {
+    let ctx = shared_context();
+    let pb = stack(3, 0.05, 0.4, [0.1, 0.0, 0.0], 0.0);
+    let mut st = settings(SolverKind::Apgd, 500, 1e-7);
+    st.warm_start = true;
+    let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
+    let mut solve = Solve::new(&ctx, &bodies, 3, &st, DT).unwrap();
+    let inputs = Inputs::upload(&ctx, &pb);
+    let run = |solve: &Solve| {
+        bodies.write(&ctx, &pb.state);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        solve.record(&ctx, &mut enc, inputs.get());
+        ctx.queue.submit([enc.finish()]);
+        solve.read_scalars(&ctx).unwrap()
+    };
+    let cold = run(&solve);
+    let saved = solve.read_warm_start(&ctx).unwrap();
+    assert_eq!(saved.0.len(), 3);
+    assert!(saved.1.iter().any(|g| g[0] != 0), "no impulse saved");
+    let before = solve.bytes_per_contact();
+    solve
+        .set_settings(&ctx, &settings(SolverKind::Jacobi, 500, 1e-7))
+        .unwrap();
+    assert_ne!(solve.bytes_per_contact(), before, "no re-allocation");
+    assert_eq!(
+        solve.read_warm_start(&ctx).unwrap(),
+        saved,
+        "APGD -> Jacobi"
+    );
+    solve.set_models(&ctx, &tanh_models()).unwrap();
+    assert_eq!(solve.read_warm_start(&ctx).unwrap(), saved, "-> stateful");
+    solve.set_models(&ctx, &[]).unwrap();
+    let mut back = settings(SolverKind::Apgd, 500, 1e-7);
+    back.warm_start = true;
+    solve.set_settings(&ctx, &back).unwrap();
+    assert_eq!(solve.read_warm_start(&ctx).unwrap(), saved, "-> APGD");
+    let warm = run(&solve);
+    assert!(
+        cold.iterations > 5 && warm.iterations <= 2,
+        "{} / {}",
+        cold.iterations,
+        warm.iterations
+    );
+}
+
 /// A rod (m = 1 kg, L = 1 m, I = m L²/12 about the relevant transverse axis) at θ = 60° to a
 /// plane, its lower end touching it and sliding at 3 m/s towards the upper end's side, so
 /// friction acts along +x: A = (1/m)(1 + 3 (cos²θ − μ sin θ cos θ)), −0.85 for μ = 2 (the
