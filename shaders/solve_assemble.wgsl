@@ -27,9 +27,10 @@
 @group(0) @binding(6) var<storage, read> omega: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> gam: array<vec4<f32>>; // chunked(8)
 @group(0) @binding(8) var<storage, read_write> rhs: array<vec4<f32>>;
-// prev[0].x = number of saved contacts; prev[1 + k] = key k (A, B, feature, 0); impulse k
-// (or the model's saved record) is gam[SEG_WARM · capacity + k].
-@group(0) @binding(9) var<storage, read_write> prev: array<vec4<u32>>; // chunked(2)
+// The previous step's saved list (save_warm): prev[0].x = its length; prev[1 + k] = (B,
+// feature) of entry k, whose A is given by the per-body rows `warm_rows`; its impulse (or
+// the model's saved record) is warm[k].
+@group(0) @binding(9) var<storage, read_write> prev: array<vec2<u32>>; // chunked(2)
 // Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
 // Per material two vec4: (model id, k, c, n) and the extension (src/solve/rows `MaterialRow`).
@@ -37,6 +38,12 @@
 // Joint blocks per body (src/joints): offsets[0..=bodies], then entries (block * 2 + side).
 // Read only when the step has joint blocks (params.model.w).
 @group(0) @binding(12) var<storage, read> jcsr: array<u32>;
+// The warm-start impulses: `nv`'s first segment, free between solves (Nγ is formed anew from
+// γ⁰ after assembly and read by no stage after the solve). save_warm writes them after the
+// solve, the next step's assembly reads them at the matched index.
+@group(0) @binding(13) var<storage, read_write> warm: array<vec4<f32>>; // chunked(4)
+// Per body b: (first entry with A = b, count) in the saved list; [bodies]: the joint blocks.
+@group(0) @binding(14) var<storage, read> warm_rows: array<vec2<u32>>;
 
 const MODEL_COULOMB: u32 = 0u;
 const MODEL_COMPLIANT: u32 = 1u;
@@ -317,69 +324,26 @@ fn key_cmp(a: vec3<u32>, b: vec3<u32>) -> i32 {
     return 0;
 }
 
-// Index of `key` in the previous step's sorted keys, or -1. Both lists are sorted by key and
-// mostly hold the same contacts, so the search starts at `guess` (this contact's own index)
-// and gallops outwards: a contact whose neighbours in the list are unchanged is found with
-// one load, one shifted by d places with ~2 log2(d), instead of log2(contacts) dependent
-// loads. Keys are unique, so the index is the one a plain binary search returns.
-fn find_prev(key: vec3<u32>, guess: u32) -> i32 {
-    let n = prev_at(0).x;
-    if n == 0u {
+// Index of `key` in the previous step's saved list, or -1: a binary search for (B, feature)
+// within A's row of that list (warm_rows, solve_schur's `save_rows`), which is sorted by
+// (A, B, feature) like the contacts; a few loads per contact.
+fn find_prev(key: vec3<u32>) -> i32 {
+    let nc = prev_at(0).x;
+    let n = params.counts.x;
+    let a = select(key.x, n, key.x == WORLD);
+    if nc == 0u || a > n {
         return -1;
     }
-    let g = min(guess, n - 1u);
-    let first = key_cmp(prev_at(1u + g).xyz, key);
-    if first == 0 {
-        return i32(g);
-    }
-    // Bracket [lo, hi) by doubling steps away from g.
-    var lo = 0u;
-    var hi = n;
-    var step = 1u;
-    if first < 0 {
-        lo = g + 1u;
-        loop {
-            let probe = g + step;
-            if probe >= n {
-                break;
-            }
-            let k = key_cmp(prev_at(1u + probe).xyz, key);
-            if k == 0 {
-                return i32(probe);
-            }
-            if k > 0 {
-                hi = probe;
-                break;
-            }
-            lo = probe + 1u;
-            step *= 2u;
-        }
-    } else {
-        hi = g;
-        loop {
-            if step > g {
-                break;
-            }
-            let probe = g - step;
-            let k = key_cmp(prev_at(1u + probe).xyz, key);
-            if k == 0 {
-                return i32(probe);
-            }
-            if k < 0 {
-                lo = probe + 1u;
-                break;
-            }
-            hi = probe;
-            step *= 2u;
-        }
-    }
+    let row = warm_rows[a];
+    var lo = row.x;
+    var hi = min(row.x + row.y, nc);
     while lo < hi {
         let mid = (lo + hi) / 2u;
-        let k = key_cmp(prev_at(1u + mid).xyz, key);
-        if k == 0 {
+        let k = prev_at(1u + mid);
+        if k.x == key.y && k.y == key.z {
             return i32(mid);
         }
-        if k < 0 {
+        if k.x < key.y || (k.x == key.y && k.y < key.z) {
             lo = mid + 1u;
         } else {
             hi = mid;
@@ -446,9 +410,9 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     var found = false;
     var last = vec4<f32>(0.0);
     if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
-        let k = find_prev(warm_key(c), i);
+        let k = find_prev(warm_key(c));
         if k >= 0 {
-            last = gam_at(SEG_WARM * cap + u32(k));
+            last = warm_at(u32(k));
             found = true;
         }
     }
@@ -504,22 +468,22 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let i = linear_index(gid, nwg);
     let nc = n_contacts();
     if i == 0u {
-        prev_put(0, vec4<u32>(nc, 0u, 0u, 0u));
+        prev_put(0, vec2<u32>(nc, 0u));
     }
     if i >= nc {
         return;
     }
     let cap = params.counts.y;
     let c = contacts_at(i);
-    prev_put(1u + i, vec4<u32>(warm_key(c), 0u));
+    prev_put(1u + i, warm_key(c).yz);
     var rec = gam_at(SEG_GAMMA * cap + i);
     if is_dist_patch(c) {
         // The cells are the state (src/patch/stage.rs steps and carries them); γ for the record.
-        gam_put(SEG_WARM * cap + i, rec);
+        warm_put(i, rec);
         return;
     }
     if is_patch(c) {
-        gam_put(SEG_WARM * cap + i, patch_saved(c, gam_at(SEG_STATE * cap + i)));
+        warm_put(i, patch_saved(c, gam_at(SEG_STATE * cap + i)));
         return;
     }
     rec.w = 0.0; // γ.w carried μ (`mu_in_w`); the models below put their state here
@@ -553,7 +517,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             }
         }
     }
-    gam_put(SEG_WARM * cap + i, rec);
+    warm_put(i, rec);
 }
 
 // Velocity (linear, angular) of a joint block's body; the world (A = WORLD) is at rest.
@@ -616,9 +580,9 @@ fn assemble_joint(i: u32, c: Contact) {
     let cap = params.counts.y;
     var g0 = vec4<f32>(0.0);
     if params.counts.w != 0u && eta > 0.0 {
-        let k = find_prev(warm_key(c), i);
+        let k = find_prev(warm_key(c));
         if k >= 0 {
-            g0 = project_joint(gam_at(SEG_WARM * cap + u32(k)), flags, c.ra.w);
+            g0 = project_joint(warm_at(u32(k)), flags, c.ra.w);
         }
     }
     rhs[i] = vec4<f32>(p, eta);
@@ -730,9 +694,9 @@ fn patch_last_normal(i: u32, c: Contact) -> f32 {
             break;
         }
         if dot(p.n_gap.xyz, c.n_gap.xyz) > 0.9999 {
-            let k = find_prev(p.ids.xyz, j);
+            let k = find_prev(p.ids.xyz);
             if k >= 0 {
-                gn += gam_at(SEG_WARM * cap + u32(k)).x;
+                gn += warm_at(u32(k)).x;
             }
         }
     }
@@ -758,9 +722,9 @@ fn assemble_patch(i: u32, c: Contact) {
     let n = c.n_gap.xyz;
     let v = patch_twist(c);
     var last = vec4<f32>(0.0);
-    let k = find_prev(c.ids.xyz, i);
+    let k = find_prev(c.ids.xyz);
     if k >= 0 {
-        last = gam_at(SEG_WARM * cap + u32(k));
+        last = warm_at(u32(k));
     }
     let gn = patch_last_normal(i, c);
     let a = patch_a(m, ext, mu, last.w, dt);

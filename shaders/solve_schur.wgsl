@@ -18,6 +18,8 @@
 @group(0) @binding(9) var<storage, read> jcsr: array<u32>;
 // The iterates' slots (common/solve_roles.wgsl).
 @group(0) @binding(10) var<storage, read> scal: Scalars;
+// The saved list's per-body rows (written by save_rows, read by the next step's assembly).
+@group(0) @binding(11) var<storage, read_write> warm_rows: array<vec2<u32>>;
 
 // Δv from the current iterate γ (segment 0).
 @compute @workgroup_size(256)
@@ -47,4 +49,39 @@ fn gather_gamma_minus_one(@builtin(global_invocation_id) gid: vec3<u32>, @builti
         return;
     }
     gather(b, 0u, 1.0);
+}
+
+// After save_warm (the keys (B, feature) by contact): body b's row of the saved list, (first
+// contact with A = b, count). Its contacts as A are the tail of its CSR row (entries ascend;
+// a body's B entries come first, as A < B), so a binary search for the first side-A entry
+// finds them without reading a record. Row `bodies` holds the joint blocks (A = WORLD),
+// saved after the contacts.
+@compute @workgroup_size(256)
+fn save_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let b = linear_index(gid, nwg);
+    let n = params.counts.x;
+    if b > n {
+        return;
+    }
+    if b == n {
+        let first = min(counts[0], params.counts.y);
+        warm_rows[n] = vec2<u32>(first, max(scal.n_contacts, first) - first);
+        return;
+    }
+    let end = body_offsets[b + 1u];
+    var lo = body_offsets[b];
+    var hi = end;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        if (body_entries[mid] & 1u) == 1u {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    var row = vec2<u32>(0u, 0u);
+    if lo < end {
+        row = vec2<u32>(body_entries[lo] >> 1u, end - lo);
+    }
+    warm_rows[b] = row;
 }

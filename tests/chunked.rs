@@ -118,10 +118,10 @@ fn a_scene_past_the_chunks_is_a_named_error_not_a_panic() {
 #[test]
 fn jacobi_allocates_no_apgd_segments() {
     // Per contact of capacity: record 64 + CSR 8, then γ (+ y, trial, best), Nγ (+ Ny,
-    // N·trial), rhs and the warm-start key, 16 B each, and for Jacobi the warm-start
-    // impulses (APGD keeps them in its 4th iterate slot between steps): Jacobi steps in
-    // place, and plain Coulomb contacts with the relaxed cone have no aux segment.
-    for (kind, bytes) in [(SolverKind::Jacobi, 72 + 80), (SolverKind::Apgd, 72 + 144)] {
+    // N·trial; Nγ's segment holds the warm-start impulses between steps) and rhs, 16 B each,
+    // and the warm-start key (B, feature), 8 B (A is a per-body row): Jacobi steps in place,
+    // and plain Coulomb contacts with the relaxed cone have no aux segment.
+    for (kind, bytes) in [(SolverKind::Jacobi, 72 + 56), (SolverKind::Apgd, 72 + 136)] {
         let (state, settings) = lattice(kind);
         let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
         sim.advance(1, 1).unwrap();

@@ -1098,9 +1098,9 @@ fn grow_keeps_the_warm_start() {
     }
 }
 
-/// Between solves the warm-start impulses live in a `gam` segment (APGD's fourth iterate
-/// slot, Jacobi's own): a change of row layout (solver kind, a stateful model table)
-/// re-allocates `gam` and must carry them, bit for bit, to the new layout's segment.
+/// Between solves the warm-start impulses live in `nv`'s first segment: a change of row
+/// layout (solver kind, a stateful model table) re-allocates `nv` and must carry them over
+/// bit for bit.
 #[test]
 fn a_layout_change_keeps_the_warm_start() {
     let ctx = shared_context();
@@ -1145,6 +1145,42 @@ fn a_layout_change_keeps_the_warm_start() {
         cold.iterations,
         warm.iterations
     );
+}
+
+/// The warm start keeps A as per-body rows: a restored list (a checkpoint) whose A is no body
+/// of the solve, or which is out of order, is an error that names the entry, and the solve
+/// keeps its own list.
+#[test]
+fn a_foreign_warm_start_is_a_named_error() {
+    let ctx = shared_context();
+    let pb = stack(3, 0.05, 0.4, [0.1, 0.0, 0.0], 0.0);
+    let st = settings(SolverKind::Apgd, 100, 1e-7);
+    let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
+    let mut solve = Solve::new(&ctx, &bodies, 3, &st, DT).unwrap();
+    let n = pb.state.len() as u32;
+    let good = vec![[0, 1, 0, 0], [1, 2, 0, 0], [u32::MAX, 0, 0, 0]];
+    let impulses = vec![[1u32, 2, 3, 0]; 3];
+    solve.write_warm_start(&ctx, &good, &impulses).unwrap();
+    assert_eq!(
+        solve.read_warm_start(&ctx).unwrap(),
+        (good.clone(), impulses.clone())
+    );
+    let foreign = vec![[0, 1, 0, 0], [n + 5, n + 6, 0, 0]];
+    let err = solve
+        .write_warm_start(&ctx, &foreign, &impulses[..2])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("key 1") && err.contains(&format!("body {}", n + 5)),
+        "{err}"
+    );
+    let unsorted = vec![[1, 2, 0, 0], [0, 1, 0, 0]];
+    let err = solve
+        .write_warm_start(&ctx, &unsorted, &impulses[..2])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("ascending"), "{err}");
+    assert_eq!(solve.read_warm_start(&ctx).unwrap(), (good, impulses));
 }
 
 /// A rod (m = 1 kg, L = 1 m, I = m L²/12 about the relevant transverse axis) at θ = 60° to a

@@ -51,10 +51,6 @@ override HAS_AUX: bool = true;
 // The state segment (see solve_assemble), present when params.model.z: w = the disk radius
 // of a tanh / LuGre contact's projection, −1 for a cone contact.
 override SEG_STATE: u32 = 5u;
-// The warm-start impulses (src/solve `Layout::warm`): written by save_warm after the solve,
-// read by the next step's assembly at the matched index. With iterate slots it is slot 3,
-// free outside a solve (the answer ends in slot 0); plain Jacobi gets a segment of its own.
-override SEG_WARM: u32 = 3u;
 const SEG_NGAMMA: u32 = 0u;
 
 // Rolling and spinning resistance (src/solve/rows, "Rolling and spinning"): rows 3–5 of a

@@ -81,16 +81,6 @@ pub fn read_buffer<T: bytemuck::Pod>(
     buffer: &wgpu::Buffer,
     count: usize,
 ) -> Result<Vec<T>, GpuError> {
-    read_range(ctx, buffer, 0, count)
-}
-
-/// Reads `count` elements starting `offset` bytes into `buffer` (a multiple of 4).
-pub fn read_range<T: bytemuck::Pod>(
-    ctx: &GpuContext,
-    buffer: &wgpu::Buffer,
-    offset: u64,
-    count: usize,
-) -> Result<Vec<T>, GpuError> {
     let bytes = (count * std::mem::size_of::<T>()) as u64;
     if bytes == 0 {
         return Ok(Vec::new());
@@ -102,7 +92,7 @@ pub fn read_range<T: bytemuck::Pod>(
         mapped_at_creation: false,
     });
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes.next_multiple_of(4));
+    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes.next_multiple_of(4));
     ctx.queue.submit([enc.finish()]);
     map_and_read(ctx, &staging, count)
 }

@@ -100,6 +100,10 @@ pub enum GpuError {
     /// limit); the message names the step and the contacts involved.
     #[error("{0}")]
     Solver(String),
+    /// Data handed to the GPU state do not fit it (a checkpoint's warm-start list of another
+    /// scene); the message names the entry.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// An open device with its queue and the facts users want to see.

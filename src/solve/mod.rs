@@ -138,9 +138,10 @@ pub struct SolverScalars {
 /// is which is renamed on acceptance, see shaders/common/solve_roles.wgsl; the answer ends in
 /// slot 0), aux (the row layout's, see [`rows`]), then the state of stateful models (LuGre)
 /// when the table has one; `nv`: 3 slots (Nγ_k, Nγ_{k−1} or Ny, N·trial). Between solves
-/// slot 3 holds the warm-start impulses ([`Layout::warm`]).
-/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state], warm start; Nγ (its steps
-/// accept every trial, so they write it in place: every slot is segment 0). The aux segment
+/// `nv`'s segment 0 holds the warm-start impulses (no stage reads Nγ after a solve, and the
+/// next one forms it from γ⁰ after assembly).
+/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state]; Nγ (its steps accept every
+/// trial, so they write it in place: every slot is segment 0). The aux segment
 /// exists only where something reads it ([`Layout::aux`]). Rolling and spinning rows 3–5
 /// (see [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial,
 /// best, (p_e, η_e), bounds at 6..11 and ext Nγ, Ny, N·trial at 3..5.
@@ -176,17 +177,7 @@ impl Layout {
         match (self.rolling, self.apgd) {
             (true, _) => (12, 6),
             (false, true) => (4 + self.aux as u64 + self.stateful as u64, 3),
-            (false, false) => (2 + self.aux as u64 + self.stateful as u64, 1),
-        }
-    }
-
-    /// The warm-start segment (`SEG_WARM`): slot 3 with iterate slots (free outside a solve,
-    /// whose answer ends in slot 0), else a segment after γ, aux and state.
-    pub fn warm(&self) -> u32 {
-        if self.slots() {
-            3
-        } else {
-            1 + self.aux as u32 + self.stateful as u32
+            (false, false) => (1 + self.aux as u64 + self.stateful as u64, 1),
         }
     }
 
@@ -206,7 +197,7 @@ impl Layout {
         }
     }
 
-    fn constants(&self) -> [(&'static str, f64); 5] {
+    fn constants(&self) -> [(&'static str, f64); 4] {
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
         let (aux, state) = self.indices();
         [
@@ -214,13 +205,12 @@ impl Layout {
             ("SLOTS", flag(self.slots())),
             ("SEG_AUX", f64::from(aux)),
             ("SEG_STATE", f64::from(state)),
-            ("SEG_WARM", f64::from(self.warm())),
         ]
     }
 }
 
 /// Bytes of solver state per body (Δv linear + angular).
-pub const BYTES_PER_BODY: u64 = 32;
+pub const BYTES_PER_BODY: u64 = 40;
 
 /// Per-capacity buffers (reallocated by [`Solve::grow`]).
 struct ContactBuffers {
@@ -243,7 +233,7 @@ impl ContactBuffers {
             gam: chunked(ctx, "gam", "solve gamma", segments * cap * 16)?,
             nv: chunked(ctx, "nv", "solve N gamma", nv_segments * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
-            prev: chunked(ctx, "prev", "solve warm start keys", (1 + cap) * 16)?,
+            prev: chunked(ctx, "prev", "solve warm start keys", (1 + cap) * 8)?,
             partials: buffers::storage_zeroed(ctx, "solve partials", partials_len(capacity) * 16)?,
         })
     }
@@ -256,6 +246,37 @@ fn partials_len(capacity: u32) -> u64 {
     let (gx, gy) = grid(capacity.max(1).div_ceil(WORKGROUP_SIZE));
     let parts = capacity.clamp(1, PARTS_MAX) + WORKGROUP_SIZE;
     ((gx * gy).max(parts)) as u64
+}
+
+/// The A of a joint block's warm-start key (shaders/common/solve.wgsl `WORLD`).
+const WORLD: u32 = u32::MAX;
+
+/// Per-body rows (first entry, count) of a warm-start list sorted by (A, B, feature), row
+/// `bodies` for the joint blocks (A = WORLD); an unsorted list or an A that is no body of
+/// this solve is an error (a checkpoint of another scene).
+fn warm_rows(bodies: u32, keys: &[[u32; 4]]) -> Result<Vec<[u32; 2]>, GpuError> {
+    let mut rows = vec![[0u32; 2]; bodies as usize + 1];
+    for (i, k) in keys.iter().enumerate() {
+        let a = if k[0] == WORLD { bodies } else { k[0] };
+        if a > bodies || (k[0] != WORLD && a == bodies) {
+            return Err(GpuError::Invalid(format!(
+                "warm-start key {i}: body {} is not one of the {bodies} bodies",
+                k[0]
+            )));
+        }
+        if i > 0 && keys[i - 1][..3] >= k[..3] {
+            return Err(GpuError::Invalid(format!(
+                "warm-start keys {} and {i} are not in ascending (A, B, feature) order",
+                i - 1
+            )));
+        }
+        let row = &mut rows[a as usize];
+        if row[1] == 0 {
+            row[0] = i as u32;
+        }
+        row[1] += 1;
+    }
+    Ok(rows)
 }
 
 /// Most partial sums of a sweep's product (the pipeline constant PARTS_MAX): what one
@@ -318,6 +339,9 @@ pub struct Solve {
     args: wgpu::Buffer,
     history: wgpu::Buffer,
     dv: wgpu::Buffer,
+    /// Per body (and one row for the joint blocks): (first entry with A = b, count) of the
+    /// saved warm-start list, whose keys then need only (B, feature).
+    warm_rows: wgpu::Buffer,
     rot: wgpu::Buffer,
     mass_props: wgpu::Buffer,
     vel: wgpu::Buffer,
@@ -496,6 +520,11 @@ impl Solve {
             args: buffers::storage_zeroed(ctx, "solve dispatch args", 96)?,
             history: buffers::storage_zeroed(ctx, "solve history", history_bytes(settings))?,
             dv,
+            warm_rows: buffers::storage_zeroed(
+                ctx,
+                "solve warm-start rows",
+                (bodies.count as u64 + 1) * 8,
+            )?,
             rot: bodies.rot.clone(),
             mass_props: bodies.mass_props.clone(),
             vel: bodies.vel.clone(),
@@ -685,7 +714,7 @@ impl Solve {
         let bytes = |array: &str| (ShaderSource::chunks_of(array) as u64) << ctx.chunk_log2();
         (bytes("gam") / (segments * 16))
             .min(bytes("nv") / (nv_segments * 16))
-            .min(bytes("prev") / 16 - 1)
+            .min(bytes("prev") / 8 - 1)
             .min(ctx.max_binding() / 16)
     }
 
@@ -736,8 +765,8 @@ impl Solve {
     }
 
     /// Re-allocates `gam` and `nv` for `layout` if it differs (scratch of one solve, but for
-    /// the warm-start segment, which is copied over); pipelines follow through
-    /// [`Solve::specialisation`].
+    /// the warm-start impulses in `nv`'s segment 0, which are copied over); pipelines follow
+    /// through [`Solve::specialisation`].
     fn relayout(&mut self, ctx: &GpuContext, layout: Layout) -> Result<(), GpuError> {
         let layout = Layout {
             aux: self.any_model
@@ -751,13 +780,12 @@ impl Solve {
         if layout != self.c.layout {
             let (segments, nv_segments) = layout.segments();
             let cap = self.c.capacity as u64 * 16;
-            let gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
+            self.c.gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
+            let nv = chunked(ctx, "nv", "solve N gamma", nv_segments * cap)?;
             let mut enc = ctx.device.create_command_encoder(&Default::default());
-            let (from, to) = (self.c.layout.warm() as u64, layout.warm() as u64);
-            enc.copy_buffer_to_buffer(&self.c.gam, from * cap, &gam, to * cap, cap);
+            enc.copy_buffer_to_buffer(&self.c.nv, 0, &nv, 0, cap);
             ctx.queue.submit([enc.finish()]);
-            self.c.gam = gam;
-            self.c.nv = chunked(ctx, "nv", "solve N gamma", nv_segments * cap)?;
+            self.c.nv = nv;
             self.c.layout = layout;
         }
         Ok(())
@@ -767,7 +795,7 @@ impl Solve {
     /// [`Layout`]; the warm-start copy's one-vec4 header not counted).
     pub fn bytes_per_contact(&self) -> u64 {
         let c = &self.c;
-        (c.gam.size() + c.nv.size() + c.rhs.size() + c.prev.size() - 16) / c.capacity as u64
+        (c.gam.size() + c.nv.size() + c.rhs.size() + c.prev.size() - 8) / c.capacity as u64
     }
 
     /// Grows the per-contact buffers, keeping the warm-start data (previous keys and impulses).
@@ -776,18 +804,11 @@ impl Solve {
             return Ok(());
         }
         let new = ContactBuffers::new(ctx, contact_capacity, self.c.layout)?;
-        let (old_cap, new_cap) = (self.c.capacity as u64, new.capacity as u64);
+        let old_cap = self.c.capacity as u64;
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        // Header + keys, then the impulses (the warm segment of `gam`, `capacity` long).
-        enc.copy_buffer_to_buffer(&self.c.prev, 0, &new.prev, 0, (1 + old_cap) * 16);
-        let warm = self.c.layout.warm() as u64;
-        enc.copy_buffer_to_buffer(
-            &self.c.gam,
-            warm * old_cap * 16,
-            &new.gam,
-            warm * new_cap * 16,
-            old_cap * 16,
-        );
+        // Header + keys, then the impulses (`nv`'s segment 0).
+        enc.copy_buffer_to_buffer(&self.c.prev, 0, &new.prev, 0, (1 + old_cap) * 8);
+        enc.copy_buffer_to_buffer(&self.c.nv, 0, &new.nv, 0, old_cap * 16);
         ctx.queue.submit([enc.finish()]);
         self.c = new;
         self.write_params(ctx);
@@ -795,28 +816,40 @@ impl Solve {
     }
 
     /// Where the warm-start data live, as (buffer, offset, bytes): the keys (`[0].x` = saved
-    /// contacts k, then k keys, vec4 each) and the impulses (`gam`'s warm segment, vec4 each).
-    /// Snapshots copy them.
-    pub fn warm_start_parts(&self) -> [(&wgpu::Buffer, u64, u64); 2] {
+    /// entries k, then k (B, feature), vec2 each), the impulses (`nv`'s segment 0, vec4
+    /// each) and the per-body rows (first entry with A = b, count). Snapshots copy them.
+    pub fn warm_start_parts(&self) -> [(&wgpu::Buffer, u64, u64); 3] {
         let cap = self.c.capacity as u64 * 16;
-        let warm = self.c.layout.warm() as u64 * cap;
         [
             (&self.c.prev, 0, self.c.prev.size()),
-            (&self.c.gam, warm, cap),
+            (&self.c.nv, 0, cap),
+            (&self.warm_rows, 0, self.warm_rows.size()),
         ]
     }
 
-    /// Warm-start data independent of the capacity: (keys, impulses) of the last solve.
+    /// Warm-start data independent of the capacity: (keys (A, B, feature, 0), impulses) of
+    /// the last solve.
     pub fn read_warm_start(&self, ctx: &GpuContext) -> Result<WarmStartData, GpuError> {
         let cap = self.c.capacity as usize;
-        let keys = buffers::read_buffer::<[u32; 4]>(ctx, &self.c.prev, 1 + cap)?;
-        let k = (keys[0][0] as usize).min(cap);
-        let warm = self.c.layout.warm() as u64 * cap as u64 * 16;
-        let impulses = buffers::read_range::<[u32; 4]>(ctx, &self.c.gam, warm, k)?;
-        Ok((keys[1..1 + k].to_vec(), impulses))
+        let pairs = buffers::read_buffer::<[u32; 2]>(ctx, &self.c.prev, 1 + cap)?;
+        let k = (pairs[0][0] as usize).min(cap);
+        let n = self.n_bodies as usize;
+        let rows = buffers::read_buffer::<[u32; 2]>(ctx, &self.warm_rows, n + 1)?;
+        let mut keys: Vec<[u32; 4]> = pairs[1..1 + k].iter().map(|p| [0, p[0], p[1], 0]).collect();
+        for (b, r) in rows.iter().enumerate() {
+            let a = if b == n { WORLD } else { b as u32 };
+            let end = (r[0] as usize + r[1] as usize).min(k);
+            for key in keys.iter_mut().take(end).skip(r[0] as usize) {
+                key[0] = a;
+            }
+        }
+        let impulses = buffers::read_buffer::<[u32; 4]>(ctx, &self.c.nv, k)?;
+        Ok((keys, impulses))
     }
 
-    /// Restores what [`Solve::read_warm_start`] returned (grows first if needed).
+    /// Restores what [`Solve::read_warm_start`] returned (grows first if needed). The keys
+    /// must be sorted by (A, B, feature) with A a body of this solve or the joint blocks'
+    /// `WORLD`, as every saved list is.
     pub fn write_warm_start(
         &mut self,
         ctx: &GpuContext,
@@ -824,25 +857,22 @@ impl Solve {
         impulses: &[[u32; 4]],
     ) -> Result<(), GpuError> {
         assert_eq!(keys.len(), impulses.len());
+        let rows = warm_rows(self.n_bodies, keys)?;
         self.grow(ctx, keys.len() as u32)?;
-        let cap = self.c.capacity as u64;
         let q = &ctx.queue;
-        q.write_buffer(
-            &self.c.prev,
-            0,
-            bytemuck::bytes_of(&[keys.len() as u32, 0, 0, 0]),
-        );
+        q.write_buffer(&self.c.prev, 0, bytemuck::bytes_of(&[keys.len() as u32, 0]));
         if !keys.is_empty() {
-            q.write_buffer(&self.c.prev, 16, bytemuck::cast_slice(keys));
-            let warm = self.c.layout.warm() as u64 * cap * 16;
-            q.write_buffer(&self.c.gam, warm, bytemuck::cast_slice(impulses));
+            let pairs: Vec<[u32; 2]> = keys.iter().map(|k| [k[1], k[2]]).collect();
+            q.write_buffer(&self.c.prev, 8, bytemuck::cast_slice(&pairs));
+            q.write_buffer(&self.c.nv, 0, bytemuck::cast_slice(impulses));
         }
+        q.write_buffer(&self.warm_rows, 0, bytemuck::cast_slice(&rows));
         Ok(())
     }
 
     /// Forgets the warm-start data (e.g. after a scene change).
     pub fn reset_warm_start(&self, ctx: &GpuContext) {
-        ctx.queue.write_buffer(&self.c.prev, 0, &[0u8; 16]);
+        ctx.queue.write_buffer(&self.c.prev, 0, &[0u8; 8]);
     }
 
     /// Records one whole solve + velocity update, after collision has written contacts,
@@ -897,6 +927,7 @@ impl Solve {
             .dispatch(p, "apply_impulses", &self.update_bind, self.n_bodies);
         k.assemble
             .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
+        k.schur.dispatch(p, "save_rows", &sch, self.n_bodies + 1);
         k.reduce.dispatch_groups(p, "finish", &red, 1);
     }
 
@@ -1028,6 +1059,8 @@ impl Solve {
                 body_offsets,
                 &self.models,
                 &self.jcsr,
+                &c.nv,
+                &self.warm_rows,
             ],
         );
         let sch = k.schur.bind(
@@ -1044,6 +1077,7 @@ impl Solve {
                 counts,
                 &self.jcsr,
                 &self.scal,
+                &self.warm_rows,
             ],
         );
         let it = k.iterate.bind(
