@@ -39,9 +39,10 @@
 // Read only when the step has joint blocks (params.model.w).
 @group(0) @binding(12) var<storage, read> jcsr: array<u32>;
 // The warm-start impulses: `nv`'s first segment, free between solves (Nγ is formed anew from
-// γ⁰ after assembly and read by no stage after the solve). save_warm writes them after the
+// γ⁰ after assembly and read by no stage after the solve), bound alone (capacity vec4, one
+// binding like `rhs`: plain indices, no chunk selection). save_warm writes them after the
 // solve, the next step's assembly reads them at the matched index.
-@group(0) @binding(13) var<storage, read_write> warm: array<vec4<f32>>; // chunked(4)
+@group(0) @binding(13) var<storage, read_write> warm: array<vec4<f32>>;
 // Per body b: (first entry with A = b, count) in the saved list; [bodies]: the joint blocks.
 @group(0) @binding(14) var<storage, read> warm_rows: array<vec2<u32>>;
 
@@ -310,20 +311,6 @@ fn trace_share(b: u32, r: vec3<f32>, n: vec3<f32>, u: vec3<f32>, w: vec3<f32>) -
         + dot(cw, inv_inertia(b, cw));
 }
 
-// Lexicographic comparison of (A, B, feature): −1, 0, 1.
-fn key_cmp(a: vec3<u32>, b: vec3<u32>) -> i32 {
-    if a.x != b.x {
-        return select(1, -1, a.x < b.x);
-    }
-    if a.y != b.y {
-        return select(1, -1, a.y < b.y);
-    }
-    if a.z != b.z {
-        return select(1, -1, a.z < b.z);
-    }
-    return 0;
-}
-
 // Index of `key` in the previous step's saved list, or -1: a binary search for (B, feature)
 // within A's row of that list (warm_rows, solve_schur's `save_rows`), which is sorted by
 // (A, B, feature) like the contacts; a few loads per contact.
@@ -412,7 +399,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
         let k = find_prev(warm_key(c));
         if k >= 0 {
-            last = warm_at(u32(k));
+            last = warm[k];
             found = true;
         }
     }
@@ -479,11 +466,11 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     var rec = gam_at(SEG_GAMMA * cap + i);
     if is_dist_patch(c) {
         // The cells are the state (src/patch/stage.rs steps and carries them); γ for the record.
-        warm_put(i, rec);
+        warm[i] = rec;
         return;
     }
     if is_patch(c) {
-        warm_put(i, patch_saved(c, gam_at(SEG_STATE * cap + i)));
+        warm[i] = patch_saved(c, gam_at(SEG_STATE * cap + i));
         return;
     }
     rec.w = 0.0; // γ.w carried μ (`mu_in_w`); the models below put their state here
@@ -517,7 +504,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
             }
         }
     }
-    warm_put(i, rec);
+    warm[i] = rec;
 }
 
 // Velocity (linear, angular) of a joint block's body; the world (A = WORLD) is at rest.
@@ -582,7 +569,7 @@ fn assemble_joint(i: u32, c: Contact) {
     if params.counts.w != 0u && eta > 0.0 {
         let k = find_prev(warm_key(c));
         if k >= 0 {
-            g0 = project_joint(warm_at(u32(k)), flags, c.ra.w);
+            g0 = project_joint(warm[k], flags, c.ra.w);
         }
     }
     rhs[i] = vec4<f32>(p, eta);
@@ -696,7 +683,7 @@ fn patch_last_normal(i: u32, c: Contact) -> f32 {
         if dot(p.n_gap.xyz, c.n_gap.xyz) > 0.9999 {
             let k = find_prev(p.ids.xyz);
             if k >= 0 {
-                gn += warm_at(u32(k)).x;
+                gn += warm[k].x;
             }
         }
     }
@@ -724,7 +711,7 @@ fn assemble_patch(i: u32, c: Contact) {
     var last = vec4<f32>(0.0);
     let k = find_prev(c.ids.xyz);
     if k >= 0 {
-        last = warm_at(u32(k));
+        last = warm[k];
     }
     let gn = patch_last_normal(i, c);
     let a = patch_a(m, ext, mu, last.w, dt);

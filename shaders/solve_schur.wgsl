@@ -52,10 +52,10 @@ fn gather_gamma_minus_one(@builtin(global_invocation_id) gid: vec3<u32>, @builti
 }
 
 // After save_warm (the keys (B, feature) by contact): body b's row of the saved list, (first
-// contact with A = b, count). Its contacts as A are the tail of its CSR row (entries ascend;
-// a body's B entries come first, as A < B), so a binary search for the first side-A entry
-// finds them without reading a record. Row `bodies` holds the joint blocks (A = WORLD),
-// saved after the contacts.
+// contact with A = b, count). collide_csr puts a body's side-A entries (even) at the end of
+// its row, after its side-B ones (odd), so a binary search for the first even entry finds
+// them without reading a record. Row `bodies` holds the joint blocks (A = WORLD), saved
+// after the contacts.
 @compute @workgroup_size(256)
 fn save_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);

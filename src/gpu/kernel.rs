@@ -307,6 +307,18 @@ impl Kernel {
     /// Binds `buffers[i]` to the i-th declared binding (in binding order); a chunked array's
     /// buffer fills its K slots with consecutive `2^CHUNK_LOG2`-byte ranges.
     pub fn bind(&self, ctx: &GpuContext, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+        self.bind_prefixes(ctx, buffers, &[])
+    }
+
+    /// [`Kernel::bind`], but the plain (not chunked) bindings listed in `prefixes` as
+    /// (binding, bytes) get only the first `bytes` of their buffer: one segment of a larger
+    /// array, addressed with plain indices where the whole would need chunks.
+    pub fn bind_prefixes(
+        &self,
+        ctx: &GpuContext,
+        buffers: &[&wgpu::Buffer],
+        prefixes: &[(u32, u64)],
+    ) -> wgpu::BindGroup {
         assert_eq!(
             buffers.len(),
             self.bindings.len(),
@@ -319,10 +331,16 @@ impl Kernel {
         let mut entries = Vec::new();
         for (&binding, b) in self.bindings.iter().zip(buffers) {
             let Some(c) = self.chunked.iter().find(|c| c.binding == binding) else {
-                entries.push(wgpu::BindGroupEntry {
-                    binding,
-                    resource: b.as_entire_binding(),
-                });
+                let prefix = prefixes.iter().find(|p| p.0 == binding).map(|p| p.1);
+                let resource = match prefix {
+                    Some(bytes) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: b,
+                        offset: 0,
+                        size: std::num::NonZeroU64::new(bytes.min(b.size())),
+                    }),
+                    None => b.as_entire_binding(),
+                };
+                entries.push(wgpu::BindGroupEntry { binding, resource });
                 continue;
             };
             assert!(

@@ -1043,7 +1043,8 @@ impl Solve {
         } = inputs;
         let c = &self.c;
         let k = self.kernels(ctx);
-        let asm = k.assemble.bind(
+        let warm = (13, c.capacity as u64 * 16);
+        let asm = k.assemble.bind_prefixes(
             ctx,
             &[
                 &self.params,
@@ -1062,6 +1063,7 @@ impl Solve {
                 &c.nv,
                 &self.warm_rows,
             ],
+            &[warm],
         );
         let sch = k.schur.bind(
             ctx,
@@ -1262,7 +1264,9 @@ impl Solve {
 }
 
 /// Per-body contact lists in the contract's CSR format (entry = contact * 2 + side), built on
-/// the CPU: for tests, benchmarks and hosts without the collision stage.
+/// the CPU: for tests, benchmarks and hosts without the collision stage. With A < B in every
+/// contact (as collision writes them) each row holds its side-B entries before its side-A
+/// ones, which `save_rows` relies on.
 pub fn build_csr(n_bodies: usize, contacts: &[Contact]) -> (Vec<u32>, Vec<u32>) {
     let mut offsets = vec![0u32; n_bodies + 1];
     for c in contacts {
