@@ -9,7 +9,8 @@ use bristlecone::reference::{oracle, solve as cpu};
 use bristlecone::scene::FrictionModel;
 use bristlecone::solve::rows::{material_row, MaterialRow};
 use bristlecone::solve::{
-    build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
+    build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverScalars,
+    SolverSettings,
 };
 use glam::DVec3;
 use rand::{Rng, SeedableRng};
@@ -25,7 +26,7 @@ struct Problem {
 
 struct GpuRun {
     gamma: Vec<[f32; 4]>,
-    scalars: bristlecone::solve::SolverScalars,
+    scalars: SolverScalars,
     history: Vec<[f32; 4]>,
     state: BodyState,
     stats: Vec<u32>,
@@ -1062,35 +1063,64 @@ fn warm_start_from_the_solution_converges_at_once() {
     }
 }
 
-/// Growing the contact buffers keeps the warm-start data.
-#[test]
-fn grow_keeps_the_warm_start() {
-    let ctx = shared_context();
-    let pb = stack(3, 0.05, 0.4, [0.1, 0.0, 0.0], 0.0);
-    let mut st = settings(SolverKind::Apgd, 500, 1e-7);
-    st.warm_start = true;
-    let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
-    let mut solve = Solve::new(&ctx, &bodies, 3, &st, DT).unwrap();
-    let inputs = Inputs::upload(&ctx, &pb);
-    let run = |solve: &Solve| {
-        bodies.write(&ctx, &pb.state);
+/// The warm-start tests' problem: a 3-sphere stack on a plane and its GPU solve (APGD, warm
+/// start, up to 500 sweeps to 1e-7 m/s).
+struct WarmStack {
+    pb: Problem,
+    bodies: bristlecone::bodies::GpuBodies,
+    solve: Solve,
+    inputs: Inputs,
+}
+
+impl WarmStack {
+    fn new() -> Self {
+        let ctx = shared_context();
+        let pb = stack(3, 0.05, 0.4, [0.1, 0.0, 0.0], 0.0);
+        let mut st = settings(SolverKind::Apgd, 500, 1e-7);
+        st.warm_start = true;
+        let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
+        let solve = Solve::new(&ctx, &bodies, 3, &st, DT).unwrap();
+        let inputs = Inputs::upload(&ctx, &pb);
+        WarmStack {
+            pb,
+            bodies,
+            solve,
+            inputs,
+        }
+    }
+
+    /// One solve from the stack's free velocities; its scalars.
+    fn run(&self) -> SolverScalars {
+        let ctx = shared_context();
+        self.bodies.write(&ctx, &self.pb.state);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
-        solve.record(&ctx, &mut enc, inputs.get());
+        self.solve.record(&ctx, &mut enc, self.inputs.get());
         ctx.queue.submit([enc.finish()]);
-        solve.read_scalars(&ctx).unwrap()
-    };
-    let cold = run(&solve);
-    let g_cold = solve.read_impulses(&ctx, 3).unwrap();
-    solve.grow(&ctx, 5000).unwrap();
-    assert_eq!(solve.capacity(), 5000);
-    let warm = run(&solve);
+        self.solve.read_scalars(&ctx).unwrap()
+    }
+}
+
+/// A cold solve needs sweeps, the warm-started one after it (same problem) at most 2.
+fn assert_warm_pays(cold: &SolverScalars, warm: &SolverScalars) {
     assert!(
         cold.iterations > 5 && warm.iterations <= 2,
         "{} / {}",
         cold.iterations,
         warm.iterations
     );
-    let g_warm = solve.read_impulses(&ctx, 3).unwrap();
+}
+
+/// Growing the contact buffers keeps the warm-start data.
+#[test]
+fn grow_keeps_the_warm_start() {
+    let (ctx, mut w) = (shared_context(), WarmStack::new());
+    let cold = w.run();
+    let g_cold = w.solve.read_impulses(&ctx, 3).unwrap();
+    w.solve.grow(&ctx, 5000).unwrap();
+    assert_eq!(w.solve.capacity(), 5000);
+    let warm = w.run();
+    assert_warm_pays(&cold, &warm);
+    let g_warm = w.solve.read_impulses(&ctx, 3).unwrap();
     for (a, b) in g_cold.iter().zip(&g_warm) {
         for k in 0..3 {
             assert!((a[k] - b[k]).abs() <= 1e-4 * g_cold[0][0]);
@@ -1103,48 +1133,30 @@ fn grow_keeps_the_warm_start() {
 /// bit for bit.
 #[test]
 fn a_layout_change_keeps_the_warm_start() {
-    let ctx = shared_context();
-    let pb = stack(3, 0.05, 0.4, [0.1, 0.0, 0.0], 0.0);
-    let mut st = settings(SolverKind::Apgd, 500, 1e-7);
-    st.warm_start = true;
-    let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
-    let mut solve = Solve::new(&ctx, &bodies, 3, &st, DT).unwrap();
-    let inputs = Inputs::upload(&ctx, &pb);
-    let run = |solve: &Solve| {
-        bodies.write(&ctx, &pb.state);
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        solve.record(&ctx, &mut enc, inputs.get());
-        ctx.queue.submit([enc.finish()]);
-        solve.read_scalars(&ctx).unwrap()
-    };
-    let cold = run(&solve);
-    let saved = solve.read_warm_start(&ctx).unwrap();
+    let (ctx, mut w) = (shared_context(), WarmStack::new());
+    let cold = w.run();
+    let saved = w.solve.read_warm_start(&ctx).unwrap();
     assert_eq!(saved.0.len(), 3);
     assert!(saved.1.iter().any(|g| g[0] != 0), "no impulse saved");
-    let before = solve.bytes_per_contact();
-    solve
+    let before = w.solve.bytes_per_contact();
+    w.solve
         .set_settings(&ctx, &settings(SolverKind::Jacobi, 500, 1e-7))
         .unwrap();
-    assert_ne!(solve.bytes_per_contact(), before, "no re-allocation");
+    assert_ne!(w.solve.bytes_per_contact(), before, "no re-allocation");
     assert_eq!(
-        solve.read_warm_start(&ctx).unwrap(),
+        w.solve.read_warm_start(&ctx).unwrap(),
         saved,
         "APGD -> Jacobi"
     );
-    solve.set_models(&ctx, &tanh_models()).unwrap();
-    assert_eq!(solve.read_warm_start(&ctx).unwrap(), saved, "-> stateful");
-    solve.set_models(&ctx, &[]).unwrap();
+    w.solve.set_models(&ctx, &tanh_models()).unwrap();
+    assert_eq!(w.solve.read_warm_start(&ctx).unwrap(), saved, "-> stateful");
+    w.solve.set_models(&ctx, &[]).unwrap();
     let mut back = settings(SolverKind::Apgd, 500, 1e-7);
     back.warm_start = true;
-    solve.set_settings(&ctx, &back).unwrap();
-    assert_eq!(solve.read_warm_start(&ctx).unwrap(), saved, "-> APGD");
-    let warm = run(&solve);
-    assert!(
-        cold.iterations > 5 && warm.iterations <= 2,
-        "{} / {}",
-        cold.iterations,
-        warm.iterations
-    );
+    w.solve.set_settings(&ctx, &back).unwrap();
+    assert_eq!(w.solve.read_warm_start(&ctx).unwrap(), saved, "-> APGD");
+    let warm = w.run();
+    assert_warm_pays(&cold, &warm);
 }
 
 /// The warm start keeps A as per-body rows: a restored list (a checkpoint) whose A is no body
