@@ -18,7 +18,8 @@
 //!    Sweeps after convergence are dispatched with zero workgroups (the reduce kernel zeroes
 //!    the indirect arguments), so they cost a few empty dispatches each and never a CPU sync;
 //! 5. the returned impulses (APGD: the iterate with the smallest residual), `v⁺ = v* + M⁻¹Dγ`,
-//!    the warm-start copy (keys + γ) and the statistics.
+//!    the warm-start data (keys (B, feature) and γ by contact, `save_warm`; per-body rows
+//!    for A, `save_rows`) and the statistics.
 //!
 //! Every "iteration" counted and reported is one sweep, i.e. one matrix-free product; a
 //! rejected APGD backtracking trial (L ← 2L) counts as an iteration too, so iteration counts of
@@ -702,7 +703,7 @@ impl Solve {
     }
 
     /// Most contacts this solver's arrays can hold with its current row layout: `gam`, `nv`
-    /// and the warm-start copy are chunked (`gpu::chunked`), `rhs` is one binding.
+    /// and the warm-start keys are chunked (`gpu::chunked`), `rhs` is one binding.
     pub fn max_capacity(&self, ctx: &GpuContext) -> u64 {
         Self::max_capacity_for(ctx, self.c.layout)
     }
@@ -792,7 +793,7 @@ impl Solve {
     }
 
     /// Bytes of solver state per contact of capacity, from the buffers as allocated (see
-    /// [`Layout`]; the warm-start copy's one-vec4 header not counted).
+    /// [`Layout`]; the warm-start keys' 8 B header not counted).
     pub fn bytes_per_contact(&self) -> u64 {
         let c = &self.c;
         (c.gam.size() + c.nv.size() + c.rhs.size() + c.prev.size() - 8) / c.capacity as u64
@@ -1139,7 +1140,8 @@ impl Solve {
     }
 
     /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then
-    /// per-contact Dᵀ Δv with its partial sums), after the argument setup, and nothing else.
+    /// per-contact Dᵀ Δv with its partial sums), after the argument setup, and nothing else
+    /// (Nγ goes where the warm-start impulses wait between solves).
     pub fn record_products(
         &self,
         ctx: &GpuContext,
@@ -1165,8 +1167,10 @@ impl Solve {
     /// `gather_trial`, `product_trial` or `reduce_apgd` (the last two keep the contact work
     /// arguments unless the solve converges: benchmark with tolerance 0), or of the set-up:
     /// `assemble`, `gather_gamma`, `product_init`, `reduce_init`, `gather_gamma_minus_one`,
-    /// `product_lip`, `reduce_lip`, `painleve` (none writes the warm start or the bodies).
-    /// With `repeats` = 0 the set-up alone, to subtract.
+    /// `product_lip`, `reduce_lip`, `painleve` (none writes the bodies; Nγ⁰ and the sweeps
+    /// write over the warm-start impulses in `nv`, which
+    /// [`crate::step::Simulation::time_solver_kernel`] keeps aside). With `repeats` = 0 the
+    /// set-up alone, to subtract.
     pub fn record_kernel_repeats(
         &self,
         ctx: &GpuContext,

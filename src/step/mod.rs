@@ -416,7 +416,7 @@ impl StageTimer {
 /// GPU copies of everything a batch changes, to roll back an overflowing batch.
 struct Snapshot {
     bodies: [wgpu::Buffer; 4],
-    /// The solver's warm-start keys and impulses (`Solve::warm_start_parts`).
+    /// The solver's warm-start keys, impulses and per-body rows (`Solve::warm_start_parts`).
     warm: Vec<wgpu::Buffer>,
     /// The lugre_patch cells' carried state (`PatchStage::state_buffers`).
     patch: Vec<wgpu::Buffer>,
@@ -936,8 +936,9 @@ impl Simulation {
         };
         c.solve
             .record_kernel_repeats(ctx, &mut enc, inputs, kernel, repeats);
-        // The sweeps write the slot that holds the warm-start impulses between steps: keep
-        // them aside (untimed), so that timing leaves the next step as it was.
+        // Nγ⁰ and the sweeps write `nv`'s first segment, which holds the warm-start impulses
+        // between steps: keep them aside (untimed), so that timing leaves the next step as it
+        // was.
         let (warm, offset, bytes) = c.solve.warm_start_parts()[1];
         let kept = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("kept warm start"),
