@@ -1164,12 +1164,9 @@ fn a_layout_change_keeps_the_warm_start() {
 /// keeps its own list.
 #[test]
 fn a_foreign_warm_start_is_a_named_error() {
-    let ctx = shared_context();
-    let pb = stack(3, 0.05, 0.4, [0.1, 0.0, 0.0], 0.0);
-    let st = settings(SolverKind::Apgd, 100, 1e-7);
-    let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
-    let mut solve = Solve::new(&ctx, &bodies, 3, &st, DT).unwrap();
-    let n = pb.state.len() as u32;
+    let (ctx, w) = (shared_context(), WarmStack::new());
+    let mut solve = w.solve;
+    let n = w.pb.state.len() as u32;
     let good = vec![[0, 1, 0, 0], [1, 2, 0, 0], [u32::MAX, 0, 0, 0]];
     let impulses = vec![[1u32, 2, 3, 0]; 3];
     solve.write_warm_start(&ctx, &good, &impulses).unwrap();

@@ -24,18 +24,18 @@ fn body_groups() -> u32 {
 // Sum (.w: max when `w_max`) of partials[0 .. n_groups] (the per-workgroup trees of the
 // set-up products), in a fixed order; result in sh[0].
 fn reduce_partials(lid: u32, w_max: bool) -> vec4<f32> {
-    // Nothing to reduce once converged (the recorded sweeps left are then almost free).
-    let st = uniform_state(lid);
-    return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
+    return reduce_count(lid, uniform_state(lid), w_max);
 }
 
 // Sum of a sweep's partials[0 .. n_parts] (product_trial's lanes), likewise.
 fn reduce_parts(lid: u32) -> vec4<f32> {
-    if lid == 0u {
-        sh_u = vec2<u32>(scal.n_parts, scal.converged);
-    }
-    let p = workgroupUniformLoad(&sh_u);
-    return sum_partials(lid, select(p.x, 0u, p.y != 0u), false);
+    return reduce_count(lid, uniform_count(lid, scal.n_parts), false);
+}
+
+// Sum of the first `st.x` partials; nothing to reduce once converged (`st.y`: the recorded
+// sweeps left are then almost free).
+fn reduce_count(lid: u32, st: vec2<u32>, w_max: bool) -> vec4<f32> {
+    return sum_partials(lid, select(st.x, 0u, st.y != 0u), w_max);
 }
 
 // product_trial's lanes for n constraints (T = n_parts, a multiple of WG): each takes at
@@ -62,10 +62,17 @@ fn sum_partials(lid: u32, ng: u32, w_max: bool) -> vec4<f32> {
     return sh[0];
 }
 
-// (number of partials, converged flag), loaded so that every invocation sees the same value.
+// (number of set-up partials, converged flag), loaded so that every invocation sees the same
+// value.
 fn uniform_state(lid: u32) -> vec2<u32> {
+    return uniform_count(lid, scal.n_groups);
+}
+
+// (count, converged flag) as invocation 0 read them, the same in every invocation (a loop
+// bound with barriers inside).
+fn uniform_count(lid: u32, count: u32) -> vec2<u32> {
     if lid == 0u {
-        sh_u = vec2<u32>(scal.n_groups, scal.converged);
+        sh_u = vec2<u32>(count, scal.converged);
     }
     return workgroupUniformLoad(&sh_u);
 }

@@ -326,6 +326,14 @@ impl Kernel {
             self.name,
             self.bindings.len()
         );
+        for &(binding, _) in prefixes {
+            assert!(
+                self.bindings.contains(&binding)
+                    && !self.chunked.iter().any(|c| c.binding == binding),
+                "kernel '{}': a prefix needs a plain binding, not {binding}",
+                self.name
+            );
+        }
         let chunk = 1u64 << ctx.chunk_log2();
         let mut placeholders = self.placeholders.iter();
         let mut entries = Vec::new();

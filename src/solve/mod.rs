@@ -34,6 +34,7 @@ pub mod lemke;
 use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource, WORKGROUP_SIZE};
+use crate::joints::WORLD;
 use std::sync::OnceLock;
 
 /// Rows per contact in the main slot: normal + 2 tangential (rolling and spinning rows 3–5
@@ -249,22 +250,21 @@ fn partials_len(capacity: u32) -> u64 {
     ((gx * gy).max(parts)) as u64
 }
 
-/// The A of a joint block's warm-start key (shaders/common/solve.wgsl `WORLD`).
-const WORLD: u32 = u32::MAX;
-
 /// Per-body rows (first entry, count) of a warm-start list sorted by (A, B, feature), row
 /// `bodies` for the joint blocks (A = WORLD); an unsorted list or an A that is no body of
 /// this solve is an error (a checkpoint of another scene).
 fn warm_rows(bodies: u32, keys: &[[u32; 4]]) -> Result<Vec<[u32; 2]>, GpuError> {
     let mut rows = vec![[0u32; 2]; bodies as usize + 1];
     for (i, k) in keys.iter().enumerate() {
-        let a = if k[0] == WORLD { bodies } else { k[0] };
-        if a > bodies || (k[0] != WORLD && a == bodies) {
-            return Err(GpuError::Invalid(format!(
-                "warm-start key {i}: body {} is not one of the {bodies} bodies",
-                k[0]
-            )));
-        }
+        let a = match k[0] {
+            WORLD => bodies,
+            b if b < bodies => b,
+            b => {
+                return Err(GpuError::Invalid(format!(
+                    "warm-start key {i}: body {b} is not one of the {bodies} bodies"
+                )))
+            }
+        };
         if i > 0 && keys[i - 1][..3] >= k[..3] {
             return Err(GpuError::Invalid(format!(
                 "warm-start keys {} and {i} are not in ascending (A, B, feature) order",
