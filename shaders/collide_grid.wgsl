@@ -68,9 +68,10 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
     counts[3] = 0u;
     // Contacts (collide_csr), 0 on overflow: the batch is redone.
     indirect_args(4u, select((n + 255u) / 256u, 0u, total > cap), 1u);
-    // collide_walls' write pass: one thread per boundary contact, z = 2 (its pass).
+    // collide_walls' write pass: one thread per boundary contact, in z = 2 layers (its pass)
+    // that split them.
     let walls = min(offs[params.counts.y * params.counts.z], cap);
-    indirect_args(8u, (walls + 255u) / 256u, 2u);
+    indirect_args(8u, ((walls + 1u) / 2u + 255u) / 256u, 2u);
 }
 
 // Indirect dispatch args at counts[slot..slot + 4]: `groups` workgroups split into a grid

@@ -644,14 +644,12 @@ fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
 // One entry point for both passes, so that the narrow phase is compiled once (lavapipe
 // builds every pipeline from scratch: two entry points compiled the hull and cylinder code
 // twice, minutes on 2 cores). The dispatch's z size names the pass: 1 counts, 2 writes
-// (its z = 0 layer exits at once).
+// (the grains split between the two layers: lavapipe hands each core a contiguous run of
+// workgroups, so an idle layer would leave one core idle).
 @compute @workgroup_size(256)
 fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let write = nwg.z == 2u;
-    if write && gid.z == 0u {
-        return;
-    }
-    let t = linear_index(gid, nwg);
+    let t = layered_index(gid, nwg);
     let nb = params.counts.y;
     let ng = params.counts.z;
     if !write && t == 0u {

@@ -928,18 +928,15 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
 }
 
 // One entry point for both passes, so that the narrow phase is compiled once (as
-// collide_pairs' `detect`): the dispatch's z size names the pass, 1 counts, 2 writes (its
-// z = 0 layer exits at once).
+// collide_pairs' `detect`): the dispatch's z size names the pass, 1 counts, 2 writes (the
+// boundary contacts split between the two layers, as collide_pairs' write pass).
 @compute @workgroup_size(256)
 fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let write = nwg.z == 2u;
-    if write && gid.z == 0u {
-        return;
-    }
     // One call of the narrow phase for both passes (lavapipe inlines each call: two would
     // compile it twice, for every pipeline set). Count: every boundary against grain j;
     // write: one row.
-    var j = linear_index(gid, nwg);
+    var j = layered_index(gid, nwg);
     var w0 = 0u;
     var w1 = params.counts.y;
     var base = 0u;

@@ -28,6 +28,11 @@ fn linear_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * WG;
 }
 
+// Flat invocation index across z layers too (layer after layer; `Kernel::dispatch_layers`).
+fn layered_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return linear_index(gid, nwg) + gid.z * nwg.x * nwg.y * WG;
+}
+
 fn quat_mul(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(a.w * b.xyz + b.w * a.xyz + cross(a.xyz, b.xyz), a.w * b.w - dot(a.xyz, b.xyz));
 }

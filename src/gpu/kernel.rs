@@ -421,9 +421,12 @@ impl Kernel {
         self.dispatch_layers(pass, entry, bg, n, 1);
     }
 
-    /// As [`Kernel::dispatch`], with `layers` layers of workgroups along z: a kernel whose
-    /// passes share one entry point reads its pass from the z size (collide's `detect`:
-    /// one pipeline to compile instead of one per pass).
+    /// As [`Kernel::dispatch`], the `n` invocations split between `layers` layers of
+    /// workgroups along z (kernels use `layered_index`): a kernel whose passes share one
+    /// entry point reads its pass from the z size (collide's `detect`: one pipeline to
+    /// compile instead of one per pass). Every layer works: lavapipe hands each core a
+    /// contiguous run of a dispatch's workgroups, so a layer that exited at once left a core
+    /// idle.
     pub fn dispatch_layers(
         &self,
         pass: &mut wgpu::ComputePass,
@@ -432,7 +435,8 @@ impl Kernel {
         n: u32,
         layers: u32,
     ) {
-        self.dispatch_grid(pass, entry, bg, n.div_ceil(WORKGROUP_SIZE), layers);
+        let per_layer = n.div_ceil(layers.max(1));
+        self.dispatch_grid(pass, entry, bg, per_layer.div_ceil(WORKGROUP_SIZE), layers);
     }
 
     /// `groups` workgroups as a 2-D grid (past 65535), `layers` deep.
