@@ -42,6 +42,8 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     scal.roles = initial_roles();
     scal.converged = 0u;
     scal.iters = 0u;
+    // Painlevé contacts: painleve_count overwrites it where the diagnostic runs.
+    step_stats[6] = 0u;
     set_args(0u, ng);
     set_args(4u, body_groups());
     set_args(8u, scal.n_parts / WG);

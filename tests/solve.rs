@@ -1238,6 +1238,64 @@ fn painleve_configuration_is_flagged_and_an_ordinary_one_is_not() {
     }
 }
 
+/// Why `step::Simulation` skips the Painlevé diagnostic where every grain is a dynamic
+/// sphere: on the contacts collision finds between 600 random overlapping spheres and a plane,
+/// sliding at up to 3 m/s and spinning at up to 50 rad/s with μ = 2, nearly every contact
+/// slides and neither the GPU (diagnostic on) nor the f64 twin counts one (a sphere's arm lies
+/// along the normal, so A = m_A⁻¹ + m_B⁻¹ > 0). The rod above, a sphere-shaped body with an
+/// arm off its normal, shows that the arms, not the shape flag, decide.
+#[test]
+fn sphere_contacts_from_collision_never_count_as_painleve() {
+    let ctx = shared_context();
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0)];
+    for _ in 0..600 {
+        let r = rng.random_range(0.02..0.04);
+        let (x, y, z) = (
+            rng.random_range(-0.3..0.3),
+            rng.random_range(-0.3..0.3),
+            rng.random_range(0.01..0.3),
+        );
+        let mut b = BodyInit::sphere([x, y, z], r, 2500.0);
+        b.velocity = [0; 3].map(|_: i32| rng.random_range(-3.0..3.0));
+        b.angular_velocity = [0; 3].map(|_: i32| rng.random_range(-50.0..50.0));
+        inits.push(b);
+    }
+    let state = BodyState::from_inits(&inits);
+    let collide = bristlecone::collide::CollideSettings {
+        envelope: 0.002,
+        friction: vec![2.0],
+    };
+    let contacts = gpu_contacts(
+        &state,
+        &[bristlecone::collide::BoundaryShape::Plane],
+        &collide,
+    );
+    let pb = Problem { state, contacts };
+    let sliding = pb
+        .contacts
+        .iter()
+        .filter(|c| {
+            let v = |b: u32, r: [f32; 4]| {
+                let (b, r) = (b as usize, d3(r));
+                d3(pb.state.vel[b]) + d3(pb.state.omega[b]).cross(r)
+            };
+            let dv = v(c.ids[1], c.rb) - v(c.ids[0], c.ra);
+            let n = d3(c.n_gap);
+            (dv - n * dv.dot(n)).length() > 0.1
+        })
+        .count();
+    assert!(
+        pb.contacts.len() > 600 && sliding * 10 > pb.contacts.len() * 9,
+        "{} contacts, {sliding} sliding",
+        pb.contacts.len()
+    );
+    let st = settings(SolverKind::Apgd, 50, 1e-6);
+    let g = run_gpu(&ctx, &pb, &st, 1);
+    let c = cpu::solve(&bodies64(&pb), &pb.contacts, &st, DT as f64, None);
+    assert_eq!((g.stats[6], c.painleve), (0, 0));
+}
+
 /// The rigid offset with a slop s and a factor β (rows::RigidOffset): 0 inside −s ≤ Φ < 0,
 /// Φ/dt for a gap, β(Φ + s)/dt beyond the slop (capped), continuous at both ends.
 #[test]

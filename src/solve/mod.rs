@@ -334,6 +334,8 @@ pub struct Solve {
     fused: bool,
     /// End multi-workgroup solves in solve_tail (see [`Solve::set_tail`]).
     tail: bool,
+    /// Whether the Painlevé diagnostic runs (see [`Solve::set_painleve`]).
+    painleve: bool,
     update: Kernel,
     params: wgpu::Buffer,
     scal: wgpu::Buffer,
@@ -515,6 +517,7 @@ impl Solve {
             gpu_lanes: ctx.info.device_type != wgpu::DeviceType::Cpu,
             fused: false,
             tail: true,
+            painleve: true,
             update,
             params,
             scal: buffers::storage_zeroed(ctx, "solve scalars", 64)?,
@@ -919,9 +922,11 @@ impl Solve {
             }
             self.record_sweeps(k, p, &sch, &it, &red, tail);
         }
-        k.iterate
-            .dispatch_indirect(p, "painleve", &it, args, ARGS_ALL);
-        k.reduce.dispatch_groups(p, "painleve_count", &red, 1);
+        if self.painleve {
+            k.iterate
+                .dispatch_indirect(p, "painleve", &it, args, ARGS_ALL);
+            k.reduce.dispatch_groups(p, "painleve_count", &red, 1);
+        }
         // v⁺ = v* + M⁻¹ D γ (direct dispatch: the work arguments are zero once converged).
         k.schur.dispatch(p, "gather_gamma", &sch, self.n_bodies);
         self.update
@@ -970,6 +975,13 @@ impl Solve {
     /// (then the sweep budget must cover every step, see `Simulation::adapt_sweep_budget`).
     pub fn set_tail(&mut self, on: bool) {
         self.tail = on;
+    }
+
+    /// Runs the Painlevé diagnostic (default) or not: a caller turns it off only where it is
+    /// zero by construction (`step::Simulation`: every grain a dynamic sphere, no joints;
+    /// the statistics then read 0, which `init_args` writes every solve).
+    pub fn set_painleve(&mut self, on: bool) {
+        self.painleve = on;
     }
 
     /// Runs the next solves in one workgroup (solve_fused) or on the multi-workgroup path.

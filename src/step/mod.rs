@@ -119,6 +119,18 @@ struct ContactStages {
     joints: Option<crate::joints::Joints>,
     /// The `lugre_patch` cells (src/patch/stage.rs), if a material has the model.
     patches: Option<PatchStage>,
+    /// Whether some grain can make a Painlevé contact ([`painleve_possible`]).
+    painleve_grains: bool,
+}
+
+/// Whether a contact between these bodies can have A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0 (the
+/// Painlevé diagnostic's count): not where every grain is a dynamic sphere. A sphere's
+/// contact point lies on its normal through the centre (r × n = 0), so its share of A is
+/// m⁻¹ (1 + μ n·f̂) = m⁻¹ > 0, and a boundary's is 0: A > 0 for every contact, whatever μ.
+fn painleve_possible(state: &BodyState) -> bool {
+    let nb = boundary_count(state);
+    (nb..state.len())
+        .any(|b| state.info[b][2] != crate::bodies::SHAPE_SPHERE || state.mass_props[b][3] <= 0.0)
 }
 
 impl ContactStages {
@@ -155,6 +167,8 @@ impl ContactStages {
         }
         let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
         solve.set_models(ctx, &setup.models)?;
+        let painleve_grains = painleve_possible(state);
+        solve.set_painleve(painleve_grains);
         let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
         let patches = Self::patch_stage(ctx, state, setup)?;
         let mut c = ContactStages {
@@ -163,6 +177,7 @@ impl ContactStages {
             step_stats,
             joints: None,
             patches,
+            painleve_grains,
         };
         c.bind_patches(ctx, bodies);
         Ok(c)
@@ -284,6 +299,8 @@ impl ContactStages {
         let stage = crate::joints::Joints::new(ctx, joints, n_bodies, dt, s.recovery_speed)?;
         let nb = stage.n_blocks();
         self.solve.set_joints(ctx, nb, &stage.lists)?;
+        // Joint rows have arms off their normals.
+        self.solve.set_painleve(self.painleve_grains || nb > 0);
         self.joints = (nb > 0).then_some(stage);
         self.joint_params(ctx);
         Ok(())
@@ -1375,7 +1392,27 @@ pub fn boundary_count(state: &BodyState) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::contacts_ahead;
+    use super::{contacts_ahead, painleve_possible};
+    use crate::bodies::{BodyInit, BodyState, SHAPE_BOX, SHAPE_PLANE};
+
+    /// Only a scene whose every grain is a dynamic sphere skips the Painlevé diagnostic.
+    #[test]
+    fn painleve_runs_unless_every_grain_is_a_dynamic_sphere() {
+        let plane = BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0);
+        let ball = BodyInit::sphere([0.0, 0.0, 1.0], 0.1, 1000.0);
+        let spheres = [plane, ball, ball];
+        assert!(!painleve_possible(&BodyState::from_inits(&spheres)));
+        let mut held = ball;
+        held.inv_mass = 0.0;
+        assert!(painleve_possible(&BodyState::from_inits(&[
+            plane, ball, held
+        ])));
+        let mut cube = ball;
+        cube.shape = SHAPE_BOX;
+        assert!(painleve_possible(&BodyState::from_inits(&[
+            plane, ball, cube
+        ])));
+    }
 
     #[test]
     fn contacts_ahead_extends_a_rise_and_keeps_a_steady_peak() {
