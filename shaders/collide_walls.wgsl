@@ -920,9 +920,11 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
                 emit(0u, nl, -depth - r);
             }
         }
+        // mesh:begin
         case SHAPE_MESH: {
             mesh_contacts(s, cl, r);
         }
+        // mesh:end
         default: {}
     }
 }

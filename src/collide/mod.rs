@@ -566,10 +566,14 @@ struct Sections {
     cylpair: bool,
     /// Mesh triangles against box, capsule, cylinder and hull grains (needs `cylpair`).
     meshpair: bool,
+    /// Mesh triangles against spheres (and clump members): `collide_walls::wall_sphere`'s
+    /// mesh arm, whose masked code (lavapipe runs every arm) cost the wall pass more than
+    /// its other arms together in scenes without a mesh.
+    mesh: bool,
 }
 
 impl Sections {
-    fn tags(&self) -> [(&'static str, bool); 7] {
+    fn tags(&self) -> [(&'static str, bool); 8] {
         [
             ("capsule", self.capsule),
             ("cylinder", self.cylinder),
@@ -578,6 +582,7 @@ impl Sections {
             ("capsulehull", self.capsulehull),
             ("cylpair", self.cylpair),
             ("meshpair", self.meshpair),
+            ("mesh", self.mesh),
         ]
     }
 }
@@ -618,6 +623,7 @@ impl Contents {
                 capsulehull: convex && capsules,
                 cylpair,
                 meshpair,
+                mesh: body(SHAPE_MESH),
             },
         }
     }
@@ -1120,7 +1126,7 @@ mod tests {
     /// call left behind in a kept section would name a stripped function).
     #[test]
     fn every_section_variant_validates() {
-        for bits in 0..128u32 {
+        for bits in 0..256u32 {
             let on = |k: u32| bits & (1 << k) != 0;
             let keep = Sections {
                 capsule: on(0),
@@ -1130,6 +1136,7 @@ mod tests {
                 capsulehull: on(2) && on(0) && on(4),
                 cylpair: on(1) && on(5),
                 meshpair: on(1) && on(5) && on(6),
+                mesh: on(7),
             };
             for name in [
                 "collide_grid",
