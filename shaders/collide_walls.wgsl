@@ -833,22 +833,63 @@ fn wall_clump(kind: u32, s: u32, a: vec4<f32>, gs: u32) {
     }
 }
 
+// wall_sphere's contacts (at most 6: a box container's walls), kept by `emit_sphere` and
+// written by `flush_sphere` after the arms, in the write pass only: the record-writing code
+// appears once instead of in every arm, and the count pass skips it (llvmpipe runs both sides
+// of every `if`, masked, but skips a loop no lane enters; at 10^6 grains every record store
+// is also one arm per live chunk of the contact list).
+var<private> s_feat: array<u32, 6>;
+var<private> s_nl: array<vec4<f32>, 6>;
+var<private> s_k: u32;
+
+// A sphere contact with local normal nl and gap, as `emit`.
+fn emit_sphere(feature: u32, nl: vec3<f32>, gap: f32) {
+    if gap > params.grid.z {
+        return;
+    }
+    s_feat[s_k] = feature;
+    s_nl[s_k] = vec4<f32>(nl, gap);
+    s_k += 1u;
+    g_n += 1u;
+}
+
+// Writes the kept contacts (write pass), numbered from `first`, as `emit` would have.
+fn flush_sphere(first: u32) {
+    let n = select(0u, s_k, g_write);
+    for (var k = 0u; k < n; k++) {
+        let at = g_base + first + k;
+        if at < params.caps.x {
+            let gap = s_nl[k].w;
+            let nw = quat_rotate(g_qa, s_nl[k].xyz);
+            let p = g_ps.xyz - nw * (g_ps.w + 0.5 * gap);
+            var c: Contact;
+            c.n_gap = vec4<f32>(nw, gap);
+            c.ra = vec4<f32>(p - g_xa, g_mu);
+            c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
+            c.ids = vec4<u32>(g_w, g_b, g_fb + s_feat[k], g_mat);
+            contacts_put(at, c);
+        }
+    }
+}
+
 // The sphere g_ps (local centre cl, radius r) against boundary shape s of kind `kind`.
 fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
+    let first = g_n;
+    s_k = 0u;
     switch kind {
         case SHAPE_PLANE: {
-            emit(0u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);
+            emit_sphere(0u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);
         }
         case SHAPE_BOX_CONTAINER: {
             let h = a.xyz;
             if all(abs(cl.xy) <= h.xy) && cl.z >= -h.z && cl.z <= h.z {
-                emit(0u, vec3<f32>(1.0, 0.0, 0.0), cl.x + h.x - r);
-                emit(1u, vec3<f32>(-1.0, 0.0, 0.0), h.x - cl.x - r);
-                emit(2u, vec3<f32>(0.0, 1.0, 0.0), cl.y + h.y - r);
-                emit(3u, vec3<f32>(0.0, -1.0, 0.0), h.y - cl.y - r);
-                emit(4u, vec3<f32>(0.0, 0.0, 1.0), cl.z + h.z - r);
+                emit_sphere(0u, vec3<f32>(1.0, 0.0, 0.0), cl.x + h.x - r);
+                emit_sphere(1u, vec3<f32>(-1.0, 0.0, 0.0), h.x - cl.x - r);
+                emit_sphere(2u, vec3<f32>(0.0, 1.0, 0.0), cl.y + h.y - r);
+                emit_sphere(3u, vec3<f32>(0.0, -1.0, 0.0), h.y - cl.y - r);
+                emit_sphere(4u, vec3<f32>(0.0, 0.0, 1.0), cl.z + h.z - r);
                 if a.w == 0.0 {
-                    emit(5u, vec3<f32>(0.0, 0.0, -1.0), h.z - cl.z - r);
+                    emit_sphere(5u, vec3<f32>(0.0, 0.0, -1.0), h.z - cl.z - r);
                 }
             }
         }
@@ -858,7 +899,7 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
             let d = cl - q;
             let dist = length(d);
             if dist > 0.0 {
-                emit(0u, d / dist, dist - r);
+                emit_sphere(0u, d / dist, dist - r);
             } else {
                 let depth = h - abs(cl);
                 var axis = 0u;
@@ -870,7 +911,7 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
                 }
                 var nl = vec3<f32>(0.0);
                 nl[axis] = select(1.0, -1.0, cl[axis] < 0.0);
-                emit(0u, nl, -depth[axis] - r);
+                emit_sphere(0u, nl, -depth[axis] - r);
             }
         }
         case SHAPE_CYLINDER_CONTAINER: {
@@ -882,10 +923,10 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
                 if rho > 0.0 {
                     e = vec3<f32>(cl.xy / rho, 0.0);
                 }
-                emit(0u, -e, rad - rho - r);
-                emit(1u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);
+                emit_sphere(0u, -e, rad - rho - r);
+                emit_sphere(1u, vec3<f32>(0.0, 0.0, 1.0), cl.z - r);
                 if a.z == 0.0 {
-                    emit(2u, vec3<f32>(0.0, 0.0, -1.0), hgt - cl.z - r);
+                    emit_sphere(2u, vec3<f32>(0.0, 0.0, -1.0), hgt - cl.z - r);
                 }
             }
         }
@@ -904,7 +945,7 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
                 }
                 let d = cl - q;
                 let dist = length(d);
-                emit(0u, d / dist, dist - r);
+                emit_sphere(0u, d / dist, dist - r);
             } else {
                 let side = rad - rho;
                 var depth = side;
@@ -917,7 +958,7 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
                     depth = hgt - cl.z;
                     nl = vec3<f32>(0.0, 0.0, 1.0);
                 }
-                emit(0u, nl, -depth - r);
+                emit_sphere(0u, nl, -depth - r);
             }
         }
         // mesh:begin
@@ -927,6 +968,7 @@ fn wall_sphere(kind: u32, s: u32, a: vec4<f32>, cl: vec3<f32>, r: f32) {
         // mesh:end
         default: {}
     }
+    flush_sphere(first);
 }
 
 // One entry point for both passes, so that the narrow phase is compiled once (as
