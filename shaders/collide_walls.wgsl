@@ -51,20 +51,26 @@ var<private> m_tri: u32;
 var<private> m_vert: u32;
 var<private> m_norm: u32;
 
+// The record of sphere g_ps's contact with local normal nl (from the boundary to the grain)
+// and gap: midpoint on the normal through the sphere's centre.
+fn local_record(feature: u32, nl: vec3<f32>, gap: f32) -> Contact {
+    let n = quat_rotate(g_qa, nl);
+    let p = g_ps.xyz - n * (g_ps.w + 0.5 * gap);
+    var c: Contact;
+    c.n_gap = vec4<f32>(n, gap);
+    c.ra = vec4<f32>(p - g_xa, g_mu);
+    c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
+    c.ids = vec4<u32>(g_w, g_b, g_fb + feature, g_mat);
+    return c;
+}
+
 // A contact with local normal nl (from the boundary to the grain) and gap.
 fn emit(feature: u32, nl: vec3<f32>, gap: f32) {
     if gap > params.grid.z {
         return;
     }
     if g_write && g_base + g_n < params.caps.x {
-        let n = quat_rotate(g_qa, nl);
-        let p = g_ps.xyz - n * (g_ps.w + 0.5 * gap);
-        var c: Contact;
-        c.n_gap = vec4<f32>(n, gap);
-        c.ra = vec4<f32>(p - g_xa, g_mu);
-        c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
-        c.ids = vec4<u32>(g_w, g_b, g_fb + feature, g_mat);
-        contacts_put(g_base + g_n, c);
+        contacts_put(g_base + g_n, local_record(feature, nl, gap));
     }
     g_n += 1u;
 }
@@ -859,15 +865,7 @@ fn flush_sphere(first: u32) {
     for (var k = 0u; k < n; k++) {
         let at = g_base + first + k;
         if at < params.caps.x {
-            let gap = s_nl[k].w;
-            let nw = quat_rotate(g_qa, s_nl[k].xyz);
-            let p = g_ps.xyz - nw * (g_ps.w + 0.5 * gap);
-            var c: Contact;
-            c.n_gap = vec4<f32>(nw, gap);
-            c.ra = vec4<f32>(p - g_xa, g_mu);
-            c.rb = vec4<f32>(p - g_pb.xyz, 0.0);
-            c.ids = vec4<u32>(g_w, g_b, g_fb + s_feat[k], g_mat);
-            contacts_put(at, c);
+            contacts_put(at, local_record(s_feat[k], s_nl[k].xyz, s_nl[k].w));
         }
     }
 }

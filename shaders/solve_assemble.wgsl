@@ -671,7 +671,6 @@ fn patch_a(m: vec4<f32>, ext: vec4<f32>, mu: f32, s: f32, dt: f32) -> f32 {
 // The last total normal impulse of the patch's points: the pair's contacts before the patch
 // record (contiguous: the list is sorted by key) with the patch's normal, by their keys.
 fn patch_last_normal(i: u32, c: Contact) -> f32 {
-    let cap = params.counts.y;
     var gn = 0.0;
     var j = i;
     while j > 0u {
