@@ -968,6 +968,200 @@ impl OnceWarnings {
     }
 }
 
+/// The scene's simulation on the device: its bodies, joints and solver path.
+fn open_simulation(
+    ctx: Arc<GpuContext>,
+    scene: &Scene,
+    state: &BodyState,
+) -> Result<Simulation, RunError> {
+    let mut sim = Simulation::new(ctx, state, setup::step_settings(scene))?;
+    if !scene.joints.is_empty() {
+        let bc = setup::boundary_count(scene);
+        sim.set_joints(&crate::scene::joints::build_joints(
+            &scene.joints,
+            bc,
+            state,
+        ))?;
+    }
+    sim.set_lemke(setup::lemke_settings(scene));
+    sim.set_lemke_step(scene.solver.lemke_step)?;
+    Ok(sim)
+}
+
+/// The run's output files: created (with the first frame and measurement sample), or, when
+/// resuming, reopened and cut back to the checkpoint's time so that frames, statistics and
+/// measurements continue where the checkpoint was taken.
+fn open_outputs(
+    scene: &Scene,
+    scene_path: &Path,
+    dir: &Path,
+    sim: &Simulation,
+    state: &BodyState,
+    resumed: Option<&Checkpoint>,
+) -> Result<(Outputs, Probes), RunError> {
+    let at = resumed.map(|ck| ck.time);
+    let open = |name: &str| -> Result<Collection, RunError> {
+        let path = dir.join(name);
+        let Some(t) = at else {
+            return Ok(Collection::new(&path));
+        };
+        let mut c = if path.exists() {
+            Collection::read(&path)?
+        } else {
+            Collection::new(&path)
+        };
+        c.retain_until(t);
+        Ok(c)
+    };
+    if resumed.is_none() {
+        let _ = std::fs::copy(scene_path, dir.join("scene.toml"));
+    }
+    let stats_path = dir.join("stats.csv");
+    let nb = setup::boundary_count(scene);
+    let (boxes, capsules) = (box_bodies(scene), capsule_bodies(scene));
+    let joint_frames = scene.output.vtk && !scene.joints.is_empty();
+    let mut out = Outputs {
+        dir: dir.to_path_buf(),
+        pvd: open("particles.pvd")?,
+        contacts_pvd: scene
+            .output
+            .contacts
+            .then(|| open("contacts.pvd"))
+            .transpose()?,
+        joints_pvd: joint_frames.then(|| open("joints.pvd")).transpose()?,
+        stats: match resumed {
+            Some(ck) => StatsWriter::append_to(&stats_path, ck.step)?,
+            None => StatsWriter::create(&stats_path)?,
+        },
+        frames: 0,
+        n_boundaries: nb,
+        vtk: scene.output.vtk,
+        boxes_pvd: (!boxes.is_empty()).then(|| open("boxes.pvd")).transpose()?,
+        boxes,
+        capsules_pvd: (!capsules.is_empty())
+            .then(|| open("capsules.pvd"))
+            .transpose()?,
+        capsules,
+        shapes: crate::io::shapes::shape_frames(scene, nb, dir, at)?,
+    };
+    if let Some(t) = at {
+        // Measurements continue their files; the sample at the checkpoint's step is kept.
+        let probes = Probes::new(scene, dir, &sim.read_state()?, t, Some(t))?;
+        return Ok((out, probes));
+    }
+    out.write_frame(sim)?;
+    let mut probes = Probes::new(scene, dir, state, 0.0, None)?;
+    probes.sample(sim, true)?;
+    probes.flush()?;
+    Ok((out, probes))
+}
+
+/// The step the batch starting at `s` ends at: the next frame, checkpoint, schedule change
+/// or measurement sample, and at most [`MAX_BATCH`] steps on.
+fn batch_end(s: u64, total: u64, scene: &Scene, schedules: &Schedules, probes: &Probes) -> u64 {
+    let next_multiple = |k: u64| (s / k + 1) * k;
+    let mut until = total
+        .min(next_multiple(scene.output.frame_every.max(1)))
+        .min(s + MAX_BATCH);
+    if scene.output.checkpoint_every > 0 {
+        until = until.min(next_multiple(scene.output.checkpoint_every));
+    }
+    if let Some(n) = schedules.next_after(s) {
+        until = until.min(n);
+    }
+    if let Some(n) = probes.next_sample(s) {
+        until = until.min(n);
+    }
+    until
+}
+
+/// What a finished run wrote, for its report.
+struct Closed {
+    frames: usize,
+    contacts_pvd: Option<PathBuf>,
+    measurements: Vec<PathBuf>,
+}
+
+/// The files a run writes as it goes (statistics and frames through the sink, measurement
+/// samples, Lemke's log, checkpoints), and when.
+struct RunFiles {
+    sink: writer::Sink,
+    probes: Probes,
+    lemke_csv: Option<crate::realtime::LemkeCsv>,
+    ckpt_path: PathBuf,
+    scene_hash: u64,
+    frame_every: u64,
+    ckpt_every: u64,
+    total: u64,
+    realtime: bool,
+    /// The step of the last frame written.
+    last_frame: u64,
+}
+
+impl RunFiles {
+    /// After a batch: its statistics rows and measurement samples, and at a frame or
+    /// checkpoint step the frame and the checkpoint.
+    fn after_batch(
+        &mut self,
+        sim: &Simulation,
+        records: &[StepRecord],
+        wall_ms: f64,
+    ) -> Result<(), RunError> {
+        for r in records {
+            self.sink.stats(stats_row(r, wall_ms)?)?;
+        }
+        let s = sim.step_index();
+        self.probes.sample(sim, false)?;
+        if s % self.frame_every == 0 || s == self.total {
+            self.probes.sample_joints(sim)?;
+            self.sink.frame(sim)?;
+            self.last_frame = s;
+            // Against the clock these wait for the end of the run (no file I/O in the loop).
+            if !self.realtime {
+                if let Some(l) = self.lemke_csv.as_mut() {
+                    l.flush()?;
+                }
+                self.probes.flush()?;
+            }
+        }
+        if self.ckpt_every > 0 && s % self.ckpt_every == 0 {
+            self.probes.flush()?;
+            io::write_checkpoint(&self.ckpt_path, &checkpoint(sim, self.scene_hash)?)?;
+        }
+        Ok(())
+    }
+
+    /// Whatever happened (`result`: the loop's), keeps what was computed: statistics so far,
+    /// and on a clean stop (finished or Ctrl-C) the last frame and a checkpoint to resume
+    /// from. A failed write of the writer thread is why its loop stopped: its error is the
+    /// run's.
+    fn close(mut self, sim: &Simulation, result: Result<(), RunError>) -> Result<Closed, RunError> {
+        let mut out = self.sink.finish()?;
+        out.stats.flush()?;
+        if let Some(l) = self.lemke_csv.as_mut() {
+            l.flush()?;
+        }
+        self.probes.flush()?;
+        result?;
+        if sim.step_index() != self.last_frame {
+            out.write_frame(sim)?;
+            out.write_contacts(sim)?;
+        }
+        io::write_checkpoint(&self.ckpt_path, &checkpoint(sim, self.scene_hash)?)?;
+        let closed = Closed {
+            frames: out.frames,
+            contacts_pvd: out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf()),
+            measurements: Vec::new(),
+        };
+        out.stats.finish()?;
+        let measurements = self.probes.finish()?;
+        Ok(Closed {
+            measurements,
+            ..closed
+        })
+    }
+}
+
 fn run_inner(
     ctx: Arc<GpuContext>,
     scene_path: &Path,
@@ -986,19 +1180,9 @@ fn run_inner(
         .out_dir
         .clone()
         .unwrap_or_else(|| scene.output.dir.clone());
-    let state = setup::build_bodies(&scene);
-    let mut sim = Simulation::new(ctx, &state, setup::step_settings(&scene))?;
-    if !scene.joints.is_empty() {
-        let bc = setup::boundary_count(&scene);
-        sim.set_joints(&crate::scene::joints::build_joints(
-            &scene.joints,
-            bc,
-            &state,
-        ))?;
-    }
-    sim.set_lemke(setup::lemke_settings(&scene));
-    sim.set_lemke_step(scene.solver.lemke_step)?;
     // Every input (scene, device, checkpoint) is checked before the first output exists.
+    let state = setup::build_bodies(&scene);
+    let mut sim = open_simulation(ctx, &scene, &state)?;
     let resumed = match &opts.resume {
         Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),
         None => None,
@@ -1010,126 +1194,39 @@ fn run_inner(
     let total = opts.steps.unwrap_or(scene.sim.steps);
     let stats_path = dir.join("stats.csv");
     let pvd_path = dir.join("particles.pvd");
-    let contacts_pvd_path = dir.join("contacts.pvd");
-    let joints_pvd_path = dir.join("joints.pvd");
-    let joint_frames = scene.output.vtk && !scene.joints.is_empty();
     let ckpt_path = dir.join("checkpoint.bin");
     let schedules = Schedules::new(&scene);
-    let (out, mut probes) = if let Some(ck) = &resumed {
-        let reopen = |path: &Path| -> Result<Collection, RunError> {
-            let mut c = if path.exists() {
-                Collection::read(path)?
-            } else {
-                Collection::new(path)
-            };
-            c.retain_until(ck.time);
-            Ok(c)
-        };
-        let out = Outputs {
-            dir: dir.clone(),
-            pvd: reopen(&pvd_path)?,
-            contacts_pvd: if scene.output.contacts {
-                Some(reopen(&contacts_pvd_path)?)
-            } else {
-                None
-            },
-            joints_pvd: if joint_frames {
-                Some(reopen(&joints_pvd_path)?)
-            } else {
-                None
-            },
-            stats: StatsWriter::append_to(&stats_path, ck.step)?,
-            frames: 0,
-            n_boundaries: setup::boundary_count(&scene),
-            vtk: scene.output.vtk,
-            boxes: box_bodies(&scene),
-            boxes_pvd: if box_bodies(&scene).is_empty() {
-                None
-            } else {
-                Some(reopen(&dir.join("boxes.pvd"))?)
-            },
-            capsules: capsule_bodies(&scene),
-            capsules_pvd: if capsule_bodies(&scene).is_empty() {
-                None
-            } else {
-                Some(reopen(&dir.join("capsules.pvd"))?)
-            },
-            shapes: crate::io::shapes::shape_frames(
-                &scene,
-                setup::boundary_count(&scene),
-                &dir,
-                Some(ck.time),
-            )?,
-        };
-        // Measurements continue their files; the sample at the checkpoint's step is kept.
-        let probes = Probes::new(&scene, &dir, &sim.read_state()?, ck.time, Some(ck.time))?;
-        (out, probes)
-    } else {
-        let _ = std::fs::copy(scene_path, dir.join("scene.toml"));
-        let mut o = Outputs {
-            dir: dir.clone(),
-            pvd: Collection::new(&pvd_path),
-            contacts_pvd: scene
-                .output
-                .contacts
-                .then(|| Collection::new(&contacts_pvd_path)),
-            joints_pvd: joint_frames.then(|| Collection::new(&joints_pvd_path)),
-            stats: StatsWriter::create(&stats_path)?,
-            frames: 0,
-            n_boundaries: setup::boundary_count(&scene),
-            vtk: scene.output.vtk,
-            boxes: box_bodies(&scene),
-            boxes_pvd: (!box_bodies(&scene).is_empty())
-                .then(|| Collection::new(dir.join("boxes.pvd"))),
-            capsules: capsule_bodies(&scene),
-            capsules_pvd: (!capsule_bodies(&scene).is_empty())
-                .then(|| Collection::new(dir.join("capsules.pvd"))),
-            shapes: crate::io::shapes::shape_frames(
-                &scene,
-                setup::boundary_count(&scene),
-                &dir,
-                None,
-            )?,
-        };
-        o.write_frame(&sim)?;
-        let mut probes = Probes::new(&scene, &dir, &state, 0.0, None)?;
-        probes.sample(&sim, true)?;
-        probes.flush()?;
-        (o, probes)
-    };
-    let frame_every = scene.output.frame_every.max(1);
-    let ckpt_every = scene.output.checkpoint_every;
-    let next_multiple = |s: u64, k: u64| (s / k + 1) * k;
+    let (out, probes) = open_outputs(&scene, scene_path, &dir, &sim, &state, resumed.as_ref())?;
     progress.start(sim.step_index(), total);
-    let mut last_frame = sim.step_index();
-    let mut result = Ok(());
+    let mut files = RunFiles {
+        // Against the wall clock, frames and statistics are written by a thread (`run::writer`).
+        sink: writer::Sink::new(out, realtime.is_some()),
+        probes,
+        lemke_csv: match sim.lemke_settings() {
+            Some(_) => Some(crate::realtime::LemkeCsv::open(
+                dir.join("lemke.csv"),
+                resumed.as_ref().map(|ck| ck.step),
+            )?),
+            None => None,
+        },
+        ckpt_path: ckpt_path.clone(),
+        scene_hash,
+        frame_every: scene.output.frame_every.max(1),
+        ckpt_every: scene.output.checkpoint_every,
+        total,
+        realtime: realtime.is_some(),
+        last_frame: sim.step_index(),
+    };
     let mut warnings = OnceWarnings::default();
     let mut clock = realtime.map(|preroll| {
         let first = sim.step_index();
         crate::realtime::Clock::new(scene.sim.dt, first, total.saturating_sub(first), preroll)
     });
-    // Against the wall clock, frames and statistics are written by a thread (`run::writer`).
-    let mut sink = writer::Sink::new(out, realtime.is_some());
-    let mut lemke_csv = match sim.lemke_settings() {
-        Some(_) => Some(crate::realtime::LemkeCsv::open(
-            dir.join("lemke.csv"),
-            resumed.as_ref().map(|ck| ck.step),
-        )?),
-        None => None,
-    };
+    let mut result = Ok(());
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&mut sim, s);
-        let mut until = total.min(next_multiple(s, frame_every)).min(s + MAX_BATCH);
-        if ckpt_every > 0 {
-            until = until.min(next_multiple(s, ckpt_every));
-        }
-        if let Some(n) = schedules.next_after(s) {
-            until = until.min(n);
-        }
-        if let Some(n) = probes.next_sample(s) {
-            until = until.min(n);
-        }
+        let mut until = batch_end(s, total, &scene, &schedules, &files.probes);
         if let Some(c) = clock.as_mut() {
             until = s + 1;
             c.wait_release(s);
@@ -1145,70 +1242,19 @@ fn run_inner(
         if let Some(c) = clock.as_mut() {
             c.finished(sim.step_index(), sim.lemke_log().first().copied());
         }
-        if let Some(l) = lemke_csv.as_mut() {
+        if let Some(l) = files.lemke_csv.as_mut() {
             l.push(sim.lemke_log());
         }
         warnings.check(&records, sim.lemke_settings().is_some(), progress);
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
-        for r in &records {
-            match stats_row(r, wall_ms) {
-                Ok(row) => sink.stats(row)?,
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
+        result = files.after_batch(&sim, &records, wall_ms);
         if result.is_err() {
             break;
         }
-        let s = sim.step_index();
-        if let Err(e) = probes.sample(&sim, false) {
-            result = Err(e);
-            break;
-        }
-        if s % frame_every == 0 || s == total {
-            if let Err(e) = probes.sample_joints(&sim) {
-                result = Err(e);
-                break;
-            }
-            if let Err(e) = sink.frame(&sim) {
-                result = Err(e);
-                break;
-            }
-            last_frame = s;
-            // Against the clock these wait for the end of the run (no file I/O in the loop).
-            if realtime.is_none() {
-                if let Some(l) = lemke_csv.as_mut() {
-                    l.flush()?;
-                }
-                probes.flush()?;
-            }
-        }
-        if ckpt_every > 0 && s % ckpt_every == 0 {
-            probes.flush()?;
-            io::write_checkpoint(&ckpt_path, &checkpoint(&sim, scene_hash)?)?;
-        }
-        progress.advance(s);
+        progress.advance(sim.step_index());
     }
     progress.finish();
-    // Whatever happened, keep what was computed: statistics so far, and on a clean stop
-    // (finished or Ctrl-C) the last frame and a checkpoint to resume from. A failed write of
-    // the writer thread is why its loop stopped: its error is the run's.
-    let mut out = sink.finish()?;
-    out.stats.flush()?;
-    if let Some(l) = lemke_csv.as_mut() {
-        l.flush()?;
-    }
-    probes.flush()?;
-    result?;
-    if sim.step_index() != last_frame {
-        out.write_frame(&sim)?;
-        out.write_contacts(&sim)?;
-    }
-    io::write_checkpoint(&ckpt_path, &checkpoint(&sim, scene_hash)?)?;
-    out.stats.finish()?;
-    let measurements = probes.finish()?;
+    let closed = files.close(&sim, result)?;
     let report = RunReport {
         out_dir: dir,
         scene_name: scene.name.clone(),
@@ -1217,13 +1263,13 @@ fn run_inner(
         total_steps: total,
         first_step: resumed.as_ref().map_or(0, |ck| ck.step),
         resumed_from: opts.resume.clone(),
-        frames_written: out.frames,
+        frames_written: closed.frames,
         interrupted: sim.step_index() < total,
         pvd: pvd_path,
         stats: stats_path,
         checkpoint: ckpt_path,
-        measurements,
-        contacts_pvd: out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf()),
+        measurements: closed.measurements,
+        contacts_pvd: closed.contacts_pvd,
         wall_seconds: started.elapsed().as_secs_f64(),
         capped_steps: sim.capped_steps,
         budget_redos: sim.budget_redos,
