@@ -1112,7 +1112,7 @@ impl RunFiles {
         }
         let s = sim.step_index();
         self.probes.sample(sim, false)?;
-        if s % self.frame_every == 0 || s == self.total {
+        if s.is_multiple_of(self.frame_every) || s == self.total {
             self.probes.sample_joints(sim)?;
             self.sink.frame(sim)?;
             self.last_frame = s;
@@ -1124,7 +1124,7 @@ impl RunFiles {
                 self.probes.flush()?;
             }
         }
-        if self.ckpt_every > 0 && s % self.ckpt_every == 0 {
+        if self.ckpt_every > 0 && s.is_multiple_of(self.ckpt_every) {
             self.probes.flush()?;
             io::write_checkpoint(&self.ckpt_path, &checkpoint(sim, self.scene_hash)?)?;
         }
