@@ -1136,9 +1136,6 @@ fn solve_inner(
     joint_offsets: &[Vec3],
     dist_sums: &[Option<[f64; 7]>],
 ) -> SolveOutput {
-    let joints = !joint_offsets.is_empty();
-    let nc = contacts.len();
-    let tol = settings.tolerance as f64;
     let rigid = rows::RigidOffset {
         v_recover: settings.recovery_speed as f64,
         slop: settings.slop as f64,
@@ -1154,91 +1151,182 @@ fn solve_inner(
         joint_offsets,
         dist_sums,
     );
-    let Assembled {
-        mut p,
-        mut eta,
-        mut compliance,
-        mut mu,
-        mut radius,
-        mut eta_rows,
-        ..
-    } = asm;
-    // Rows 3–5: each contact's are an angular block [0; ±(n, u, w)] after every record,
-    // projected on its interval and disk (the GPU keeps them in extension segments at the
-    // contact's index; the rows and sums are the same).
-    let n_tol = nc;
-    let patches = rows::has_patches(models);
-    let mut patch_r: Vec<Option<f64>> = asm
-        .patch
-        .iter()
-        .zip(&asm.dist_r)
-        .map(|(x, d)| x.map(|(m, _)| m.r).or(*d))
-        .collect();
-    let mut coupling = asm.coupling.clone();
-    let rolling = !asm.ext.is_empty();
-    let mut all = contacts.to_vec();
-    let mut ext_bounds = vec![None; nc];
-    for (k, x) in asm.ext.iter().enumerate() {
-        let mut v = contacts[k];
-        v.ids = [
-            v.ids[0],
-            v.ids[1],
-            k as u32,
-            crate::joints::JOINT_BIT | crate::joints::JOINT_ANGULAR | 7,
-        ];
-        all.push(v);
-        p.push(x.p);
-        eta.push(x.eta);
-        eta_rows.push([x.eta; 3]);
-        compliance.push([0.0; 3]);
-        mu.push(0.0);
-        radius.push(-1.0);
-        ext_bounds.push(Some(x.bounds));
-        patch_r.push(None);
-        coupling.push([0.0; 3]);
-    }
-    let contacts = &all[..];
-    let joints = joints || rolling;
-    let nc = contacts.len();
-    let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
-
-    // Warm start: the previous record found by key, projected on the contact's cone.
-    let mut gamma = vec![[0.0; 3]; nc];
-    if settings.warm_start {
-        for i in 0..n_tol {
-            if let Some(g) = asm.warm[i] {
-                let c = &contacts[i];
-                gamma[i] = if patch_r[i].is_some() {
-                    g
-                } else if is_joint(c, joints) {
-                    project_joint(g, c.ids[3], c.ra[3] as f64)
-                } else {
-                    project_contact(g, mu[i], radius[i])
-                };
-            }
-        }
-    }
-    // The Painlevé diagnostic is about rigid tangential rows: contacts with E_T > 0 (bristle,
-    // tanh, LuGre) are not counted (their p_T also holds a model offset, not v_T).
-    // Patch blocks start from their model's impulse whether or not the warm start is on
-    // (as `assemble_patch` writes it).
-    for i in 0..n_tol {
-        if let (Some(_), Some(g)) = (patch_r[i], asm.warm[i]) {
-            gamma[i] = g;
-        }
-    }
-    let compliant_t: Vec<bool> = (0..nc)
-        .map(|i| compliance[i][1] > 0.0 || patch_r[i].is_some())
-        .collect();
-    let schur = Schur::new(bodies, contacts)
-        .with_compliance(compliance)
-        .with_coupling(coupling)
-        .with_joints(joints)
-        .with_patches(patches);
-    let max_penetration = contacts
+    let n_tol = contacts.len();
+    let mut rs = RowSet::new(&asm, contacts, !joint_offsets.is_empty());
+    let gamma = initial_impulses(&rs, &asm, settings, n_tol);
+    let schur = Schur::new(bodies, &rs.contacts)
+        .with_compliance(rs.compliance.clone())
+        .with_coupling(rs.coupling.clone())
+        .with_joints(rs.joints)
+        .with_patches(rows::has_patches(models));
+    let max_penetration = rs
+        .contacts
         .iter()
         .map(|c| (-c.n_gap[3] as f64).max(0.0))
         .fold(0.0, f64::max);
+    let mut p = std::mem::take(&mut rs.p);
+    let solved = solve_cone_problems(&schur, &rs, &mut p, settings, gamma, n_tol);
+    let (vel, omega) = velocities(bodies, &schur.delta_v(&solved.gamma));
+    let saved = saved_records(&asm, &rs, &solved.gamma, &vel, &omega, dt, n_tol);
+    let Solved {
+        mut gamma,
+        history,
+        iterations,
+        res0,
+        residual,
+        converged,
+        outer,
+    } = solved;
+    let gamma_rolling = gamma[n_tol..].to_vec();
+    let compliant_t: Vec<bool> = (0..rs.contacts.len())
+        .map(|i| rs.compliance[i][1] > 0.0 || rs.patch_r[i].is_some())
+        .collect();
+    let tol = settings.tolerance as f64;
+    let painleve = painleve_rigid(
+        bodies,
+        &rs.contacts,
+        &p,
+        &rs.eta,
+        tol,
+        &compliant_t,
+        rs.joints,
+    );
+    gamma.truncate(n_tol);
+    p.truncate(n_tol);
+    rs.eta.truncate(n_tol);
+    SolveOutput {
+        saved,
+        gamma_rolling,
+        history,
+        vel,
+        omega,
+        iterations,
+        residual,
+        residual0: res0,
+        max_penetration,
+        converged,
+        painleve,
+        gamma,
+        p,
+        eta: rs.eta,
+        outer,
+    }
+}
+
+/// The constraints the sweeps see: every record (contact, joint block, patch block), then,
+/// with rolling or spinning resistance, each contact's rows 3–5 as an angular block
+/// [0; ±(n, u, w)] of its own (the GPU keeps them in extension segments at the contact's
+/// index; the rows and sums are the same).
+struct RowSet {
+    contacts: Vec<Contact>,
+    p: Vec<Vec3>,
+    eta: Vec<f64>,
+    eta_rows: Vec<Vec3>,
+    compliance: Vec<Vec3>,
+    mu: Vec<f64>,
+    radius: Vec<f64>,
+    ext_bounds: Vec<Option<[f64; 2]>>,
+    patch_r: Vec<Option<f64>>,
+    coupling: Vec<Vec3>,
+    /// Whether some constraint is a joint-like block (joints, or rows 3–5).
+    joints: bool,
+}
+
+impl RowSet {
+    fn new(asm: &Assembled, contacts: &[Contact], joints: bool) -> Self {
+        let nc = contacts.len();
+        let mut rs = RowSet {
+            contacts: contacts.to_vec(),
+            p: asm.p.clone(),
+            eta: asm.eta.clone(),
+            eta_rows: asm.eta_rows.clone(),
+            compliance: asm.compliance.clone(),
+            mu: asm.mu.clone(),
+            radius: asm.radius.clone(),
+            ext_bounds: vec![None; nc],
+            patch_r: asm
+                .patch
+                .iter()
+                .zip(&asm.dist_r)
+                .map(|(x, d)| x.map(|(m, _)| m.r).or(*d))
+                .collect(),
+            coupling: asm.coupling.clone(),
+            joints: joints || !asm.ext.is_empty(),
+        };
+        for (k, x) in asm.ext.iter().enumerate() {
+            let mut v = contacts[k];
+            v.ids = [
+                v.ids[0],
+                v.ids[1],
+                k as u32,
+                crate::joints::JOINT_BIT | crate::joints::JOINT_ANGULAR | 7,
+            ];
+            rs.contacts.push(v);
+            rs.p.push(x.p);
+            rs.eta.push(x.eta);
+            rs.eta_rows.push([x.eta; 3]);
+            rs.compliance.push([0.0; 3]);
+            rs.mu.push(0.0);
+            rs.radius.push(-1.0);
+            rs.ext_bounds.push(Some(x.bounds));
+            rs.patch_r.push(None);
+            rs.coupling.push([0.0; 3]);
+        }
+        rs
+    }
+}
+
+/// γ⁰: the previous record found by key, projected on the contact's cone (warm start on);
+/// a patch block starts from its model's impulse either way (as `assemble_patch` writes it).
+fn initial_impulses(
+    rs: &RowSet,
+    asm: &Assembled,
+    settings: &SolverSettings,
+    n_tol: usize,
+) -> Vec<Vec3> {
+    let mut gamma = vec![[0.0; 3]; rs.contacts.len()];
+    for (i, gi) in gamma.iter_mut().enumerate().take(n_tol) {
+        let Some(g) = asm.warm[i] else {
+            continue;
+        };
+        let c = &rs.contacts[i];
+        *gi = if rs.patch_r[i].is_some() {
+            g
+        } else if !settings.warm_start {
+            continue;
+        } else if is_joint(c, rs.joints) {
+            project_joint(g, c.ids[3], c.ra[3] as f64)
+        } else {
+            project_contact(g, rs.mu[i], rs.radius[i])
+        };
+    }
+    gamma
+}
+
+/// What the sweeps of a solve's cone problems leave.
+struct Solved {
+    gamma: Vec<Vec3>,
+    history: Vec<[f64; 4]>,
+    iterations: u32,
+    res0: f64,
+    residual: f64,
+    converged: bool,
+    outer: u32,
+}
+
+/// The cone problems of one solve from γ⁰: one with the relaxed cone; with the exact cone up
+/// to `max_outer`, each with the normal offset corrected by μ‖u_T‖ of the γ before it (the
+/// offset ends up in `p`, the rows' free velocities).
+fn solve_cone_problems(
+    schur: &Schur,
+    rs: &RowSet,
+    p: &mut [Vec3],
+    settings: &SolverSettings,
+    mut gamma: Vec<Vec3>,
+    n_tol: usize,
+) -> Solved {
+    let nc = rs.contacts.len();
+    let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
     let exact = settings.cone == Cone::Exact;
     let problems = if exact { settings.max_outer.max(1) } else { 1 };
     let mut history = Vec::new();
@@ -1251,8 +1339,8 @@ fn solve_inner(
             let s_new: Vec<f64> = (0..nc)
                 .map(|i| {
                     let u = add(ngamma[i], p[i]);
-                    if eta[i] > 0.0 {
-                        mu[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
+                    if rs.eta[i] > 0.0 {
+                        rs.mu[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
                     } else {
                         0.0
                     }
@@ -1274,15 +1362,15 @@ fn solve_inner(
             outer = k + 1;
         }
         let mut sw = Sweeps {
-            schur: &schur,
+            schur,
             settings,
-            p: &p,
-            eta: &eta,
-            mu: &mu,
-            radius: &radius,
-            eta_rows: &eta_rows,
-            ext_bounds: &ext_bounds,
-            patch_r: &patch_r,
+            p,
+            eta: &rs.eta,
+            mu: &rs.mu,
+            radius: &rs.radius,
+            eta_rows: &rs.eta_rows,
+            ext_bounds: &rs.ext_bounds,
+            patch_r: &rs.patch_r,
             n_tol,
             history: &mut history,
             iterations: &mut iterations,
@@ -1293,28 +1381,52 @@ fn solve_inner(
         }
         (gamma, residual, converged) = sw.run(gamma, ngamma, r);
     }
-    let dv = schur.delta_v(&gamma);
-    let mut vel = Vec::with_capacity(bodies.len());
-    let mut omega = Vec::with_capacity(bodies.len());
-    for (b, d) in bodies.iter().zip(&dv) {
-        if b.motion == crate::bodies::MOTION_DYNAMIC {
-            vel.push(b.vel + d.0);
-            omega.push(b.omega + d.1);
-        } else {
-            vel.push(b.vel);
-            omega.push(b.omega);
-        }
+    Solved {
+        gamma,
+        history,
+        iterations,
+        res0,
+        residual,
+        converged,
+        outer,
     }
-    let saved = (0..n_tol)
+}
+
+/// v⁺ = v* + M⁻¹ D γ for the dynamic bodies (others keep their prescribed motion).
+fn velocities(bodies: &[Body64], dv: &[(DVec3, DVec3)]) -> (Vec<DVec3>, Vec<DVec3>) {
+    bodies
+        .iter()
+        .zip(dv)
+        .map(|(b, d)| {
+            if b.motion == crate::bodies::MOTION_DYNAMIC {
+                (b.vel + d.0, b.omega + d.1)
+            } else {
+                (b.vel, b.omega)
+            }
+        })
+        .unzip()
+}
+
+/// Each record's saved row for the next step's warm start and model state (`save_warm`).
+fn saved_records(
+    asm: &Assembled,
+    rs: &RowSet,
+    gamma: &[Vec3],
+    vel: &[DVec3],
+    omega: &[DVec3],
+    dt: f64,
+    n_tol: usize,
+) -> Vec<[f64; 4]> {
+    (0..n_tol)
         .map(|i| {
-            let c = &contacts[i];
+            let c = &rs.contacts[i];
             let (model, ext) = asm.models[i];
-            if is_joint(c, joints) {
+            if is_joint(c, rs.joints) {
                 // A joint block saves its impulse only (no model state; A may be the world).
                 return rows::saved_record(model, ext, 0.0, gamma[i], [0.0; 3], [0.0; 2]);
             }
             if let Some((m, pr)) = asm.patch[i] {
-                return m.saved(pr.z, pr.a, patch_twist(c, &vel, &omega), dt);
+                return m.saved(pr.z, pr.a, patch_twist(c, vel, omega), dt);
             }
             if asm.dist_r[i].is_some() {
                 // The cells are the state (the patch stage carries them); γ for the record.
@@ -1324,31 +1436,9 @@ fn solve_inner(
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
             let rel = (vel[b] + omega[b].cross(rb)) - (vel[a] + omega[a].cross(ra));
             let vt = [u.dot(rel), w.dot(rel)];
-            rows::saved_record(model, ext, mu[i], gamma[i], asm.state[i], vt)
+            rows::saved_record(model, ext, rs.mu[i], gamma[i], asm.state[i], vt)
         })
-        .collect();
-    let gamma_rolling = gamma[n_tol..].to_vec();
-    let painleve = painleve_rigid(bodies, contacts, &p, &eta, tol, &compliant_t, joints);
-    gamma.truncate(n_tol);
-    p.truncate(n_tol);
-    eta.truncate(n_tol);
-    SolveOutput {
-        saved,
-        gamma_rolling,
-        history,
-        vel,
-        omega,
-        iterations,
-        residual,
-        residual0: res0,
-        max_penetration,
-        converged,
-        painleve,
-        gamma,
-        p,
-        eta,
-        outer,
-    }
+        .collect()
 }
 
 /// Painlevé diagnostic (seed 002; `painleve` in `shaders/solve_iterate.wgsl`): the contacts
