@@ -1,8 +1,11 @@
 //! The default scene end to end, the classic stabilisation against the shipped one, in one
 //! process: `classic` = no slop, β = 1, tolerance 1e-5 m/s (the solver settings before the
-//! slop); `shipped` = `assets/scenes/default.toml` as it is (slop 1e-4 × r_min, β = 1,
-//! tolerance 4e-5 m/s). The two simulations advance in alternating batches of 30 steps (the
-//! scene's frame interval), so a change of machine load hits both alike.
+//! slop); `shipped` = `assets/scenes/default.toml` as it is (slop 1e-4 × r_min, β = 1, its
+//! tolerance); `tol T` = shipped with tolerance T, one per value of
+//! `BRISTLECONE_SETTLE_TOLERANCES` (comma-separated m/s; none by default;
+//! `BRISTLECONE_SETTLE_NO_CLASSIC=1` leaves classic out). The simulations advance in
+//! alternating batches of 30 steps (the scene's frame interval), so a change of machine load
+//! hits all alike.
 //!
 //! Per phase (fall, impact, settling, settled): sweeps per step, wall ms per step and the
 //! worst penetration; at the end: kinetic energy over the last 100 steps and the load
@@ -32,7 +35,7 @@ const PHASES: [(&str, u64, u64); 4] = [
 ];
 
 struct Variant {
-    name: &'static str,
+    name: String,
     sim: Simulation,
     records: Vec<StepRecord>,
     /// Wall seconds per step (each step of a batch gets the batch's mean).
@@ -56,12 +59,32 @@ fn main() {
         s.stabilisation = 1.0;
         s.tolerance = 1e-5;
     }
-    let mut vs: Vec<Variant> = [("classic", classic), ("shipped", shipped)]
+    // Tolerance variants of the shipped settings (`BRISTLECONE_SETTLE_TOLERANCES`, m/s).
+    let mut variants = vec![
+        ("classic".to_string(), classic),
+        ("shipped".to_string(), shipped.clone()),
+    ];
+    for t in env::<String>("BRISTLECONE_SETTLE_TOLERANCES", String::new())
+        .split(',')
+        .filter(|t| !t.trim().is_empty())
+    {
+        let tol: f32 = t
+            .trim()
+            .parse()
+            .expect("BRISTLECONE_SETTLE_TOLERANCES: numbers");
+        let mut v = shipped.clone();
+        v.contact.as_mut().unwrap().solver.tolerance = tol;
+        variants.push((format!("tol {tol:.1e}"), v));
+    }
+    if env::<String>("BRISTLECONE_SETTLE_NO_CLASSIC", String::new()) == "1" {
+        variants.remove(0);
+    }
+    let mut vs: Vec<Variant> = variants
         .into_iter()
         .map(|(name, st)| {
             let s = &st.contact.as_ref().unwrap().solver;
             println!(
-                "{name}: slop {:.1e} m, stabilisation {}, tolerance {:.0e} m/s, cap {}",
+                "{name}: slop {:.1e} m, stabilisation {}, tolerance {:.1e} m/s, cap {}",
                 s.slop, s.stabilisation, s.tolerance, s.max_iterations
             );
             Variant {
@@ -159,8 +182,12 @@ fn report(sc: &scene::Scene, vs: &mut [Variant], steps: u64) {
             v.sim.budget_redos
         );
     }
-    println!(
-        "\nshipped is {:.2}× faster than classic (wall, same process)",
-        wall[0] / wall[1]
-    );
+    let shipped = vs.iter().position(|v| v.name == "shipped").unwrap_or(0);
+    for (v, w) in vs.iter().zip(&wall) {
+        println!(
+            "{} takes {:.2}× the wall time of shipped (same process)",
+            v.name,
+            w / wall[shipped]
+        );
+    }
 }
