@@ -394,47 +394,10 @@ impl Renderer {
                 self.max_side()
             )));
         }
-        let aspect = w as f64 / h as f64;
         let shadow_res = SHADOW_RES.min(self.max_side());
-        let (light_vp, texel, depth_range) = light_view_proj(f.light_dir, &f.bounds, shadow_res);
-        let shading = [
-            AMBIENT,
-            DIFFUSE,
-            SPECULAR,
-            if f.shadows { 1.0 } else { 0.0 },
-        ];
-        let shadow = [
-            1.0 / shadow_res as f32,
-            (3.0 * texel / depth_range) as f32,
-            0.0,
-            0.0,
-        ];
-        let main = CameraUniform {
-            view_proj: mat(f.camera.view_proj(aspect, &f.bounds)),
-            light_view_proj: mat(light_vp),
-            eye: v4(f.camera.eye, 1.0),
-            forward: v4(f.camera.forward(), 0.0),
-            up: v4(f.camera.true_up(), 0.0),
-            light_dir: v4(f.light_dir, 0.0),
-            shading,
-            shadow,
-        };
-        let light_up = if f.light_dir.cross(DVec3::Z).length() < 1e-3 {
-            DVec3::Y
-        } else {
-            DVec3::Z
-        };
-        let light = CameraUniform {
-            view_proj: mat(light_vp),
-            eye: v4(DVec3::ZERO, 0.0),
-            forward: v4(-f.light_dir, 0.0),
-            up: v4(light_up, 0.0),
-            ..main
-        };
+        let (main, light) = cameras(f, shadow_res);
         let main_bg = self.uniform(&main);
         let light_bg = self.uniform(&light);
-
-        let device = &self.ctx.device;
         let shadow_tex = self.texture(
             "shadow map",
             shadow_res,
@@ -443,20 +406,7 @@ impl Renderer {
             wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
         );
         let shadow_view = shadow_tex.create_view(&Default::default());
-        let shadow_bg = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("shadow map"),
-            layout: &self.shadow_layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&shadow_view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Sampler(&self.sampler),
-                },
-            ],
-        });
+        let shadow_bg = self.shadow_bind_group(&shadow_view);
         let color = self.texture(
             "image",
             w,
@@ -473,96 +423,148 @@ impl Renderer {
             wgpu::TextureUsages::RENDER_ATTACHMENT,
         );
         let depth_view = depth.create_view(&Default::default());
+        let v = FrameVertices {
+            spheres: self.vertices("spheres", f.spheres),
+            opaque: self.vertices("surfaces", &f.surfaces.opaque),
+            bodies: self.vertices("body surfaces", &f.surfaces.bodies),
+            translucent: self.vertices("translucent surfaces", &f.surfaces.translucent),
+            chains: self.vertices("force chains", f.chains),
+        };
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        self.shadow_pass(&mut enc, f, &v, &shadow_view, &light_bg);
+        self.image_pass(
+            &mut enc,
+            f,
+            &v,
+            [&color_view, &depth_view],
+            [&main_bg, &shadow_bg],
+        );
+        self.read_image(enc, &color, w, h)
+    }
 
-        let spheres = self.vertices("spheres", f.spheres);
-        let opaque = self.vertices("surfaces", &f.surfaces.opaque);
-        let bodies = self.vertices("body surfaces", &f.surfaces.bodies);
-        let translucent = self.vertices("translucent surfaces", &f.surfaces.translucent);
-        let chains = self.vertices("force chains", f.chains);
-
-        let mut enc = device.create_command_encoder(&Default::default());
-        if f.shadows {
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("shadow"),
-                color_attachments: &[],
-                depth_stencil_attachment: Some(depth_attachment(&shadow_view)),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            if let Some(b) = &spheres {
-                pass.set_pipeline(&self.sphere_depth);
-                pass.set_bind_group(0, &light_bg, &[]);
-                pass.set_vertex_buffer(0, b.slice(..));
-                pass.draw(0..6, 0..f.spheres.len() as u32);
-            }
-            if let Some(b) = &bodies {
-                pass.set_pipeline(&self.surface_depth);
-                pass.set_bind_group(0, &light_bg, &[]);
-                pass.set_vertex_buffer(0, b.slice(..));
-                pass.draw(0..f.surfaces.bodies.len() as u32, 0..1);
-            }
-        } else {
-            // The bind group still needs a defined texture: clear it.
-            enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("shadow (off)"),
-                color_attachments: &[],
-                depth_stencil_attachment: Some(depth_attachment(&shadow_view)),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-        }
-        {
-            let bg = f.background.map(|c| c as f64 / 255.0);
-            let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("image"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &color_view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color {
-                            r: bg[0],
-                            g: bg[1],
-                            b: bg[2],
-                            a: 1.0,
-                        }),
-                        store: wgpu::StoreOp::Store,
+    fn shadow_bind_group(&self, shadow_view: &wgpu::TextureView) -> wgpu::BindGroup {
+        self.ctx
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("shadow map"),
+                layout: &self.shadow_layout,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: wgpu::BindingResource::TextureView(shadow_view),
                     },
-                })],
-                depth_stencil_attachment: Some(depth_attachment(&depth_view)),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_bind_group(0, &main_bg, &[]);
-            pass.set_bind_group(1, &shadow_bg, &[]);
-            if let Some(b) = &spheres {
-                pass.set_pipeline(&self.sphere);
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::Sampler(&self.sampler),
+                    },
+                ],
+            })
+    }
+
+    /// The shadow map: the depth of the spheres and bodies seen from the light (cleared only
+    /// when shadows are off: the image pass's bind group still needs a defined texture).
+    fn shadow_pass(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        f: &FrameScene,
+        v: &FrameVertices,
+        shadow_view: &wgpu::TextureView,
+        light_bg: &wgpu::BindGroup,
+    ) {
+        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some(if f.shadows { "shadow" } else { "shadow (off)" }),
+            color_attachments: &[],
+            depth_stencil_attachment: Some(depth_attachment(shadow_view)),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        if !f.shadows {
+            return;
+        }
+        if let Some(b) = &v.spheres {
+            pass.set_pipeline(&self.sphere_depth);
+            pass.set_bind_group(0, light_bg, &[]);
+            pass.set_vertex_buffer(0, b.slice(..));
+            pass.draw(0..6, 0..f.spheres.len() as u32);
+        }
+        if let Some(b) = &v.bodies {
+            pass.set_pipeline(&self.surface_depth);
+            pass.set_bind_group(0, light_bg, &[]);
+            pass.set_vertex_buffer(0, b.slice(..));
+            pass.draw(0..f.surfaces.bodies.len() as u32, 0..1);
+        }
+    }
+
+    /// The image: spheres, then opaque, body, translucent surfaces and force chains, over
+    /// the background (`targets`: colour and depth views; `binds`: camera and shadow map).
+    fn image_pass(
+        &self,
+        enc: &mut wgpu::CommandEncoder,
+        f: &FrameScene,
+        v: &FrameVertices,
+        targets: [&wgpu::TextureView; 2],
+        binds: [&wgpu::BindGroup; 2],
+    ) {
+        let bg = f.background.map(|c| c as f64 / 255.0);
+        let mut pass = enc.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("image"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: targets[0],
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color {
+                        r: bg[0],
+                        g: bg[1],
+                        b: bg[2],
+                        a: 1.0,
+                    }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(depth_attachment(targets[1])),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_bind_group(0, binds[0], &[]);
+        pass.set_bind_group(1, binds[1], &[]);
+        if let Some(b) = &v.spheres {
+            pass.set_pipeline(&self.sphere);
+            pass.set_vertex_buffer(0, b.slice(..));
+            pass.draw(0..6, 0..f.spheres.len() as u32);
+        }
+        for (buf, pipe, n) in [
+            (&v.opaque, &self.surface_opaque, f.surfaces.opaque.len()),
+            (&v.bodies, &self.surface_opaque, f.surfaces.bodies.len()),
+            (
+                &v.translucent,
+                &self.surface_blend,
+                f.surfaces.translucent.len(),
+            ),
+            (&v.chains, &self.chains, f.chains.len()),
+        ] {
+            if let Some(b) = buf {
+                pass.set_pipeline(pipe);
                 pass.set_vertex_buffer(0, b.slice(..));
-                pass.draw(0..6, 0..f.spheres.len() as u32);
-            }
-            for (buf, pipe, n) in [
-                (&opaque, &self.surface_opaque, f.surfaces.opaque.len()),
-                (&bodies, &self.surface_opaque, f.surfaces.bodies.len()),
-                (
-                    &translucent,
-                    &self.surface_blend,
-                    f.surfaces.translucent.len(),
-                ),
-                (&chains, &self.chains, f.chains.len()),
-            ] {
-                if let Some(b) = buf {
-                    pass.set_pipeline(pipe);
-                    pass.set_vertex_buffer(0, b.slice(..));
-                    pass.draw(0..n as u32, 0..1);
-                }
+                pass.draw(0..n as u32, 0..1);
             }
         }
+    }
+
+    /// Copies the image to a mappable buffer (rows padded to the copy alignment), submits
+    /// the frame and reads it back.
+    fn read_image(
+        &self,
+        mut enc: wgpu::CommandEncoder,
+        color: &wgpu::Texture,
+        w: u32,
+        h: u32,
+    ) -> Result<Rgba, RenderError> {
         let stride = (w as usize * 4).next_multiple_of(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as usize);
         let size = (stride * h as usize) as u64;
-        let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("image readback"),
             size,
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
@@ -570,7 +572,7 @@ impl Renderer {
         });
         enc.copy_texture_to_buffer(
             wgpu::TexelCopyTextureInfo {
-                texture: &color,
+                texture: color,
                 mip_level: 0,
                 origin: wgpu::Origin3d::ZERO,
                 aspect: wgpu::TextureAspect::All,
@@ -598,6 +600,57 @@ impl Renderer {
             height: h,
         })
     }
+}
+
+/// A frame's vertex buffers (None where the frame has none of that kind).
+struct FrameVertices {
+    spheres: Option<wgpu::Buffer>,
+    opaque: Option<wgpu::Buffer>,
+    bodies: Option<wgpu::Buffer>,
+    translucent: Option<wgpu::Buffer>,
+    chains: Option<wgpu::Buffer>,
+}
+
+/// The camera's and the light's uniforms (the light's view fits the scene's bounds into a
+/// `shadow_res` map).
+fn cameras(f: &FrameScene, shadow_res: u32) -> (CameraUniform, CameraUniform) {
+    let aspect = f.width as f64 / f.height as f64;
+    let (light_vp, texel, depth_range) = light_view_proj(f.light_dir, &f.bounds, shadow_res);
+    let shading = [
+        AMBIENT,
+        DIFFUSE,
+        SPECULAR,
+        if f.shadows { 1.0 } else { 0.0 },
+    ];
+    let shadow = [
+        1.0 / shadow_res as f32,
+        (3.0 * texel / depth_range) as f32,
+        0.0,
+        0.0,
+    ];
+    let main = CameraUniform {
+        view_proj: mat(f.camera.view_proj(aspect, &f.bounds)),
+        light_view_proj: mat(light_vp),
+        eye: v4(f.camera.eye, 1.0),
+        forward: v4(f.camera.forward(), 0.0),
+        up: v4(f.camera.true_up(), 0.0),
+        light_dir: v4(f.light_dir, 0.0),
+        shading,
+        shadow,
+    };
+    let light_up = if f.light_dir.cross(DVec3::Z).length() < 1e-3 {
+        DVec3::Y
+    } else {
+        DVec3::Z
+    };
+    let light = CameraUniform {
+        view_proj: mat(light_vp),
+        eye: v4(DVec3::ZERO, 0.0),
+        forward: v4(-f.light_dir, 0.0),
+        up: v4(light_up, 0.0),
+        ..main
+    };
+    (main, light)
 }
 
 fn depth_attachment(view: &wgpu::TextureView) -> wgpu::RenderPassDepthStencilAttachment<'_> {
