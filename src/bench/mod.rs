@@ -125,6 +125,10 @@ pub struct BenchRow {
     /// (time per step ÷ that of the previous size) ÷ (size ratio); None for the first size.
     pub growth: Option<f64>,
     pub regrowths: u32,
+    /// Solver throughput: contacts × sweeps per step ÷ the solve stage's seconds per step.
+    pub contact_iterations_per_s: f64,
+    /// Simulated body-seconds per wall-clock second: grains × dt ÷ wall seconds per step.
+    pub body_seconds_per_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -263,6 +267,8 @@ pub fn run_one(
         bandwidth_ratio,
         growth: None,
         regrowths: sim.regrowths,
+        contact_iterations_per_s: contacts * iterations_mean / stage_s[2].max(f64::MIN_POSITIVE),
+        body_seconds_per_s: n as f64 * scene.dt / wall,
     })
 }
 
@@ -372,15 +378,15 @@ impl BenchReport {
         s += &format!("warm-up: {} unmeasured steps per run\n", self.warmup);
         s += &format!("scenes: {}\n\n", self.scene_note);
         s += &format!(
-            "{:<7} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6}\n",
+            "{:<7} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6} | {:>7} {:>8}\n",
             "scene", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "residual",
             "pen/d", "free_v", "collide", "solve", "integr", "bw_fv", "bw_co", "bw_so", "bw_in",
-            "B/body", "B/cont", "growth"
+            "B/body", "B/cont", "growth", "Mci/s", "body·s/s"
         );
         for r in &self.rows {
             let ms = |x: f64| format!("{:.2}", x * 1e3);
             s += &format!(
-                "{:<7} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6}\n",
+                "{:<7} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6} | {:>7.2} {:>8.2}\n",
                 r.scene.name(),
                 r.grains,
                 r.steps,
@@ -401,6 +407,8 @@ impl BenchReport {
                 r.bytes_per_body,
                 r.bytes_per_contact,
                 fmt_opt(r.growth),
+                r.contact_iterations_per_s * 1e-6,
+                r.body_seconds_per_s,
             );
         }
         let timing: Vec<&str> = self.rows.iter().map(|r| r.timing).collect();
@@ -415,7 +423,9 @@ impl BenchReport {
             "\nstage times (ms per step): {how}; ms/step and steps/s: wall clock of the whole batch.\n\
              bw_*: effective bandwidth of the stage (bytes model in bench::stage_bytes) / copy bandwidth. \
              growth: (time per step / previous size's) / (size ratio), from the stage times.\n\
-             pen/d: max penetration / diameter over the measured steps.\n"
+             pen/d: max penetration / diameter over the measured steps. \
+             Mci/s: 10^6 contact-iterations per second of the solve stage (contacts x sweeps / its time). \
+             body·s/s: simulated body-seconds per wall-clock second (grains x dt / wall time per step).\n"
         );
         for k in &self.skipped {
             s += &format!("skipped {} {}: {}\n", k.scene.name(), k.grains, k.reason);
@@ -431,11 +441,12 @@ impl BenchReport {
              iterations_mean,iterations_max,residual_mean,residual_max,max_penetration_m,\
              kinetic_energy_end_j,bytes_per_body,bytes_per_contact,contact_capacity,\
              bw_ratio_free_velocity,bw_ratio_collision,bw_ratio_solve,bw_ratio_integrate_stats,\
-             growth,regrowths,copy_bandwidth_bytes_per_s\n",
+             growth,regrowths,contact_iterations_per_s,body_seconds_per_s,\
+             copy_bandwidth_bytes_per_s\n",
         );
         for r in &self.rows {
             s += &format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.scene.name(),
                 r.grains,
                 r.bodies,
@@ -464,6 +475,8 @@ impl BenchReport {
                 r.bandwidth_ratio[3],
                 r.growth.map_or(String::new(), |g| g.to_string()),
                 r.regrowths,
+                r.contact_iterations_per_s,
+                r.body_seconds_per_s,
                 self.copy_bandwidth_bytes_per_s,
             );
         }
