@@ -1148,16 +1148,13 @@ impl RunFiles {
             out.write_contacts(sim)?;
         }
         io::write_checkpoint(&self.ckpt_path, &checkpoint(sim, self.scene_hash)?)?;
-        let closed = Closed {
-            frames: out.frames,
-            contacts_pvd: out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf()),
-            measurements: Vec::new(),
-        };
+        let frames = out.frames;
+        let contacts_pvd = out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf());
         out.stats.finish()?;
-        let measurements = self.probes.finish()?;
         Ok(Closed {
-            measurements,
-            ..closed
+            frames,
+            contacts_pvd,
+            measurements: self.probes.finish()?,
         })
     }
 }
