@@ -1166,17 +1166,12 @@ fn solve_inner(
         .fold(0.0, f64::max);
     let mut p = std::mem::take(&mut rs.p);
     let solved = solve_cone_problems(&schur, &rs, &mut p, settings, gamma, n_tol);
-    let (vel, omega) = velocities(bodies, &schur.delta_v(&solved.gamma));
+    let (vel, omega): (Vec<DVec3>, Vec<DVec3>) =
+        post_velocities(bodies, &schur.delta_v(&solved.gamma))
+            .into_iter()
+            .unzip();
     let saved = saved_records(&asm, &rs, &solved.gamma, &vel, &omega, dt, n_tol);
-    let Solved {
-        mut gamma,
-        history,
-        iterations,
-        res0,
-        residual,
-        converged,
-        outer,
-    } = solved;
+    let mut gamma = solved.gamma;
     let gamma_rolling = gamma[n_tol..].to_vec();
     let compliant_t: Vec<bool> = (0..rs.contacts.len())
         .map(|i| rs.compliance[i][1] > 0.0 || rs.patch_r[i].is_some())
@@ -1197,19 +1192,19 @@ fn solve_inner(
     SolveOutput {
         saved,
         gamma_rolling,
-        history,
+        history: solved.history,
         vel,
         omega,
-        iterations,
-        residual,
-        residual0: res0,
+        iterations: solved.iterations,
+        residual: solved.residual,
+        residual0: solved.res0,
         max_penetration,
-        converged,
+        converged: solved.converged,
         painleve,
         gamma,
         p,
         eta: rs.eta,
-        outer,
+        outer: solved.outer,
     }
 }
 
@@ -1392,8 +1387,9 @@ fn solve_cone_problems(
     }
 }
 
-/// v⁺ = v* + M⁻¹ D γ for the dynamic bodies (others keep their prescribed motion).
-fn velocities(bodies: &[Body64], dv: &[(DVec3, DVec3)]) -> (Vec<DVec3>, Vec<DVec3>) {
+/// v⁺ = v* + M⁻¹ D γ (`dv`, per body) for the dynamic bodies; the others keep their
+/// prescribed motion. Shared by the CCP twin and the LCP paths.
+pub fn post_velocities(bodies: &[Body64], dv: &[(DVec3, DVec3)]) -> Vec<(DVec3, DVec3)> {
     bodies
         .iter()
         .zip(dv)
@@ -1404,7 +1400,7 @@ fn velocities(bodies: &[Body64], dv: &[(DVec3, DVec3)]) -> (Vec<DVec3>, Vec<DVec
                 (b.vel, b.omega)
             }
         })
-        .unzip()
+        .collect()
 }
 
 /// Each record's saved row for the next step's warm start and model state (`save_warm`).

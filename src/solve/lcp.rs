@@ -649,15 +649,5 @@ pub fn apply_impulses(
     gamma: &[Vec3],
 ) -> Vec<(DVec3, DVec3)> {
     let dv = Schur::new(bodies, contacts).delta_v(gamma);
-    bodies
-        .iter()
-        .zip(&dv)
-        .map(|(b, d)| {
-            if b.motion == crate::bodies::MOTION_DYNAMIC {
-                (b.vel + d.0, b.omega + d.1)
-            } else {
-                (b.vel, b.omega)
-            }
-        })
-        .collect()
+    crate::reference::solve::post_velocities(bodies, &dv)
 }

@@ -367,15 +367,5 @@ pub fn apply_impulses_joints(
     let all: Vec<ContactRecord> = contacts.iter().chain(records).copied().collect();
     let g: Vec<Vec3> = gamma.iter().chain(lambda).copied().collect();
     let dv = Schur::new(bodies, &all).with_joints(true).delta_v(&g);
-    bodies
-        .iter()
-        .zip(&dv)
-        .map(|(b, d)| {
-            if b.motion == crate::bodies::MOTION_DYNAMIC {
-                (b.vel + d.0, b.omega + d.1)
-            } else {
-                (b.vel, b.omega)
-            }
-        })
-        .collect()
+    crate::reference::solve::post_velocities(bodies, &dv)
 }
