@@ -1141,7 +1141,7 @@ fn solve_inner(
         slop: settings.slop as f64,
         beta: settings.stabilisation as f64,
     };
-    let asm = assemble_rows(
+    let mut asm = assemble_rows(
         bodies,
         contacts,
         dt,
@@ -1152,11 +1152,15 @@ fn solve_inner(
         dist_sums,
     );
     let n_tol = contacts.len();
-    let mut rs = RowSet::new(&asm, contacts, !joint_offsets.is_empty());
+    let mut rs = RowSet::new(&mut asm, contacts, !joint_offsets.is_empty());
     let gamma = initial_impulses(&rs, &asm, settings, n_tol);
+    // The Painlevé diagnostic is about rigid tangential rows (E_T = 0, no patch block).
+    let compliant_t: Vec<bool> = (0..rs.contacts.len())
+        .map(|i| rs.compliance[i][1] > 0.0 || rs.patch_r[i].is_some())
+        .collect();
     let schur = Schur::new(bodies, &rs.contacts)
-        .with_compliance(rs.compliance.clone())
-        .with_coupling(rs.coupling.clone())
+        .with_compliance(std::mem::take(&mut rs.compliance))
+        .with_coupling(std::mem::take(&mut rs.coupling))
         .with_joints(rs.joints)
         .with_patches(rows::has_patches(models));
     let max_penetration = rs
@@ -1173,9 +1177,6 @@ fn solve_inner(
     let saved = saved_records(&asm, &rs, &solved.gamma, &vel, &omega, dt, n_tol);
     let mut gamma = solved.gamma;
     let gamma_rolling = gamma[n_tol..].to_vec();
-    let compliant_t: Vec<bool> = (0..rs.contacts.len())
-        .map(|i| rs.compliance[i][1] > 0.0 || rs.patch_r[i].is_some())
-        .collect();
     let tol = settings.tolerance as f64;
     let painleve = painleve_rigid(
         bodies,
@@ -1228,16 +1229,18 @@ struct RowSet {
 }
 
 impl RowSet {
-    fn new(asm: &Assembled, contacts: &[Contact], joints: bool) -> Self {
+    /// Takes the rows' vectors out of `asm` (its warm start, models, states and patch rows
+    /// stay for the impulses' start and the saved records).
+    fn new(asm: &mut Assembled, contacts: &[Contact], joints: bool) -> Self {
         let nc = contacts.len();
         let mut rs = RowSet {
             contacts: contacts.to_vec(),
-            p: asm.p.clone(),
-            eta: asm.eta.clone(),
-            eta_rows: asm.eta_rows.clone(),
-            compliance: asm.compliance.clone(),
-            mu: asm.mu.clone(),
-            radius: asm.radius.clone(),
+            p: std::mem::take(&mut asm.p),
+            eta: std::mem::take(&mut asm.eta),
+            eta_rows: std::mem::take(&mut asm.eta_rows),
+            compliance: std::mem::take(&mut asm.compliance),
+            mu: std::mem::take(&mut asm.mu),
+            radius: std::mem::take(&mut asm.radius),
             ext_bounds: vec![None; nc],
             patch_r: asm
                 .patch
@@ -1245,7 +1248,7 @@ impl RowSet {
                 .zip(&asm.dist_r)
                 .map(|(x, d)| x.map(|(m, _)| m.r).or(*d))
                 .collect(),
-            coupling: asm.coupling.clone(),
+            coupling: std::mem::take(&mut asm.coupling),
             joints: joints || !asm.ext.is_empty(),
         };
         for (k, x) in asm.ext.iter().enumerate() {
