@@ -20,7 +20,9 @@
 // read_write: the exact cone's outer pass rewrites p_n.
 @group(0) @binding(5) var<storage, read_write> rhs: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> partials: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read> scal: Scalars;
+// Uniform here (solve_reduce and solve_fused write it as storage, in other dispatches):
+// llvmpipe loads a storage value once per SIMD lane, in a loop, and a uniform once.
+@group(0) @binding(7) var<uniform> scal: Scalars;
 // For the Painlevé diagnostic (M⁻¹ in world frame).
 @group(0) @binding(8) var<storage, read> rot: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> mass_props: array<vec4<f32>>;

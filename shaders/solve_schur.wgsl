@@ -16,8 +16,8 @@
 // entries block * 2 + side) and the contact count, after which the blocks are stored.
 @group(0) @binding(8) var<storage, read> counts: array<u32>;
 @group(0) @binding(9) var<storage, read> jcsr: array<u32>;
-// The iterates' slots (common/solve_roles.wgsl).
-@group(0) @binding(10) var<storage, read> scal: Scalars;
+// The iterates' slots (common/solve_roles.wgsl); uniform as in solve_iterate.
+@group(0) @binding(10) var<uniform> scal: Scalars;
 // The saved list's per-body rows (written by save_rows, read by the next step's assembly).
 @group(0) @binding(11) var<storage, read_write> warm_rows: array<vec2<u32>>;
 

@@ -47,6 +47,18 @@ pub fn storage_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu:
     }))
 }
 
+/// A zeroed buffer of scalars that some stages write as storage and others bind read-only
+/// as a uniform (on lavapipe a uniform load is one load per SIMD group, a storage load one
+/// per lane); also an indirect-argument source.
+pub fn scalars_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> wgpu::Buffer {
+    ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16).next_multiple_of(16),
+        usage: STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::UNIFORM,
+        mapped_at_creation: false,
+    })
+}
+
 /// A zeroed storage buffer of `bytes` bytes (rounded up to 16) for an array a stage declares
 /// `// chunked(chunks)` (`gpu::chunked`): limited by chunks × chunk size, not by one binding.
 pub fn storage_chunked(
