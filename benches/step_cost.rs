@@ -11,7 +11,8 @@
 //! steps, and the results' bitwise equality (specialisation must not change a bit).
 //!
 //! `BRISTLECONE_STEP_SCALE` (default 0.3: 900 grains), `BRISTLECONE_STEP_STEPS` (default
-//! 600) and `BRISTLECONE_STEP_VARIANTS` (default `generic,special`).
+//! 600) and `BRISTLECONE_STEP_VARIANTS` (default `generic,special`; also `whole`: the special
+//! pipelines recording the whole sweep cap in every solve, `cap=N`, `tol=X`).
 
 mod common;
 
@@ -70,12 +71,14 @@ fn main() {
                     false
                 }
                 None if name == "generic" => true,
-                None if name == "special" => false,
-                _ => panic!("unknown variant {name} (generic, special, cap=N, tol=X)"),
+                None if name == "special" || name == "whole" => false,
+                _ => panic!("unknown variant {name} (generic, special, whole, cap=N, tol=X)"),
             };
             let cap = solver.max_iterations;
             let mut sim = Simulation::new(ctx.clone(), &state, st).expect("simulation");
             sim.set_generic_solver(generic);
+            // `whole`: every solve records the whole sweep cap (no adaptive budget).
+            sim.adaptive_sweeps = name != "whole";
             let timed = sim.set_stage_timing(true);
             println!("{name}: timestamps {timed}");
             Variant {
