@@ -49,7 +49,7 @@ pub fn storage_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu:
 
 /// A zeroed buffer of scalars that some stages write as storage and others bind read-only
 /// as a uniform (on lavapipe a uniform load is one load per SIMD group, a storage load one
-/// per lane); also an indirect-argument source.
+/// per lane); the usages of [`storage_zeroed`] plus UNIFORM.
 pub fn scalars_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> wgpu::Buffer {
     ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
