@@ -1,7 +1,7 @@
 //! The software adapter's thread count (Mesa's `LP_NUM_THREADS`, read when a Vulkan instance
 //! is created): the default scene stepped on one `GpuContext` per count, in one process,
 //! alternating batches of 30 steps (so the shared machine's drift hits every count alike;
-//! between processes this machine's wall time spreads by ±10 %), with every step's
+//! between processes this machine's wall time spread by up to 30 %), with every step's
 //! iterations, residual and kinetic energy compared bit for bit across counts. Prints wall
 //! seconds per 300 steps and in total. On a GPU the variable is ignored.
 //!
