@@ -31,6 +31,22 @@ pub fn storage_from<T: bytemuck::Pod>(ctx: &GpuContext, label: &str, data: &[T])
 
 /// A zeroed storage buffer of `bytes` bytes (rounded up to 16), checked against the limit.
 pub fn storage_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer, GpuError> {
+    zeroed(ctx, label, bytes, wgpu::BufferUsages::empty())
+}
+
+/// [`storage_zeroed`] for scalars that some stages write as storage and others bind
+/// read-only as a uniform (on lavapipe a uniform load is one load per SIMD group, a storage
+/// load one per lane).
+pub fn scalars_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu::Buffer, GpuError> {
+    zeroed(ctx, label, bytes, wgpu::BufferUsages::UNIFORM)
+}
+
+fn zeroed(
+    ctx: &GpuContext,
+    label: &str,
+    bytes: u64,
+    extra: wgpu::BufferUsages,
+) -> Result<wgpu::Buffer, GpuError> {
     let size = bytes.max(16).next_multiple_of(16);
     if size > ctx.max_binding() {
         return Err(GpuError::TooLarge {
@@ -42,21 +58,9 @@ pub fn storage_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> Result<wgpu:
     Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
         size,
-        usage: STORAGE | wgpu::BufferUsages::INDIRECT,
+        usage: STORAGE | wgpu::BufferUsages::INDIRECT | extra,
         mapped_at_creation: false,
     }))
-}
-
-/// A zeroed buffer of scalars that some stages write as storage and others bind read-only
-/// as a uniform (on lavapipe a uniform load is one load per SIMD group, a storage load one
-/// per lane); the usages of [`storage_zeroed`] plus UNIFORM.
-pub fn scalars_zeroed(ctx: &GpuContext, label: &str, bytes: u64) -> wgpu::Buffer {
-    ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: bytes.max(16).next_multiple_of(16),
-        usage: STORAGE | wgpu::BufferUsages::INDIRECT | wgpu::BufferUsages::UNIFORM,
-        mapped_at_creation: false,
-    })
 }
 
 /// A zeroed storage buffer of `bytes` bytes (rounded up to 16) for an array a stage declares

@@ -520,7 +520,7 @@ impl Solve {
             painleve: true,
             update,
             params,
-            scal: buffers::scalars_zeroed(ctx, "solve scalars", 64),
+            scal: buffers::scalars_zeroed(ctx, "solve scalars", 64)?,
             args: buffers::storage_zeroed(ctx, "solve dispatch args", 96)?,
             history: buffers::storage_zeroed(ctx, "solve history", history_bytes(settings))?,
             dv,
