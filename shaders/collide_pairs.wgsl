@@ -40,6 +40,12 @@ fn sphere_gap(pi: vec4<f32>, pj: vec4<f32>) -> f32 {
 }
 
 fn pair_contact(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
+    let ma = info[bi].y;
+    return pair_contact_from(bi, ma, materials[ma].x, bj, pi, pj);
+}
+
+// `pair_contact` with A's material (ma) and friction (mua) already read.
+fn pair_contact_from(bi: u32, ma: u32, mua: f32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
     let d = pj.xyz - pi.xyz;
     let dist = sqrt(dot(d, d));
     let gap = dist - pi.w - pj.w;
@@ -49,9 +55,8 @@ fn pair_contact(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
     }
     let ra = n * (pi.w + 0.5 * gap);
     let rb = ra - d;
-    let ma = info[bi].y;
     let mb = info[bj].y;
-    let mu = min(materials[ma].x, materials[mb].x);
+    let mu = min(mua, materials[mb].x);
     var c: Contact;
     c.n_gap = vec4<f32>(n, gap);
     c.ra = vec4<f32>(ra, mu);
@@ -700,24 +705,83 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
 }
 
 // Sphere-only write pass: the visit noted the row's B ids (visit order) in row_keys; each
-// contact goes straight to its place in B order (its rank among the row's ids), so no
-// record is read back and moved (the sort of `detect` costs more than the visit on
-// lavapipe), and the 64 B record is written once per contact, outside the visit's loops
-// (where every lane of a SIMD group paid for the store whenever one lane found a pair).
+// contact goes straight to its place in B order, so no record is read back and moved (the
+// sort of `detect` costs more than the visit on lavapipe), and the 64 B record is written
+// once per contact, outside the visit's loops (where every lane of a SIMD group paid for the
+// store whenever one lane found a pair). A row of up to 16 ids is sorted in registers as it
+// is read (`keys_insert`); a longer one is ranked by reading the ids again for each (each
+// read is a loop over the lanes on llvmpipe: the register sort took the default scene's
+// collision from 5.7 to 5.4 ms per step).
 fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let nb = params.counts.y;
+    let bi = nb + i;
+    let ma = info[bi].y;
+    let mua = materials[ma].x;
     // A large grain's row (visit_large) comes in index order, and may be long (a boulder on
-    // a bed of small grains): no O(n²) ranking for it.
+    // a bed of small grains): no ranking for it.
     let ordered = pi.w > params.grid.w;
-    for (var m = 0u; m < n; m++) {
+    let short = !ordered && n <= 16u;
+    let ns = select(0u, n, short);
+    var keys = Keys(vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY));
+    for (var m = 0u; m < ns; m++) {
+        keys = keys_insert(keys, row_keys[base + m]);
+    }
+    for (var m = 0u; m < ns; m++) {
+        let j = keys_pick(keys, m);
+        contacts_put(base + m, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));
+    }
+    // Long and ordered rows (no lane enters these loops unless some lane's row is one):
+    // each id's rank by counting the smaller ones.
+    let nl = select(n, 0u, short);
+    let slow = select(nl, 0u, ordered);
+    for (var m = 0u; m < nl; m++) {
         let j = row_keys[base + m];
         var rank = m;
         if !ordered {
             rank = 0u;
-            for (var q = 0u; q < n; q++) {
+            for (var q = 0u; q < slow; q++) {
                 rank += select(0u, 1u, row_keys[base + q] < j);
             }
         }
-        contacts_put(base + rank, pair_contact(nb + i, nb + j, pi, pos[nb + j]));
+        contacts_put(base + rank, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));
     }
+}
+
+const NO_KEY: u32 = 0xffffffffu;
+
+// An ascending list of 16 ids in 4 vectors (empty slots NO_KEY).
+struct Keys {
+    a: vec4<u32>,
+    b: vec4<u32>,
+    c: vec4<u32>,
+    d: vec4<u32>,
+}
+
+// Vector v of the list after inserting x (left: the id before v's first slot, 0 for the
+// first): a slot takes its left neighbour when that is above x, x where x goes, else keeps
+// its id (the ids of a row are distinct).
+fn keys_insert4(v: vec4<u32>, left: u32, x: u32) -> vec4<u32> {
+    let prev = vec4<u32>(left, v.xyz);
+    let xs = vec4<u32>(x);
+    return select(select(v, xs, v > xs), prev, prev > xs);
+}
+
+// Inserts x: selects on whole slots, nothing indexed per lane.
+fn keys_insert(k: Keys, x: u32) -> Keys {
+    return Keys(
+        keys_insert4(k.a, 0u, x),
+        keys_insert4(k.b, k.a.w, x),
+        keys_insert4(k.c, k.b.w, x),
+        keys_insert4(k.d, k.c.w, x),
+    );
+}
+
+// Id m (< 16) of the list.
+fn keys_pick(k: Keys, m: u32) -> u32 {
+    var q = k.a;
+    q = select(q, k.b, m >= 4u);
+    q = select(q, k.c, m >= 8u);
+    q = select(q, k.d, m >= 12u);
+    let c = m & 3u;
+    return select(select(q.x, q.y, c == 1u), select(q.z, q.w, c == 3u), c >= 2u);
 }

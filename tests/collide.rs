@@ -266,6 +266,40 @@ fn hundred_thousand_grains_match_the_reference() {
     eprintln!("1e5 grains: {m} contacts matched, {a} ambiguous");
 }
 
+/// Sphere rows of 15, 16, 17 and 40 contacts (a grain below the large-grain ratio with
+/// smaller grains on its surface, all of higher index): the write pass sorts rows of up to
+/// 16 ids in registers and ranks longer ones by counting, in the same SIMD groups.
+#[test]
+fn long_sphere_rows_match_the_reference() {
+    let mut state = BodyState::default();
+    state.push(&boundary(SHAPE_PLANE, 0, [0.0, 0.0, -1.0], ID));
+    let (big, small) = (0.01f32, 0.004f32);
+    let mut rows = Vec::new();
+    for (k, n) in [15usize, 16, 17, 40].into_iter().enumerate() {
+        let c = [0.1 * k as f32, 0.0, 0.0];
+        rows.push((state.len() as u32, n));
+        state.push(&BodyInit::sphere(c, big, 2500.0));
+        // Fibonacci points on the big grain's surface, 0.5 mm gap: inside the envelope.
+        let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
+        for m in 0..n {
+            let z = 1.0 - 2.0 * (m as f32 + 0.5) / n as f32;
+            let (s, a) = ((1.0 - z * z).sqrt(), golden * m as f32);
+            let d = big + small + 5e-4;
+            let p = [c[0] + d * s * a.cos(), c[1] + d * s * a.sin(), c[2] + d * z];
+            state.push(&BodyInit::sphere(p, small, 2500.0));
+        }
+    }
+    let s = settings(0.002);
+    let shapes = [BoundaryShape::Plane];
+    let (gpu, c) = gpu_detect(&state, &shapes, &s);
+    compare(&gpu, &state, &shapes, &s);
+    check_csr(&c, &gpu, state.len());
+    for (a, n) in rows {
+        let row = gpu.iter().filter(|c| c.ids[0] == a).count();
+        assert_eq!(row, n, "grain {a}: a row of {n} contacts expected");
+    }
+}
+
 #[test]
 fn detection_is_deterministic_byte_for_byte() {
     let sc = random_scene(11, 5000, true, true);
