@@ -600,16 +600,26 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     var n = 0u;
     for (var dz = -1; dz <= 1; dz++) {
         for (var dy = -1; dy <= 1; dy++) {
-            for (var dx = -1; dx <= 1; dx++) {
-                let cc = c + vec3<i32>(dx, dy, dz);
-                let slot = cell_hash(cc);
-                let e = starts[slot + 1u];
-                for (var k = starts[slot]; k < e; k++) {
-                    let j = sorted_idx[k];
-                    let pj = sorted_pos[k];
-                    if j > i && sphere_gap(pi, pj) <= env && all(cell_of(pj.xyz) == cc) {
-                        n += found(i, j, pi, pj, mode, base + n);
-                    }
+            // The row of cells x − 1, x, x + 1: one loop over the concatenation of their
+            // three slot ranges, in that order (the same pairs in the same order as a loop per
+            // cell). A SIMD group runs a loop as often as its busiest lane needs: one loop
+            // per row runs the row's largest total, three loops the sum of each cell's
+            // largest count.
+            let cl = c + vec3<i32>(-1, dy, dz);
+            let s = vec3<u32>(cell_hash(cl), cell_hash(cl + vec3<i32>(1, 0, 0)), cell_hash(cl + vec3<i32>(2, 0, 0)));
+            let a = vec3<u32>(starts[s.x], starts[s.y], starts[s.z]);
+            let e = vec3<u32>(starts[s.x + 1u], starts[s.y + 1u], starts[s.z + 1u]);
+            // Ends of the first one and two ranges in the concatenation, and its length.
+            let l0 = e.x - a.x;
+            let l1 = l0 + e.y - a.y;
+            let total = l1 + e.z - a.z;
+            for (var q = 0u; q < total; q++) {
+                let k = select(select(a.z + (q - l1), a.y + (q - l0), q < l1), a.x + q, q < l0);
+                let dx = select(select(2, 1, q < l1), 0, q < l0);
+                let j = sorted_idx[k];
+                let pj = sorted_pos[k];
+                if j > i && sphere_gap(pi, pj) <= env && all(cell_of(pj.xyz) == cl + vec3<i32>(dx, 0, 0)) {
+                    n += found(i, j, pi, pj, mode, base + n);
                 }
             }
         }
