@@ -5,8 +5,9 @@
 // (host)       exclusive scan of body_offsets (bodies + 1 entries).
 // fill:        per contact (indirect): A entry at a fixed place (A's own rows are contiguous
 //              and ascending), B entry through the atomic cursor.
-// sort_b:      per body, insertion sort of its B entries. Every B entry of a body precedes its
-//              A entries (rows are sorted by A, and A < B), so the row ends up ascending.
+// sort_b:      per body, sort of its B entries (in registers when at most 16). Every B
+//              entry of a body precedes its A entries (rows are sorted by A, and A < B), so
+//              the row ends up ascending.
 // Entry = contact index * 2 + side (0: the body is A, 1: it is B).
 
 @group(0) @binding(0) var<uniform> params: CollideParams;
@@ -78,7 +79,21 @@ fn sort_b(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     }
     let s = body_offsets[b];
     let e = body_offsets[b + 1u] - rows_a(b).y;
-    for (var a = s + 1u; a < e; a++) {
+    // Up to 16 entries: sorted in registers as they are read, written once each
+    // (common/collide_keys.wgsl): the default scene's collision 4.6 -> 4.3 ms per step
+    // against the insertion sort in storage (one process, median of five).
+    let short = e - s <= 16u;
+    let ns = select(0u, e - s, short);
+    var keys = Keys(vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY));
+    for (var m = 0u; m < ns; m++) {
+        keys = keys_insert(keys, body_entries[s + m]);
+    }
+    for (var m = 0u; m < ns; m++) {
+        body_entries[s + m] = keys_pick(keys, m);
+    }
+    // Longer rows (no lane enters the loop unless some lane's row is one).
+    let el = select(e, s, short);
+    for (var a = s + 1u; a < el; a++) {
         let v = body_entries[a];
         var k = a;
         while k > s && body_entries[k - 1u] > v {

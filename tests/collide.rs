@@ -268,17 +268,25 @@ fn hundred_thousand_grains_match_the_reference() {
 
 /// Sphere rows of 15, 16, 17 and 40 contacts (a grain below the large-grain ratio with
 /// smaller grains on its surface, all of higher index): the write pass sorts rows of up to
-/// 16 ids in registers and ranks longer ones by counting, in the same SIMD groups.
+/// 16 ids in registers and ranks longer ones by counting, in the same SIMD groups. The same
+/// clusters with the big grain last make it B of 15 … 40 contacts: the CSR's per-body sort
+/// of B entries takes the same two paths.
 #[test]
 fn long_sphere_rows_match_the_reference() {
     let mut state = BodyState::default();
     state.push(&boundary(SHAPE_PLANE, 0, [0.0, 0.0, -1.0], ID));
     let (big, small) = (0.01f32, 0.004f32);
-    let mut rows = Vec::new();
-    for (k, n) in [15usize, 16, 17, 40].into_iter().enumerate() {
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for (k, n) in [15usize, 16, 17, 40, 15, 16, 17, 40]
+        .into_iter()
+        .enumerate()
+    {
         let c = [0.1 * k as f32, 0.0, 0.0];
-        rows.push((state.len() as u32, n));
-        state.push(&BodyInit::sphere(c, big, 2500.0));
+        let last = k >= 4;
+        if !last {
+            rows.push((state.len() as u32, n));
+            state.push(&BodyInit::sphere(c, big, 2500.0));
+        }
         // Fibonacci points on the big grain's surface, 0.5 mm gap: inside the envelope.
         let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
         for m in 0..n {
@@ -287,6 +295,10 @@ fn long_sphere_rows_match_the_reference() {
             let d = big + small + 5e-4;
             let p = [c[0] + d * s * a.cos(), c[1] + d * s * a.sin(), c[2] + d * z];
             state.push(&BodyInit::sphere(p, small, 2500.0));
+        }
+        if last {
+            cols.push((state.len() as u32, n));
+            state.push(&BodyInit::sphere(c, big, 2500.0));
         }
     }
     let s = settings(0.002);
@@ -297,6 +309,10 @@ fn long_sphere_rows_match_the_reference() {
     for (a, n) in rows {
         let row = gpu.iter().filter(|c| c.ids[0] == a).count();
         assert_eq!(row, n, "grain {a}: a row of {n} contacts expected");
+    }
+    for (b, n) in cols {
+        let col = gpu.iter().filter(|c| c.ids[1] == b).count();
+        assert_eq!(col, n, "grain {b}: B of {n} contacts expected");
     }
 }
 
