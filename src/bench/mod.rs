@@ -52,8 +52,9 @@ pub struct BenchOptions {
     pub timing: Timing,
     /// Where bench.csv and bench.json go; None: nothing written.
     pub out: Option<PathBuf>,
-    /// Elements of the copy kernel for the bandwidth yardstick (vec4 each).
-    pub copy_elements: u32,
+    /// Elements of the copy kernel for the bandwidth yardstick (vec4 each); None:
+    /// [`default_copy_elements`].
+    pub copy_elements: Option<u32>,
 }
 
 /// The engine's solver as the bench runs it: APGD, at most 50 sweeps, tolerance 1e-5 m/s,
@@ -79,8 +80,19 @@ impl Default for BenchOptions {
             solver: bench_solver(),
             timing: Timing::Auto,
             out: None,
-            copy_elements: 1 << 22,
+            copy_elements: None,
         }
+    }
+}
+
+/// The copy yardstick's size: 64 MiB per buffer on a CPU adapter (lavapipe: its caches are
+/// a few MiB), 1 GiB on a GPU, whose last-level cache (50 MB on an H100) would otherwise hold
+/// much of a 64 MiB copy and flatter the yardstick.
+pub fn default_copy_elements(ctx: &GpuContext) -> u32 {
+    if ctx.info.device_type == wgpu::DeviceType::Cpu {
+        1 << 22
+    } else {
+        1 << 26
     }
 }
 
@@ -292,9 +304,10 @@ pub fn run(
     let start = Instant::now();
     let n_copy = opts
         .copy_elements
+        .unwrap_or_else(|| default_copy_elements(ctx))
         .min((ctx.max_binding() / 16).min(u32::MAX as u64) as u32)
         .max(1024);
-    let copy_bw = bandwidth::copy_bandwidth(ctx, n_copy, 5).map_err(|e| e.to_string())?;
+    let copy_bw = bandwidth::copy_bandwidth_for(ctx, n_copy, 0.05).map_err(|e| e.to_string())?;
     log(&format!(
         "copy bandwidth {:.2} GB/s ({} MiB copied per pass)",
         copy_bw * 1e-9,
@@ -508,7 +521,7 @@ mod tests {
             steps: Some(3),
             warmup: 1,
             out: Some(dir.path().to_path_buf()),
-            copy_elements: 1 << 16,
+            copy_elements: Some(1 << 16),
             ..Default::default()
         };
         let report = run(&ctx, &opts, &mut |_| {}).unwrap();

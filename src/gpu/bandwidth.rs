@@ -57,3 +57,14 @@ pub fn copy_bandwidth(ctx: &GpuContext, n: u32, reps: u32) -> Result<f64, GpuErr
     let best = (0..3).map(|_| k.time(ctx, reps)).fold(f64::MAX, f64::min);
     Ok(k.bytes() as f64 * reps as f64 / best)
 }
+
+/// Copy bandwidth with as many copies per submission as fill `min_seconds` (at least 5): on
+/// a real GPU one copy of a few hundred MiB takes well under a millisecond, and a fixed
+/// five would mostly time the submission.
+pub fn copy_bandwidth_for(ctx: &GpuContext, n: u32, min_seconds: f64) -> Result<f64, GpuError> {
+    let k = CopyKernel::new(ctx, n)?;
+    let one = k.time(ctx, 1).max(1e-6);
+    let reps = ((min_seconds / one).ceil() as u32).clamp(5, 2000);
+    let best = (0..3).map(|_| k.time(ctx, reps)).fold(f64::MAX, f64::min);
+    Ok(k.bytes() as f64 * reps as f64 / best)
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The measurements of a lent GPU machine in one call (README "Benchmarks", real GPU): the
+# bench ladder, the piles at rest, the default scene end to end, and the test suite on that
+# adapter. Built here, carried there with the Vulkan loader (.gl, see the device notes):
+#   cargo build --release && cargo test --release --no-run
+#   run: benches/gpu_ladder.sh target/release/deps/suite-<hash>
+#   carry: .gl, target/release/bristlecone, that suite binary
+# Each part runs under its own timeout so a slow one cannot cost the others; what comes back
+# is at most eight files under $OUT.
+set -u
+OUT=${OUT:-/tmp/gpu_ladder}
+SUITE=${1:-}
+SIZES=${SIZES:-10000,100000,1000000,10000000}
+REST_SIZES=${REST_SIZES:-10000,100000,1000000}
+BC=target/release/bristlecone
+W=/tmp/gpu_ladder_work
+mkdir -p "$OUT" "$W"
+
+if ls .gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+# Tests find their assets through the checkout path they were built in.
+[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv >"$W/info.txt" 2>&1
+$BC info >>"$W/info.txt" 2>&1
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+if [ -e $icd ] && ! $BC info 2>&1 | grep -qi nvidia; then
+    export VK_DRIVER_FILES=$icd
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+    echo "--- with VK_DRIVER_FILES" >>"$W/info.txt"
+    $BC info >>"$W/info.txt" 2>&1
+fi
+cat "$W/info.txt"
+
+# 1. The ladder: cold lattices, the default warm-up (2 steps) and step counts.
+timeout 200 $BC bench --sizes "$SIZES" --out "$W/ladder" >"$W/ladder.log" 2>&1
+echo "ladder exit $?" >>"$W/ladder.log"
+cp "$W/ladder/bench.csv" "$OUT/ladder.csv" 2>/dev/null
+
+# 2. The piles at rest: 100 unmeasured steps settle the lattice first.
+timeout 100 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 \
+    --out "$W/rest" >"$W/rest.log" 2>&1
+echo "rest exit $?" >>"$W/rest.log"
+cp "$W/rest/bench.csv" "$OUT/rest.csv" 2>/dev/null
+cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" >"$OUT/bench.log"
+
+# 3. The default scene end to end (README Quick start's job).
+start=$(date +%s%N)
+timeout 60 $BC run assets/scenes/default.toml --out "$W/default" >"$OUT/default.log" 2>&1
+echo "default exit $? wall $((($(date +%s%N) - start) / 1000000)) ms" >>"$OUT/default.log"
+cp "$W/default/stats.csv" "$OUT/default_stats.csv" 2>/dev/null
+
+# 4. The test suite on this adapter: every GPU stage against its CPU twin.
+if [ -n "$SUITE" ]; then
+    timeout 140 "$SUITE" --test-threads 16 >"$OUT/suite.log" 2>&1
+    echo "suite exit $?" >>"$OUT/suite.log"
+fi
+
+echo "=== ladder"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/ladder.log"
+echo "=== rest"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/rest.log"
+echo "=== default"; tail -4 "$OUT/default.log"
+if [ -n "$SUITE" ]; then
+    echo "=== suite"; grep -E "^test result|FAILED|panicked" "$OUT/suite.log" | head -30; tail -1 "$OUT/suite.log"
+fi
