@@ -543,9 +543,13 @@ fn five_hundred_poured_spheres_settle() {
         "settle: peak KE {peak:.3e} J, max penetration {max_pen:.2e} m ({:.1} s)",
         t0.elapsed().as_secs_f64()
     );
+    // At rest the kinetic energy sits at a floor set by the solver's RMS tolerance (a few
+    // rows may keep mm/s errors): 5e-8 J (8e-8 × peak) on lavapipe, 9.3e-7 J (1.5e-6 × peak)
+    // on an H200, whose f32 arithmetic (FMA contraction, 2.5-ulp division) sends the pour to
+    // another packing. A bed still moving sits at 1e-4 × peak or more (step 430 above).
     let tail = &ke[ke.len() - 20..];
     for (step, e, _, _) in tail {
-        assert!(*e < 1e-6 * peak, "step {step}: KE {e} vs peak {peak}");
+        assert!(*e < 1e-5 * peak, "step {step}: KE {e} vs peak {peak}");
     }
     assert!(max_pen < 0.01 * lo as f64, "max penetration {max_pen}");
 }

@@ -989,7 +989,7 @@ impl Collide {
     /// Most contacts this stage's own buffers hold: the records' chunks (64 B each) and one
     /// binding of CSR entries (8 B each).
     pub fn record_limit(ctx: &GpuContext) -> u64 {
-        let records = (ShaderSource::chunks_of("contacts") as u64) << ctx.chunk_log2();
+        let records = ctx.chunked_capacity(ShaderSource::chunks_of("contacts"));
         (records / 64).min(ctx.max_binding() / 8)
     }
 

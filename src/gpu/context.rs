@@ -305,11 +305,17 @@ impl GpuContext {
         self.chunk_log2 = log2.clamp(12, chunk_log2_for(self.max_binding()));
     }
 
+    /// Most bytes one chunked array of `chunks` chunks may hold: its chunks' span, within
+    /// the largest buffer (the chunks are ranges of one buffer; on an H200, 4 chunks of
+    /// 1 GiB span 4096 MiB but a buffer holds at most 4094).
+    pub fn chunked_capacity(&self, chunks: u32) -> u64 {
+        chunked_span(chunks, self.chunk_log2, self.limits.max_buffer_size)
+    }
+
     /// Bytes of one chunked array of `chunks` chunks, checked against the chunk and buffer
     /// limits (the error names `what`).
     pub fn check_chunked(&self, what: &str, bytes: u64, chunks: u32) -> Result<(), GpuError> {
-        let limit = (chunks as u64) << self.chunk_log2;
-        let limit = limit.min(self.limits.max_buffer_size);
+        let limit = self.chunked_capacity(chunks);
         if bytes > limit {
             return Err(GpuError::TooLarge {
                 what: what.into(),
@@ -326,6 +332,12 @@ impl GpuContext {
     }
 }
 
+/// Bytes `chunks` chunks of 2^`chunk_log2` bytes span within a buffer of at most
+/// `max_buffer` bytes.
+pub fn chunked_span(chunks: u32, chunk_log2: u32, max_buffer: u64) -> u64 {
+    ((chunks as u64) << chunk_log2).min(max_buffer)
+}
+
 /// log2 of the largest power of two ≤ the binding limit (at most 2^31: indices stay u32).
 fn chunk_log2_for(max_binding: u64) -> u32 {
     (63 - max_binding.max(4096).leading_zeros()).min(31)
@@ -340,4 +352,22 @@ pub fn shared_context() -> Arc<GpuContext> {
         Err(e) => panic!("{e}"),
     })
     .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The limits an H200 reported (2047 MiB per binding, 4094 MiB per buffer): four 1 GiB
+    /// chunks would span one buffer past its end, so the span stops at the buffer limit
+    /// (10⁷ spheres were refused for that 2 MiB).
+    #[test]
+    fn chunked_span_stops_at_the_buffer_limit() {
+        let log2 = chunk_log2_for(2047 << 20);
+        assert_eq!(log2, 30);
+        assert_eq!(chunked_span(4, log2, 4094 << 20), 4094 << 20);
+        assert_eq!(chunked_span(2, log2, 4094 << 20), 2 << 30);
+        // lavapipe: 128 MiB bindings, 2047 MiB buffers.
+        assert_eq!(chunked_span(8, chunk_log2_for(128 << 20), 2047 << 20), 1 << 30);
+    }
 }

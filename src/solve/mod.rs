@@ -715,7 +715,7 @@ impl Solve {
     /// segments).
     pub fn max_capacity_for(ctx: &GpuContext, layout: Layout) -> u64 {
         let (segments, nv_segments) = layout.segments();
-        let bytes = |array: &str| (ShaderSource::chunks_of(array) as u64) << ctx.chunk_log2();
+        let bytes = |array: &str| ctx.chunked_capacity(ShaderSource::chunks_of(array));
         (bytes("gam") / (segments * 16))
             .min(bytes("nv") / (nv_segments * 16))
             .min(bytes("prev") / 8 - 1)
