@@ -546,6 +546,16 @@ pub struct LinePanel {
 /// Draws stacked line panels into one PNG at `path` (used by `bristlecone patch` and the
 /// patch figures). Panels with nothing to draw are dropped; `Ok(false)` if none is left.
 pub fn plot_lines(path: &Path, panels: Vec<LinePanel>) -> Result<bool, PlotError> {
+    plot_panels(path, panels, YScale::Linear)
+}
+
+/// [`plot_lines`] with every panel's y axis logarithmic (non-positive points dropped): for
+/// costs that span decades, such as a benchmark ladder's ms per step.
+pub fn plot_lines_log(path: &Path, panels: Vec<LinePanel>) -> Result<bool, PlotError> {
+    plot_panels(path, panels, YScale::Log)
+}
+
+fn plot_panels(path: &Path, panels: Vec<LinePanel>, scale: YScale) -> Result<bool, PlotError> {
     ensure_font()?;
     let panels: Vec<Panel> = panels
         .into_iter()
@@ -555,7 +565,7 @@ pub fn plot_lines(path: &Path, panels: Vec<LinePanel>) -> Result<bool, PlotError
                 .into_iter()
                 .map(|(label, points)| Series { label, points })
                 .collect();
-            let mut p = Panel::new(&lp.title, &lp.y_label, YScale::Linear, series);
+            let mut p = Panel::new(&lp.title, &lp.y_label, scale, series);
             p.x_label = lp.x_label;
             p.finish()
         })

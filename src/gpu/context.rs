@@ -368,6 +368,9 @@ mod tests {
         assert_eq!(chunked_span(4, log2, 4094 << 20), 4094 << 20);
         assert_eq!(chunked_span(2, log2, 4094 << 20), 2 << 30);
         // lavapipe: 128 MiB bindings, 2047 MiB buffers.
-        assert_eq!(chunked_span(8, chunk_log2_for(128 << 20), 2047 << 20), 1 << 30);
+        assert_eq!(
+            chunked_span(8, chunk_log2_for(128 << 20), 2047 << 20),
+            1 << 30
+        );
     }
 }
