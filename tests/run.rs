@@ -395,3 +395,62 @@ fn the_software_adapters_thread_count_changes_no_bit() {
         stats_without_wall(&dirs[1].path().join("stats.csv"))
     );
 }
+
+/// Collects the run's progress messages (warnings).
+#[derive(Default)]
+struct Messages(Vec<String>);
+
+impl bristlecone::run::Progress for Messages {
+    fn message(&mut self, msg: &str) {
+        self.0.push(msg.to_string());
+    }
+}
+
+/// A sphere that crosses the contact envelope in one step (−20 m/s at dt = 1 ms, 1 mm above
+/// a plane) ends its step 19 mm inside it: the run warns once, naming the step and the
+/// depth. The same sphere set down at 0.1 m/s is held and gives no warning.
+#[test]
+fn a_penetration_the_solver_did_not_hold_is_warned_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let warnings = |speed: f64| {
+        let scene = dir.path().join(format!("drop_{speed}.toml"));
+        std::fs::write(
+            &scene,
+            format!(
+                "[simulation]\ndt = 1e-3\nsteps = 30\n[[material]]\nname = \"m\"\n\
+                 density = 2500.0\nfriction = 0.5\n[[boundary]]\nkind = \"plane\"\n\
+                 point = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\n[[body]]\nradius = 0.01\n\
+                 position = [0.0, 0.0, 0.011]\nvelocity = [0.0, 0.0, -{speed}]\n\
+                 [output]\nframe_every = 30\n"
+            ),
+        )
+        .unwrap();
+        let opts = RunOptions {
+            out_dir: Some(dir.path().join(format!("out_{speed}"))),
+            steps: None,
+            resume: None,
+        };
+        let mut m = Messages::default();
+        run_scene(
+            shared_context(),
+            &scene,
+            &opts,
+            &AtomicBool::new(false),
+            &mut m,
+        )
+        .unwrap();
+        m.0.into_iter()
+            .filter(|w| w.contains("penetrates"))
+            .collect::<Vec<_>>()
+    };
+    let fast = warnings(20.0);
+    assert_eq!(fast.len(), 1, "{fast:?}");
+    assert!(
+        fast[0].starts_with("warning: step 2: a contact penetrates 1.9"),
+        "{}",
+        fast[0]
+    );
+    assert!(fast[0].contains("max_iterations"), "{}", fast[0]);
+    let gentle = warnings(0.1);
+    assert!(gentle.is_empty(), "{gentle:?}");
+}
