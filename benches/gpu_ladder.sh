@@ -4,7 +4,9 @@
 # adapter. Built here, carried there with the Vulkan loader (.gl, see the device notes):
 #   cargo build --release && cargo test --release --no-run
 #   run: benches/gpu_ladder.sh target/release/deps/suite-<hash>
-#   carry: .gl, target/release/bristlecone, that suite binary
+#   carry: .gl, target/release/bristlecone, that suite binary (and any BENCHES binaries)
+# PARTS (default "ladder rest default suite"), SIZES, REST_SIZES, REST_ARGS and BENCHES
+# choose what runs.
 # Each part runs under its own timeout so a slow one cannot cost the others; what comes back
 # is at most eight files under $OUT.
 set -u
@@ -17,6 +19,7 @@ PARTS=${PARTS:-ladder rest default suite}
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 BC=target/release/bristlecone
 W=/tmp/gpu_ladder_work
+rm -rf "$W"
 mkdir -p "$OUT" "$W"
 
 if ls .gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan; then
@@ -55,7 +58,15 @@ has default && timeout 60 $BC run assets/scenes/default.toml --out "$W/default" 
 echo "default exit $? wall $((($(date +%s%N) - start) / 1000000)) ms" >>"$OUT/default.log"
 cp "$W/default/stats.csv" "$OUT/default_stats.csv" 2>/dev/null
 
-# 4. The test suite on this adapter: every GPU stage against its CPU twin.
+# 4. Criterion-free bench binaries named in BENCHES (cargo bench --no-run; carry each):
+#    e.g. the per-dispatch cost and the one-workgroup crossover, benches/dispatch.rs, fused.rs.
+for b in ${BENCHES:-}; do
+    echo "=== $b" >>"$OUT/benches.log"
+    timeout 120 "$b" --bench >>"$OUT/benches.log" 2>&1
+    echo "exit $?" >>"$OUT/benches.log"
+done
+
+# 5. The test suite on this adapter: every GPU stage against its CPU twin.
 if [ -n "$SUITE" ] && has suite; then
     timeout 140 "$SUITE" --test-threads 16 >"$OUT/suite.log" 2>&1
     echo "suite exit $?" >>"$OUT/suite.log"
@@ -64,6 +75,7 @@ fi
 echo "=== ladder"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/ladder.log"
 echo "=== rest"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/rest.log"
 echo "=== default"; tail -4 "$OUT/default.log"
+[ -e "$OUT/benches.log" ] && tail -40 "$OUT/benches.log"
 if [ -n "$SUITE" ] && has suite; then
     echo "=== suite"; grep -E "^test result|FAILED|panicked" "$OUT/suite.log" | head -30; tail -1 "$OUT/suite.log"
 fi
