@@ -41,6 +41,14 @@ fn read(curves: &mut Curves, label: &str, path: &str) -> Result<(), String> {
     );
     for (i, line) in lines.enumerate().filter(|(_, l)| !l.is_empty()) {
         let f: Vec<&str> = line.split(',').collect();
+        if f.len() != header.len() {
+            return Err(format!(
+                "{path}:{}: {} fields, the header has {}",
+                i + 2,
+                f.len(),
+                header.len()
+            ));
+        }
         let num = |c: usize| -> Result<f64, String> {
             f.get(c).and_then(|v| v.parse().ok()).ok_or(format!(
                 "{path}:{}: column {} is not a number",
@@ -86,7 +94,7 @@ fn main() -> ExitCode {
     };
     let panels = vec![
         LinePanel {
-            title: "wall time per step (50-sweep cap, cold lattice)".into(),
+            title: "wall time per step".into(),
             x_label: "log10 grains".into(),
             y_label: "ms per step".into(),
             series: series(|r| r.0),

@@ -49,13 +49,19 @@ impl CopyKernel {
         run(1);
         run(reps)
     }
+
+    /// Bytes/s of the best of three timings of `reps` copies.
+    fn best_bandwidth(&self, ctx: &GpuContext, reps: u32) -> f64 {
+        let best = (0..3)
+            .map(|_| self.time(ctx, reps))
+            .fold(f64::MAX, f64::min);
+        self.bytes() as f64 * reps as f64 / best
+    }
 }
 
 /// Copy bandwidth in bytes/s over `n` vec4 elements (best of three timings).
 pub fn copy_bandwidth(ctx: &GpuContext, n: u32, reps: u32) -> Result<f64, GpuError> {
-    let k = CopyKernel::new(ctx, n)?;
-    let best = (0..3).map(|_| k.time(ctx, reps)).fold(f64::MAX, f64::min);
-    Ok(k.bytes() as f64 * reps as f64 / best)
+    Ok(CopyKernel::new(ctx, n)?.best_bandwidth(ctx, reps))
 }
 
 /// Copy bandwidth with as many copies per submission as fill `min_seconds` (at least 5): on
@@ -65,6 +71,5 @@ pub fn copy_bandwidth_for(ctx: &GpuContext, n: u32, min_seconds: f64) -> Result<
     let k = CopyKernel::new(ctx, n)?;
     let one = k.time(ctx, 1).max(1e-6);
     let reps = ((min_seconds / one).ceil() as u32).clamp(5, 2000);
-    let best = (0..3).map(|_| k.time(ctx, reps)).fold(f64::MAX, f64::min);
-    Ok(k.bytes() as f64 * reps as f64 / best)
+    Ok(k.best_bandwidth(ctx, reps))
 }
