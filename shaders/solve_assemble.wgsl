@@ -4,9 +4,15 @@
 // B_ii is N_ii with each body's inverse mass and inertia multiplied by its number of contacts
 // n_b. Since (Σ_c x_c)ᵀ A (Σ_c x_c) ≤ n Σ_c x_cᵀ A x_c, N ≤ blockdiag(B_ii) ≤ diag(3/η_i), so
 // projected Jacobi with step ω η_i converges for every ω < 2/3 whatever the contact graph
-// (Chrono's 3/trace(N_ii) diverges with ω = 0.3 once a body has more than ~6 contacts), and
-// APGD run in the metric diag(1/η) has a Lipschitz constant L ≤ 3 independent of masses,
-// sizes and coordination (η is a per-contact scalar, so the cone projection is unchanged).
+// (Chrono's 3/trace(N_ii) diverges with ω = 0.3 once a body has more than ~6 contacts).
+// APGD estimates and backtracks its own L, so a contact's step takes n_b = 1 instead
+// (COUNT_BOUND false): η_i = 3/trace(N_ii), the inverse mean diagonal, which preconditions
+// better where coordination varies (a bed's surface, walls, rattlers) — in the f64 twin the
+// 10⁴-sphere bench pile reaches 1e-4·‖p‖ in 979 sweeps instead of 1425 (benches/
+// precondition.rs). Its residual keeps the counted η (written to the record's rb.w), so the
+// tolerance means what it meant and the two solvers stop at the same accuracy (the step's η
+// there would weigh a spurious impulse on a grain with n_b contacts n_b times less). η is a
+// per-contact scalar either way, so the cone projection is unchanged.
 // the starting impulse γ⁰ (warm start: the previous step's impulse of the contact with the
 // same key (A, B, feature), found by binary search in the previous step's sorted key list);
 // and, at the end of a solve, the copy of this step's keys and impulses for the next one.
@@ -19,7 +25,8 @@
 // cone) exists only when the table has one (params.model.z).
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
-@group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
+// rb.w of a contact: the residual's η (APGD; see the header).
+@group(0) @binding(1) var<storage, read_write> contacts: array<Contact>; // chunked(4)
 @group(0) @binding(2) var<storage, read> counts: array<u32>;
 @group(0) @binding(3) var<storage, read> rot: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> mass_props: array<vec4<f32>>;
@@ -384,8 +391,9 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     var nr = normal_rows(m, c.n_gap.w, dt);
     var e_t = tangent_compliance(m, dt);
     // E adds to the diagonal bound: N + E ≤ diag(tr + E_n + E_T) (see the header).
-    let tr = contact_count(a) * trace_share(a, ra, n, u, w)
-        + contact_count(b) * trace_share(b, rb, n, u, w);
+    let sa = trace_share(a, ra, n, u, w);
+    let sb = trace_share(b, rb, n, u, w);
+    let tr = contact_count(a) * sa + contact_count(b) * sb;
     let live = tr > 0.0 && nr.x >= 0.0;
     let id = u32(m.x);
     let stateful = id == MODEL_TANH || id == MODEL_LUGRE;
@@ -419,11 +427,17 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         pt = vt + t.off;
     }
     var eta = select(0.0, 3.0 / (tr + nr.x + e_t), live);
+    // APGD's step: the plain diagonal (the header); the residual keeps eta.
+    var eta_step = select(eta, select(0.0, 3.0 / (sa + sb + nr.x + e_t), live), !COUNT_BOUND);
     if HAS_ROLL {
         // Rows 3–5 live: the 6-row block's bound halves the linear rows' step.
         if assemble_ext(i, c, live, last.x) {
             eta = 1.5 / (tr + nr.x + e_t);
+            eta_step = eta;
         }
+    }
+    if !COUNT_BOUND {
+        contacts_put(i, Contact(c.n_gap, c.ra, vec4<f32>(c.rb.xyz, eta), c.ids));
     }
     let boxed = id == MODEL_BRISTLE && m.w > 0.0;
     if boxed {
@@ -438,7 +452,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     }
     g0.w = c.ra.w; // μ for the steps (common/solve_sweep.wgsl `mu_in_w`)
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
-    rhs[i] = vec4<f32>(p, eta);
+    rhs[i] = vec4<f32>(p, eta_step);
     if HAS_AUX {
         gam_put(SEG_AUX * cap + i, vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t));
     }

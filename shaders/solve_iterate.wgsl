@@ -130,7 +130,7 @@ fn outer_offset(
         rhs[i] = vec4<f32>(p, q.w);
         nv_put(SEG_NGAMMA * cap + i, ng);
         let g = gam_at(SEG_GAMMA * cap + i);
-        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), row_eta(i, c, q.w), c, i);
+        let r2 = residual_sq(g, ng + vec4<f32>(p, 0.0), row_eta(i, c, res_eta(c, q.w)), c, i);
         v = vec4<f32>(r2, 0.0, select(0.0, 1.0, moved), max(-c.n_gap.w, 0.0));
         if HAS_ROLL {
             v.x += ext_restart(c, i);

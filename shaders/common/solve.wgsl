@@ -43,6 +43,10 @@ const SEG_GAMMA: u32 = 0u;
 // Whether the iterates have 4 `gam` and 3 `nv` slots (segments 0–3, 0–2); false: plain
 // Jacobi, every slot is segment 0.
 override SLOTS: bool = true;
+// Whether a contact's step η carries the per-body contact counts n_b of projected Jacobi's
+// bound (solve_assemble); false (APGD): the step takes the plain diagonal and the residual
+// the counted η from the record's rb.w (`res_eta` in common/solve_sweep.wgsl).
+override COUNT_BOUND: bool = false;
 // Row layout aux (see solve_assemble): x = p_n before the correction, y = the correction s.
 override SEG_AUX: u32 = 4u;
 // Whether the aux segment exists (src/solve `Layout::aux`): plain Coulomb contacts with the

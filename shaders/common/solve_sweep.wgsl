@@ -110,6 +110,16 @@ fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
     return vec4<f32>(eta);
 }
 
+// The η of constraint i's residual: with APGD (!COUNT_BOUND) a contact's step η is the plain
+// diagonal's and its residual keeps the count-scaled one, which assembly wrote to rb.w, so
+// the tolerance means the same for both solvers (solve_assemble's header).
+fn res_eta(c: Contact, eta: f32) -> f32 {
+    if !COUNT_BOUND && !is_joint(c.ids.w) && !is_patch(c) {
+        return c.rb.w;
+    }
+    return eta;
+}
+
 // Σ_k d_k² / η_k over the rows (the metric diag(1/η)).
 fn sq_over_eta(d: vec4<f32>, e: vec4<f32>, c: Contact) -> f32 {
     if is_joint(c.ids.w) || is_patch(c) {
@@ -261,7 +271,8 @@ fn product_init_item(i: u32) -> vec4<f32> {
     let ng = product_e(c, i, g);
     nv_put(SEG_NGAMMA * cap + i, ng);
     let q = rhs[i];
-    var v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), row_eta(i, c, q.w), c, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
+    let e = row_eta(i, c, res_eta(c, q.w));
+    var v = vec4<f32>(residual_sq(g, ng + vec4<f32>(q.xyz, 0.0), e, c, i), 0.0, 0.0, max(-c.n_gap.w, 0.0));
     if HAS_ROLL {
         v.x += ext_restart(c, i);
     }
@@ -389,7 +400,7 @@ fn product_trial_item(i: u32) -> vec4<f32> {
     let q = rhs[i];
     let p = vec4<f32>(q.xyz, 0.0);
     let e = row_eta(i, c, q.w);
-    let r2 = residual_sq(t, nt + p, e, c, i);
+    let r2 = residual_sq(t, nt + p, row_eta(i, c, res_eta(c, q.w)), c, i);
     var v = vec4<f32>(r2, 0.0, 0.0, 0.0);
     if params.counts.z != 0u {
         let ny = nv_slot(s.ny, i);

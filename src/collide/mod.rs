@@ -154,7 +154,8 @@ pub struct ContactRecord {
     pub n_gap: [f32; 4],
     /// Contact point − centre of A, w = μ.
     pub ra: [f32; 4],
-    /// Contact point − centre of B, w = 0.
+    /// Contact point − centre of B; w = 0 from collision (a patch block's radius; with APGD,
+    /// assembly writes a contact's residual η there, see `shaders/solve_assemble.wgsl`).
     pub rb: [f32; 4],
     /// A, B, feature, (material A << 16) | material B.
     pub ids: [u32; 4],

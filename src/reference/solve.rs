@@ -370,7 +370,8 @@ impl<'a> Schur<'a> {
 
 /// p_i = [max(Φ/dt, −v_recover), 0, 0] + D_iᵀ v*, η_i = 3/trace(B_ii), where B_ii is N_ii with
 /// each body's inverse mass and inertia multiplied by its number of contacts n_b (≥ 1), so that
-/// N ≤ blockdiag(B) ≤ diag(3/η) (see `shaders/solve_assemble.wgsl`).
+/// N ≤ blockdiag(B) ≤ diag(3/η) (see `shaders/solve_assemble.wgsl`): projected Jacobi's η (an
+/// APGD solve steps with n_b = 1, see [`solve`]).
 pub fn assemble(
     bodies: &[Body64],
     contacts: &[Contact],
@@ -393,7 +394,7 @@ pub fn assemble_models(
     rigid: rows::RigidOffset,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    let a = assemble_rows(bodies, contacts, dt, rigid, models, None, &[], &[]);
+    let a = assemble_rows(bodies, contacts, dt, rigid, models, None, &[], &[], false);
     (a.p, a.eta, a.compliance)
 }
 
@@ -411,6 +412,9 @@ struct Assembled {
     state: Vec<[f64; 3]>,
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
     eta_rows: Vec<Vec3>,
+    /// The residual's per-row scaling: `eta_rows`, but an APGD contact's count-scaled η
+    /// (its step takes the plain diagonal; `res_eta` in shaders/common/solve_sweep.wgsl).
+    res_rows: Vec<Vec3>,
     /// Rows 3–5 of every contact when the table has rolling or spinning resistance (empty
     /// otherwise; joint blocks have none).
     ext: Vec<ExtRows>,
@@ -476,6 +480,7 @@ fn assemble_rows(
     warm: Option<(WarmStart, bool)>,
     joint_offsets: &[Vec3],
     dist_sums: &[Option<[f64; 7]>],
+    apgd: bool,
 ) -> Assembled {
     let nc = contacts.len();
     let joints = !joint_offsets.is_empty();
@@ -490,6 +495,7 @@ fn assemble_rows(
         models: Vec::with_capacity(nc),
         state: Vec::with_capacity(nc),
         eta_rows: Vec::with_capacity(nc),
+        res_rows: Vec::with_capacity(nc),
         ext: Vec::new(),
         patch: Vec::with_capacity(nc),
         coupling: Vec::with_capacity(nc),
@@ -524,6 +530,7 @@ fn assemble_rows(
             out.p.push(q);
             out.eta.push(e);
             out.eta_rows.push(rows);
+            out.res_rows.push(rows);
             out.compliance.push([0.0; 3]);
             out.mu.push(0.0);
             out.radius.push(-1.0);
@@ -587,7 +594,8 @@ fn assemble_rows(
                     })
                     .sum::<f64>()
         };
-        let tr = nb(c.ids[0]) * share(a, ra) + nb(c.ids[1]) * share(b, rb);
+        let (sa, sb) = (share(a, ra), share(b, rb));
+        let tr = nb(c.ids[0]) * sa + nb(c.ids[1]) * sb;
         let active = active && tr > 0.0;
         let stateful = model.0 == rows::MODEL_TANH || model.0 == rows::MODEL_LUGRE;
         let hc_v0 = compliant::needs_impact_speed(model, phys);
@@ -627,6 +635,12 @@ fn assemble_rows(
             state = t.state;
         }
         let mut eta = if active { 3.0 / (tr + e + e_t) } else { 0.0 };
+        // APGD's step: the plain diagonal (n_b = 1); the residual keeps the counted η.
+        let mut eta_step = match (apgd, active) {
+            (true, true) => 3.0 / (sa + sb + e + e_t),
+            (true, false) => 0.0,
+            (false, _) => eta,
+        };
         if rolling {
             let (ma, mb) = rows::contact_materials(c.ids[3]);
             let m = |k: usize| models[k.min(models.len() - 1)];
@@ -635,18 +649,20 @@ fn assemble_rows(
             if x.eta > 0.0 {
                 // The 6-row block's bound halves the linear rows' step.
                 eta = 1.5 / (tr + e + e_t);
+                eta_step = eta;
             }
             out.ext.push(x);
         }
         out.compliance.push([e, e_t, e_t]);
         out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
-        out.eta.push(eta);
+        out.eta.push(eta_step);
         out.mu.push(mu);
         out.radius.push(radius);
         out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
         out.models.push((model, ext));
         out.state.push(state);
-        out.eta_rows.push([*out.eta.last().unwrap(); 3]);
+        out.eta_rows.push([eta_step; 3]);
+        out.res_rows.push([eta; 3]);
         out.patch.push(None);
     }
     out
@@ -752,6 +768,7 @@ fn assemble_patch(
     out.p.push(add(v, pr.offset));
     out.eta.push(eta[0]);
     out.eta_rows.push([eta[0], eta[1], eta[1]]);
+    out.res_rows.push([eta[0], eta[1], eta[1]]);
     out.compliance.push([pr.e[0], pr.e[1], pr.e[1]]);
     out.mu.push(0.0);
     out.radius.push(pr.radius);
@@ -805,6 +822,7 @@ fn assemble_dist_patch(
         out.p.push(v);
         out.eta.push(0.0);
         out.eta_rows.push([0.0; 3]);
+        out.res_rows.push([0.0; 3]);
         out.compliance.push([0.0; 3]);
         out.radius.push(0.0);
         out.warm.push(Some([0.0; 3]));
@@ -816,6 +834,7 @@ fn assemble_dist_patch(
     out.p.push(add(v, dr.offset));
     out.eta.push(dr.eta[0]);
     out.eta_rows.push([dr.eta[0], eta_t, eta_t]);
+    out.res_rows.push([dr.eta[0], eta_t, eta_t]);
     out.compliance.push([dr.e[0][0], dr.e[1][1], dr.e[2][2]]);
     out.coupling.pop();
     out.coupling.push([dr.e[0][1], dr.e[0][2], dr.e[1][2]]);
@@ -896,6 +915,8 @@ struct Sweeps<'a> {
     radius: &'a [f64],
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
     eta_rows: &'a [Vec3],
+    /// The residual's per-row scaling (see `Assembled::res_rows`).
+    res_rows: &'a [Vec3],
     /// Bounds (spin, roll) of the constraints that are a contact's rows 3–5.
     ext_bounds: &'a [Option<[f64; 2]>],
     /// The patch radius r of the constraints that are patch blocks.
@@ -935,7 +956,7 @@ impl Sweeps<'_> {
     fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
         (0..g.len())
             .map(|i| {
-                let r = residual_row(g[i], self.grad(ng, i), self.eta_rows[i], |x| {
+                let r = residual_row(g[i], self.grad(ng, i), self.res_rows[i], |x| {
                     self.project(x, i)
                 });
                 dot(r, r)
@@ -1099,7 +1120,29 @@ pub fn solve_with_patch_sums(
     models: &[MaterialRow],
     dist_sums: &[Option<[f64; 7]>],
 ) -> SolveOutput {
-    solve_inner(bodies, contacts, settings, dt, warm, models, &[], dist_sums)
+    solve_inner(
+        bodies,
+        contacts,
+        settings,
+        dt,
+        warm,
+        models,
+        &[],
+        dist_sums,
+        false,
+    )
+}
+
+/// [`solve`] with APGD stepping by projected Jacobi's count-scaled η instead of the plain
+/// diagonal (the step before; `benches/precondition.rs` compares the two).
+pub fn solve_counted_step(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+) -> SolveOutput {
+    solve_inner(bodies, contacts, settings, dt, warm, &[], &[], &[], true)
 }
 
 /// [`solve_models`] for contacts followed by joint blocks (the last `joint_offsets.len()`
@@ -1122,6 +1165,7 @@ pub fn solve_all(
         models,
         joint_offsets,
         &[],
+        false,
     )
 }
 
@@ -1135,6 +1179,7 @@ fn solve_inner(
     models: &[MaterialRow],
     joint_offsets: &[Vec3],
     dist_sums: &[Option<[f64; 7]>],
+    counted_step: bool,
 ) -> SolveOutput {
     let rigid = rows::RigidOffset {
         v_recover: settings.recovery_speed as f64,
@@ -1150,6 +1195,7 @@ fn solve_inner(
         warm.map(|w| (w, settings.warm_start)),
         joint_offsets,
         dist_sums,
+        settings.kind == SolverKind::Apgd && !counted_step,
     );
     let n_tol = contacts.len();
     let mut rs = RowSet::new(&mut asm, contacts, !joint_offsets.is_empty());
@@ -1218,6 +1264,7 @@ struct RowSet {
     p: Vec<Vec3>,
     eta: Vec<f64>,
     eta_rows: Vec<Vec3>,
+    res_rows: Vec<Vec3>,
     compliance: Vec<Vec3>,
     mu: Vec<f64>,
     radius: Vec<f64>,
@@ -1238,6 +1285,7 @@ impl RowSet {
             p: std::mem::take(&mut asm.p),
             eta: std::mem::take(&mut asm.eta),
             eta_rows: std::mem::take(&mut asm.eta_rows),
+            res_rows: std::mem::take(&mut asm.res_rows),
             compliance: std::mem::take(&mut asm.compliance),
             mu: std::mem::take(&mut asm.mu),
             radius: std::mem::take(&mut asm.radius),
@@ -1263,6 +1311,7 @@ impl RowSet {
             rs.p.push(x.p);
             rs.eta.push(x.eta);
             rs.eta_rows.push([x.eta; 3]);
+            rs.res_rows.push([x.eta; 3]);
             rs.compliance.push([0.0; 3]);
             rs.mu.push(0.0);
             rs.radius.push(-1.0);
@@ -1367,6 +1416,7 @@ fn solve_cone_problems(
             mu: &rs.mu,
             radius: &rs.radius,
             eta_rows: &rs.eta_rows,
+            res_rows: &rs.res_rows,
             ext_bounds: &rs.ext_bounds,
             patch_r: &rs.patch_r,
             n_tol,

@@ -199,12 +199,13 @@ impl Layout {
         }
     }
 
-    fn constants(&self) -> [(&'static str, f64); 4] {
+    fn constants(&self) -> [(&'static str, f64); 5] {
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
         let (aux, state) = self.indices();
         [
             ("HAS_AUX", flag(self.aux)),
             ("SLOTS", flag(self.slots())),
+            ("COUNT_BOUND", flag(!self.apgd)),
             ("SEG_AUX", f64::from(aux)),
             ("SEG_STATE", f64::from(state)),
         ]
