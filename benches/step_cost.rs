@@ -12,7 +12,8 @@
 //!
 //! `BRISTLECONE_STEP_SCALE` (default 0.3: 900 grains), `BRISTLECONE_STEP_STEPS` (default
 //! 600) and `BRISTLECONE_STEP_VARIANTS` (default `generic,special`; also `whole`: the special
-//! pipelines recording the whole sweep cap in every solve, `cap=N`, `tol=X`).
+//! pipelines recording the whole sweep cap in every solve, `counted`: APGD's step with the
+//! count-scaled η it took before the plain diagonal, `cap=N`, `tol=X`).
 
 mod common;
 
@@ -71,12 +72,16 @@ fn main() {
                     false
                 }
                 None if name == "generic" => true,
-                None if name == "special" || name == "whole" => false,
-                _ => panic!("unknown variant {name} (generic, special, whole, cap=N, tol=X)"),
+                None if name == "special" || name == "whole" || name == "counted" => false,
+                _ => panic!(
+                    "unknown variant {name} (generic, special, whole, counted, cap=N, tol=X)"
+                ),
             };
             let cap = solver.max_iterations;
             let mut sim = Simulation::new(ctx.clone(), &state, st).expect("simulation");
             sim.set_generic_solver(generic);
+            // `counted`: APGD's step with the count-scaled η (before the plain diagonal).
+            sim.set_counted_step(name == "counted");
             // `whole`: every solve records the whole sweep cap (no adaptive budget).
             sim.adaptive_sweeps = name != "whole";
             let timed = sim.set_stage_timing(true);

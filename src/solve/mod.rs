@@ -199,13 +199,12 @@ impl Layout {
         }
     }
 
-    fn constants(&self) -> [(&'static str, f64); 5] {
+    fn constants(&self) -> [(&'static str, f64); 4] {
         let flag = |b: bool| if b { 1.0 } else { 0.0 };
         let (aux, state) = self.indices();
         [
             ("HAS_AUX", flag(self.aux)),
             ("SLOTS", flag(self.slots())),
-            ("COUNT_BOUND", flag(!self.apgd)),
             ("SEG_AUX", f64::from(aux)),
             ("SEG_STATE", f64::from(state)),
         ]
@@ -329,6 +328,8 @@ pub struct Solve {
     kernels: OnceLock<SolveKernels>,
     /// Benchmarks: compile every path in, whatever the scene ([`Solve::set_generic`]).
     generic: bool,
+    /// Benchmarks: APGD steps with the count-scaled η ([`Solve::set_counted_step`]).
+    counted_step: bool,
     /// The GPU layout of a sweep's product lanes ([`Solve::set_gpu_lanes`]).
     gpu_lanes: bool,
     /// Record the next solves in one workgroup (solve_fused; see [`Solve::set_fused`]).
@@ -408,6 +409,9 @@ pub struct Specialisation {
     /// How a sweep's product lanes take their constraints: GPU (4 or more each, strided) or
     /// CPU adapter (16 or more each, consecutive); see [`Solve::set_gpu_lanes`].
     pub gpu_lanes: bool,
+    /// APGD steps with projected Jacobi's count-scaled η, as before the plain diagonal (for
+    /// benchmarks, [`Solve::set_counted_step`]).
+    pub counted_step: bool,
 }
 
 impl Specialisation {
@@ -422,6 +426,8 @@ impl Specialisation {
             ("PER_LANE_MIN", if self.gpu_lanes { 4.0 } else { 16.0 }),
             ("LANES_STRIDED", f(self.gpu_lanes)),
             ("PARTS_MAX", PARTS_MAX as f64),
+            // The step's η with contact counts: Jacobi's bound (solve_assemble's header).
+            ("COUNT_BOUND", f(!self.layout.apgd || self.counted_step)),
         ];
         c.extend(self.layout.constants());
         c
@@ -515,6 +521,7 @@ impl Solve {
             n_bodies: bodies.count,
             kernels: OnceLock::new(),
             generic: false,
+            counted_step: false,
             gpu_lanes: ctx.info.device_type != wgpu::DeviceType::Cpu,
             fused: false,
             tail: true,
@@ -615,6 +622,7 @@ impl Solve {
             patches: self.any_patch,
             layout: self.c.layout,
             gpu_lanes: self.gpu_lanes,
+            counted_step: self.counted_step,
         }
     }
 
@@ -636,6 +644,14 @@ impl Solve {
     pub fn set_generic(&mut self, on: bool) {
         let before = self.specialisation();
         self.generic = on;
+        self.respecialise(before);
+    }
+
+    /// For benchmarks: APGD steps with projected Jacobi's count-scaled η (the step before
+    /// the plain diagonal, solve_assemble's header) when `on`; the residual is the same.
+    pub fn set_counted_step(&mut self, on: bool) {
+        let before = self.specialisation();
+        self.counted_step = on;
         self.respecialise(before);
     }
 

@@ -934,6 +934,14 @@ impl Simulation {
         }
     }
 
+    /// For benchmarks: APGD steps with the count-scaled η as before the plain diagonal
+    /// ([`crate::solve::Solve::set_counted_step`]).
+    pub fn set_counted_step(&mut self, on: bool) {
+        if let Some(c) = self.contact.as_mut() {
+            c.solve.set_counted_step(on);
+        }
+    }
+
     /// For benchmarks: wall seconds of one submission that runs collision on the current
     /// state, the set-up of a solve and `repeats` dispatches of one sweep kernel
     /// ([`crate::solve::Solve::record_kernel_repeats`]); the state does not advance.
