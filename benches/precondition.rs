@@ -66,8 +66,12 @@ fn main() {
         };
         let t = Instant::now();
         let now = sweeps_to(&cpu::solve(&bodies, &contacts, &settings, DT, None), &xs);
+        let counted = cpu::Extra {
+            counted_step: true,
+            ..cpu::Extra::default()
+        };
         let before = sweeps_to(
-            &cpu::solve_counted_step(&bodies, &contacts, &settings, DT, None),
+            &cpu::solve_with(&bodies, &contacts, &settings, DT, None, counted),
             &xs,
         );
         let show = |v: &[Option<usize>]| {

@@ -1120,29 +1120,12 @@ pub fn solve_with_patch_sums(
     models: &[MaterialRow],
     dist_sums: &[Option<[f64; 7]>],
 ) -> SolveOutput {
-    solve_inner(
-        bodies,
-        contacts,
-        settings,
-        dt,
-        warm,
+    let extra = Extra {
         models,
-        &[],
         dist_sums,
-        false,
-    )
-}
-
-/// [`solve`] with APGD stepping by projected Jacobi's count-scaled η instead of the plain
-/// diagonal (the step before; `benches/precondition.rs` compares the two).
-pub fn solve_counted_step(
-    bodies: &[Body64],
-    contacts: &[Contact],
-    settings: &SolverSettings,
-    dt: f64,
-    warm: Option<WarmStart>,
-) -> SolveOutput {
-    solve_inner(bodies, contacts, settings, dt, warm, &[], &[], &[], true)
+        ..Extra::default()
+    };
+    solve_with(bodies, contacts, settings, dt, warm, extra)
 }
 
 /// [`solve_models`] for contacts followed by joint blocks (the last `joint_offsets.len()`
@@ -1156,31 +1139,44 @@ pub fn solve_all(
     models: &[MaterialRow],
     joint_offsets: &[Vec3],
 ) -> SolveOutput {
-    solve_inner(
-        bodies,
-        contacts,
-        settings,
-        dt,
-        warm,
+    let extra = Extra {
         models,
         joint_offsets,
-        &[],
-        false,
-    )
+        ..Extra::default()
+    };
+    solve_with(bodies, contacts, settings, dt, warm, extra)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn solve_inner(
+/// What a solve has besides its bodies and contacts ([`solve_with`]; all empty for plain
+/// contacts).
+#[derive(Clone, Copy, Default)]
+pub struct Extra<'a> {
+    /// The per-material model table.
+    pub models: &'a [MaterialRow],
+    /// Joint blocks: the last `joint_offsets.len()` records are joints (see [`solve_all`]).
+    pub joint_offsets: &'a [Vec3],
+    /// lugre_patch sums (see [`solve_with_patch_sums`]).
+    pub dist_sums: &'a [Option<[f64; 7]>],
+    /// APGD steps with projected Jacobi's count-scaled η instead of the plain diagonal, as
+    /// before (`benches/precondition.rs` compares the two).
+    pub counted_step: bool,
+}
+
+/// [`solve`] with everything a solve can have.
+pub fn solve_with(
     bodies: &[Body64],
     contacts: &[Contact],
     settings: &SolverSettings,
     dt: f64,
     warm: Option<WarmStart>,
-    models: &[MaterialRow],
-    joint_offsets: &[Vec3],
-    dist_sums: &[Option<[f64; 7]>],
-    counted_step: bool,
+    extra: Extra,
 ) -> SolveOutput {
+    let Extra {
+        models,
+        joint_offsets,
+        dist_sums,
+        counted_step,
+    } = extra;
     let rigid = rows::RigidOffset {
         v_recover: settings.recovery_speed as f64,
         slop: settings.slop as f64,
