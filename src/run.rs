@@ -23,7 +23,7 @@ use crate::io::{
     self, Checkpoint, Collection, ContactFrame, IoError, ParticleFrame, StatsRow, StatsWriter,
 };
 use crate::measure::{self, ContactForce, MassFlow, MeasurementId, MeasurementWriter};
-use crate::scene::{self, FrictionModel, MeasureKind, Scene, SceneError};
+use crate::scene::{self, MeasureKind, Scene, SceneError};
 use crate::setup;
 use crate::step::{Simulation, StepRecord};
 use writer::FrameSource;
@@ -953,15 +953,12 @@ const DEEP_PENETRATION: f64 = 0.1;
 
 impl OnceWarnings {
     fn new(scene: &Scene, state: &BodyState) -> Self {
-        let compliant = scene.materials.iter().any(|m| {
-            matches!(
-                m.model,
-                FrictionModel::Compliant { .. }
-                    | FrictionModel::HuntCrossley { .. }
-                    | FrictionModel::CompliantRestitution { .. }
-                    | FrictionModel::HuntCrossleyHertz { .. }
-            )
-        });
+        let rows: Vec<_> = scene
+            .materials
+            .iter()
+            .map(|m| crate::solve::rows::material_row(&m.model))
+            .collect();
+        let compliant = crate::solve::rows::has_compliant_normal(&rows);
         let smallest = (0..state.len())
             .filter(|&i| state.mass_props[i][3] > 0.0)
             .map(|i| state.pos[i][3] as f64)

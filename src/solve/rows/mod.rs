@@ -415,6 +415,13 @@ pub fn has_state(rows: &[MaterialRow]) -> bool {
     })
 }
 
+/// Whether a model table has a compliant normal row (Kelvin–Voigt or Hunt–Crossley, from
+/// parameters or physical quantities): its contacts penetrate by design.
+pub fn has_compliant_normal(rows: &[MaterialRow]) -> bool {
+    rows.iter()
+        .any(|r| matches!(r[0] as u32, MODEL_COMPLIANT | MODEL_HUNT_CROSSLEY))
+}
+
 /// Whether a model table has a patch model (collision emits patch records; the solver
 /// pipelines are built with `HAS_PATCHES`).
 pub fn has_patches(rows: &[MaterialRow]) -> bool {
@@ -772,4 +779,48 @@ pub fn normal_rows(model: PairModel, phi: f64, dt: f64, rigid: RigidOffset) -> (
 /// Material indices (A, B) packed in a contact record's `ids.w`.
 pub fn contact_materials(ids_w: u32) -> (usize, usize) {
     ((ids_w >> 16) as usize, (ids_w & 0xffff) as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every compliant normal model, in parameters or physical quantities, is one; friction
+    /// models with a rigid normal row are not (the run's penetration warning relies on it).
+    #[test]
+    fn compliant_normal_rows_are_recognised() {
+        let compliant = [
+            FrictionModel::Compliant {
+                stiffness: 1e6,
+                damping: 10.0,
+            },
+            FrictionModel::CompliantRestitution {
+                stiffness: 1e6,
+                restitution: 0.5,
+            },
+            FrictionModel::HuntCrossley {
+                stiffness: 1e8,
+                exponent: 1.5,
+                damping: 0.2,
+            },
+            FrictionModel::HuntCrossleyHertz {
+                youngs_modulus: 1e8,
+                poisson_ratio: 0.3,
+                restitution: 0.5,
+            },
+        ];
+        for m in &compliant {
+            let rows = [material_row(&FrictionModel::Coulomb), material_row(m)];
+            assert!(has_compliant_normal(&rows), "{m:?}");
+        }
+        let rigid = [
+            FrictionModel::Coulomb,
+            FrictionModel::Bristle { stiffness: 1e4 },
+            FrictionModel::Tanh {
+                slip_velocity: 1e-3,
+            },
+        ];
+        let rows: Vec<MaterialRow> = rigid.iter().map(material_row).collect();
+        assert!(!has_compliant_normal(&rows));
+    }
 }
