@@ -5,7 +5,8 @@
 // (host)       exclusive scan of body_offsets (bodies + 1 entries).
 // fill:        per contact (indirect): A entry at a fixed place (A's own rows are contiguous
 //              and ascending), B entry through the atomic cursor.
-// sort_b:      per body, sort of its B entries (in registers when at most 16). Every B
+// sort_b:      per body, sort of its B entries (in registers when at most 16, else a heap
+//              sort in place). Every B
 //              entry of a body precedes its A entries (rows are sorted by A, and A < B), so
 //              the row ends up ascending.
 // Entry = contact index * 2 + side (0: the body is A, 1: it is B).
@@ -91,15 +92,7 @@ fn sort_b(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     for (var m = 0u; m < ns; m++) {
         body_entries[s + m] = keys_pick(keys, m);
     }
-    // Longer rows (no lane enters the loop unless some lane's row is one).
-    let el = select(e, s, short);
-    for (var a = s + 1u; a < el; a++) {
-        let v = body_entries[a];
-        var k = a;
-        while k > s && body_entries[k - 1u] > v {
-            body_entries[k] = body_entries[k - 1u];
-            k -= 1u;
-        }
-        body_entries[k] = v;
-    }
+    // Longer rows: a heap sort in place (common/collide_keys.wgsl says why not an insertion
+    // sort; no lane enters its loops unless some lane's row is long).
+    entries_heap_sort(s, select(e - s, 0u, short));
 }

@@ -6,8 +6,8 @@
 // (host)    exclusive scan of offs (walls' rows first, see collide_walls.wgsl).
 // (grid)    collide_grid::finalize: contact count, overflow flag, needed size, indirect args.
 // write     (z = 2): the same loop writes the contacts at offs[nb*ng + i] + k, then sorts
-//           the row by (body B, feature) (insertion sort; rows are short), so the list is sorted
-//           by (A, B, feature). Sphere-only scenes: the loop notes the B ids and each record is
+//           the row by (body B, feature) (insertion sort for short rows, heap sort for long),
+//           so the list is sorted by (A, B, feature). Sphere-only scenes: the loop notes the B ids and each record is
 //           then written once, at its rank (`write_sphere_row`); the same list, bit for bit.
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
 // being visited (two neighbour cells may hash to the same slot). Large grains (slot T, see
@@ -28,8 +28,8 @@
 @group(0) @binding(9) var<storage, read> shapes: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read> pos: array<vec4<f32>>;
 // The CSR entries' buffer (collide_csr rewrites it after this stage): the write pass of a
-// sphere-only scene keeps each row's B ids there in visit order (see `write_sphere_row`).
-@group(0) @binding(11) var<storage, read_write> row_keys: array<u32>;
+// sphere-only scene keeps each row's B ids there (see `write_sphere_row`).
+@group(0) @binding(11) var<storage, read_write> body_entries: array<u32>;
 
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
@@ -573,7 +573,7 @@ fn spheres_only() -> bool {
 
 // What a visit does with each pair found: counts its contacts (COUNT) or writes them (WRITE);
 // in sphere-only scenes, one contact per pair and no call of `pair`, so no record-writing
-// code in the visit's loops: counts it (SPHERES) or notes B in row_keys (KEYS).
+// code in the visit's loops: counts it (SPHERES) or notes B in body_entries (KEYS).
 const COUNT: u32 = 0u;
 const WRITE: u32 = 1u;
 const KEYS: u32 = 2u;
@@ -582,7 +582,7 @@ const SPHERES: u32 = 3u;
 fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u32 {
     if mode == KEYS {
         if at < params.caps.x {
-            row_keys[at] = j;
+            body_entries[at] = j;
         }
         return 1u;
     }
@@ -613,14 +613,30 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
             let l0 = e.x - a.x;
             let l1 = l0 + e.y - a.y;
             let total = l1 + e.z - a.z;
-            for (var q = 0u; q < total; q++) {
-                let k = select(select(a.z + (q - l1), a.y + (q - l0), q < l1), a.x + q, q < l0);
-                let dx = select(select(2, 1, q < l1), 0, q < l0);
-                let j = sorted_idx[k];
-                let pj = sorted_pos[k];
-                if j > i && sphere_gap(pi, pj) <= env && all(cell_of(pj.xyz) == cl + vec3<i32>(dx, 0, 0)) {
-                    n += found(i, j, pi, pj, mode, base + n);
+            // Each pair found ends a scan of its own loop (as in `visit_large`: the narrow
+            // phase's loops then run once per pair, not once per grain passed).
+            var q = 0u;
+            loop {
+                var j = 0u;
+                var pj = vec4<f32>(0.0);
+                loop {
+                    if q >= total {
+                        break;
+                    }
+                    let k = select(select(a.z + (q - l1), a.y + (q - l0), q < l1), a.x + q, q < l0);
+                    let dx = select(select(2, 1, q < l1), 0, q < l0);
+                    j = sorted_idx[k];
+                    pj = sorted_pos[k];
+                    if j > i && sphere_gap(pi, pj) <= env && all(cell_of(pj.xyz) == cl + vec3<i32>(dx, 0, 0)) {
+                        break;
+                    }
+                    q++;
                 }
+                if q >= total {
+                    break;
+                }
+                n += found(i, j, pi, pj, mode, base + n);
+                q++;
             }
         }
     }
@@ -639,12 +655,22 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
 fn visit_large(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     let nb = params.counts.y;
     let env = params.grid.z;
+    let ng = params.counts.z;
     var n = 0u;
-    for (var j = i + 1u; j < params.counts.z; j++) {
-        let pj = pos[nb + j];
-        if sphere_gap(pi, pj) <= env {
-            n += found(i, j, pi, pj, mode, base + n);
+    var j = i + 1u;
+    loop {
+        // The next grain within reach, in a loop of its own: llvmpipe runs the loops of a
+        // branch no lane takes (once each) and counts them against its per-invocation loop
+        // limit (common/collide_keys.wgsl), so a test per grain with the narrow phase inside
+        // spent that limit ~20× faster than this scan does.
+        while j < ng && sphere_gap(pi, pos[nb + j]) > env {
+            j++;
         }
+        if j >= ng {
+            break;
+        }
+        n += found(i, j, pi, pos[nb + j], mode, base + n);
+        j++;
     }
     return n;
 }
@@ -701,27 +727,76 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         return;
     }
     let n = min(n_found, end - base);
-    // Insertion sort of the row by (body B, feature); a pair's features come ascending and
-    // contiguous, and the sort is stable, so comparing B alone keeps them in order.
-    for (var a = base + 1u; a < base + n; a++) {
+    // The row sorted by (body B, feature), keys distinct within a row: an insertion sort up
+    // to SHORT_ROW records (at most SHORT_ROW²/2 moves), a heap sort above (see
+    // common/collide_keys.wgsl for why).
+    let short = n <= SHORT_ROW;
+    for (var a = base + 1u; a < select(base, base + n, short); a++) {
         let c = contacts_at(a);
         var b = a;
-        while b > base && contacts_at(b - 1u).ids.y > c.ids.y {
+        while b > base && record_above(contacts_at(b - 1u).ids, c.ids) {
             contacts_put(b, contacts_at(b - 1u));
             b -= 1u;
         }
         contacts_put(b, c);
     }
+    records_heap_sort(base, select(n, 0u, short));
 }
 
-// Sphere-only write pass: the visit noted the row's B ids (visit order) in row_keys; each
+const SHORT_ROW: u32 = 32u;
+
+// Whether a record with ids x sorts after one with ids y: by B, then feature.
+fn record_above(x: vec4<u32>, y: vec4<u32>) -> bool {
+    return x.y > y.y || (x.y == y.y && x.z > y.z);
+}
+
+// Restores the max-heap below `root` in the records [base .. base + end).
+fn records_sift(base: u32, root0: u32, end: u32) {
+    var root = root0;
+    let top = contacts_at(base + root);
+    loop {
+        let l = 2u * root + 1u;
+        if l >= end {
+            break;
+        }
+        var m = l;
+        var cm = contacts_at(base + l);
+        if l + 1u < end {
+            let cr = contacts_at(base + l + 1u);
+            if record_above(cr.ids, cm.ids) {
+                m = l + 1u;
+                cm = cr;
+            }
+        }
+        if !record_above(cm.ids, top.ids) {
+            break;
+        }
+        contacts_put(base + root, cm);
+        root = m;
+    }
+    contacts_put(base + root, top);
+}
+
+// Heap sort of the row's n records by (B, feature) (n = 0: no loop entered).
+fn records_heap_sort(base: u32, n: u32) {
+    for (var k = n / 2u; k > 0u; k--) {
+        records_sift(base, k - 1u, n);
+    }
+    for (var e = n; e > 1u; e--) {
+        let top = contacts_at(base);
+        contacts_put(base, contacts_at(base + e - 1u));
+        contacts_put(base + e - 1u, top);
+        records_sift(base, 0u, e - 1u);
+    }
+}
+
+// Sphere-only write pass: the visit noted the row's B ids (visit order) in body_entries; each
 // contact goes straight to its place in B order, so no record is read back and moved (the
 // sort of `detect` costs more than the visit on lavapipe), and the 64 B record is written
 // once per contact, outside the visit's loops (where every lane of a SIMD group paid for the
 // store whenever one lane found a pair). A row of up to 16 ids is sorted in registers as it
-// is read (`keys_insert`); a longer one is ranked by reading the ids again for each (each
-// read is a loop over the lanes on llvmpipe: the register sort took the default scene's
-// collision from 5.7 to 5.4 ms per step).
+// is read (`keys_insert`: the default scene's collision 5.7 -> 5.4 ms per step against
+// ranking in storage); a longer one by a heap sort in place (common/collide_keys.wgsl).
 fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let nb = params.counts.y;
     let bi = nb + i;
@@ -734,25 +809,18 @@ fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let ns = select(0u, n, short);
     var keys = Keys(vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY));
     for (var m = 0u; m < ns; m++) {
-        keys = keys_insert(keys, row_keys[base + m]);
+        keys = keys_insert(keys, body_entries[base + m]);
     }
     for (var m = 0u; m < ns; m++) {
         let j = keys_pick(keys, m);
         contacts_put(base + m, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));
     }
-    // Long and ordered rows (no lane enters these loops unless some lane's row is one):
-    // each id's rank by counting the smaller ones.
+    // Long rows: heap-sorted in place (a large grain's row is in order already), then each
+    // record written at its place (no lane enters these loops unless some lane's row is long).
     let nl = select(n, 0u, short);
-    let slow = select(nl, 0u, ordered);
+    entries_heap_sort(base, select(nl, 0u, ordered));
     for (var m = 0u; m < nl; m++) {
-        let j = row_keys[base + m];
-        var rank = m;
-        if !ordered {
-            rank = 0u;
-            for (var q = 0u; q < slow; q++) {
-                rank += select(0u, 1u, row_keys[base + q] < j);
-            }
-        }
-        contacts_put(base + rank, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));
+        let j = body_entries[base + m];
+        contacts_put(base + m, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));
     }
 }

@@ -137,3 +137,51 @@ fn too_many_or_no_large_grains_keep_one_grid() {
     assert_eq!(plan.large, 0, "100 large grains > LARGE_MAX: one grid");
     assert!(plan.cell > 0.08);
 }
+
+/// A 700-contact row (a boulder in a shell of small grains, one grid): its visit order
+/// interleaves the cells, ~10⁵ inversions. lavapipe ends an invocation's loops once they have
+/// run 65 535 iterations in all, which cut an insertion sort short (the row came out partly
+/// unsorted, by how much depending on thread timing); the heap sort and the per-pair scans of
+/// collide_pairs stay far below that.
+#[test]
+fn a_long_row_comes_out_sorted_every_time() {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -1.0], 0.0)];
+    inits.push(BodyInit::sphere([0.0; 3], 0.05, 2500.0));
+    for _ in 0..700 {
+        let d = glam::DVec3::from_array([0; 3].map(|_| rng.random_range(-1.0..1.0f64)));
+        let p = (d.normalize() * 0.054).as_vec3().to_array();
+        inits.push(BodyInit::sphere(p, 0.005, 2500.0));
+    }
+    let state = BodyState::from_inits(&inits);
+    let ctx = shared_context();
+    let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+    let shapes = [BoundaryShape::Plane];
+    let mut c = Collide::new(&ctx, &bodies, &state, &shapes, &settings()).unwrap();
+    c.set_large_ratio(&ctx, &state, f32::INFINITY);
+    let mut first = None;
+    for run in 0..4 {
+        c.detect(&ctx).unwrap();
+        let list = c.read_contacts(&ctx).unwrap();
+        let keys: Vec<_> = list
+            .iter()
+            .map(|r| (r.ids[0], r.ids[1], r.ids[2]))
+            .collect();
+        let row = keys.iter().filter(|k| k.0 == 1).count();
+        assert_eq!(row, 700, "run {run}: the boulder touches every grain");
+        let out = keys.windows(2).filter(|w| w[0] >= w[1]).count();
+        assert_eq!(out, 0, "run {run}: {out} records out of order");
+        let csr = c.read_csr(&ctx).unwrap();
+        let unsorted = csr.0.windows(2).any(|o| {
+            let r = &csr.1[o[0] as usize..o[1] as usize];
+            r.windows(2).any(|w| w[0] >= w[1])
+        });
+        assert!(!unsorted, "run {run}: a CSR row out of order");
+        let bytes = bytemuck::cast_slice::<_, u8>(&list).to_vec();
+        assert_eq!(
+            first.get_or_insert(bytes.clone()),
+            &bytes,
+            "run {run} differs"
+        );
+    }
+}
