@@ -107,11 +107,19 @@ fn sweeps_done(lid: u32) -> u32 {
     return workgroupUniformLoad(&sh_iters);
 }
 
-// Sweeps from the current state until converged or `stab.z` (max_iterations) sweeps in all.
+// Whether the solve has ended: converged, or `stab.z` (max_iterations) sweeps in all.
+fn solve_ended(lid: u32) -> bool {
+    return uniform_state(lid).y != 0u || sweeps_done(lid) >= u32(params.stab.z);
+}
+
+// Sweeps from the current state until the solve ends, or `stab.w` sweeps in this dispatch
+// when that is not 0 (a CPU adapter: llvmpipe cuts an invocation's loops short after 65 535
+// iterations in all, src/solve `sweeps_per_dispatch`; the next dispatch goes on).
 fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
-    let cap = u32(params.stab.z);
+    let per = u32(params.stab.w);
+    let stop = select(0xffffffffu, sweeps_done(lid) + per, per != 0u);
     loop {
-        if uniform_state(lid).y != 0u || sweeps_done(lid) >= cap {
+        if solve_ended(lid) || sweeps_done(lid) >= stop {
             break;
         }
         per_constraint(lid, select(2u, 1u, apgd), n);
@@ -149,8 +157,27 @@ fn solve_fused(@builtin(local_invocation_index) lid: u32) {
         sync();
     }
     sweeps_until_done(lid, apgd, ng, n);
-    // The returned impulses into slot 0.
-    per_constraint(lid, 0u, n);
+    return_impulses(lid, n);
+}
+
+// The returned impulses into slot 0, once the solve has ended (else `solve_more` does it).
+fn return_impulses(lid: u32, n: u32) {
+    if solve_ended(lid) {
+        per_constraint(lid, 0u, n);
+    }
+}
+
+// The sweeps solve_fused's dispatch left (`stab.w` per dispatch), then the impulses; a solve
+// that has ended exits at once.
+@compute @workgroup_size(256)
+fn solve_more(@builtin(local_invocation_index) lid: u32) {
+    if solve_ended(lid) {
+        return;
+    }
+    let apgd = params.counts.z != 0u;
+    let n = scal.n_contacts;
+    sweeps_until_done(lid, apgd, uniform_state(lid).x, n);
+    return_impulses(lid, n);
 }
 
 // The tail of a multi-workgroup solve (relaxed cone): after its recorded sweeps (the sweep

@@ -4,7 +4,8 @@
 //! simulation switches between the two paths by problem size from batch to batch. Covered:
 //! APGD on the default scene at 300 beads (several blocks of contacts, impacts at the cap,
 //! backtracking, early exits), Jacobi on a small pour,
-//! joints (pendulum chain), and a compliance model with rolling and spinning rows.
+//! joints (pendulum chain), a compliance model with rolling and spinning rows, and a solve of
+//! 1500 sweeps (split over dispatches on a CPU adapter).
 
 use crate::common::assert_same_bodies;
 use bristlecone::gpu::shared_context;
@@ -96,4 +97,18 @@ fn models_and_rolling_rows_are_the_same_fused_or_not() {
          model = { kind = \"compliant\", stiffness = 2e4, damping = 5.0 }",
     );
     same_both_ways(&text, 1.0, 3, 25);
+}
+
+/// A solve that runs to a cap of 1500 sweeps in one workgroup: on lavapipe, where an
+/// invocation's loops end after 65 535 iterations in all, one dispatch stopped this one at
+/// 1149 sweeps (of 3000), silently; the sweeps are now split over dispatches
+/// (`Solve::sweeps_per_dispatch`) and end where the multi-workgroup path ends.
+#[test]
+fn a_long_solve_runs_to_its_cap_fused() {
+    let text = scene_text("assets/scenes/pendulum_chain.toml").replace(
+        "max_iterations = 200\ntolerance = 1e-5",
+        "max_iterations = 1500\ntolerance = 1e-14",
+    );
+    let r = same_both_ways(&text, 1.0, 1, 15);
+    assert_eq!(r.last().unwrap().iterations, 1500, "{:?}", r.last());
 }

@@ -101,7 +101,8 @@ struct SolveParams {
     coef: [f32; 4],
     /// x = 1 when a material has a non-Coulomb model, y = entries of the model table.
     model: [u32; 4],
-    /// x = slop, y = stabilisation factor β, z = the sweep cap (solve_fused's loop bound).
+    /// x = slop, y = stabilisation factor β, z = the sweep cap (solve_fused's loop bound),
+    /// w = sweeps one dispatch of solve_fused / solve_tail may take (0: no bound).
     stab: [f32; 4],
 }
 
@@ -332,6 +333,9 @@ pub struct Solve {
     counted_step: bool,
     /// The GPU layout of a sweep's product lanes ([`Solve::set_gpu_lanes`]).
     gpu_lanes: bool,
+    /// The adapter is a CPU one (llvmpipe): one-workgroup sweeps are split over dispatches
+    /// ([`Solve::sweeps_per_dispatch`]).
+    cpu_adapter: bool,
     /// Record the next solves in one workgroup (solve_fused; see [`Solve::set_fused`]).
     fused: bool,
     /// End multi-workgroup solves in solve_tail (see [`Solve::set_tail`]).
@@ -523,6 +527,7 @@ impl Solve {
             generic: false,
             counted_step: false,
             gpu_lanes: ctx.info.device_type != wgpu::DeviceType::Cpu,
+            cpu_adapter: ctx.info.device_type == wgpu::DeviceType::Cpu,
             fused: false,
             tail: true,
             painleve: true,
@@ -700,7 +705,12 @@ impl Solve {
                 self.c.layout.stateful as u32,
                 self.n_joint_blocks,
             ],
-            stab: [st.slop, st.stabilisation, st.max_iterations as f32, 0.0],
+            stab: [
+                st.slop,
+                st.stabilisation,
+                st.max_iterations as f32,
+                self.sweeps_per_dispatch() as f32,
+            ],
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
@@ -920,6 +930,10 @@ impl Solve {
         let bind = fused.or(tail).map(|k| self.bind_fused(ctx, k, inputs));
         if let (Some(k), Some(b)) = (fused, &bind) {
             k.dispatch_groups(p, "solve_fused", b, 1);
+            let first = self.sweeps_per_dispatch().min(self.settings.max_iterations);
+            for _ in 0..self.one_workgroup_dispatches(self.settings.max_iterations - first) {
+                k.dispatch_groups(p, "solve_more", b, 1);
+            }
         }
         let tail = tail.zip(bind.as_ref());
         for _ in 0..self.cone_problems_recorded(ctx) {
@@ -952,6 +966,31 @@ impl Solve {
             .dispatch_indirect(p, "save_warm", &asm, args, ARGS_ALL);
         k.schur.dispatch(p, "save_rows", &sch, self.n_bodies + 1);
         k.reduce.dispatch_groups(p, "finish", &red, 1);
+    }
+
+    /// Sweeps one dispatch of the one-workgroup solver may take; 0 for no bound (a GPU).
+    /// llvmpipe ends every loop of an invocation, silently, once the invocation has run
+    /// 65 535 loop iterations in all (common/collide_keys.wgsl): a fused solve of the
+    /// pendulum chain with a cap of 3000 stopped at 1149 sweeps. A sweep costs an invocation
+    /// about 3 per WG constraints and up to 64 per WG bodies (rows of up to ~50 contacts;
+    /// 57 in all measured on the pendulum chain), so on a CPU adapter each dispatch stays
+    /// within a third of the limit by this estimate and the next one goes on (a solve that
+    /// has ended exits at once).
+    fn sweeps_per_dispatch(&self) -> u32 {
+        if !self.cpu_adapter {
+            return 0;
+        }
+        let blocks = |n: u32| n.max(1).div_ceil(WORKGROUP_SIZE);
+        let per_sweep = 3 * blocks(self.c.capacity) + 64 * blocks(self.n_bodies) + 64;
+        (20_000 / per_sweep).max(1)
+    }
+
+    /// One-workgroup dispatches that cover `sweeps` sweeps (at least one).
+    fn one_workgroup_dispatches(&self, sweeps: u32) -> u32 {
+        match self.sweeps_per_dispatch() {
+            0 => 0,
+            s => sweeps.div_ceil(s),
+        }
     }
 
     /// Multi-workgroup cone problems recorded per solve: none when solve_fused runs it.
@@ -1055,7 +1094,13 @@ impl Solve {
         }
         if let Some((kernel, bind)) = tail {
             // The sweeps past the budget that the step needs, in one workgroup.
-            kernel.dispatch_groups(p, "solve_tail", bind, 1);
+            let past = self
+                .settings
+                .max_iterations
+                .saturating_sub(self.sweep_budget);
+            for _ in 0..self.one_workgroup_dispatches(past).max(1) {
+                kernel.dispatch_groups(p, "solve_tail", bind, 1);
+            }
         }
         // The returned impulses (APGD: the best iterate) into slot 0, where γ is read.
         k.iterate.dispatch_indirect(p, "finish", it, args, ARGS_ALL);
