@@ -7,8 +7,9 @@
 // (grid)    collide_grid::finalize: contact count, overflow flag, needed size, indirect args.
 // write     (z = 2): the same loop writes the contacts at offs[nb*ng + i] + k, then sorts
 //           the row by (body B, feature) (insertion sort for short rows, heap sort for long),
-//           so the list is sorted by (A, B, feature). Sphere-only scenes: the loop notes the B ids and each record is
-//           then written once, at its rank (`write_sphere_row`); the same list, bit for bit.
+//           so the list is sorted by (A, B, feature). Sphere-only scenes: the loop notes the
+//           B ids, they are sorted, and each record is written once, in order
+//           (`write_sphere_row`); the same list, bit for bit.
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
 // being visited (two neighbour cells may hash to the same slot). Large grains (slot T, see
 // collide_grid.wgsl) are tested by every small grain after its cells, and test every grain
