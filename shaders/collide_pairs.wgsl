@@ -730,8 +730,9 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let n = min(n_found, end - base);
     // The row sorted by (body B, feature), keys distinct within a row: an insertion sort up
     // to SHORT_ROW records (at most SHORT_ROW²/2 moves), a heap sort above (see
-    // common/collide_keys.wgsl for why).
-    let short = n <= SHORT_ROW;
+    // common/collide_keys.wgsl for why). A large grain's row comes in order (`visit_large`):
+    // the insertion sort passes it in n steps where a heap sort would take 2 n log2 n.
+    let short = n <= SHORT_ROW || pi.w > params.grid.w;
     for (var a = base + 1u; a < select(base, base + n, short); a++) {
         let c = contacts_at(a);
         var b = a;
