@@ -136,12 +136,30 @@ fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
     }
 }
 
-// The whole cone problem after assembly.
+// The whole cone problem after assembly; dispatched again on a CPU adapter while sweeps
+// remain (`stab.w` per dispatch, src/solve `sweeps_per_dispatch`): a later dispatch skips
+// the set-up (sweeps done) and one after the end exits at once. One entry point for both, as
+// a second one would be compiled again (seconds on lavapipe, for every simulation).
 @compute @workgroup_size(256)
 fn solve_fused(@builtin(local_invocation_index) lid: u32) {
+    if solve_ended(lid) {
+        return;
+    }
     let apgd = params.counts.z != 0u;
     let ng = uniform_state(lid).x;
     let n = scal.n_contacts;
+    if sweeps_done(lid) == 0u {
+        solve_setup(lid, apgd, ng, n);
+    }
+    sweeps_until_done(lid, apgd, ng, n);
+    // The returned impulses into slot 0, once the solve has ended.
+    if solve_ended(lid) {
+        per_constraint(lid, 0u, n);
+    }
+}
+
+// Nγ⁰ and its residual, and APGD's Lipschitz estimate.
+fn solve_setup(lid: u32, apgd: bool, ng: u32, n: u32) {
     gather_all(lid, 0u, 0.0);
     let s0 = product_pass(lid, 0u, ng, n);
     if lid == 0u {
@@ -156,28 +174,6 @@ fn solve_fused(@builtin(local_invocation_index) lid: u32) {
         }
         sync();
     }
-    sweeps_until_done(lid, apgd, ng, n);
-    return_impulses(lid, n);
-}
-
-// The returned impulses into slot 0, once the solve has ended (else `solve_more` does it).
-fn return_impulses(lid: u32, n: u32) {
-    if solve_ended(lid) {
-        per_constraint(lid, 0u, n);
-    }
-}
-
-// The sweeps solve_fused's dispatch left (`stab.w` per dispatch), then the impulses; a solve
-// that has ended exits at once.
-@compute @workgroup_size(256)
-fn solve_more(@builtin(local_invocation_index) lid: u32) {
-    if solve_ended(lid) {
-        return;
-    }
-    let apgd = params.counts.z != 0u;
-    let n = scal.n_contacts;
-    sweeps_until_done(lid, apgd, uniform_state(lid).x, n);
-    return_impulses(lid, n);
 }
 
 // The tail of a multi-workgroup solve (relaxed cone): after its recorded sweeps (the sweep

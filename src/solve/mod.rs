@@ -929,10 +929,9 @@ impl Solve {
         let tail = one.filter(|_| self.tail_active(ctx) && budget_short);
         let bind = fused.or(tail).map(|k| self.bind_fused(ctx, k, inputs));
         if let (Some(k), Some(b)) = (fused, &bind) {
-            k.dispatch_groups(p, "solve_fused", b, 1);
-            let first = self.sweeps_per_dispatch().min(self.settings.max_iterations);
-            for _ in 0..self.one_workgroup_dispatches(self.settings.max_iterations - first) {
-                k.dispatch_groups(p, "solve_more", b, 1);
+            let cap = self.settings.max_iterations;
+            for _ in 0..self.one_workgroup_dispatches(cap).max(1) {
+                k.dispatch_groups(p, "solve_fused", b, 1);
             }
         }
         let tail = tail.zip(bind.as_ref());
