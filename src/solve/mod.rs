@@ -984,7 +984,8 @@ impl Solve {
         (20_000 / per_sweep).max(1)
     }
 
-    /// One-workgroup dispatches that cover `sweeps` sweeps (at least one).
+    /// One-workgroup dispatches that cover `sweeps` sweeps on a CPU adapter; 0 on a GPU,
+    /// where the callers' one dispatch takes them all.
     fn one_workgroup_dispatches(&self, sweeps: u32) -> u32 {
         match self.sweeps_per_dispatch() {
             0 => 0,
