@@ -185,3 +185,78 @@ fn a_long_row_comes_out_sorted_every_time() {
         );
     }
 }
+
+/// A boulder (grain 0) among 70 560 small grains, touched only by the 150 grains of highest
+/// index (`with_box`: a box grain far from all of them takes the detection off the
+/// sphere-only path). A large grain's row is scanned over every grain of higher index;
+/// lavapipe ends an invocation's loops after 65 535 iterations in all, so a single
+/// invocation's scan stopped before these grains and the row came out empty. The row must
+/// hold exactly the touching grains, in index order, and be the whole list (the lattice's
+/// grains are 2 mm apart, the shell's ~15 mm).
+fn boulder_past_the_loop_limit(with_box: bool) {
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -1.0], 0.0)];
+    let (r_big, r) = (0.05f32, 0.005f32);
+    let centre = [-0.3f32, 0.25, 0.25];
+    inits.push(BodyInit::sphere(centre, r_big, 2500.0));
+    for k in 0..42 * 42 * 40 {
+        let p = [k % 42, (k / 42) % 42, k / (42 * 42)].map(|c| c as f32 * 0.012);
+        inits.push(BodyInit::sphere(p, r, 2500.0));
+    }
+    let shell = 150;
+    let first_touching = inits.len() as u32;
+    for k in 0..shell {
+        // Fibonacci directions: evenly spread, ~15 mm apart on the shell.
+        let z = 1.0 - 2.0 * (k as f32 + 0.5) / shell as f32;
+        let a = k as f32 * std::f32::consts::PI * (3.0 - 5f32.sqrt());
+        let u = [(1.0 - z * z).sqrt() * a.cos(), (1.0 - z * z).sqrt() * a.sin(), z];
+        let d = r_big + r - 2e-4;
+        inits.push(BodyInit::sphere(
+            [0, 1, 2].map(|c| centre[c] + d * u[c]),
+            r,
+            2500.0,
+        ));
+    }
+    let mut shapes = vec![BoundaryShape::Plane];
+    if with_box {
+        // Far from everything: it only takes the detection off the sphere-only path.
+        let h = 0.004;
+        shapes.push(BoundaryShape::GrainBox {
+            half_extents: [h; 3],
+        });
+        inits.push(BodyInit {
+            shape: SHAPE_BOX,
+            shape_index: 1,
+            radius: 3f32.sqrt() * h,
+            ..BodyInit::sphere([1.0; 3], 1.0, 1000.0)
+        });
+    }
+    let state = BodyState::from_inits(&inits);
+    assert!(state.len() > 70_000);
+    let ctx = shared_context();
+    let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+    let mut c = Collide::new(&ctx, &bodies, &state, &shapes, &settings()).unwrap();
+    assert_eq!(c.grid_plan().large, 1);
+    assert_eq!(c.detect(&ctx).unwrap().overflow, 0);
+    let list = c.read_contacts(&ctx).unwrap();
+    let expected: Vec<u32> = (first_touching..first_touching + shell).collect();
+    let row: Vec<u32> = list.iter().filter(|r| r.ids[0] == 1).map(|r| r.ids[1]).collect();
+    assert_eq!(
+        row.len(),
+        expected.len(),
+        "the boulder's row holds {} of its {} contacts",
+        row.len(),
+        expected.len()
+    );
+    assert_eq!(row, expected);
+    assert_eq!(list.len(), expected.len(), "contacts besides the boulder's");
+}
+
+#[test]
+fn a_large_grain_pairs_past_the_loop_limit() {
+    boulder_past_the_loop_limit(false);
+}
+
+#[test]
+fn a_large_grain_pairs_past_the_loop_limit_with_shaped_grains() {
+    boulder_past_the_loop_limit(true);
+}
