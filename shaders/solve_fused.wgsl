@@ -31,6 +31,8 @@
 @group(0) @binding(14) var<storage, read_write> args: array<u32>;
 @group(0) @binding(15) var<storage, read_write> history: array<vec4<f32>>;
 @group(0) @binding(16) var<storage, read_write> step_stats: array<u32>;
+// The next continuation's indirect arguments (`continue_if_unfinished`).
+@group(0) @binding(17) var<storage, read_write> next_args: array<u32>;
 
 // Storage written by some invocations is read by others in the next stage.
 fn sync() {
@@ -112,12 +114,58 @@ fn solve_ended(lid: u32) -> bool {
     return uniform_state(lid).y != 0u || sweeps_done(lid) >= u32(params.stab.z);
 }
 
-// Sweeps from the current state until the solve ends, or `stab.w` sweeps in this dispatch
-// when that is not 0 (a CPU adapter: llvmpipe cuts an invocation's loops short after 65 535
-// iterations in all, src/solve `sweeps_per_dispatch`; the next dispatch goes on).
-fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
-    let per = u32(params.stab.w);
-    let stop = select(0xffffffffu, sweeps_done(lid) + per, per != 0u);
+// Loop iterations an invocation runs in one sweep, at most over the workgroup (the same in
+// every invocation): its bodies' rows (gather) and ~3 per WG constraints, with margins.
+// llvmpipe ends an invocation's loops, silently, once they have run 65 535 iterations in
+// all (common/collide_keys.wgsl), and one body's row is gathered by one invocation: a slab
+// on 300 posts (1200 contacts in its row) must take fewer sweeps per dispatch than a pile.
+var<workgroup> sh_cost: array<u32, 256>;
+var<workgroup> sh_cost_max: u32;
+
+fn sweep_cost(lid: u32, n: u32) -> u32 {
+    let nb = params.counts.x;
+    var c = 3u * ((n + WG - 1u) / WG) + 64u;
+    for (var b = lid; b < nb; b += WG) {
+        c += body_offsets[b + 1u] - body_offsets[b] + 16u;
+        if joints_on() {
+            c += jcsr[b + 1u] - jcsr[b];
+        }
+    }
+    sh_cost[lid] = c;
+    workgroupBarrier();
+    if lid == 0u {
+        var m = 0u;
+        for (var l = 0u; l < WG; l++) {
+            m = max(m, sh_cost[l]);
+        }
+        sh_cost_max = m;
+    }
+    return workgroupUniformLoad(&sh_cost_max);
+}
+
+// The next continuation's indirect arguments (src/solve `record_one_workgroup`): one
+// workgroup while the solve has not ended, none after (a zero-group dispatch costs next to
+// nothing).
+fn continue_if_unfinished(lid: u32) {
+    if lid == 0u {
+        let more = select(1u, 0u, scal.converged != 0u || scal.iters >= u32(params.stab.z));
+        next_args[0] = more;
+        next_args[1] = more;
+        next_args[2] = more;
+    }
+}
+
+// Sweeps from the current state until the solve ends, or, on a CPU adapter (`stab.w`: a
+// budget of loop iterations per dispatch, src/solve `loop_budget`), as many as that budget
+// allows after `spent` sweeps' worth of set-up; the host records enough continuations for
+// any row lengths, and those after the end are empty.
+fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32, spent: u32) {
+    let budget = u32(params.stab.w);
+    var stop = 0xffffffffu;
+    if budget != 0u {
+        let per = budget / sweep_cost(lid, n);
+        stop = sweeps_done(lid) + max(per, spent + 1u) - spent;
+    }
     loop {
         if solve_ended(lid) || sweeps_done(lid) >= stop {
             break;
@@ -136,26 +184,31 @@ fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32) {
     }
 }
 
-// The whole cone problem after assembly; dispatched again on a CPU adapter while sweeps
-// remain (`stab.w` per dispatch, src/solve `sweeps_per_dispatch`): a later dispatch skips
-// the set-up (sweeps done) and one after the end exits at once. One entry point for both, as
+// The whole cone problem after assembly; continued on a CPU adapter by indirect dispatches
+// of itself while sweeps remain (`continue_if_unfinished`): a later dispatch skips the
+// set-up (sweeps done). One entry point for both, as
 // a second one would be compiled again (seconds on lavapipe, for every simulation).
 @compute @workgroup_size(256)
 fn solve_fused(@builtin(local_invocation_index) lid: u32) {
     if solve_ended(lid) {
+        continue_if_unfinished(lid);
         return;
     }
     let apgd = params.counts.z != 0u;
     let ng = uniform_state(lid).x;
     let n = scal.n_contacts;
+    // The set-up costs about two sweeps.
+    var spent = 0u;
     if sweeps_done(lid) == 0u {
         solve_setup(lid, apgd, ng, n);
+        spent = 2u;
     }
-    sweeps_until_done(lid, apgd, ng, n);
+    sweeps_until_done(lid, apgd, ng, n, spent);
     // The returned impulses into slot 0, once the solve has ended.
     if solve_ended(lid) {
         per_constraint(lid, 0u, n);
     }
+    continue_if_unfinished(lid);
 }
 
 // Nγ⁰ and its residual, and APGD's Lipschitz estimate.
@@ -184,5 +237,6 @@ fn solve_setup(lid: u32, apgd: bool, ng: u32, n: u32) {
 @compute @workgroup_size(256)
 fn solve_tail(@builtin(local_invocation_index) lid: u32) {
     let apgd = params.counts.z != 0u;
-    sweeps_until_done(lid, apgd, uniform_state(lid).x, scal.n_contacts);
+    sweeps_until_done(lid, apgd, uniform_state(lid).x, scal.n_contacts, 0u);
+    continue_if_unfinished(lid);
 }

@@ -208,7 +208,11 @@ fn boulder_past_the_loop_limit(with_box: bool) {
         // Fibonacci directions: evenly spread, ~15 mm apart on the shell.
         let z = 1.0 - 2.0 * (k as f32 + 0.5) / shell as f32;
         let a = k as f32 * std::f32::consts::PI * (3.0 - 5f32.sqrt());
-        let u = [(1.0 - z * z).sqrt() * a.cos(), (1.0 - z * z).sqrt() * a.sin(), z];
+        let u = [
+            (1.0 - z * z).sqrt() * a.cos(),
+            (1.0 - z * z).sqrt() * a.sin(),
+            z,
+        ];
         let d = r_big + r - 2e-4;
         inits.push(BodyInit::sphere(
             [0, 1, 2].map(|c| centre[c] + d * u[c]),
@@ -239,7 +243,11 @@ fn boulder_past_the_loop_limit(with_box: bool) {
     assert_eq!(c.detect(&ctx).unwrap().overflow, 0);
     let list = c.read_contacts(&ctx).unwrap();
     let expected: Vec<u32> = (first_touching..first_touching + shell).collect();
-    let row: Vec<u32> = list.iter().filter(|r| r.ids[0] == 1).map(|r| r.ids[1]).collect();
+    let row: Vec<u32> = list
+        .iter()
+        .filter(|r| r.ids[0] == 1)
+        .map(|r| r.ids[1])
+        .collect();
     assert_eq!(
         row.len(),
         expected.len(),

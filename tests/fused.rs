@@ -4,8 +4,9 @@
 //! simulation switches between the two paths by problem size from batch to batch. Covered:
 //! APGD on the default scene at 300 beads (several blocks of contacts, impacts at the cap,
 //! backtracking, early exits), Jacobi on a small pour,
-//! joints (pendulum chain), a compliance model with rolling and spinning rows, and a solve of
-//! 1500 sweeps (split over dispatches on a CPU adapter).
+//! joints (pendulum chain), a compliance model with rolling and spinning rows, a solve of
+//! 1500 sweeps and a body with a 1200-contact row (both split over dispatches on a CPU
+//! adapter).
 
 use crate::common::assert_same_bodies;
 use bristlecone::gpu::shared_context;
@@ -102,7 +103,7 @@ fn models_and_rolling_rows_are_the_same_fused_or_not() {
 /// A solve that runs to a cap of 1500 sweeps in one workgroup: on lavapipe, where an
 /// invocation's loops end after 65 535 iterations in all, one dispatch stopped this one at
 /// 1149 sweeps (of 3000), silently; the sweeps are now split over dispatches
-/// (`Solve::sweeps_per_dispatch`) and end where the multi-workgroup path ends.
+/// (`Solve::loop_budget`) and end where the multi-workgroup path ends.
 #[test]
 fn a_long_solve_runs_to_its_cap_fused() {
     let text = scene_text("assets/scenes/pendulum_chain.toml").replace(
@@ -111,4 +112,30 @@ fn a_long_solve_runs_to_its_cap_fused() {
     );
     let r = same_both_ways(&text, 1.0, 1, 15);
     assert_eq!(r.last().unwrap().iterations, 1500, "{:?}", r.last());
+}
+
+/// One body with 1200 contacts in a one-workgroup solve: a slab resting on 300 fixed posts
+/// (4 contacts each). The lane that gathers the slab's row runs 1200 loop iterations a
+/// sweep, so on lavapipe (65 535 loop iterations per invocation in all) a dispatch may take
+/// only ~50 sweeps; a sweep count sized for rows of ~50 contacts cut the row short, silently.
+#[test]
+fn a_body_with_a_long_row_is_the_same_fused_or_not() {
+    let mut text = String::from(
+        "[simulation]\nname = \"slab\"\ndt = 1e-3\nduration = 0.01\n\n\
+         [solver]\nmax_iterations = 400\ntolerance = 1e-14\n\n\
+         [[material]]\nname = \"m\"\ndensity = 2000.0\nfriction = 0.5\n\n\
+         [[body]]\nshape = \"box\"\nhalf_extents = [0.22, 0.165, 0.02]\n\
+         position = [0.209, 0.154, 0.06005]\nmaterial = \"m\"\n",
+    );
+    for k in 0..300 {
+        let (x, y) = ((k % 20) as f64 * 0.022, (k / 20) as f64 * 0.022);
+        text += &format!(
+            "\n[[body]]\nshape = \"box\"\nmotion = \"fixed\"\nhalf_extents = [0.01, 0.01, 0.02]\n\
+             position = [{x:.4}, {y:.4}, 0.02]\nmaterial = \"m\"\n"
+        );
+    }
+    let r = same_both_ways(&text, 1.0, 1, 4);
+    let last = r.last().unwrap();
+    assert_eq!(last.contacts, 1200, "{last:?}");
+    assert!(last.iterations > 200, "{last:?}");
 }

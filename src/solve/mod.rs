@@ -334,7 +334,7 @@ pub struct Solve {
     /// The GPU layout of a sweep's product lanes ([`Solve::set_gpu_lanes`]).
     gpu_lanes: bool,
     /// The adapter is a CPU one (llvmpipe): one-workgroup sweeps are split over dispatches
-    /// ([`Solve::sweeps_per_dispatch`]).
+    /// ([`Solve::loop_budget`]).
     cpu_adapter: bool,
     /// Record the next solves in one workgroup (solve_fused; see [`Solve::set_fused`]).
     fused: bool,
@@ -346,6 +346,10 @@ pub struct Solve {
     params: wgpu::Buffer,
     scal: wgpu::Buffer,
     args: wgpu::Buffer,
+    /// The one-workgroup solver's continuation arguments, written by one dispatch and read
+    /// (indirect) by the next: two, as a dispatch may not bind for writing the buffer it is
+    /// dispatched from (solve_fused `continue_if_unfinished`).
+    next_args: [wgpu::Buffer; 2],
     history: wgpu::Buffer,
     dv: wgpu::Buffer,
     /// Per body (and one row for the joint blocks): (first entry with A = b, count) of the
@@ -375,6 +379,10 @@ const ARGS_PARTS: u64 = 32;
 const ARGS_ALL: u64 = 48;
 const ARGS_OUTER: u64 = 64;
 const ARGS_OUTER_BODY: u64 = 80;
+/// The one-workgroup kernel and its two bind groups ([`Solve::record_one_workgroup`]).
+type OneWorkgroup<'a> = (&'a Kernel, &'a [wgpu::BindGroup; 2]);
+/// See [`Solve::loop_budget`].
+const ONE_WORKGROUP_LOOP_BUDGET: u32 = 20_000;
 
 /// One vec4 per sweep of every cone problem.
 fn history_bytes(s: &SolverSettings) -> u64 {
@@ -535,6 +543,10 @@ impl Solve {
             params,
             scal: buffers::scalars_zeroed(ctx, "solve scalars", 64)?,
             args: buffers::storage_zeroed(ctx, "solve dispatch args", 96)?,
+            next_args: [
+                buffers::storage_zeroed(ctx, "one-workgroup continuation args 0", 16)?,
+                buffers::storage_zeroed(ctx, "one-workgroup continuation args 1", 16)?,
+            ],
             history: buffers::storage_zeroed(ctx, "solve history", history_bytes(settings))?,
             dv,
             warm_rows: buffers::storage_zeroed(
@@ -709,7 +721,7 @@ impl Solve {
                 st.slop,
                 st.stabilisation,
                 st.max_iterations as f32,
-                self.sweeps_per_dispatch() as f32,
+                self.loop_budget() as f32,
             ],
         };
         ctx.queue
@@ -930,9 +942,7 @@ impl Solve {
         let bind = fused.or(tail).map(|k| self.bind_fused(ctx, k, inputs));
         if let (Some(k), Some(b)) = (fused, &bind) {
             let cap = self.settings.max_iterations;
-            for _ in 0..self.one_workgroup_dispatches(cap).max(1) {
-                k.dispatch_groups(p, "solve_fused", b, 1);
-            }
+            self.record_one_workgroup(p, (k, b), "solve_fused", cap);
         }
         let tail = tail.zip(bind.as_ref());
         for _ in 0..self.cone_problems_recorded(ctx) {
@@ -967,29 +977,52 @@ impl Solve {
         k.reduce.dispatch_groups(p, "finish", &red, 1);
     }
 
-    /// Sweeps one dispatch of the one-workgroup solver may take; 0 for no bound (a GPU).
-    /// llvmpipe ends every loop of an invocation, silently, once the invocation has run
-    /// 65 535 loop iterations in all (common/collide_keys.wgsl): a fused solve of the
-    /// pendulum chain with a cap of 3000 stopped at 1149 sweeps. A sweep costs an invocation
-    /// about 3 per WG constraints and up to 64 per WG bodies (rows of up to ~50 contacts;
-    /// 57 in all measured on the pendulum chain), so on a CPU adapter each dispatch stays
-    /// within a third of the limit by this estimate and the next one goes on (a solve that
-    /// has ended exits at once).
-    fn sweeps_per_dispatch(&self) -> u32 {
+    /// Loop iterations an invocation of the one-workgroup solver may run per dispatch
+    /// (`stab.w`); 0 for no bound (a GPU). llvmpipe ends every loop of an invocation,
+    /// silently, once the invocation has run 65 535 loop iterations in all
+    /// (common/collide_keys.wgsl): one dispatch of a fused solve stopped the pendulum chain
+    /// at 1149 sweeps of 3000, and a slab's 1200-contact row was gathered only in part. The
+    /// kernel takes as many sweeps per dispatch as this budget allows for its longest rows
+    /// (solve_fused `sweep_cost`, an estimate with margins: a third of the limit).
+    fn loop_budget(&self) -> u32 {
+        if self.cpu_adapter {
+            ONE_WORKGROUP_LOOP_BUDGET
+        } else {
+            0
+        }
+    }
+
+    /// One-workgroup dispatches that cover `sweeps` sweeps and the set-up on a CPU adapter
+    /// whatever the rows (every CSR entry and joint row in one invocation); 0 on a GPU, where
+    /// the callers' one dispatch takes them all. All but the first are indirect and empty
+    /// once the solve has ended (solve_fused `continue_if_unfinished`): a zero-group dispatch
+    /// costs next to nothing (100 more per step changed the 10³ pile's step by < 3 %, less
+    /// than the drift between runs).
+    fn one_workgroup_dispatches(&self, sweeps: u32) -> u32 {
         if !self.cpu_adapter {
             return 0;
         }
         let blocks = |n: u32| n.max(1).div_ceil(WORKGROUP_SIZE);
-        let per_sweep = 3 * blocks(self.c.capacity) + 64 * blocks(self.n_bodies) + 64;
-        (20_000 / per_sweep).max(1)
+        let constraints = self.c.capacity + self.n_joint_blocks;
+        let worst = 3 * blocks(constraints) + 64 + 16 * blocks(self.n_bodies) + 2 * constraints;
+        let per = (ONE_WORKGROUP_LOOP_BUDGET / worst).max(1);
+        (sweeps + 2).div_ceil(per) + 1
     }
 
-    /// One-workgroup dispatches that cover `sweeps` sweeps on a CPU adapter; 0 on a GPU,
-    /// where the callers' one dispatch takes them all.
-    fn one_workgroup_dispatches(&self, sweeps: u32) -> u32 {
-        match self.sweeps_per_dispatch() {
-            0 => 0,
-            s => sweeps.div_ceil(s),
+    /// Records the one-workgroup stage `entry` for `sweeps` sweeps: one dispatch, and on a CPU
+    /// adapter its indirect continuations, each from the arguments the one before wrote
+    /// (bind group k % 2 writes `next_args[k % 2]`).
+    fn record_one_workgroup(
+        &self,
+        p: &mut wgpu::ComputePass,
+        (kernel, binds): OneWorkgroup,
+        entry: &str,
+        sweeps: u32,
+    ) {
+        kernel.dispatch_groups(p, entry, &binds[0], 1);
+        for k in 1..self.one_workgroup_dispatches(sweeps) as usize {
+            let from = &self.next_args[(k - 1) % 2];
+            kernel.dispatch_indirect(p, entry, &binds[k % 2], from, 0);
         }
     }
 
@@ -1068,7 +1101,7 @@ impl Solve {
         sch: &wgpu::BindGroup,
         it: &wgpu::BindGroup,
         red: &wgpu::BindGroup,
-        tail: Option<(&Kernel, &wgpu::BindGroup)>,
+        tail: Option<OneWorkgroup>,
     ) {
         let apgd = self.settings.kind == SolverKind::Apgd;
         let args = &self.args;
@@ -1098,9 +1131,7 @@ impl Solve {
                 .settings
                 .max_iterations
                 .saturating_sub(self.sweep_budget);
-            for _ in 0..self.one_workgroup_dispatches(past).max(1) {
-                kernel.dispatch_groups(p, "solve_tail", bind, 1);
-            }
+            self.record_one_workgroup(p, (kernel, bind), "solve_tail", past);
         }
         // The returned impulses (APGD: the best iterate) into slot 0, where γ is read.
         k.iterate.dispatch_indirect(p, "finish", it, args, ARGS_ALL);
@@ -1187,30 +1218,38 @@ impl Solve {
         Binds { asm, sch, it, red }
     }
 
-    fn bind_fused(&self, ctx: &GpuContext, fused: &Kernel, inputs: SolveInputs) -> wgpu::BindGroup {
+    fn bind_fused(
+        &self,
+        ctx: &GpuContext,
+        fused: &Kernel,
+        inputs: SolveInputs,
+    ) -> [wgpu::BindGroup; 2] {
         let c = &self.c;
-        fused.bind(
-            ctx,
-            &[
-                &self.params,
-                inputs.contacts,
-                inputs.body_offsets,
-                inputs.body_entries,
-                &self.rot,
-                &self.mass_props,
-                &c.gam,
-                &self.dv,
-                inputs.counts,
-                &self.jcsr,
-                &c.nv,
-                &c.rhs,
-                &c.partials,
-                &self.scal,
-                &self.args,
-                &self.history,
-                inputs.step_stats,
-            ],
-        )
+        self.next_args.each_ref().map(|next| {
+            fused.bind(
+                ctx,
+                &[
+                    &self.params,
+                    inputs.contacts,
+                    inputs.body_offsets,
+                    inputs.body_entries,
+                    &self.rot,
+                    &self.mass_props,
+                    &c.gam,
+                    &self.dv,
+                    inputs.counts,
+                    &self.jcsr,
+                    &c.nv,
+                    &c.rhs,
+                    &c.partials,
+                    &self.scal,
+                    &self.args,
+                    &self.history,
+                    inputs.step_stats,
+                    next,
+                ],
+            )
+        })
     }
 
     /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then
