@@ -13,8 +13,7 @@
 // Each unordered pair is found exactly once: j > i, and a found j must lie in the very cell
 // being visited (two neighbour cells may hash to the same slot). Large grains (slot T, see
 // collide_grid.wgsl) are tested by every small grain after its cells, and test every grain
-// of higher index themselves, in index order, a workgroup per large grain (z = 3 counts,
-// z = 4 writes; `detect_large`).
+// of higher index themselves, in index order.
 
 @group(0) @binding(0) var<uniform> params: CollideParams;
 @group(0) @binding(1) var<storage, read> rot: array<vec4<f32>>;
@@ -653,32 +652,22 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     return n;
 }
 
-// ---------------------------------------------------------------- large grains
-// A large grain pairs with every grain of higher index, scanned by a workgroup of its own
-// (`detect` dispatched with z = 3 counts, z = 4 writes; workgroup k takes the k-th grain of
-// slot T). Lane l scans the l-th of 256 contiguous index segments and writes after the
-// counts of the lanes before it, so the row comes out in index order (sorted by B). Why
-// not one invocation: llvmpipe ends an invocation's loops once they have run 65 535
-// iterations in all (common/collide_keys.wgsl), so a scan over every grain stopped
-// part-way, silently, once a scene held more than ~65 000 grains; a lane now scans
-// ng / 256 grains.
-var<workgroup> lane_found: array<u32, 256>;
-var<workgroup> row_found: u32;
-
-// Pairs of large grain i with grains j in [j0, j1), in index order.
-fn scan_large(i: u32, pi: vec4<f32>, j0: u32, j1: u32, mode: u32, base: u32) -> u32 {
+// Large grain i: every grain j > i, in index order (the row comes out sorted by B).
+fn visit_large(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     let nb = params.counts.y;
     let env = params.grid.z;
+    let ng = params.counts.z;
     var n = 0u;
-    var j = j0;
+    var j = i + 1u;
     loop {
         // The next grain within reach, in a loop of its own: llvmpipe runs the loops of a
-        // branch no lane takes (once each) and counts them against its loop limit, so a
-        // test per grain with the narrow phase inside spent that limit ~20× faster.
-        while j < j1 && sphere_gap(pi, pos[nb + j]) > env {
+        // branch no lane takes (once each) and counts them against its per-invocation loop
+        // limit (common/collide_keys.wgsl), so a test per grain with the narrow phase inside
+        // spent that limit ~20× faster than this scan does.
+        while j < ng && sphere_gap(pi, pos[nb + j]) > env {
             j++;
         }
-        if j >= j1 {
+        if j >= ng {
             break;
         }
         n += found(i, j, pi, pos[nb + j], mode, base + n);
@@ -687,93 +676,11 @@ fn scan_large(i: u32, pi: vec4<f32>, j0: u32, j1: u32, mode: u32, base: u32) -> 
     return n;
 }
 
-// Large grain k of slot T, lane `lane` of its workgroup.
-fn detect_large(k: u32, lane: u32, write: bool) {
-    let nb = params.counts.y;
-    let ng = params.counts.z;
-    let s = starts[params.counts.w] + k;
-    let i = sorted_idx[s];
-    let pi = sorted_pos[s];
-    let row = nb * ng + i;
-    var base = 0u;
-    var end = 0u;
-    if write {
-        base = offs[row];
-        end = offs[row + 1u];
+fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
+    if pi.w > params.grid.w {
+        return visit_large(i, pi, mode, base);
     }
-    // A row past the capacity is not written (the detection is redone with more room).
-    let skip = write && (end > params.caps.x || end == base);
-    let len = ng - 1u - i;
-    let seg = (len + WG - 1u) / WG;
-    let j0 = i + 1u + min(lane * seg, len);
-    let j1 = i + 1u + min(lane * seg + seg, len);
-    let sph = spheres_only();
-    // Round 0 counts the lane's pairs; writing, round 1 scans again and writes them after
-    // the lanes before it (one call of the scan: each call compiles the narrow phase again).
-    var before = 0u;
-    var total = 0u;
-    for (var r = 0u; r < select(1u, 2u, write); r++) {
-        var mode = select(COUNT, SPHERES, sph);
-        if r == 1u && !skip {
-            mode = select(WRITE, KEYS, sph);
-        }
-        let n = scan_large(i, pi, j0, j1, mode, base + before);
-        if r == 0u {
-            lane_found[lane] = n;
-        }
-        workgroupBarrier();
-        // Exclusive prefix by one lane (256 steps; a loop of 256 in every lane cost 6 ms
-        // per detection of 10 boulders on lavapipe, which gathers each shared load).
-        if r == 0u && lane == 0u {
-            var acc = 0u;
-            for (var l = 0u; l < WG; l++) {
-                let c = lane_found[l];
-                lane_found[l] = acc;
-                acc += c;
-            }
-            row_found = acc;
-        }
-        workgroupBarrier();
-        if r == 0u {
-            before = lane_found[lane];
-            total = row_found;
-        }
-    }
-    if !write {
-        if lane == 0u {
-            offs[row] = total;
-        }
-        return;
-    }
-    // Every lane's B ids (spheres) or records are in storage.
-    storageBarrier();
-    if skip {
-        return;
-    }
-    let n = min(total, end - base);
-    if sph {
-        let bi = nb + i;
-        let ma = info[bi].y;
-        let mua = materials[ma].x;
-        for (var m = lane; m < n; m += WG) {
-            let j = body_entries[base + m];
-            contacts_put(base + m, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));
-        }
-        return;
-    }
-    // In B order already; the features within a pair by an insertion sort (n steps when
-    // already in order).
-    if lane == 0u {
-        for (var a = base + 1u; a < base + n; a++) {
-            let c = contacts_at(a);
-            var b = a;
-            while b > base && record_above(contacts_at(b - 1u).ids, c.ids) {
-                contacts_put(b, contacts_at(b - 1u));
-                b -= 1u;
-            }
-            contacts_put(b, c);
-        }
-    }
+    return visit(i, pi, mode, base);
 }
 
 // One entry point for both passes, so that the narrow phase is compiled once (lavapipe
@@ -782,19 +689,7 @@ fn detect_large(k: u32, lane: u32, write: bool) {
 // (the grains split between the two layers: lavapipe hands each core a contiguous run of
 // workgroups, so an idle layer would leave one core idle).
 @compute @workgroup_size(256)
-fn detect(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(local_invocation_index) lane: u32,
-) {
-    // z = 3, 4: the large grains' passes (only layer 0 works; the size names the pass).
-    if nwg.z >= 3u {
-        if wid.z == 0u {
-            detect_large(wid.x, lane, nwg.z == 4u);
-        }
-        return;
-    }
+fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let write = nwg.z == 2u;
     let t = layered_index(gid, nwg);
     let nb = params.counts.y;
@@ -806,10 +701,6 @@ fn detect(
         return;
     }
     // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
-    let pi = sorted_pos[t];
-    if pi.w > params.grid.w {
-        return;
-    }
     let i = sorted_idx[t];
     var base = 0u;
     var end = 0u;
@@ -820,9 +711,10 @@ fn detect(
             return;
         }
     }
+    let pi = sorted_pos[t];
     if spheres_only() {
         // One visit for both passes (a second would be unrolled and compiled again).
-        let n_sph = visit(i, pi, select(SPHERES, KEYS, write), base);
+        let n_sph = visit_any(i, pi, select(SPHERES, KEYS, write), base);
         if !write {
             offs[nb * ng + i] = n_sph;
         } else {
@@ -830,7 +722,7 @@ fn detect(
         }
         return;
     }
-    let n_found = visit(i, pi, select(COUNT, WRITE, write), base);
+    let n_found = visit_any(i, pi, select(COUNT, WRITE, write), base);
     if !write {
         offs[nb * ng + i] = n_found;
         return;
@@ -838,8 +730,9 @@ fn detect(
     let n = min(n_found, end - base);
     // The row sorted by (body B, feature), keys distinct within a row: an insertion sort up
     // to SHORT_ROW records (at most SHORT_ROW²/2 moves), a heap sort above (see
-    // common/collide_keys.wgsl for why).
-    let short = n <= SHORT_ROW;
+    // common/collide_keys.wgsl for why). A large grain's row comes in order (`visit_large`):
+    // the insertion sort passes it in n steps where a heap sort would take 2 n log2 n.
+    let short = n <= SHORT_ROW || pi.w > params.grid.w;
     for (var a = base + 1u; a < select(base, base + n, short); a++) {
         let c = contacts_at(a);
         var b = a;
@@ -911,7 +804,10 @@ fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let bi = nb + i;
     let ma = info[bi].y;
     let mua = materials[ma].x;
-    let short = n <= 16u;
+    // A large grain's row (visit_large) comes in index order, and may be long (a boulder on
+    // a bed of small grains): no ranking for it.
+    let ordered = pi.w > params.grid.w;
+    let short = !ordered && n <= 16u;
     let ns = select(0u, n, short);
     var keys = Keys(vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY));
     for (var m = 0u; m < ns; m++) {
@@ -921,10 +817,10 @@ fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
         let j = keys_pick(keys, m);
         contacts_put(base + m, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));
     }
-    // Long rows: heap-sorted in place, then each record written at its place (no lane
-    // enters these loops unless some lane's row is long).
+    // Long rows: heap-sorted in place (a large grain's row is in order already), then each
+    // record written at its place (no lane enters these loops unless some lane's row is long).
     let nl = select(n, 0u, short);
-    entries_heap_sort(base, nl);
+    entries_heap_sort(base, select(nl, 0u, ordered));
     for (var m = 0u; m < nl; m++) {
         let j = body_entries[base + m];
         contacts_put(base + m, pair_contact_from(bi, ma, mua, nb + j, pi, pos[nb + j]));

@@ -913,12 +913,9 @@ impl Collide {
         self.scan_hist.record(&k.scan, &mut pass);
         k.grid.dispatch(&mut pass, "scatter", &b.grid, ng);
         // `detect`'s passes: z = 1 counts, z = 2 writes (one pipeline per stage).
-        // z = 3 and 4: the same passes for the large grains, a workgroup each.
-        let (count, write, large) = (1, 2, self.plan.large as u32);
+        let (count, write) = (1, 2);
         k.pairs
             .dispatch_layers(&mut pass, "detect", &b.pairs, ng, count);
-        k.pairs
-            .dispatch_grid(&mut pass, "detect", &b.pairs, large, count + 2);
         if self.nb > 0 {
             k.walls
                 .dispatch_layers(&mut pass, "detect", &b.walls, ng, count);
@@ -927,8 +924,6 @@ impl Collide {
         k.grid.dispatch(&mut pass, "finalize", &b.grid, 1);
         k.pairs
             .dispatch_layers(&mut pass, "detect", &b.pairs, ng, write);
-        k.pairs
-            .dispatch_grid(&mut pass, "detect", &b.pairs, large, write + 2);
         if self.nb > 0 {
             let args = (WALL_WRITE_INDIRECT * 4) as u64;
             k.walls

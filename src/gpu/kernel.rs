@@ -439,9 +439,8 @@ impl Kernel {
         self.dispatch_grid(pass, entry, bg, per_layer.div_ceil(WORKGROUP_SIZE), layers);
     }
 
-    /// `groups` workgroups as a 2-D grid (past 65535), `layers` deep (a kernel may read its
-    /// pass from the depth, as collide's `detect` does).
-    pub fn dispatch_grid(
+    /// `groups` workgroups as a 2-D grid (past 65535), `layers` deep.
+    fn dispatch_grid(
         &self,
         pass: &mut wgpu::ComputePass,
         entry: &str,
