@@ -147,8 +147,8 @@ fn sweep_cost(lid: u32, n: u32) -> u32 {
 // workgroup while the solve has not ended, none after (a zero-group dispatch costs next to
 // nothing).
 fn continue_if_unfinished(lid: u32) {
+    let more = select(1u, 0u, solve_ended(lid));
     if lid == 0u {
-        let more = select(1u, 0u, scal.converged != 0u || scal.iters >= u32(params.stab.z));
         next_args[0] = more;
         next_args[1] = more;
         next_args[2] = more;

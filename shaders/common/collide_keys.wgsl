@@ -1,9 +1,10 @@
 // stages: collide_pairs, collide_csr
 // Sorting collision's rows: sphere rows (collide_pairs `write_sphere_row`) and CSR rows
 // (collide_csr `sort_b`) of up to 16 distinct u32 keys are sorted in registers as they are
-// read (`Keys`); longer ones by a heap sort in place (`entries_heap_sort`). On llvmpipe every storage access is a loop over the SIMD lanes, so an
-// insertion sort in storage (n² reads and moves) costs far more than these vector selects;
-// a private array indexed per lane would live in scratch memory, each access such a loop.
+// read (`Keys`); longer ones by a heap sort in place (`entries_heap_sort`). On llvmpipe
+// every storage access is a loop over the SIMD lanes, so an insertion sort in storage (n²
+// reads and moves) costs far more than these vector selects; a private array indexed per
+// lane would live in scratch memory, each access such a loop.
 
 const NO_KEY: u32 = 0xffffffffu;
 

@@ -29,7 +29,8 @@ struct SolveParams {
     // w = joint blocks appended after the contacts (0: none).
     model: vec4<u32>,
     // x = slop (m), y = stabilisation factor β of a rigid contact's penetration
-    // (solve_assemble `rigid_offset`).
+    // (solve_assemble `rigid_offset`), z = the sweep cap, w = loop iterations one
+    // invocation of solve_fused / solve_tail may run per dispatch (0: no bound; a GPU).
     stab: vec4<f32>,
 }
 

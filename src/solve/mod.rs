@@ -102,7 +102,8 @@ struct SolveParams {
     /// x = 1 when a material has a non-Coulomb model, y = entries of the model table.
     model: [u32; 4],
     /// x = slop, y = stabilisation factor β, z = the sweep cap (solve_fused's loop bound),
-    /// w = sweeps one dispatch of solve_fused / solve_tail may take (0: no bound).
+    /// w = loop iterations one invocation of solve_fused / solve_tail may run per dispatch
+    /// ([`Solve::loop_budget`]; 0: no bound).
     stab: [f32; 4],
 }
 
@@ -1225,7 +1226,7 @@ impl Solve {
         inputs: SolveInputs,
     ) -> [wgpu::BindGroup; 2] {
         let c = &self.c;
-        self.next_args.each_ref().map(|next| {
+        let bind = |next: &wgpu::Buffer| {
             fused.bind(
                 ctx,
                 &[
@@ -1249,7 +1250,15 @@ impl Solve {
                     next,
                 ],
             )
-        })
+        };
+        // A GPU dispatches no continuation: one bind group serves (no second made per step).
+        let first = bind(&self.next_args[0]);
+        let second = if self.cpu_adapter {
+            bind(&self.next_args[1])
+        } else {
+            first.clone()
+        };
+        [first, second]
     }
 
     /// For benchmarks: records `repeats` matrix-free products N γ (gather over the CSR, then
