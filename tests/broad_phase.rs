@@ -185,3 +185,119 @@ fn a_long_row_comes_out_sorted_every_time() {
         );
     }
 }
+
+/// A boulder among 70 560 small grains, touched only by the 150 grains of highest index
+/// among them (`with_box`: a box grain far from all of them takes the detection off the
+/// sphere-only path). A large grain's row is scanned, in one invocation, over every grain of
+/// higher index; lavapipe ends an invocation's loops after 65 535 iterations in all, so with
+/// the boulder first that scan stopped before these grains and the row came out with 1 of
+/// its 150 contacts, silently. The boulder first: a CPU adapter must refuse the scene with an
+/// error that names the body, and a GPU must find every contact. The boulder last (after the
+/// small grains, whose rows then hold it): every adapter must find every contact. The
+/// lattice's grains are 2 mm apart, the shell's ~15 mm, so these are the only contacts.
+fn boulder_past_the_loop_limit(with_box: bool, boulder_last: bool) {
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -1.0], 0.0)];
+    let (r_big, r) = (0.05f32, 0.005f32);
+    let centre = [-0.3f32, 0.25, 0.25];
+    let boulder = BodyInit::sphere(centre, r_big, 2500.0);
+    if !boulder_last {
+        inits.push(boulder);
+    }
+    for k in 0..42 * 42 * 40 {
+        let p = [k % 42, (k / 42) % 42, k / (42 * 42)].map(|c| c as f32 * 0.012);
+        inits.push(BodyInit::sphere(p, r, 2500.0));
+    }
+    let shell = 150;
+    let first_touching = inits.len() as u32;
+    for k in 0..shell {
+        // Fibonacci directions: evenly spread, ~15 mm apart on the shell.
+        let z = 1.0 - 2.0 * (k as f32 + 0.5) / shell as f32;
+        let a = k as f32 * std::f32::consts::PI * (3.0 - 5f32.sqrt());
+        let u = [
+            (1.0 - z * z).sqrt() * a.cos(),
+            (1.0 - z * z).sqrt() * a.sin(),
+            z,
+        ];
+        let d = r_big + r - 2e-4;
+        inits.push(BodyInit::sphere(
+            [0, 1, 2].map(|c| centre[c] + d * u[c]),
+            r,
+            2500.0,
+        ));
+    }
+    let mut shapes = vec![BoundaryShape::Plane];
+    if with_box {
+        // Far from everything: it only takes the detection off the sphere-only path.
+        let h = 0.004;
+        shapes.push(BoundaryShape::GrainBox {
+            half_extents: [h; 3],
+        });
+        inits.push(BodyInit {
+            shape: SHAPE_BOX,
+            shape_index: 1,
+            radius: 3f32.sqrt() * h,
+            ..BodyInit::sphere([1.0; 3], 1.0, 1000.0)
+        });
+    }
+    if boulder_last {
+        inits.push(boulder);
+    }
+    let b = inits.iter().position(|i| i.radius == r_big).unwrap() as u32;
+    let state = BodyState::from_inits(&inits);
+    assert!(state.len() > 70_000);
+    let ctx = shared_context();
+    let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+    let made = Collide::new(&ctx, &bodies, &state, &shapes, &settings());
+    if !boulder_last && ctx.info.device_type == wgpu::DeviceType::Cpu {
+        let err = made
+            .err()
+            .expect("a CPU adapter must refuse the boulder's long scan");
+        let msg = err.to_string();
+        assert!(msg.contains(&format!("body {b} is a large grain")), "{msg}");
+        assert!(
+            msg.contains("Place the large grains after the small ones"),
+            "{msg}"
+        );
+        return;
+    }
+    let mut c = made.unwrap();
+    assert_eq!(c.grid_plan().large, 1);
+    assert_eq!(c.detect(&ctx).unwrap().overflow, 0);
+    let list = c.read_contacts(&ctx).unwrap();
+    let expected: Vec<u32> = (first_touching..first_touching + shell).collect();
+    let mut partners: Vec<u32> = list
+        .iter()
+        .filter(|r| r.ids[0] == b || r.ids[1] == b)
+        .map(|r| r.ids[0] + r.ids[1] - b)
+        .collect();
+    partners.sort_unstable();
+    assert_eq!(
+        partners.len(),
+        expected.len(),
+        "the boulder has {} of its {} contacts",
+        partners.len(),
+        expected.len()
+    );
+    assert_eq!(partners, expected);
+    assert_eq!(list.len(), expected.len(), "contacts besides the boulder's");
+}
+
+#[test]
+fn a_large_grain_with_a_scan_past_the_loop_limit_is_refused_on_a_cpu() {
+    boulder_past_the_loop_limit(false, false);
+}
+
+#[test]
+fn a_large_grain_with_a_scan_past_the_loop_limit_is_refused_with_shaped_grains() {
+    boulder_past_the_loop_limit(true, false);
+}
+
+#[test]
+fn a_large_grain_after_the_small_ones_has_every_contact() {
+    boulder_past_the_loop_limit(false, true);
+}
+
+#[test]
+fn a_large_grain_after_the_small_ones_has_every_contact_with_shaped_grains() {
+    boulder_past_the_loop_limit(true, true);
+}

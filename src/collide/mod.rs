@@ -310,6 +310,39 @@ impl GridPlan {
     }
 }
 
+/// Grains of higher index a large grain's scan (collide_pairs `visit_large`, one invocation,
+/// one loop iteration per grain) may pass on a CPU adapter: llvmpipe silently ends every loop
+/// of an invocation once it has run 65 535 iterations in all (common/collide_keys.wgsl), and
+/// the scan's pairs (narrow phase, row sort) need loops of their own.
+pub const LARGE_SCAN_MAX_CPU: usize = 49_152;
+
+/// On a CPU adapter, refuses a large grain followed by more grains than its scan can pass:
+/// its row would come out short, with no error, and the grains it misses would pass through
+/// it. Rewriting the scan for lavapipe made the pair stage compile 7–15× slower (README,
+/// "Mixed sizes"), so the scene is refused instead; large grains placed after the small ones
+/// scan only each other.
+fn large_scans_fit(ctx: &GpuContext, state: &BodyState, plan: &GridPlan) -> Result<(), GpuError> {
+    if plan.large == 0 || ctx.info.device_type != wgpu::DeviceType::Cpu {
+        return Ok(());
+    }
+    let n = state.len();
+    let first = (boundary_count(state)..n).find(|&b| state.pos[b][3] > plan.large_radius);
+    match first {
+        Some(b) if n - 1 - b > LARGE_SCAN_MAX_CPU => Err(invalid(format!(
+            "body {b} is a large grain (bounding radius {} m, more than {LARGE_RATIO}× the \
+             median) followed by {} grains; on a CPU adapter ({}) a large grain's contact \
+             scan passes at most {LARGE_SCAN_MAX_CPU} grains (shader loops stop after 65 535 \
+             iterations) and would lose contacts. Place the large grains after the small ones \
+             (in a scene file: a [[generator]] listed after the others, not a [[body]]), or \
+             run on a GPU",
+            state.pos[b][3],
+            n - 1 - b,
+            ctx.info.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The contact records' buffer (64 B each), bound in chunks (`gpu::chunked`).
 fn contact_records(ctx: &GpuContext, capacity: u32) -> Result<wgpu::Buffer, GpuError> {
     let chunks = ShaderSource::chunks_of("contacts");
@@ -742,6 +775,7 @@ impl Collide {
             .fold(0.0f32, f32::max);
         let env = settings.envelope;
         let plan = GridPlan::new(state, env, LARGE_RATIO);
+        large_scans_fit(ctx, state, &plan)?;
         let table = (2 * ng).next_power_of_two().max(1024);
         let offs_len = (nb + 1) * ng + 1;
         let params = Params {
