@@ -63,7 +63,7 @@ fn detect_time(
 ) -> Result<(f64, u32), GpuError> {
     let bodies = GpuBodies::upload(ctx, state)?;
     let mut c = Collide::new(ctx, &bodies, state, &[], settings)?;
-    c.set_large_ratio(ctx, state, ratio);
+    c.set_large_ratio(ctx, state, ratio)?;
     let counts = c.detect(ctx)?;
     let run = || {
         let mut enc = ctx.device.create_command_encoder(&Default::default());

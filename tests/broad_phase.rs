@@ -114,7 +114,7 @@ fn the_split_changes_no_byte_of_the_contact_list() {
     assert_eq!(c.grid_plan().large, 20);
     let split = run(&mut c);
     let again = run(&mut c);
-    c.set_large_ratio(&ctx, &state, f32::INFINITY);
+    c.set_large_ratio(&ctx, &state, f32::INFINITY).unwrap();
     assert_eq!(c.grid_plan().large, 0);
     assert!(c.cell_size() > 0.1, "one grid: cell {}", c.cell_size());
     let one = run(&mut c);
@@ -158,7 +158,7 @@ fn a_long_row_comes_out_sorted_every_time() {
     let bodies = GpuBodies::upload(&ctx, &state).unwrap();
     let shapes = [BoundaryShape::Plane];
     let mut c = Collide::new(&ctx, &bodies, &state, &shapes, &settings()).unwrap();
-    c.set_large_ratio(&ctx, &state, f32::INFINITY);
+    c.set_large_ratio(&ctx, &state, f32::INFINITY).unwrap();
     let mut first = None;
     for run in 0..4 {
         c.detect(&ctx).unwrap();

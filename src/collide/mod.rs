@@ -1125,12 +1125,21 @@ impl Collide {
     }
 
     /// Replans the broad phase with another large-grain ratio (`f32::INFINITY`: one grid
-    /// sized by the largest grain, as a baseline for benchmarks).
-    pub fn set_large_ratio(&mut self, ctx: &GpuContext, state: &BodyState, ratio: f32) {
-        self.plan = GridPlan::new(state, self.params.grid[2], ratio);
+    /// sized by the largest grain, as a baseline for benchmarks). Refuses, as `new` does, a
+    /// plan whose large-grain scan a CPU adapter cannot run whole.
+    pub fn set_large_ratio(
+        &mut self,
+        ctx: &GpuContext,
+        state: &BodyState,
+        ratio: f32,
+    ) -> Result<(), GpuError> {
+        let plan = GridPlan::new(state, self.params.grid[2], ratio);
+        large_scans_fit(ctx, state, &plan)?;
+        self.plan = plan;
         self.params.grid = self.plan.grid(self.params.grid[2]);
         ctx.queue
             .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        Ok(())
     }
 
     /// Bytes of GPU memory held: (fixed per-body/per-scene part, per-contact part).
