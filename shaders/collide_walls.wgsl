@@ -1,6 +1,6 @@
 // Collision, boundary-grain: every grain against every boundary body (bodies 0..nb).
-// count pass (`detect` dispatched with z = 1): per grain j, per boundary w: number of
-//        contacts -> offs[w*ng + j].
+// count pass (`detect` dispatched with z = 1): per grain j, per boundary w (those of
+//        `wall_range`): number of contacts -> offs[w*ng + j].
 // write pass (z = 2, dispatched indirectly from counts[8..12], see collide_grid::finalize):
 //        one thread per boundary contact k; the thread of a row's first contact (binary
 //        search in the scanned offs) writes the row (w, j) at offs[w*ng + j]. A thread per
@@ -26,6 +26,11 @@
 @group(0) @binding(7) var<storage, read> mesh_u: array<u32>;
 @group(0) @binding(8) var<storage, read_write> offs: array<u32>;
 @group(0) @binding(9) var<storage, read_write> contacts: array<Contact>; // chunked(4)
+// The boundaries [x, y) this count dispatch tests every grain against: all of them on a GPU;
+// blocks of them, one dispatch each, on a CPU adapter, where llvmpipe silently ends an
+// invocation's loops after 65 535 iterations in all and every boundary runs some (the loops
+// of every narrow phase the stage holds, once each even when no lane takes them).
+@group(0) @binding(10) var<uniform> wall_range: vec4<u32>;
 
 const NONE: u32 = 0xffffffffu;
 
@@ -1009,8 +1014,8 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     // compile it twice, for every pipeline set). Count: every boundary against grain j;
     // write: one row.
     var j = layered_index(gid, nwg);
-    var w0 = 0u;
-    var w1 = params.counts.y;
+    var w0 = wall_range.x;
+    var w1 = wall_range.y;
     var base = 0u;
     if write {
         let r = first_of_row(j);

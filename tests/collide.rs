@@ -915,3 +915,75 @@ fn boundaries_in_random_poses_match_the_reference() {
     assert!(per_kind.iter().all(|&k| k > 5), "{per_kind:?}");
     check_csr(&c, &gpu, state.len());
 }
+
+/// A sphere and a box grain resting on the last of `n` solid boxes in a row (`mesh`: with a
+/// one-triangle mesh far away, which brings the mesh narrow phase into the walls stage): their
+/// contacts with that box, as (sphere's, box grain's).
+fn contacts_on_the_last_of(n: usize, mesh: bool) -> (usize, usize) {
+    let h = 0.004f32;
+    let mut shapes = vec![BoundaryShape::SolidBox {
+        half_extents: [h; 3],
+    }];
+    let mut inits = Vec::new();
+    for k in 0..n {
+        inits.push(boundary(
+            SHAPE_SOLID_BOX,
+            0,
+            [k as f32 * 0.01, 0.0, 0.0],
+            ID,
+        ));
+    }
+    if mesh {
+        shapes.push(BoundaryShape::Mesh {
+            vertices: vec![[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            triangles: vec![[0, 1, 2]],
+        });
+        inits.push(boundary(SHAPE_MESH, 1, [0.0, 0.0, -5.0], ID));
+    }
+    let last = (n - 1) as f32 * 0.01;
+    let r = 0.002;
+    inits.push(BodyInit::sphere(
+        [last - 0.002, 0.0, h + r - 1e-4],
+        r,
+        2500.0,
+    ));
+    shapes.push(BoundaryShape::GrainBox {
+        half_extents: [0.0015; 3],
+    });
+    inits.push(BodyInit {
+        shape: SHAPE_BOX,
+        shape_index: shapes.len() as u32 - 1,
+        radius: 3f32.sqrt() * 0.0015,
+        ..BodyInit::sphere([last + 0.002, 0.0, h + 0.0015 - 1e-4], 1.0, 2500.0)
+    });
+    let state = BodyState::from_inits(&inits);
+    let (list, _) = gpu_detect(&state, &shapes, &settings(1e-3));
+    let (sphere, cube) = (state.len() as u32 - 2, state.len() as u32 - 1);
+    let wall = (n - 1) as u32;
+    let on = |g: u32| {
+        list.iter()
+            .filter(|c| c.ids[0] == wall && c.ids[1] == g)
+            .count()
+    };
+    let other_walls = list.iter().filter(|c| c.ids[0] < wall).count();
+    assert_eq!(
+        other_walls, 0,
+        "contacts with boxes the grains do not touch"
+    );
+    (on(sphere), on(cube))
+}
+
+/// Every grain is tested against every boundary, and on lavapipe every boundary costs the
+/// grain's invocation loop iterations (~25 each here, ~50 with a mesh in the scene) against
+/// llvmpipe's silent limit of 65 535. With all boundaries in one dispatch, the grains on the
+/// last of 3000 boxes lost all their contacts (the last of 1500 with a mesh); the count pass
+/// now tests blocks of `WALL_BLOCK_CPU` boundaries per dispatch on a CPU adapter. The
+/// contacts must be those of the same grains on a single box: one for the sphere, a
+/// four-point manifold for the box grain.
+#[test]
+fn grains_on_the_last_of_thousands_of_boundaries_have_their_contacts() {
+    let one = contacts_on_the_last_of(1, true);
+    assert_eq!(one, (1, 4));
+    assert_eq!(contacts_on_the_last_of(3000, true), one);
+    assert_eq!(contacts_on_the_last_of(3000, false), one);
+}

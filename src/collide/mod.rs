@@ -202,8 +202,33 @@ struct Kernels {
 struct Binds {
     grid: wgpu::BindGroup,
     pairs: wgpu::BindGroup,
-    walls: wgpu::BindGroup,
+    /// One per block of boundaries (`wall_ranges`); the write pass uses the first.
+    walls: Vec<wgpu::BindGroup>,
     csr: wgpu::BindGroup,
+}
+
+/// Boundaries per count dispatch of the walls stage on a CPU adapter. Each grain's
+/// invocation tests every boundary of its dispatch, and every boundary costs it loop
+/// iterations (the stage's narrow phases run their loops once even where no lane takes
+/// them), against llvmpipe's 65 535 per invocation: a sphere and a box grain resting on the
+/// last of 3000 solid boxes got no contact at all when one dispatch held every boundary.
+pub const WALL_BLOCK_CPU: u32 = 128;
+
+/// The `wall_range` uniforms of the walls stage's count dispatches: every boundary in one on
+/// a GPU, blocks of [`WALL_BLOCK_CPU`] on a CPU adapter.
+fn wall_ranges(ctx: &GpuContext, nb: u32) -> Vec<wgpu::Buffer> {
+    let block = if ctx.info.device_type == wgpu::DeviceType::Cpu {
+        WALL_BLOCK_CPU
+    } else {
+        nb.max(1)
+    };
+    (0..nb.max(1))
+        .step_by(block as usize)
+        .map(|w0| {
+            let range = [w0, (w0 + block).min(nb), 0, 0];
+            buffers::uniform_from(ctx, "walls range", &range)
+        })
+        .collect()
 }
 
 /// The counts the GPU wrote at the last detection.
@@ -238,6 +263,8 @@ pub struct Collide {
     shapes: wgpu::Buffer,
     mesh_f: wgpu::Buffer,
     mesh_u: wgpu::Buffer,
+    /// `wall_range` of each count dispatch of the walls stage ([`wall_ranges`]).
+    wall_ranges: Vec<wgpu::Buffer>,
     scan_hist: Scan,
     scan_offs: Scan,
     scan_body: Scan,
@@ -830,7 +857,7 @@ impl Collide {
             // Placeholders, replaced by `rebind` below.
             grid: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
             pairs: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
-            walls: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
+            walls: Vec::new(),
             csr: k.scan.bind(ctx, &[&params_buf, &rank, &sorted_idx]),
         };
         let mut c = Collide {
@@ -855,6 +882,7 @@ impl Collide {
             shapes: shapes_buf,
             mesh_f,
             mesh_u,
+            wall_ranges: wall_ranges(ctx, nb),
             scan_hist,
             scan_offs,
             scan_body,
@@ -891,9 +919,8 @@ impl Collide {
                 &self.body_entries,
             ],
         );
-        self.binds.walls = k.walls.bind(
-            ctx,
-            &[
+        let walls = |range| {
+            let buffers = [
                 p,
                 &self.pos,
                 &self.rot,
@@ -904,8 +931,11 @@ impl Collide {
                 &self.mesh_u,
                 &self.offs,
                 &self.contacts,
-            ],
-        );
+                range,
+            ];
+            k.walls.bind(ctx, &buffers)
+        };
+        self.binds.walls = self.wall_ranges.iter().map(walls).collect();
         self.binds.csr = k.csr.bind(
             ctx,
             &[
@@ -951,8 +981,10 @@ impl Collide {
         k.pairs
             .dispatch_layers(&mut pass, "detect", &b.pairs, ng, count);
         if self.nb > 0 {
-            k.walls
-                .dispatch_layers(&mut pass, "detect", &b.walls, ng, count);
+            for walls in &b.walls {
+                k.walls
+                    .dispatch_layers(&mut pass, "detect", walls, ng, count);
+            }
         }
         self.scan_offs.record(&k.scan, &mut pass);
         k.grid.dispatch(&mut pass, "finalize", &b.grid, 1);
@@ -961,7 +993,7 @@ impl Collide {
         if self.nb > 0 {
             let args = (WALL_WRITE_INDIRECT * 4) as u64;
             k.walls
-                .dispatch_indirect(&mut pass, "detect", &b.walls, &self.counts, args);
+                .dispatch_indirect(&mut pass, "detect", &b.walls[0], &self.counts, args);
         }
         let args = (COUNT_INDIRECT * 4) as u64;
         k.csr
