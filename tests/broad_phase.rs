@@ -248,7 +248,7 @@ fn boulder_past_the_loop_limit(with_box: bool, boulder_last: bool) {
     let ctx = shared_context();
     let bodies = GpuBodies::upload(&ctx, &state).unwrap();
     let made = Collide::new(&ctx, &bodies, &state, &shapes, &settings());
-    if !boulder_last && ctx.info.device_type == wgpu::DeviceType::Cpu {
+    if !boulder_last && ctx.loop_limited() {
         let err = made
             .err()
             .expect("a CPU adapter must refuse the boulder's long scan");

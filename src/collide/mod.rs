@@ -217,7 +217,7 @@ pub const WALL_BLOCK_CPU: u32 = 128;
 /// The `wall_range` uniforms of the walls stage's count dispatches: every boundary in one on
 /// a GPU, blocks of [`WALL_BLOCK_CPU`] on a CPU adapter.
 fn wall_ranges(ctx: &GpuContext, nb: u32) -> Vec<wgpu::Buffer> {
-    let block = if ctx.info.device_type == wgpu::DeviceType::Cpu {
+    let block = if ctx.loop_limited() {
         WALL_BLOCK_CPU
     } else {
         nb.max(1)
@@ -349,7 +349,7 @@ pub const LARGE_SCAN_MAX_CPU: usize = 49_152;
 /// "Shapes: mixed sizes in the broad phase"), so the scene is refused instead; large grains
 /// placed after the small ones scan only each other.
 fn large_scans_fit(ctx: &GpuContext, state: &BodyState, plan: &GridPlan) -> Result<(), GpuError> {
-    if plan.large == 0 || ctx.info.device_type != wgpu::DeviceType::Cpu {
+    if plan.large == 0 || !ctx.loop_limited() {
         return Ok(());
     }
     let n = state.len();

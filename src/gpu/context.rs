@@ -288,6 +288,14 @@ impl GpuContext {
         )
     }
 
+    /// Whether the adapter bounds shader loops: llvmpipe (lavapipe), the CPU adapter this
+    /// project runs on without a GPU, silently ends every loop of an invocation once that
+    /// invocation has run 65 535 iterations in all, so stages split long loops over dispatches
+    /// or refuse what they cannot split.
+    pub fn loop_limited(&self) -> bool {
+        self.info.device_type == wgpu::DeviceType::Cpu
+    }
+
     /// Largest single storage buffer binding, in bytes.
     pub fn max_binding(&self) -> u64 {
         self.limits.max_storage_buffer_binding_size

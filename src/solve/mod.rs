@@ -334,9 +334,9 @@ pub struct Solve {
     counted_step: bool,
     /// The GPU layout of a sweep's product lanes ([`Solve::set_gpu_lanes`]).
     gpu_lanes: bool,
-    /// The adapter is a CPU one (llvmpipe): one-workgroup sweeps are split over dispatches
-    /// ([`Solve::loop_budget`]).
-    cpu_adapter: bool,
+    /// The adapter bounds shader loops ([`GpuContext::loop_limited`]): one-workgroup sweeps
+    /// are split over dispatches ([`Solve::loop_budget`]).
+    loop_limited: bool,
     /// Record the next solves in one workgroup (solve_fused; see [`Solve::set_fused`]).
     fused: bool,
     /// End multi-workgroup solves in solve_tail (see [`Solve::set_tail`]).
@@ -536,7 +536,7 @@ impl Solve {
             generic: false,
             counted_step: false,
             gpu_lanes: ctx.info.device_type != wgpu::DeviceType::Cpu,
-            cpu_adapter: ctx.info.device_type == wgpu::DeviceType::Cpu,
+            loop_limited: ctx.loop_limited(),
             fused: false,
             tail: true,
             painleve: true,
@@ -986,7 +986,7 @@ impl Solve {
     /// kernel takes as many sweeps per dispatch as this budget allows for its longest rows
     /// (solve_fused `sweep_cost`, an estimate with margins: a third of the limit).
     fn loop_budget(&self) -> u32 {
-        if self.cpu_adapter {
+        if self.loop_limited {
             ONE_WORKGROUP_LOOP_BUDGET
         } else {
             0
@@ -1000,7 +1000,7 @@ impl Solve {
     /// costs next to nothing (100 more per step: the 10³ pile's step 18.3 against 18.5 ms,
     /// two runs each, within this machine's drift).
     fn one_workgroup_dispatches(&self, sweeps: u32) -> u32 {
-        if !self.cpu_adapter {
+        if !self.loop_limited {
             return 0;
         }
         let blocks = |n: u32| n.max(1).div_ceil(WORKGROUP_SIZE);
@@ -1253,7 +1253,7 @@ impl Solve {
         };
         // A GPU dispatches no continuation: one bind group serves (no second made per step).
         let first = bind(&self.next_args[0]);
-        let second = if self.cpu_adapter {
+        let second = if self.loop_limited {
             bind(&self.next_args[1])
         } else {
             first.clone()
