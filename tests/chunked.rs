@@ -119,9 +119,10 @@ fn a_scene_past_the_chunks_is_a_named_error_not_a_panic() {
 fn jacobi_allocates_no_apgd_segments() {
     // Per contact of capacity: record 64 + CSR 8, then γ (+ y, trial, best), Nγ (+ Ny,
     // N·trial; Nγ's segment holds the warm-start impulses between steps) and rhs, 16 B each,
-    // and the warm-start key (B, feature), 8 B (A is a per-body row): Jacobi steps in place,
-    // and plain Coulomb contacts with the relaxed cone have no aux segment.
-    for (kind, bytes) in [(SolverKind::Jacobi, 72 + 56), (SolverKind::Apgd, 72 + 136)] {
+    // and the warm-start key (B, feature), 8 B (A is a per-body row), which APGD keeps in
+    // its free segment 1 of Nγ between steps: Jacobi steps in place, and plain Coulomb
+    // contacts with the relaxed cone have no aux segment.
+    for (kind, bytes) in [(SolverKind::Jacobi, 72 + 56), (SolverKind::Apgd, 72 + 128)] {
         let (state, settings) = lattice(kind);
         let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
         sim.advance(1, 1).unwrap();

@@ -97,6 +97,16 @@ pub fn read_buffer<T: bytemuck::Pod>(
     buffer: &wgpu::Buffer,
     count: usize,
 ) -> Result<Vec<T>, GpuError> {
+    read_buffer_at(ctx, buffer, 0, count)
+}
+
+/// Reads `count` elements of `T` from `buffer`, starting `offset` bytes in (a multiple of 4).
+pub fn read_buffer_at<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    offset: u64,
+    count: usize,
+) -> Result<Vec<T>, GpuError> {
     let bytes = (count * std::mem::size_of::<T>()) as u64;
     if bytes == 0 {
         return Ok(Vec::new());
@@ -108,7 +118,7 @@ pub fn read_buffer<T: bytemuck::Pod>(
         mapped_at_creation: false,
     });
     let mut enc = ctx.device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(buffer, 0, &staging, 0, bytes.next_multiple_of(4));
+    enc.copy_buffer_to_buffer(buffer, offset, &staging, 0, bytes.next_multiple_of(4));
     ctx.queue.submit([enc.finish()]);
     map_and_read(ctx, &staging, count)
 }

@@ -307,17 +307,19 @@ impl Kernel {
     /// Binds `buffers[i]` to the i-th declared binding (in binding order); a chunked array's
     /// buffer fills its K slots with consecutive `2^CHUNK_LOG2`-byte ranges.
     pub fn bind(&self, ctx: &GpuContext, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
-        self.bind_prefixes(ctx, buffers, &[])
+        self.bind_ranges(ctx, buffers, &[])
     }
 
-    /// [`Kernel::bind`], but the plain (not chunked) bindings listed in `prefixes` as
-    /// (binding, bytes) get only the first `bytes` of their buffer: one segment of a larger
-    /// array, addressed with plain indices where the whole would need chunks.
-    pub fn bind_prefixes(
+    /// [`Kernel::bind`], but the bindings listed in `ranges` as (binding, offset, bytes) get
+    /// only that range of their buffer: one segment of a larger array, addressed with plain
+    /// indices where the whole would need chunks, or an array kept in another's free segment.
+    /// A chunked binding's chunks start at the offset (a multiple of the adapter's storage
+    /// offset alignment, as every chunk boundary after it).
+    pub fn bind_ranges(
         &self,
         ctx: &GpuContext,
         buffers: &[&wgpu::Buffer],
-        prefixes: &[(u32, u64)],
+        ranges: &[(u32, u64, u64)],
     ) -> wgpu::BindGroup {
         assert_eq!(
             buffers.len(),
@@ -326,11 +328,10 @@ impl Kernel {
             self.name,
             self.bindings.len()
         );
-        for &(binding, _) in prefixes {
+        for &(binding, _, _) in ranges {
             assert!(
-                self.bindings.contains(&binding)
-                    && !self.chunked.iter().any(|c| c.binding == binding),
-                "kernel '{}': a prefix needs a plain binding, not {binding}",
+                self.bindings.contains(&binding),
+                "kernel '{}' has no binding {binding}",
                 self.name
             );
         }
@@ -338,38 +339,37 @@ impl Kernel {
         let mut placeholders = self.placeholders.iter();
         let mut entries = Vec::new();
         for (&binding, b) in self.bindings.iter().zip(buffers) {
+            let range = ranges.iter().find(|r| r.0 == binding);
+            let (start, size) = range.map_or((0, b.size()), |r| (r.1, r.2.min(b.size() - r.1)));
+            let part = |offset: u64, size: u64| {
+                wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: b,
+                    offset,
+                    size: std::num::NonZeroU64::new(size),
+                })
+            };
             let Some(c) = self.chunked.iter().find(|c| c.binding == binding) else {
-                let prefix = prefixes.iter().find(|p| p.0 == binding).map(|p| p.1);
-                let resource = match prefix {
-                    Some(bytes) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: b,
-                        offset: 0,
-                        size: std::num::NonZeroU64::new(bytes.min(b.size())),
-                    }),
+                let resource = match range {
+                    Some(_) => part(start, size),
                     None => b.as_entire_binding(),
                 };
                 entries.push(wgpu::BindGroupEntry { binding, resource });
                 continue;
             };
             assert!(
-                b.size() <= chunk * c.chunks as u64,
-                "kernel '{}': {} bytes in '{}' exceed its {} chunks of {chunk} bytes",
+                size <= chunk * c.chunks as u64,
+                "kernel '{}': {size} bytes in '{}' exceed its {} chunks of {chunk} bytes",
                 self.name,
-                b.size(),
                 c.name,
                 c.chunks
             );
             let idx = self.chunked.iter().position(|x| x == c).expect("listed");
-            let used = b.size().div_ceil(chunk).max(1) as u32;
+            let used = size.div_ceil(chunk).max(1) as u32;
             self.live[idx].fetch_max(used, Ordering::Relaxed);
             for k in 0..c.chunks {
                 let offset = k as u64 * chunk;
-                let resource = if offset < b.size() || k == 0 {
-                    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: b,
-                        offset,
-                        size: std::num::NonZeroU64::new(chunk.min(b.size() - offset)),
-                    })
+                let resource = if offset < size || k == 0 {
+                    part(start + offset, chunk.min(size - offset))
                 } else {
                     placeholders
                         .next()

@@ -216,6 +216,11 @@ impl Layout {
 /// Bytes of solver state per body (Δv linear + angular).
 pub const BYTES_PER_BODY: u64 = 40;
 
+/// Contact capacities are rounded up to a multiple of this, so that every segment of `gam`
+/// and `nv` (capacity × 16 B) starts on a 256 B boundary, the largest storage binding offset
+/// alignment an adapter may ask: the warm-start keys are bound at `nv`'s segment 1.
+const CAPACITY_ALIGN: u32 = 16;
+
 /// Per-capacity buffers (reallocated by [`Solve::grow`]).
 struct ContactBuffers {
     capacity: u32,
@@ -223,24 +228,69 @@ struct ContactBuffers {
     gam: wgpu::Buffer,
     nv: wgpu::Buffer,
     rhs: wgpu::Buffer,
-    prev: wgpu::Buffer,
+    /// The warm-start keys' own buffer, plain Jacobi only: with iterate slots (APGD) they
+    /// live in `nv`'s segment 1, free between solves like segment 0 (see [`Self::keys`]).
+    prev: Option<wgpu::Buffer>,
     partials: wgpu::Buffer,
 }
 
 impl ContactBuffers {
     fn new(ctx: &GpuContext, capacity: u32, layout: Layout) -> Result<Self, GpuError> {
-        let cap = capacity.max(1) as u64;
+        let capacity = capacity.max(1).next_multiple_of(CAPACITY_ALIGN);
+        let cap = capacity as u64;
         let (segments, nv_segments) = layout.segments();
         Ok(ContactBuffers {
-            capacity: capacity.max(1),
+            capacity,
             layout,
             gam: chunked(ctx, "gam", "solve gamma", segments * cap * 16)?,
             nv: chunked(ctx, "nv", "solve N gamma", nv_segments * cap * 16)?,
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
-            prev: chunked(ctx, "prev", "solve warm start keys", (1 + cap) * 8)?,
+            prev: keys_buffer(ctx, layout, cap)?,
             partials: buffers::storage_zeroed(ctx, "solve partials", partials_len(capacity) * 16)?,
         })
     }
+
+    /// Where the warm-start keys live, as (buffer, offset, bytes): `[0].x` = saved entries
+    /// k, then k (B, feature), vec2 each. With iterate slots, in `nv`'s segment 1 (capacity ×
+    /// 16 B, room for the (1 + capacity) × 8 B): save_warm writes them after the sweeps and
+    /// the next step's assembly reads them before any stage writes `nv` again (Nγ⁰ goes to
+    /// segment 0, y's Ny to segment 1 only from the first sweep on).
+    fn keys(&self) -> (&wgpu::Buffer, u64, u64) {
+        let cap = self.capacity as u64;
+        match &self.prev {
+            Some(p) => (p, 0, p.size()),
+            None => (&self.nv, cap * 16, (1 + cap) * 8),
+        }
+    }
+
+    /// Copies the warm-start keys and impulses (`nv`'s segment 0) into `new`, whose capacity
+    /// is at least this one's (a grown capacity or another row layout).
+    fn copy_warm_start(&self, ctx: &GpuContext, new: &ContactBuffers) {
+        let cap = self.capacity as u64;
+        let (from, at, _) = self.keys();
+        let (to, to_at, _) = new.keys();
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(from, at, to, to_at, (1 + cap) * 8);
+        enc.copy_buffer_to_buffer(&self.nv, 0, &new.nv, 0, cap * 16);
+        ctx.queue.submit([enc.finish()]);
+    }
+}
+
+/// The warm-start keys' own buffer where `nv` has no free segment 1 (plain Jacobi).
+fn keys_buffer(
+    ctx: &GpuContext,
+    layout: Layout,
+    cap: u64,
+) -> Result<Option<wgpu::Buffer>, GpuError> {
+    if layout.slots() {
+        return Ok(None);
+    }
+    Ok(Some(chunked(
+        ctx,
+        "prev",
+        "solve warm start keys",
+        (1 + cap) * 8,
+    )?))
 }
 
 /// Most partial sums of a solve over `capacity` constraints: one per workgroup of the set-up
@@ -756,10 +806,12 @@ impl Solve {
     pub fn max_capacity_for(ctx: &GpuContext, layout: Layout) -> u64 {
         let (segments, nv_segments) = layout.segments();
         let bytes = |array: &str| ctx.chunked_capacity(ShaderSource::chunks_of(array));
-        (bytes("gam") / (segments * 16))
+        let most = (bytes("gam") / (segments * 16))
             .min(bytes("nv") / (nv_segments * 16))
             .min(bytes("prev") / 8 - 1)
-            .min(ctx.max_binding() / 16)
+            .min(ctx.max_binding() / 16);
+        // Down to the alignment, which every allocated capacity is rounded up to.
+        most / CAPACITY_ALIGN as u64 * CAPACITY_ALIGN as u64
     }
 
     /// Changes the settings (e.g. solver kind or iteration cap) for the next recorded solve.
@@ -824,13 +876,20 @@ impl Solve {
         if layout != self.c.layout {
             let (segments, nv_segments) = layout.segments();
             let cap = self.c.capacity as u64 * 16;
-            self.c.gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
+            let gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
             let nv = chunked(ctx, "nv", "solve N gamma", nv_segments * cap)?;
-            let mut enc = ctx.device.create_command_encoder(&Default::default());
-            enc.copy_buffer_to_buffer(&self.c.nv, 0, &nv, 0, cap);
-            ctx.queue.submit([enc.finish()]);
-            self.c.nv = nv;
-            self.c.layout = layout;
+            let prev = keys_buffer(ctx, layout, self.c.capacity as u64)?;
+            let new = ContactBuffers {
+                capacity: self.c.capacity,
+                layout,
+                gam,
+                nv,
+                rhs: self.c.rhs.clone(),
+                prev,
+                partials: self.c.partials.clone(),
+            };
+            self.c.copy_warm_start(ctx, &new);
+            self.c = new;
         }
         Ok(())
     }
@@ -839,7 +898,8 @@ impl Solve {
     /// [`Layout`]; the warm-start keys' 8 B header not counted).
     pub fn bytes_per_contact(&self) -> u64 {
         let c = &self.c;
-        (c.gam.size() + c.nv.size() + c.rhs.size() + c.prev.size() - 8) / c.capacity as u64
+        let keys = c.prev.as_ref().map_or(0, |p| p.size() - 8);
+        (c.gam.size() + c.nv.size() + c.rhs.size() + keys) / c.capacity as u64
     }
 
     /// Grows the per-contact buffers, keeping the warm-start data (previous keys and impulses).
@@ -848,12 +908,7 @@ impl Solve {
             return Ok(());
         }
         let new = ContactBuffers::new(ctx, contact_capacity, self.c.layout)?;
-        let old_cap = self.c.capacity as u64;
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        // Header + keys, then the impulses (`nv`'s segment 0).
-        enc.copy_buffer_to_buffer(&self.c.prev, 0, &new.prev, 0, (1 + old_cap) * 8);
-        enc.copy_buffer_to_buffer(&self.c.nv, 0, &new.nv, 0, old_cap * 16);
-        ctx.queue.submit([enc.finish()]);
+        self.c.copy_warm_start(ctx, &new);
         self.c = new;
         self.write_params(ctx);
         Ok(())
@@ -865,7 +920,7 @@ impl Solve {
     pub fn warm_start_parts(&self) -> [(&wgpu::Buffer, u64, u64); 3] {
         let cap = self.c.capacity as u64 * 16;
         [
-            (&self.c.prev, 0, self.c.prev.size()),
+            self.c.keys(),
             (&self.c.nv, 0, cap),
             (&self.warm_rows, 0, self.warm_rows.size()),
         ]
@@ -875,7 +930,8 @@ impl Solve {
     /// the last solve.
     pub fn read_warm_start(&self, ctx: &GpuContext) -> Result<WarmStartData, GpuError> {
         let cap = self.c.capacity as usize;
-        let pairs = buffers::read_buffer::<[u32; 2]>(ctx, &self.c.prev, 1 + cap)?;
+        let (kb, at, _) = self.c.keys();
+        let pairs = buffers::read_buffer_at::<[u32; 2]>(ctx, kb, at, 1 + cap)?;
         let k = (pairs[0][0] as usize).min(cap);
         let n = self.n_bodies as usize;
         let rows = buffers::read_buffer::<[u32; 2]>(ctx, &self.warm_rows, n + 1)?;
@@ -904,10 +960,11 @@ impl Solve {
         let rows = warm_rows(self.n_bodies, keys)?;
         self.grow(ctx, keys.len() as u32)?;
         let q = &ctx.queue;
-        q.write_buffer(&self.c.prev, 0, bytemuck::bytes_of(&[keys.len() as u32, 0]));
+        let (kb, at, _) = self.c.keys();
+        q.write_buffer(kb, at, bytemuck::bytes_of(&[keys.len() as u32, 0]));
         if !keys.is_empty() {
             let pairs: Vec<[u32; 2]> = keys.iter().map(|k| [k[1], k[2]]).collect();
-            q.write_buffer(&self.c.prev, 8, bytemuck::cast_slice(&pairs));
+            q.write_buffer(kb, at + 8, bytemuck::cast_slice(&pairs));
             q.write_buffer(&self.c.nv, 0, bytemuck::cast_slice(impulses));
         }
         q.write_buffer(&self.warm_rows, 0, bytemuck::cast_slice(&rows));
@@ -916,7 +973,8 @@ impl Solve {
 
     /// Forgets the warm-start data (e.g. after a scene change).
     pub fn reset_warm_start(&self, ctx: &GpuContext) {
-        ctx.queue.write_buffer(&self.c.prev, 0, &[0u8; 8]);
+        let (kb, at, _) = self.c.keys();
+        ctx.queue.write_buffer(kb, at, &[0u8; 8]);
     }
 
     /// Records one whole solve + velocity update, after collision has written contacts,
@@ -1150,8 +1208,9 @@ impl Solve {
         } = inputs;
         let c = &self.c;
         let k = self.kernels(ctx);
-        let warm = (13, c.capacity as u64 * 16);
-        let asm = k.assemble.bind_prefixes(
+        let warm = (13, 0, c.capacity as u64 * 16);
+        let (keys, keys_at, keys_bytes) = c.keys();
+        let asm = k.assemble.bind_ranges(
             ctx,
             &[
                 &self.params,
@@ -1163,14 +1222,14 @@ impl Solve {
                 &self.omega,
                 &c.gam,
                 &c.rhs,
-                &c.prev,
+                keys,
                 body_offsets,
                 &self.models,
                 &self.jcsr,
                 &c.nv,
                 &self.warm_rows,
             ],
-            &[warm],
+            &[(9, keys_at, keys_bytes), warm],
         );
         let sch = k.schur.bind(
             ctx,

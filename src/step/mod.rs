@@ -961,18 +961,24 @@ impl Simulation {
         };
         c.solve
             .record_kernel_repeats(ctx, &mut enc, inputs, kernel, repeats);
-        // Nγ⁰ and the sweeps write `nv`'s first segment, which holds the warm-start impulses
-        // between steps: keep them aside (untimed), so that timing leaves the next step as it
-        // was.
-        let (warm, offset, bytes) = c.solve.warm_start_parts()[1];
-        let kept = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("kept warm start"),
-            size: bytes,
-            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        // Nγ⁰ and the sweeps write `nv`'s first segments, which hold the warm-start impulses
+        // and keys between steps: keep the warm-start data aside (untimed), so that timing
+        // leaves the next step as it was.
+        let parts = c.solve.warm_start_parts();
         let mut keep = ctx.device.create_command_encoder(&Default::default());
-        keep.copy_buffer_to_buffer(warm, offset, &kept, 0, bytes);
+        let kept: Vec<wgpu::Buffer> = parts
+            .iter()
+            .map(|&(buffer, offset, bytes)| {
+                let k = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("kept warm start"),
+                    size: bytes,
+                    usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                });
+                keep.copy_buffer_to_buffer(buffer, offset, &k, 0, bytes);
+                k
+            })
+            .collect();
         ctx.queue.submit([keep.finish()]);
         ctx.wait();
         let t = std::time::Instant::now();
@@ -980,7 +986,9 @@ impl Simulation {
         ctx.wait();
         let elapsed = t.elapsed().as_secs_f64();
         let mut back = ctx.device.create_command_encoder(&Default::default());
-        back.copy_buffer_to_buffer(&kept, 0, warm, offset, bytes);
+        for (&(buffer, offset, bytes), k) in parts.iter().zip(&kept) {
+            back.copy_buffer_to_buffer(k, 0, buffer, offset, bytes);
+        }
         ctx.queue.submit([back.finish()]);
         ctx.wait();
         Ok(elapsed)
