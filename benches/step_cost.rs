@@ -14,6 +14,9 @@
 //! 600) and `BRISTLECONE_STEP_VARIANTS` (default `generic,special`; also `whole`: the special
 //! pipelines recording the whole sweep cap in every solve, `counted`: APGD's step with the
 //! count-scaled η it took before the plain diagonal, `cap=N`, `tol=X`).
+//! `BRISTLECONE_STEP_DUMP=FILE` writes the first variant's timed steps as CSV (step, sweeps,
+//! sweeps recorded, solve and collision ms from the timestamps), for fits of a solve's cost
+//! against its sweeps.
 
 mod common;
 
@@ -126,6 +129,22 @@ fn main() {
         }
     }
     report(&vs, steps);
+    if let Ok(path) = std::env::var("BRISTLECONE_STEP_DUMP") {
+        dump(&vs[0], &path);
+    }
+}
+
+/// Per timed step of `v`: step, sweeps, sweeps recorded, solve ms, collision ms (CSV).
+fn dump(v: &Variant, path: &str) {
+    let mut out = String::from("step,sweeps,budget,solve_ms,collide_ms\n");
+    for (k, r) in v.records.iter().enumerate() {
+        if let Some(t) = v.stages[k] {
+            let (solve, collide) = (t[2] * 1e3, t[1] * 1e3);
+            let (step, sweeps, budget) = (r.step, r.iterations, v.budget[k]);
+            out += &format!("{step},{sweeps},{budget},{solve},{collide}\n");
+        }
+    }
+    std::fs::write(path, out).expect("writing the step dump");
 }
 
 /// The sweep kernels one by one on the current state (first variant): ms per dispatch from
