@@ -228,8 +228,9 @@ struct ContactBuffers {
     gam: wgpu::Buffer,
     nv: wgpu::Buffer,
     rhs: wgpu::Buffer,
-    /// The warm-start keys' own buffer, plain Jacobi only: with iterate slots (APGD) they
-    /// live in `nv`'s segment 1, free between solves like segment 0 (see [`Self::keys`]).
+    /// The warm-start keys' own buffer, only without iterate slots (plain Jacobi): with
+    /// them (APGD, rolling rows) the keys live in `nv`'s segment 1, free between solves like
+    /// segment 0 (see [`Self::keys`]).
     prev: Option<wgpu::Buffer>,
     partials: wgpu::Buffer,
 }
