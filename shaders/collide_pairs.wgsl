@@ -608,12 +608,24 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
             // largest count.
             let cl = c + vec3<i32>(-1, dy, dz);
             let s = vec3<u32>(cell_hash(cl), cell_hash(cl + vec3<i32>(1, 0, 0)), cell_hash(cl + vec3<i32>(2, 0, 0)));
-            let a = vec3<u32>(starts[s.x], starts[s.y], starts[s.z]);
-            let e = vec3<u32>(starts[s.x + 1u], starts[s.y + 1u], starts[s.z + 1u]);
+            // The three cells' slots are consecutive unless the row crosses a period of the
+            // lattice or the table's end (cell_hash): then their ranges are one, read with two
+            // loads instead of six (on lavapipe each load is a loop over the SIMD lanes), and a
+            // grain found there is the row's if its cell is one of the three (each has its own
+            // slot, so none is visited twice). The pairs and their order are the same.
+            let straight = s.y == s.x + 1u && s.z == s.x + 2u;
+            var a = vec3<u32>(starts[s.x], 0u, 0u);
+            var e = vec3<u32>(0u);
+            if straight {
+                e.x = starts[s.x + 3u];
+            } else {
+                a = vec3<u32>(a.x, starts[s.y], starts[s.z]);
+                e = vec3<u32>(starts[s.x + 1u], starts[s.y + 1u], starts[s.z + 1u]);
+            }
             // Ends of the first one and two ranges in the concatenation, and its length.
             let l0 = e.x - a.x;
-            let l1 = l0 + e.y - a.y;
-            let total = l1 + e.z - a.z;
+            let l1 = select(l0 + e.y - a.y, l0, straight);
+            let total = select(l1 + e.z - a.z, l0, straight);
             // Each pair found ends a scan of its own loop (as in `visit_large`: the narrow
             // phase's loops then run once per pair, not once per grain passed).
             var q = 0u;
@@ -628,7 +640,9 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
                     let dx = select(select(2, 1, q < l1), 0, q < l0);
                     j = sorted_idx[k];
                     pj = sorted_pos[k];
-                    if j > i && sphere_gap(pi, pj) <= env && all(cell_of(pj.xyz) == cl + vec3<i32>(dx, 0, 0)) {
+                    let d = cell_of(pj.xyz) - cl;
+                    let in_row = all(d.yz == vec2<i32>(0)) && select(d.x == dx, d.x >= 0 && d.x <= 2, straight);
+                    if j > i && sphere_gap(pi, pj) <= env && in_row {
                         break;
                     }
                     q++;
