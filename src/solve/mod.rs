@@ -264,6 +264,24 @@ impl ContactBuffers {
         }
     }
 
+    /// The buffers for another row layout at the same capacity: new `gam`, `nv` and keys
+    /// (the warm-start data copied over), the same `rhs` and partials.
+    fn relaid(&self, ctx: &GpuContext, layout: Layout) -> Result<Self, GpuError> {
+        let cap = self.capacity as u64;
+        let (segments, nv_segments) = layout.segments();
+        let new = ContactBuffers {
+            capacity: self.capacity,
+            layout,
+            gam: chunked(ctx, "gam", "solve gamma", segments * cap * 16)?,
+            nv: chunked(ctx, "nv", "solve N gamma", nv_segments * cap * 16)?,
+            rhs: self.rhs.clone(),
+            prev: keys_buffer(ctx, layout, cap)?,
+            partials: self.partials.clone(),
+        };
+        self.copy_warm_start(ctx, &new);
+        Ok(new)
+    }
+
     /// Copies the warm-start keys and impulses (`nv`'s segment 0) into `new`, whose capacity
     /// is at least this one's (a grown capacity or another row layout).
     fn copy_warm_start(&self, ctx: &GpuContext, new: &ContactBuffers) {
@@ -875,22 +893,7 @@ impl Solve {
             ..layout
         };
         if layout != self.c.layout {
-            let (segments, nv_segments) = layout.segments();
-            let cap = self.c.capacity as u64 * 16;
-            let gam = chunked(ctx, "gam", "solve gamma", segments * cap)?;
-            let nv = chunked(ctx, "nv", "solve N gamma", nv_segments * cap)?;
-            let prev = keys_buffer(ctx, layout, self.c.capacity as u64)?;
-            let new = ContactBuffers {
-                capacity: self.c.capacity,
-                layout,
-                gam,
-                nv,
-                rhs: self.c.rhs.clone(),
-                prev,
-                partials: self.c.partials.clone(),
-            };
-            self.c.copy_warm_start(ctx, &new);
-            self.c = new;
+            self.c = self.c.relaid(ctx, layout)?;
         }
         Ok(())
     }
