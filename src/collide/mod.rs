@@ -370,7 +370,6 @@ fn large_scans_fit(ctx: &GpuContext, state: &BodyState, plan: &GridPlan) -> Resu
     }
 }
 
-/// The contact records' buffer (64 B each), bound in chunks (`gpu::chunked`).
 /// Contacts of capacity for `needed`: 1.5 × (a pour keeps rising), but where that would
 /// start another chunk of the records (`per_chunk` 64 B records each; `gpu::chunked`) that
 /// 1/32 of headroom does not need, the chunks that headroom needs, filled. Every chunk in
@@ -388,6 +387,7 @@ pub fn grown_capacity(needed: u64, per_chunk: u64) -> u64 {
     }
 }
 
+/// The contact records' buffer (64 B each), bound in chunks (`gpu::chunked`).
 fn contact_records(ctx: &GpuContext, capacity: u32) -> Result<wgpu::Buffer, GpuError> {
     let chunks = ShaderSource::chunks_of("contacts");
     buffers::storage_chunked(ctx, "contacts", capacity as u64 * 64, chunks)
@@ -1217,8 +1217,9 @@ mod tests {
 
     #[test]
     fn growth_stops_at_a_chunk_boundary_that_leaves_headroom() {
-        let per_chunk = 1 << 21; // lavapipe: 128 MiB of 64 B records
-                                 // Within one chunk, or where 1/32 of headroom needs the chunk anyway: 1.5 ×.
+        // lavapipe: 128 MiB chunks of 64 B records.
+        let per_chunk = 1 << 21;
+        // Within one chunk, or where 1/32 of headroom needs the chunk anyway: 1.5 ×.
         assert_eq!(grown_capacity(13_554, per_chunk), 20_331);
         assert_eq!(grown_capacity(10, per_chunk), 1024);
         assert_eq!(grown_capacity(2_050_000, per_chunk), 3_075_000);
