@@ -161,6 +161,9 @@ pub struct ContactRecord {
     pub ids: [u32; 4],
 }
 
+/// Bytes of one [`ContactRecord`] in the records buffer.
+pub const RECORD_BYTES: u64 = std::mem::size_of::<ContactRecord>() as u64;
+
 impl ContactRecord {
     /// The sort and warm-start key (A, B, feature).
     pub fn key(&self) -> (u32, u32, u32) {
@@ -371,7 +374,7 @@ fn large_scans_fit(ctx: &GpuContext, state: &BodyState, plan: &GridPlan) -> Resu
 }
 
 /// Contacts of capacity for `needed`: 1.5 × (a pour keeps rising), but where that would
-/// start another chunk of the records (`per_chunk` 64 B records each; `gpu::chunked`) that
+/// start another chunk of the records (`per_chunk` records each; `gpu::chunked`) that
 /// 1/32 of headroom does not need, the chunks that headroom needs, filled. Every chunk in
 /// use is one more arm of each record access on a CPU adapter (lavapipe runs them all), and
 /// APGD's `gam` (64 B per contact too) ends on the same boundaries: a 10⁶ pile's 5.93·10⁶
@@ -390,7 +393,7 @@ pub fn grown_capacity(needed: u64, per_chunk: u64) -> u64 {
 /// The contact records' buffer (64 B each), bound in chunks (`gpu::chunked`).
 fn contact_records(ctx: &GpuContext, capacity: u32) -> Result<wgpu::Buffer, GpuError> {
     let chunks = ShaderSource::chunks_of("contacts");
-    buffers::storage_chunked(ctx, "contacts", capacity as u64 * 64, chunks)
+    buffers::storage_chunked(ctx, "contacts", capacity as u64 * RECORD_BYTES, chunks)
 }
 
 fn invalid(msg: String) -> GpuError {
@@ -1074,7 +1077,7 @@ impl Collide {
     /// binding of CSR entries (8 B each).
     pub fn record_limit(ctx: &GpuContext) -> u64 {
         let records = ctx.chunked_capacity(ShaderSource::chunks_of("contacts"));
-        (records / 64).min(ctx.max_binding() / 8)
+        (records / RECORD_BYTES).min(ctx.max_binding() / 8)
     }
 
     /// Caps the capacity [`Collide::grow`] may reach (the solver's arrays hold fewer
@@ -1092,13 +1095,16 @@ impl Collide {
         needed_contacts: u32,
         _needed_pairs: u32,
     ) -> Result<(), GpuError> {
-        let want = grown_capacity(needed_contacts as u64, (1u64 << ctx.chunk_log2()) / 64);
+        let want = grown_capacity(
+            needed_contacts as u64,
+            (1u64 << ctx.chunk_log2()) / RECORD_BYTES,
+        );
         let limit = self.max_capacity(ctx);
         if needed_contacts as u64 > limit {
             return Err(GpuError::TooLarge {
                 what: format!("{needed_contacts} contacts (64 B records, 8 B CSR entries and the solver's arrays)"),
-                needed: needed_contacts as u64 * 64,
-                limit: limit * 64,
+                needed: needed_contacts as u64 * RECORD_BYTES,
+                limit: limit * RECORD_BYTES,
             });
         }
         let cap = want.min(limit) as u32;
