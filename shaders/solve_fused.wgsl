@@ -34,6 +34,12 @@
 // The next continuation's indirect arguments (`continue_if_unfinished`).
 @group(0) @binding(17) var<storage, read_write> next_args: array<u32>;
 
+// Lever arm of side A (else B) of contact ci from its record (common/solve_gather.wgsl;
+// solve_schur loads the one row instead, but this stage has no binding left for that view).
+fn lever_arm(ci: u32, c: Contact, side_a: bool) -> vec3<f32> {
+    return select(c.rb.xyz, c.ra.xyz, side_a);
+}
+
 // Storage written by some invocations is read by others in the next stage.
 fn sync() {
     storageBarrier();

@@ -63,11 +63,11 @@ fn gather(b: u32, slot: u32, shift: f32) {
             tq = g.x * n;
             f -= tq;
         }
-        var r = c.rb.xyz;
-        if (e & 1u) == 0u {
+        let side_a = (e & 1u) == 0u;
+        let r = lever_arm(ci, c, side_a);
+        if side_a {
             f = -f;
             tq = -tq;
-            r = c.ra.xyz;
         }
         lin += f;
         ang += cross(r, f) + tq;

@@ -1250,6 +1250,7 @@ impl Solve {
                 &self.jcsr,
                 &self.scal,
                 &self.warm_rows,
+                contacts,
             ],
         );
         let it = k.iterate.bind(
