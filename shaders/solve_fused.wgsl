@@ -34,8 +34,9 @@
 // The next continuation's indirect arguments (`continue_if_unfinished`).
 @group(0) @binding(17) var<storage, read_write> next_args: array<u32>;
 
-// Lever arm of side A (else B) of contact ci from its record (common/solve_gather.wgsl;
-// solve_schur loads the one row instead, but this stage has no binding left for that view).
+// Lever arm of side A (else B) of contact ci from its record (common/solve_gather.wgsl).
+// solve_schur loads the one row through a second, chunked view of the records; here that
+// view's 4 bindings would pass lavapipe's 32 storage bindings (this stage has 30).
 fn lever_arm(ci: u32, c: Contact, side_a: bool) -> vec3<f32> {
     return select(c.rb.xyz, c.ra.xyz, side_a);
 }
