@@ -1102,7 +1102,7 @@ impl Collide {
         let limit = self.max_capacity(ctx);
         if needed_contacts as u64 > limit {
             return Err(GpuError::TooLarge {
-                what: format!("{needed_contacts} contacts (64 B records, 8 B CSR entries and the solver's arrays)"),
+                what: format!("{needed_contacts} contacts ({RECORD_BYTES} B records, 8 B CSR entries and the solver's arrays)"),
                 needed: needed_contacts as u64 * RECORD_BYTES,
                 limit: limit * RECORD_BYTES,
             });
@@ -1224,7 +1224,7 @@ mod tests {
     #[test]
     fn growth_stops_at_a_chunk_boundary_that_leaves_headroom() {
         // lavapipe: 128 MiB chunks of 64 B records.
-        let per_chunk = 1 << 21;
+        let per_chunk = (128 << 20) / RECORD_BYTES;
         // Within one chunk, or where 1/32 of headroom needs the chunk anyway: 1.5 ×.
         assert_eq!(grown_capacity(13_554, per_chunk), 20_331);
         assert_eq!(grown_capacity(10, per_chunk), 1024);
