@@ -15,7 +15,7 @@
 //! `i >> shift` with `shift = CHUNK_LOG2 − log2(element size)`. `CHUNK_LOG2` is a pipeline
 //! constant, the log2 of the chunk size in bytes: the largest power of two the adapter
 //! allows per binding, or a small value a test sets to make a small scene span every chunk.
-//! [`crate::gpu::Kernel::bind`] binds one buffer to the K slots as consecutive
+//! [`crate::gpu::kernel::CompiledKernel::bind`] binds one buffer to the K slots as consecutive
 //! `2^CHUNK_LOG2`-byte ranges (slots past the buffer's end get a small placeholder the
 //! shader never indexes). The pipeline constant `NAME_LIVE` is the number of chunks in use
 //! (1 until a kernel binds the array past its first chunk): the accessors compile to one

@@ -117,6 +117,9 @@ pub struct GpuContext {
     pub timestamps: bool,
     /// log2 of the chunk size (bytes) of chunked arrays (`gpu::chunked`).
     chunk_log2: u32,
+    /// Kernels compiled on this device, shared by every stage and simulation that asks for
+    /// the same source and constants (see [`crate::gpu::kernel::KernelCache`]).
+    pub(crate) kernels: crate::gpu::kernel::KernelCache,
 }
 
 impl fmt::Debug for GpuContext {
@@ -265,6 +268,7 @@ impl GpuContext {
                         features,
                         timestamps,
                         chunk_log2,
+                        kernels: Default::default(),
                     });
                 }
                 Err(e) => rejected.push(format!("{} ({:?}): {e}", info.name, info.backend)),

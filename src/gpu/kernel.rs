@@ -8,7 +8,7 @@ use super::chunked::{self, Chunked};
 use super::context::{GpuContext, GpuError, WORKGROUP_SIZE};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A stage's WGSL source, with the prelude, as compiled into the binary.
 #[derive(Clone, Copy, Debug)]
@@ -114,8 +114,56 @@ impl ShaderSource {
     }
 }
 
+/// A stage's compiled pipelines, shared: every [`Kernel::with_constants`] call on one
+/// device with the same source text and constants returns the same pipelines. Drivers
+/// compile a pipeline when it is first dispatched (lavapipe runs LLVM then, for seconds to
+/// minutes on the shape-rich collide stages), so two simulations, a resumed run or two tests
+/// in one process that asked for their own copies would each pay that compile again.
+#[derive(Clone)]
+pub struct Kernel(Arc<CompiledKernel>);
+
+impl std::ops::Deref for Kernel {
+    type Target = CompiledKernel;
+    fn deref(&self) -> &CompiledKernel {
+        &self.0
+    }
+}
+
+/// What identifies a compiled kernel on a device: its name, a hash of its full text (collide
+/// stages strip the sections a scene's shapes never reach, so one name has several texts)
+/// and its pipeline constants' values, bit for bit.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct KernelKey {
+    name: &'static str,
+    text: u64,
+    constants: Vec<(String, u64)>,
+}
+
+/// The kernels compiled on one device (a field of [`GpuContext`]). Each key has its own
+/// lock, so a thread compiling one stage never waits for another stage, and two threads
+/// asking for the same stage compile it once.
+#[derive(Default)]
+pub struct KernelCache {
+    slots: Mutex<HashMap<KernelKey, Arc<Mutex<Option<Kernel>>>>>,
+}
+
+impl KernelCache {
+    /// Kernels compiled so far (distinct source text and constants).
+    pub fn len(&self) -> usize {
+        let slots = self.slots.lock().expect("kernel cache");
+        slots
+            .values()
+            .filter(|s| s.lock().expect("kernel slot").is_some())
+            .count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// The compiled pipelines of one shader file, one per entry point.
-pub struct Kernel {
+pub struct CompiledKernel {
     pub name: &'static str,
     layout: wgpu::BindGroupLayout,
     /// Declared binding numbers in order (chunk slots k ≥ 1 excluded: `bind` adds them).
@@ -125,8 +173,9 @@ pub struct Kernel {
     placeholders: Vec<wgpu::Buffer>,
     /// Pipelines with every chunked array at `NAME_LIVE = 1`: one plain index per access.
     pipelines: HashMap<String, wgpu::ComputePipeline>,
-    /// Per chunked array, the most chunks [`Kernel::bind`] has bound (never decreases: more
-    /// arms are correct for fewer chunks).
+    /// Per chunked array, the most chunks [`CompiledKernel::bind`] has bound, by any user of
+    /// the kernel (never decreases: more arms are correct for fewer chunks and read the same
+    /// values, so results do not depend on what else the process ran).
     live: Vec<AtomicU32>,
     /// Pipelines for other `live` vectors, compiled on first use.
     variants: Mutex<HashMap<Vec<u32>, HashMap<String, wgpu::ComputePipeline>>>,
@@ -234,8 +283,41 @@ impl Kernel {
     }
 
     /// [`Kernel::new`] with values for the module's pipeline-overridable constants (WGSL
-    /// `override`), e.g. to let the driver drop code a scene never runs.
+    /// `override`), e.g. to let the driver drop code a scene never runs. Compiled once per
+    /// device and key (see [`Kernel`]); an error is not kept, so a later call tries again.
     pub fn with_constants(
+        ctx: &GpuContext,
+        source: ShaderSource,
+        constants: &[(&str, f64)],
+    ) -> Result<Self, GpuError> {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut text = DefaultHasher::new();
+        (source.common, source.body).hash(&mut text);
+        let key = KernelKey {
+            name: source.name,
+            text: text.finish(),
+            constants: constants
+                .iter()
+                .map(|&(k, v)| (k.to_string(), v.to_bits()))
+                .chain([("CHUNK_LOG2".to_string(), ctx.chunk_log2() as u64)])
+                .collect(),
+        };
+        let slot = {
+            let mut slots = ctx.kernels.slots.lock().expect("kernel cache");
+            slots.entry(key).or_default().clone()
+        };
+        let mut slot = slot.lock().expect("kernel slot");
+        if let Some(kernel) = slot.as_ref() {
+            return Ok(kernel.clone());
+        }
+        let kernel = Kernel(Arc::new(CompiledKernel::compile(ctx, source, constants)?));
+        *slot = Some(kernel.clone());
+        Ok(kernel)
+    }
+}
+
+impl CompiledKernel {
+    fn compile(
         ctx: &GpuContext,
         source: ShaderSource,
         constants: &[(&str, f64)],
@@ -287,7 +369,7 @@ impl Kernel {
                 })
             })
             .collect();
-        Ok(Kernel {
+        Ok(CompiledKernel {
             name: source.name,
             layout,
             bindings: entries
@@ -310,7 +392,7 @@ impl Kernel {
         self.bind_ranges(ctx, buffers, &[])
     }
 
-    /// [`Kernel::bind`], but the bindings listed in `ranges` as (binding, offset, bytes) get
+    /// [`CompiledKernel::bind`], but the bindings listed in `ranges` as (binding, offset, bytes) get
     /// only that range of their buffer: one segment of a larger array, addressed with plain
     /// indices where the whole would need chunks, or an array kept in another's free segment.
     /// A chunked binding's chunks start at the offset (a multiple of the adapter's storage
@@ -389,7 +471,7 @@ impl Kernel {
         })
     }
 
-    /// The pipeline of `entry` for the chunks bound so far (see [`Kernel::bind`]).
+    /// The pipeline of `entry` for the chunks bound so far (see [`CompiledKernel::bind`]).
     pub fn pipeline(&self, entry: &str) -> wgpu::ComputePipeline {
         let missing = || panic!("kernel '{}' has no entry point '{entry}'", self.name);
         // The common case (every array within one chunk) allocates nothing per dispatch.
@@ -421,7 +503,7 @@ impl Kernel {
         self.dispatch_layers(pass, entry, bg, n, 1);
     }
 
-    /// As [`Kernel::dispatch`], the `n` invocations split between `layers` layers of
+    /// As [`CompiledKernel::dispatch`], the `n` invocations split between `layers` layers of
     /// workgroups along z (kernels use `layered_index`): a kernel whose passes share one
     /// entry point reads its pass from the z size (collide's `detect`: one pipeline to
     /// compile instead of one per pass). Every layer works: lavapipe hands each core a
