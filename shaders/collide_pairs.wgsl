@@ -109,7 +109,7 @@ fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, w
     return m.count;
 }
 
-// A box pair's manifold with its patch (issue #11) when the pair has a patch model and the
+// A box pair's manifold with its patch (book: Contact patches) when the pair has a patch model and the
 // manifold is face–face: the points keep only their normal rows (μ = 0), the patch record
 // follows them (feature PATCH_FEATURE sorts last in the pair).
 fn write_manifold_or_patch(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, write: bool, at: u32) -> u32 {

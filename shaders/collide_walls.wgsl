@@ -102,7 +102,7 @@ fn emit_manifold(m: Manifold) {
     }
 }
 
-// Patch pairs (issue #11): a face–face manifold's points keep only their normal rows (μ = 0;
+// Patch pairs (book: Contact patches): a face–face manifold's points keep only their normal rows (μ = 0;
 // the friction is the patch block's), and the patch record follows the pair's points.
 fn emit_manifold_frictionless(m: Manifold) {
     let mu = g_mu;
@@ -319,7 +319,7 @@ fn emit_cylinder(m: CylContacts) {
     }
 }
 
-// Disc patches (issue #10 part 3): the first wall on which a whole end disc of the cylinder
+// Disc patches (book: Contact patches): the first wall on which a whole end disc of the cylinder
 // lies within the envelope (all 4 rim points of a flat disc: `cylinder_plane` features
 // offset + 4e .. offset + 4e + 3) gives the pair a `lugre_reduced` patch record, the disc
 // under uniform pressure: centre = mean of the 4 midway rim points, r = mean distance from

@@ -1,4 +1,4 @@
-// CCP solver in one workgroup (issue #13, item 4): the whole cone problem after assembly —
+// CCP solver in one workgroup : the whole cone problem after assembly —
 // Nγ⁰ and its residual, APGD's Lipschitz estimate, the sweeps until the tolerance or the cap,
 // and the returned impulses into slot 0 — in one dispatch. A sweep is 4 dispatches on the
 // multi-workgroup path (solve_iterate / solve_schur / solve_reduce), each costing ~20–40 µs

@@ -433,7 +433,7 @@ fn sphere_box(cs: vec3<f32>, r: f32, b: Obb, env: f32) -> Manifold {
     return m;
 }
 
-// ---------------------------------------------------------------- contact patches (issue #11)
+// ---------------------------------------------------------------- contact patches (book: Contact patches)
 // Pipeline-overridable: true only when a material has a patch friction model (lugre_reduced),
 // so scenes without one compile none of the patch path. f64 twin: src/patch/couple.rs.
 override HAS_PATCHES: bool = false;

@@ -14,7 +14,7 @@
 //! Effective bandwidth of a stage = the bytes it must move at least (the model in
 //! [`stage_bytes`]) ÷ its time; it is reported ÷ the copy bandwidth of the adapter measured in
 //! the same run (`gpu::bandwidth::copy_bandwidth`), a ratio that carries over between
-//! adapters (DESIGN §5).
+//! adapters (book: Benchmarks).
 
 pub mod scenes;
 

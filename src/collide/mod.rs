@@ -1,4 +1,4 @@
-//! Stage: collision detection, entirely on the GPU (DESIGN §1 steps 2–3).
+//! Stage: collision detection, entirely on the GPU (book: Architecture, "The step", stages 2–3).
 //! CPU twin: [`crate::reference::collide`].
 //!
 //! Pipeline recorded by [`Collide::record`] (one compute pass, one dispatch per step):
@@ -1121,7 +1121,7 @@ impl Collide {
         Ok(())
     }
 
-    /// Marks the materials with a patch friction model (issue #11; `patch[m]` = 1 for
+    /// Marks the materials with a patch friction model (book: Contact patches; `patch[m]` = 1 for
     /// `lugre_reduced`, 2 for `lugre_patch`, whose record gets [`crate::patch::couple::PATCH_FEATURE_DIST`]): their
     /// face–face box manifolds also emit a patch record (`crate::patch::couple`) and their
     /// points keep only their normal rows (μ = 0). Rebuilds the narrow-phase pipelines with

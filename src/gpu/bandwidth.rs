@@ -1,6 +1,6 @@
 //! The yardstick for kernel performance: a plain copy kernel's bandwidth on this adapter.
 //! Kernels are reported as effective bandwidth ÷ this number, a ratio that carries over
-//! between adapters where absolute times do not (DESIGN §5).
+//! between adapters where absolute times do not (book: Benchmarks).
 
 use super::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use std::time::Instant;

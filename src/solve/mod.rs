@@ -1,4 +1,4 @@
-//! Stage: the cone complementarity (CCP) contact solver (DESIGN §2), projected Jacobi or
+//! Stage: the cone complementarity (CCP) contact solver (book: Architecture, "The step"), projected Jacobi or
 //! APGD, matrix-free, entirely on the GPU. CPU twin: `reference::solve`; independent oracle for
 //! small problems: `reference::oracle`.
 //!
@@ -71,7 +71,7 @@ pub struct SolverSettings {
     pub slop: f32,
     pub stabilisation: f32,
     pub warm_start: bool,
-    /// Relaxed (seed 001) or exact Coulomb cone (see [`rows`]).
+    /// Relaxed (Tasora & Anitescu 2011) or exact Coulomb cone (see [`rows`]).
     pub cone: Cone,
     /// Exact cone: cone problems per step at most (each up to `max_iterations` sweeps).
     pub max_outer: u32,
@@ -484,7 +484,7 @@ pub struct Specialisation {
     pub state: bool,
     /// Rolling / spinning resistance rows 3–5 (their extension segments exist only then).
     pub rolling: bool,
-    /// Patch blocks of a patch friction model (issue #11).
+    /// Patch blocks of a patch friction model (book: Contact patches).
     pub patches: bool,
     /// The segments of `gam` and `nv`.
     pub layout: Layout,
