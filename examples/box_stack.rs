@@ -4,7 +4,7 @@
 //! `tests/shapes.rs::stack_of_ten_boxes_stands`, which runs 0.2 s in CI). Prints the top
 //! box's sideways drift and sink every second; fails (exit 1) if the drift reaches 1e-3 of
 //! the box size. Run: `cargo run --release --example box_stack` (the GPU work dominates:
-//! the numbers in the README were taken with `cargo run --example box_stack`).
+//! the numbers in the book (Shapes) were taken with `cargo run --example box_stack`).
 
 use bristlecone::gpu::shared_context;
 use bristlecone::scene::parse_str;

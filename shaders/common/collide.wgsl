@@ -96,7 +96,7 @@ fn obb_extent(b: Obb, l: vec3<f32>) -> f32 {
 }
 
 // Fixed-index selects, not m.p[count]: llvmpipe puts a dynamically indexed private
-// array in per-lane scratch memory (see README "Shapes: cost").
+// array in per-lane scratch memory (see the book: Shapes, "Cost").
 fn manifold_push(m: ptr<function, Manifold>, p: vec3<f32>, gap: f32, f: u32) {
     let v = vec4<f32>(p, gap);
     let c = (*m).count;
@@ -232,7 +232,7 @@ fn edge_edge(a: Obb, b: Obb, i: u32, j: u32, l: vec3<f32>) -> Manifold {
 
 // An up-to-8-gon in named registers: a private array indexed by a loop counter lives in
 // per-lane scratch memory on llvmpipe (as an array, the clipping alone took a 2000-grain
-// box–sphere detection from 39 to 214 ms; README "Shapes: cost").
+// box–sphere detection from 39 to 214 ms; book: Shapes, "Cost").
 struct Poly8 {
     v0: vec3<f32>,
     v1: vec3<f32>,
