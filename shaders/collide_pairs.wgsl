@@ -811,8 +811,8 @@ fn records_heap_sort(base: u32, n: u32) {
 // sort of `detect` costs more than the visit on lavapipe), and the 64 B record is written
 // once per contact, outside the visit's loops (where every lane of a SIMD group paid for the
 // store whenever one lane found a pair). A row of up to 16 ids is sorted in registers as it
-// is read (`keys_insert`: the default scene's collision 5.7 -> 5.4 ms per step against
-// ranking in storage); a longer one by a heap sort in place (common/collide_keys.wgsl).
+// is read (`keys_insert`, cheaper than ranking in storage: book: Benchmarks, measurement
+// history); a longer one by a heap sort in place (common/collide_keys.wgsl).
 fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let nb = params.counts.y;
     let bi = nb + i;

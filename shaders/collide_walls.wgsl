@@ -5,8 +5,8 @@
 //        one thread per boundary contact k; the thread of a row's first contact (binary
 //        search in the scanned offs) writes the row (w, j) at offs[w*ng + j]. A thread per
 //        grain ran every boundary's narrow phase again in every SIMD group with one contact
-//        (lavapipe executes masked-off lanes too; a side wall meets every lattice row): at
-//        10^4 grains that write pass cost 6.6 ms, this one 0.7 ms. Because the row-count
+//        (lavapipe executes masked-off lanes too; a side wall meets every lattice row), and
+//        cost several times this pass (book: Benchmarks). Because the row-count
 //        array is laid out boundary-major, the list comes out sorted by (A = w, B = grain,
 //        feature) with no sort: features are produced in ascending order (box walls 0..5,
 //        cylinder side/bottom/top, mesh triangles ascending in each bin).
@@ -850,8 +850,8 @@ fn wall_clump(kind: u32, s: u32, a: vec4<f32>, gs: u32) {
 // of every `if`, masked, but skips a loop no lane enters; at 10^6 grains every record store
 // is also one arm per live chunk of the contact list). Six named slots, not an array: a
 // private array indexed by a per-lane count lives in scratch memory on llvmpipe, each access
-// a loop over the lanes, and cost the two wall passes 2.2 of their 2.4 ms per step in the
-// default scene (3000 grains); selects on constant slots stay in registers.
+// a loop over the lanes, which took most of the wall passes' time in the default scene;
+// selects on constant slots stay in registers.
 var<private> s_f0: vec4<f32>;
 var<private> s_f1: vec4<f32>;
 var<private> s_f2: vec4<f32>;

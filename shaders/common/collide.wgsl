@@ -231,8 +231,8 @@ fn edge_edge(a: Obb, b: Obb, i: u32, j: u32, l: vec3<f32>) -> Manifold {
 }
 
 // An up-to-8-gon in named registers: a private array indexed by a loop counter lives in
-// per-lane scratch memory on llvmpipe (as an array, the clipping alone took a 2000-grain
-// box–sphere detection from 39 to 214 ms; book: Shapes, "Cost").
+// per-lane scratch memory on llvmpipe (as an array, the clipping alone made box–sphere
+// detection several times slower; book: Shapes, "Cost").
 struct Poly8 {
     v0: vec3<f32>,
     v1: vec3<f32>,

@@ -348,8 +348,8 @@ pub const LARGE_SCAN_MAX_CPU: usize = 49_152;
 
 /// On a CPU adapter, refuses a large grain followed by more grains than its scan can pass:
 /// its row would come out short, with no error, and the grains it misses would pass through
-/// it. Rewriting the scan for lavapipe made the pair stage compile 7–15× slower (book: Shapes,
-/// "Mixed sizes in the broad phase"), so the scene is refused instead; large grains
+/// it. Rewriting the scan for lavapipe made the pair stage compile several times slower (book:
+/// Shapes, "Mixed sizes in the broad phase"), so the scene is refused instead; large grains
 /// placed after the small ones scan only each other.
 fn large_scans_fit(ctx: &GpuContext, state: &BodyState, plan: &GridPlan) -> Result<(), GpuError> {
     if plan.large == 0 || !ctx.loop_limited() {
