@@ -1,4 +1,4 @@
-//! The stack test at full length: 10 cubes (10 cm, ρ = 1000, μ = 0.5, 1e-4 m apart, offset
+//! The stack test at full length: 10 cubes (10 cm, ρ = 1000, μ = 0.5, 1e-4 m apart, offset
 //! by ±1 mm and turned by 0.01 rad per box)
 //! on a plane for 5 s (5000 steps of 1 ms, APGD, 100 iterations, tolerance 1e-7, as
 //! `tests/shapes.rs::stack_of_ten_boxes_stands`, which runs 0.2 s in CI). Prints the top
