@@ -150,7 +150,11 @@ fn every_toml_snippet_is_a_valid_scene_or_a_valid_fragment() {
             }
         }
     }
-    assert!(failures.is_empty(), "invalid snippets:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "invalid snippets:\n{}",
+        failures.join("\n")
+    );
     // README's scene, Getting started's scene and fragment, the Joints example.
     assert!(checked >= 4, "only {checked} toml snippets found");
 }
@@ -163,7 +167,9 @@ fn a_snippet_with_a_misspelt_key_is_refused() {
         text: "[simulation]\ntime_step = 1e-3\n".into(),
         line: 1,
     };
-    let err = snippet_scene(&block).and_then(|s| validate(&s)).unwrap_err();
+    let err = snippet_scene(&block)
+        .and_then(|s| validate(&s))
+        .unwrap_err();
     assert!(err.contains("time_step"), "{err}");
 }
 
@@ -196,7 +202,11 @@ fn anchors(text: &str) -> BTreeSet<String> {
                     })
                     .collect();
                 let n = seen.entry(id.clone()).or_insert(0);
-                out.insert(if *n == 0 { id.clone() } else { format!("{id}-{n}") });
+                out.insert(if *n == 0 {
+                    id.clone()
+                } else {
+                    format!("{id}-{n}")
+                });
                 *n += 1;
             }
             _ => {}
@@ -210,7 +220,8 @@ fn links(text: &str) -> Vec<(String, usize)> {
     parser(text)
         .into_offset_iter()
         .filter_map(|(event, range)| match event {
-            Event::Start(Tag::Link { dest_url, .. }) | Event::Start(Tag::Image { dest_url, .. }) => {
+            Event::Start(Tag::Link { dest_url, .. })
+            | Event::Start(Tag::Image { dest_url, .. }) => {
                 Some((dest_url.to_string(), line_of(text, range.start)))
             }
             _ => None,
@@ -278,7 +289,10 @@ const SECTIONS: &[(&str, &str)] = &[
     ("schedule entries", "[[body]]\nschedule = [{ {} }]\n"),
     ("[[generator]]", "[[generator]]\n{}\n"),
     ("[[generator]] region", "[[generator]]\nregion = { {} }\n"),
-    ("[[generator]] template", "[[generator]]\ntemplate = { {} }\n"),
+    (
+        "[[generator]] template",
+        "[[generator]]\ntemplate = { {} }\n",
+    ),
     ("[[boundary]]", "[[boundary]]\n{}\n"),
     ("[[joint]]", "[[joint]]\n{}\n"),
     ("[[measure]]", "[[measure]]\n{}\n"),
@@ -309,7 +323,10 @@ fn expected_fields(message: &str) -> BTreeSet<String> {
 fn loader_keys(probe: &str) -> BTreeSet<String> {
     let text = probe.replace("{}", &format!("{PROBE} = 1"));
     let err = validate(&text).expect_err(&format!("the probe was accepted:\n{text}"));
-    assert!(err.contains(PROBE), "the probe's error is not about it: {err}\n{text}");
+    assert!(
+        err.contains(PROBE),
+        "the probe's error is not about it: {err}\n{text}"
+    );
     let keys = expected_fields(&err);
     assert!(!keys.is_empty(), "no keys listed: {err}");
     keys
@@ -340,7 +357,9 @@ fn documented_keys(text: &str) -> BTreeMap<String, BTreeSet<String>> {
             Event::End(TagEnd::TableRow) => in_row = false,
             Event::End(TagEnd::TableCell) => cell += 1,
             Event::Code(t) if in_row && !in_head && cell == 0 => {
-                out.entry(section.clone()).or_default().insert(t.to_string());
+                out.entry(section.clone())
+                    .or_default()
+                    .insert(t.to_string());
             }
             _ => {}
         }
@@ -354,7 +373,11 @@ fn reference_mismatches(page: &str) -> Vec<String> {
     for (section, probe) in SECTIONS {
         let code = loader_keys(probe);
         let docs = documented.get(*section).cloned().unwrap_or_default();
-        let name = if section.is_empty() { "top level" } else { section };
+        let name = if section.is_empty() {
+            "top level"
+        } else {
+            section
+        };
         for key in code.difference(&docs) {
             problems.push(format!("{name}: `{key}` is accepted but not documented"));
         }
@@ -369,7 +392,11 @@ fn reference_mismatches(page: &str) -> Vec<String> {
 fn the_scene_reference_lists_exactly_the_loaders_keys() {
     let page = read(&root().join("docs/src/scene-reference.md"));
     let problems = reference_mismatches(&page);
-    assert!(problems.is_empty(), "docs/src/scene-reference.md:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "docs/src/scene-reference.md:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// The comparison fails both ways: a row removed from the page, and a row for a key the
@@ -378,7 +405,10 @@ fn the_scene_reference_lists_exactly_the_loaders_keys() {
 fn the_reference_check_sees_a_missing_and_an_unknown_key() {
     let page = read(&root().join("docs/src/scene-reference.md"));
     let row = "| `gravity` | [float; 3] | m/s² | `[0, 0, -9.81]` | | |\n";
-    assert!(page.contains(row), "the gravity row moved: update this test");
+    assert!(
+        page.contains(row),
+        "the gravity row moved: update this test"
+    );
     let problems = reference_mismatches(&page.replace(row, ""));
     assert_eq!(
         problems,
@@ -409,8 +439,13 @@ fn every_command_of_the_command_line_page_answers_help() {
             }
         }
     }
-    let expected = ["bench", "info", "patch", "plot", "render", "run", "validate"];
-    assert_eq!(commands.iter().map(String::as_str).collect::<Vec<_>>(), expected);
+    let expected = [
+        "bench", "info", "patch", "plot", "render", "run", "validate",
+    ];
+    assert_eq!(
+        commands.iter().map(String::as_str).collect::<Vec<_>>(),
+        expected
+    );
     for command in &commands {
         let out = Command::new(env!("CARGO_BIN_EXE_bristlecone"))
             .args([command.as_str(), "--help"])
