@@ -2,7 +2,7 @@
 //!
 //! The compute runs as WGSL compute shaders through `wgpu`; the CPU builds the scene,
 //! records command buffers and reads back results at output frames. Every GPU stage has a
-//! plain f64 CPU twin in [`reference`] that tests compare against.
+//! plain f64 CPU twin in [`reference`](mod@reference) that tests compare against.
 //!
 //! The manual is the book in `docs/` (`mdbook build docs`); the scene format is in its
 //! "Scene reference" page and in [`scene`].

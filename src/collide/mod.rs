@@ -20,8 +20,8 @@
 //! 4. `scan_exclusive` of that array gives each row its place: the list is sorted by
 //!    (A, B, feature) by construction (boundaries are the lowest body ids; grain rows are
 //!    insertion-sorted by B in `collide_pairs::detect`'s write pass).
-//! 5. `collide_grid::finalize` writes `counts` (contract: [0] contacts, [1] overflow bits,
-//!    [2] contacts needed, [3] candidate pairs needed = 0 as none are stored, [4..7] indirect
+//! 5. `collide_grid::finalize` writes `counts` (contract: `[0]` contacts, `[1]` overflow bits,
+//!    `[2]` contacts needed, `[3]` candidate pairs needed = 0 as none are stored, `[4..7]` indirect
 //!    args, [8..11] those of the walls' write pass), then the write passes (the same `detect`
 //!    entry points, dispatched with z = 2: one pipeline per stage, so the narrow phase is
 //!    compiled once) fill the records: the pairs' per grain, the walls' per boundary

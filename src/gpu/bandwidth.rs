@@ -5,7 +5,7 @@
 use super::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use std::time::Instant;
 
-/// A copy of `n` vec4<f32> elements, ready to be timed.
+/// A copy of `n` `vec4<f32>` elements, ready to be timed.
 pub struct CopyKernel {
     kernel: Kernel,
     bind: wgpu::BindGroup,

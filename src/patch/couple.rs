@@ -297,7 +297,7 @@ pub fn project_patch(g: [f64; 3], radius: f64, r: f64) -> [f64; 3] {
 /// grain and a patch material the first run of points sharing a normal (a manifold: one wall
 /// of a container, the plane, the box–box face) whose polygon is a patch gets μ = 0 and the
 /// pair's patch record after its last contact; likewise a cylinder grain against a wall
-/// with a `lugre_reduced` material and a whole end disc in one run ([`disc_centre`]; the
+/// with a `lugre_reduced` material and a whole end disc in one run (`disc_centre`; the
 /// disc's patch: r = 2R/3, visc = 9/8). Records as the GPU writes them.
 pub fn reference_records(
     state: &crate::bodies::BodyState,

@@ -7,7 +7,7 @@ use super::{beta, AffineWrench, Integrator, LugreParams, PatchShape, Twist, Wren
 #[derive(Clone, Debug, PartialEq)]
 pub struct Patch {
     pub shape: PatchShape,
-    /// Normal force f_N [N].
+    /// Normal force f_N (N).
     pub f_n: f64,
 }
 

@@ -331,7 +331,7 @@ pub struct BodyDesc {
 /// keeps the previous value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScheduleEntry {
-    /// Time as written in the file [s].
+    /// Time as written in the file (s).
     pub t: f64,
     pub step: u64,
     pub velocity: [f64; 3],

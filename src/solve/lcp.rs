@@ -367,7 +367,7 @@ impl StepLcp {
 
     /// [`StepLcp::solve`] starting at the first rung of perturbation level `level` (an index
     /// of [`LEVELS`]; a stepper passes the level its last step solved at), after cheap tries
-    /// of reusing the warm basis (no pivot; [`StepLcp::reuse`]). The rungs below `level` are
+    /// of reusing the warm basis (no pivot; `StepLcp::reuse`). The rungs below `level` are
     /// skipped: on a rank-deficient stack they fail every step and cost a full pivoting run.
     pub fn solve_from_level(
         &self,

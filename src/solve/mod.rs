@@ -144,7 +144,7 @@ pub struct SolverScalars {
 /// when the table has one; `nv`: 3 slots (Nγ_k, Nγ_{k−1} or Ny, N·trial). Between solves
 /// `nv`'s segment 0 holds the warm-start impulses (no stage reads Nγ after a solve, and the
 /// next one forms it from γ⁰ after assembly).
-/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state]; Nγ (its steps accept every
+/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, (state); Nγ (its steps accept every
 /// trial, so they write it in place: every slot is segment 0). The aux segment
 /// exists only where something reads it ([`Layout::aux`]). Rolling and spinning rows 3–5
 /// (see [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial,

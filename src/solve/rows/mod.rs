@@ -627,7 +627,7 @@ fn lugre_relax(model: PairModel, ext: [f64; 4], mu: f64, w: f64, dt: f64) -> f64
 }
 
 /// κ/σ0 at the save: s/g(s), times the elasto-plastic β(z⁻, z_ss, v⁺) ([`crate::patch::beta`],
-/// z_ss = g(s)/σ0) when ext[2] = the break-away ratio > 0.
+/// z_ss = g(s)/σ0) when `ext[2]` = the break-away ratio > 0.
 pub fn lugre_rate(model: PairModel, ext: [f64; 4], mu: f64, z: [f64; 2], vt: [f64; 2]) -> f64 {
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
     let g = stribeck(mu, ext[0], ext[1], s);
