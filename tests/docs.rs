@@ -21,9 +21,12 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// README.md and every page of the book.
+/// README.md, every page of the book, and the measurement log the book includes.
 fn manual_files() -> Vec<PathBuf> {
-    let mut files = vec![root().join("README.md")];
+    let mut files = vec![
+        root().join("README.md"),
+        root().join("benches/results/LOG.md"),
+    ];
     let mut dirs = vec![root().join("docs/src")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
@@ -263,6 +266,26 @@ fn every_relative_link_resolves_to_a_file_and_heading() {
     }
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
     assert!(checked > 50, "only {checked} relative links found");
+}
+
+/// mdBook's `{{#include PATH}}` directives name existing files.
+#[test]
+fn every_include_names_a_file() {
+    let mut checked = 0;
+    for file in manual_files() {
+        let text = read(&file);
+        const DIRECTIVE: &str = "{{#include ";
+        for (at, _) in text.match_indices(DIRECTIVE) {
+            let rest = &text[at + DIRECTIVE.len()..];
+            // `PATH` or `PATH:ANCHOR` / `PATH:LINES`, up to the closing braces.
+            let path = rest.split("}}").next().unwrap().trim();
+            let path = path.split(':').next().unwrap();
+            let resolved = file.parent().unwrap().join(path);
+            assert!(resolved.is_file(), "{}: no file {path}", file.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 1, "the measurement history include is missing");
 }
 
 #[test]
