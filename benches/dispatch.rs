@@ -1,7 +1,7 @@
 //! What one compute dispatch costs on this adapter, whatever its work: 2000 dispatches of a
 //! one-workgroup copy in one pass (direct; indirect with zero groups; alternating two
 //! pipelines and bind groups, as a solver sweep does; one pass each), best of 3. On lavapipe
-//! this is the floor under a sweep of 4 dispatches (issue #13; see benches/fused.rs).
+//! this is the floor under a sweep of 4 dispatches (see benches/fused.rs).
 //! Twice, in one process: on the context every stage uses (wgpu's check of indirect
 //! arguments off, see `GpuContext::open`) and on one with that check on (wgpu's default).
 

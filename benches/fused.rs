@@ -1,5 +1,5 @@
 //! The one-workgroup solver (shaders/solve_fused.wgsl) against the multi-workgroup path on
-//! the default scene at several sizes, in one process (issue #13, item 4): the two variants
+//! the default scene at several sizes, in one process: the two variants
 //! advance in alternating batches of 30 steps, so a change of machine load hits both alike.
 //! Per size: mean contacts, sweeps per step, wall ms per step of each path and their ratio,
 //! and whether the two ended bit-identical (they must). The crossover sets

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The measurements of a lent GPU machine in one call (README "Benchmarks", real GPU): the
+# The measurements of a lent GPU machine in one call (book: Benchmarks, "On a real GPU"): the
 # bench ladder, the piles at rest, the default scene end to end, and the test suite on that
 # adapter. Built here, carried there with the Vulkan loader (.gl, see the device notes):
 #   cargo build --release && cargo test --release --no-run
@@ -52,7 +52,7 @@ echo "rest exit $?" >>"$W/rest.log"
 cp "$W/rest/bench.csv" "$OUT/rest.csv" 2>/dev/null
 cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" >"$OUT/bench.log"
 
-# 3. The default scene end to end (README Quick start's job).
+# 3. The default scene end to end (the Quick start's first command).
 start=$(date +%s%N)
 has default && timeout 60 $BC run assets/scenes/default.toml --out "$W/default" >"$OUT/default.log" 2>&1
 echo "default exit $? wall $((($(date +%s%N) - start) / 1000000)) ms" >>"$OUT/default.log"

@@ -1,4 +1,4 @@
-//! Joint rows (issue #15): sweeps to a residual for a chain of 10³ links hanging from the
+//! Joint rows (book: Joints): sweeps to a residual for a chain of 10³ links hanging from the
 //! world on spherical joints (balls r = 1 cm, links 5 cm, 20 g), released at rest with one
 //! step of gravity (v* = −g dt), no warm start: the first solve of the hanging chain.
 //! Projected Jacobi vs APGD, in one run on one adapter; the sweep cap is stated where a

@@ -1,4 +1,4 @@
-//! Planar LuGre patch throughput (seed 003): cell-updates/s of the distributed model and
+//! Planar LuGre patch throughput (Arslan Waltersson & Karayiannidis): cell-updates/s of the distributed model and
 //! patch-steps/s of the reduced model at 10³, 10⁴ and 10⁵ patches of 21 × 21 cells on the
 //! GPU, beside the f64 CPU twins on one thread, in one run on one adapter. The paper's
 //! single-thread C++ figures: 1.1·10⁴ steps/s of a 21 × 21 patch (≈ 4.9·10⁶ cell-updates/s)

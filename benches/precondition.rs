@@ -1,4 +1,4 @@
-//! APGD's step scaling (issue #13): the plain diagonal η_i = 3/trace(N_ii) that APGD steps
+//! APGD's step scaling: the plain diagonal η_i = 3/trace(N_ii) that APGD steps
 //! with now, against projected Jacobi's count-scaled η (each body's inverse mass and inertia
 //! times its number of contacts), which APGD used before. The f64 twin solves the settled
 //! pile of `bristlecone bench` (FCC lattice in a walled box, one step of gravity as load)

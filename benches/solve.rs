@@ -458,7 +458,7 @@ fn main() {
         })
         .collect();
     // Interleaved rounds, best of each (the machine's load drifts more than the models
-    // differ): the cost ratios the README reports.
+    // differ): the cost ratios the book reports (Contact models).
     let mut best = vec![f64::MAX; solves.len()];
     for _ in 0..16 {
         for (k, (_, s)) in solves.iter().enumerate() {

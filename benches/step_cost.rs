@@ -1,5 +1,5 @@
 //! Where a step of the default scene spends its time, and what the solver's pipeline
-//! specialisation saves (issue #13), in one process: `generic` = the solver pipelines with
+//! specialisation saves, in one process: `generic` = the solver pipelines with
 //! the joint, compliance-model and model-state code compiled in (as before the
 //! specialisation), `special` = the pipelines a Coulomb sphere scene gets. The variants
 //! advance in alternating batches of 30 steps, so a change of machine load hits both alike.

@@ -1,4 +1,4 @@
-//! The README's benchmark-ladder figure from `bristlecone bench` CSV files: wall ms per step
+//! The book's benchmark-ladder figure from `bristlecone bench` CSV files: wall ms per step
 //! and solver bandwidth ÷ copy bandwidth against the grain count, one line per adapter and
 //! scene.
 //!

@@ -1,10 +1,10 @@
-//! The stack test at full length: 10 cubes (10 cm, ρ = 1000, μ = 0.5, 1e-4 m apart, offset
+//! The stack test at full length: 10 cubes (10 cm, ρ = 1000, μ = 0.5, 1e-4 m apart, offset
 //! by ±1 mm and turned by 0.01 rad per box)
 //! on a plane for 5 s (5000 steps of 1 ms, APGD, 100 iterations, tolerance 1e-7, as
 //! `tests/shapes.rs::stack_of_ten_boxes_stands`, which runs 0.2 s in CI). Prints the top
 //! box's sideways drift and sink every second; fails (exit 1) if the drift reaches 1e-3 of
 //! the box size. Run: `cargo run --release --example box_stack` (the GPU work dominates:
-//! the numbers in the README were taken with `cargo run --example box_stack`).
+//! the numbers in the book (Shapes) were taken with `cargo run --example box_stack`).
 
 use bristlecone::gpu::shared_context;
 use bristlecone::scene::parse_str;

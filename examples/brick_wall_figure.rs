@@ -1,4 +1,4 @@
-//! Draws `assets/images/brick_wall.png` for the README's Shapes section: the brick_wall scene
+//! Draws `assets/images/brick_wall.png` for the book's Shapes page: the brick_wall scene
 //! (box bodies in running bond, knocked by a steel ball) at four times, each an oblique view
 //! of the boxes' faces (painter's order, shaded by the face normal) and the ball, from the
 //! run's final checkpoint after 0, 100, 200 and 400 steps (four runs from the start).

@@ -1,4 +1,4 @@
-//! Draws `assets/images/capsule_heap.png` for the README's capsule section: the capsule_heap
+//! Draws `assets/images/capsule_heap.png` for the book's Shapes page (capsule bodies): the capsule_heap
 //! scene (capsules, boxes and spheres dropped at random orientations into an open bin) at
 //! four times, an oblique view from the run's final checkpoint after 0, 150, 300 and 1000
 //! steps (four runs from the start). Capsules are drawn as their outlines (the projected

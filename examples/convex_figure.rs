@@ -1,4 +1,4 @@
-//! Draws `assets/images/convex_drop.png` for the README's convex hull section: the
+//! Draws `assets/images/convex_drop.png` for the book's Shapes page (convex hull bodies): the
 //! convex_drop scene (a 12-point hull dropped tumbling into a bin, spheres poured onto it)
 //! at four times, an oblique view from the run's final checkpoint after 0, 200, 400 and
 //! 800 steps (four runs from the start). The hull is drawn by its visible faces (flat

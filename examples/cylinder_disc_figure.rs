@@ -1,4 +1,4 @@
-//! README figure of the cylinder end-disc patch (issue #10 part 3): a cylinder (R = 5 cm,
+//! Book figure of the cylinder end-disc patch (book: Contact patches): a cylinder (R = 5 cm,
 //! half length 2 cm, μ = 0.3) spun at 20 rad/s standing on its end, with `lugre_reduced`
 //! (the disc's patch: torque μ m g · 2R/3, spin decays at 4μg/(3R)) and with Coulomb
 //! friction on its 4 rim points (exact cone: torque μ m g R, 2μg/R), against both

@@ -1,4 +1,4 @@
-//! Draws `assets/images/cylinder_roll.png` for the README's cylinder section: the
+//! Draws `assets/images/cylinder_roll.png` for the book's Shapes page (cylinder bodies): the
 //! cylinder_roll scene (a steel cylinder rolling into a bed of glass beads in an open bin)
 //! at four times, an oblique view. The cylinder is drawn as its surface polygons (16 side
 //! quads, two end discs), the beads as discs, in painter's order.

@@ -1,4 +1,4 @@
-//! Draws the README figures of the contact models (src/solve/rows) into assets/images/, each
+//! Draws the Book figures of the contact models (src/solve/rows) into assets/images/, each
 //! from small GPU runs of a block (a sphere with I⁻¹ = 0, m = 1 kg, r = 5 cm) on a plane
 //! whose material carries the model:
 //! `model_tanh.png` (steady creep velocity against the load, tanh friction),

@@ -1,4 +1,4 @@
-//! Draws the README figures of the planar LuGre patches into assets/images/:
+//! Draws the Book figures of the planar LuGre patches into assets/images/:
 //! `patch_limit_surface.png` (normalised limit-surface slices of four pressure
 //! distributions, computed by the distributed model at steady state, with the ellipsoid),
 //! `patch_wrench_history.png` (distributed vs reduced under a twist history, GPU) and

@@ -1,4 +1,4 @@
-//! README figure of planar LuGre patches in the loop (issue #11): the box of
+//! Book figure of planar LuGre patches in the loop (book: Contact patches): the box of
 //! `assets/scenes/patch_push.toml` pushed off-centre by a frictionless kinematic sphere,
 //! run once with `lugre_patch` (21 × 21 bristle cells on the base) and once with
 //! `lugre_reduced` (3 states, ellipsoid limit surface). Each run's turn rate ω/v_x against

@@ -1,4 +1,4 @@
-//! README figure of the `lugre_reduced` coupling (issue #11): the box of
+//! Book figure of the `lugre_reduced` coupling (book: Contact patches): the box of
 //! `assets/scenes/patch_spin.toml` (10 cm square base, μ = 0.3) spun at 20 rad/s and slid at
 //! 0.3 m/s on a plane, its spin ω(t) and speed v(t) against the analytic limit-surface
 //! deceleration of a pure spin, μ m g r / I with r = 0.3826 a (valid while the slide is

@@ -1,4 +1,4 @@
-//! Figure for the README (Shapes: capsule bodies): a capsule rod (r = 1 cm, 20 cm between
+//! Figure for the book (Shapes: capsule bodies): a capsule rod (r = 1 cm, 20 cm between
 //! the cap centres) released at rest at 0.5 rad on a frictionless plane, θ(t) from the
 //! engine (GPU, dt = 1 ms) beside the rigid-body answer (lower cap on the plane, centre of
 //! mass falling vertically; the ODE of `tests/capsule.rs::falling_rod`) and, for contrast,

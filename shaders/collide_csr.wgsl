@@ -81,8 +81,8 @@ fn sort_b(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let s = body_offsets[b];
     let e = body_offsets[b + 1u] - rows_a(b).y;
     // Up to 16 entries: sorted in registers as they are read, written once each
-    // (common/collide_keys.wgsl): the default scene's collision 4.6 -> 4.3 ms per step
-    // against the insertion sort in storage (one process, median of five).
+    // (common/collide_keys.wgsl), cheaper than an insertion sort in storage (book: Benchmarks,
+    // measurement history).
     let short = e - s <= 16u;
     let ns = select(0u, e - s, short);
     var keys = Keys(vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY));

@@ -109,7 +109,7 @@ fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, w
     return m.count;
 }
 
-// A box pair's manifold with its patch (issue #11) when the pair has a patch model and the
+// A box pair's manifold with its patch (book: Contact patches) when the pair has a patch model and the
 // manifold is face–face: the points keep only their normal rows (μ = 0), the patch record
 // follows them (feature PATCH_FEATURE sorts last in the pair).
 fn write_manifold_or_patch(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, write: bool, at: u32) -> u32 {
@@ -811,8 +811,8 @@ fn records_heap_sort(base: u32, n: u32) {
 // sort of `detect` costs more than the visit on lavapipe), and the 64 B record is written
 // once per contact, outside the visit's loops (where every lane of a SIMD group paid for the
 // store whenever one lane found a pair). A row of up to 16 ids is sorted in registers as it
-// is read (`keys_insert`: the default scene's collision 5.7 -> 5.4 ms per step against
-// ranking in storage); a longer one by a heap sort in place (common/collide_keys.wgsl).
+// is read (`keys_insert`, cheaper than ranking in storage: book: Benchmarks, measurement
+// history); a longer one by a heap sort in place (common/collide_keys.wgsl).
 fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let nb = params.counts.y;
     let bi = nb + i;

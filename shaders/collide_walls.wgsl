@@ -5,8 +5,8 @@
 //        one thread per boundary contact k; the thread of a row's first contact (binary
 //        search in the scanned offs) writes the row (w, j) at offs[w*ng + j]. A thread per
 //        grain ran every boundary's narrow phase again in every SIMD group with one contact
-//        (lavapipe executes masked-off lanes too; a side wall meets every lattice row): at
-//        10^4 grains that write pass cost 6.6 ms, this one 0.7 ms. Because the row-count
+//        (lavapipe executes masked-off lanes too; a side wall meets every lattice row), and
+//        cost several times this pass (book: Benchmarks). Because the row-count
 //        array is laid out boundary-major, the list comes out sorted by (A = w, B = grain,
 //        feature) with no sort: features are produced in ascending order (box walls 0..5,
 //        cylinder side/bottom/top, mesh triangles ascending in each bin).
@@ -102,7 +102,7 @@ fn emit_manifold(m: Manifold) {
     }
 }
 
-// Patch pairs (issue #11): a face–face manifold's points keep only their normal rows (μ = 0;
+// Patch pairs (book: Contact patches): a face–face manifold's points keep only their normal rows (μ = 0;
 // the friction is the patch block's), and the patch record follows the pair's points.
 fn emit_manifold_frictionless(m: Manifold) {
     let mu = g_mu;
@@ -319,7 +319,7 @@ fn emit_cylinder(m: CylContacts) {
     }
 }
 
-// Disc patches (issue #10 part 3): the first wall on which a whole end disc of the cylinder
+// Disc patches (book: Contact patches): the first wall on which a whole end disc of the cylinder
 // lies within the envelope (all 4 rim points of a flat disc: `cylinder_plane` features
 // offset + 4e .. offset + 4e + 3) gives the pair a `lugre_reduced` patch record, the disc
 // under uniform pressure: centre = mean of the 4 midway rim points, r = mean distance from
@@ -850,8 +850,8 @@ fn wall_clump(kind: u32, s: u32, a: vec4<f32>, gs: u32) {
 // of every `if`, masked, but skips a loop no lane enters; at 10^6 grains every record store
 // is also one arm per live chunk of the contact list). Six named slots, not an array: a
 // private array indexed by a per-lane count lives in scratch memory on llvmpipe, each access
-// a loop over the lanes, and cost the two wall passes 2.2 of their 2.4 ms per step in the
-// default scene (3000 grains); selects on constant slots stay in registers.
+// a loop over the lanes, which took most of the wall passes' time in the default scene;
+// selects on constant slots stay in registers.
 var<private> s_f0: vec4<f32>;
 var<private> s_f1: vec4<f32>;
 var<private> s_f2: vec4<f32>;

@@ -1,4 +1,4 @@
-// Time integration, half-implicit symplectic Euler (seed 001 eq. 5), split around the
+// Time integration, half-implicit symplectic Euler (Negrut et al. 2017, eq. 5), split around the
 // contact solve: `free_velocity` gives v* before collision/solve, `update_positions`
 // moves bodies with the final v+.
 

@@ -1,4 +1,4 @@
-// Cell states of the distributed model carried by patch key (issue #11, `lugre_patch`):
+// Cell states of the distributed model carried by patch key (book: Contact patches, `lugre_patch`):
 // after collision the step's patches (keys sorted, as the contact list) take the cells of
 // the previous step's patch with the same key, a new patch starts at rest. One invocation
 // per cell of the new buffer, a binary search per invocation (no shared state, any order).

@@ -1,4 +1,4 @@
-// lugre_patch in the loop (issue #11 item 4): the distributed planar LuGre model on the
+// lugre_patch in the loop (book: Contact patches): the distributed planar LuGre model on the
 // contact patches of a step, between collision and the solve and after it. Rust wrapper and
 // f64 twin: src/patch/stage.rs. Three kernels per step:
 //   slots    one workgroup: the step's lugre_patch records (feature PATCH_FEATURE_DIST) in

@@ -1,4 +1,4 @@
-// Reduced planar LuGre (seed 003 §V): 3 bristle states per patch at the centre of
+// Reduced planar LuGre (Arslan Waltersson & Karayiannidis §V): 3 bristle states per patch at the centre of
 // pressure and the pre-computed limit surface (bilinear in theta, phi). One invocation
 // per patch. out[k] = (f_x, f_y, tau about the CoP, 0).
 

@@ -1,4 +1,4 @@
-// Distributed planar LuGre at steady state (seed 003 eq. 12 in 13-14): one workgroup per
+// Distributed planar LuGre at steady state (Arslan Waltersson & Karayiannidis eq. 12 in 13-14): one workgroup per
 // job (a patch and a twist), with the paper's bilinear blend of the four pure rotations
 // about the cell corners around the centre of rotation when it lies inside the grid.
 // Also builds the reduced model's limit-surface tables: each corner is one job.

@@ -1,6 +1,6 @@
 // Distributed planar LuGre, one time step: one invocation per patch, which walks its cells
 // row by row and sums the wrench (and, for the implicit step, the affine block) in a fixed
-// order: each row, then the row sums (DESIGN §3). No workgroup memory and no barriers:
+// order: each row, then the row sums (book: Contact models, "Models as rows"). No workgroup memory and no barriers:
 // on lavapipe a barrier switches every fiber of the workgroup and workgroup memory is
 // accessed lane by lane, which made the former tree reduction over 256 invocations the
 // larger part of the step.

@@ -1,4 +1,4 @@
-// Cell weights of a lugre_patch contact (issue #11 item 1): uniform pressure over the patch
+// Cell weights of a lugre_patch contact (book: Contact patches): uniform pressure over the patch
 // polygon (≤ 8 vertices in the patch frame, origin at the patch centre), an n × n grid of
 // square cells covering the polygon's bounding box about the origin, each cell's area
 // fraction from 8 × 8 sub-samples (even-odd rule), normalised to Σ w = 1. One workgroup per

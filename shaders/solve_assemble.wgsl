@@ -1,4 +1,4 @@
-// CCP solver, assembly (DESIGN §2): per contact the right-hand side
+// CCP solver, assembly (book: Architecture, "The step"): per contact the right-hand side
 //   p_i = [max(Φ/dt, −v_recover), 0, 0] + D_iᵀ v*
 // and the diagonal scaling η_i = 3 / trace(B_ii), stored together as rhs[i] = (p, η), where
 // B_ii is N_ii with each body's inverse mass and inertia multiplied by its number of contacts
@@ -112,7 +112,7 @@ fn pair_ext(mats: u32) -> vec4<f32> {
     return lugre_ext(select(kb, ka, ib == MODEL_COULOMB));
 }
 
-// The elasto-plastic β (seed 003 eqs. 16–18): a copy of `beta_ep` in shaders/common/patch.wgsl
+// The elasto-plastic β (Arslan Waltersson & Karayiannidis eqs. 16–18): a copy of `beta_ep` in shaders/common/patch.wgsl
 // (the patch family's file; keep the two identical; f64 twin: crate::patch::beta).
 fn beta_ep(zn: f32, z_max: f32, cosine: f32, ratio: f32) -> f32 {
     let z_ba = ratio * z_max;
@@ -656,7 +656,7 @@ fn clear_ext(i: u32) {
     }
 }
 
-// ---------------------------------------------------------------- patch blocks (issue #11)
+// ---------------------------------------------------------------- patch blocks (book: Contact patches)
 // The reduced planar LuGre model on a contact patch (src/patch/couple.rs, f64 twin
 // `PatchModel`): lanes (spin about n, u, w at the patch centre), diagonal compliance
 // (aux.z on the spin lane, aux.w on u and w), state (z, guard radius) in the state segment.

@@ -1,8 +1,8 @@
-// CCP solver in one workgroup (issue #13, item 4): the whole cone problem after assembly —
+// CCP solver in one workgroup: the whole cone problem after assembly —
 // Nγ⁰ and its residual, APGD's Lipschitz estimate, the sweeps until the tolerance or the cap,
 // and the returned impulses into slot 0 — in one dispatch. A sweep is 4 dispatches on the
-// multi-workgroup path (solve_iterate / solve_schur / solve_reduce), each costing ~20–40 µs
-// of launch on lavapipe whatever its size; here the stages of a sweep are separated by
+// multi-workgroup path (solve_iterate / solve_schur / solve_reduce), each with a launch cost on
+// lavapipe whatever its size (book: Benchmarks, "Small problems in one dispatch"); here the stages of a sweep are separated by
 // barriers and the loop ends when the solve has converged. One workgroup runs on one core
 // (one SM on a GPU), so this pays only for problems of up to a few thousand contacts
 // (`Simulation::set_fused_max`). `solve_tail`

@@ -1,4 +1,4 @@
-// CCP solver, per-contact passes of the iterations (DESIGN §2): the second half of the
+// CCP solver, per-contact passes of the iterations (book: Architecture, "The step"): the second half of the
 // matrix-free product, (Nγ)_i = D_iᵀ (Δv_A, Δv_B), fused with the per-workgroup partial sums
 // the scalar logic needs; the projected Jacobi and APGD steps. Every sweep is 4 dispatches:
 //   step (here) → gather (solve_schur) → product (here) → reduce (solve_reduce).
@@ -149,7 +149,7 @@ fn painleve_share(b: u32, r: vec3<f32>, n: vec3<f32>, pdir: vec3<f32>) -> f32 {
     return mp.w * dot(n, pdir) + dot(cross(r, n), iw);
 }
 
-// Painlevé diagnostic (seed 002), for contacts with rigid tangential rows (E_T = 0: Coulomb,
+// Painlevé diagnostic (Song et al. 2001), for contacts with rigid tangential rows (E_T = 0: Coulomb,
 // compliant normal): a contact is sliding when its free tangential velocity
 // v_T = (p_u, p_w) exceeds the solver tolerance; friction then acts along f̂ = −v_T/‖v_T‖ and
 // A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0 means that a normal impulse with its friction makes the

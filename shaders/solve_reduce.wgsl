@@ -1,4 +1,4 @@
-// CCP solver, scalar logic (DESIGN §2): one workgroup reduces the per-workgroup partials of
+// CCP solver, scalar logic (book: Architecture, "The step"): one workgroup reduces the per-workgroup partials of
 // solve_iterate in a fixed order (deterministic), then one thread runs the branchy scalar
 // logic of projected Jacobi or APGD (Mazhar et al. 2015 / Chrono's ChSolverAPGD) on the state
 // in `scal`, and writes the indirect dispatch arguments of the next sweep: zero groups once

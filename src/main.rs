@@ -67,7 +67,7 @@ enum Command {
     /// Draw a run's frames to PNG (headless, any adapter): one frame, or all with an
     /// animated PNG, a contact sheet and an MP4 (when ffmpeg is on the PATH).
     Render(RenderArgs),
-    /// Evaluate a planar LuGre contact patch (seed 003) under a twist history; writes
+    /// Evaluate a planar LuGre contact patch (Arslan Waltersson & Karayiannidis) under a twist history; writes
     /// wrench.csv and wrench.png into --out.
     Patch {
         /// Patch description (TOML; see `bristlecone::patch::file`).

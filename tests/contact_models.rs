@@ -1,4 +1,4 @@
-//! Contact models as rows of the one solver (issue #9, `src/solve/rows`): physics of each
+//! Contact models as rows of the one solver (book: Contact models, `src/solve/rows`): physics of each
 //! model through the whole GPU step against its analytic answer.
 
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
@@ -117,7 +117,7 @@ fn drop_on_plane_timed(model: FrictionModel, v0: f32, dt: f64) -> (f64, f64, u64
     }
 }
 
-/// Kelvin–Voigt rebound (seed 002; DESIGN §3): restitution and peak penetration within 2 % of
+/// Kelvin–Voigt rebound (Song et al. 2001; book: Contact models, "Models as rows"): restitution and peak penetration within 2 % of
 /// the spring–damper solution. With no adhesion the sphere leaves when k x + c ẋ = 0, a
 /// little before x = 0, so the exact answer is [`kelvin_voigt`]'s; for ζ = 0.05 it is within
 /// 0.5 % of the classical e = exp(−ζπ/√(1−ζ²)), which is checked too (2 %). dt = 4e-5 s
@@ -228,7 +228,7 @@ fn block_on_incline(
     out
 }
 
-/// Bristle friction (seed 000) below the friction angle (θ = 15°, tan θ = 0.27 < μ = 0.5):
+/// Bristle friction (Peiret et al.) below the friction angle (θ = 15°, tan θ = 0.27 < μ = 0.5):
 /// the block's largest displacement stays below μN/k_b (the bristle can hold it; the
 /// equilibrium is m g sin θ / k_b = 0.52 μN/k_b) and it does not creep: over the last of 2 s
 /// it moves by less than 1e-3 μN/k_b. Budget: 2000 steps, cap 30 sweeps.
@@ -421,7 +421,7 @@ fn a_given_restitution_is_reproduced() {
     }
 }
 
-/// Smooth friction (seed 002, λ_T = −μ tanh(v/v_s) λ_N) below the friction angle: a block on
+/// Smooth friction (Song et al. 2001, λ_T = −μ tanh(v/v_s) λ_N) below the friction angle: a block on
 /// an incline creeps at the steady v = v_s artanh(tan θ/μ) (μ = 0.5, v_s = 1e-3 m/s; θ = 10°
 /// and 20°: 0.369 and 0.925 mm/s), measured as the mean velocity from 0.2 s to 0.5 s
 /// (displacement / time), within 2 %. Above it (θ = 35°) the block accelerates at
@@ -473,7 +473,7 @@ fn lugre_steady() -> (FrictionModel, f64, impl Fn(f64) -> f64) {
     (m, mu_c, f)
 }
 
-/// Point LuGre (seed 003, one cell) in steady sliding: on an incline with tan θ = g(v) + σ2 v
+/// Point LuGre (Arslan Waltersson & Karayiannidis, one cell) in steady sliding: on an incline with tan θ = g(v) + σ2 v
 /// (the steady LuGre force per unit normal load, eq. 12) a block launched at v slides on at
 /// v; over five decades (v = 1e-4 … 1 m/s) the model's force at the measured velocity,
 /// g(v_m) + σ2 v_m, matches the applied tan θ within 1 %, and v_m matches v within 2 % for
@@ -509,7 +509,7 @@ fn lugre_steady_sliding_force_follows_the_stribeck_curve() {
     }
 }
 
-/// Pre-sliding (seed 003): a block on an incline below break-away (tan θ = 0.2, μ_s = 0.4)
+/// Pre-sliding (Arslan Waltersson & Karayiannidis): a block on an incline below break-away (tan θ = 0.2, μ_s = 0.4)
 /// with LuGre friction, σ0 = 1e4 /m, σ1 = 100 s/m (over-damped: ζ = 1.6), σ2 = 0.4 s/m,
 /// v_s = 0.1 m/s. The bristle takes the load with a displacement of order F/(σ0 f_N) = tan θ/σ0
 /// = 2e-5 m; the LuGre ODE (dz/dx = 1 − σ0 z/g) makes it exactly x = −(g/σ0) ln(1 − tan θ/g)
@@ -658,7 +658,7 @@ fn x_at(xs: &[[f64; 4]], t: f64) -> f64 {
     xs[(t * 1e3).round() as usize - 1][2]
 }
 
-/// Pre-sliding hysteresis (seed 003 §III): under a load r μ_s f_N sin(2π 8 t), r = 0.75, the
+/// Pre-sliding hysteresis (Arslan Waltersson & Karayiannidis §III): under a load r μ_s f_N sin(2π 8 t), r = 0.75, the
 /// quasi-static LuGre bristle (dz/dx = 1 − σ0 z sgn(ẋ)/μ_s, z = load/σ0) runs a closed loop of
 /// peak-to-peak displacement 2 (μ_s/σ0) artanh(r) = 1.95 μ_s/σ0; the elasto-plastic bristle,
 /// elastic below z_ba = 0.8 μ_s/σ0, a line of 2 r μ_s/σ0 = 1.5 μ_s/σ0: over the cycle after
@@ -695,7 +695,7 @@ fn lugre_presliding_hysteresis_loop_matches_the_quasi_static_bristle() {
     }
 }
 
-/// Drift (seed 003 §VI-B, Dupont et al.): under a load μ_s f_N (0.45 + 0.3 sin 2π 8 t), always
+/// Drift (Arslan Waltersson & Karayiannidis §VI-B; Dupont et al. 2002): under a load μ_s f_N (0.45 + 0.3 sin 2π 8 t), always
 /// below break-away, plain LuGre creeps forward every cycle by the quasi-static
 /// (μ_s/σ0) ln((1 − r_lo²)/(1 − r_hi²)) = 0.80 μ_s/σ0 (r = 0.15 … 0.75; within 10 %, in
 /// cycles 2 and 3), while the elasto-plastic bristle (elastic below 0.8 μ_s/σ0) does not

@@ -1,4 +1,4 @@
-//! Cylinder end-disc patches (issue #10 part 3): a cylinder whose whole end disc lies on a
+//! Cylinder end-disc patches (book: Contact patches): a cylinder whose whole end disc lies on a
 //! plane or a container's wall, floor or lid gets a `lugre_reduced` patch record for the
 //! disc (uniform pressure: r = 2R/3, visc = 9/8). GPU records against the f64 twin
 //! (`patch::couple::reference_records`) on random configurations; the spin-down and the
@@ -190,7 +190,7 @@ const LUGRE: &str = r#"{ kind = "lugre_reduced", sigma0 = 1e5, sigma1 = 300.0, s
 /// A cylinder (R = 5 cm, half length 2 cm, 1000 kg/m³) standing on a plane, μ = 0.3,
 /// material `model`, launched with `vel` and spin `omega` about its axis.
 fn standing(model: &str, vel: f64, omega: f64) -> Simulation {
-    // The exact cone: the relaxed one lifts a sliding point contact (DESIGN §2), which
+    // The exact cone: the relaxed one lifts a sliding point contact (book: Architecture, "The step"), which
     // would take load off the Coulomb rim points of the comparison.
     let text = format!(
         r#"

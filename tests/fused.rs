@@ -1,4 +1,4 @@
-//! The one-workgroup solver (shaders/solve_fused.wgsl, issue #13 item 4) against the
+//! The one-workgroup solver (shaders/solve_fused.wgsl) against the
 //! multi-workgroup path: the same scene stepped with every solve fused and with none must
 //! end bit-identical — positions, velocities, sweeps and residuals of every step — since a
 //! simulation switches between the two paths by problem size from batch to batch. Covered:

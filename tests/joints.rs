@@ -1,4 +1,4 @@
-//! Joints (issue #15): the GPU joint stage and the solver's joint rows against their f64
+//! Joints (book: Joints): the GPU joint stage and the solver's joint rows against their f64
 //! twins on random joint sets of real size, then physics against analytic answers.
 
 use crate::common::*;

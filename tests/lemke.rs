@@ -1,5 +1,5 @@
 //! Lemke's algorithm (`solve::lemke`) on known LCPs, the LCP of a step (`solve::lcp`) against
-//! seed 004's planar examples with analytic answers, and against the interior-point oracle and
+//! Golle et al.'s planar examples with analytic answers, and against the interior-point oracle and
 //! the GPU Jacobi/APGD solvers on small 3-D contact sets where the friction polygon and the
 //! cone coincide (planar motion) or nearly do (many directions).
 
@@ -218,7 +218,7 @@ fn floor_contact(gap: f32, mu: f32) -> Contact {
     )
 }
 
-/// The exact friction models: the pyramid with ±u among its directions, and seed 004's form.
+/// The exact friction models: the pyramid with ±u among its directions, and Golle et al.'s form.
 fn exact_models() -> Vec<LcpSettings> {
     [
         LcpFriction::Pyramid { directions: 4 },

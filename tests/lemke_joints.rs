@@ -1,4 +1,4 @@
-//! Joints in the exact LCP (issue #12, bilateral rows; `src/solve/lcp/joints.rs`): a
+//! Joints in the exact LCP (book: Exact LCP, bilateral rows; `src/solve/lcp/joints.rs`): a
 //! pendulum against the exact period and the APGD path, a joint plus a contact against the
 //! analytic statics and the APGD GPU solution, a motor at its torque limit, and a resumed
 //! scene with every kind of joint row bit-identical on both step paths.

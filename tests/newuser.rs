@@ -1,4 +1,4 @@
-//! What a new user trips over (issue 16): a quiet start without a display, the closing line
+//! What a new user trips over: a quiet start without a display, the closing line
 //! of a resumed run, the packing `random_fill` reaches per region kind, time steps the GPU
 //! cannot represent, and no outputs from a run whose inputs are bad.
 

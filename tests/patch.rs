@@ -1,4 +1,4 @@
-//! Planar LuGre patches (seed 003): GPU stages against their f64 twins, the distributed
+//! Planar LuGre patches (Arslan Waltersson & Karayiannidis): GPU stages against their f64 twins, the distributed
 //! model against analytic limit surfaces, the drift experiment, reduced ≈ distributed.
 
 use bristlecone::gpu::shared_context;
@@ -689,7 +689,7 @@ fn gpu_patches_are_bitwise_deterministic() {
     assert_eq!(run(), run());
 }
 
-/// Batches over the binding limit are split into chunks (issue #11 item 4): chunks of at
+/// Batches over the binding limit are split into chunks (book: Contact patches): chunks of at
 /// most 1000 cells give 10 patches of 81–441 cells several chunks, and every output —
 /// wrenches, affine blocks, deflections, steady states — equals the one-chunk run bit for bit.
 #[test]
@@ -753,7 +753,7 @@ fn chunked_distributed_batch_matches_one_chunk() {
     assert_eq!(bits(&sa), bits(&sb), "steady states");
 }
 
-/// The lugre_patch loop's two GPU calls (issue #11 item 1): the affine block before the solve
+/// The lugre_patch loop's two GPU calls (book: Contact patches): the affine block before the solve
 /// with the rate factors frozen at the lagged twist (cells kept), and the cells' step after
 /// it under the solved twist with those same rate factors, against the f64 twin
 /// (`DistributedCpu::{affine, step_linearised}`) over 5 steps of random twists, elasto-
@@ -823,7 +823,7 @@ fn linearised_distributed_gpu_matches_twin() {
     }
 }
 
-/// Cells carried by patch key (issue #11 item 1): 300 previous patches, 260 new ones of which
+/// Cells carried by patch key (book: Contact patches): 300 previous patches, 260 new ones of which
 /// about two thirds carry over (keys sorted as the contact list, 441 cells each); the GPU
 /// remap equals the twin bit for bit, carried patches keep their cells, new ones are at rest.
 #[test]
@@ -891,7 +891,7 @@ fn patch_cells_are_remapped_by_key() {
     );
 }
 
-/// The f64 rows of a lugre_patch block (issue #11 item 1): on random patches with deflected
+/// The f64 rows of a lugre_patch block (book: Contact patches): on random patches with deflected
 /// cells, random positive-definite Delassus blocks N, free twists and normal impulses, the
 /// row (N + E) γ + v* + offset = 0 solved exactly gives the impulse γ_n⁻ × the twin's
 /// linearised-step wrench at v⁺ = v* + N γ (lanes spin, u, w = τ, f_x, f_y), and
@@ -961,7 +961,7 @@ fn distributed_rows_reproduce_the_cells_step() {
     }
 }
 
-/// Per-step cell weights of lugre_patch contacts (issue #11 item 1): uniform pressure over
+/// Per-step cell weights of lugre_patch contacts (book: Contact patches): uniform pressure over
 /// random patch polygons (rotated rectangles as box faces give, triangles, hexagons) on
 /// 21 × 21 and 9 × 9 grids, GPU against `PatchShape::new` (f64): the cell size to 1e-6, the
 /// centre of pressure to 1e-3 h, each weight within two of its cell's 64 sub-samples (f32
@@ -1034,7 +1034,7 @@ fn patch_polygon_weights_gpu_match_twin() {
     );
 }
 
-/// An f64 model of the lugre_patch loop (issue #11 items 1 and 5, before the wiring into the
+/// An f64 model of the lugre_patch loop (book: Contact patches, before the wiring into the
 /// simulation): a planar 10 cm cube (lanes spin, u, w; N = diag(1/I, 1/m, 1/m)) on a
 /// 21 × 21 uniform patch, each step the block from the cells at the last twist
 /// (`DistributedCpu::affine`), the rows of `distributed_rows` solved exactly, the cells

@@ -1,4 +1,4 @@
-//! The reduced planar LuGre model in the simulation (issue #11 part 4, `lugre_reduced`;
+//! The reduced planar LuGre model in the simulation (book: Contact patches, `lugre_reduced`;
 //! `bristlecone::patch::couple`): patch geometry against analytic values, GPU patch records
 //! against the f64 twin, and box physics against the limit-surface analysis.
 //!

@@ -290,8 +290,8 @@ fn incline(theta: f64, mu: f32) -> (f64, f64, f64) {
 /// 0.357 g for rolling — 3.6 % apart) and μ = 0.05. Tolerance: 0.1 % relative on a.
 ///
 /// The exact cone keeps the sliding sphere on the incline: its centre stays
-/// within 1e-3 r of r. (The relaxed cone adds μ‖v_T‖ to the normal velocity while sliding,
-/// DESIGN §2, and the sphere hovers at a gap ≈ dt μ v_T.) Budget: 4 × 400 steps, cap 30
+/// within 1e-3 r of r. (The relaxed cone adds μ‖v_T‖ to the normal velocity while sliding
+/// (book: Contact models), and the sphere hovers at a gap ≈ dt μ v_T.) Budget: 4 × 400 steps, cap 30
 /// sweeps.
 #[test]
 fn a_sphere_on_an_incline_rolls_or_slips_as_coulomb_says() {
@@ -370,9 +370,9 @@ fn slide(cone: Cone) -> (f64, f64, f64, f64) {
     (rise, t_stick, v_end, outer as f64 / steps as f64)
 }
 
-/// Exact Coulomb (issue #9): the sphere of [`slide`] never rises more than 1e-3 r, stops
+/// Exact Coulomb (book: Contact models): the sphere of [`slide`] never rises more than 1e-3 r, stops
 /// slipping at t* = 2 v₀/(7 μ g) = 0.1942 s and then rolls at v = 5 v₀/7, both within 1 %.
-/// The relaxed cone (seed 001) launches the same sphere off the plane: its rise is above
+/// The relaxed cone (Tasora & Anitescu 2011) launches the same sphere off the plane: its rise is above
 /// 1e-2 r, so the first bound can fail. Budget: 2 × 260 steps, cap 12 sweeps × 3 cone problems.
 #[test]
 fn a_sliding_sphere_stays_on_the_plane_and_sticks_at_the_coulomb_time() {

@@ -277,7 +277,7 @@ warm_start = false
     assert!(s.warnings.is_empty(), "{:?}", s.warnings);
 }
 
-/// tanh and LuGre are solved (issue #9): accepted with their table rows; LuGre's μ_s below the
+/// tanh and LuGre are solved (book: Contact models): accepted with their table rows; LuGre's μ_s below the
 /// material's friction (μ_c) is refused at `model.mu_static`.
 #[test]
 fn tanh_and_lugre_models_are_accepted_and_checked() {
@@ -606,7 +606,7 @@ fn physical_compliant_parameters_parse_and_bad_values_name_the_field() {
     assert!(e.line.is_some(), "{e}");
 }
 
-/// Bristle's projection option: "cone" (default) or "box" (seed 000's per-component bound);
+/// Bristle's projection option: "cone" (default) or "box" (Peiret et al.'s per-component bound);
 /// anything else, or the option on another model, names the field.
 #[test]
 fn bristle_projection_option_parses_and_bad_values_name_the_field() {

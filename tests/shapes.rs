@@ -466,7 +466,7 @@ fn settle(text: &str) -> (f64, f64) {
 /// column's contact forces grow 1…10 × the top box's weight, and the solver must carry
 /// them through 9 face–face manifolds; with too few iterations or a manifold that rocks
 /// (points that swap between steps), the column sinks and the top boxes slide or tip.
-/// CI runs 0.2 s (200 steps on lavapipe); the 5 s run is `cargo run --release --example box_stack` (README).
+/// CI runs 0.2 s (200 steps on lavapipe); the 5 s run is `cargo run --release --example box_stack` (book: Shapes).
 #[test]
 fn stack_of_ten_boxes_stands() {
     let n = 10;

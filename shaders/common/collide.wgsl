@@ -96,7 +96,7 @@ fn obb_extent(b: Obb, l: vec3<f32>) -> f32 {
 }
 
 // Fixed-index selects, not m.p[count]: llvmpipe puts a dynamically indexed private
-// array in per-lane scratch memory (see README "Shapes: cost").
+// array in per-lane scratch memory (see the book: Shapes, "Cost").
 fn manifold_push(m: ptr<function, Manifold>, p: vec3<f32>, gap: f32, f: u32) {
     let v = vec4<f32>(p, gap);
     let c = (*m).count;
@@ -231,8 +231,8 @@ fn edge_edge(a: Obb, b: Obb, i: u32, j: u32, l: vec3<f32>) -> Manifold {
 }
 
 // An up-to-8-gon in named registers: a private array indexed by a loop counter lives in
-// per-lane scratch memory on llvmpipe (as an array, the clipping alone took a 2000-grain
-// box–sphere detection from 39 to 214 ms; README "Shapes: cost").
+// per-lane scratch memory on llvmpipe (as an array, the clipping alone made box–sphere
+// detection several times slower; book: Shapes, "Cost").
 struct Poly8 {
     v0: vec3<f32>,
     v1: vec3<f32>,
@@ -433,7 +433,7 @@ fn sphere_box(cs: vec3<f32>, r: f32, b: Obb, env: f32) -> Manifold {
     return m;
 }
 
-// ---------------------------------------------------------------- contact patches (issue #11)
+// ---------------------------------------------------------------- contact patches (book: Contact patches)
 // Pipeline-overridable: true only when a material has a patch friction model (lugre_reduced),
 // so scenes without one compile none of the patch path. f64 twin: src/patch/couple.rs.
 override HAS_PATCHES: bool = false;

@@ -39,7 +39,7 @@ fn cap_end(cap: Capsule, e: u32) -> vec3<f32> {
 }
 
 // Fixed-index selects, not m.p[count]: llvmpipe keeps a dynamically indexed private array
-// in per-lane scratch memory (README "Shapes: cost").
+// in per-lane scratch memory (book: Shapes, "Cost").
 fn cap_push(m: ptr<function, CapContacts>, p: vec3<f32>, n: vec3<f32>, gap: f32, f: u32) {
     let v = vec4<f32>(p, gap);
     let first = (*m).count == 0u;

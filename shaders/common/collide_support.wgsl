@@ -173,7 +173,7 @@ fn sup_tri_weights(a: vec3<f32>, b: vec3<f32>, c: vec3<f32>) -> vec3<f32> {
 
 // GJK's simplex in named registers (Minkowski points w, their supports on a and b,
 // weights): an indexed private array would live in llvmpipe's per-lane scratch memory
-// (README "Shapes: cost"); vertex k is read and written by selects.
+// (book: Shapes, "Cost"); vertex k is read and written by selects.
 struct Simplex {
     n: u32,
     w0: vec3<f32>,

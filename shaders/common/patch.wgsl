@@ -1,4 +1,4 @@
-// Planar LuGre patches (seed 003): shared structs and per-cell maths. CPU twin:
+// Planar LuGre patches (Arslan Waltersson & Karayiannidis): shared structs and per-cell maths. CPU twin:
 // src/patch/cpu.rs (f64).
 
 struct PatchParams {
@@ -47,7 +47,7 @@ fn stribeck(p: PatchParams, v: f32) -> f32 {
     return p.mu_c + (p.mu_s - p.mu_c) * exp(-e);
 }
 
-// Elasto-plastic factor (seed 003 eqs. 16-18), any dimension via the norms and the cosine.
+// Elasto-plastic factor (Arslan Waltersson & Karayiannidis eqs. 16-18), any dimension via the norms and the cosine.
 fn beta_ep(zn: f32, z_max: f32, cosine: f32, ratio: f32) -> f32 {
     let z_ba = ratio * z_max;
     var b = 1.0;

@@ -124,7 +124,7 @@ fn project_disk(g: vec4<f32>, r: f32) -> vec4<f32> {
     return vec4<f32>(max(g.x, 0.0), g.yz * k, 0.0);
 }
 
-// A bristle contact with `projection = "box"` (seed 000): γ_n ≥ 0, |γ_u|, |γ_w| ≤ b = μ γ_n⁻.
+// A bristle contact with `projection = "box"` (Peiret et al.): γ_n ≥ 0, |γ_u|, |γ_w| ≤ b = μ γ_n⁻.
 fn project_box(g: vec4<f32>, b: f32) -> vec4<f32> {
     return vec4<f32>(max(g.x, 0.0), clamp(g.yz, vec2<f32>(-b), vec2<f32>(b)), 0.0);
 }
@@ -176,7 +176,7 @@ fn friction_of(c: Contact) -> f32 {
     return select(c.ra.w, 0.0, is_joint(c.ids.w) || is_patch(c));
 }
 
-// Patch blocks (issue #11, src/patch/couple.rs): a contact record with feature PATCH_FEATURE
+// Patch blocks (book: Contact patches, src/patch/couple.rs): a contact record with feature PATCH_FEATURE
 // whose lanes are (spin about n, u, w at the patch centre). Pipeline-overridable: scenes
 // without a patch model compile none of this (see common/collide.wgsl, HAS_PATCHES).
 override HAS_PATCHES: bool = false;

@@ -1,5 +1,5 @@
 // stages: solve_iterate, solve_schur, solve_reduce, solve_fused
-// Roles of the iterate slots (issue #13: no commit copies). The iterates live in slots of
+// Roles of the iterate slots (no commit copies). The iterates live in slots of
 // `gam` (4) and `nv` (3); which slot plays which role is `scal.roles`, so accepting a trial
 // renames slots instead of copying γ, Nγ and the best iterate per contact. The roles:
 // `cur` γ_k (and `ncur` Nγ_k), `prev` γ_{k−1} (`nprev`), `trial` (`ntrial`), `best`, and `y`

@@ -77,7 +77,7 @@ fn uniform_count(lid: u32, count: u32) -> vec2<u32> {
     return workgroupUniformLoad(&sh_u);
 }
 
-// The convergence test (DESIGN §2): the RMS of the residual over the 3 rows of every contact,
+// The convergence test (book: Architecture, "The step"): the RMS of the residual over the 3 rows of every contact,
 // in m/s, against the tolerance. An absolute 2-norm grows with √contacts and sits above any
 // fixed tolerance at the f32 floor of a large settled bed; a per-row measure does not.
 fn rms_converged(sum_sq: f32) -> bool {

@@ -1,7 +1,7 @@
 //! `bristlecone bench`: a fixed ladder of sizes of two scenes (a settled pile and a hopper
 //! discharge, see [`scenes`]), timed stage by stage, with results users can compare between
 //! machines (bandwidth ratios, cost growth with N) and, with the `peer` feature, against
-//! Rapier on the same machine ([`peer`]).
+//! Rapier on the same machine (`peer`, with the `peer` feature).
 //!
 //! Per run (scene × size): `warmup` unmeasured steps (`bench --warmup`; the first also
 //! compiles the shaders), then `steps` measured steps in one [`Simulation::advance`] (batches
@@ -14,7 +14,7 @@
 //! Effective bandwidth of a stage = the bytes it must move at least (the model in
 //! [`stage_bytes`]) ÷ its time; it is reported ÷ the copy bandwidth of the adapter measured in
 //! the same run (`gpu::bandwidth::copy_bandwidth`), a ratio that carries over between
-//! adapters (DESIGN §5).
+//! adapters (book: Benchmarks).
 
 pub mod scenes;
 

@@ -1,4 +1,4 @@
-//! Stage: collision detection, entirely on the GPU (DESIGN §1 steps 2–3).
+//! Stage: collision detection, entirely on the GPU (book: Architecture, "The step", stages 2–3).
 //! CPU twin: [`crate::reference::collide`].
 //!
 //! Pipeline recorded by [`Collide::record`] (one compute pass, one dispatch per step):
@@ -20,8 +20,8 @@
 //! 4. `scan_exclusive` of that array gives each row its place: the list is sorted by
 //!    (A, B, feature) by construction (boundaries are the lowest body ids; grain rows are
 //!    insertion-sorted by B in `collide_pairs::detect`'s write pass).
-//! 5. `collide_grid::finalize` writes `counts` (contract: [0] contacts, [1] overflow bits,
-//!    [2] contacts needed, [3] candidate pairs needed = 0 as none are stored, [4..7] indirect
+//! 5. `collide_grid::finalize` writes `counts` (contract: `[0]` contacts, `[1]` overflow bits,
+//!    `[2]` contacts needed, `[3]` candidate pairs needed = 0 as none are stored, `[4..7]` indirect
 //!    args, [8..11] those of the walls' write pass), then the write passes (the same `detect`
 //!    entry points, dispatched with z = 2: one pipeline per stage, so the narrow phase is
 //!    compiled once) fill the records: the pairs' per grain, the walls' per boundary
@@ -348,8 +348,8 @@ pub const LARGE_SCAN_MAX_CPU: usize = 49_152;
 
 /// On a CPU adapter, refuses a large grain followed by more grains than its scan can pass:
 /// its row would come out short, with no error, and the grains it misses would pass through
-/// it. Rewriting the scan for lavapipe made the pair stage compile 7–15× slower (README,
-/// "Shapes: mixed sizes in the broad phase"), so the scene is refused instead; large grains
+/// it. Rewriting the scan for lavapipe made the pair stage compile several times slower (book:
+/// Shapes, "Mixed sizes in the broad phase"), so the scene is refused instead; large grains
 /// placed after the small ones scan only each other.
 fn large_scans_fit(ctx: &GpuContext, state: &BodyState, plan: &GridPlan) -> Result<(), GpuError> {
     if plan.large == 0 || !ctx.loop_limited() {
@@ -1121,7 +1121,7 @@ impl Collide {
         Ok(())
     }
 
-    /// Marks the materials with a patch friction model (issue #11; `patch[m]` = 1 for
+    /// Marks the materials with a patch friction model (book: Contact patches; `patch[m]` = 1 for
     /// `lugre_reduced`, 2 for `lugre_patch`, whose record gets [`crate::patch::couple::PATCH_FEATURE_DIST`]): their
     /// face–face box manifolds also emit a patch record (`crate::patch::couple`) and their
     /// points keep only their normal rows (μ = 0). Rebuilds the narrow-phase pipelines with

@@ -1,11 +1,11 @@
 //! The yardstick for kernel performance: a plain copy kernel's bandwidth on this adapter.
 //! Kernels are reported as effective bandwidth ÷ this number, a ratio that carries over
-//! between adapters where absolute times do not (DESIGN §5).
+//! between adapters where absolute times do not (book: Benchmarks).
 
 use super::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use std::time::Instant;
 
-/// A copy of `n` vec4<f32> elements, ready to be timed.
+/// A copy of `n` `vec4<f32>` elements, ready to be timed.
 pub struct CopyKernel {
     kernel: Kernel,
     bind: wgpu::BindGroup,

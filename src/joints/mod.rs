@@ -1,5 +1,5 @@
-//! Stage: joints (issue #15) — bilateral constraints, limits and motors as row blocks of the
-//! same CCP problem as the contacts (seeds 000 and 001: rows G_j with
+//! Stage: joints (book: Joints) — bilateral constraints, limits and motors as row blocks of the
+//! same CCP problem as the contacts (Peiret et al.; Negrut et al. 2017: rows G_j with
 //! b_j = g_j/dt + ∂g_j/∂t + G_jᵀ v* and no projection). CPU twin: [`crate::reference::joints`].
 //!
 //! A [`Joint`] expands into row blocks ([`Block`], 1–3 rows each, see

@@ -10,14 +10,14 @@ use crate::bodies::BodyState;
 pub struct ContactForce {
     pub body_a: u32,
     pub body_b: u32,
-    /// Contact point (world) [m].
+    /// Contact point (world) (m).
     pub point: [f64; 3],
-    /// Force on body B (world) [N]; the force on body A is its negative.
+    /// Force on body B (world) (N); the force on body A is its negative.
     pub force_on_b: [f64; 3],
 }
 
 /// Kinetic energy (translational + rotational) summed per group: `groups[i]` is the group
-/// of body `i`, and the result has `max(groups) + 1` entries [J] (empty when there are no
+/// of body `i`, and the result has `max(groups) + 1` entries (J) (empty when there are no
 /// bodies). Bodies with inverse mass 0 (fixed, kinematic) contribute nothing, as in the
 /// per-step statistics; rotational energy is `½ ωᵦ · I ωᵦ` with `ωᵦ` the angular velocity
 /// in the body frame and `I` the principal inertia from `mass_props`.
@@ -100,7 +100,7 @@ pub fn coordination_number(contacts: &[(u32, u32)], n_bodies: usize, first_grain
     ends as f64 / grains as f64
 }
 
-/// Total force [N] and torque about `about` [N·m] exerted on body `boundary` by the
+/// Total force (N) and torque about `about` (N·m) exerted on body `boundary` by the
 /// contacts that involve it: `force_on_b` where it is body B, the negative where it is
 /// body A, each applied at the contact point.
 pub fn boundary_wrench(

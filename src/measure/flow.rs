@@ -70,11 +70,11 @@ impl Sum {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FlowSample {
     pub time: f64,
-    /// Net mass through the plane since the start, positive along the normal [kg].
+    /// Net mass through the plane since the start, positive along the normal (kg).
     pub net_mass: f64,
-    /// Mass of distinct grains that have crossed along the normal [kg].
+    /// Mass of distinct grains that have crossed along the normal (kg).
     pub mass_positive: f64,
-    /// Mass of distinct grains that have crossed against the normal [kg].
+    /// Mass of distinct grains that have crossed against the normal (kg).
     pub mass_negative: f64,
     /// Δ(net mass)/Δt since the previous update [kg/s]; NaN when Δt ≤ 0.
     pub rate: f64,
@@ -206,17 +206,17 @@ impl MassFlow {
         dot(v, v) - along * along <= r * r
     }
 
-    /// Net mass through the plane so far, positive along the normal [kg].
+    /// Net mass through the plane so far, positive along the normal (kg).
     pub fn net_mass(&self) -> f64 {
         self.net.value()
     }
 
-    /// Mass of distinct grains that have crossed along the normal [kg].
+    /// Mass of distinct grains that have crossed along the normal (kg).
     pub fn mass_positive(&self) -> f64 {
         self.positive.value()
     }
 
-    /// Mass of distinct grains that have crossed against the normal [kg].
+    /// Mass of distinct grains that have crossed against the normal (kg).
     pub fn mass_negative(&self) -> f64 {
         self.negative.value()
     }

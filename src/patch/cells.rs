@@ -1,4 +1,4 @@
-//! Cell states of the distributed model carried by patch key (issue #11, `lugre_patch`): each
+//! Cell states of the distributed model carried by patch key (book: Contact patches, `lugre_patch`): each
 //! step's patches come sorted by key (A, B, feature), as the contact list; a patch found among
 //! the previous step's keys takes its cells, a new one starts at rest (as the warm start and
 //! the reduced model's saved record, `couple.rs`). GPU stage `shaders/patch_cells.wgsl`,

@@ -1,9 +1,9 @@
-//! The reduced planar LuGre model as solver rows (issue #11 part 4; DESIGN §3): a material
+//! The reduced planar LuGre model as solver rows (book: Contact patches and "Models as rows"): a material
 //! with friction model `lugre_reduced` gives every face–face box contact (box on plane, box
 //! on a box container's wall or floor, box on solid box, box on box) a **patch record**
 //! besides its ≤ 4 point contacts, and the patch carries the contact's friction.
 //!
-//! # The patch record (issue #10 part 3)
+//! # The patch record (book: Contact patches)
 //!
 //! Emitted by collision (`shaders/common/collide.wgsl`, f64 twin [`patch_geom`] and
 //! `reference::collide`) right after the pair's point contacts, one per body pair:
@@ -13,7 +13,7 @@
 //! extreme points for box on box) under uniform pressure: `c` its area centroid (= centre
 //! of pressure), `r = (1/A) ∫ |ρ − c| dA` the limit-surface radius (τ_max = μ f_N r, exact
 //! per edge triangle: (d³/3)|F(t_b/d) − F(t_a/d)|, F(x) = (x√(1+x²) + asinh x)/2), `visc =
-//! (1/A) ∫ |ρ − c|² dA / r²` the viscous scale of the spin row (seed 003 eq. 29). Its feature
+//! (1/A) ∫ |ρ − c|² dA / r²` the viscous scale of the spin row (Arslan Waltersson & Karayiannidis eq. 29). Its feature
 //! `PATCH_FEATURE` = u32::MAX sorts it after the pair's points, so the contact list stays
 //! sorted by key and the existing CSR gathers it; the point contacts of a patch pair get
 //! μ = 0 (normal rows only). Edge and vertex contacts of a patch material (fewer than 3
@@ -24,7 +24,7 @@
 //!
 //! The block has three rows in the `gam` lanes (x, y, z) = (spin about n, u, w at c): the
 //! gather applies γ_x as a torque about n and (γ_y, γ_z) as a force at c. The reduced model
-//! with the ellipsoid limit surface (seed 003 §V with the ellipsoid option, β = 1, Stribeck
+//! with the ellipsoid limit surface (Arslan Waltersson & Karayiannidis §V with the ellipsoid option, β = 1, Stribeck
 //! exponent 2): twist v = (ω_n, v_u, v_w) of B relative to A at c, A v = (r² ω_n, v_u, v_w),
 //! ‖v‖_A = √(v_u² + v_w² + r² ω_n²), the bristle state z (3 lanes, spin lane in m²),
 //! κ = σ0 s⁻/g(s⁻) frozen at the last slip s⁻, z⁺ = a (z + dt A v⁺), a = 1/(1 + dt κ),
@@ -237,7 +237,7 @@ impl PatchModel {
 }
 
 /// The rows of a distributed (`lugre_patch`) block, lanes (spin, u, w) as [`PatchRows`]
-/// (issue #11 item 1; the f64 form the assembly will use — not yet wired into the loop).
+/// (book: Contact patches; the f64 form the assembly will use — not yet wired into the loop).
 /// The cells' implicit step with rate factors frozen at the last twist gives the impulse
 /// γ = γ_n⁻ w(v⁺) = −γ_n⁻ (C v⁺ + c0), with C = P K Pᵀ, c0 = P k0 the affine wrench per
 /// unit normal load ([`super::DistributedGpu::affine_at`], patch axes x = u, y = w, torque
@@ -297,7 +297,7 @@ pub fn project_patch(g: [f64; 3], radius: f64, r: f64) -> [f64; 3] {
 /// grain and a patch material the first run of points sharing a normal (a manifold: one wall
 /// of a container, the plane, the box–box face) whose polygon is a patch gets μ = 0 and the
 /// pair's patch record after its last contact; likewise a cylinder grain against a wall
-/// with a `lugre_reduced` material and a whole end disc in one run ([`disc_centre`]; the
+/// with a `lugre_reduced` material and a whole end disc in one run (`disc_centre`; the
 /// disc's patch: r = 2R/3, visc = 9/8). Records as the GPU writes them.
 pub fn reference_records(
     state: &crate::bodies::BodyState,

@@ -7,7 +7,7 @@ use super::{beta, AffineWrench, Integrator, LugreParams, PatchShape, Twist, Wren
 #[derive(Clone, Debug, PartialEq)]
 pub struct Patch {
     pub shape: PatchShape,
-    /// Normal force f_N [N].
+    /// Normal force f_N (N).
     pub f_n: f64,
 }
 
@@ -67,7 +67,7 @@ pub fn cell_step(
     }
 }
 
-/// The implicit cell force `l = c0 + c1 v⁺` for a frozen rate factor κ (DESIGN §3):
+/// The implicit cell force `l = c0 + c1 v⁺` for a frozen rate factor κ (book: Contact models, "Models as rows"):
 /// z⁺ = a (z + dt v⁺), a = 1/(1 + dt κ), l = σ0 z⁺ + σ1 (z⁺ − z)/dt + σ2 v⁺.
 pub fn cell_affine(p: &LugreParams, z: [f64; 2], kappa: f64, dt: f64) -> ([f64; 2], f64) {
     let a = 1.0 / (1.0 + dt * kappa);
@@ -295,7 +295,7 @@ impl ReducedCpu {
     }
 }
 
-/// One reduced-model evaluation (seed 003 §V, eqs. 28–34 with the typos fixed):
+/// One reduced-model evaluation (Arslan Waltersson & Karayiannidis §V, eqs. 28–34 with the typos fixed):
 /// `step = None` gives the steady state and leaves `z` alone.
 pub fn reduced_step(
     p: &LugreParams,

@@ -1,4 +1,4 @@
-//! The pre-computed limit surface of the reduced model (seed 003 §V-D): normalised
+//! The pre-computed limit surface of the reduced model (Arslan Waltersson & Karayiannidis §V-D): normalised
 //! steady-state wrenches of the distributed model (μ = 1, σ2 = 0) on a (θ, φ) grid of
 //! twist directions about the centre of pressure, looked up bilinearly.
 

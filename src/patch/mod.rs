@@ -1,4 +1,4 @@
-//! Planar LuGre friction on contact patches (seed 003, Arslan Waltersson & Karayiannidis):
+//! Planar LuGre friction on contact patches (Arslan Waltersson & Karayiannidis):
 //! the distributed model (a grid of 2-D bristle cells under a pressure distribution) and
 //! the reduced model (3 bristle states per patch and a pre-computed limit surface).
 //!
@@ -42,7 +42,7 @@ pub struct LugreParams {
     pub sigma1: f64,
     /// Viscous coefficient σ2 [s/m].
     pub sigma2: f64,
-    /// Elasto-plastic extension (seed 003 eqs. 15–18) on or off (plain LuGre).
+    /// Elasto-plastic extension (Arslan Waltersson & Karayiannidis eqs. 15–18) on or off (plain LuGre).
     pub elasto_plastic: bool,
     /// Break-away deflection as a fraction of the steady-state deflection, z_ba / z_max.
     pub z_ba_ratio: f64,
@@ -112,7 +112,7 @@ pub enum Integrator {
     /// Explicit Euler, as the paper (needs dt ≲ 2/(σ0 |v|/g) … in practice dt ≤ 1e-5 s at σ0 = 1e6).
     Explicit,
     /// Implicit in the bristle state with the rate factor κ = β σ0 |v| / g frozen
-    /// (DESIGN §3): unconditionally stable, and the wrench is affine in the twist.
+    /// (book: Contact models, "Models as rows"): unconditionally stable, and the wrench is affine in the twist.
     Implicit,
 }
 
@@ -174,7 +174,7 @@ impl Wrench {
 
 /// The patch wrench as an affine function of the twist, valid for one implicit step:
 /// `wrench = −(K · twist + k0)`, torque about the patch centre, `K` symmetric positive
-/// semi-definite. This is the compliance block and offset a solver row needs (DESIGN §3).
+/// semi-definite. This is the compliance block and offset a solver row needs (book: Contact models, "Models as rows").
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AffineWrench {
     pub k: [[f64; 3]; 3],
@@ -192,7 +192,7 @@ impl AffineWrench {
     }
 }
 
-/// The elasto-plastic factor β(z, z_ss, v) (seed 003 eqs. 16–18, any dimension): 0 below
+/// The elasto-plastic factor β(z, z_ss, v) (Arslan Waltersson & Karayiannidis eqs. 16–18, any dimension): 0 below
 /// the break-away deflection, a sine ramp up to the steady-state deflection |z_ss|, 1 above
 /// (eq. 18's last case is `≥`), times ε = (v̂·ẑ + 1)/2.
 pub fn beta(z: &[f64], z_ss: &[f64], v: &[f64], z_ba_ratio: f64) -> f64 {

@@ -78,7 +78,7 @@ const SUB: usize = 8;
 pub struct PatchShape {
     pub nx: usize,
     pub ny: usize,
-    /// Cell edge length [m].
+    /// Cell edge length (m).
     pub h: f64,
     /// `nx·ny` weights, sum 1, index `ix + nx·iy`.
     pub weights: Vec<f64>,

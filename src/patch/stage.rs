@@ -1,4 +1,4 @@
-//! `lugre_patch` in the simulation loop (issue #11 item 4): the distributed planar LuGre
+//! `lugre_patch` in the simulation loop (book: Contact patches): the distributed planar LuGre
 //! model on every face–face patch of a step, on the GPU (`shaders/patch_loop.wgsl`; f64
 //! twin: [`twin_prepare`], [`twin_advance`]).
 //!

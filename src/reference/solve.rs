@@ -1486,7 +1486,7 @@ fn saved_records(
         .collect()
 }
 
-/// Painlevé diagnostic (seed 002; `painleve` in `shaders/solve_iterate.wgsl`): the contacts
+/// Painlevé diagnostic (Song et al. 2001; `painleve` in `shaders/solve_iterate.wgsl`): the contacts
 /// sliding before the solve (free tangential velocity v_T = (p_u, p_w) above `tol`) whose
 /// A = J_N M⁻¹ (J_N + μ J_f̂)ᵀ ≤ 0, with f̂ = −v_T/‖v_T‖ the direction of their friction.
 pub fn painleve_count(

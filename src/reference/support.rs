@@ -44,10 +44,10 @@
 //! overhangs a face rests on its rim points inside the face and the face's corners inside
 //! the disc).
 //!
-//! Boundaries ([`wall_pair`]): a solid cylinder is C against any shaped grain and a solid
+//! Boundaries (`wall_pair`): a solid cylinder is C against any shaped grain and a solid
 //! box is X against a cylinder grain, neither shrunk (their edges stay sharp; the grain's
 //! margin keeps the cores apart at rest) except against a hull, which has no margin of its
-//! own. A mesh ([`mesh_pair`]) is handled triangle by triangle, each triangle C in the
+//! own. A mesh (`mesh_pair`) is handled triangle by triangle, each triangle C in the
 //! mesh's frame ([`Kind::Tri`]: its face is a 3-vertex face feature, so a box face on it
 //! gives the box corners over the triangle and the triangle's corners under the box;
 //! against a hull its core moves back along its normal so that the cores stay apart). A

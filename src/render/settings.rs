@@ -50,7 +50,7 @@ impl std::str::FromStr for ColorBy {
     }
 }
 
-/// Every setting optional: one layer (table or flags). [`View::resolve`] fills defaults.
+/// Every setting optional: one layer (table or flags). [`ViewLayer::resolve`] fills defaults.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ViewLayer {
     pub camera: Option<Preset>,

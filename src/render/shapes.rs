@@ -4,7 +4,7 @@
 //! times (`boxes.pvd`, `capsules.pvd`, `clumps.pvd`, `cylinders.pvd`, `hulls.pvd`);
 //! bodies with no shape frame stay bounding spheres.
 //!
-//! Adding a shape: a [`Shape`] variant, its reader in [`KINDS`], an arm in [`draw`].
+//! Adding a shape: a [`Shape`] variant, its reader in `KINDS`, an arm in [`draw`].
 
 use std::collections::BTreeMap;
 use std::f64::consts::{FRAC_PI_2, TAU};

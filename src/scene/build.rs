@@ -1602,7 +1602,7 @@ fn resistance(cx: &Cx<'_>, v: &O<f64>, base: &str, field: &str) -> R<f64> {
 }
 
 /// LuGre's Stribeck curve falls from μ_s to μ_c = the material's `friction`: μ_s < μ_c is
-/// refused (seed 003 needs μ_s ≥ μ_c).
+/// refused (Arslan Waltersson & Karayiannidis need μ_s ≥ μ_c).
 fn lugre_static_check(
     cx: &Cx<'_>,
     m: &RawMaterial,
@@ -1636,7 +1636,7 @@ fn lugre_static_check(
 /// `breakaway_ratio` (z_ba / z_ss in (0, 1), default 0.9 as the patch model's) sets its
 /// break-away deflection; a ratio without `elasto_plastic = true` is refused (plain LuGre
 /// would ignore it).
-/// `lugre_patch`'s grid side: 21 by default (seed 003's grid), 3 to 64.
+/// `lugre_patch`'s grid side: 21 by default (Arslan Waltersson & Karayiannidis's grid), 3 to 64.
 fn patch_cells(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<u32> {
     let Some(c) = &fm.cells else {
         return Ok(21);
@@ -1754,7 +1754,7 @@ fn physical_form_hint(mut e: SceneError, set: &str) -> SceneError {
 }
 
 /// A bristle model with its projection: the cone of the current normal impulse (default)
-/// or seed 000's box of the last one.
+/// or Peiret et al.'s box of the last one.
 fn bristle_model(
     cx: &Cx<'_>,
     fm: &RawFrictionModel,

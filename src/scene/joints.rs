@@ -1,4 +1,4 @@
-//! `[[joint]]` tables (issue #15): joints between named `[[body]]` entries or a body and the
+//! `[[joint]]` tables (book: Joints): joints between named `[[body]]` entries or a body and the
 //! world, placed in the scene's initial configuration (world coordinates).
 //!
 //! ```toml

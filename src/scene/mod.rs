@@ -170,7 +170,7 @@ pub enum SolverKind {
     #[default]
     Apgd,
     Jacobi,
-    /// The exact LCP solved by Lemke's algorithm on the CPU (seed 004).
+    /// The exact LCP solved by Lemke's algorithm on the CPU (Golle et al.).
     Lemke,
 }
 
@@ -280,11 +280,11 @@ pub enum FrictionModel {
         sigma2: f64,
         mu_static: f64,
         v_stribeck: f64,
-        /// The elasto-plastic variant (Dupont et al., seed 003 eqs. 16–18) with break-away
+        /// The elasto-plastic variant (Dupont et al. 2002, as Arslan Waltersson & Karayiannidis eqs. 16–18) with break-away
         /// deflection z_ba = ratio × z_ss, ratio in (0, 1); None: plain LuGre.
         breakaway_ratio: Option<f64>,
     },
-    /// The reduced planar LuGre model on face–face contact patches (issue #11,
+    /// The reduced planar LuGre model on face–face contact patches (book: Contact patches,
     /// `crate::patch::couple`), parameters as LuGre's (per unit normal load).
     LuGreReduced {
         sigma0: f64,
@@ -293,7 +293,7 @@ pub enum FrictionModel {
         mu_static: f64,
         v_stribeck: f64,
     },
-    /// The distributed planar LuGre model (seed 003) on face–face contact patches (issue
+    /// The distributed planar LuGre model (Arslan Waltersson & Karayiannidis) on face–face contact patches (issue
     /// #11, `crate::patch::stage`): a `cells × cells` grid of bristles per patch, stepped on
     /// the GPU; parameters as LuGre's (per unit normal load).
     LuGrePatch {
@@ -331,7 +331,7 @@ pub struct BodyDesc {
 /// keeps the previous value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScheduleEntry {
-    /// Time as written in the file [s].
+    /// Time as written in the file (s).
     pub t: f64,
     pub step: u64,
     pub velocity: [f64; 3],

@@ -1,7 +1,7 @@
-//! The linear complementarity problem of one time step (seed 004; Stewart & Trinkle 1996,
+//! The linear complementarity problem of one time step (Golle et al.; Stewart & Trinkle 1996,
 //! Anitescu & Potra 1997), solved exactly by [`super::lemke`].
 //!
-//! Velocity level with the position-level gap term (seed 004 eq. 3 divided by dt): the
+//! Velocity level with the position-level gap term (Golle et al. eq. 3 divided by dt): the
 //! normal row is `w_n = v_n⁺ + max(Φ/dt, −v_recover) ≥ 0 ⊥ γ_n ≥ 0`, the same right-hand side
 //! `p` as the iterative CCP solvers, so an inelastic impact closes the gap in one step and a
 //! resting contact stays at Φ = 0. `v⁺ = v* + M⁻¹ D γ` with the free velocity v*.
@@ -14,13 +14,13 @@
 //!   `w_βj = d_jᵀ v⁺ + λ ≥ 0 ⊥ β_j`, `w_λ = μ γ_n − Σ β_j ≥ 0 ⊥ λ`. The friction polygon is
 //!   inscribed in the cone, exact for planar motion along ±u when `k` is a multiple of 4
 //!   (or k = 2: friction along ±u only, the planar model).
-//! * [`LcpFriction::Surplus`] (seed 004 eq. 5): per tangent t ∈ {u, w} the friction surplus
+//! * [`LcpFriction::Surplus`] (Golle et al. eq. 5): per tangent t ∈ {u, w} the friction surplus
 //!   `s⁺ = μγ_n + γ_t ≥ 0`, `s⁻ = μγ_n − γ_t ≥ 0` and the parts of the slip `g⁺ − g⁻ = v_t⁺`:
 //!   `z = (γ_n, s⁺, g⁻)`, `w = (w_n, g⁺ = v_t⁺ + g⁻, s⁻ = 2μγ_n − s⁺)`. Exact Coulomb in the
 //!   plane; in 3-D the box |γ_u|, |γ_w| ≤ μγ_n (a 4-sided pyramid with corners at √2 μ).
 //!
 //! `relaxed = true` adds `−μλ` to the normal row of the pyramid form: the KKT system of the
-//! CCP's convex QP over the polygon (seed 001's relaxation, v_n = μ‖v_T‖ while sliding), i.e.
+//! CCP's convex QP over the polygon (Tasora & Anitescu 2011's relaxation, v_n = μ‖v_T‖ while sliding), i.e.
 //! exactly the problem the GPU solvers solve when the polygon equals the cone (planar).
 //!
 //! M is assembled block-sparse (contacts couple only through shared dynamic bodies) into a
@@ -61,7 +61,7 @@ pub struct LcpSettings {
     pub recovery_speed: f64,
     /// The CCP relaxation (pyramid only; see the module notes).
     pub relaxed: bool,
-    /// Normal compliance 1/k in m/N (seed 002's compliant normal without damping): adds
+    /// Normal compliance 1/k in m/N (Song et al. 2001's compliant normal without damping): adds
     /// `E_n = compliance/dt²` to each normal row's diagonal. 0 = rigid. A rigid contact chain
     /// closed between fixed walls makes the rigid LCP infeasible under round-off (Σ gaps
     /// along the chain < 0 cannot be undone by any velocity); a tiny compliance keeps it
@@ -367,7 +367,7 @@ impl StepLcp {
 
     /// [`StepLcp::solve`] starting at the first rung of perturbation level `level` (an index
     /// of [`LEVELS`]; a stepper passes the level its last step solved at), after cheap tries
-    /// of reusing the warm basis (no pivot; [`StepLcp::reuse`]). The rungs below `level` are
+    /// of reusing the warm basis (no pivot; `StepLcp::reuse`). The rungs below `level` are
     /// skipped: on a rank-deficient stack they fail every step and cost a full pivoting run.
     pub fn solve_from_level(
         &self,

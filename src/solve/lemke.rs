@@ -1,4 +1,4 @@
-//! Lemke's complementary pivoting algorithm for the linear complementarity problem (seed 004)
+//! Lemke's complementary pivoting algorithm for the linear complementarity problem (Golle et al.)
 //!
 //! ```text
 //! find z ≥ 0 with w = M z + q ≥ 0 and zᵀ w = 0

@@ -1,4 +1,4 @@
-//! Stage: the cone complementarity (CCP) contact solver (DESIGN §2), projected Jacobi or
+//! Stage: the cone complementarity (CCP) contact solver (book: Architecture, "The step"), projected Jacobi or
 //! APGD, matrix-free, entirely on the GPU. CPU twin: `reference::solve`; independent oracle for
 //! small problems: `reference::oracle`.
 //!
@@ -71,7 +71,7 @@ pub struct SolverSettings {
     pub slop: f32,
     pub stabilisation: f32,
     pub warm_start: bool,
-    /// Relaxed (seed 001) or exact Coulomb cone (see [`rows`]).
+    /// Relaxed (Tasora & Anitescu 2011) or exact Coulomb cone (see [`rows`]).
     pub cone: Cone,
     /// Exact cone: cone problems per step at most (each up to `max_iterations` sweeps).
     pub max_outer: u32,
@@ -144,7 +144,7 @@ pub struct SolverScalars {
 /// when the table has one; `nv`: 3 slots (Nγ_k, Nγ_{k−1} or Ny, N·trial). Between solves
 /// `nv`'s segment 0 holds the warm-start impulses (no stage reads Nγ after a solve, and the
 /// next one forms it from γ⁰ after assembly).
-/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, [state]; Nγ (its steps accept every
+/// Jacobi needs no y, trial, best, Ny or N·trial: γ, aux, (state); Nγ (its steps accept every
 /// trial, so they write it in place: every slot is segment 0). The aux segment
 /// exists only where something reads it ([`Layout::aux`]). Rolling and spinning rows 3–5
 /// (see [`rows`], "Rolling and spinning") keep the full layout and add ext γ, y, trial,
@@ -484,7 +484,7 @@ pub struct Specialisation {
     pub state: bool,
     /// Rolling / spinning resistance rows 3–5 (their extension segments exist only then).
     pub rolling: bool,
-    /// Patch blocks of a patch friction model (issue #11).
+    /// Patch blocks of a patch friction model (book: Contact patches).
     pub patches: bool,
     /// The segments of `gam` and `nv`.
     pub layout: Layout,

@@ -1,4 +1,4 @@
-//! The step with the exact LCP solver (`[solver] kind = "lemke"`, seed 004): free velocity and
+//! The step with the exact LCP solver (`[solver] kind = "lemke"`, Golle et al.): free velocity and
 //! collision on the GPU, the LCP assembled and solved by Lemke's algorithm on the CPU in f64,
 //! `v⁺ = v* + M⁻¹ D γ` on the CPU, then positions and statistics on the GPU.
 //!

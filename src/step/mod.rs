@@ -1,4 +1,4 @@
-//! The time step, recorded as a sequence of GPU stages (DESIGN §1):
+//! The time step, recorded as a sequence of GPU stages (book: Architecture, "The step"):
 //! free velocity → collision → solve (+ velocity update) → position update → statistics.
 //!
 //! Several steps are recorded into one command buffer; per-step statistics are copied into
@@ -59,7 +59,7 @@ pub struct StepRecord {
     pub max_penetration: f64,
     /// Cone problems solved (exact cone: outer iterations; 1 for the relaxed cone).
     pub outer_iterations: u32,
-    /// Sliding contacts with A ≤ 0 (Painlevé diagnostic, seed 002).
+    /// Sliding contacts with A ≤ 0 (Painlevé diagnostic, Song et al. 2001).
     pub painleve: u32,
 }
 
@@ -145,7 +145,7 @@ impl ContactStages {
         // Collide::new's default capacity, within what the solver's arrays can hold.
         let capacity = capacity.map_or_else(|| Collide::default_capacity(state), u64::from);
         let capacity = capacity.min(Simulation::max_contacts(ctx)) as u32;
-        // Patch friction models (issue #11): collision emits patch records for them.
+        // Patch friction models (book: Contact patches): collision emits patch records for them.
         let mut collide =
             Collide::with_capacity(ctx, bodies, state, &setup.shapes, &setup.collide, capacity)?;
         let patch: Vec<u8> = setup

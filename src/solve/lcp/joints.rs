@@ -1,4 +1,4 @@
-//! Joint rows in the LCP of a step (issue #12, bilateral rows): the block records of
+//! Joint rows in the LCP of a step (book: Exact LCP, bilateral rows): the block records of
 //! `reference::joints::write_blocks` (the GPU joint stage's twin: same rows, same drift
 //! stabilisation `C/dt` clamped at the recovery speed) become rows of [`super::StepLcp`].
 //!

@@ -1,4 +1,4 @@
-//! Compliant contact from physical quantities (issue #9): Hertz stiffness from Young's modulus
+//! Compliant contact from physical quantities (book: Contact models): Hertz stiffness from Young's modulus
 //! and Poisson ratio, and damping from a coefficient of restitution.
 //!
 //! The table keeps per material, in lanes 4 and 5 of its [`MaterialRow`] (free for the

@@ -1,4 +1,4 @@
-//! Contact and friction models as rows of the one CCP solver (DESIGN §3, issue #9).
+//! Contact and friction models as rows of the one CCP solver (book: Contact models, "Models as rows").
 //!
 //! # The row layout
 //!
@@ -32,7 +32,7 @@
 //!   projection (the lane stays 0).
 //! * **its aux vector** (one `vec4` per constraint, segment 4 of `gam`, so no kernel needs
 //!   another binding; written at assembly): x = the
-//!   assembled normal offset before any outer correction (p_n of DESIGN §2), y = the current
+//!   assembled normal offset before any outer correction (p_n of the book's Architecture page, "The step"), y = the current
 //!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = the tangential
 //!   compliance E_T (bristle, tanh, LuGre). Tables with tanh or LuGre add a **state
 //!   segment** (segment 5 of `gam`, allocated only then; written at assembly): LuGre's
@@ -120,7 +120,7 @@
 //! m g decelerates at a = (5/7) μ_r g; one spinning on its pole under μ_spin R m g about n
 //! slows at α = (5/2) μ_spin g / R.
 
-//! # Joints (issue #15; seeds 000 and 001)
+//! # Joints (book: Joints; Peiret et al.; Negrut et al. 2017)
 //!
 //! A joint (`crate::joints::Joint`) expands into **row blocks** of 1–3 rows, one constraint
 //! record each, appended after the step's contacts by the joint stage
@@ -146,7 +146,7 @@
 //!   (C = x − lower or upper − x, γ ≥ 0), linear/angular motors (box-projected). A revolute
 //!   joint is point + angle 2 (+ 2 limit rows + motor); prismatic = point ⟂ + angle 3;
 //!   fixed = point + angle 3; universal = point + angle 1; spherical = point.
-//! * **Right-hand side**: p = offset + G v* (seed 001 eq. 8: b = g/dt + ∂g/∂t + Gᵀv*). The
+//! * **Right-hand side**: p = offset + G v* (Negrut et al. 2017, eq. 8: b = g/dt + ∂g/∂t + Gᵀv*). The
 //!   joint stage writes the offset into `rhs[i].xyz` before assembly: **drift
 //!   stabilisation** C/dt clamped to ±`recovery_speed` for bilateral rows (the whole position
 //!   error is removed in one step unless it would need more than the recovery speed — the
@@ -173,7 +173,7 @@
 //!
 //! # The cone (Coulomb without lift-off)
 //!
-//! [`Cone::Relaxed`] is seed 001's convex CCP: a sliding contact separates at μ‖v_T‖.
+//! [`Cone::Relaxed`] is Tasora & Anitescu 2011's convex CCP: a sliding contact separates at μ‖v_T‖.
 //! [`Cone::Exact`] solves a short sequence of warm-started cone problems whose normal offset
 //! is p_n + s with s = μ‖u_T‖ from the previous solution, u = Nγ + p (De Saxcé's change of
 //! variables; the fixed point of Acary & Cadoux). At the fixed point u + s e_n ∈ K* and ⟂ γ,
@@ -213,7 +213,7 @@ pub enum Cone {
 
 /// Model ids of the row kernels (see the module docs).
 pub const MODEL_COULOMB: u32 = 0;
-/// Kelvin–Voigt compliant normal contact (seed 002): E_n = 1/(dt² k + dt c) on row 0, normal
+/// Kelvin–Voigt compliant normal contact (Song et al. 2001): E_n = 1/(dt² k + dt c) on row 0, normal
 /// offset Φ/(dt + c/k) instead of max(Φ/dt, −v_recover) while penetrating; Coulomb cone.
 pub const MODEL_COMPLIANT: u32 = 1;
 
@@ -252,14 +252,14 @@ pub type MaterialRow = [f32; 8];
 /// (the contact is inactive, η = 0).
 pub const MODEL_HUNT_CROSSLEY: u32 = 3;
 
-/// Bristle friction (seed 000, Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
+/// Bristle friction (Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
 /// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
 /// Coulomb cone with the current γ_n (table lane 3 = 0, the default) or the paper's box
 /// |γ_u|, |γ_w| ≤ μ γ_n⁻ (lane 3 = 1, [`bristle_box`]; kept in the state segment as
 /// (0, 0, −1, μ γ_n⁻), the −1 marking the box).
 pub const MODEL_BRISTLE: u32 = 2;
 
-/// Smooth friction λ_T = −μ tanh(‖v_T‖/v_s) λ_N v̂_T (seed 002; table row `[4, v_s, 0, 0]`),
+/// Smooth friction λ_T = −μ tanh(‖v_T‖/v_s) λ_N v̂_T (Song et al. 2001; table row `[4, v_s, 0, 0]`),
 /// linearised per step by its secant at the contact's last slip speed s⁻ (saved by key in the
 /// `w` lane of its impulse) and last normal impulse γ_n⁻: the friction is the damper
 /// v_T⁺ + E_T γ_T = 0 with E_T = s⁻ / (μ γ_n⁻ tanh(s⁻/v_s)) (→ v_s/(μ γ_n⁻) at rest), no
@@ -271,8 +271,8 @@ pub const MODEL_BRISTLE: u32 = 2;
 /// friction for its first step.
 pub const MODEL_TANH: u32 = 4;
 
-/// Point LuGre (seed 003 with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
-/// contact's μ, Stribeck exponent 2): the implicit bristle update of DESIGN §3 with κ =
+/// Point LuGre (Arslan Waltersson & Karayiannidis with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
+/// contact's μ, Stribeck exponent 2): the implicit bristle update (book: Contact models, "Models as rows") with κ =
 /// σ0 s⁻/g(s⁻) frozen at the last slip speed, per unit normal load l = c0 + c1 v_T⁺,
 /// c1 = (σ0 + σ1/dt) a dt + σ2, c0 = ((σ0 + σ1/dt) a − σ1/dt) z, a = 1/(1 + dt κ), and the
 /// friction impulse γ_T = −γ_n⁻ l: E_T = 1/(γ_n⁻ c1), offset c0/c1. The state z (2-D, in the
@@ -282,7 +282,7 @@ pub const MODEL_TANH: u32 = 4;
 /// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
 /// friction on a contact's first step (no γ_n⁻).
 ///
-/// **Elasto-plastic variant** (Dupont et al., seed 003 eqs. 16–18; table lane 0 =
+/// **Elasto-plastic variant** (Dupont et al. 2002, as Arslan Waltersson & Karayiannidis eqs. 16–18; table lane 0 =
 /// 5 + ratio/2, see [`lugre_lane`]): κ = β(z, v) σ0 s/g(s) with the paper's
 /// multi-dimensional β ([`crate::patch::beta`], the patch model's formula): 0 while ‖z‖ ≤
 /// z_ba = ratio × z_ss (z_ss = g(s)/σ0), a sine ramp up to z_ss, 1 beyond, times
@@ -308,13 +308,13 @@ pub fn breakaway_ratio(row: MaterialRow) -> f64 {
     }
 }
 
-/// The reduced planar LuGre model on contact patches (issue #11; table row as LuGre's,
+/// The reduced planar LuGre model on contact patches (book: Contact patches; table row as LuGre's,
 /// `[6, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`): face–face box contacts get a patch block of 3 rows
 /// (spin, u, w at the patch centre) — see [`crate::patch::couple`]; the pair's point
 /// contacts keep their normal rows (Coulomb rigid normal, μ = 0 written by collision).
 pub const MODEL_LUGRE_REDUCED: u32 = 6;
 
-/// The distributed planar LuGre model on contact patches (issue #11, `lugre_patch`; table
+/// The distributed planar LuGre model on contact patches (book: Contact patches, `lugre_patch`; table
 /// row `[7 + ratio/2, σ0, σ1, σ2 | μ_s, v_s, ..]`, the elasto-plastic break-away ratio
 /// packed in lane 0 as LuGre's): face–face box contacts get a patch block of 3 rows whose
 /// full 3 × 3 compliance comes from the patch's cells, stepped on the GPU by
@@ -627,7 +627,7 @@ fn lugre_relax(model: PairModel, ext: [f64; 4], mu: f64, w: f64, dt: f64) -> f64
 }
 
 /// κ/σ0 at the save: s/g(s), times the elasto-plastic β(z⁻, z_ss, v⁺) ([`crate::patch::beta`],
-/// z_ss = g(s)/σ0) when ext[2] = the break-away ratio > 0.
+/// z_ss = g(s)/σ0) when `ext[2]` = the break-away ratio > 0.
 pub fn lugre_rate(model: PairModel, ext: [f64; 4], mu: f64, z: [f64; 2], vt: [f64; 2]) -> f64 {
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
     let g = stribeck(mu, ext[0], ext[1], s);
@@ -684,7 +684,7 @@ pub fn saved_record(
 }
 
 /// The half-width μ γ_n⁻ of a box-projected bristle contact (`projection = "box"`: table lane
-/// 3 = 1, seed 000's |γ_u|, |γ_w| ≤ μ γ_n⁻ with γ_n⁻ the last normal impulse); None for the
+/// 3 = 1, Peiret et al.'s |γ_u|, |γ_w| ≤ μ γ_n⁻ with γ_n⁻ the last normal impulse); None for the
 /// others. `bristle_box` in `solve_assemble.wgsl`.
 pub fn bristle_box(model: PairModel, mu: f64, gn_last: f64) -> Option<f64> {
     (model.0 == MODEL_BRISTLE && model.3 > 0.0).then(|| mu * gn_last.max(0.0))
