@@ -10,7 +10,9 @@
 //!
 //! `BRISTLECONE_DEPTH_LAYERS` (default `25,50,100,200`), `BRISTLECONE_DEPTH_WIDTH` (4),
 //! `BRISTLECONE_DEPTH_SWEEPS` (cap, 200), `BRISTLECONE_DEPTH_STEPS` (5),
-//! `BRISTLECONE_DEPTH_SETTLE` (40), `BRISTLECONE_DEPTH_CSV` (output path).
+//! `BRISTLECONE_DEPTH_SETTLE` (40), `BRISTLECONE_DEPTH_CSV` (output path),
+//! `BRISTLECONE_DEPTH_SOLVERS` (names, comma-separated; default all),
+//! `BRISTLECONE_DEPTH_HISTORY` (1: print each cold step's residuals to stderr).
 
 mod common;
 
@@ -32,8 +34,13 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
             ..gs
         })
     };
-    let coarse = Some(TwoLevel { cell: 4.0 * d });
-    vec![
+    let coarse = |cells: f64| {
+        Some(TwoLevel {
+            cell: cells * d,
+            stall: 0.5,
+        })
+    };
+    let all = vec![
         ("jacobi", Candidate::Twin(SolverKind::Jacobi)),
         ("apgd", Candidate::Twin(SolverKind::Apgd)),
         ("gs", with(SweepOrder::Colours, 1.0, None)),
@@ -41,9 +48,16 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
         ("gs-up", with(SweepOrder::BottomUp, 1.0, None)),
         ("gs-alt", with(SweepOrder::Alternating, 1.0, None)),
         ("sor1.5", with(SweepOrder::Colours, 1.5, None)),
-        ("2level", with(SweepOrder::Colours, 1.0, coarse)),
-        ("2level-alt", with(SweepOrder::Alternating, 1.0, coarse)),
-    ]
+        ("sor1.5-alt", with(SweepOrder::Alternating, 1.5, None)),
+        ("2level", with(SweepOrder::Colours, 1.0, coarse(2.0))),
+        ("2level-alt", with(SweepOrder::Alternating, 1.0, coarse(2.0))),
+        ("2level4-alt", with(SweepOrder::Alternating, 1.0, coarse(4.0))),
+        ("2level-sor", with(SweepOrder::Colours, 1.5, coarse(2.0))),
+    ];
+    let only: String = env("BRISTLECONE_DEPTH_SOLVERS", String::new());
+    all.into_iter()
+        .filter(|(name, _)| only.is_empty() || only.split(',').any(|o| o.trim() == *name))
+        .collect()
 }
 
 /// The loaded state every solver starts from.
@@ -84,6 +98,7 @@ fn main() {
     let cap: u32 = env("BRISTLECONE_DEPTH_SWEEPS", 200);
     let steps: usize = env("BRISTLECONE_DEPTH_STEPS", 5);
     let settle: usize = env("BRISTLECONE_DEPTH_SETTLE", 40);
+    let history = env("BRISTLECONE_DEPTH_HISTORY", 0) != 0;
     let csv_path: String = env(
         "BRISTLECONE_DEPTH_CSV",
         concat!(env!("CARGO_MANIFEST_DIR"), "/benches/results/depth_twin.csv").to_string(),
@@ -112,6 +127,11 @@ fn main() {
             let grains = prepared.bodies.len() - 1;
             for (name, candidate) in candidates() {
                 let r = measure(&prepared, &candidate, &st, steps);
+                if history {
+                    let h: Vec<String> =
+                        r.cold.history.iter().map(|x| format!("{x:.1e}")).collect();
+                    eprintln!("{l} {} {name} cold residuals: {}", packing.name(), h.join(" "));
+                }
                 let mean =
                     r.warm.iter().map(|s| s.sweeps as f64).sum::<f64>() / r.warm.len() as f64;
                 let max = r.warm.iter().map(|s| s.sweeps).max().unwrap_or(0);

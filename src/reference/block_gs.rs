@@ -57,6 +57,9 @@ pub enum SweepOrder {
 pub struct TwoLevel {
     /// Edge of the cubic aggregation cells (m).
     pub cell: f64,
+    /// A coarse correction follows each sweep whose residual is above `stall` × the one
+    /// before (1: never; 0: after every sweep).
+    pub stall: f64,
 }
 
 /// What the block solver adds to [`SolverSettings`] (whose cap, tolerance, warm start and
@@ -82,7 +85,7 @@ impl BlockSettings {
             order: SweepOrder::Colours,
             band,
             relaxation: 1.0,
-            inner: 8,
+            inner: 32,
             gravity: DVec3::NEG_Z,
             two_level: None,
         }
@@ -356,19 +359,33 @@ impl BlockGaussSeidel {
         };
         // The block's velocity at x: u0 + A (x − g).
         let at = |x: Vec3| add(u0, blk.times(sub(x, g)));
-        let mut x = g;
+        // The block's objective relative to g: ½ (x − g)ᵀ A (x − g) + u0ᵀ (x − g).
+        let local = |x: Vec3| {
+            let dx = sub(x, g);
+            let ax = blk.times(dx);
+            (0..3).map(|k| dx[k] * (0.5 * ax[k] + u0[k])).sum::<f64>()
+        };
+        let mut start = g;
         if let Some(inv) = blk.inverse {
             let newton = sub(g, mat_vec(&inv, u0));
-            // Every projection returns a point of its set unchanged.
+            // Every projection returns a point of its set unchanged: then the Newton step is
+            // the block's minimiser.
             let projected = sw.project(newton, i);
-            x = if projected == newton {
-                newton
-            } else {
-                self.projected_steps(sw, blk, i, projected, &at)
-            };
-        } else {
-            x = self.projected_steps(sw, blk, i, x, &at);
+            if projected == newton {
+                return self.relaxed(sw, i, g, newton);
+            }
+            // Projected steps from the better of g and the projected Newton step: at the
+            // solution g is the minimiser and the steps leave it there (an exact fixed point).
+            if local(projected) < local(g) {
+                start = projected;
+            }
         }
+        let x = self.projected_steps(sw, blk, i, start, &at);
+        self.relaxed(sw, i, g, x)
+    }
+
+    /// Over-relaxation of a block's new impulse x from g, projected; returns the change.
+    fn relaxed(&self, sw: &Sweeps, i: usize, g: Vec3, x: Vec3) -> Vec3 {
         let w = self.settings.relaxation;
         let y = if w == 1.0 {
             x
@@ -389,7 +406,11 @@ impl BlockGaussSeidel {
         let e = sw.eta_rows[i];
         for _ in 0..self.settings.inner {
             let u = at(x);
-            x = sw.project([0, 1, 2].map(|k| x[k] - blk.tau * e[k] * u[k]), i);
+            let next = sw.project([0, 1, 2].map(|k| x[k] - blk.tau * e[k] * u[k]), i);
+            if next == x {
+                break;
+            }
+            x = next;
         }
         x
     }
@@ -415,7 +436,8 @@ impl BlockGaussSeidel {
         }
     }
 
-    /// The two-level correction of the active contacts' normal rows (see the module notes).
+    /// The two-level correction of the active contacts' normal rows (see the module notes);
+    /// false when it was rejected (or the coarse matrix is singular) and nothing changed.
     fn coarse(
         &self,
         sw: &Sweeps,
@@ -423,7 +445,7 @@ impl BlockGaussSeidel {
         (agg, n_agg): (&[Option<(usize, f64)>], usize),
         gamma: &mut [Vec3],
         dv: &mut [Twist],
-    ) {
+    ) -> bool {
         let bodies = sw.schur.bodies;
         let mut terms: Vec<(usize, usize, DVec3, DVec3)> = Vec::new();
         let mut a_c = DMatrix::<f64>::zeros(n_agg, n_agg);
@@ -470,9 +492,12 @@ impl BlockGaussSeidel {
             }
         }
         let Some(chol) = nalgebra::Cholesky::new(a_c) else {
-            return;
+            return false;
         };
         let delta = chol.solve(&(-rhs));
+        // Kept only when it lowers the cone problem's objective (each block solve does), so
+        // the whole method stays a descent method when the projection changes the active set.
+        let before = (objective(sw, blocks, gamma, dv), gamma.to_vec(), dv.to_vec());
         for (i, entry) in agg.iter().enumerate() {
             let Some((a, w)) = *entry else { continue };
             if !active[i] {
@@ -484,7 +509,25 @@ impl BlockGaussSeidel {
             gamma[i] = y;
             blocks[i].push(bodies, d, dv);
         }
+        if objective(sw, blocks, gamma, dv) >= before.0 {
+            gamma.copy_from_slice(&before.1);
+            dv.copy_from_slice(&before.2);
+            return false;
+        }
+        true
     }
+}
+
+/// The cone problem's objective ½ γᵀ(N + E)γ + pᵀγ, with Nγ from the bodies' Δv.
+fn objective(sw: &Sweeps, blocks: &[Block], gamma: &[Vec3], dv: &[Twist]) -> f64 {
+    (0..gamma.len())
+        .map(|i| {
+            let (v, c) = (blocks[i].velocity(dv), compliance_product(sw, i, gamma[i]));
+            (0..3)
+                .map(|k| gamma[i][k] * (0.5 * (v[k] + c[k]) + sw.p[i][k]))
+                .sum::<f64>()
+        })
+        .sum()
 }
 
 /// (E γ)_i: the compliance and coupling part of constraint i's product.
@@ -534,24 +577,41 @@ impl SweepMethod for BlockGaussSeidel {
         let (mut residual, mut converged) = (res0, res0 <= tol);
         let (mut sweeps, mut gs_sweeps) = (0u32, 0usize);
         let mut best = res0;
+        let (mut coarse_wait, mut rejected) = (0u32, 0u32);
         while !converged && sweeps < cap {
             let order = &orders[gs_sweeps % orders.len()];
             self.sweep(sw, &blocks, order, &mut gamma, &mut dv);
             gs_sweeps += 1;
             sweeps += 1;
             *sw.iterations += 1;
-            if let Some((a, n_agg)) = &agg {
-                if sweeps < cap {
-                    self.coarse(sw, &blocks, (a, *n_agg), &mut gamma, &mut dv);
-                    sweeps += 1;
-                    *sw.iterations += 1;
-                }
-            }
+            let last = residual;
             let ng = schur.apply_from(&dv, &gamma);
             residual = sw.residual(&gamma, &ng);
             best = best.min(residual);
             sw.history.push([residual, best, 0.0, 1.0]);
             converged = residual <= tol;
+            // The coarse correction when the smoother has stalled: a sweep that did not halve
+            // the residual is working on errors smooth across many contacts.
+            if let (Some((a, n_agg)), Some(t)) = (&agg, s.two_level) {
+                let stalled = residual > t.stall * last;
+                if stalled && coarse_wait > 0 {
+                    coarse_wait -= 1;
+                } else if stalled && !converged && sweeps < cap {
+                    // After a rejected correction (see `coarse`) the next one waits for
+                    // 2, 4, 8, … stalled sweeps.
+                    if !self.coarse(sw, &blocks, (a, *n_agg), &mut gamma, &mut dv) {
+                        rejected += 1;
+                        coarse_wait = 1 << rejected.min(16);
+                    }
+                    sweeps += 1;
+                    *sw.iterations += 1;
+                    let ng = schur.apply_from(&dv, &gamma);
+                    residual = sw.residual(&gamma, &ng);
+                    best = best.min(residual);
+                    sw.history.push([residual, best, 0.0, 1.0]);
+                    converged = residual <= tol;
+                }
+            }
         }
         (gamma, residual, converged)
     }

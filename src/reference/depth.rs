@@ -220,26 +220,36 @@ fn lattice(layers: usize, width: usize) -> Vec<DVec3> {
     out
 }
 
-/// Ballistic deposition: each grain at a uniform random (x, y) inside the walls, lowered
-/// until it touches the floor or a grain placed before it (no rolling: a loose pack).
+/// Random (x, y) tried for each grain of [`deposit`]; it lands at the lowest.
+const DEPOSIT_TRIES: usize = 16;
+
+/// Ballistic deposition: each grain lowered at a uniform random (x, y) inside the walls until
+/// it touches the floor or a grain placed before it, the lowest landing of
+/// [`DEPOSIT_TRIES`] (x, y) kept (no rolling: a loose, disordered pack).
 fn deposit(count: usize, width: usize, seed: u64) -> Vec<DVec3> {
     let d = diameter();
     let span = width as f64 * RADIUS - RADIUS;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut out: Vec<DVec3> = Vec::with_capacity(count);
     for _ in 0..count {
-        let (x, y) = (
-            rng.random_range(-span..=span),
-            rng.random_range(-span..=span),
-        );
-        let z = out
-            .iter()
-            .filter_map(|c| {
-                let rho2 = (c.x - x).powi(2) + (c.y - y).powi(2);
-                (rho2 < d * d).then(|| c.z + (d * d - rho2).sqrt())
-            })
-            .fold(RADIUS, f64::max);
-        out.push(DVec3::new(x, y, z));
+        let mut best = DVec3::splat(f64::INFINITY);
+        for _ in 0..DEPOSIT_TRIES {
+            let (x, y) = (
+                rng.random_range(-span..=span),
+                rng.random_range(-span..=span),
+            );
+            let z = out
+                .iter()
+                .filter_map(|c| {
+                    let rho2 = (c.x - x).powi(2) + (c.y - y).powi(2);
+                    (rho2 < d * d).then(|| c.z + (d * d - rho2).sqrt())
+                })
+                .fold(RADIUS, f64::max);
+            if z < best.z {
+                best = DVec3::new(x, y, z);
+            }
+        }
+        out.push(best);
     }
     out
 }
