@@ -50,8 +50,14 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
         ("sor1.5", with(SweepOrder::Colours, 1.5, None)),
         ("sor1.5-alt", with(SweepOrder::Alternating, 1.5, None)),
         ("2level", with(SweepOrder::Colours, 1.0, coarse(2.0))),
-        ("2level-alt", with(SweepOrder::Alternating, 1.0, coarse(2.0))),
-        ("2level4-alt", with(SweepOrder::Alternating, 1.0, coarse(4.0))),
+        (
+            "2level-alt",
+            with(SweepOrder::Alternating, 1.0, coarse(2.0)),
+        ),
+        (
+            "2level4-alt",
+            with(SweepOrder::Alternating, 1.0, coarse(4.0)),
+        ),
         ("2level-sor", with(SweepOrder::Colours, 1.5, coarse(2.0))),
     ];
     let only: String = env("BRISTLECONE_DEPTH_SOLVERS", String::new());
@@ -101,7 +107,11 @@ fn main() {
     let history = env("BRISTLECONE_DEPTH_HISTORY", 0) != 0;
     let csv_path: String = env(
         "BRISTLECONE_DEPTH_CSV",
-        concat!(env!("CARGO_MANIFEST_DIR"), "/benches/results/depth_twin.csv").to_string(),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/results/depth_twin.csv"
+        )
+        .to_string(),
     );
     let st = SolverSettings {
         max_iterations: cap,
@@ -114,14 +124,26 @@ fn main() {
     );
     println!(
         "{:>6} {:>8} {:>11} {:>7} | {:>5} {:>9} | {:>6} {:>5} {:>6} {:>9} | {:>8}",
-        "layers", "packing", "solver", "contact", "cold", "pen/d", "warm", "max", "capped",
-        "pen/d", "ms/step"
+        "layers",
+        "packing",
+        "solver",
+        "contact",
+        "cold",
+        "pen/d",
+        "warm",
+        "max",
+        "capped",
+        "pen/d",
+        "ms/step"
     );
     let mut csv = String::from(
         "layers,packing,solver,grains,contacts,cold_sweeps,cold_capped,cold_penetration_d,\
          warm_sweeps_mean,warm_sweeps_max,warm_capped,warm_steps,warm_penetration_d,ms_per_step\n",
     );
-    for l in layers.split(',').map(|s| s.trim().parse::<usize>().expect("layers")) {
+    for l in layers
+        .split(',')
+        .map(|s| s.trim().parse::<usize>().expect("layers"))
+    {
         for packing in [Packing::Lattice, Packing::Random] {
             let prepared = prepare(packing, l, width, settle);
             let grains = prepared.bodies.len() - 1;
@@ -130,15 +152,18 @@ fn main() {
                 if history {
                     let h: Vec<String> =
                         r.cold.history.iter().map(|x| format!("{x:.1e}")).collect();
-                    eprintln!("{l} {} {name} cold residuals: {}", packing.name(), h.join(" "));
+                    eprintln!(
+                        "{l} {} {name} cold residuals: {}",
+                        packing.name(),
+                        h.join(" ")
+                    );
                 }
                 let mean =
                     r.warm.iter().map(|s| s.sweeps as f64).sum::<f64>() / r.warm.len() as f64;
                 let max = r.warm.iter().map(|s| s.sweeps).max().unwrap_or(0);
                 let capped = r.warm.iter().filter(|s| !s.converged).count();
                 let pen = r.warm.iter().map(|s| s.penetration).fold(0.0, f64::max) / d;
-                let ms = 1e3 * r.warm.iter().map(|s| s.seconds).sum::<f64>()
-                    / r.warm.len() as f64;
+                let ms = 1e3 * r.warm.iter().map(|s| s.seconds).sum::<f64>() / r.warm.len() as f64;
                 let cold_pen = r.cold.penetration / d;
                 let cold_mark = if r.cold.converged { "" } else { "*" };
                 println!(

@@ -31,8 +31,7 @@
 
 use super::integrate::Body64;
 use super::solve::{
-    inv_inertia, solve_with_method, Extra, Schur, SolveOutput, SweepMethod, Sweeps, Vec3,
-    WarmStart,
+    inv_inertia, solve_with_method, Extra, Schur, SolveOutput, SweepMethod, Sweeps, Vec3, WarmStart,
 };
 use crate::solve::{Contact, SolverKind, SolverSettings};
 use glam::DVec3;
@@ -102,7 +101,15 @@ pub fn solve(
     dt: f64,
     warm: Option<WarmStart>,
 ) -> SolveOutput {
-    solve_with(bodies, contacts, settings, block, dt, warm, Extra::default())
+    solve_with(
+        bodies,
+        contacts,
+        settings,
+        block,
+        dt,
+        warm,
+        Extra::default(),
+    )
 }
 
 /// [`solve`] with the twin's model table, joint blocks or patch sums.
@@ -120,17 +127,28 @@ pub fn solve_with(
         ..*settings
     };
     let method = BlockGaussSeidel { settings: *block };
-    solve_with_method(bodies, contacts, &jacobi_rows, dt, warm, extra, Some(&method))
+    solve_with_method(
+        bodies,
+        contacts,
+        &jacobi_rows,
+        dt,
+        warm,
+        extra,
+        Some(&method),
+    )
 }
 
 struct BlockGaussSeidel {
     settings: BlockSettings,
 }
 
+/// A moving body of a constraint and the constraint's linear and angular rows on it.
+type Side = (usize, [DVec3; 3], [DVec3; 3]);
+
 /// A constraint's rows as the sweeps use them.
 struct Block {
     /// Per side: the body (None when it does not move) and its linear and angular rows.
-    sides: [Option<(usize, [DVec3; 3], [DVec3; 3])>; 2],
+    sides: [Option<Side>; 2],
     /// N_ii + E_ii.
     a: [[f64; 3]; 3],
     inverse: Option<[[f64; 3]; 3]>,
@@ -152,8 +170,8 @@ impl Block {
             let body = &bodies[*b];
             for k in 0..3 {
                 for l in 0..3 {
-                    a[k][l] += body.inv_mass * lin[k].dot(lin[l])
-                        + ang[k].dot(inv_inertia(body, ang[l]));
+                    a[k][l] +=
+                        body.inv_mass * lin[k].dot(lin[l]) + ang[k].dot(inv_inertia(body, ang[l]));
                 }
             }
         }
@@ -214,7 +232,7 @@ fn mat_vec(a: &[[f64; 3]; 3], x: Vec3) -> Vec3 {
 fn invert3(a: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
     let m = nalgebra::Matrix3::from_fn(|r, c| a[r][c]);
     let scale = m.abs().max();
-    if !(scale > 0.0) || m.determinant().abs() <= 1e-12 * scale.powi(3) {
+    if scale.is_nan() || scale <= 0.0 || m.determinant().abs() <= 1e-12 * scale.powi(3) {
         return None;
     }
     let inv = m.try_inverse()?;
@@ -497,7 +515,11 @@ impl BlockGaussSeidel {
         let delta = chol.solve(&(-rhs));
         // Kept only when it lowers the cone problem's objective (each block solve does), so
         // the whole method stays a descent method when the projection changes the active set.
-        let before = (objective(sw, blocks, gamma, dv), gamma.to_vec(), dv.to_vec());
+        let before = (
+            objective(sw, blocks, gamma, dv),
+            gamma.to_vec(),
+            dv.to_vec(),
+        );
         for (i, entry) in agg.iter().enumerate() {
             let Some((a, w)) = *entry else { continue };
             if !active[i] {
@@ -555,7 +577,9 @@ impl SweepMethod for BlockGaussSeidel {
         let s = &self.settings;
         let schur = sw.schur;
         let n = gamma.len();
-        let blocks: Vec<Block> = (0..n).map(|i| Block::new(schur, i, sw.eta_rows[i])).collect();
+        let blocks: Vec<Block> = (0..n)
+            .map(|i| Block::new(schur, i, sw.eta_rows[i]))
+            .collect();
         let colours = colour(&blocks, schur.bodies.len());
         let up = -s.gravity.normalize_or_zero();
         let bands: Vec<i64> = (0..n)

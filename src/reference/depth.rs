@@ -104,9 +104,11 @@ impl Column {
             Packing::Random => deposit(layers * width * width, width, seed),
         };
         let mut inits = vec![box_body];
-        inits.extend(centres.iter().map(|c| {
-            BodyInit::sphere(c.as_vec3().to_array(), RADIUS as f32, DENSITY as f32)
-        }));
+        inits.extend(
+            centres
+                .iter()
+                .map(|c| BodyInit::sphere(c.as_vec3().to_array(), RADIUS as f32, DENSITY as f32)),
+        );
         let state = BodyState::from_inits(&inits);
         let mut column = Column {
             bodies: to_f64(&state),

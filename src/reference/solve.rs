@@ -395,8 +395,20 @@ impl<'a> Schur<'a> {
         // A patch block's lane 0 is a torque about n, not a normal force.
         let patch = is_patch(c, self.patches);
         sides.map(|(s, body, r)| {
-            let lin = [0, 1, 2].map(|k| if k == 0 && patch { DVec3::ZERO } else { s * t[k] });
-            let ang = [0, 1, 2].map(|k| if k == 0 && patch { s * n } else { r.cross(s * t[k]) });
+            let lin = [0, 1, 2].map(|k| {
+                if k == 0 && patch {
+                    DVec3::ZERO
+                } else {
+                    s * t[k]
+                }
+            });
+            let ang = [0, 1, 2].map(|k| {
+                if k == 0 && patch {
+                    s * n
+                } else {
+                    r.cross(s * t[k])
+                }
+            });
             (body, lin, ang)
         })
     }
