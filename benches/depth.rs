@@ -140,10 +140,21 @@ fn main() {
         "layers,packing,solver,grains,contacts,cold_sweeps,cold_capped,cold_penetration_d,\
          warm_sweeps_mean,warm_sweeps_max,warm_capped,warm_steps,warm_penetration_d,ms_per_step\n",
     );
-    for l in layers
+    let layers: Vec<usize> = match layers
         .split(',')
-        .map(|s| s.trim().parse::<usize>().expect("layers"))
+        .map(|s| s.trim().parse::<usize>().ok().filter(|&l| l > 0))
+        .collect::<Option<Vec<_>>>()
     {
+        Some(l) => l,
+        None => {
+            eprintln!(
+                "BRISTLECONE_DEPTH_LAYERS: expected positive integers separated by commas, \
+                 got {layers:?}"
+            );
+            std::process::exit(2);
+        }
+    };
+    for l in layers {
         for packing in [Packing::Lattice, Packing::Random] {
             let prepared = prepare(packing, l, width, settle);
             let grains = prepared.bodies.len() - 1;
