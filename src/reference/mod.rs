@@ -1,11 +1,13 @@
 //! Plain CPU (f64) twins of the GPU stages: the oracles the tests compare against.
 
+pub mod block_gs;
 pub mod boxes;
 pub mod capsule;
 pub mod clumps;
 pub mod collide;
 pub mod convex;
 pub mod cylinder;
+pub mod depth;
 pub mod integrate;
 pub mod joints;
 pub mod oracle;

@@ -225,10 +225,10 @@ pub struct Schur<'a> {
     pub contacts: &'a [Contact],
     frames: Vec<(DVec3, DVec3, DVec3, DVec3, DVec3)>,
     /// Compliance diag(E_n, E_T, E_T) per contact (empty: all 0), added by [`Schur::apply`].
-    compliance: Vec<Vec3>,
+    pub(crate) compliance: Vec<Vec3>,
     /// Off-diagonal compliance (E_01, E_02, E_12) of full symmetric blocks (lugre_patch;
     /// empty: none).
-    coupling: Vec<Vec3>,
+    pub(crate) coupling: Vec<Vec3>,
     /// Whether the records include joint blocks (see [`is_joint`]).
     joints: bool,
     /// Whether the records include patch blocks (see [`is_patch`]).
@@ -352,7 +352,12 @@ impl<'a> Schur<'a> {
 
     /// (N + E) γ.
     pub fn apply(&self, gamma: &[Vec3]) -> Vec<Vec3> {
-        let mut v = self.contact_velocity(&self.delta_v(gamma));
+        self.apply_from(&self.delta_v(gamma), gamma)
+    }
+
+    /// (N + E) γ from the bodies' Δv = M⁻¹ D γ (a solver that keeps Δv up to date).
+    pub(crate) fn apply_from(&self, dv: &[(DVec3, DVec3)], gamma: &[Vec3]) -> Vec<Vec3> {
+        let mut v = self.contact_velocity(dv);
         for (i, e) in self.compliance.iter().enumerate() {
             for k in 0..3 {
                 v[i][k] += e[k] * gamma[i][k];
@@ -365,6 +370,47 @@ impl<'a> Schur<'a> {
             v[i][2] += o[1] * g[0] + o[2] * g[1];
         }
         v
+    }
+
+    /// Constraint i's rows one at a time: per side (body, linear rows, angular rows), so
+    /// that row k of D_iᵀ v is Σ_sides lin[k]·v + ang[k]·ω and D_i γ applies the same rows
+    /// transposed (what [`Schur::delta_v`] and [`Schur::contact_velocity`] do for all).
+    pub(crate) fn row_jacobian(&self, i: usize) -> [(u32, [DVec3; 3], [DVec3; 3]); 2] {
+        let c = &self.contacts[i];
+        let (n, u, w, ra, rb) = self.frames[i];
+        let t = [n, u, w];
+        let sides = [(-1.0, c.ids[0], ra), (1.0, c.ids[1], rb)];
+        if is_joint(c, self.joints) {
+            let m = joint_mask(c.ids[3]);
+            let angular = c.ids[3] & crate::joints::JOINT_ANGULAR != 0;
+            return sides.map(|(s, body, r)| {
+                let row = |k: usize| s * m[k] * t[k];
+                if angular {
+                    (body, [DVec3::ZERO; 3], [0, 1, 2].map(row))
+                } else {
+                    (body, [0, 1, 2].map(row), [0, 1, 2].map(|k| r.cross(row(k))))
+                }
+            });
+        }
+        // A patch block's lane 0 is a torque about n, not a normal force.
+        let patch = is_patch(c, self.patches);
+        sides.map(|(s, body, r)| {
+            let lin = [0, 1, 2].map(|k| {
+                if k == 0 && patch {
+                    DVec3::ZERO
+                } else {
+                    s * t[k]
+                }
+            });
+            let ang = [0, 1, 2].map(|k| {
+                if k == 0 && patch {
+                    s * n
+                } else {
+                    r.cross(s * t[k])
+                }
+            });
+            (body, lin, ang)
+        })
     }
 }
 
@@ -906,15 +952,15 @@ fn assemble_joint(
 }
 
 /// One cone problem's solver state: what the sweeps need and return.
-struct Sweeps<'a> {
-    schur: &'a Schur<'a>,
-    settings: &'a SolverSettings,
-    p: &'a [Vec3],
-    eta: &'a [f64],
+pub(crate) struct Sweeps<'a> {
+    pub(crate) schur: &'a Schur<'a>,
+    pub(crate) settings: &'a SolverSettings,
+    pub(crate) p: &'a [Vec3],
+    pub(crate) eta: &'a [f64],
     mu: &'a [f64],
     radius: &'a [f64],
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
-    eta_rows: &'a [Vec3],
+    pub(crate) eta_rows: &'a [Vec3],
     /// The residual's per-row scaling (see `Assembled::res_rows`).
     res_rows: &'a [Vec3],
     /// Bounds (spin, roll) of the constraints that are a contact's rows 3–5.
@@ -924,8 +970,8 @@ struct Sweeps<'a> {
     /// Constraints the tolerance counts (3 rows each): contacts and joint blocks, as on
     /// the GPU (rows 3–5 add to the residual, not to the count).
     n_tol: usize,
-    history: &'a mut Vec<[f64; 4]>,
-    iterations: &'a mut u32,
+    pub(crate) history: &'a mut Vec<[f64; 4]>,
+    pub(crate) iterations: &'a mut u32,
 }
 
 impl Sweeps<'_> {
@@ -934,7 +980,7 @@ impl Sweeps<'_> {
         (0..3).map(|k| d[k] * d[k] / self.eta_rows[i][k]).sum()
     }
 
-    fn project(&self, g: Vec3, i: usize) -> Vec3 {
+    pub(crate) fn project(&self, g: Vec3, i: usize) -> Vec3 {
         if let Some(b) = self.ext_bounds[i] {
             return rows::project_rolling(g, b);
         }
@@ -953,7 +999,7 @@ impl Sweeps<'_> {
         add(ng[i], self.p[i])
     }
 
-    fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
+    pub(crate) fn residual(&self, g: &[Vec3], ng: &[Vec3]) -> f64 {
         (0..g.len())
             .map(|i| {
                 let r = residual_row(g[i], self.grad(ng, i), self.res_rows[i], |x| {
@@ -963,6 +1009,19 @@ impl Sweeps<'_> {
             })
             .sum::<f64>()
             .sqrt()
+    }
+
+    /// Whether constraint i is a contact's normal row with a cone or disk (not a joint, patch
+    /// or rolling block).
+    pub(crate) fn is_plain_contact(&self, i: usize) -> bool {
+        i < self.n_tol
+            && self.patch_r[i].is_none()
+            && !is_joint(&self.schur.contacts[i], self.schur.joints)
+    }
+
+    /// The tolerance as a 2-norm over the rows the tolerance counts (see [`Sweeps::run`]).
+    pub(crate) fn tolerance_norm(&self) -> f64 {
+        self.settings.tolerance as f64 * ((3 * self.n_tol.max(1)) as f64).sqrt()
     }
 
     /// APGD's initial Lipschitz estimate in the metric diag(1/η) (1 if not finite).
@@ -1162,6 +1221,20 @@ pub struct Extra<'a> {
     pub counted_step: bool,
 }
 
+/// Sweeps of a cone problem other than the twin's projected Jacobi and APGD
+/// (`reference::block_gs`): from γ (residual `res0`, (N + E)γ = `ngamma`) to the returned
+/// impulses, their residual and whether the tolerance was met, recording each sweep in
+/// `sweeps.history` and `sweeps.iterations` as [`Sweeps::run`] does.
+pub(crate) trait SweepMethod {
+    fn run(
+        &self,
+        sweeps: &mut Sweeps,
+        gamma: Vec<Vec3>,
+        ngamma: Vec<Vec3>,
+        res0: f64,
+    ) -> (Vec<Vec3>, f64, bool);
+}
+
 /// [`solve`] with everything a solve can have.
 pub fn solve_with(
     bodies: &[Body64],
@@ -1170,6 +1243,21 @@ pub fn solve_with(
     dt: f64,
     warm: Option<WarmStart>,
     extra: Extra,
+) -> SolveOutput {
+    solve_with_method(bodies, contacts, settings, dt, warm, extra, None)
+}
+
+/// [`solve_with`] whose cone problems are swept by `method` (None: `settings.kind`). The
+/// assembly, warm start, exact cone's outer loop, velocity update and saved records are
+/// the twin's.
+pub(crate) fn solve_with_method(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+    extra: Extra,
+    method: Option<&dyn SweepMethod>,
 ) -> SolveOutput {
     let Extra {
         models,
@@ -1211,7 +1299,7 @@ pub fn solve_with(
         .map(|c| (-c.n_gap[3] as f64).max(0.0))
         .fold(0.0, f64::max);
     let mut p = std::mem::take(&mut rs.p);
-    let solved = solve_cone_problems(&schur, &rs, &mut p, settings, gamma, n_tol);
+    let solved = solve_cone_problems(&schur, &rs, &mut p, settings, gamma, n_tol, method);
     let (vel, omega): (Vec<DVec3>, Vec<DVec3>) =
         post_velocities(bodies, &schur.delta_v(&solved.gamma))
             .into_iter()
@@ -1367,6 +1455,7 @@ fn solve_cone_problems(
     settings: &SolverSettings,
     mut gamma: Vec<Vec3>,
     n_tol: usize,
+    method: Option<&dyn SweepMethod>,
 ) -> Solved {
     let nc = rs.contacts.len();
     let p_n: Vec<f64> = p.iter().map(|q| q[0]).collect();
@@ -1423,7 +1512,10 @@ fn solve_cone_problems(
         if k == 0 {
             res0 = r;
         }
-        (gamma, residual, converged) = sw.run(gamma, ngamma, r);
+        (gamma, residual, converged) = match method {
+            Some(m) => m.run(&mut sw, gamma, ngamma, r),
+            None => sw.run(gamma, ngamma, r),
+        };
     }
     Solved {
         gamma,

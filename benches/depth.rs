@@ -1,0 +1,207 @@
+//! Sweeps to the tolerance against the depth of the bed, every solver side by side, in the
+//! f64 twin (no GPU): columns of equal spheres (`reference::depth`: `width × width` grains a
+//! layer in an open box; a simple-cubic lattice loaded at rest, and a random pack from
+//! ballistic deposition settled a little) 25 … 200 layers deep. Each column is first brought
+//! to a loaded state with APGD (a few steps for the lattice, `BRISTLECONE_DEPTH_SETTLE` for the
+//! random pack); then, from that same state, each solver takes one step from zero impulses
+//! (cold) and `BRISTLECONE_DEPTH_STEPS` steps warm-started from the previous step's impulses.
+//! Printed: sweeps to the default tolerance (RMS per row), capped steps, worst penetration
+//! after the steps ÷ d and CPU ms per step; the CSV goes to `benches/results/depth_twin.csv`.
+//!
+//! `BRISTLECONE_DEPTH_LAYERS` (default `25,50,100,200`), `BRISTLECONE_DEPTH_WIDTH` (4),
+//! `BRISTLECONE_DEPTH_SWEEPS` (cap, 200), `BRISTLECONE_DEPTH_STEPS` (5),
+//! `BRISTLECONE_DEPTH_SETTLE` (40), `BRISTLECONE_DEPTH_CSV` (output path),
+//! `BRISTLECONE_DEPTH_SOLVERS` (names, comma-separated; default all),
+//! `BRISTLECONE_DEPTH_HISTORY` (1: print each cold step's residuals to stderr).
+
+mod common;
+
+use bristlecone::reference::block_gs::{BlockSettings, SweepOrder, TwoLevel};
+use bristlecone::reference::depth::{diameter, Candidate, Column, Packing, StepStats};
+use bristlecone::solve::{SolverKind, SolverSettings};
+use common::env;
+use std::fmt::Write as _;
+
+/// The solvers compared, by name.
+fn candidates() -> Vec<(&'static str, Candidate)> {
+    let d = diameter();
+    let gs = BlockSettings::coloured(d);
+    let with = |order, relaxation, two_level| {
+        Candidate::Block(BlockSettings {
+            order,
+            relaxation,
+            two_level,
+            ..gs
+        })
+    };
+    let coarse = |cells: f64| {
+        Some(TwoLevel {
+            cell: cells * d,
+            stall: 0.5,
+        })
+    };
+    let all = vec![
+        ("jacobi", Candidate::Twin(SolverKind::Jacobi)),
+        ("apgd", Candidate::Twin(SolverKind::Apgd)),
+        ("gs", with(SweepOrder::Colours, 1.0, None)),
+        ("gs-down", with(SweepOrder::TopDown, 1.0, None)),
+        ("gs-up", with(SweepOrder::BottomUp, 1.0, None)),
+        ("gs-alt", with(SweepOrder::Alternating, 1.0, None)),
+        ("sor1.5", with(SweepOrder::Colours, 1.5, None)),
+        ("sor1.5-alt", with(SweepOrder::Alternating, 1.5, None)),
+        ("2level", with(SweepOrder::Colours, 1.0, coarse(2.0))),
+        (
+            "2level-alt",
+            with(SweepOrder::Alternating, 1.0, coarse(2.0)),
+        ),
+        (
+            "2level4-alt",
+            with(SweepOrder::Alternating, 1.0, coarse(4.0)),
+        ),
+        ("2level-sor", with(SweepOrder::Colours, 1.5, coarse(2.0))),
+    ];
+    let only: String = env("BRISTLECONE_DEPTH_SOLVERS", String::new());
+    all.into_iter()
+        .filter(|(name, _)| only.is_empty() || only.split(',').any(|o| o.trim() == *name))
+        .collect()
+}
+
+/// The loaded state every solver starts from.
+fn prepare(packing: Packing, layers: usize, width: usize, settle: usize) -> Column {
+    let mut column = Column::new(packing, layers, width, 7);
+    let apgd = Candidate::Twin(SolverKind::Apgd);
+    let (steps, cap) = match packing {
+        Packing::Lattice => (3, 3000),
+        Packing::Random => (settle, 300),
+    };
+    let st = SolverSettings {
+        max_iterations: cap,
+        ..SolverSettings::default()
+    };
+    for _ in 0..steps {
+        column.step(&apgd, &st);
+    }
+    column
+}
+
+struct Row {
+    cold: StepStats,
+    warm: Vec<StepStats>,
+}
+
+fn measure(prepared: &Column, candidate: &Candidate, st: &SolverSettings, steps: usize) -> Row {
+    let mut cold = prepared.clone();
+    cold.forget_warm_start();
+    let cold = cold.step(candidate, st);
+    let mut column = prepared.clone();
+    let warm = (0..steps).map(|_| column.step(candidate, st)).collect();
+    Row { cold, warm }
+}
+
+fn main() {
+    let layers: String = env("BRISTLECONE_DEPTH_LAYERS", "25,50,100,200".to_string());
+    let width: usize = env("BRISTLECONE_DEPTH_WIDTH", 4);
+    let cap: u32 = env("BRISTLECONE_DEPTH_SWEEPS", 200);
+    let steps: usize = env("BRISTLECONE_DEPTH_STEPS", 5);
+    let settle: usize = env("BRISTLECONE_DEPTH_SETTLE", 40);
+    let history = env("BRISTLECONE_DEPTH_HISTORY", 0) != 0;
+    let csv_path: String = env(
+        "BRISTLECONE_DEPTH_CSV",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/results/depth_twin.csv"
+        )
+        .to_string(),
+    );
+    let st = SolverSettings {
+        max_iterations: cap,
+        ..SolverSettings::default()
+    };
+    let d = diameter();
+    println!(
+        "f64 twin, {width}x{width} grains a layer, cap {cap} sweeps, tolerance {} m/s RMS per row",
+        st.tolerance
+    );
+    println!(
+        "{:>6} {:>8} {:>11} {:>7} | {:>5} {:>9} | {:>6} {:>5} {:>6} {:>9} | {:>8}",
+        "layers",
+        "packing",
+        "solver",
+        "contact",
+        "cold",
+        "pen/d",
+        "warm",
+        "max",
+        "capped",
+        "pen/d",
+        "ms/step"
+    );
+    let mut csv = String::from(
+        "layers,packing,solver,grains,contacts,cold_sweeps,cold_capped,cold_penetration_d,\
+         warm_sweeps_mean,warm_sweeps_max,warm_capped,warm_steps,warm_penetration_d,ms_per_step\n",
+    );
+    let layers: Vec<usize> = match layers
+        .split(',')
+        .map(|s| s.trim().parse::<usize>().ok().filter(|&l| l > 0))
+        .collect::<Option<Vec<_>>>()
+    {
+        Some(l) => l,
+        None => {
+            eprintln!(
+                "BRISTLECONE_DEPTH_LAYERS: expected positive integers separated by commas, \
+                 got {layers:?}"
+            );
+            std::process::exit(2);
+        }
+    };
+    for l in layers {
+        for packing in [Packing::Lattice, Packing::Random] {
+            let prepared = prepare(packing, l, width, settle);
+            let grains = prepared.bodies.len() - 1;
+            for (name, candidate) in candidates() {
+                let r = measure(&prepared, &candidate, &st, steps);
+                if history {
+                    let h: Vec<String> =
+                        r.cold.history.iter().map(|x| format!("{x:.1e}")).collect();
+                    eprintln!(
+                        "{l} {} {name} cold residuals: {}",
+                        packing.name(),
+                        h.join(" ")
+                    );
+                }
+                let mean =
+                    r.warm.iter().map(|s| s.sweeps as f64).sum::<f64>() / r.warm.len() as f64;
+                let max = r.warm.iter().map(|s| s.sweeps).max().unwrap_or(0);
+                let capped = r.warm.iter().filter(|s| !s.converged).count();
+                let pen = r.warm.iter().map(|s| s.penetration).fold(0.0, f64::max) / d;
+                let ms = 1e3 * r.warm.iter().map(|s| s.seconds).sum::<f64>() / r.warm.len() as f64;
+                let cold_pen = r.cold.penetration / d;
+                let cold_mark = if r.cold.converged { "" } else { "*" };
+                println!(
+                    "{l:>6} {:>8} {name:>11} {:>7} | {:>4}{cold_mark:1} {cold_pen:>9.2e} | \
+                     {mean:>6.1} {max:>5} {capped:>4}/{:<1} {pen:>9.2e} | {ms:>8.1}",
+                    packing.name(),
+                    r.cold.contacts,
+                    r.cold.sweeps,
+                    r.warm.len(),
+                );
+                writeln!(
+                    csv,
+                    "{l},{},{name},{grains},{},{},{},{cold_pen:.4e},{mean:.2},{max},{capped},{},\
+                     {pen:.4e},{ms:.2}",
+                    packing.name(),
+                    r.cold.contacts,
+                    r.cold.sweeps,
+                    !r.cold.converged,
+                    r.warm.len(),
+                )
+                .expect("write to a string");
+            }
+        }
+    }
+    match std::fs::write(&csv_path, csv) {
+        Ok(()) => println!("wrote {csv_path}"),
+        Err(e) => eprintln!("could not write {csv_path}: {e}"),
+    }
+    println!("* = the cold step reached the cap");
+}
