@@ -48,7 +48,8 @@ impl Inputs {
         let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
         Inputs {
             contacts: buffers::storage_from(ctx, "contacts", &pb.contacts).unwrap(),
-            counts: buffers::storage_from(ctx, "counts", &counts_words(pb.contacts.len() as u32)).unwrap(),
+            counts: buffers::storage_from(ctx, "counts", &counts_words(pb.contacts.len() as u32))
+                .unwrap(),
             offsets: buffers::storage_from(ctx, "offsets", &off).unwrap(),
             entries: buffers::storage_from(ctx, "entries", &ent).unwrap(),
             stats: buffers::storage_from(ctx, "stats", &[0u32; 8]).unwrap(),
