@@ -89,7 +89,8 @@ impl Rig {
             perturbed,
             bodies: GpuBodies::upload(ctx, &pile.state).unwrap(),
             contacts: buffers::storage_from(ctx, "contacts", &pile.contacts).unwrap(),
-            counts: buffers::storage_from(ctx, "counts", &counts_words(pile.contacts.len() as u32)).unwrap(),
+            counts: buffers::storage_from(ctx, "counts", &counts_words(pile.contacts.len() as u32))
+                .unwrap(),
             offsets: buffers::storage_from(ctx, "offsets", &off).unwrap(),
             entries: buffers::storage_from(ctx, "entries", &ent).unwrap(),
             stats: buffers::storage_from(ctx, "stats", &[0u32; 8]).unwrap(),
