@@ -82,11 +82,12 @@ fn main() {
         solve
             .set_joints(&ctx, nb as u32, &block_lists(n, &blocks))
             .expect("joint lists");
-        let rec_buf = buffers::storage_from(&ctx, "contacts", &recs);
-        let counts = buffers::storage_from(&ctx, "counts", &counts_words(0));
-        let o = buffers::storage_from(&ctx, "offsets", &csr_off);
-        let e = buffers::storage_from(&ctx, "entries", &[csr_ent.clone(), vec![0u32]].concat());
-        let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]);
+        let rec_buf = buffers::storage_from(&ctx, "contacts", &recs).unwrap();
+        let counts = buffers::storage_from(&ctx, "counts", &counts_words(0)).unwrap();
+        let o = buffers::storage_from(&ctx, "offsets", &csr_off).unwrap();
+        let e = buffers::storage_from(&ctx, "entries", &[csr_ent.clone(), vec![0u32]].concat())
+            .unwrap();
+        let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]).unwrap();
         ctx.queue
             .write_buffer(solve.rhs_buffer(), 0, bytemuck::cast_slice(&rhs));
         let mut enc = ctx.device.create_command_encoder(&Default::default());

@@ -121,11 +121,12 @@ fn apgd(ctx: &GpuContext, state: &BodyState, contacts: &[Contact]) -> (u32, f64)
     let bodies = GpuBodies::upload(ctx, state).unwrap();
     let solve = Solve::new(ctx, &bodies, contacts.len() as u32, &settings, DT).unwrap();
     let (off, ent) = build_csr(state.len(), contacts);
-    let cbuf = buffers::storage_from(ctx, "contacts", contacts);
-    let counts = buffers::storage_from(ctx, "counts", &counts_words(contacts.len() as u32));
-    let offsets = buffers::storage_from(ctx, "offsets", &off);
-    let entries = buffers::storage_from(ctx, "entries", &ent);
-    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]);
+    let cbuf = buffers::storage_from(ctx, "contacts", contacts).unwrap();
+    let counts =
+        buffers::storage_from(ctx, "counts", &counts_words(contacts.len() as u32)).unwrap();
+    let offsets = buffers::storage_from(ctx, "offsets", &off).unwrap();
+    let entries = buffers::storage_from(ctx, "entries", &ent).unwrap();
+    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]).unwrap();
     let inputs = SolveInputs {
         contacts: &cbuf,
         counts: &counts,

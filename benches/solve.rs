@@ -88,11 +88,12 @@ impl Rig {
         Rig {
             perturbed,
             bodies: GpuBodies::upload(ctx, &pile.state).unwrap(),
-            contacts: buffers::storage_from(ctx, "contacts", &pile.contacts),
-            counts: buffers::storage_from(ctx, "counts", &counts_words(pile.contacts.len() as u32)),
-            offsets: buffers::storage_from(ctx, "offsets", &off),
-            entries: buffers::storage_from(ctx, "entries", &ent),
-            stats: buffers::storage_from(ctx, "stats", &[0u32; 8]),
+            contacts: buffers::storage_from(ctx, "contacts", &pile.contacts).unwrap(),
+            counts: buffers::storage_from(ctx, "counts", &counts_words(pile.contacts.len() as u32))
+                .unwrap(),
+            offsets: buffers::storage_from(ctx, "offsets", &off).unwrap(),
+            entries: buffers::storage_from(ctx, "entries", &ent).unwrap(),
+            stats: buffers::storage_from(ctx, "stats", &[0u32; 8]).unwrap(),
             pile,
         }
     }

@@ -220,14 +220,14 @@ impl GpuBodies {
         }
         Ok(GpuBodies {
             count: s.len() as u32,
-            pos: buffers::storage_from(ctx, "pos", &s.pos),
-            rot: buffers::storage_from(ctx, "rot", &s.rot),
-            vel: buffers::storage_from(ctx, "vel", &s.vel),
-            omega: buffers::storage_from(ctx, "omega", &s.omega),
-            mass_props: buffers::storage_from(ctx, "mass_props", &s.mass_props),
-            force: buffers::storage_from(ctx, "force", &s.force),
-            torque: buffers::storage_from(ctx, "torque", &s.torque),
-            info: buffers::storage_from(ctx, "info", &s.info),
+            pos: buffers::storage_from(ctx, "pos", &s.pos)?,
+            rot: buffers::storage_from(ctx, "rot", &s.rot)?,
+            vel: buffers::storage_from(ctx, "vel", &s.vel)?,
+            omega: buffers::storage_from(ctx, "omega", &s.omega)?,
+            mass_props: buffers::storage_from(ctx, "mass_props", &s.mass_props)?,
+            force: buffers::storage_from(ctx, "force", &s.force)?,
+            torque: buffers::storage_from(ctx, "torque", &s.torque)?,
+            info: buffers::storage_from(ctx, "info", &s.info)?,
         })
     }
 

@@ -52,6 +52,7 @@ pub mod convex;
 pub mod gpu;
 pub mod io;
 pub mod joints;
+pub mod limits;
 pub mod measure;
 pub mod patch;
 pub mod plot;

@@ -298,7 +298,8 @@ fn cmd_info(backend: BackendChoice) -> Result<(), String> {
 fn cmd_validate(scene: PathBuf) -> Result<(), String> {
     let (s, _) = run::load_scene(&scene).map_err(|e| e.to_string())?;
     // The [render] table is the renderer's; check it here too.
-    let text = std::fs::read_to_string(&scene).map_err(|e| e.to_string())?;
+    let text =
+        bristlecone::io::capped::read_toml(&scene, "scene file").map_err(|e| e.to_string())?;
     bristlecone::render::settings::read_table(&text, &scene).map_err(|e| e.to_string())?;
     println!(
         "{}: valid. '{}': {} bodies, {} boundaries, {} materials, dt = {} s, {} steps ({} s)",
@@ -313,6 +314,10 @@ fn cmd_validate(scene: PathBuf) -> Result<(), String> {
     );
     for w in &s.warnings {
         println!("warning: {w}");
+    }
+    let memory = bristlecone::limits::validate_lines(&s);
+    for line in memory.map_err(|e| format!("{}: {e}", scene.display()))? {
+        println!("{line}");
     }
     Ok(())
 }

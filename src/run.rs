@@ -871,7 +871,7 @@ pub fn load_scene(path: &Path) -> Result<(Scene, u64), RunError> {
 /// the hash then covers the scale too, so a checkpoint of a scaled run only resumes a run
 /// at the same scale.
 pub fn load_scene_scaled(path: &Path, scale: Option<f64>) -> Result<(Scene, u64), RunError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RunError::ReadScene {
+    let text = io::capped::read_toml(path, "scene file").map_err(|source| RunError::ReadScene {
         path: path.to_path_buf(),
         source,
     })?;
@@ -1219,6 +1219,7 @@ fn run_inner(
         .unwrap_or_else(|| scene.output.dir.clone());
     // Every input (scene, device, checkpoint) is checked before the first output exists.
     let state = setup::build_bodies(&scene);
+    crate::limits::check_run(&scene, &ctx)?;
     let mut sim = open_simulation(ctx, &scene, &state)?;
     let resumed = match &opts.resume {
         Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),

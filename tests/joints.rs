@@ -110,7 +110,7 @@ fn gpu_joint_rows(
     let nb = stage.n_blocks();
     let cap = contacts + nb;
     stage.set_params(ctx, cap, DT, v_rec);
-    let counts = buffers::storage_from(ctx, "counts", &counts_words(contacts));
+    let counts = buffers::storage_from(ctx, "counts", &counts_words(contacts)).unwrap();
     let recs = buffers::storage_zeroed(ctx, "contacts", cap as u64 * 64).unwrap();
     let rhs = buffers::storage_zeroed(ctx, "rhs", cap as u64 * 16).unwrap();
     let mut enc = ctx.device.create_command_encoder(&Default::default());
@@ -257,11 +257,11 @@ fn solver_matches_twin(kind: SolverKind, sweeps: u32) {
         )
         .unwrap();
     let (off, ent) = build_csr(moved.len(), &contacts);
-    let recs = buffers::storage_from(&ctx, "contacts", &all);
-    let counts = buffers::storage_from(&ctx, "counts", &counts_words(nc as u32));
-    let offs = buffers::storage_from(&ctx, "offsets", &off);
-    let ents = buffers::storage_from(&ctx, "entries", &ent);
-    let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]);
+    let recs = buffers::storage_from(&ctx, "contacts", &all).unwrap();
+    let counts = buffers::storage_from(&ctx, "counts", &counts_words(nc as u32)).unwrap();
+    let offs = buffers::storage_from(&ctx, "offsets", &off).unwrap();
+    let ents = buffers::storage_from(&ctx, "entries", &ent).unwrap();
+    let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]).unwrap();
     let rhs: Vec<[f32; 4]> = joff
         .iter()
         .map(|o| [o[0] as f32, o[1] as f32, o[2] as f32, 0.0])

@@ -546,11 +546,11 @@ fn gpu_velocities(ctx: &GpuContext, pb: &Problem, kind: SolverKind, sweeps: u32)
     let solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, &settings, DTF).unwrap();
     let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
     let n = pb.contacts.len() as u32;
-    let contacts = buffers::storage_from(ctx, "contacts", &pb.contacts);
-    let counts = buffers::storage_from(ctx, "counts", &counts_words(n));
-    let offsets = buffers::storage_from(ctx, "offsets", &off);
-    let entries = buffers::storage_from(ctx, "entries", &ent);
-    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]);
+    let contacts = buffers::storage_from(ctx, "contacts", &pb.contacts).unwrap();
+    let counts = buffers::storage_from(ctx, "counts", &counts_words(n)).unwrap();
+    let offsets = buffers::storage_from(ctx, "offsets", &off).unwrap();
+    let entries = buffers::storage_from(ctx, "entries", &ent).unwrap();
+    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]).unwrap();
     let mut enc = ctx.device.create_command_encoder(&Default::default());
     let inputs = SolveInputs {
         contacts: &contacts,

@@ -755,11 +755,11 @@ fn patch_solve_matches_twin_with(
     let mut solve = Solve::new(&ctx, &bodies, n, &st, dt).unwrap();
     solve.set_models(&ctx, &models).unwrap();
     let (off, ent) = build_csr(state.len(), &contacts);
-    let cb = buffers::storage_from(&ctx, "contacts", &contacts);
-    let counts = buffers::storage_from(&ctx, "counts", &counts_words(n));
-    let offs = buffers::storage_from(&ctx, "offsets", &off);
-    let ents = buffers::storage_from(&ctx, "entries", &ent);
-    let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]);
+    let cb = buffers::storage_from(&ctx, "contacts", &contacts).unwrap();
+    let counts = buffers::storage_from(&ctx, "counts", &counts_words(n)).unwrap();
+    let offs = buffers::storage_from(&ctx, "offsets", &off).unwrap();
+    let ents = buffers::storage_from(&ctx, "entries", &ent).unwrap();
+    let stats = buffers::storage_from(&ctx, "stats", &[0u32; 8]).unwrap();
     let read_saved = |solve: &Solve| {
         let (k, r) = solve.read_warm_start(&ctx).unwrap();
         let keys: Vec<(u32, u32, u32)> = k.iter().map(|k| (k[0], k[1], k[2])).collect();
@@ -1047,10 +1047,10 @@ fn lugre_patch_stage_matches_the_twin() {
         .collect();
     // The other stages' buffers.
     let cap_c = contacts.len() as u32 + 7;
-    let vec4 = |v: &[[f32; 4]]| buffers::storage_from(&ctx, "test", v);
-    let contacts_b = buffers::storage_from(&ctx, "contacts", &contacts);
-    let counts = buffers::storage_from(&ctx, "counts", &[contacts.len() as u32, 0, 0, 0]);
-    let models_b = buffers::storage_from(&ctx, "models", &models);
+    let vec4 = |v: &[[f32; 4]]| buffers::storage_from(&ctx, "test", v).unwrap();
+    let contacts_b = buffers::storage_from(&ctx, "contacts", &contacts).unwrap();
+    let counts = buffers::storage_from(&ctx, "counts", &[contacts.len() as u32, 0, 0, 0]).unwrap();
+    let models_b = buffers::storage_from(&ctx, "models", &models).unwrap();
     let (vel, omega) = (vec4(&state.vel), vec4(&state.omega));
     let gam = buffers::storage_zeroed(&ctx, "gam", 6 * cap_c as u64 * 16).unwrap();
     let mut stage = PatchStage::new(&ctx, n as u32, 128).unwrap();

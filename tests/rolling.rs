@@ -64,11 +64,11 @@ fn run_gpu(
     let mut solve = Solve::new(ctx, &bodies, n, st, DT).unwrap();
     solve.set_models(ctx, models).unwrap();
     let (off, ent) = build_csr(state.len(), contacts);
-    let cb = buffers::storage_from(ctx, "contacts", contacts);
-    let counts = buffers::storage_from(ctx, "counts", &counts_words(n));
-    let offs = buffers::storage_from(ctx, "offsets", &off);
-    let ents = buffers::storage_from(ctx, "entries", &ent);
-    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]);
+    let cb = buffers::storage_from(ctx, "contacts", contacts).unwrap();
+    let counts = buffers::storage_from(ctx, "counts", &counts_words(n)).unwrap();
+    let offs = buffers::storage_from(ctx, "offsets", &off).unwrap();
+    let ents = buffers::storage_from(ctx, "entries", &ent).unwrap();
+    let stats = buffers::storage_from(ctx, "stats", &[0u32; 8]).unwrap();
     let mut saved_before: Saved = (Vec::new(), Vec::new());
     for _ in 0..solves {
         let (k, r) = solve.read_warm_start(ctx).unwrap();

@@ -47,11 +47,12 @@ impl Inputs {
     fn upload(ctx: &GpuContext, pb: &Problem) -> Inputs {
         let (off, ent) = build_csr(pb.state.len(), &pb.contacts);
         Inputs {
-            contacts: buffers::storage_from(ctx, "contacts", &pb.contacts),
-            counts: buffers::storage_from(ctx, "counts", &counts_words(pb.contacts.len() as u32)),
-            offsets: buffers::storage_from(ctx, "offsets", &off),
-            entries: buffers::storage_from(ctx, "entries", &ent),
-            stats: buffers::storage_from(ctx, "stats", &[0u32; 8]),
+            contacts: buffers::storage_from(ctx, "contacts", &pb.contacts).unwrap(),
+            counts: buffers::storage_from(ctx, "counts", &counts_words(pb.contacts.len() as u32))
+                .unwrap(),
+            offsets: buffers::storage_from(ctx, "offsets", &off).unwrap(),
+            entries: buffers::storage_from(ctx, "entries", &ent).unwrap(),
+            stats: buffers::storage_from(ctx, "stats", &[0u32; 8]).unwrap(),
         }
     }
 

@@ -23,6 +23,7 @@ mod io;
 mod joints;
 mod lemke;
 mod lemke_joints;
+mod limits;
 mod measure;
 mod newuser;
 mod patch;

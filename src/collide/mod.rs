@@ -522,6 +522,18 @@ fn shape_records(shapes: &[BoundaryShape], reach: f32) -> (Vec<[f32; 4]>, Vec<[f
     (rec, mf, mu)
 }
 
+/// Bytes of the per-shape arrays [`Collide`] binds whole (not chunked): the shape records
+/// (with clump members and hull data), the mesh floats and the mesh ints, for grains that
+/// reach `reach` (largest grain radius + envelope) beyond their centre.
+pub fn shape_array_bytes(shapes: &[BoundaryShape], reach: f32) -> [u64; 3] {
+    let (rec, mf, mu) = shape_records(shapes, reach);
+    [
+        rec.len() as u64 * 16,
+        mf.len() as u64 * 16,
+        mu.len() as u64 * 4,
+    ]
+}
+
 /// A convex hull's data appended to `extra` (whose vec4 index 0 is `first`); returns its
 /// record [0] = (vertices, faces, first vertex, first plane), [1] = (edges, first edge) as
 /// u32 bits. After the nf planes: nf face headers (first loop entry, count), the loops'
@@ -824,12 +836,21 @@ impl Collide {
         let plan = GridPlan::new(state, env, LARGE_RATIO);
         large_scans_fit(ctx, state, &plan)?;
         let table = (2 * ng).next_power_of_two().max(1024);
+        // One row offset per (boundary + 1) × grain: checked in u64 before it is a u32.
+        let offs_bytes = ((nb as u64 + 1) * ng as u64 + 1) * 4;
+        buffers::check_binding(ctx, "collide row offsets", offs_bytes)?;
         let offs_len = (nb + 1) * ng + 1;
         let params = Params {
             grid: plan.grid(env),
             counts: [n, nb, ng, table],
             caps: [capacity, settings.friction.len() as u32, offs_len, 0],
         };
+        // The per-shape arrays first: one past a storage binding is refused before the
+        // kernels compile (minutes on lavapipe).
+        let (rec, mf, mu) = shape_records(shapes, rmax + env);
+        let shapes_buf = buffers::storage_from(ctx, "boundary shapes", &rec)?;
+        let mesh_f = buffers::storage_from(ctx, "mesh floats", &mf)?;
+        let mesh_u = buffers::storage_from(ctx, "mesh ints", &mu)?;
         let has = Contents::of(state, shapes);
         let stage = |name| has.kernel(ctx, name, false);
         let k = Kernels {
@@ -856,11 +877,7 @@ impl Collide {
             .iter()
             .map(|&m| [m, 0.0, 0.0, 0.0])
             .collect();
-        let materials = buffers::storage_from(ctx, "materials", &mats);
-        let (rec, mf, mu) = shape_records(shapes, rmax + env);
-        let shapes_buf = buffers::storage_from(ctx, "boundary shapes", &rec);
-        let mesh_f = buffers::storage_from(ctx, "mesh floats", &mf);
-        let mesh_u = buffers::storage_from(ctx, "mesh ints", &mu);
+        let materials = buffers::storage_from(ctx, "materials", &mats)?;
         let params_buf = buffers::uniform_from(ctx, "collide params", &params);
         let scan_hist = Scan::new(ctx, &k.scan, &hist, table + 2)?;
         let scan_offs = Scan::new(ctx, &k.scan, &offs, offs_len)?;
@@ -1141,7 +1158,7 @@ impl Collide {
             .enumerate()
             .map(|(k, &m)| [m, f32::from(patch.get(k).copied().unwrap_or(0)), 0.0, 0.0])
             .collect();
-        self.materials = buffers::storage_from(ctx, "materials", &mats);
+        self.materials = buffers::storage_from(ctx, "materials", &mats)?;
         let stage = |name| self.has.kernel(ctx, name, true);
         self.k.pairs = stage("collide_pairs")?;
         self.k.walls = stage("collide_walls")?;

@@ -7,26 +7,44 @@ pub const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_SRC)
     .union(wgpu::BufferUsages::COPY_DST);
 
-/// A storage buffer holding `data` (at least 16 bytes: zero-sized bindings are invalid).
-pub fn storage_from<T: bytemuck::Pod>(ctx: &GpuContext, label: &str, data: &[T]) -> wgpu::Buffer {
+/// A storage buffer holding `data` (at least 16 bytes: zero-sized bindings are invalid),
+/// refused when it is larger than one storage binding may be (wgpu would otherwise stop
+/// the process when the buffer is bound).
+pub fn storage_from<T: bytemuck::Pod>(
+    ctx: &GpuContext,
+    label: &str,
+    data: &[T],
+) -> Result<wgpu::Buffer, GpuError> {
     let bytes: &[u8] = bytemuck::cast_slice(data);
-    if bytes.len() < 16 {
-        let mut padded = bytes.to_vec();
+    check_binding(ctx, label, bytes.len() as u64)?;
+    let mut padded = Vec::new();
+    let contents = if bytes.len() < 16 {
+        padded.extend_from_slice(bytes);
         padded.resize(16, 0);
-        return ctx
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: &padded,
-                usage: STORAGE,
-            });
-    }
-    ctx.device
+        &padded
+    } else {
+        bytes
+    };
+    Ok(ctx
+        .device
         .create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
-            contents: bytes,
+            contents,
             usage: STORAGE,
-        })
+        }))
+}
+
+/// Refuses `bytes` for one storage binding past the device's binding or buffer limit.
+pub fn check_binding(ctx: &GpuContext, label: &str, bytes: u64) -> Result<(), GpuError> {
+    let limit = ctx.max_binding().min(ctx.limits.max_buffer_size);
+    if bytes > limit {
+        return Err(GpuError::TooLarge {
+            what: label.into(),
+            needed: bytes,
+            limit,
+        });
+    }
+    Ok(())
 }
 
 /// A zeroed storage buffer of `bytes` bytes (rounded up to 16), checked against the limit.
@@ -48,13 +66,7 @@ fn zeroed(
     extra: wgpu::BufferUsages,
 ) -> Result<wgpu::Buffer, GpuError> {
     let size = bytes.max(16).next_multiple_of(16);
-    if size > ctx.max_binding() {
-        return Err(GpuError::TooLarge {
-            what: label.into(),
-            needed: size,
-            limit: ctx.max_binding(),
-        });
-    }
+    check_binding(ctx, label, size)?;
     Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
         size,

@@ -305,6 +305,14 @@ impl GpuContext {
         self.limits.max_storage_buffer_binding_size
     }
 
+    /// Checks buffers against a smaller storage binding than the device allows (for tests:
+    /// a small scene then reaches the limit). The device keeps its own limits.
+    pub fn lower_binding_limit(&mut self, bytes: u64) {
+        let limit = &mut self.limits.max_storage_buffer_binding_size;
+        *limit = (*limit).min(bytes);
+        self.chunk_log2 = self.chunk_log2.min(chunk_log2_for(*limit));
+    }
+
     /// log2 of the bytes per chunk of a chunked array (`gpu::chunked`): the largest power of
     /// two one binding allows, unless [`GpuContext::set_chunk_log2`] chose less.
     pub fn chunk_log2(&self) -> u32 {

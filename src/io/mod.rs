@@ -5,6 +5,7 @@
 //! version of a file or the new one, never a torn one.
 
 pub mod atomic;
+pub mod capped;
 pub mod checkpoint;
 pub mod clumps;
 pub mod cylinders;

@@ -373,7 +373,7 @@ impl Joints {
         Ok(Joints {
             kernel,
             params,
-            blocks: buffers::storage_from(ctx, "joint blocks", &data),
+            blocks: buffers::storage_from(ctx, "joint blocks", &data)?,
             joints: joints.to_vec(),
             n_blocks,
             lists,

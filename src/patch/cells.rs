@@ -77,8 +77,8 @@ impl CellRemapGpu {
         let uniform = buffers::uniform_from(ctx, "patch cells params", &p);
         let pk: Vec<[u32; 4]> = prev_keys.iter().map(key4).collect();
         let nk: Vec<[u32; 4]> = keys.iter().map(key4).collect();
-        let pk = buffers::storage_from(ctx, "patch cells prev keys", &pk);
-        let nk = buffers::storage_from(ctx, "patch cells keys", &nk);
+        let pk = buffers::storage_from(ctx, "patch cells prev keys", &pk)?;
+        let nk = buffers::storage_from(ctx, "patch cells keys", &nk)?;
         let bind = self.kernel.bind(ctx, &[&uniform, &pk, &nk, prev_z, &z]);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
@@ -103,7 +103,7 @@ impl CellRemapGpu {
             prev_keys.len() * cells,
             "cells per previous patch"
         );
-        let prev = buffers::storage_from(ctx, "patch cells prev", prev_z);
+        let prev = buffers::storage_from(ctx, "patch cells prev", prev_z)?;
         let z = self.remap(ctx, prev_keys, &prev, keys, cells)?;
         buffers::read_buffer(ctx, &z, keys.len() * cells)
     }
@@ -195,7 +195,7 @@ impl PolygonWeightsGpu {
             _pad: [0; 2],
         };
         let uniform = buffers::uniform_from(ctx, "patch weights params", &wp);
-        let polys = buffers::storage_from(ctx, "patch polygons", ps);
+        let polys = buffers::storage_from(ctx, "patch polygons", ps)?;
         let w = buffers::storage_zeroed(ctx, "patch weights", 4 * (ps.len() * cells) as u64)?;
         let out = buffers::storage_zeroed(ctx, "patch weights out", 16 * ps.len() as u64)?;
         let bind = self.kernel.bind(ctx, &[&uniform, &polys, &w, &out]);

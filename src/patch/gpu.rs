@@ -138,9 +138,9 @@ impl Chunk {
         fits(ctx, "patch out", 48 * n as u64)?;
         let uniform =
             buffers::uniform_from(ctx, "patch params", &GpuParams::new(params, 1e-3, 0, n));
-        let descs_b = buffers::storage_from(ctx, "patch descs", &descs);
+        let descs_b = buffers::storage_from(ctx, "patch descs", &descs)?;
         let z = buffers::storage_zeroed(ctx, "patch z", 8 * weights.len() as u64)?;
-        let weights_b = buffers::storage_from(ctx, "patch weights", &weights);
+        let weights_b = buffers::storage_from(ctx, "patch weights", &weights)?;
         // The twists, then the lagged twists of FLAG_LINEARISED.
         let twists = buffers::storage_zeroed(ctx, "patch twists", 32 * n as u64)?;
         let out = buffers::storage_zeroed(ctx, "patch out", 48 * n as u64)?;
@@ -436,7 +436,7 @@ impl DistributedGpu {
                 _pad: [0; 3],
             })
             .collect();
-        let jobs_b = buffers::storage_from(ctx, "patch steady jobs", &js);
+        let jobs_b = buffers::storage_from(ctx, "patch steady jobs", &js)?;
         let out = buffers::storage_zeroed(ctx, "patch steady out", 16 * jobs.len() as u64)?;
         let bind = self
             .steady
@@ -549,8 +549,8 @@ impl ReducedGpu {
         fits(ctx, "reduced descs", 48 * n as u64)?;
         let uniform =
             buffers::uniform_from(ctx, "reduced params", &GpuParams::new(&params, 1e-3, 0, n));
-        let descs_b = buffers::storage_from(ctx, "reduced descs", &descs);
-        let table_b = buffers::storage_from(ctx, "reduced table", &table);
+        let descs_b = buffers::storage_from(ctx, "reduced descs", &descs)?;
+        let table_b = buffers::storage_from(ctx, "reduced table", &table)?;
         let twists = buffers::storage_zeroed(ctx, "reduced twists", 16 * n as u64)?;
         let z = buffers::storage_zeroed(ctx, "reduced z", 16 * n as u64)?;
         let out = buffers::storage_zeroed(ctx, "reduced out", 16 * n as u64)?;

@@ -136,7 +136,7 @@ pub fn prepare(run_dir: &Path, opts: &RenderOptions) -> Result<Prepared, RenderE
         .scene
         .clone()
         .unwrap_or_else(|| run_dir.join("scene.toml"));
-    let text = std::fs::read_to_string(&scene_path)
+    let text = crate::io::capped::read_toml(&scene_path, "scene file")
         .map_err(|e| run_err(&scene_path, format!("cannot read the scene: {e}")))?;
     let (scene, _) = crate::run::load_scene_scaled(&scene_path, opts.scale).map_err(|e| {
         run_err(

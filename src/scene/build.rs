@@ -362,6 +362,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     step_warnings(&mut cx, dt_field, sim.gravity, r_min, &bodies, &origins);
     container_warnings(&mut cx, &boundaries, &bodies, &origins);
     plane_warnings(&mut cx, &boundaries, &bodies, &origins);
+    precision_check(&mut cx, &bodies, &origins, &boundaries, r_min)?;
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries)?;
     Ok(Scene {
@@ -997,6 +998,9 @@ fn generators_section(
         let kind = g.kind.get_ref().as_str();
         let region = region(cx, &g.region, &format!("{base}.region"))?;
         let dist = radius_dist(cx, &g.radius, &format!("{base}.radius"))?;
+        if let Some(m) = super::precision::check_region(&region, &dist) {
+            return Err(cx.err(Some(g.region.span()), format!("{base}.region"), m));
+        }
         let material = cx.material(&g.material, &span, &base, materials)?;
         let seed = cx.opt_int(&g.seed, &format!("{base}.seed"), 0, i64::MAX, 0)?;
         let centers: Vec<[f64; 3]> = bodies.iter().map(|b| b.position).collect();
@@ -1391,6 +1395,30 @@ fn omega_warning(cx: &mut Cx<'_>, raw: &RawScene, solver: &SolverSettings) {
             ),
         );
     }
+}
+
+/// f32 resolution at the scene's farthest coordinate ([`super::precision`]): a warning or,
+/// when hopeless, an error at the body or boundary that reaches farthest.
+fn precision_check(
+    cx: &mut Cx<'_>,
+    bodies: &[BodyDesc],
+    origins: &[Origin],
+    boundaries: &[Boundary],
+    r_min: f64,
+) -> R<()> {
+    use super::precision::{check_scene, Reach, Severity};
+    let Some(f) = check_scene(bodies, boundaries, r_min) else {
+        return Ok(());
+    };
+    let (span, field) = match f.at {
+        Reach::Body(k) => (Some(origins[k].span.clone()), origins[k].label.clone()),
+        Reach::Boundary(i) => (None, format!("boundary[{i}].position")),
+    };
+    match f.severity {
+        Severity::Warn => cx.warn(span, &field, f.message),
+        Severity::Refuse => return Err(cx.err(span, field, f.message)),
+    }
+    Ok(())
 }
 
 /// The time-step warnings: vs. the smallest body's size under gravity, vs. the fastest body.

@@ -8,9 +8,11 @@ pub(crate) type MeshData = (Vec<[f64; 3]>, Vec<[u32; 3]>);
 /// Loads and checks a mesh, scaling vertices by `scale`. Errors are plain messages; the
 /// caller adds the scene location.
 pub(crate) fn load_mesh(path: &Path, scale: f64) -> Result<MeshData, String> {
-    if !path.is_file() {
+    if !path.exists() {
         return Err(format!("mesh file `{}` not found", path.display()));
     }
+    crate::io::capped::check_size(path, crate::io::capped::MESH_CAP, "mesh file")
+        .map_err(|e| e.to_string())?;
     let ext = path
         .extension()
         .and_then(|e| e.to_str())

@@ -40,6 +40,7 @@ mod generate;
 pub mod joints;
 mod mesh;
 mod num;
+mod precision;
 mod raw;
 pub(crate) mod span;
 
@@ -47,7 +48,7 @@ pub use num::Num;
 
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SceneError {
+    let text = crate::io::capped::read_toml(path, "scene file").map_err(|e| SceneError {
         file: path.to_path_buf(),
         line: None,
         column: None,

@@ -637,12 +637,12 @@ impl Solve {
                     ..Layout::plain(settings.kind)
                 },
             )?,
-            models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]]),
+            models: buffers::storage_from(ctx, "solve models", &[[0.0f32; 8]])?,
             n_models: 1,
             any_model: false,
             any_patch: false,
             n_joint_blocks: 0,
-            jcsr: buffers::storage_from(ctx, "solve joint lists", &[0u32; 4]),
+            jcsr: buffers::storage_from(ctx, "solve joint lists", &[0u32; 4])?,
         };
         s.write_params(ctx);
         Ok(s)
@@ -672,7 +672,7 @@ impl Solve {
             },
         )?;
         self.n_models = table.len() as u32;
-        self.models = buffers::storage_from(ctx, "solve models", &table);
+        self.models = buffers::storage_from(ctx, "solve models", &table)?;
         self.write_params(ctx);
         self.respecialise(before);
         Ok(())
@@ -693,7 +693,7 @@ impl Solve {
         self.respecialise(before);
         let mut words = jcsr.to_vec();
         words.resize(words.len().max(4), 0);
-        self.jcsr = buffers::storage_from(ctx, "solve joint lists", &words);
+        self.jcsr = buffers::storage_from(ctx, "solve joint lists", &words)?;
         self.write_params(ctx);
         Ok(())
     }
