@@ -31,6 +31,7 @@ mod polytope;
 mod render;
 mod rolling;
 mod run;
+mod run_safety;
 mod scene;
 mod scenes;
 mod shaders;
