@@ -15,6 +15,7 @@ mod convex;
 mod cylinder;
 mod cylinder_pairs;
 mod cylinder_patch;
+mod field_sweep;
 mod fused;
 mod integrate;
 mod io;
