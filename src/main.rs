@@ -132,7 +132,7 @@ impl Progress for CliProgress {
             b.finish_and_clear();
         }
     }
-    fn compile_lines(&self) -> Option<Box<dyn Fn(&str) + Send>> {
+    fn compile_lines(&self) -> Option<run::LineSink> {
         Some(Box::new(|line| eprintln!("{line}")))
     }
 }

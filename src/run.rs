@@ -149,6 +149,9 @@ pub enum RunError {
     Diverged { step: u64, time: f64, what: String },
 }
 
+/// Where lines from another thread go (see [`Progress::compile_lines`]).
+pub type LineSink = Box<dyn Fn(&str) + Send>;
+
 /// Receives progress; the command line shows a bar or log lines.
 pub trait Progress {
     fn start(&mut self, _done: u64, _total: u64) {}
@@ -157,7 +160,7 @@ pub trait Progress {
     fn finish(&mut self) {}
     /// Where lines about a long GPU kernel compile go: they come from another thread while
     /// this one waits on the driver. None: not shown.
-    fn compile_lines(&self) -> Option<Box<dyn Fn(&str) + Send>> {
+    fn compile_lines(&self) -> Option<LineSink> {
         None
     }
 }
@@ -173,7 +176,8 @@ const COMPILE_PROGRESS_EVERY: Duration = Duration::from_secs(10);
 /// created: the first run of a scene with shaped grains or meshes on a software adapter
 /// spends minutes there, later runs seconds (the driver's shader cache).
 fn with_compile_notice<T>(
-    lines: Option<Box<dyn Fn(&str) + Send>>,
+    lines: Option<LineSink>,
+    first_line: &'static str,
     (after, every): (Duration, Duration),
     built: fn() -> u64,
     work: impl FnOnce() -> T,
@@ -189,18 +193,18 @@ fn with_compile_notice<T>(
         if done_rx.recv_timeout(after) != Err(Timeout) {
             return;
         }
-        lines("compiling GPU kernels for this scene (the driver caches them: later runs start sooner) ...");
+        lines(first_line);
         while done_rx.recv_timeout(every) == Err(Timeout) {
             lines(&format!(
-                "compiling GPU kernels: {} pipelines built in {:.0} s",
-                built() - before,
-                started.elapsed().as_secs_f64()
+                "still compiling GPU kernels: {:.0} s ({} pipelines created)",
+                started.elapsed().as_secs_f64(),
+                built() - before
             ));
         }
         lines(&format!(
-            "compiled {} GPU pipelines in {:.1} s",
-            built() - before,
-            started.elapsed().as_secs_f64()
+            "compiled GPU kernels in {:.1} s ({} pipelines created)",
+            started.elapsed().as_secs_f64(),
+            built() - before
         ));
     });
     let out = work();
@@ -1395,6 +1399,7 @@ fn run_inner(
     let state = setup::build_bodies(&scene);
     let mut sim = with_compile_notice(
         progress.compile_lines(),
+        "compiling GPU kernels for this scene (the driver caches them: later runs start sooner) ...",
         (COMPILE_NOTICE_AFTER, COMPILE_PROGRESS_EVERY),
         crate::gpu::kernel::pipelines_built,
         || open_simulation(ctx, &scene, &state),
@@ -1460,6 +1465,7 @@ fn run_inner(
         crate::realtime::Clock::new(scene.sim.dt, first, total.saturating_sub(first), preroll)
     });
     let mut result = Ok(());
+    let first_step = sim.step_index();
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&mut sim, s);
@@ -1469,7 +1475,21 @@ fn run_inner(
             c.wait_release(s);
         }
         let t0 = Instant::now();
-        let records = match sim.advance((until - s) as u32, scene.output.stats_every) {
+        let steps = (until - s) as u32;
+        let advance = |sim: &mut Simulation| sim.advance(steps, scene.output.stats_every);
+        // A driver may compile a pipeline at its first dispatch rather than at its creation.
+        let advanced = if s == first_step {
+            with_compile_notice(
+                progress.compile_lines(),
+                "the first steps compile the GPU kernels they dispatch (the driver caches them) ...",
+                (COMPILE_NOTICE_AFTER, COMPILE_PROGRESS_EVERY),
+                crate::gpu::kernel::pipelines_built,
+                || advance(&mut sim),
+            )
+        } else {
+            advance(&mut sim)
+        };
+        let records = match advanced {
             Ok(r) => r,
             Err(e) => {
                 result = Err(e.into());
@@ -1523,11 +1543,11 @@ mod tests {
     fn lines_of(work_ms: u64, after_ms: u64) -> Vec<String> {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
-        let lines: Box<dyn Fn(&str) + Send> =
-            Box::new(move |l| sink.lock().unwrap().push(l.to_string()));
+        let lines: LineSink = Box::new(move |l| sink.lock().unwrap().push(l.to_string()));
         let periods = (Duration::from_millis(after_ms), Duration::from_millis(100));
         let out = with_compile_notice(
             Some(lines),
+            "compiling",
             periods,
             || 7,
             || {
@@ -1545,18 +1565,16 @@ mod tests {
     #[test]
     fn a_long_kernel_compile_is_announced_with_progress() {
         let long = lines_of(450, 50);
-        assert!(
-            long[0].starts_with("compiling GPU kernels for this scene"),
-            "{long:?}"
-        );
+        assert_eq!(long[0], "compiling", "{long:?}");
         assert!(long.len() >= 4, "{long:?}");
-        assert!(long[1].contains("0 pipelines built in"), "{long:?}");
         assert!(
-            long.last()
-                .unwrap()
-                .starts_with("compiled 0 GPU pipelines in"),
+            long[1].starts_with("still compiling GPU kernels: "),
             "{long:?}"
         );
+        assert!(long[1].ends_with(" s (0 pipelines created)"), "{long:?}");
+        let last = long.last().unwrap();
+        assert!(last.starts_with("compiled GPU kernels in"), "{long:?}");
+        assert!(last.ends_with("(0 pipelines created)"), "{long:?}");
         assert!(lines_of(20, 2_000).is_empty());
     }
 }
