@@ -37,6 +37,7 @@ fn state_after(path: &Path, steps: u64) -> BodyState {
         out_dir: Some(dir.clone()),
         steps: Some(steps),
         resume: None,
+        overwrite: true,
     };
     let stop = AtomicBool::new(false);
     let report = run_scene_scaled(shared_context(), path, &opts, None, &stop, &mut Silent)

@@ -31,12 +31,16 @@ enum Command {
         /// Output directory (default: the scene's [output].dir).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Total number of steps (default: the scene's).
-        #[arg(long)]
+        /// Total number of steps (default: the scene's; at least 1).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         steps: Option<u64>,
-        /// Continue from a checkpoint written by an earlier run of the same scene.
+        /// Continue from a checkpoint written by an earlier run of the same scene (into a new
+        /// --out: fresh outputs from the checkpoint's step).
         #[arg(long)]
         resume: Option<PathBuf>,
+        /// Replace the outputs of an earlier run in the output directory (refused otherwise).
+        #[arg(long)]
+        overwrite: bool,
         /// Shrink the scene: multiplies generated grain counts (e.g. 0.25 for a quick look).
         #[arg(long)]
         scale: Option<f64>,
@@ -128,6 +132,9 @@ impl Progress for CliProgress {
             b.finish_and_clear();
         }
     }
+    fn compile_lines(&self) -> Option<run::LineSink> {
+        Some(Box::new(|line| eprintln!("{line}")))
+    }
 }
 
 /// `assets/scenes/default.toml` from the working directory, else from the source tree.
@@ -155,6 +162,7 @@ fn main() -> ExitCode {
             out,
             steps,
             resume,
+            overwrite,
             scale,
             backend,
             realtime,
@@ -165,6 +173,7 @@ fn main() -> ExitCode {
                 out_dir: out,
                 steps,
                 resume,
+                overwrite,
             },
             scale,
             backend,
@@ -203,7 +212,8 @@ fn cmd_run(
             if stop.swap(true, Ordering::SeqCst) {
                 std::process::exit(130);
             }
-            eprintln!("\ninterrupted: finishing the current steps and writing outputs (Ctrl-C again to abort)");
+            // Ctrl-C, SIGTERM (what a batch scheduler sends at its time limit) or SIGHUP.
+            eprintln!("\ninterrupted: finishing the current steps and writing the last frame, statistics and checkpoint (a second Ctrl-C or signal aborts)");
         });
     }
     let mut progress = CliProgress {
@@ -259,12 +269,43 @@ fn cmd_run(
     println!("  checkpoint  {}", r.checkpoint.display());
     if r.interrupted {
         println!(
-            "resume with: bristlecone run {} --resume {}",
-            scene.display(),
-            r.checkpoint.display()
+            "resume with: {}",
+            resume_command(&scene, &r, &opts, scale, backend, realtime)
         );
     }
     Ok(())
+}
+
+/// The command that continues an interrupted run as it was started: the same scene, output
+/// directory, step count, scale, backend and clock, from its checkpoint; every word quoted
+/// for a POSIX shell where it needs it.
+fn resume_command(
+    scene: &std::path::Path,
+    r: &run::RunReport,
+    opts: &RunOptions,
+    scale: Option<f64>,
+    backend: BackendChoice,
+    realtime: Option<u64>,
+) -> String {
+    let path = |p: &std::path::Path| run::owner::shell_word(&p.display().to_string());
+    let mut words = vec!["bristlecone run".to_string(), path(scene)];
+    words.extend(["--out".into(), path(&r.out_dir)]);
+    words.extend(["--resume".into(), path(&r.checkpoint)]);
+    if opts.steps.is_some() {
+        words.extend(["--steps".into(), r.total_steps.to_string()]);
+    }
+    if let Some(f) = scale {
+        words.extend(["--scale".into(), f.to_string()]);
+    }
+    match backend {
+        BackendChoice::Auto => {}
+        BackendChoice::Vulkan => words.extend(["--backend".into(), "vulkan".into()]),
+        BackendChoice::Gl => words.extend(["--backend".into(), "gl".into()]),
+    }
+    if let Some(preroll) = realtime {
+        words.extend(["--realtime".into(), "--preroll".into(), preroll.to_string()]);
+    }
+    words.join(" ")
 }
 
 fn cmd_info(backend: BackendChoice) -> Result<(), String> {
@@ -338,15 +379,16 @@ fn cmd_plot(run_dir: PathBuf) -> Result<(), String> {
 
 #[derive(clap::Args)]
 struct BenchArgs {
-    /// Grain counts (comma-separated).
+    /// Grain counts (comma-separated, each at least 1).
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "1000,10000,100000,1000000"
+        default_value = "1000,10000,100000,1000000",
+        value_parser = grain_count
     )]
     sizes: Vec<usize>,
     /// Measured steps per run (default: 100 at 10^3, 20 at 10^4, 5 from 10^5 on).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     steps: Option<u32>,
     /// Unmeasured steps run before the measured ones. The scenes start as cold lattices, so
     /// the default measures their settling; e.g. 100 measures the 10^3 and 10^4 piles at rest.
@@ -358,8 +400,8 @@ struct BenchArgs {
     /// pile, hopper or all.
     #[arg(long, default_value = "all")]
     scene: String,
-    /// Maximum solver sweeps per step.
-    #[arg(long)]
+    /// Maximum solver sweeps per step (1 to 100000, as `[solver] max_iterations`).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     iterations: Option<u32>,
     /// Time stages by the CPU clock (separate submissions) even where timestamps exist.
     #[arg(long)]
@@ -368,13 +410,22 @@ struct BenchArgs {
     #[arg(long)]
     peer: bool,
     /// Grain counts for the Rapier comparison.
-    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000", value_parser = grain_count)]
     peer_sizes: Vec<usize>,
     /// Steps of each Rapier comparison run (both engines).
     #[arg(long, default_value_t = 200)]
     peer_steps: u32,
     #[arg(long, default_value = "auto")]
     backend: BackendChoice,
+}
+
+/// A benchmark size: a whole number of grains, at least 1.
+fn grain_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("a size must be at least 1 grain (got 0)".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{s:?} is not a grain count: {e}")),
+    }
 }
 
 fn cmd_bench(a: BenchArgs) -> Result<(), String> {

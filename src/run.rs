@@ -28,11 +28,12 @@ use crate::setup;
 use crate::step::{Simulation, StepRecord};
 use writer::FrameSource;
 
+pub mod owner;
 mod writer;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Most steps recorded into one submission: bounds the latency of Ctrl-C and progress.
 const MAX_BATCH: u64 = 50;
@@ -45,6 +46,9 @@ pub struct RunOptions {
     pub steps: Option<u64>,
     /// Continue from this checkpoint.
     pub resume: Option<PathBuf>,
+    /// Replace the outputs of an earlier run in the output directory (otherwise refused, see
+    /// [`owner`]).
+    pub overwrite: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -131,11 +135,22 @@ pub enum RunError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot write into {dir}: {message}")]
+    Busy { dir: PathBuf, message: String },
     #[error("cannot resume from {path}: {message}")]
     Resume { path: PathBuf, message: String },
+    #[error("{error}; {last_checkpoint}")]
+    WriteFailed {
+        error: Box<RunError>,
+        /// Where the last checkpoint went, or why there is none.
+        last_checkpoint: String,
+    },
     #[error("the simulation diverged at step {step} (t = {time} s): {what}; nothing from this step was written")]
     Diverged { step: u64, time: f64, what: String },
 }
+
+/// Where lines from another thread go (see [`Progress::compile_lines`]).
+pub type LineSink = Box<dyn Fn(&str) + Send>;
 
 /// Receives progress; the command line shows a bar or log lines.
 pub trait Progress {
@@ -143,6 +158,59 @@ pub trait Progress {
     fn advance(&mut self, _step: u64) {}
     fn message(&mut self, _msg: &str) {}
     fn finish(&mut self) {}
+    /// Where lines about a long GPU kernel compile go: they come from another thread while
+    /// this one waits on the driver. None: not shown.
+    fn compile_lines(&self) -> Option<LineSink> {
+        None
+    }
+}
+
+/// How long opening the simulation may take before the run says it is compiling kernels.
+const COMPILE_NOTICE_AFTER: Duration = Duration::from_secs(1);
+/// How often a long compile reports the pipelines built so far.
+const COMPILE_PROGRESS_EVERY: Duration = Duration::from_secs(10);
+
+/// Runs `work` (building the scene's GPU pipelines); when it takes longer than `after`, says
+/// through `lines` that kernels are compiling, then every `every` how many pipelines
+/// (`built()`) are done, and at the end the total. A driver compiles a pipeline when it is
+/// created: the first run of a scene with shaped grains or meshes on a software adapter
+/// spends minutes there, later runs seconds (the driver's shader cache).
+fn with_compile_notice<T>(
+    lines: Option<LineSink>,
+    first_line: &'static str,
+    (after, every): (Duration, Duration),
+    built: fn() -> u64,
+    work: impl FnOnce() -> T,
+) -> T {
+    let Some(lines) = lines else {
+        return work();
+    };
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let started = Instant::now();
+    let before = built();
+    let watcher = std::thread::spawn(move || {
+        use std::sync::mpsc::RecvTimeoutError::Timeout;
+        if done_rx.recv_timeout(after) != Err(Timeout) {
+            return;
+        }
+        lines(first_line);
+        while done_rx.recv_timeout(every) == Err(Timeout) {
+            lines(&format!(
+                "still compiling GPU kernels: {:.0} s ({} pipelines created)",
+                started.elapsed().as_secs_f64(),
+                built() - before
+            ));
+        }
+        lines(&format!(
+            "compiled GPU kernels in {:.1} s ({} pipelines created)",
+            started.elapsed().as_secs_f64(),
+            built() - before
+        ));
+    });
+    let out = work();
+    let _ = done_tx.send(());
+    let _ = watcher.join();
+    out
 }
 
 /// No progress output (tests, library use).
@@ -694,6 +762,13 @@ impl Probes {
         Ok(())
     }
 
+    /// Drops the queued samples unwritten (see [`MeasurementWriter::discard_pending`]).
+    fn discard_pending(&mut self) {
+        if let Some(w) = self.writer.as_mut() {
+            w.discard_pending();
+        }
+    }
+
     fn finish(self) -> Result<Vec<PathBuf>, RunError> {
         let paths = match &self.writer {
             Some(w) => self
@@ -1040,6 +1115,7 @@ fn open_outputs(
     resumed: Option<&Checkpoint>,
 ) -> Result<(Outputs, Probes), RunError> {
     let at = resumed.map(|ck| ck.time);
+    let fresh_from_checkpoint = resumed.is_some() && !dir.join("stats.csv").exists();
     let open = |name: &str| -> Result<Collection, RunError> {
         let path = dir.join(name);
         let Some(t) = at else {
@@ -1053,7 +1129,7 @@ fn open_outputs(
         c.retain_until(t);
         Ok(c)
     };
-    if resumed.is_none() {
+    if resumed.is_none() || fresh_from_checkpoint {
         let _ = std::fs::copy(scene_path, dir.join("scene.toml"));
     }
     let stats_path = dir.join("stats.csv");
@@ -1070,8 +1146,8 @@ fn open_outputs(
             .transpose()?,
         joints_pvd: joint_frames.then(|| open("joints.pvd")).transpose()?,
         stats: match resumed {
-            Some(ck) => StatsWriter::append_to(&stats_path, ck.step)?,
-            None => StatsWriter::create(&stats_path)?,
+            Some(ck) if !fresh_from_checkpoint => StatsWriter::append_to(&stats_path, ck.step)?,
+            _ => StatsWriter::create(&stats_path)?,
         },
         frames: 0,
         n_boundaries: nb,
@@ -1087,6 +1163,10 @@ fn open_outputs(
     if let Some(t) = at {
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(scene, dir, &sim.read_state()?, t, Some(t))?;
+        if fresh_from_checkpoint {
+            // A new directory's outputs start with the state they start from.
+            out.write_frame(sim)?;
+        }
         return Ok((out, probes));
     }
     out.write_frame(sim)?;
@@ -1128,14 +1208,91 @@ struct RunFiles {
     sink: writer::Sink,
     probes: Probes,
     lemke_csv: Option<crate::realtime::LemkeCsv>,
-    ckpt_path: PathBuf,
-    scene_hash: u64,
+    checkpoints: Checkpoints,
     frame_every: u64,
     ckpt_every: u64,
     total: u64,
     realtime: bool,
     /// The step of the last frame written.
     last_frame: u64,
+}
+
+/// Where the run's checkpoints go, and `run.toml`, rewritten with each.
+struct Checkpoints {
+    path: PathBuf,
+    scene_hash: u64,
+    record: owner::RunRecord,
+    dir: PathBuf,
+}
+
+impl Checkpoints {
+    /// A checkpoint of the current step, then its record.
+    fn write(&mut self, sim: &Simulation) -> Result<(), RunError> {
+        self.checkpoint_only(sim)?;
+        self.record(sim.step_index())
+    }
+
+    fn checkpoint_only(&self, sim: &Simulation) -> Result<(), RunError> {
+        Ok(io::write_checkpoint(
+            &self.path,
+            &checkpoint(sim, self.scene_hash)?,
+        )?)
+    }
+
+    /// `run.toml` after a checkpoint of `step` (statistics reach it).
+    fn record(&mut self, step: u64) -> Result<(), RunError> {
+        self.record.checkpoint_step = Some(step);
+        self.record.steps_written = step;
+        self.record.write(&self.dir)
+    }
+
+    /// After a failed write (a full disk, a vanished directory): a checkpoint of the current
+    /// step into the same directory, written atomically, so the run resumes from where it
+    /// stopped once the outputs can be written again. Not tried when the statistics could not
+    /// reach this step (the checkpoint would not match them; the earlier one stays). The
+    /// returned error says which happened.
+    fn last(&mut self, sim: &Simulation, error: RunError, stats_complete: bool) -> RunError {
+        let step = sim.step_index();
+        let path = self.path.clone();
+        let written = if stats_complete {
+            let written = self.checkpoint_only(sim).map_err(|e| e.to_string());
+            if written.is_ok() {
+                // The record's own failure changes nothing: the checkpoint is the one to
+                // resume from.
+                let _ = self.record(step);
+            }
+            written
+        } else {
+            Err("the statistics could not be written up to this step".into())
+        };
+        let last_checkpoint = match written {
+            Ok(()) => format!(
+                "the run stopped at step {step} and wrote a last checkpoint there, {} (resume \
+                 from it once the outputs can be written again)",
+                path.display()
+            ),
+            Err(why) => {
+                let dir = path.parent().unwrap_or(Path::new("."));
+                let earlier = match io::read_checkpoint(&path) {
+                    Ok(c) => format!(
+                        "{} (step {}) is the last one written",
+                        path.display(),
+                        c.step
+                    ),
+                    Err(_) => "no checkpoint of this run exists".into(),
+                };
+                format!(
+                    "the run stopped at step {step} and nothing more could be written to {}: a \
+                     last checkpoint failed too ({why}); {earlier}",
+                    dir.display()
+                )
+            }
+        };
+        RunError::WriteFailed {
+            error: Box::new(error),
+            last_checkpoint,
+        }
+    }
 }
 
 impl RunFiles {
@@ -1165,29 +1322,50 @@ impl RunFiles {
             }
         }
         if self.ckpt_every > 0 && s.is_multiple_of(self.ckpt_every) {
+            // Statistics, then measurements, then the checkpoint: a run stopped at any point
+            // leaves statistics that reach the checkpoint's step, and no sample past them.
+            self.sink.flush_stats()?;
             self.probes.flush()?;
-            io::write_checkpoint(&self.ckpt_path, &checkpoint(sim, self.scene_hash)?)?;
+            self.checkpoints.write(sim)?;
         }
         Ok(())
     }
 
     /// Whatever happened (`result`: the loop's), keeps what was computed: statistics so far,
-    /// and on a clean stop (finished or Ctrl-C) the last frame and a checkpoint to resume
-    /// from. A failed write of the writer thread is why its loop stopped: its error is the
-    /// run's.
+    /// and on a clean stop (finished, Ctrl-C or a termination signal) the last frame and a
+    /// checkpoint to resume from. A failed write (of this loop or of the writer thread, whose
+    /// error is then the run's) still tries a last checkpoint, see [`Checkpoints::last`].
     fn close(mut self, sim: &Simulation, result: Result<(), RunError>) -> Result<Closed, RunError> {
-        let mut out = self.sink.finish()?;
-        out.stats.flush()?;
-        if let Some(l) = self.lemke_csv.as_mut() {
-            l.flush()?;
+        let (mut out, written) = self.sink.finish()?;
+        let mut result = result.and(written);
+        // Statistics first: when they cannot be written, the samples queued with them are
+        // dropped, so no measurement file reaches past the last statistics row.
+        let stats_complete = match out.stats.flush() {
+            Ok(()) => true,
+            Err(e) => {
+                self.probes.discard_pending();
+                result = result.and(Err(e.into()));
+                false
+            }
+        };
+        if stats_complete {
+            if let Some(l) = self.lemke_csv.as_mut() {
+                result = result.and(l.flush().map_err(RunError::from));
+            }
+            result = result.and(self.probes.flush());
         }
-        self.probes.flush()?;
-        result?;
+        match result {
+            Ok(()) => {}
+            Err(error @ RunError::Io(_)) => {
+                return Err(self.checkpoints.last(sim, error, stats_complete));
+            }
+            Err(error) => return Err(error),
+        }
         if sim.step_index() != self.last_frame {
             out.write_frame(sim)?;
             out.write_contacts(sim)?;
         }
-        io::write_checkpoint(&self.ckpt_path, &checkpoint(sim, self.scene_hash)?)?;
+        self.checkpoints.write(sim)?;
         let frames = out.frames;
         let contacts_pvd = out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf());
         out.stats.finish()?;
@@ -1220,10 +1398,32 @@ fn run_inner(
     // Every input (scene, device, checkpoint) is checked before the first output exists.
     let state = setup::build_bodies(&scene);
     crate::limits::check_run(&scene, &ctx)?;
-    let mut sim = open_simulation(ctx, &scene, &state)?;
+    let mut sim = with_compile_notice(
+        progress.compile_lines(),
+        "compiling GPU kernels for this scene (the driver caches them: later runs start sooner) ...",
+        (COMPILE_NOTICE_AFTER, COMPILE_PROGRESS_EVERY),
+        crate::gpu::kernel::pipelines_built,
+        || open_simulation(ctx, &scene, &state),
+    )?;
     let resumed = match &opts.resume {
         Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),
         None => None,
+    };
+    std::fs::create_dir_all(&dir).map_err(|source| RunError::OutDir {
+        path: dir.clone(),
+        source,
+    })?;
+    // Held until this function returns, also with an error.
+    let _lock = owner::RunLock::acquire(&dir, &mut |m| progress.message(m))?;
+    let claim = resumed.as_ref().zip(opts.resume.as_deref());
+    let claim = claim.map(|(ck, from)| (from, ck.step, ck.scene_hash));
+    let continuing = owner::claim(&dir, claim, opts.overwrite)? == owner::Outputs::Continue;
+    let record = match owner::RunRecord::read(&dir)? {
+        Some(mut r) if continuing => {
+            r.version = env!("CARGO_PKG_VERSION").to_string();
+            r
+        }
+        _ => owner::RunRecord::new(scene_path, scene_hash, scale, sim.step_index()),
     };
     std::fs::create_dir_all(dir.join("frames")).map_err(|source| RunError::OutDir {
         path: dir.clone(),
@@ -1235,6 +1435,7 @@ fn run_inner(
     let ckpt_path = dir.join("checkpoint.bin");
     let schedules = Schedules::new(&scene);
     let (out, probes) = open_outputs(&scene, scene_path, &dir, &sim, &state, resumed.as_ref())?;
+    record.write(&dir)?;
     progress.start(sim.step_index(), total);
     let mut files = RunFiles {
         // Against the wall clock, frames and statistics are written by a thread (`run::writer`).
@@ -1247,8 +1448,12 @@ fn run_inner(
             )?),
             None => None,
         },
-        ckpt_path: ckpt_path.clone(),
-        scene_hash,
+        checkpoints: Checkpoints {
+            path: ckpt_path.clone(),
+            scene_hash,
+            record,
+            dir: dir.clone(),
+        },
         frame_every: scene.output.frame_every.max(1),
         ckpt_every: scene.output.checkpoint_every,
         total,
@@ -1261,6 +1466,7 @@ fn run_inner(
         crate::realtime::Clock::new(scene.sim.dt, first, total.saturating_sub(first), preroll)
     });
     let mut result = Ok(());
+    let first_step = sim.step_index();
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&mut sim, s);
@@ -1270,7 +1476,21 @@ fn run_inner(
             c.wait_release(s);
         }
         let t0 = Instant::now();
-        let records = match sim.advance((until - s) as u32, scene.output.stats_every) {
+        let steps = (until - s) as u32;
+        let advance = |sim: &mut Simulation| sim.advance(steps, scene.output.stats_every);
+        // A driver may compile a pipeline at its first dispatch rather than at its creation.
+        let advanced = if s == first_step {
+            with_compile_notice(
+                progress.compile_lines(),
+                "the first steps compile the GPU kernels they dispatch (the driver caches them) ...",
+                (COMPILE_NOTICE_AFTER, COMPILE_PROGRESS_EVERY),
+                crate::gpu::kernel::pipelines_built,
+                || advance(&mut sim),
+            )
+        } else {
+            advance(&mut sim)
+        };
+        let records = match advanced {
             Ok(r) => r,
             Err(e) => {
                 result = Err(e.into());
@@ -1314,4 +1534,48 @@ fn run_inner(
         regrowths: sim.regrowths,
     };
     Ok((report, clock))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    fn lines_of(work_ms: u64, after_ms: u64) -> Vec<String> {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let lines: LineSink = Box::new(move |l| sink.lock().unwrap().push(l.to_string()));
+        let periods = (Duration::from_millis(after_ms), Duration::from_millis(100));
+        let out = with_compile_notice(
+            Some(lines),
+            "compiling",
+            periods,
+            || 7,
+            || {
+                std::thread::sleep(Duration::from_millis(work_ms));
+                42
+            },
+        );
+        assert_eq!(out, 42);
+        let seen = seen.lock().unwrap().clone();
+        seen
+    }
+
+    /// A compile longer than the notice delay is announced, reports progress while it lasts
+    /// and its end; a shorter one prints nothing.
+    #[test]
+    fn a_long_kernel_compile_is_announced_with_progress() {
+        let long = lines_of(450, 50);
+        assert_eq!(long[0], "compiling", "{long:?}");
+        assert!(long.len() >= 4, "{long:?}");
+        assert!(
+            long[1].starts_with("still compiling GPU kernels: "),
+            "{long:?}"
+        );
+        assert!(long[1].ends_with(" s (0 pipelines created)"), "{long:?}");
+        let last = long.last().unwrap();
+        assert!(last.starts_with("compiled GPU kernels in"), "{long:?}");
+        assert!(last.ends_with("(0 pipelines created)"), "{long:?}");
+        assert!(lines_of(20, 2_000).is_empty());
+    }
 }

@@ -829,6 +829,7 @@ fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
         out_dir: Some(dir.path().join("out")),
         steps: None,
         resume: None,
+        overwrite: false,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     // Two steps of pre-roll before the clock: solved like the others, reported apart.
@@ -1027,6 +1028,7 @@ fn run_to(
         out_dir: Some(out.to_path_buf()),
         steps,
         resume,
+        overwrite: false,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     run_scene(shared_context(), scene, &opts, &stop, &mut Silent).unwrap()
@@ -1111,6 +1113,7 @@ fn realtime_writer_thread_writes_what_the_inline_writer_writes() {
         out_dir: Some(clocked.clone()),
         steps: None,
         resume: None,
+        overwrite: false,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     run_scene_realtime(shared_context(), &scene, &opts, None, &stop, &mut Silent, 0).unwrap();

@@ -1113,3 +1113,49 @@ fn distributed_rows_in_a_loop_give_the_analytic_deceleration() {
         );
     }
 }
+
+/// A weight grid is the distribution as given: `shape = "grid"` with the middle column of
+/// a 3 × 3 grid pressed (any scale) is the same patch as a rectangle one cell wide and
+/// three tall, so the two files' wrench histories agree bit for bit; an uneven row puts
+/// the centre of pressure at the weighted mean of the cell centres.
+#[test]
+fn grid_pressure_patch_file_equals_the_same_pressure_as_an_outline() {
+    use bristlecone::patch::file::parse_str;
+    let with_pressure = |pressure: &str| {
+        format!(
+            "[patch]\ngrid = [3, 3]\ncell = 0.004\nnormal_force = 2.0\n[patch.pressure]\n{pressure}\n\
+             [run]\nmodel = \"distributed\"\ndt = 1e-4\nduration = 0.002\ndevice = \"cpu\"\n\
+             [[twist]]\nt = 0.0\nv = [0.01, 0.0, 0.5]\n"
+        )
+    };
+    let path = std::path::Path::new("p.toml");
+    let outline = with_pressure("shape = \"rectangle\"\na = 0.004\nb = 0.012");
+    let grid = with_pressure(
+        "shape = \"grid\"\nweights = [[0.0, 2.0, 0.0], [0.0, 2.0, 0.0], [0.0, 2.0, 0.0]]",
+    );
+    let outline = parse_str(&outline, path).unwrap();
+    let grid = parse_str(&grid, path).unwrap();
+    assert_eq!(grid.patch.shape, outline.patch.shape);
+    let third = 1.0 / 3.0;
+    assert_eq!(grid.patch.shape.weights, [0.0, third, 0.0].repeat(3));
+    let history = |pf: &bristlecone::patch::file::PatchFile| {
+        pf.run(None)
+            .unwrap()
+            .iter()
+            .map(|(_, _, w)| [w.fx.to_bits(), w.fy.to_bits(), w.tau.to_bits()])
+            .collect::<Vec<_>>()
+    };
+    let grid_history = history(&grid);
+    assert_eq!(grid_history.len(), 20);
+    assert_eq!(grid_history, history(&outline));
+
+    let uneven = with_pressure(
+        "shape = \"grid\"\nweights = [[0.0, 0.0, 0.0], [0.0, 1.0, 3.0], [0.0, 0.0, 0.0]]",
+    );
+    let uneven = parse_str(&uneven, path).unwrap();
+    let cop = uneven.patch.shape.cop;
+    assert!(
+        (cop[0] - 0.75 * 0.004).abs() < 1e-15 && cop[1].abs() < 1e-15,
+        "{cop:?}"
+    );
+}

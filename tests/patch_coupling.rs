@@ -450,6 +450,7 @@ material = "m"
             out_dir: Some(out.to_path_buf()),
             steps,
             resume,
+            overwrite: false,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         run_scene(shared_context(), &scene, &opts, &stop, &mut Silent).unwrap()

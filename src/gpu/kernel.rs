@@ -7,7 +7,7 @@
 use super::chunked::{self, Chunked};
 use super::context::{GpuContext, GpuError, WORKGROUP_SIZE};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A stage's WGSL source, with the prelude, as compiled into the binary.
@@ -162,6 +162,16 @@ impl KernelCache {
     }
 }
 
+/// Compute pipelines created by this process: a driver compiles each at creation or at its
+/// first dispatch (seconds to minutes for the large stages on a software adapter), so a
+/// caller waiting on one can show that it is progressing.
+static PIPELINES_BUILT: AtomicU64 = AtomicU64::new(0);
+
+/// How many compute pipelines this process has created so far.
+pub fn pipelines_built() -> u64 {
+    PIPELINES_BUILT.load(Ordering::Relaxed)
+}
+
 /// The compiled pipelines of one shader file, one per entry point.
 pub struct CompiledKernel {
     pub name: &'static str,
@@ -271,6 +281,7 @@ impl PipelineBuild {
                         },
                         cache: None,
                     });
+                PIPELINES_BUILT.fetch_add(1, Ordering::Relaxed);
                 (ep.clone(), p)
             })
             .collect()

@@ -200,6 +200,12 @@ impl MeasurementWriter {
         self.series.iter_mut().try_for_each(flush_series)
     }
 
+    /// Drops every queued row unwritten: after the statistics failed to reach a step, its
+    /// samples must not reach the files either (no measurement past the last statistics row).
+    pub fn discard_pending(&mut self) {
+        self.series.iter_mut().for_each(|s| s.pending.clear());
+    }
+
     /// Flushes and fsyncs every file; the end of a run.
     pub fn finish(mut self) -> Result<(), IoError> {
         self.flush()?;

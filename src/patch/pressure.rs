@@ -131,8 +131,21 @@ impl PatchShape {
                 "cell size must be finite and > 0 (got {h}); give `cell` for a weight grid"
             ));
         }
+        let density = match pressure {
+            // Explicit weights are the distribution itself: nothing to sample.
+            Pressure::Grid(w) => return Self::from_weights(nx, ny, h, w.clone()),
+            Pressure::Uniform(outline) => Density::Outline {
+                outline,
+                g: [0.0, 0.0],
+            },
+            Pressure::Gradient { outline, g } => Density::Outline { outline, g: *g },
+            Pressure::XydasKao { c, gamma, k } => Density::SoftFinger {
+                a: c * f_n.powf(*gamma),
+                k: *k,
+            },
+        };
         let weights: Vec<f64> = (0..nx * ny)
-            .map(|i| cell_weight(pressure, cell_centre(nx, ny, h, i), h, f_n))
+            .map(|i| cell_weight(&density, cell_centre(nx, ny, h, i), h))
             .collect();
         Self::from_weights(nx, ny, h, weights)
     }
@@ -176,16 +189,24 @@ pub fn cell_centre(nx: usize, ny: usize, h: f64, i: usize) -> [f64; 2] {
     ]
 }
 
+/// A pressure density sampled over the cells (every [`Pressure`] but an explicit grid).
+enum Density<'a> {
+    /// `max(0, 1 + g·ρ)` inside the outline, 0 outside.
+    Outline { outline: &'a Outline, g: [f64; 2] },
+    /// Xydas–Kao `[1 − (|ρ|/a)^k]^{1/k}` inside the contact radius `a`.
+    SoftFinger { a: f64, k: f64 },
+}
+
 /// Pressure × area fraction of one cell (sub-sampled), before normalisation.
-fn cell_weight(p: &Pressure, c: [f64; 2], h: f64, f_n: f64) -> f64 {
-    let (outline, g) = match p {
-        Pressure::Grid(w) => unreachable!("grid weights are taken as given ({})", w.len()),
-        Pressure::Uniform(o) => (Some(o), [0.0, 0.0]),
-        Pressure::Gradient { outline, g } => (Some(outline), *g),
-        Pressure::XydasKao { .. } => (None, [0.0, 0.0]),
-    };
+fn cell_weight(density: &Density, c: [f64; 2], h: f64) -> f64 {
     // A line has no area: the cell row(s) whose y-range holds y = 0 carry it.
-    let line = matches!(outline, Some(Outline::Line { .. }));
+    let line = matches!(
+        density,
+        Density::Outline {
+            outline: Outline::Line { .. },
+            ..
+        }
+    );
     let row = if line {
         let (lo, hi) = (c[1] - h / 2.0, c[1] + h / 2.0);
         let eps = 1e-9 * h;
@@ -208,9 +229,8 @@ fn cell_weight(p: &Pressure, c: [f64; 2], h: f64, f_n: f64) -> f64 {
             } else {
                 c[1] + ((sy as f64 + 0.5) / SUB as f64 - 0.5) * h
             };
-            let v = match (p, outline) {
-                (Pressure::XydasKao { c: cc, gamma, k }, _) => {
-                    let a = cc * f_n.powf(*gamma);
+            let v = match density {
+                Density::SoftFinger { a, k } => {
                     let r = (x * x + y * y).sqrt() / a;
                     if r < 1.0 {
                         (1.0 - r.powf(*k)).powf(1.0 / k)
@@ -218,8 +238,10 @@ fn cell_weight(p: &Pressure, c: [f64; 2], h: f64, f_n: f64) -> f64 {
                         0.0
                     }
                 }
-                (_, Some(o)) if o.contains(x, y) => (1.0 + g[0] * x + g[1] * y).max(0.0),
-                _ => 0.0,
+                Density::Outline { outline, g } if outline.contains(x, y) => {
+                    (1.0 + g[0] * x + g[1] * y).max(0.0)
+                }
+                Density::Outline { .. } => 0.0,
             };
             sum += v;
         }
@@ -230,5 +252,6 @@ fn cell_weight(p: &Pressure, c: [f64; 2], h: f64, f_n: f64) -> f64 {
 /// Area fraction of the cell centred at `c` (side `h`) inside `outline`, from the same
 /// SUB × SUB sub-samples as uniform pressure (the lugre_patch stage's twin).
 pub fn coverage(outline: &Outline, c: [f64; 2], h: f64) -> f64 {
-    cell_weight(&Pressure::Uniform(outline.clone()), c, h, 0.0)
+    let g = [0.0, 0.0];
+    cell_weight(&Density::Outline { outline, g }, c, h)
 }

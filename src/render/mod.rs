@@ -323,7 +323,19 @@ pub fn draw_frames(renderer: &Renderer, pr: &Prepared) -> Result<Vec<Vec<u8>>, R
     let v = &pr.view;
     let lw = image::legend_width(v.width);
     let (aw, h) = (v.width - lw, v.height);
-    let ss = v.supersample.min(renderer.max_side() / aw.max(h)).max(1);
+    let max = renderer.max_side();
+    // The scene is drawn into a texture as wide as the image less its legend strip: refuse
+    // the width and height asked for, not that texture's.
+    if aw > max || h > max {
+        return Err(RenderError::Options(format!(
+            "image {}x{} is larger than this adapter draws: at most width {} (its largest \
+             texture side {max} plus the {lw}-pixel legend) and height {max}",
+            v.width,
+            v.height,
+            max + lw
+        )));
+    }
+    let ss = v.supersample.min(max / aw.max(h)).max(1);
     let b = bounds(pr);
     let cam = camera_for(v, &b, aw as f64 / h as f64)?;
     let range = speed_range(pr);

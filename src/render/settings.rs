@@ -103,11 +103,17 @@ impl ViewLayer {
 
     /// Defaults for what is unset; checks the values. `source` names where they came from.
     pub fn resolve(&self, source: &str) -> Result<View, RenderError> {
-        let bad = |m: String| RenderError::Options(format!("{source}: {m}"));
+        self.checked()
+            .map_err(|(_, m)| RenderError::Options(format!("{source}: {m}")))
+    }
+
+    /// [`ViewLayer::resolve`], a refusal naming its field (`fov`, `width`, …).
+    fn checked(&self) -> Result<View, (&'static str, String)> {
         let eye_target = match (self.eye, self.target) {
             (Some(e), Some(t)) => Some((e, t)),
             (None, None) => None,
-            _ => return Err(bad("eye and target must be given together".into())),
+            (None, _) => return Err(("target", "eye and target must be given together".into())),
+            (_, None) => return Err(("eye", "eye and target must be given together".into())),
         };
         let v = View {
             camera: self.camera.unwrap_or(Preset::Iso),
@@ -125,41 +131,47 @@ impl ViewLayer {
             fps: self.fps.unwrap_or(10),
         };
         if !(v.fov > 1.0 && v.fov < 170.0) {
-            return Err(bad(format!(
-                "fov must be in (1, 170) degrees (got {})",
-                v.fov
-            )));
+            return Err((
+                "fov",
+                format!("fov must be in (1, 170) degrees (got {})", v.fov),
+            ));
         }
-        if v.width < 16 || v.height < 16 {
-            return Err(bad(format!(
-                "image size {}x{} is too small (at least 16x16)",
-                v.width, v.height
-            )));
+        for (name, side) in [("width", v.width), ("height", v.height)] {
+            if side < MIN_SIDE {
+                return Err((
+                    name,
+                    format!("image {name} must be at least {MIN_SIDE} pixels (got {side})"),
+                ));
+            }
         }
         if let Some((lo, hi)) = v.range {
             if !(lo.is_finite() && hi.is_finite() && hi > lo) {
-                return Err(bad(format!(
-                    "range must be [min, max] with max > min (got [{lo}, {hi}])"
-                )));
+                return Err((
+                    "range",
+                    format!("range must be [min, max] with max > min (got [{lo}, {hi}])"),
+                ));
             }
         }
         if !(1..=4).contains(&v.supersample) {
-            return Err(bad(format!(
-                "supersample must be 1..=4 (got {})",
-                v.supersample
-            )));
+            return Err((
+                "supersample",
+                format!("supersample must be 1..=4 (got {})", v.supersample),
+            ));
         }
         if !(1..=100).contains(&v.fps) {
-            return Err(bad(format!("fps must be 1..=100 (got {})", v.fps)));
+            return Err(("fps", format!("fps must be 1..=100 (got {})", v.fps)));
         }
         for (name, p) in [("eye", self.eye), ("target", self.target), ("up", self.up)] {
             if p.is_some_and(|p| p.iter().any(|x| !x.is_finite())) {
-                return Err(bad(format!("{name} must be finite")));
+                return Err((name, format!("{name} must be finite")));
             }
         }
         Ok(v)
     }
 }
+
+/// Smallest image side in pixels.
+const MIN_SIDE: u32 = 16;
 
 /// `#rrggbb`, `white` or `black`.
 pub fn parse_color(s: &str) -> Result<[u8; 3], String> {
@@ -264,12 +276,21 @@ pub fn read_table(text: &str, file: &Path) -> Result<ViewLayer, RenderError> {
         supersample: val(&r.supersample),
         fps: val(&r.fps),
     };
-    // Range checks here too, so the message points at the scene file.
-    layer
-        .resolve(&file.display().to_string())
-        .map_err(|e| match e {
-            RenderError::Options(m) => RenderError::Options(format!("{m} (in [render])")),
-            e => e,
-        })?;
+    // Range checks here too, so the message points at the field's line in the scene file.
+    if let Err((field, m)) = layer.checked() {
+        let at_field = match field {
+            "fov" => r.fov.as_ref().map(|v| v.span()),
+            "width" => r.width.as_ref().map(|v| v.span()),
+            "height" => r.height.as_ref().map(|v| v.span()),
+            "range" => r.range.as_ref().map(|v| v.span()),
+            "supersample" => r.supersample.as_ref().map(|v| v.span()),
+            "fps" => r.fps.as_ref().map(|v| v.span()),
+            "eye" => r.eye.as_ref().map(|v| v.span()),
+            "target" => r.target.as_ref().map(|v| v.span()),
+            "up" => r.up.as_ref().map(|v| v.span()),
+            _ => None,
+        };
+        return Err(at(at_field, field, m));
+    }
     Ok(layer)
 }

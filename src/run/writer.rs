@@ -110,6 +110,8 @@ impl FrameSource for FrameSnapshot {
 
 enum Job {
     Stats(StatsRow),
+    /// The queued statistics rows written (before a checkpoint).
+    FlushStats,
     /// A frame, then the statistics flushed (as the inline loop does at frames).
     Frame(Box<FrameSnapshot>),
 }
@@ -136,6 +138,7 @@ impl Background {
                 }
                 result = match job {
                     Job::Stats(row) => out.stats.append(&row).map_err(RunError::from),
+                    Job::FlushStats => out.stats.flush().map_err(RunError::from),
                     Job::Frame(f) => out
                         .write_frame(&*f)
                         .and_then(|_| out.write_contacts(&*f))
@@ -168,17 +171,17 @@ impl Background {
         self.failed.load(Ordering::SeqCst)
     }
 
-    /// Waits for every queued write and hands the outputs back, or the first error.
-    pub(super) fn finish(self) -> Result<Outputs, RunError> {
+    /// Waits for every queued write and hands the outputs back with the first error of the
+    /// thread, if any (the outputs stay usable: the run's closing writes still need them).
+    pub(super) fn finish(self) -> Result<(Outputs, Result<(), RunError>), RunError> {
         drop(self.tx);
-        let (out, result) = self
+        Ok(self
             .handle
             .join()
             .map_err(|_| crate::io::IoError::InvalidInput {
                 path: self.dir,
                 message: "the output writer thread panicked".into(),
-            })?;
-        result.map(|_| out)
+            })?)
     }
 }
 
@@ -228,10 +231,22 @@ impl Sink {
         }
     }
 
-    /// Every queued write done; the outputs back (the first error of the thread, if any).
-    pub(super) fn finish(self) -> Result<Outputs, RunError> {
+    /// The statistics rows so far written (inline) or queued to be written next (thread).
+    pub(super) fn flush_stats(&mut self) -> Result<(), RunError> {
         match self {
-            Sink::Inline(out) => Ok(*out),
+            Sink::Inline(out) => Ok(out.stats.flush()?),
+            Sink::Background(b) => {
+                let _ = b.tx.send(Job::FlushStats);
+                Ok(())
+            }
+        }
+    }
+
+    /// Every queued write done; the outputs back with the first error of the thread, if any
+    /// (`Err` only when the thread is gone).
+    pub(super) fn finish(self) -> Result<(Outputs, Result<(), RunError>), RunError> {
+        match self {
+            Sink::Inline(out) => Ok((*out, Ok(()))),
             Sink::Background(b) => b.finish(),
         }
     }

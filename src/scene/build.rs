@@ -299,6 +299,60 @@ fn vel(v: &O<[f64; 3]>) -> [f64; 3] {
     v.as_ref().map_or([0.0; 3], |v| *v.get_ref())
 }
 
+/// Whether the GPU can hold a body of this mass and inertia: it stores the mass, the inertia
+/// and their inverses as `f32`, each of which must be a normal number (a grain far below a
+/// micrometre, or of a near-zero density, gives an infinite inverse).
+fn mass_fits_gpu(mass: f64, inertia: [f64; 3]) -> bool {
+    std::iter::once(mass)
+        .chain(inertia)
+        .all(|x| x > 0.0 && super::num::fits_f32(x) && super::num::fits_f32(1.0 / x))
+}
+
+/// Water's density: a body whose shape fits the GPU at it but not at its own material's
+/// density has that density to blame.
+const REFERENCE_DENSITY: f64 = 1000.0;
+
+/// The refusal of a body or grain whose mass or inertia the GPU cannot hold, at the field to
+/// blame: its material's `density` when the same shape at [`REFERENCE_DENSITY`] would fit,
+/// else its size (`size`: span and path of the size field).
+fn mass_refusal(
+    cx: &Cx<'_>,
+    density: Option<&S<f64>>,
+    material: usize,
+    shape: &BodyShape,
+    (mass, inertia): (f64, [f64; 3]),
+    (span, field): (Range<usize>, String),
+) -> SceneError {
+    let why = format!(
+        "the GPU holds mass, inertia and their inverses as f32, which needs each within \
+         {:e}..{:e}",
+        f32::MIN_POSITIVE,
+        f32::MAX
+    );
+    let (m, i) = (Num(mass), Num(inertia.into_iter().fold(0.0, f64::max)));
+    if let Some(density) = density {
+        if mass_fits_gpu_pair(shape.mass_properties(REFERENCE_DENSITY)) {
+            return cx.err(
+                Some(density.span()),
+                format!("material[{material}].density"),
+                format!(
+                    "density = {} kg/m³ gives a body mass {m} kg and inertia {i} kg·m²: {why}",
+                    Num(*density.get_ref())
+                ),
+            );
+        }
+    }
+    cx.err(
+        Some(span),
+        field,
+        format!("mass {m} kg and inertia {i} kg·m² ({shape:?}): {why}"),
+    )
+}
+
+fn mass_fits_gpu_pair((mass, inertia): (f64, [f64; 3])) -> bool {
+    mass_fits_gpu(mass, inertia)
+}
+
 fn sphere_mass(density: f64, r: f64) -> (f64, [f64; 3]) {
     let m = density * 4.0 / 3.0 * PI * r * r * r;
     let i = 0.4 * m * r * r;
@@ -309,6 +363,8 @@ fn sphere_mass(density: f64, r: f64) -> (f64, [f64; 3]) {
 struct Origin {
     label: String,
     span: Range<usize>,
+    /// The `velocity` field that set the body's initial velocity (path, span), if any.
+    velocity: Option<(String, Range<usize>)>,
 }
 
 pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
@@ -357,7 +413,14 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         &materials,
     )?;
     let dt_field = &sim_raw.get_ref().dt;
-    first_step_check(&cx, dt_field, sim.gravity, &bodies)?;
+    let gravity_field = sim_raw.get_ref().gravity.as_ref().map(|g| g.span());
+    first_step_check(
+        &cx,
+        dt_field,
+        (sim.gravity, gravity_field),
+        &bodies,
+        &origins,
+    )?;
     omega_warning(&mut cx, &raw, &solver);
     step_warnings(&mut cx, dt_field, sim.gravity, r_min, &bodies, &origins);
     container_warnings(&mut cx, &boundaries, &bodies, &origins);
@@ -412,6 +475,14 @@ fn parse(cx: &Cx<'_>, text: &str) -> R<RawScene> {
     toml::from_str(text).map_err(|e| cx.toml_err(&e, Some(&index), false))
 }
 
+/// Most steps a `duration` may ask for: 2^53, past which `f64` no longer counts every step.
+const MAX_DURATION_STEPS: f64 = 9_007_199_254_740_992.0;
+
+/// Most solver sweeps per step and cone problem: the solver keeps a 16-byte record of every
+/// sweep of each of up to 64 cone problems (`[solver] max_outer`) in one GPU storage
+/// binding, which every adapter allows up to 128 MiB: 100 000 × 64 × 16 B ≈ 98 MiB.
+const MAX_ITERATIONS: i64 = 100_000;
+
 /// `[simulation]`: the settings and the scene's name.
 fn simulation(cx: &Cx<'_>, sim: &S<RawSimulation>, file: &Path) -> R<(SimSettings, String)> {
     let sim_span = sim.span();
@@ -434,8 +505,24 @@ fn simulation(cx: &Cx<'_>, sim: &S<RawSimulation>, file: &Path) -> R<(SimSetting
         }
         (Some(s), None) => cx.int_range(s, "simulation.steps", 1, i64::MAX)?,
         (None, Some(d)) => {
+            let span = d.span();
             let d = cx.positive(d, "simulation.duration")?;
-            ((d / dt - 1e-9).ceil() as u64).max(1)
+            let steps = (d / dt - 1e-9).ceil();
+            if steps > MAX_DURATION_STEPS {
+                return Err(cx.err(
+                    Some(span),
+                    "simulation.duration",
+                    format!(
+                        "{} s at dt = {} s is {} steps, more than {} (past 2^53 the step \
+                         count and the time t = step·dt lose whole steps)",
+                        Num(d),
+                        Num(dt),
+                        Num(steps),
+                        Num(MAX_DURATION_STEPS)
+                    ),
+                ));
+            }
+            (steps as u64).max(1)
         }
     };
     let gravity = sim
@@ -548,7 +635,7 @@ fn bodies_section(
     let mut bodies: Vec<BodyDesc> = Vec::new();
     let mut origins: Vec<Origin> = Vec::new();
     for (i, b) in raw.body.iter().enumerate() {
-        let (body, origin) = body(cx, b, i, materials, dt)?;
+        let (body, origin) = body(cx, b, i, (materials, &raw.material), dt)?;
         bodies.push(body);
         origins.push(origin);
     }
@@ -560,7 +647,7 @@ fn body(
     cx: &mut Cx<'_>,
     b: &S<RawBody>,
     i: usize,
-    materials: &[Material],
+    (materials, raw_materials): (&[Material], &[S<RawMaterial>]),
     dt: f64,
 ) -> R<(BodyDesc, Origin)> {
     let base = format!("body[{i}]");
@@ -594,6 +681,53 @@ fn body(
             "mass or inertia overflows (radius or density too large)",
         ));
     }
+    if motion == Motion::Dynamic && !mass_fits_gpu(mass, inertia) {
+        let explicit = [
+            ("mass", b.mass.as_ref().map(|v| v.span())),
+            ("inertia", b.inertia.as_ref().map(|v| v.span())),
+        ];
+        // Too heavy: the largest size is to blame; too light: the smallest.
+        let heavy = inertia.into_iter().fold(mass, f64::max) > 1.0;
+        let scalar = |v: &O<f64>| v.as_ref().map(|v| (v.span(), *v.get_ref()));
+        let extents = b.half_extents.as_ref().map(|v| {
+            let x = v.get_ref();
+            let pick = if heavy { f64::max } else { f64::min };
+            (v.span(), x.iter().copied().fold(x[0], pick))
+        });
+        let mut scalars: Vec<(&str, (Range<usize>, f64))> = [
+            ("radius", scalar(&b.radius)),
+            ("half_extents", extents),
+            ("half_length", scalar(&b.half_length)),
+            ("height", scalar(&b.height)),
+        ]
+        .into_iter()
+        .filter_map(|(name, v)| Some((name, v?)))
+        .collect();
+        scalars.sort_by(|a, b| a.1 .1.total_cmp(&b.1 .1));
+        let blamed_size = if heavy {
+            scalars.last()
+        } else {
+            scalars.first()
+        };
+        let lists = [
+            ("spheres", b.spheres.as_ref().map(|v| v.span())),
+            ("points", b.points.as_ref().map(|v| v.span())),
+        ];
+        let size = explicit
+            .into_iter()
+            .find_map(|(name, at)| Some((at?, name)))
+            .or_else(|| blamed_size.map(|(name, (at, _))| (at.clone(), *name)))
+            .or_else(|| lists.into_iter().find_map(|(name, at)| Some((at?, name))));
+        let size = match size {
+            Some((at, name)) => (at, format!("{base}.{name}")),
+            None => (span, base.clone()),
+        };
+        // An explicit mass or inertia is used as given: the density plays no part.
+        let explicit = b.mass.is_some() || b.inertia.is_some();
+        let density = Some(&raw_materials[material].get_ref().density).filter(|_| !explicit);
+        let mp = (mass, inertia);
+        return Err(mass_refusal(cx, density, material, &shape, mp, size));
+    }
     let label = match &b.name {
         Some(n) => format!("{base} (\"{}\")", n.get_ref()),
         None => base.clone(),
@@ -601,6 +735,10 @@ fn body(
     let origin = Origin {
         label,
         span: b.position.span(),
+        velocity: b
+            .velocity
+            .as_ref()
+            .map(|v| (format!("{base}.velocity"), v.span())),
     };
     let schedule = schedule(
         cx,
@@ -1050,9 +1188,25 @@ fn generators_section(
                     sphere_mass(density, r),
                 ),
             };
+            if !mass_fits_gpu(mass, inertia) {
+                // A template whose sphere of the same radius would fit is too thin in some
+                // direction: its own size fields are at fault, not the drawn radius.
+                let sphere_fits = mass_fits_gpu_pair(sphere_mass(REFERENCE_DENSITY, r));
+                let size = match &g.template {
+                    Some(t) if sphere_fits => (t.span(), format!("{base}.template")),
+                    _ => (g.radius.span(), format!("{base}.radius")),
+                };
+                let density = Some(&raw.material[material].get_ref().density);
+                let mp = (mass, inertia);
+                return Err(mass_refusal(cx, density, material, &shape, mp, size));
+            }
             origins.push(Origin {
                 label: format!("{base} grain #{k}"),
                 span: span.clone(),
+                velocity: g
+                    .velocity
+                    .as_ref()
+                    .map(|v| (format!("{base}.velocity"), v.span())),
             });
             bodies.push(BodyDesc {
                 shape,
@@ -1112,7 +1266,7 @@ struct GenCx<'a> {
 
 /// A `lattice` generator: the placed centres and radii.
 fn lattice(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3], f64)>> {
-    let (g, base, span, region) = (gx.g, gx.base, gx.span, gx.region);
+    let (g, base, region) = (gx.g, gx.base, gx.region);
     let kind = g.kind.get_ref().as_str();
     let fields = present!(g; spacing, jitter, max_count, count, volume_fraction, max_attempts);
     cx.only(
@@ -1157,9 +1311,9 @@ fn lattice(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3], f6
         .product();
     if sites > MAX_GENERATED as f64 && max_count.is_none() {
         return Err(cx.err(
-            Some(span.clone()),
-            base,
-            format!("lattice would have more than {MAX_GENERATED} sites; set `max_count` or enlarge `spacing`"),
+            Some(g.region.span()),
+            format!("{base}.region"),
+            format!("the lattice would have more than {MAX_GENERATED} sites in this region; set `max_count` or enlarge `spacing`"),
         ));
     }
     let out = generate::lattice(region, r, spacing, jitter, max_count, gx.seed, gx.obstacles);
@@ -1168,8 +1322,11 @@ fn lattice(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3], f6
             Some(g.region.span()),
             format!("{base}.region"),
             format!(
-                "the region holds no free lattice site for spheres of radius {}",
-                Num(r)
+                "the region holds no free lattice site for spheres of radius {} ({base}.radius, \
+                 line {}) with jitter = {}",
+                Num(r),
+                cx.line(&g.radius.span()),
+                Num(jitter)
             ),
         ));
     }
@@ -1236,8 +1393,9 @@ fn random_fill(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3]
             Some(g.region.span()),
             format!("{base}.region"),
             format!(
-                "the region is too small for spheres of radius {}",
-                Num(dist.max())
+                "the region is too small for spheres of radius {} ({base}.radius, line {})",
+                Num(dist.max()),
+                cx.line(&g.radius.span())
             ),
         ));
     }
@@ -1561,6 +1719,10 @@ fn plane_warnings(
     }
 }
 
+/// How much shorter than the scene's `dt` a time step would have to be before the speed or
+/// gravity that calls for it, not `dt`, is named as the cause.
+const OUT_OF_SCALE: f64 = 1e6;
+
 /// How far past the scene's size one step may carry a body before the step means nothing.
 const MAX_STEP_TRAVEL: f64 = 100.0;
 
@@ -1570,15 +1732,16 @@ const MAX_STEP_TRAVEL: f64 = 100.0;
 fn first_step_check(
     cx: &Cx<'_>,
     dt_field: &S<f64>,
-    gravity: [f64; 3],
+    (gravity, gravity_span): ([f64; 3], Option<Range<usize>>),
     bodies: &[BodyDesc],
+    origins: &[Origin],
 ) -> R<()> {
     let dt = *dt_field.get_ref();
     let g = DVec3::from_array(gravity).length();
-    let v = bodies
-        .iter()
-        .map(|b| DVec3::from_array(b.velocity).length())
-        .fold(0.0, f64::max);
+    let speed = |b: &BodyDesc| DVec3::from_array(b.velocity).length();
+    let fastest =
+        (0..bodies.len()).max_by(|&a, &b| speed(&bodies[a]).total_cmp(&speed(&bodies[b])));
+    let v = fastest.map_or(0.0, |k| speed(&bodies[k]));
     let (mut lo, mut hi) = (DVec3::INFINITY, DVec3::NEG_INFINITY);
     for b in bodies {
         let (c, r) = (DVec3::from_array(b.position), b.shape.bounding_radius());
@@ -1587,20 +1750,47 @@ fn first_step_check(
     }
     let reach = MAX_STEP_TRAVEL * (hi - lo).length();
     let travel = (g * dt + v) * dt;
-    if travel <= reach {
+    // A scene of no extent (bodies below the resolution of their positions) has no scale to
+    // measure dt against: the size fields' own checks speak for it.
+    if travel <= reach || reach <= 0.0 {
         return Ok(());
     }
     // Largest dt with g·dt² + v·dt ≤ reach (the root written without cancellation).
     let dt_max = 2.0 * reach / (v + (v * v + 4.0 * g * reach).sqrt());
+    let what = format!(
+        "it would move a body {travel:.3e} m in the first step of dt = {} s (|g|·dt² + v·dt), \
+         more than {MAX_STEP_TRAVEL} times the size of the scene ({:.3e} m)",
+        Num(dt),
+        reach / MAX_STEP_TRAVEL
+    );
+    // When only a time step [`OUT_OF_SCALE`] times shorter would do, the larger term is out
+    // of scale, not dt: the initial speed of the fastest body, or gravity.
+    let out_of_scale = dt_max < dt / OUT_OF_SCALE;
+    let by_speed = out_of_scale && v * dt >= g * dt * dt;
+    let by_gravity = out_of_scale && !by_speed;
+    let velocity = fastest
+        .and_then(|k| origins.get(k))
+        .and_then(|o| o.velocity.clone());
+    if let (true, Some((field, span))) = (by_speed, velocity) {
+        return Err(cx.err(
+            Some(span),
+            field,
+            format!("an initial speed of {} m/s is out of scale: {what}", Num(v)),
+        ));
+    }
+    if let (true, Some(span)) = (by_gravity, gravity_span) {
+        return Err(cx.err(
+            Some(span),
+            "simulation.gravity",
+            format!("|g| = {} m/s² is out of scale: {what}", Num(g)),
+        ));
+    }
     Err(cx.err(
         Some(dt_field.span()),
         "simulation.dt",
         format!(
-            "dt = {} s makes the first step meaningless: it would move a body {:.3e} m (|g|·dt² + v·dt), more than {MAX_STEP_TRAVEL} times the size of the scene ({:.3e} m); use dt ≤ {:.3e} s",
-            Num(dt),
-            travel,
-            reach / MAX_STEP_TRAVEL,
-            dt_max
+            "dt = {} s makes the first step meaningless: {what}; use dt ≤ {dt_max:.3e} s",
+            Num(dt)
         ),
     ))
 }
@@ -1650,7 +1840,7 @@ fn lugre_static_check(
                 fm.get_ref().mu_static.as_ref().map(|e| e.span()),
                 format!("{base}.model.mu_static"),
                 format!(
-                    "must be ≥ the material's friction μ_c = {} (the Stribeck curve falls from μ_s to μ_c), got {}",
+                    "must be ≥ the material's friction = {} (μ_c: the Stribeck curve falls from μ_s to μ_c), got {}",
                     Num(friction),
                     Num(*mu_static)
                 ),
@@ -2347,7 +2537,7 @@ fn schedule(
                     Some(e.t.span()),
                     format!("{ep}.t"),
                     format!(
-                        "must be at least one time step ({} s) after the previous entry (t = {})",
+                        "must be at least one time step (dt = {} s) after the previous entry (t = {})",
                         Num(dt),
                         Num(prev.t)
                     ),
@@ -2665,7 +2855,7 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
             &s.max_iterations,
             "solver.max_iterations",
             1,
-            u32::MAX as i64,
+            MAX_ITERATIONS,
             100,
         )? as u32,
         tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", 1e-5)?,

@@ -33,6 +33,11 @@ pub(crate) fn load_mesh(path: &Path, scale: f64) -> Result<MeshData, String> {
             path.display()
         ));
     }
+    let has_area = |t: &[u32; 3]| {
+        let [a, b, c] = t.map(|i| glam::DVec3::from_array(vertices[i as usize]));
+        (b - a).cross(c - a).length_squared() > 0.0
+    };
+    let in_range = |t: &&[u32; 3]| t.iter().all(|&i| (i as usize) < vertices.len());
     if let Some(t) = triangles
         .iter()
         .find(|t| t.iter().any(|&i| i as usize >= vertices.len()))
@@ -49,6 +54,15 @@ pub(crate) fn load_mesh(path: &Path, scale: f64) -> Result<MeshData, String> {
             path.display()
         ));
     }
+    // A mesh whose every triangle is a point or a segment has no surface to collide with.
+    if !triangles.iter().filter(in_range).any(has_area) {
+        return Err(format!(
+            "mesh file `{}`: none of its {} triangles has an area (every one is degenerate: \
+             repeated or collinear vertices)",
+            path.display(),
+            triangles.len()
+        ));
+    }
     for v in vertices.iter_mut() {
         for x in v.iter_mut() {
             *x *= scale;
@@ -57,7 +71,25 @@ pub(crate) fn load_mesh(path: &Path, scale: f64) -> Result<MeshData, String> {
     Ok((vertices, triangles))
 }
 
+/// A face of fewer than 3 vertices, which the OBJ parser would pass over silently: its line.
+fn short_obj_face(path: &Path) -> Result<Option<(usize, usize)>, String> {
+    let text = std::fs::read(path).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&text);
+    Ok(text.lines().enumerate().find_map(|(i, line)| {
+        let mut words = line.split('#').next().unwrap_or("").split_whitespace();
+        (words.next() == Some("f"))
+            .then(|| words.count())
+            .filter(|&n| n < 3)
+            .map(|n| (i + 1, n))
+    }))
+}
+
 fn load_obj(path: &Path) -> Result<MeshData, String> {
+    if let Some((line, n)) = short_obj_face(path)? {
+        return Err(format!(
+            "line {line}: a face needs at least 3 vertices (this one has {n})"
+        ));
+    }
     let opts = tobj::LoadOptions {
         triangulate: true,
         single_index: true,
@@ -84,7 +116,23 @@ fn load_obj(path: &Path) -> Result<MeshData, String> {
     Ok((vertices, triangles))
 }
 
+/// Bytes of a binary STL before its first triangle: an 80-byte header and a 4-byte count.
+const STL_HEADER_BYTES: u64 = 84;
+
 fn load_stl(path: &Path) -> Result<MeshData, String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len == 0 {
+        return Err("the file is empty (0 bytes)".into());
+    }
+    let mut start = [0u8; 5];
+    let ascii = std::io::Read::read_exact(&mut &file, &mut start).is_ok() && &start == b"solid";
+    if !ascii && len < STL_HEADER_BYTES {
+        return Err(format!(
+            "{len} bytes is too short for a binary STL (its header and triangle count alone \
+             take {STL_HEADER_BYTES}), and it does not start with `solid` (ASCII STL)"
+        ));
+    }
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::new(file);
     let mesh = stl_io::read_stl(&mut reader).map_err(|e| e.to_string())?;
