@@ -24,6 +24,7 @@ mod lemke;
 mod lemke_joints;
 mod measure;
 mod newuser;
+mod output;
 mod patch;
 mod patch_coupling;
 mod physics;
