@@ -465,7 +465,10 @@ pub fn measurement_axes(columns: &[String]) -> Vec<MeasurementAxis> {
             "" => quantity.clone(),
             u => format!("{quantity} [{u}]"),
         };
-        match axes.iter_mut().find(|a| a.label == label && !unit.is_empty()) {
+        match axes
+            .iter_mut()
+            .find(|a| a.label == label && !unit.is_empty())
+        {
             Some(a) => a.columns.push(c),
             None => axes.push(MeasurementAxis {
                 quantity,

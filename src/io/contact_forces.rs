@@ -100,7 +100,12 @@ pub fn read_contact_forces(path: &Path) -> Result<Vec<ContactForceRow>, IoError>
     let mut lines = text.lines().enumerate();
     match lines.next() {
         Some((_, h)) if h.trim() == CONTACT_FORCES_HEADER => {}
-        _ => return Err(bad(1, format!("expected the header {CONTACT_FORCES_HEADER}"))),
+        _ => {
+            return Err(bad(
+                1,
+                format!("expected the header {CONTACT_FORCES_HEADER}"),
+            ))
+        }
     }
     let mut rows = Vec::new();
     for (i, line) in lines.filter(|(_, l)| !l.trim().is_empty()) {
@@ -108,9 +113,16 @@ pub fn read_contact_forces(path: &Path) -> Result<Vec<ContactForceRow>, IoError>
         if f.len() != 14 {
             return Err(bad(i + 1, format!("expected 14 fields, found {}", f.len())));
         }
-        let int = |k: usize| f[k].parse::<u32>().map_err(|e| bad(i + 1, format!("{}: {e}", f[k])));
-        let num = |k: usize| f[k].parse::<f64>().map_err(|e| bad(i + 1, format!("{}: {e}", f[k])));
-        let v3 = |k: usize| -> Result<[f64; 3], IoError> { Ok([num(k)?, num(k + 1)?, num(k + 2)?]) };
+        let int = |k: usize| {
+            f[k].parse::<u32>()
+                .map_err(|e| bad(i + 1, format!("{}: {e}", f[k])))
+        };
+        let num = |k: usize| {
+            f[k].parse::<f64>()
+                .map_err(|e| bad(i + 1, format!("{}: {e}", f[k])))
+        };
+        let v3 =
+            |k: usize| -> Result<[f64; 3], IoError> { Ok([num(k)?, num(k + 1)?, num(k + 2)?]) };
         rows.push(ContactForceRow {
             body_a: int(0)?,
             body_b: int(1)?,
@@ -145,11 +157,7 @@ pub fn grain_loads(
         force: vec![[0.0; 3]; n],
         stress: vec![[0.0; 9]; n],
     };
-    let grain = |body: u32| {
-        (body as usize)
-            .checked_sub(first_body)
-            .filter(|&g| g < n)
-    };
+    let grain = |body: u32| (body as usize).checked_sub(first_body).filter(|&g| g < n);
     for c in contacts {
         let on_b = c.force_on_b;
         let on_a = on_b.map(|x| -x);
