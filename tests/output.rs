@@ -131,17 +131,28 @@ fn a_resting_sphere_carries_its_weight_in_the_contact_csv() {
 
     let p = piece(&out.join("frames/particles_00000020.vtp"));
     let f: Vec<f32> = array(&p.data.point, "contact_force").cast_into().unwrap();
-    assert!((f[2] as f64 / weight - 1.0).abs() < 0.01, "contact_force {f:?}");
+    assert!(
+        (f[2] as f64 / weight - 1.0).abs() < 0.01,
+        "contact_force {f:?}"
+    );
     let s: Vec<f32> = array(&p.data.point, "stress").cast_into().unwrap();
     assert_eq!(s.len(), 9);
     let szz = -r * weight / volume;
-    assert!((s[8] as f64 / szz - 1.0).abs() < 0.01, "σ_zz {} vs {szz}", s[8]);
+    assert!(
+        (s[8] as f64 / szz - 1.0).abs() < 0.01,
+        "σ_zz {} vs {szz}",
+        s[8]
+    );
     let p0 = piece(&out.join("frames/particles_00000000.vtp"));
     let s0: Vec<f32> = array(&p0.data.point, "stress").cast_into().unwrap();
     assert_eq!(s0, vec![0.0; 9], "no step taken at frame 0");
 
     let pvd = std::fs::read_to_string(out.join("boundaries.pvd")).unwrap();
-    assert_eq!(pvd.matches("frames/boundaries_static.vtp").count(), 3, "{pvd}");
+    assert_eq!(
+        pvd.matches("frames/boundaries_static.vtp").count(),
+        3,
+        "{pvd}"
+    );
     assert!(!out.join("frames/boundaries_00000010.vtp").exists());
 
     let strict = tempfile::tempdir().unwrap();
@@ -151,7 +162,10 @@ fn a_resting_sphere_carries_its_weight_in_the_contact_csv() {
     assert!(rows.is_empty(), "{rows:?}");
     let p = piece(&out.join("frames/contacts_00000020.vtp"));
     let pts: Vec<f32> = p.points.cast_into().unwrap();
-    assert!(pts.is_empty(), "the threshold applies to the VTK contacts too");
+    assert!(
+        pts.is_empty(),
+        "the threshold applies to the VTK contacts too"
+    );
 }
 
 #[test]
@@ -168,10 +182,9 @@ fn a_contact_force_threshold_without_contact_output_is_refused() {
         err.contains("t.toml:") && err.contains("output.contact_force_min"),
         "{err}"
     );
-    let negative = text.replace("1.0\n", "-1.0\n").replace(
-        "[output]\n",
-        "[output]\ncontacts = true\n",
-    );
+    let negative = text
+        .replace("1.0\n", "-1.0\n")
+        .replace("[output]\n", "[output]\ncontacts = true\n");
     let err = bristlecone::scene::parse_str(&negative, Path::new("t.toml"))
         .unwrap_err()
         .to_string();
@@ -216,7 +229,11 @@ fn grain_stress_is_the_average_of_the_contact_dyads() {
     assert_eq!(loads.force[0], [-2.0, 3.0, 0.0]);
     // Grain 3 (centre (1, 0, 0.2)): 4 N up at r = (0, 0, −0.1): σ_zz = −0.4 / 2.
     assert_eq!(loads.force[1], [0.0, 0.0, 4.0]);
-    assert!((loads.stress[1][8] + 0.2).abs() < 1e-12, "{:?}", loads.stress[1]);
+    assert!(
+        (loads.stress[1][8] + 0.2).abs() < 1e-12,
+        "{:?}",
+        loads.stress[1]
+    );
 }
 
 fn columns(names: &[&str]) -> Vec<String> {
