@@ -218,13 +218,8 @@ fn grain_stress_is_the_average_of_the_contact_dyads() {
     expect[8] = -0.8 / 0.5;
     expect[0] = -0.2 / 0.5;
     expect[1] = 0.3 / 0.5;
-    for k in 0..9 {
-        assert!(
-            (loads.stress[0][k] - expect[k]).abs() < 1e-12,
-            "σ[{k}] = {} vs {}",
-            loads.stress[0][k],
-            expect[k]
-        );
+    for (k, (got, want)) in loads.stress[0].iter().zip(expect).enumerate() {
+        assert!((got - want).abs() < 1e-12, "σ[{k}] = {got} vs {want}");
     }
     assert_eq!(loads.force[0], [-2.0, 3.0, 0.0]);
     // Grain 3 (centre (1, 0, 0.2)): 4 N up at r = (0, 0, −0.1): σ_zz = −0.4 / 2.

@@ -164,13 +164,11 @@ pub fn grain_loads(
         for (body, f) in [(c.body_a, on_a), (c.body_b, on_b)] {
             let Some(g) = grain(body) else { continue };
             let r = [0, 1, 2].map(|k| c.point[k] - centres[g][k]);
-            for k in 0..3 {
-                loads.force[g][k] += f[k];
+            for (sum, fk) in loads.force[g].iter_mut().zip(f) {
+                *sum += fk;
             }
-            for a in 0..3 {
-                for b in 0..3 {
-                    loads.stress[g][3 * a + b] += r[a] * f[b];
-                }
+            for (k, sum) in loads.stress[g].iter_mut().enumerate() {
+                *sum += r[k / 3] * f[k % 3];
             }
         }
     }

@@ -55,6 +55,9 @@ pub(super) fn rows(contacts: &[ContactRecord], forces: &[ContactForce]) -> Vec<C
         .collect()
 }
 
+/// Per grain: net contact force (N) and average stress (Pa, row-major 3×3).
+type GrainArrays = (Vec<[f32; 3]>, Vec<[f32; 9]>);
+
 /// The grains' `contact_force` (N) and `stress` (Pa) point arrays of this frame, from the
 /// contacts of the step just taken (every contact, whatever the threshold); zero at step 0,
 /// before any step, so every frame has the same arrays.
@@ -63,7 +66,7 @@ pub(super) fn grain_arrays(
     s: &BodyState,
     first_grain: usize,
     volumes: &[f64],
-) -> Result<(Vec<[f32; 3]>, Vec<[f32; 9]>), RunError> {
+) -> Result<GrainArrays, RunError> {
     let n = volumes.len();
     if sim.step_index() == 0 {
         return Ok((vec![[0.0; 3]; n], vec![[0.0; 9]; n]));
