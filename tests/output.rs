@@ -281,3 +281,50 @@ fn tick_labels_stay_distinct_on_a_narrow_range() {
     let around_zero = TickFormat::for_range(-1.0, 1.0);
     assert_eq!(around_zero.label(-1e-17), "0.0");
 }
+
+/// Solid boundaries are closed, consistently oriented surfaces (every directed edge appears
+/// once and its reverse once); an open-top container lacks exactly its lid's edges.
+#[test]
+fn solid_boundary_surfaces_are_closed_and_containers_open_at_the_top() {
+    use bristlecone::io::boundaries::local_surface;
+    use bristlecone::scene::BoundaryShape;
+    use std::collections::HashMap;
+    let unmatched = |shape: BoundaryShape| {
+        let s = local_surface(&shape);
+        let mut edges: HashMap<(u32, u32), i32> = HashMap::new();
+        for p in &s.polygons {
+            for k in 0..p.len() {
+                let (a, b) = (p[k], p[(k + 1) % p.len()]);
+                *edges.entry((a, b)).or_default() += 1;
+            }
+        }
+        let repeated = edges.values().filter(|&&n| n != 1).count();
+        assert_eq!(repeated, 0, "{shape:?}: an edge twice in one direction");
+        edges
+            .keys()
+            .filter(|&&(a, b)| !edges.contains_key(&(b, a)))
+            .count()
+    };
+    let h = [0.1, 0.2, 0.3];
+    assert_eq!(unmatched(BoundaryShape::SolidBox { half_extents: h }), 0);
+    let (radius, height) = (0.05, 0.2);
+    assert_eq!(
+        unmatched(BoundaryShape::SolidCylinder { radius, height }),
+        0
+    );
+    let open_box = BoundaryShape::BoxContainer {
+        half_extents: h,
+        open_top: true,
+    };
+    assert_eq!(unmatched(open_box), 4, "the rim of the missing lid");
+    let open_cylinder = BoundaryShape::CylinderContainer {
+        radius,
+        height,
+        open_top: true,
+    };
+    let rim = unmatched(open_cylinder.clone());
+    assert!(rim > 0, "an open cylinder has a free rim");
+    let s = local_surface(&open_cylinder);
+    let top = s.vertices.iter().filter(|v| v[2] == height).count();
+    assert_eq!(rim, top, "the rim is the top ring");
+}
