@@ -9,7 +9,10 @@
 //! | `solver.png` | solver iterations (top) and final residual (bottom, log y) against time |
 //! | `contacts.png` | number of contacts against time |
 //! | `max_penetration.png` | largest penetration depth against time |
-//! | `measurement_NAME.png` | one line per column of `measurements/NAME.csv` against its first column (time) |
+//! | `measurement_NAME.png` | the columns of `measurements/NAME.csv` against its first column (time), one panel per quantity ([`measurement_axes`]) |
+//!
+//! Each y axis holds one quantity and its unit; tick labels have the decimals their axis
+//! range needs ([`TickFormat`]); a legend sits above the curves it names.
 //!
 //! Non-finite values (NaN, ±inf) are skipped point by point, and a series that is all zero
 //! (or has no finite point) is not drawn; a plot left with no series is not written at all.
@@ -103,8 +106,9 @@ pub fn plot_run(run_dir: &Path) -> Result<Vec<PathBuf>, PlotError> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if let Some(panel) = table_panel(&stem, &table) {
-                figures.push((format!("measurement_{stem}.png"), vec![panel]));
+            let panels = table_panels(&stem, &table);
+            if !panels.is_empty() {
+                figures.push((format!("measurement_{stem}.png"), panels));
             }
         }
     }
@@ -229,6 +233,7 @@ impl Panel {
         } else {
             self.y_range = padded(ys(), 0.05)?;
         }
+        self.y_range = self.legend_headroom(self.y_range);
         let xs = self
             .series
             .iter()
@@ -236,6 +241,32 @@ impl Panel {
         self.x_range = padded(xs, 0.0)?;
         let finite = |(a, b): (f64, f64)| a.is_finite() && b.is_finite() && b > a;
         (finite(self.x_range) && finite(self.y_range)).then_some(self)
+    }
+}
+
+/// Series a panel's legend lists at most; a panel with more (a surface profile's bins)
+/// has none, a panel with one needs none (its axis label names it).
+const MAX_LEGEND: usize = 8;
+
+/// Height of one legend line and of the plotting area (pixels, approximately) of a panel.
+const LEGEND_LINE_PX: f64 = 22.0;
+const PLOT_AREA_PX: f64 = 400.0;
+
+impl Panel {
+    /// `range` raised at the top so the legend (upper right) sits above every curve
+    /// instead of over them.
+    fn legend_headroom(&self, (lo, hi): (f64, f64)) -> (f64, f64) {
+        let n = self.series.len();
+        if !(2..=MAX_LEGEND).contains(&n) {
+            return (lo, hi);
+        }
+        let share = (LEGEND_LINE_PX * n as f64 + 16.0) / PLOT_AREA_PX;
+        if self.log {
+            let (a, b) = (lo.log10(), hi.log10());
+            (lo, 10f64.powf(a + (b - a) / (1.0 - share)))
+        } else {
+            (lo, lo + (hi - lo) / (1.0 - share))
+        }
     }
 }
 
@@ -277,13 +308,13 @@ fn stats_figures(rows: &[StatsRow]) -> Vec<(String, Vec<Panel>)> {
             vec![
                 Panel::new(
                     "Solver iterations per step",
-                    "iterations",
+                    "iterations [sweeps per step]",
                     YScale::Linear,
                     vec![series("iterations", &|r| r.iterations as f64)],
                 ),
                 Panel::new(
                     "Solver residual (RMS per contact row, m/s; lemke: the LCP's)",
-                    "residual",
+                    "residual [m/s]",
                     YScale::Log,
                     vec![series("residual", &|r| r.residual)],
                 ),
@@ -293,7 +324,7 @@ fn stats_figures(rows: &[StatsRow]) -> Vec<(String, Vec<Panel>)> {
             "contacts.png".into(),
             vec![Panel::new(
                 "Contacts",
-                "contacts",
+                "contacts [count]",
                 YScale::Linear,
                 vec![series("contacts", &|r| r.contacts as f64)],
             )],
@@ -376,27 +407,107 @@ fn read_table(path: &Path) -> Result<Table, PlotError> {
     Ok(Table { columns, rows })
 }
 
-fn table_panel(name: &str, t: &Table) -> Option<Panel> {
+/// The panels of a measurement CSV: one per quantity ([`measurement_axes`]), stacked.
+fn table_panels(name: &str, t: &Table) -> Vec<Panel> {
     if t.columns.len() < 2 || t.rows.is_empty() {
-        return None;
+        return Vec::new();
     }
-    let series: Vec<Series> = (1..t.columns.len())
-        .map(|c| Series {
-            label: t.columns[c].replace('_', " "),
-            points: t.rows.iter().map(|r| (r[0], r[c])).collect(),
-        })
-        .collect();
-    let y_label = if t.columns.len() == 2 {
-        t.columns[1].replace('_', " ")
-    } else {
-        "value".to_string()
+    let x_label = match t.columns[0].as_str() {
+        "time" => "time [s]".to_string(),
+        other => other.replace('_', " "),
     };
-    let mut p = Panel::new(&name.replace('_', " "), &y_label, YScale::Linear, series);
-    p.x_label = t.columns[0].replace('_', " ");
-    if p.x_label == "time" {
-        p.x_label = "time [s]".into();
+    let axes = measurement_axes(&t.columns);
+    let many = axes.len() > 1;
+    axes.into_iter()
+        .map(|axis| {
+            let series: Vec<Series> = axis
+                .columns
+                .iter()
+                .map(|&c| Series {
+                    label: t.columns[c].replace('_', " "),
+                    points: t.rows.iter().map(|r| (r[0], r[c])).collect(),
+                })
+                .collect();
+            let title = match many {
+                true => format!("{}: {}", name.replace('_', " "), axis.quantity),
+                false => name.replace('_', " "),
+            };
+            let mut p = Panel::new(&title, &axis.label, YScale::Linear, series);
+            p.x_label = x_label.clone();
+            p
+        })
+        .collect()
+}
+
+/// One y axis of a measurement plot: the quantity, its label with the unit
+/// (`"force [N]"`), and the CSV columns drawn on it (indices into the header).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasurementAxis {
+    pub quantity: String,
+    pub label: String,
+    pub columns: Vec<usize>,
+}
+
+/// Splits the value columns of a measurement CSV (the header, time first) into axes of one
+/// quantity each, with its unit: the columns of each `[[measure]]` kind (see the book's
+/// "Measurements and outputs") and of `joints.csv` are known by name; an unknown column gets
+/// an axis of its own, labelled with its name. Axes are in the order of their first column.
+pub fn measurement_axes(columns: &[String]) -> Vec<MeasurementAxis> {
+    let kinetic = columns.last().is_some_and(|c| c == "total");
+    let mut axes: Vec<MeasurementAxis> = Vec::new();
+    for (c, name) in columns.iter().enumerate().skip(1) {
+        let (quantity, unit) = if kinetic {
+            ("kinetic energy".to_string(), "J")
+        } else {
+            column_quantity(name)
+        };
+        let label = match unit {
+            "" => quantity.clone(),
+            u => format!("{quantity} [{u}]"),
+        };
+        match axes
+            .iter_mut()
+            .find(|a| a.label == label && !unit.is_empty())
+        {
+            Some(a) => a.columns.push(c),
+            None => axes.push(MeasurementAxis {
+                quantity,
+                label,
+                columns: vec![c],
+            }),
+        }
     }
-    Some(p)
+    axes
+}
+
+/// The quantity and unit of a measurement column (`""`: unknown, the name is the label).
+fn column_quantity(name: &str) -> (String, &'static str) {
+    // `joints.csv`: `j3_fx` is joint 3's force; its motor's unit depends on the joint
+    // (N for a slider, N·m for a hinge), so each motor has an axis of its own.
+    let (joint, field) = match name.split_once('_') {
+        Some((j, f)) if j.starts_with('j') && j[1..].parse::<u32>().is_ok() => (Some(j), f),
+        _ => (None, name),
+    };
+    let known = match field {
+        "net_mass" | "mass_positive" | "mass_negative" => Some(("mass", "kg")),
+        "rate" => Some(("mass flow rate", "kg/s")),
+        "height" => Some(("bed height", "m")),
+        "z" => Some(("coordination number", "contacts per grain")),
+        "contacts" => Some(("contacts", "count")),
+        "fx" | "fy" | "fz" => Some(("force", "N")),
+        "tx" | "ty" | "tz" => Some(("torque", "N·m")),
+        "angle" => Some(("angle of repose", "°")),
+        "slope" => Some(("flank slope", "m/m")),
+        "apex" => Some(("apex height", "m")),
+        "bins" => Some(("bins fitted", "count")),
+        f if f.starts_with("x=") || f.starts_with("y=") => Some(("surface height", "m")),
+        _ => None,
+    };
+    match (joint, field, known) {
+        (Some(j), "motor", _) => (format!("{j} motor force or torque"), "N or N·m"),
+        (_, _, Some((q, u))) => (q.to_string(), u),
+        _ => (name.replace('_', " "), ""),
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -444,11 +555,14 @@ fn draw_panel<DB: DrawingBackend>(
         .y_label_area_size(90);
     let (x0, x1) = p.x_range;
     let (y0, y1) = p.y_range;
+    let x_ticks = TickFormat::for_range(x0, x1);
+    let y_ticks = TickFormat::for_range(y0, y1);
     if p.log {
         let mut c = b.build_cartesian_2d(x0..x1, (y0..y1).log_scale())?;
         c.configure_mesh()
+            .x_labels(MAX_TICKS)
             .y_label_formatter(&|v| format!("{v:.0e}"))
-            .x_label_formatter(&|v| fmt_tick(*v))
+            .x_label_formatter(&|v| x_ticks.label(*v))
             .x_desc(&p.x_label)
             .y_desc(&p.y_label)
             .label_style((FONT, 16))
@@ -458,8 +572,10 @@ fn draw_panel<DB: DrawingBackend>(
     } else {
         let mut c = b.build_cartesian_2d(x0..x1, y0..y1)?;
         c.configure_mesh()
-            .y_label_formatter(&|v| fmt_tick(*v))
-            .x_label_formatter(&|v| fmt_tick(*v))
+            .x_labels(MAX_TICKS)
+            .y_labels(MAX_TICKS)
+            .y_label_formatter(&|v| y_ticks.label(*v))
+            .x_label_formatter(&|v| x_ticks.label(*v))
             .x_desc(&p.x_label)
             .y_desc(&p.y_label)
             .label_style((FONT, 16))
@@ -495,6 +611,9 @@ where
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         }
     }
+    if !(2..=MAX_LEGEND).contains(&p.series.len()) {
+        return Ok(());
+    }
     c.configure_series_labels()
         .position(SeriesLabelPosition::UpperRight)
         .label_font((FONT, 16))
@@ -503,17 +622,56 @@ where
         .draw()
 }
 
-/// Compact tick labels: plain decimals for moderate magnitudes, scientific otherwise.
-fn fmt_tick(v: f64) -> String {
-    let a = v.abs();
-    if a == 0.0 {
-        "0".into()
-    } else if (1e-3..1e5).contains(&a) {
-        let s = format!("{v:.4}");
-        let s = s.trim_end_matches('0').trim_end_matches('.');
-        s.to_string()
-    } else {
-        format!("{v:.2e}")
+/// Most tick labels per axis: the tick format's resolution is chosen for this many.
+const MAX_TICKS: usize = 10;
+
+/// The tick labels of one axis: decimals (or scientific mantissa digits) chosen from the
+/// axis range, so that ticks one tick spacing apart always read differently (a range of
+/// 0.00110 to 0.00112 reads 0.001100, 0.001102, …, never "0.0011" five times).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TickFormat {
+    decimals: usize,
+    scientific: bool,
+}
+
+impl TickFormat {
+    /// The format for an axis from `lo` to `hi` with at most [`MAX_TICKS`] labels: plain
+    /// decimals for magnitudes from 10⁻³ to 10⁵, scientific otherwise, with one digit at the
+    /// decade of the tick spacing (at least the range over `MAX_TICKS`).
+    pub fn for_range(lo: f64, hi: f64) -> Self {
+        let magnitude = lo.abs().max(hi.abs());
+        let scientific = magnitude != 0.0 && !(1e-3..1e5).contains(&magnitude);
+        let spacing = (hi - lo).abs() / MAX_TICKS as f64;
+        if !(spacing > 0.0 && spacing.is_finite() && magnitude.is_finite()) {
+            return TickFormat {
+                decimals: 3,
+                scientific,
+            };
+        }
+        let spacing_decade = spacing.log10().floor() as i64;
+        let digits = if scientific {
+            magnitude.log10().floor() as i64 - spacing_decade
+        } else {
+            -spacing_decade
+        };
+        TickFormat {
+            decimals: digits.clamp(0, 15) as usize,
+            scientific,
+        }
+    }
+
+    pub fn label(&self, v: f64) -> String {
+        let d = self.decimals;
+        let s = if self.scientific && v != 0.0 {
+            format!("{v:.d$e}")
+        } else {
+            format!("{v:.d$}")
+        };
+        // A tick a rounding error below zero reads 0, not -0.000.
+        match s.strip_prefix('-') {
+            Some(rest) if rest.chars().all(|c| matches!(c, '0' | '.')) => rest.to_string(),
+            _ => s,
+        }
     }
 }
 

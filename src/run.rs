@@ -11,7 +11,9 @@
 //!   of a fresh run) one row is appended to `measurements/NAME.csv`;
 //! * **contacts** (`[output] contacts = true`): at each output frame after step 0, the
 //!   contacts of the step just taken go to `frames/contacts_STEP.vtp`, indexed by
-//!   `contacts.pvd` (points, normals, gaps, forces = impulse/dt in world frame, body ids).
+//!   `contacts.pvd` (points, normals, gaps, forces = impulse/dt in world frame, body ids),
+//!   and to `frames/contacts_STEP.csv`; the grain frames then carry each grain's net
+//!   contact force and average stress (`run::frame_loads`).
 //! * **joints** (a scene with `[[joint]]` and VTK output): with every particle frame,
 //!   `frames/joints_STEP.vtp`, indexed by `joints.pvd`: per joint its two world anchors
 //!   joined by a line, the axes, and the reaction of the last step (zero at step 0).
@@ -28,6 +30,7 @@ use crate::setup;
 use crate::step::{Simulation, StepRecord};
 use writer::FrameSource;
 
+mod frame_loads;
 pub mod owner;
 mod writer;
 use std::path::{Path, PathBuf};
@@ -234,6 +237,10 @@ struct Outputs {
     capsules_pvd: Option<Collection>,
     /// Clump members, cylinder and hull surfaces (`clumps.pvd`, …), see `io::shapes`.
     shapes: Vec<Box<dyn crate::io::shapes::ShapeFrames>>,
+    /// With contact output: each grain's volume (m³), for its stress in the grain frames.
+    grain_volumes: Option<Vec<f64>>,
+    /// `[output] contact_force_min` (N).
+    contact_force_min: f64,
 }
 
 /// The scene's capsule bodies: (body index, radius, half length).
@@ -302,7 +309,11 @@ impl Outputs {
         let angular = xyz(&s.omega);
         let ids: Vec<u32> = (nb as u32..s.len() as u32).collect();
         let name = Self::frame_name(sim.step_index());
-        let frame = ParticleFrame {
+        let loads = match &self.grain_volumes {
+            Some(v) => Some(frame_loads::grain_arrays(sim, &s, nb, v)?),
+            None => None,
+        };
+        let mut frame = ParticleFrame {
             step: sim.step_index(),
             time: sim.time(),
             positions: &positions,
@@ -313,7 +324,13 @@ impl Outputs {
             scalars: Vec::new(),
             vectors: Vec::new(),
         };
-        io::write_particles(&self.dir.join(&name), &frame).map_err(|e| frame_error(e, sim))?;
+        let mut tensors = Vec::new();
+        if let Some((force, stress)) = &loads {
+            frame.vectors.push(("contact_force", force));
+            tensors.push(("stress", &stress[..]));
+        }
+        io::write_particles_with_tensors(&self.dir.join(&name), &frame, &tensors)
+            .map_err(|e| frame_error(e, sim))?;
         self.pvd.add(sim.time(), name)?;
         self.frames += 1;
         self.write_boxes(sim, &s)?;
@@ -441,6 +458,11 @@ impl Outputs {
         let s = sim.download_kinematics()?;
         let (contacts, impulses) = sim.read_contacts()?;
         let forces = contact_forces(&s, &contacts, &impulses, sim.dt());
+        // `[output] contact_force_min`: the weak contacts left out of both files.
+        let (contacts, forces) = frame_loads::strong(contacts, forces, self.contact_force_min);
+        let csv = self.dir.join(format!("frames/contacts_{step:08}.csv"));
+        io::contact_forces::write_contact_forces(&csv, &frame_loads::rows(&contacts, &forces))
+            .map_err(|e| frame_error(e, sim))?;
         let f3 = |v: [f64; 3]| v.map(|x| x as f32);
         let points: Vec<[f32; 3]> = forces.iter().map(|c| f3(c.point)).collect();
         let force: Vec<[f32; 3]> = forces.iter().map(|c| f3(c.force_on_b)).collect();
@@ -1159,6 +1181,8 @@ fn open_outputs(
             .transpose()?,
         capsules,
         shapes: crate::io::shapes::shape_frames(scene, nb, dir, at)?,
+        grain_volumes: scene.output.contacts.then(|| frame_loads::volumes(scene)),
+        contact_force_min: scene.output.contact_force_min,
     };
     if let Some(t) = at {
         // Measurements continue their files; the sample at the checkpoint's step is kept.

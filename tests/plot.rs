@@ -117,11 +117,13 @@ fn settling_stats() -> Vec<StatsRow> {
 fn plots_a_run_directory() {
     let dir = tempfile::tempdir().unwrap();
     write_stats(dir.path(), &settling_stats());
-    let mut flow = String::from("time,flow_rate,cumulative_mass\n");
+    // A mass_flow measurement: masses (kg) and a rate (kg/s) go on two panels.
+    let mut flow = String::from("time,net_mass,mass_positive,mass_negative,rate\n");
     for i in 0..=50 {
         let t = 0.02 * i as f64;
         let rate = 0.8 + 0.05 * (t * 20.0).sin();
-        flow.push_str(&format!("{t},{rate},{}\n", 0.8 * t));
+        let m = 0.8 * t;
+        flow.push_str(&format!("{t},{m},{m},0,{rate}\n"));
     }
     write_measurement(dir.path(), "hopper_flow.csv", &flow);
 
@@ -140,7 +142,8 @@ fn plots_a_run_directory() {
         assert_eq!(p.parent().unwrap(), dir.path().join("plots"));
         let img = decode_png(&std::fs::read(p).unwrap());
         assert_eq!(img.width, 1000, "{}", p.display());
-        let expected_h = if p.ends_with("solver.png") { 1120 } else { 560 };
+        let two_panels = p.ends_with("solver.png") || p.ends_with("measurement_hopper_flow.png");
+        let expected_h = if two_panels { 1120 } else { 560 };
         assert_eq!(img.height, expected_h, "{}", p.display());
         assert_eq!(img.pixel(0, 0), [255, 255, 255], "white background");
         assert!(

@@ -27,6 +27,7 @@ mod lemke_joints;
 mod limits;
 mod measure;
 mod newuser;
+mod output;
 mod patch;
 mod patch_coupling;
 mod physics;

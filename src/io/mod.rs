@@ -5,9 +5,11 @@
 //! version of a file or the new one, never a torn one.
 
 pub mod atomic;
+pub mod boundaries;
 pub mod capped;
 pub mod checkpoint;
 pub mod clumps;
+pub mod contact_forces;
 pub mod cylinders;
 mod error;
 pub mod hulls;
@@ -28,4 +30,4 @@ pub use vtk::{
     write_boxes, write_contacts, write_joints, write_particles, BoxFrame, ContactFrame, JointFrame,
     ParticleFrame,
 };
-pub use vtk::{write_capsules, CapsuleFrame};
+pub use vtk::{write_capsules, write_particles_with_tensors, CapsuleFrame};

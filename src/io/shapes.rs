@@ -1,5 +1,5 @@
-//! The per-shape frame writers beside `particles.pvd` (clump members, cylinder and hull
-//! surfaces), behind one interface so the run loop holds a list instead of a field each.
+//! The per-shape frame writers beside `particles.pvd` (boundaries, clump members, cylinder
+//! and hull surfaces), behind one interface so the run loop holds a list instead of a field each.
 
 use std::path::Path;
 
@@ -22,6 +22,7 @@ macro_rules! shape_frames {
     )*};
 }
 shape_frames!(
+    super::boundaries::BoundaryFrames,
     super::clumps::ClumpFrames,
     super::cylinders::CylinderFrames,
     super::hulls::HullFrames
@@ -36,6 +37,9 @@ pub fn shape_frames(
     resume_at: Option<f64>,
 ) -> Result<Vec<Box<dyn ShapeFrames>>, IoError> {
     let mut out: Vec<Box<dyn ShapeFrames>> = Vec::new();
+    if let Some(w) = super::boundaries::BoundaryFrames::new(scene, dir, resume_at)? {
+        out.push(Box::new(w));
+    }
     if let Some(w) = super::clumps::ClumpFrames::new(scene, first_body, dir, resume_at)? {
         out.push(Box::new(w));
     }

@@ -136,6 +136,16 @@ const PARTICLE_ARRAYS: [&str; 4] = ["radius", "velocity", "angular_velocity", "i
 /// (the active scalars, for ParaView's sphere glyphs), `velocity`, `angular_velocity`, `id`
 /// and the frame's extra arrays. Atomic; refuses mismatched lengths and NaN/inf.
 pub fn write_particles(path: &Path, frame: &ParticleFrame) -> Result<(), IoError> {
+    write_particles_with_tensors(path, frame, &[])
+}
+
+/// [`write_particles`] with extra per-particle 3×3 arrays (row-major, 9 components each;
+/// ParaView shows them as tensors), such as the grains' average stress.
+pub fn write_particles_with_tensors(
+    path: &Path,
+    frame: &ParticleFrame,
+    tensors: &[(&str, &[[f32; 9]])],
+) -> Result<(), IoError> {
     let n = frame.positions.len();
     check_len(path, "radius", n, frame.radii.len())?;
     check_len(path, "velocity", n, frame.velocities.len())?;
@@ -145,13 +155,18 @@ pub fn write_particles(path: &Path, frame: &ParticleFrame) -> Result<(), IoError
         .scalars
         .iter()
         .map(|(name, _)| *name)
-        .chain(frame.vectors.iter().map(|(name, _)| *name));
+        .chain(frame.vectors.iter().map(|(name, _)| *name))
+        .chain(tensors.iter().map(|(name, _)| *name));
     check_names(path, &PARTICLE_ARRAYS, extra_names)?;
     for (name, data) in &frame.scalars {
         check_len(path, name, n, data.len())?;
     }
     for (name, data) in &frame.vectors {
         check_len(path, name, n, data.len())?;
+    }
+    for (name, data) in tensors {
+        check_len(path, name, n, data.len())?;
+        check_finite(path, name, bytemuck::cast_slice::<[f32; 9], f32>(data))?;
     }
 
     check_finite3(path, "position", frame.positions)?;
@@ -176,6 +191,10 @@ pub fn write_particles(path: &Path, frame: &ParticleFrame) -> Result<(), IoError
     }
     for (name, data) in &frame.vectors {
         point.push(Attribute::generic(*name, 3).with_data(flatten(data)));
+    }
+    for (name, data) in tensors {
+        let flat = bytemuck::cast_slice::<[f32; 9], f32>(data).to_vec();
+        point.push(Attribute::generic(*name, 9).with_data(flat));
     }
     write_points(path, frame.positions, point)
 }

@@ -1467,6 +1467,7 @@ fn output_section(
         frame_interval: None,
         vtk: None,
         contacts: None,
+        contact_force_min: None,
         checkpoint_every: None,
         stats_every: None,
     };
@@ -1486,6 +1487,18 @@ fn output_section(
         }
         (None, None) => steps.div_ceil(50).max(1),
     };
+    let contacts = o.contacts.as_ref().is_some_and(|v| *v.get_ref());
+    let contact_force_min = match &o.contact_force_min {
+        Some(m) if !contacts => {
+            return Err(cx.err(
+                Some(m.span()),
+                "output.contact_force_min",
+                "applies to the contact files: set `contacts = true` too",
+            ))
+        }
+        Some(m) => cx.non_negative(m, "output.contact_force_min")?,
+        None => 0.0,
+    };
     Ok(OutputSettings {
         dir: o.dir.as_ref().map_or_else(
             || PathBuf::from("out").join(name),
@@ -1493,7 +1506,8 @@ fn output_section(
         ),
         frame_every,
         vtk: o.vtk.as_ref().is_none_or(|v| *v.get_ref()),
-        contacts: o.contacts.as_ref().is_some_and(|v| *v.get_ref()),
+        contacts,
+        contact_force_min,
         checkpoint_every: cx.opt_int(
             &o.checkpoint_every,
             "output.checkpoint_every",

@@ -559,6 +559,9 @@ pub struct OutputSettings {
     pub vtk: bool,
     /// Default false.
     pub contacts: bool,
+    /// Contacts whose force is below this (N) are left out of the contact files; default 0
+    /// (every contact). Only with `contacts`.
+    pub contact_force_min: f64,
     /// Steps between checkpoints, 0 = only at the end (default).
     pub checkpoint_every: u64,
     /// Default 1.

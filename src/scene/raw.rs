@@ -263,6 +263,7 @@ pub(crate) struct RawOutput {
     pub frame_interval: O<f64>,
     pub vtk: O<bool>,
     pub contacts: O<bool>,
+    pub contact_force_min: O<f64>,
     pub checkpoint_every: O<i64>,
     pub stats_every: O<i64>,
 }
