@@ -280,6 +280,12 @@ impl GpuContext {
         })
     }
 
+    /// Kernels compiled on this device so far: each distinct source text and set of
+    /// constants once, however many stages, simulations or threads asked for it.
+    pub fn kernels_compiled(&self) -> usize {
+        self.kernels.len()
+    }
+
     /// One line: adapter name, backend, device type.
     pub fn describe(&self) -> String {
         format!(

@@ -425,7 +425,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     step_warnings(&mut cx, dt_field, sim.gravity, r_min, &bodies, &origins);
     container_warnings(&mut cx, &boundaries, &bodies, &origins);
     plane_warnings(&mut cx, &boundaries, &bodies, &origins);
-    precision_check(&mut cx, &bodies, &origins, &boundaries, r_min)?;
+    precision_check(&mut cx, &raw, &bodies, &origins, &boundaries, r_min)?;
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries)?;
     Ok(Scene {
@@ -1136,8 +1136,32 @@ fn generators_section(
         let kind = g.kind.get_ref().as_str();
         let region = region(cx, &g.region, &format!("{base}.region"))?;
         let dist = radius_dist(cx, &g.radius, &format!("{base}.radius"))?;
+        // A radius whose grains' mass or inertia f32 cannot hold is the radius's fault, and
+        // is refused before the region is judged against it.
+        if let Some(r) = [dist.min(), dist.max()]
+            .into_iter()
+            .find(|&r| !mass_fits_gpu_pair(sphere_mass(REFERENCE_DENSITY, r)))
+        {
+            let (m, i) = sphere_mass(REFERENCE_DENSITY, r);
+            return Err(cx.err(
+                Some(g.radius.span()),
+                format!("{base}.radius"),
+                format!(
+                    "grains of radius {} m have a mass ({m:.3e} kg at {REFERENCE_DENSITY} \
+                     kg/m³) or moment of inertia ({:.3e} kg·m²) that the GPU's 32-bit floats \
+                     cannot hold",
+                    Num(r),
+                    i[0]
+                ),
+            ));
+        }
         if let Some(m) = super::precision::check_region(&region, &dist) {
-            return Err(cx.err(Some(g.region.span()), format!("{base}.region"), m));
+            let radius_line = cx.line(&g.radius.span());
+            return Err(cx.err(
+                Some(g.region.span()),
+                format!("{base}.region"),
+                format!("{m} (radius on line {radius_line})"),
+            ));
         }
         let material = cx.material(&g.material, &span, &base, materials)?;
         let seed = cx.opt_int(&g.seed, &format!("{base}.seed"), 0, i64::MAX, 0)?;
@@ -1573,6 +1597,7 @@ fn omega_warning(cx: &mut Cx<'_>, raw: &RawScene, solver: &SolverSettings) {
 /// when hopeless, an error at the body or boundary that reaches farthest.
 fn precision_check(
     cx: &mut Cx<'_>,
+    raw: &RawScene,
     bodies: &[BodyDesc],
     origins: &[Origin],
     boundaries: &[Boundary],
@@ -1584,13 +1609,27 @@ fn precision_check(
     };
     let (span, field) = match f.at {
         Reach::Body(k) => (Some(origins[k].span.clone()), origins[k].label.clone()),
-        Reach::Boundary(i) => (None, format!("boundary[{i}].position")),
+        Reach::Boundary(i) => boundary_position_span(raw, i),
     };
     match f.severity {
         Severity::Warn => cx.warn(span, &field, f.message),
         Severity::Refuse => return Err(cx.err(span, field, f.message)),
     }
     Ok(())
+}
+
+/// Where boundary `i` is placed in the file: its `position` (or a plane's `point`), else the
+/// table itself, with the field's name.
+fn boundary_position_span(raw: &RawScene, i: usize) -> (Option<Range<usize>>, String) {
+    let Some(b) = raw.boundary.get(i) else {
+        return (None, format!("boundary[{i}].position"));
+    };
+    let r = b.get_ref();
+    match (&r.position, &r.point) {
+        (Some(p), _) => (Some(p.span()), format!("boundary[{i}].position")),
+        (None, Some(p)) => (Some(p.span()), format!("boundary[{i}].point")),
+        (None, None) => (Some(b.span()), format!("boundary[{i}]")),
+    }
 }
 
 /// The time-step warnings: vs. the smallest body's size under gravity, vs. the fastest body.

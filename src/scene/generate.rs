@@ -295,6 +295,13 @@ pub(crate) enum RadiusDist {
 }
 
 impl RadiusDist {
+    pub fn min(&self) -> f64 {
+        match *self {
+            RadiusDist::Constant(r) => r,
+            RadiusDist::Uniform { min, .. } => min,
+        }
+    }
+
     pub fn max(&self) -> f64 {
         match *self {
             RadiusDist::Constant(r) => r,

@@ -145,12 +145,11 @@ fn centre_of(bodies: &[BodyDesc]) -> [f64; 3] {
 
 /// A generator's region where grains of `radius` cannot be placed meaningfully: the f32
 /// spacing at the region's farthest corner exceeds [`REFUSE_FRACTION`] of the smallest
-/// radius the generator draws. Returns the message.
+/// radius the generator draws. Returns the message: move the origin when the region lies
+/// away from it, and (or) use a smaller region or larger grains when even a region centred
+/// on the origin would be too coarse.
 pub(crate) fn check_region(region: &Region, radius: &RadiusDist) -> Option<String> {
-    let r_min = match *radius {
-        RadiusDist::Constant(r) => r,
-        RadiusDist::Uniform { min, .. } => min,
-    };
+    let r_min = radius.min();
     let (lo, hi) = region.aabb();
     let reach = max_abs(lo).max(max_abs(hi));
     let spacing = f32_spacing(reach);
@@ -158,14 +157,33 @@ pub(crate) fn check_region(region: &Region, radius: &RadiusDist) -> Option<Strin
         return None;
     }
     let centre = [0, 1, 2].map(|i| 0.5 * (lo[i] + hi[i]));
-    Some(format!(
+    let half_extent = max_abs([0, 1, 2].map(|i| 0.5 * (hi[i] - lo[i])));
+    let centred = f32_spacing(half_extent);
+    let too_large = (centred > REFUSE_FRACTION * r_min).then(|| {
+        format!(
+            "the region (half size {} m) is too large for grains of radius {} m: even centred \
+             on the origin, f32 positions across it are {centred:.3e} m apart, more than \
+             {REFUSE_FRACTION} of the radius; use a smaller region or larger grains",
+            short(half_extent),
+            short(r_min)
+        )
+    });
+    let far_from_origin = max_abs(centre) > half_extent;
+    if let (Some(large), false) = (&too_large, far_from_origin) {
+        return Some(large.clone());
+    }
+    let far = format!(
         "the region reaches {} m, where f32 positions are {spacing:.3e} m apart, more than \
          {REFUSE_FRACTION} of the smallest radius {} m: move the origin into the scene \
          (subtract about {} from every position, region and boundary position)",
         short(reach),
         short(r_min),
         point(centre)
-    ))
+    );
+    Some(match too_large {
+        Some(large) => format!("{far}; {large}"),
+        None => far,
+    })
 }
 
 #[cfg(test)]
@@ -200,5 +218,22 @@ mod tests {
         assert_eq!(check_region(&near, &r), None);
         let m = check_region(&far, &r).expect("refused");
         assert!(m.contains("move the origin"), "{m}");
+        // Grains of 1 µm: in [0, 1]³ centring the region is enough; in [−1, 1]³, already
+        // centred, only a smaller region or larger grains help.
+        let small = RadiusDist::Constant(1e-6);
+        let m = check_region(&near, &small).expect("refused");
+        assert!(
+            m.contains("move the origin") && !m.contains("too large"),
+            "{m}"
+        );
+        let centred = Region::Box {
+            min: [-1.0; 3],
+            max: [1.0; 3],
+        };
+        let m = check_region(&centred, &small).expect("refused");
+        assert!(
+            m.contains("too large for grains") && !m.contains("move the origin"),
+            "{m}"
+        );
     }
 }
