@@ -20,6 +20,18 @@ pub const SHAPE_SOLID_CYLINDER: u32 = 5;
 pub const SHAPE_MESH: u32 = 6;
 /// A box grain: half extents in the collide shape table at the body's shape index.
 pub const SHAPE_BOX: u32 = 7;
+/// A box's six faces as corner indices, corner v at (±h_x, ±h_y, ±h_z) with bit 0, 1, 2 of v
+/// set for +x, +y, +z; each face counter-clockwise seen from outside, the +z face last (an
+/// open container leaves it out). The surfaces written for ParaView and drawn by `render`
+/// share it.
+pub const BOX_CORNER_FACES: [[u8; 4]; 6] = [
+    [0, 4, 6, 2],
+    [1, 3, 7, 5],
+    [0, 1, 5, 4],
+    [2, 6, 7, 3],
+    [0, 2, 3, 1],
+    [4, 5, 7, 6],
+];
 /// A capsule grain (axis = body z): radius and half length in the collide shape table.
 pub const SHAPE_CAPSULE: u32 = 9;
 /// A clump grain (rigid aggregate of spheres): members in the collide shape table at the

@@ -201,20 +201,14 @@ fn box_surface(h: [f64; 3], top: bool) -> LocalSurface {
             [s(0) * h[0], s(1) * h[1], s(2) * h[2]]
         })
         .collect();
-    // Faces by vertex bits (x = 1, y = 2, z = 4), counter-clockwise seen from outside;
-    // the last is +z.
-    const FACES: [[u32; 4]; 6] = [
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-    ];
-    let faces = if top { &FACES[..] } else { &FACES[..5] };
+    let faces = &crate::bodies::BOX_CORNER_FACES;
+    let faces = if top { &faces[..] } else { &faces[..5] };
     LocalSurface {
         vertices,
-        polygons: faces.iter().map(|f| f.to_vec()).collect(),
+        polygons: faces
+            .iter()
+            .map(|f| f.iter().map(|&v| v as u32).collect())
+            .collect(),
     }
 }
 

@@ -392,20 +392,11 @@ pub fn write_boxes(path: &Path, frame: &BoxFrame) -> Result<(), IoError> {
         }
     }
     check_finite3(path, "vertex", &points)?;
-    // Faces by vertex bits (x = 1, y = 2, z = 4), counter-clockwise seen from outside.
-    const FACES: [[u64; 4]; 6] = [
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-    ];
     let mut connectivity = Vec::with_capacity(24 * n);
     let mut ids = Vec::with_capacity(6 * n);
     for k in 0..n as u64 {
-        for f in FACES {
-            connectivity.extend(f.iter().map(|v| 8 * k + v));
+        for f in crate::bodies::BOX_CORNER_FACES {
+            connectivity.extend(f.iter().map(|&v| 8 * k + v as u64));
             ids.push(frame.ids[k as usize]);
         }
     }

@@ -245,15 +245,7 @@ fn vertex(p: DVec3, n: DVec3, color: [u8; 4]) -> SurfaceVertex {
 
 /// Six flat-shaded faces (the corner order of `frames/boxes_*.vtp`).
 fn box_triangles(c: &[DVec3; 8], color: [u8; 4], out: &mut Vec<SurfaceVertex>) {
-    const FACES: [[usize; 4]; 6] = [
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-    ];
-    for f in FACES {
+    for f in crate::bodies::BOX_CORNER_FACES.map(|f| f.map(usize::from)) {
         let n = (c[f[2]] - c[f[0]])
             .cross(c[f[3]] - c[f[1]])
             .normalize_or_zero();
