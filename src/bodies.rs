@@ -22,8 +22,8 @@ pub const SHAPE_MESH: u32 = 6;
 pub const SHAPE_BOX: u32 = 7;
 /// A box's six faces as corner indices, corner v at (±h_x, ±h_y, ±h_z) with bit 0, 1, 2 of v
 /// set for +x, +y, +z; each face counter-clockwise seen from outside, the +z face last (an
-/// open container leaves it out). The surfaces written for ParaView and drawn by `render`
-/// share it.
+/// open container leaves it out). The surfaces written for ParaView, drawn by `render` and
+/// the box's polytope for the hull narrow phase (`convex::box_polytope`) share it.
 pub const BOX_CORNER_FACES: [[u8; 4]; 6] = [
     [0, 4, 6, 2],
     [1, 3, 7, 5],

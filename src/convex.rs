@@ -487,17 +487,10 @@ pub fn box_polytope(h: [f32; 3]) -> PolytopeData {
             p
         })
         .collect();
-    let loops = [
-        [0, 4, 6, 2],
-        [1, 3, 7, 5],
-        [0, 1, 5, 4],
-        [2, 6, 7, 3],
-        [0, 2, 3, 1],
-        [4, 5, 7, 6],
-    ]
-    .iter()
-    .map(|l| l.to_vec())
-    .collect();
+    let loops = crate::bodies::BOX_CORNER_FACES
+        .iter()
+        .map(|l| l.map(u32::from).to_vec())
+        .collect();
     (vertices, planes, loops)
 }
 
