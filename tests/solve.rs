@@ -604,8 +604,8 @@ fn the_solver_and_patch_elasto_plastic_beta_are_the_same_wgsl() {
         text[start..start + len].to_string()
     };
     assert_eq!(
-        f("shaders/solve_assemble.wgsl"),
-        f("shaders/common/patch.wgsl")
+        f("crates/engine/shaders/solve_assemble.wgsl"),
+        f("crates/engine/shaders/common/patch.wgsl")
     );
 }
 

@@ -197,7 +197,7 @@
 //! is made safe for capped solves (e.g. the first problem relaxed, corrections only after a
 //! converged one), exact is opt-in; the default cap is 2.
 
-use crate::scene::FrictionModel;
+use crate::solve::FrictionModel;
 
 pub mod compliant;
 

@@ -1318,9 +1318,9 @@ impl Simulation {
     pub fn restore_sections(
         &mut self,
         step_index: u64,
-        ck: &crate::io::Checkpoint,
+        ck: &impl CheckpointSections,
     ) -> Result<(), String> {
-        let section = |name: &str| ck.section(name).map_err(|e| e.to_string());
+        let section = |name: &str| ck.section_bytes(name);
         let state = BodyState::from_bytes(section("bodies")?)
             .ok_or_else(|| "the 'bodies' section is malformed".to_string())?;
         if state.len() as u32 != self.bodies.count {
@@ -1385,6 +1385,13 @@ impl Simulation {
         self.ctx.queue.submit([enc.finish()]);
         self.stats.read(&self.ctx)
     }
+}
+
+/// A checkpoint's named byte sections, as [`Simulation::restore_sections`] reads them (the
+/// file format is the app's).
+pub trait CheckpointSections {
+    /// The bytes of section `name`, or an error that says which sections there are.
+    fn section_bytes(&self, name: &str) -> Result<&[u8], String>;
 }
 
 /// GPU memory of a [`Simulation`], in bytes (see [`Simulation::memory_bytes`]).
