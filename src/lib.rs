@@ -47,6 +47,7 @@
 //! ```
 
 pub mod bench;
+pub mod input;
 pub mod io;
 pub mod limits;
 pub mod measure;

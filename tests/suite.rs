@@ -26,6 +26,7 @@ mod lemke;
 mod lemke_joints;
 mod limits;
 mod measure;
+mod module_graph;
 mod newuser;
 mod output;
 mod patch;

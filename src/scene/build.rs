@@ -2802,7 +2802,7 @@ fn repose_measure(
     base: &str,
     fields: &[(&str, Option<Range<usize>>)],
 ) -> R<MeasureKind> {
-    use crate::measure::HeapAxis;
+    use crate::scene::HeapAxis;
     cx.only(
         base,
         "measurement kind",

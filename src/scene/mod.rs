@@ -50,7 +50,7 @@ pub use bristlecone_engine::solve::FrictionModel;
 
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
-    let text = crate::io::capped::read_toml(path, "scene file").map_err(|e| SceneError {
+    let text = crate::input::read_toml(path, "scene file").map_err(|e| SceneError {
         file: path.to_path_buf(),
         line: None,
         column: None,
@@ -235,6 +235,17 @@ pub struct Material {
     pub spinning_friction: f64,
 }
 
+/// Which distance from the heap's axis the profile uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeapAxis {
+    /// Conical heap: ρ = horizontal distance from the vertical line through the centre.
+    Radial,
+    /// Planar heap (a slot, uniform along y): ρ = |x − centre.x|.
+    X,
+    /// Planar heap uniform along x: ρ = |y − centre.y|.
+    Y,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct BodyDesc {
     pub shape: BodyShape,
@@ -310,7 +321,7 @@ pub enum MeasureKind {
     /// `axis`, the axis point (x, y) (None: the grains' mean) and the flank band of distances
     /// (None: 0.2–0.8 of the heap's reach); columns `angle,slope,apex,bins`.
     ReposeAngle {
-        axis: crate::measure::HeapAxis,
+        axis: HeapAxis,
         centre: Option<[f64; 2]>,
         flank: Option<[f64; 2]>,
     },

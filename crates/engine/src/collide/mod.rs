@@ -138,6 +138,27 @@ pub enum BoundaryShape {
     },
 }
 
+/// A hull's collision shape is defined here, with the other shapes, so that `convex` (the
+/// hull's geometry and mass properties) does not depend on collision.
+impl crate::convex::ConvexHull {
+    /// The GPU shape: vertices, face planes (n, d) and vertex loops, in f32.
+    pub fn grain_shape(&self) -> BoundaryShape {
+        let f = |v: glam::DVec3| [v.x as f32, v.y as f32, v.z as f32];
+        BoundaryShape::GrainConvex {
+            vertices: self.vertices.iter().map(|&v| f(v)).collect(),
+            planes: self
+                .faces
+                .iter()
+                .map(|fc| {
+                    let n = f(fc.normal);
+                    [n[0], n[1], n[2], fc.offset as f32]
+                })
+                .collect(),
+            loops: self.faces.iter().map(|fc| fc.verts.clone()).collect(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollideSettings {
     /// A contact is kept while its gap Φ ≤ envelope.
