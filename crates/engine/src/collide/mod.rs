@@ -417,11 +417,9 @@ fn contact_records(ctx: &GpuContext, capacity: u32) -> Result<wgpu::Buffer, GpuE
     buffers::storage_chunked(ctx, "contacts", capacity as u64 * RECORD_BYTES, chunks)
 }
 
+/// Bodies or shapes the collision stage cannot take: an input error, not a shader's.
 fn invalid(msg: String) -> GpuError {
-    GpuError::Shader {
-        name: "collide (scene)".into(),
-        message: msg,
-    }
+    GpuError::Invalid(format!("collision: {msg}"))
 }
 
 /// Packs the boundary shapes: 4 vec4 per shape, plus the mesh float and u32 arrays.
