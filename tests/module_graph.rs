@@ -198,7 +198,11 @@ fn describe(graph: &Graph, cycle: &[String]) -> String {
 fn no_module_cycle_inside_a_crate_beyond_the_known_ones() {
     let mut failures = Vec::new();
     for src in crate_sources() {
-        let rel = src.strip_prefix(root()).unwrap().to_string_lossy().into_owned();
+        let rel = src
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let graph = module_graph(&src);
         assert!(graph.len() > 1, "{rel}: no modules found");
         let found = cycles(&graph);

@@ -17,9 +17,9 @@ pub mod shapes;
 pub mod stats;
 pub mod vtk;
 
-pub use atomic::write_atomic;
 /// Input files are read with a size cap by [`crate::input`] (its old path).
 pub use crate::input as capped;
+pub use atomic::write_atomic;
 pub use checkpoint::{
     hash_bytes, read_checkpoint, write_checkpoint, Checkpoint, CHECKPOINT_MAGIC,
     CHECKPOINT_VERSION, SUPPORTED_CHECKPOINT_VERSIONS,

@@ -44,9 +44,9 @@ mod precision;
 mod raw;
 pub(crate) mod span;
 
-pub use num::Num;
 /// The friction models are the engine's vocabulary (its row kernels select them).
 pub use bristlecone_engine::solve::FrictionModel;
+pub use num::Num;
 
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
