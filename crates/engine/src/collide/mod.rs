@@ -138,6 +138,18 @@ pub enum BoundaryShape {
     },
 }
 
+/// Tangent basis (u, w) of a contact's unit normal, in f64: the same formula as
+/// `tangent_u`/`tangent_w` in `shaders/prelude.wgsl` (Duff et al. 2017).
+pub fn tangent_basis(n: glam::DVec3) -> (glam::DVec3, glam::DVec3) {
+    let s = if n.z >= 0.0 { 1.0 } else { -1.0 };
+    let a = -1.0 / (s + n.z);
+    let b = n.x * n.y * a;
+    (
+        glam::DVec3::new(1.0 + s * n.x * n.x * a, s * b, -s * n.x),
+        glam::DVec3::new(b, s + n.y * n.y * a, -n.y),
+    )
+}
+
 /// A hull's collision shape is defined here, with the other shapes, so that `convex` (the
 /// hull's geometry and mass properties) does not depend on collision.
 impl crate::convex::ConvexHull {

@@ -15,16 +15,6 @@ pub mod polytope;
 pub mod solve;
 pub mod support;
 
-use glam::DVec3;
-
-/// Tangent basis (u, w) of a unit normal, the same formula as `tangent_u`/`tangent_w` in
-/// `shaders/prelude.wgsl` (Duff et al. 2017).
-pub fn tangent_basis(n: DVec3) -> (DVec3, DVec3) {
-    let s = if n.z >= 0.0 { 1.0 } else { -1.0 };
-    let a = -1.0 / (s + n.z);
-    let b = n.x * n.y * a;
-    (
-        DVec3::new(1.0 + s * n.x * n.x * a, s * b, -s * n.x),
-        DVec3::new(b, s + n.y * n.y * a, -n.y),
-    )
-}
+/// The contact frame's tangent basis is defined with the contact records (`crate::collide`),
+/// which the joint stage reads too.
+pub use crate::collide::tangent_basis;
