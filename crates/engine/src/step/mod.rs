@@ -1427,6 +1427,9 @@ impl Simulation {
 pub trait CheckpointSections {
     /// The bytes of section `name`, or an error that says which sections there are.
     fn section_bytes(&self, name: &str) -> Result<&[u8], String>;
+    /// Whether the checkpoint has section `name` (one written before a feature existed
+    /// lacks its section).
+    fn has_section(&self, name: &str) -> bool;
 }
 
 /// GPU memory of a [`Simulation`], in bytes (see [`Simulation::memory_bytes`]).
