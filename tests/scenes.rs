@@ -251,6 +251,7 @@ fn run_case(c: &Case) -> Outcome {
         out_dir: Some(dir.path().to_path_buf()),
         steps: Some(c.steps),
         resume: None,
+        from: None,
         overwrite: false,
     };
     let t0 = Instant::now();

@@ -34,6 +34,7 @@ mod physics;
 mod plot;
 mod polytope;
 mod render;
+mod restart;
 mod rolling;
 mod run;
 mod run_safety;

@@ -1493,6 +1493,7 @@ fn output_section(
         contacts: None,
         contact_force_min: None,
         checkpoint_every: None,
+        keep: None,
         stats_every: None,
     };
     let o = raw.output.as_ref().map_or(&default, |o| o.get_ref());
@@ -1523,6 +1524,23 @@ fn output_section(
         Some(m) => cx.non_negative(m, "output.contact_force_min")?,
         None => 0.0,
     };
+    let checkpoint_every = cx.opt_int(
+        &o.checkpoint_every,
+        "output.checkpoint_every",
+        0,
+        i64::MAX,
+        0,
+    )?;
+    let keep = cx.opt_int(&o.keep, "output.keep", 1, 1000, 1)?;
+    if let (Some(k), 0) = (&o.keep, checkpoint_every) {
+        if keep > 1 {
+            return Err(cx.err(
+                Some(k.span()),
+                "output.keep",
+                "keeps periodic checkpoints: set `checkpoint_every` too",
+            ));
+        }
+    }
     Ok(OutputSettings {
         dir: o.dir.as_ref().map_or_else(
             || PathBuf::from("out").join(name),
@@ -1532,13 +1550,8 @@ fn output_section(
         vtk: o.vtk.as_ref().is_none_or(|v| *v.get_ref()),
         contacts,
         contact_force_min,
-        checkpoint_every: cx.opt_int(
-            &o.checkpoint_every,
-            "output.checkpoint_every",
-            0,
-            i64::MAX,
-            0,
-        )?,
+        checkpoint_every,
+        keep,
         stats_every: cx.opt_int(&o.stats_every, "output.stats_every", 1, i64::MAX, 1)?,
     })
 }

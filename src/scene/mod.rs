@@ -21,7 +21,7 @@
 //!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`,
 //!   `repose_angle`.
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
-//!   `checkpoint_every`, `stats_every`.
+//!   `checkpoint_every`, `keep`, `stats_every`.
 //! * `[render]` — the look of `bristlecone render` (camera, size, colours); read and checked
 //!   by [`crate::render::settings`], not by the simulation.
 //!
@@ -564,6 +564,9 @@ pub struct OutputSettings {
     pub contact_force_min: f64,
     /// Steps between checkpoints, 0 = only at the end (default).
     pub checkpoint_every: u64,
+    /// How many of the newest checkpoints stay on disk: `checkpoint.bin` and the `keep - 1`
+    /// before it as `checkpoint_STEP.bin`; default 1. Only with `checkpoint_every`.
+    pub keep: u64,
     /// Default 1.
     pub stats_every: u64,
 }

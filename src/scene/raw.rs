@@ -265,5 +265,6 @@ pub(crate) struct RawOutput {
     pub contacts: O<bool>,
     pub contact_force_min: O<f64>,
     pub checkpoint_every: O<i64>,
+    pub keep: O<i64>,
     pub stats_every: O<i64>,
 }
