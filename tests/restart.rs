@@ -185,3 +185,14 @@ fn keep_two_leaves_the_two_newest_checkpoints() {
     assert_eq!(bodies(&r.checkpoint).0, 45);
     assert_eq!(bodies(&out.join("checkpoint_00000040.bin")).0, 40);
 }
+
+/// `keep` above 1 needs periodic checkpoints (there would be one only).
+#[test]
+fn keep_without_checkpoint_every_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = slope_scene(dir.path(), "k", 0.8, "keep = 3");
+    let text = std::fs::read_to_string(&scene).unwrap();
+    let e = bristlecone::scene::parse_str(&text, &scene).unwrap_err();
+    assert_eq!((e.field.as_str(), e.line), ("output.keep", Some(24)), "{e}");
+    assert!(e.message.contains("checkpoint_every"), "{e}");
+}

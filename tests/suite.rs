@@ -9,6 +9,7 @@ mod broad_phase;
 mod capsule;
 mod chunked;
 mod clumps;
+mod cohesion;
 mod collide;
 mod contact_models;
 mod convex;

@@ -613,6 +613,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
         compliant_form_check(cx, m, &model, &mut compliant_form, i, &base)?;
         let rolling_friction = resistance(cx, &m.rolling_friction, &base, "rolling_friction")?;
         let spinning_friction = resistance(cx, &m.spinning_friction, &base, "spinning_friction")?;
+        let cohesion = cohesion(cx, m, &model, &base)?;
         materials.push(Material {
             name: mname,
             density,
@@ -620,9 +621,34 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
             model,
             rolling_friction,
             spinning_friction,
+            cohesion,
         });
     }
     Ok((materials, other_model))
+}
+
+/// `[[material]] cohesion` (N, ≥ 0): the shifted normal cone exists for the rigid Coulomb and
+/// Kelvin–Voigt rows only (`crate::solve::rows::with_cohesion`), so another model refuses it.
+fn cohesion(cx: &Cx, m: &RawMaterial, model: &FrictionModel, base: &str) -> R<f64> {
+    let Some(v) = &m.cohesion else {
+        return Ok(0.0);
+    };
+    let force = cx.non_negative(v, &format!("{base}.cohesion"))?;
+    let takes = matches!(
+        model,
+        FrictionModel::Coulomb
+            | FrictionModel::Compliant { .. }
+            | FrictionModel::CompliantRestitution { .. }
+    );
+    if force > 0.0 && !takes {
+        return Err(cx.err(
+            Some(v.span()),
+            format!("{base}.cohesion"),
+            "cohesion applies to coulomb and compliant (Kelvin–Voigt) materials only: this \
+             model's rows have no shifted normal cone",
+        ));
+    }
+    Ok(force)
 }
 
 /// `[[body]]`: the explicitly placed bodies and where each came from.
@@ -2993,13 +3019,16 @@ fn lemke_refuses_models(
             for (name, v) in [
                 ("rolling_friction", &m.rolling_friction),
                 ("spinning_friction", &m.spinning_friction),
+                ("cohesion", &m.cohesion),
             ] {
                 if let Some(v) = v.as_ref().filter(|v| *v.get_ref() != 0.0) {
                     return Err(cx.err(
                         Some(v.span()),
                         format!("material[{i}].{name}"),
-                        "rolling and spinning resistance are solved by the GPU solvers only \
-                         (apgd, jacobi); kind = \"lemke\" has no rows for them",
+                        format!(
+                            "{name} is solved by the GPU solvers only (apgd, jacobi); kind = \
+                             \"lemke\" has no rows for it"
+                        ),
                     ));
                 }
             }

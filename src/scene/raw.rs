@@ -73,6 +73,7 @@ pub(crate) struct RawMaterial {
     pub model: O<RawFrictionModel>,
     pub rolling_friction: O<f64>,
     pub spinning_friction: O<f64>,
+    pub cohesion: O<f64>,
 }
 
 #[derive(Deserialize)]

@@ -412,7 +412,7 @@ pub fn has_state(rows: &[MaterialRow]) -> bool {
             MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED | MODEL_LUGRE_PATCH
         ) || (r[0] as u32 == MODEL_HUNT_CROSSLEY && r[5] > 0.0)
             || (r[0] as u32 == MODEL_BRISTLE && r[3] > 0.0)
-    })
+    }) || has_cohesion(rows)
 }
 
 /// Whether a model table has a compliant normal row (Kelvin–Voigt or Hunt–Crossley, from
@@ -434,6 +434,40 @@ pub fn with_rolling(mut row: MaterialRow, rolling: f64, spinning: f64) -> Materi
     row[6] = rolling as f32;
     row[7] = spinning as f32;
     row
+}
+
+/// Cohesion (Chrono's NSC cohesion, Tasora et al. 2021, *Project Chrono*): a constant pull-off
+/// force F_c per contact shifts the normal cone to γ_n ≥ −F_c dt, the projection being
+/// Π(γ + F_c dt e_n) − F_c dt e_n, so a contact holds up to F_c in tension before it opens and
+/// its friction bound is μ (γ_n + F_c dt). Table lane 3 of a Coulomb or Kelvin–Voigt
+/// compliant material (a lane their rows do not read) holds F_c in N; the pair takes the
+/// min (Chrono's default composition), and a pair with any other model has none. A table
+/// with cohesion has the state segment, whose `y` lane carries each cone contact's F_c dt
+/// from assembly to the projections (`project_i` in `shaders/common/solve_sweep.wgsl`).
+pub fn with_cohesion(mut row: MaterialRow, cohesion: f64) -> MaterialRow {
+    if cohesion > 0.0 && cohesive_model(&row) {
+        row[3] = cohesion as f32;
+    }
+    row
+}
+
+/// Whether a material's model takes cohesion (its lane 3 is free): Coulomb, Kelvin–Voigt.
+fn cohesive_model(row: &MaterialRow) -> bool {
+    matches!(row[0] as u32, MODEL_COULOMB | MODEL_COMPLIANT)
+}
+
+/// The pair's pull-off force F_c in N (`pair_cohesion` in `solve_assemble.wgsl`).
+pub fn pair_cohesion(a: MaterialRow, b: MaterialRow) -> f64 {
+    if cohesive_model(&a) && cohesive_model(&b) {
+        a[3].min(b[3]) as f64
+    } else {
+        0.0
+    }
+}
+
+/// Whether a model table has cohesion (then the state segment exists).
+pub fn has_cohesion(rows: &[MaterialRow]) -> bool {
+    rows.iter().any(|r| cohesive_model(r) && r[3] > 0.0)
 }
 
 /// Whether a model table has rolling or spinning resistance (the HAS_ROLL pipelines and the
