@@ -56,16 +56,25 @@ fn sphere_under_plane(cohesion: f64) -> (f64, f64) {
 #[test]
 fn a_sphere_hangs_under_a_plane_when_the_pull_off_exceeds_its_weight() {
     let (moved, speed) = sphere_under_plane(12.0);
-    assert!(moved.abs() < 1e-4 && speed.abs() < 1e-3, "held: moved {moved} m at {speed} m/s");
+    assert!(
+        moved.abs() < 1e-4 && speed.abs() < 1e-3,
+        "held: moved {moved} m at {speed} m/s"
+    );
     let (moved, speed) = sphere_under_plane(8.0);
     let (g, e) = (9.81f64, 0.005f64);
     let a = g - 8.0;
     let t1 = (2.0 * e / a).sqrt();
     let expected = a * t1 + g * (0.2 - t1);
     assert!(moved > 0.05, "falls: moved {moved} m");
-    assert!((speed - expected).abs() < 0.02 * expected, "falls at {speed} m/s, expected {expected}");
+    assert!(
+        (speed - expected).abs() < 0.02 * expected,
+        "falls at {speed} m/s, expected {expected}"
+    );
     let (moved, speed) = sphere_under_plane(0.0);
-    assert!(moved > 0.15 && (speed - g * 0.2).abs() < 0.02 * g * 0.2, "free: {moved} m, {speed} m/s");
+    assert!(
+        moved > 0.15 && (speed - g * 0.2).abs() < 0.02 * g * 0.2,
+        "free: {moved} m, {speed} m/s"
+    );
 }
 
 fn parse(material: &str, solver: &str) -> Result<bristlecone::scene::Scene, String> {
@@ -86,11 +95,20 @@ fn cohesion_is_validated_at_its_key() {
     let row = with_cohesion(material_row(&s.materials[0].model), s.materials[0].cohesion);
     assert_eq!(row[3], 0.5);
     let e = parse("cohesion = -1.0", "").unwrap_err();
-    assert!(e.starts_with("t.toml:9:") && e.contains("material[0].cohesion"), "{e}");
+    assert!(
+        e.starts_with("t.toml:9:") && e.contains("material[0].cohesion"),
+        "{e}"
+    );
     let tanh = "model = { kind = \"tanh\", slip_velocity = 1e-3 }\ncohesion = 1.0";
     let e = parse(tanh, "").unwrap_err();
-    assert!(e.contains("t.toml:10:") && e.contains("material[0].cohesion"), "{e}");
+    assert!(
+        e.contains("t.toml:10:") && e.contains("material[0].cohesion"),
+        "{e}"
+    );
     assert!(e.contains("coulomb and compliant"), "{e}");
     let e = parse("cohesion = 1.0", "[solver]\nkind = \"lemke\"").unwrap_err();
-    assert!(e.contains("material[0].cohesion") && e.contains("lemke"), "{e}");
+    assert!(
+        e.contains("material[0].cohesion") && e.contains("lemke"),
+        "{e}"
+    );
 }

@@ -109,8 +109,20 @@ fn a_restart_with_lower_friction_slides_and_leaves_the_old_run_alone() {
     let old = snapshot(&dir.path().join("settled"));
 
     let slides = slope_scene(dir.path(), "slides", 0.1, "");
-    let low = run(&slides, &dir.path().join("low"), Some(200), Some(&settled.checkpoint)).unwrap();
-    let again = run(&held, &dir.path().join("high"), Some(200), Some(&settled.checkpoint)).unwrap();
+    let low = run(
+        &slides,
+        &dir.path().join("low"),
+        Some(200),
+        Some(&settled.checkpoint),
+    )
+    .unwrap();
+    let again = run(
+        &held,
+        &dir.path().join("high"),
+        Some(200),
+        Some(&settled.checkpoint),
+    )
+    .unwrap();
     assert_eq!((low.first_step, low.steps_done), (100, 200));
     let (_, low_end) = bodies(&low.checkpoint);
     let (_, high_end) = bodies(&again.checkpoint);
@@ -140,9 +152,14 @@ fn a_restart_refuses_other_bodies_and_its_own_directory() {
     let bigger = dir.path().join("bigger.toml");
     let text = std::fs::read_to_string(&held).unwrap();
     std::fs::write(&bigger, text.replace("radius = 0.01", "radius = 0.012")).unwrap();
-    let err = run(&bigger, &dir.path().join("b"), None, Some(&settled.checkpoint))
-        .unwrap_err()
-        .to_string();
+    let err = run(
+        &bigger,
+        &dir.path().join("b"),
+        None,
+        Some(&settled.checkpoint),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("body 0 differs: its bounding radius"), "{err}");
 
     let two = dir.path().join("two.toml");
@@ -154,11 +171,19 @@ fn a_restart_refuses_other_bodies_and_its_own_directory() {
     let err = run(&two, &dir.path().join("t"), None, Some(&settled.checkpoint))
         .unwrap_err()
         .to_string();
-    assert!(err.contains("it holds 2 bodies") && err.contains("has 3"), "{err}");
+    assert!(
+        err.contains("it holds 2 bodies") && err.contains("has 3"),
+        "{err}"
+    );
 
-    let err = run(&held, &dir.path().join("settled"), None, Some(&settled.checkpoint))
-        .unwrap_err()
-        .to_string();
+    let err = run(
+        &held,
+        &dir.path().join("settled"),
+        None,
+        Some(&settled.checkpoint),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("pass another --out"), "{err}");
 }
 
@@ -166,12 +191,7 @@ fn a_restart_refuses_other_bodies_and_its_own_directory() {
 #[test]
 fn keep_two_leaves_the_two_newest_checkpoints() {
     let dir = tempfile::tempdir().unwrap();
-    let scene = slope_scene(
-        dir.path(),
-        "kept",
-        0.8,
-        "checkpoint_every = 10\nkeep = 2",
-    );
+    let scene = slope_scene(dir.path(), "kept", 0.8, "checkpoint_every = 10\nkeep = 2");
     let out = dir.path().join("out");
     let r = run(&scene, &out, Some(45), None).unwrap();
     let mut names: Vec<String> = std::fs::read_dir(&out)

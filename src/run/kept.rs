@@ -59,7 +59,7 @@ pub fn prune(newest: &Path, keep: u64, step: u64) -> Result<(), IoError> {
         .flatten()
         .filter_map(|e| Some((kept_step(&e.file_name().to_string_lossy())?, e.path())))
         .collect();
-    kept.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    kept.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
     let mut left = keep.saturating_sub(1);
     for (s, path) in kept {
         if s < step && left > 0 {

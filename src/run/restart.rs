@@ -143,7 +143,13 @@ pub(super) fn merged_state(
 /// A restart writes into a directory of its own: never the one of the run it starts from.
 pub(super) fn check_out_dir(from: &Path, dir: &Path) -> Result<(), RunError> {
     let canonical = |p: &Path| std::fs::canonicalize(p).ok();
-    let from_dir = from.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    let from_dir = from.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        }
+    });
     let same = match (from_dir.and_then(canonical), canonical(dir)) {
         (Some(a), Some(b)) => a == b,
         _ => false,
