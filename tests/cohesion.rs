@@ -9,11 +9,12 @@ use bristlecone::solve::rows::{material_row, with_cohesion};
 use bristlecone::solve::{SolverKind, SolverSettings};
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 
-/// A sphere (m = 1 kg, r = 5 cm) resting against a plane at zero gap with gravity pulling it
-/// away from the plane (a sphere under a ceiling), both materials with pull-off force
-/// `cohesion` (N). Returns the sphere's distance from its start and its speed after 0.2 s.
-fn sphere_under_plane(cohesion: f64) -> (f64, f64) {
-    let (r, m, dt) = (0.05f32, 1.0f32, 1e-3);
+/// A sphere (m = 1 kg, radius `r`) resting against a plane at zero gap with gravity pulling
+/// it away from the plane (a sphere under a ceiling), both materials with pull-off force
+/// `cohesion` (N) and work of adhesion `energy` (J/m²). Returns the sphere's distance from
+/// its start and its speed after 0.2 s.
+fn sphere_under_plane(cohesion: f64, energy: f64, r: f32) -> (f64, f64) {
+    let (m, dt) = (1.0f32, 1e-3);
     let plane = BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0);
     let i = 0.4 * m * r * r;
     let ball = BodyInit {
@@ -21,7 +22,7 @@ fn sphere_under_plane(cohesion: f64) -> (f64, f64) {
         inv_inertia: [1.0 / i; 3],
         ..BodyInit::sphere([0.0, 0.0, r], r, 1.0)
     };
-    let row = with_cohesion(material_row(&FrictionModel::Coulomb), cohesion);
+    let row = with_cohesion(material_row(&FrictionModel::Coulomb), cohesion, energy);
     let settings = StepSettings {
         dt,
         gravity: [0.0, 0.0, 9.81],
@@ -55,12 +56,12 @@ fn sphere_under_plane(cohesion: f64) -> (f64, f64) {
 /// t₁ = √(2e/a), and falls freely after: v(0.2 s) = a t₁ + g (0.2 s − t₁).
 #[test]
 fn a_sphere_hangs_under_a_plane_when_the_pull_off_exceeds_its_weight() {
-    let (moved, speed) = sphere_under_plane(12.0);
+    let (moved, speed) = sphere_under_plane(12.0, 0.0, 0.05);
     assert!(
         moved.abs() < 1e-4 && speed.abs() < 1e-3,
         "held: moved {moved} m at {speed} m/s"
     );
-    let (moved, speed) = sphere_under_plane(8.0);
+    let (moved, speed) = sphere_under_plane(8.0, 0.0, 0.05);
     let (g, e) = (9.81f64, 0.005f64);
     let a = g - 8.0;
     let t1 = (2.0 * e / a).sqrt();
@@ -70,10 +71,32 @@ fn a_sphere_hangs_under_a_plane_when_the_pull_off_exceeds_its_weight() {
         (speed - expected).abs() < 0.02 * expected,
         "falls at {speed} m/s, expected {expected}"
     );
-    let (moved, speed) = sphere_under_plane(0.0);
+    let (moved, speed) = sphere_under_plane(0.0, 0.0, 0.05);
     assert!(
         moved > 0.15 && (speed - g * 0.2).abs() < 0.02 * g * 0.2,
         "free: {moved} m, {speed} m/s"
+    );
+}
+
+/// The JKR pull-off 3/2 π W R of a sphere on a plane (W = 50 J/m²): 11.8 N > m g holds a
+/// sphere of R = 5 cm; 5.9 N < m g lets one of R = 2.5 cm (same mass) leave at g − F_c/m over
+/// its 2.5 mm envelope, then fall freely.
+#[test]
+fn the_jkr_pull_off_grows_with_the_radius() {
+    let (moved, speed) = sphere_under_plane(0.0, 50.0, 0.05);
+    assert!(
+        moved.abs() < 1e-4 && speed.abs() < 1e-3,
+        "held: moved {moved} m at {speed} m/s"
+    );
+    let (moved, speed) = sphere_under_plane(0.0, 50.0, 0.025);
+    let (g, e) = (9.81f64, 0.0025f64);
+    let a = g - 1.5 * std::f64::consts::PI * 50.0 * 0.025;
+    let t1 = (2.0 * e / a).sqrt();
+    let expected = a * t1 + g * (0.2 - t1);
+    assert!(moved > 0.05, "falls: moved {moved} m");
+    assert!(
+        (speed - expected).abs() < 0.02 * expected,
+        "falls at {speed} m/s, expected {expected}"
     );
 }
 
@@ -92,7 +115,11 @@ fn parse(material: &str, solver: &str) -> Result<bristlecone::scene::Scene, Stri
 fn cohesion_is_validated_at_its_key() {
     let s = parse("cohesion = 0.5", "").unwrap();
     assert_eq!(s.materials[0].cohesion, 0.5);
-    let row = with_cohesion(material_row(&s.materials[0].model), s.materials[0].cohesion);
+    let row = with_cohesion(
+        material_row(&s.materials[0].model),
+        s.materials[0].cohesion,
+        0.0,
+    );
     assert_eq!(row[3], 0.5);
     let e = parse("cohesion = -1.0", "").unwrap_err();
     assert!(
@@ -106,6 +133,10 @@ fn cohesion_is_validated_at_its_key() {
         "{e}"
     );
     assert!(e.contains("coulomb and compliant"), "{e}");
+    let s = parse("adhesion_energy = 0.05", "").unwrap();
+    assert_eq!(s.materials[0].adhesion_energy, 0.05);
+    let e = parse("adhesion_energy = -1.0", "").unwrap_err();
+    assert!(e.contains("material[0].adhesion_energy"), "{e}");
     let e = parse("cohesion = 1.0", "[solver]\nkind = \"lemke\"").unwrap_err();
     assert!(
         e.contains("material[0].cohesion") && e.contains("lemke"),

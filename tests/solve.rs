@@ -1415,9 +1415,9 @@ fn cohesive_models() -> Vec<MaterialRow> {
     });
     vec![
         coulomb,
-        with_cohesion(coulomb, 2000.0),
-        with_cohesion(coulomb, 500.0),
-        with_cohesion(kv, 1000.0),
+        with_cohesion(coulomb, 2000.0, 0.0),
+        with_cohesion(coulomb, 500.0, 2e4),
+        with_cohesion(kv, 1000.0, 5e3),
     ]
 }
 

@@ -718,7 +718,13 @@ fn assemble_rows(
         if radius == -1.0 && !models.is_empty() {
             let (ma, mb) = rows::contact_materials(c.ids[3]);
             let m = |k: usize| models[k.min(models.len() - 1)];
-            out.cohesion[i] = rows::pair_cohesion(m(ma), m(mb)) * dt;
+            let r_eff = rows::rolling_radius(
+                ra.length(),
+                rb.length(),
+                a.inv_mass == 0.0,
+                b.inv_mass == 0.0,
+            );
+            out.cohesion[i] = rows::pull_off(rows::pair_cohesion(m(ma), m(mb)), r_eff) * dt;
         }
         out.mu.push(mu);
         out.radius.push(radius);

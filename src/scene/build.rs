@@ -613,7 +613,13 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
         compliant_form_check(cx, m, &model, &mut compliant_form, i, &base)?;
         let rolling_friction = resistance(cx, &m.rolling_friction, &base, "rolling_friction")?;
         let spinning_friction = resistance(cx, &m.spinning_friction, &base, "spinning_friction")?;
-        let cohesion = cohesion(cx, m, &model, &base)?;
+        let cohesion = cohesion_key(cx, &m.cohesion, &model, &format!("{base}.cohesion"))?;
+        let adhesion_energy = cohesion_key(
+            cx,
+            &m.adhesion_energy,
+            &model,
+            &format!("{base}.adhesion_energy"),
+        )?;
         materials.push(Material {
             name: mname,
             density,
@@ -622,18 +628,20 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
             rolling_friction,
             spinning_friction,
             cohesion,
+            adhesion_energy,
         });
     }
     Ok((materials, other_model))
 }
 
-/// `[[material]] cohesion` (N, ≥ 0): the shifted normal cone exists for the rigid Coulomb and
-/// Kelvin–Voigt rows only (`crate::solve::rows::with_cohesion`), so another model refuses it.
-fn cohesion(cx: &Cx, m: &RawMaterial, model: &FrictionModel, base: &str) -> R<f64> {
-    let Some(v) = &m.cohesion else {
+/// `[[material]] cohesion` (N) or `adhesion_energy` (J/m²), ≥ 0: the shifted normal cone
+/// exists for the rigid Coulomb and Kelvin–Voigt rows only
+/// (`crate::solve::rows::with_cohesion`), so another model refuses them.
+fn cohesion_key(cx: &Cx, v: &O<f64>, model: &FrictionModel, field: &str) -> R<f64> {
+    let Some(v) = v else {
         return Ok(0.0);
     };
-    let force = cx.non_negative(v, &format!("{base}.cohesion"))?;
+    let force = cx.non_negative(v, field)?;
     let takes = matches!(
         model,
         FrictionModel::Coulomb
@@ -643,7 +651,7 @@ fn cohesion(cx: &Cx, m: &RawMaterial, model: &FrictionModel, base: &str) -> R<f6
     if force > 0.0 && !takes {
         return Err(cx.err(
             Some(v.span()),
-            format!("{base}.cohesion"),
+            field,
             "cohesion applies to coulomb and compliant (Kelvin–Voigt) materials only: this \
              model's rows have no shifted normal cone",
         ));
@@ -3020,6 +3028,7 @@ fn lemke_refuses_models(
                 ("rolling_friction", &m.rolling_friction),
                 ("spinning_friction", &m.spinning_friction),
                 ("cohesion", &m.cohesion),
+                ("adhesion_energy", &m.adhesion_energy),
             ] {
                 if let Some(v) = v.as_ref().filter(|v| *v.get_ref() != 0.0) {
                     return Err(cx.err(

@@ -231,9 +231,11 @@ pub struct Material {
     /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
     /// μ_spin r_eff γ_n; 0 = none.
     pub spinning_friction: f64,
-    /// Pull-off force F_c ≥ 0 in N (`crate::solve::rows::with_cohesion`): a contact holds up
-    /// to F_c in tension; 0 = none. Coulomb and Kelvin–Voigt materials only.
+    /// Constant pull-off force F_0 ≥ 0 in N (`crate::solve::rows::with_cohesion`): a contact
+    /// holds up to F_0 + 3/2 π W r_eff in tension; 0 = none. Coulomb and Kelvin–Voigt only.
     pub cohesion: f64,
+    /// Work of adhesion W ≥ 0 in J/m² (the JKR pull-off 3/2 π W r_eff); 0 = none.
+    pub adhesion_energy: f64,
 }
 
 /// Friction and contact model. Coulomb, compliant, Hunt–Crossley and bristle are solved; the

@@ -74,6 +74,7 @@ pub(crate) struct RawMaterial {
     pub rolling_friction: O<f64>,
     pub spinning_friction: O<f64>,
     pub cohesion: O<f64>,
+    pub adhesion_energy: O<f64>,
 }
 
 #[derive(Deserialize)]
