@@ -147,6 +147,8 @@ pub enum RunError {
     Busy { dir: PathBuf, message: String },
     #[error("cannot resume from {path}: {message}")]
     Resume { path: PathBuf, message: String },
+    #[error("cannot restart from {path}: {message}")]
+    Restart { path: PathBuf, message: String },
     #[error("{error}; {last_checkpoint}")]
     WriteFailed {
         error: Box<RunError>,

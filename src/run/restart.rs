@@ -30,7 +30,7 @@ pub(super) fn restore_from(
     initial: &BodyState,
 ) -> Result<Checkpoint, RunError> {
     let ck = io::read_checkpoint(from)?;
-    let fail = |message: String| RunError::Resume {
+    let fail = |message: String| RunError::Restart {
         path: from.to_path_buf(),
         message,
     };
@@ -155,7 +155,7 @@ pub(super) fn check_out_dir(from: &Path, dir: &Path) -> Result<(), RunError> {
         _ => false,
     };
     if same {
-        return Err(RunError::Resume {
+        return Err(RunError::Restart {
             path: from.to_path_buf(),
             message: format!(
                 "a restart writes fresh outputs and would replace the run it starts from in {}: \
