@@ -141,6 +141,40 @@ fn a_restart_with_lower_friction_slides_and_leaves_the_old_run_alone() {
     assert_eq!(snapshot(&dir.path().join("settled")), old);
 }
 
+/// A restart of the unchanged scene carries everything a resume does (bodies, warm start):
+/// its statistics and final state equal those of `--resume` into a new directory bit for bit.
+#[test]
+fn a_restart_of_the_same_scene_equals_a_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = slope_scene(dir.path(), "same", 0.8, "");
+    let first = run(&scene, &dir.path().join("first"), Some(50), None).unwrap();
+    let opts = RunOptions {
+        out_dir: Some(dir.path().join("resumed")),
+        steps: Some(120),
+        resume: Some(first.checkpoint.clone()),
+        ..Default::default()
+    };
+    let stop = AtomicBool::new(false);
+    let resumed = run_scene(shared_context(), &scene, &opts, &stop, &mut Silent).unwrap();
+    let restarted = run(
+        &scene,
+        &dir.path().join("restarted"),
+        Some(120),
+        Some(&first.checkpoint),
+    )
+    .unwrap();
+    let rows = |p: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(p).unwrap();
+        text.lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect()
+    };
+    assert_eq!(rows(&resumed.stats), rows(&restarted.stats));
+    assert!(rows(&restarted.stats).len() > 60);
+    let ck = |p: &Path| io::read_checkpoint(p).unwrap().sections;
+    assert_eq!(ck(&resumed.checkpoint), ck(&restarted.checkpoint));
+}
+
 /// A restart refuses a checkpoint of other bodies, naming the first difference, and the
 /// directory of the run it starts from.
 #[test]
