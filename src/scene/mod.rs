@@ -21,7 +21,7 @@
 //!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`,
 //!   `repose_angle`.
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
-//!   `checkpoint_every`, `stats_every`.
+//!   `checkpoint_every`, `keep`, `stats_every`.
 //! * `[render]` — the look of `bristlecone render` (camera, size, colours); read and checked
 //!   by [`crate::render::settings`], not by the simulation.
 //!
@@ -233,6 +233,11 @@ pub struct Material {
     /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
     /// μ_spin r_eff γ_n; 0 = none.
     pub spinning_friction: f64,
+    /// Constant pull-off force F_0 ≥ 0 in N (`crate::solve::rows::with_cohesion`): a contact
+    /// holds up to F_0 + 3/2 π W r_eff in tension; 0 = none. Coulomb and Kelvin–Voigt only.
+    pub cohesion: f64,
+    /// Work of adhesion W ≥ 0 in J/m² (the JKR pull-off 3/2 π W r_eff); 0 = none.
+    pub adhesion_energy: f64,
 }
 
 /// Which distance from the heap's axis the profile uses.
@@ -502,6 +507,9 @@ pub struct OutputSettings {
     pub contact_force_min: f64,
     /// Steps between checkpoints, 0 = only at the end (default).
     pub checkpoint_every: u64,
+    /// How many of the newest checkpoints stay on disk: `checkpoint.bin` and the `keep - 1`
+    /// before it as `checkpoint_STEP.bin`; default 1. Only with `checkpoint_every`.
+    pub keep: u64,
     /// Default 1.
     pub stats_every: u64,
 }

@@ -1365,8 +1365,25 @@ impl Simulation {
                 self.bodies.count
             ));
         }
-        self.restore(step_index, &state);
-        if let Some(setup) = self.settings.contact.clone() {
+        self.restore_carried(step_index, &state, ck, true)
+    }
+
+    /// Restores `state` at `step_index` and the contact state a checkpoint carries (warm
+    /// start, patch cells, Lemke's basis). `strict`: every section this simulation carries
+    /// must be present (a resume); otherwise (a restart with changed parameters) a section
+    /// the checkpoint lacks starts fresh, as at step 0.
+    pub fn restore_carried(
+        &mut self,
+        step_index: u64,
+        state: &BodyState,
+        ck: &crate::io::Checkpoint,
+        strict: bool,
+    ) -> Result<(), String> {
+        let section = |name: &str| ck.section(name).map_err(|e| e.to_string());
+        let present = |name: &str| strict || ck.sections.iter().any(|(n, _)| n == name);
+        self.restore(step_index, state);
+        let carried = present("contact_capacity");
+        if let Some(setup) = self.settings.contact.clone().filter(|_| carried) {
             let cap = section("contact_capacity")?;
             let cap = u32::from_le_bytes(cap.try_into().map_err(|_| "bad contact_capacity")?);
             let keys: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(section("warm_start_keys")?);
@@ -1380,7 +1397,7 @@ impl Simulation {
             let mut c = ContactStages::new(
                 &self.ctx,
                 &self.bodies,
-                &state,
+                state,
                 &setup,
                 self.settings.dt as f32,
                 Some(cap),
@@ -1389,7 +1406,7 @@ impl Simulation {
             c.solve
                 .write_warm_start(&self.ctx, &keys, &gam)
                 .map_err(|e| e.to_string())?;
-            if let Some(p) = &c.patches {
+            if let Some(p) = c.patches.as_ref().filter(|_| present("patch_meta")) {
                 let meta: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(section("patch_meta")?);
                 let cells: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(section("patch_cells")?);
                 p.write_state(&self.ctx, &meta, &cells)?;
@@ -1401,7 +1418,7 @@ impl Simulation {
             self.contact = Some(c);
             self.snapshot = None;
         }
-        if let Some(l) = self.lemke.as_mut() {
+        if let Some(l) = self.lemke.as_mut().filter(|_| present("lemke_basis")) {
             l.set_basis_bytes(section("lemke_basis")?)?;
         }
         Ok(())
