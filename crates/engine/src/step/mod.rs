@@ -1376,11 +1376,11 @@ impl Simulation {
         &mut self,
         step_index: u64,
         state: &BodyState,
-        ck: &crate::io::Checkpoint,
+        ck: &impl CheckpointSections,
         strict: bool,
     ) -> Result<(), String> {
-        let section = |name: &str| ck.section(name).map_err(|e| e.to_string());
-        let present = |name: &str| strict || ck.sections.iter().any(|(n, _)| n == name);
+        let section = |name: &str| ck.section_bytes(name);
+        let present = |name: &str| strict || ck.has_section(name);
         self.restore(step_index, state);
         let carried = present("contact_capacity");
         if let Some(setup) = self.settings.contact.clone().filter(|_| carried) {
