@@ -1357,7 +1357,7 @@ impl Solve {
     /// `assemble`, `gather_gamma`, `product_init`, `reduce_init`, `gather_gamma_minus_one`,
     /// `product_lip`, `reduce_lip`, `painleve` (none writes the bodies; Nγ⁰ and the sweeps
     /// write over the warm-start impulses in `nv`, which
-    /// [`crate::step::Simulation::time_solver_kernel`] keeps aside). With `repeats` = 0 the
+    /// [`crate::step::BenchKnobs::time_solver_kernel`] keeps aside). With `repeats` = 0 the
     /// set-up alone, to subtract.
     pub fn record_kernel_repeats(
         &self,
