@@ -163,5 +163,4 @@ impl BenchKnobs for Simulation {
         self.step_index += 1;
         Ok(out)
     }
-
 }
