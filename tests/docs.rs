@@ -535,7 +535,10 @@ fn a_scene_without_a_solver_section_gets_the_engines_default_solver() {
     use bristlecone::solve::SolverSettings;
     let file = root().join("assets/scenes/default.toml");
     let mut table: toml::Table = read(&file).parse().expect("default scene is TOML");
-    assert!(table.remove("solver").is_some(), "the default scene sets [solver]");
+    assert!(
+        table.remove("solver").is_some(),
+        "the default scene sets [solver]"
+    );
     let text = toml::to_string(&table).expect("serialises");
     let scene = bristlecone::scene::parse_str(&text, &file).expect("loads without [solver]");
     let from_scene = bristlecone::setup::solver_settings(&scene);

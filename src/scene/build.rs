@@ -27,9 +27,9 @@ use super::raw::*;
 mod cylinder;
 use super::span::{self, PathIndex, Source};
 use super::*;
+use crate::solve::defaults;
 use crate::solve::rows::compliant;
 use crate::solve::rows::Cone;
-use crate::solve::defaults;
 
 type R<T> = Result<T, SceneError>;
 
@@ -2899,12 +2899,19 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         },
     };
     let (lcp_friction, max_pivots) = lemke_fields(cx, s, kind)?;
-    let compliance = cx.opt_non_negative(&s.compliance, "solver.compliance", defaults::COMPLIANCE)?;
+    let compliance =
+        cx.opt_non_negative(&s.compliance, "solver.compliance", defaults::COMPLIANCE)?;
     let lemke_step = lemke_step_field(cx, s)?;
     Ok(SolverSettings {
         kind,
         cone,
-        max_outer: cx.opt_int(&s.max_outer, "solver.max_outer", 1, 64, defaults::MAX_OUTER.into())? as u32,
+        max_outer: cx.opt_int(
+            &s.max_outer,
+            "solver.max_outer",
+            1,
+            64,
+            defaults::MAX_OUTER.into(),
+        )? as u32,
         max_iterations: cx.opt_int(
             &s.max_iterations,
             "solver.max_iterations",
@@ -2921,8 +2928,15 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         )?,
         slop: cx.opt_non_negative(&s.slop, "solver.slop", DEFAULT_SLOP_PER_RADIUS * r_min)?,
         stabilisation: stabilisation(cx, s)?,
-        warm_start: s.warm_start.as_ref().map_or(defaults::WARM_START, |w| *w.get_ref()),
-        envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", defaults::ENVELOPE_PER_RADIUS * r_min)?,
+        warm_start: s
+            .warm_start
+            .as_ref()
+            .map_or(defaults::WARM_START, |w| *w.get_ref()),
+        envelope: cx.opt_non_negative(
+            &s.envelope,
+            "solver.envelope",
+            defaults::ENVELOPE_PER_RADIUS * r_min,
+        )?,
         lcp_friction,
         max_pivots,
         compliance,
