@@ -525,6 +525,7 @@ fn the_scene_reference_states_the_solver_defaults_of_the_code() {
     assert_eq!(number("max_outer"), d::MAX_OUTER as f64);
     assert_eq!(number("envelope"), d::ENVELOPE_PER_RADIUS);
     assert_eq!(number("compliance"), d::COMPLIANCE);
+    assert_eq!(number("friction_directions"), d::FRICTION_DIRECTIONS as f64);
     assert_eq!(cells["warm_start"], format!("`{}`", d::WARM_START));
 }
 

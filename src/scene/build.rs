@@ -3106,7 +3106,7 @@ fn lemke_fields(
         LcpFriction::Surplus
     } else {
         let k = match &s.friction_directions {
-            None => 8,
+            None => defaults::FRICTION_DIRECTIONS.into(),
             Some(d) if (2..=64).contains(d.get_ref()) => *d.get_ref(),
             Some(d) => {
                 return Err(cx.err(

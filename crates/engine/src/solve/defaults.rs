@@ -1,6 +1,6 @@
 //! The one table of solver defaults. The scene file's `[solver]` section
-//! (`bristlecone::scene`) and [`super::SolverSettings::default`] both read their defaults
-//! here, so a scene that leaves a key out and an engine user who leaves a field at its
+//! (`bristlecone::scene`), [`super::SolverSettings::default`] and
+//! [`super::lcp::LcpSettings::default`] all read their defaults here, so a scene that leaves a key out and an engine user who leaves a field at its
 //! default get the same solve; the book's scene reference lists the same values
 //! (`tests/docs.rs` checks the table against it).
 
@@ -25,3 +25,5 @@ pub const MAX_OUTER: u32 = 2;
 pub const ENVELOPE_PER_RADIUS: f64 = 0.05;
 /// `compliance` (Lemke): normal compliance 1/k in m/N; 0 is rigid.
 pub const COMPLIANCE: f64 = 0.0;
+/// `friction_directions` (Lemke, pyramid): directions of the friction polygon.
+pub const FRICTION_DIRECTIONS: u32 = 8;
