@@ -76,6 +76,8 @@ fn prepare(packing: Packing, layers: usize, width: usize, settle: usize) -> Colu
     };
     let st = SolverSettings {
         max_iterations: cap,
+        // The conditions of the measurements in docs/src/solver-depth.md.
+        recovery_speed: 1.0,
         ..SolverSettings::default()
     };
     for _ in 0..steps {
@@ -115,6 +117,8 @@ fn main() {
     );
     let st = SolverSettings {
         max_iterations: cap,
+        // The conditions of the measurements in docs/src/solver-depth.md.
+        recovery_speed: 1.0,
         ..SolverSettings::default()
     };
     let d = diameter();

@@ -23,7 +23,7 @@ mod common;
 use bristlecone::gpu::shared_context;
 use bristlecone::scene;
 use bristlecone::setup;
-use bristlecone::step::{Simulation, StepRecord};
+use bristlecone::step::{BenchKnobs, Simulation, StepRecord};
 use common::env;
 use std::path::Path;
 use std::time::Instant;

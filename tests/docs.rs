@@ -9,6 +9,8 @@
 //!   are read from the loader itself (each table is probed with an unknown key, and the
 //!   loader's `deny_unknown_fields` error lists every field it knows), so a key added to or
 //!   renamed in the format fails here until its row is written;
+//! * the Scene reference's `[solver]` defaults are `solve::defaults`, and a scene without
+//!   `[solver]` gets the engine's `SolverSettings::default()`;
 //! * every `bristlecone COMMAND` of the Command line page answers `--help`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -480,4 +482,73 @@ fn every_command_of_the_command_line_page_answers_help() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// The `default` cell of each row of one table section of the Scene reference, by key.
+fn documented_defaults(page: &str, section: &str) -> BTreeMap<String, String> {
+    let start = page
+        .find(&format!("## `{section}`"))
+        .unwrap_or_else(|| panic!("no {section} section"));
+    let rest = &page[start..];
+    let body = &rest[..rest[3..].find("\n## ").map_or(rest.len(), |e| e + 3)];
+    body.lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let key = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            Some((key.to_string(), cells.get(4)?.to_string()))
+        })
+        .collect()
+}
+
+/// The number a default cell starts with (`1e-4 × smallest radius` → 1e-4).
+fn leading_number(cell: &str) -> f64 {
+    let word = cell.split_whitespace().next().unwrap_or("");
+    word.trim_matches('`')
+        .parse()
+        .unwrap_or_else(|_| panic!("`{cell}` does not start with a number"))
+}
+
+/// The Scene reference states the defaults of `solve::defaults`, the one table both the
+/// scene loader and the engine read.
+#[test]
+fn the_scene_reference_states_the_solver_defaults_of_the_code() {
+    use bristlecone::solve::defaults as d;
+    let page = read(&root().join("docs/src/scene-reference.md"));
+    let cells = documented_defaults(&page, "[solver]");
+    let number = |key: &str| leading_number(&cells[key]);
+    assert_eq!(number("max_iterations"), d::MAX_ITERATIONS as f64);
+    assert_eq!(number("tolerance"), d::TOLERANCE);
+    assert_eq!(number("omega"), d::OMEGA);
+    assert_eq!(number("recovery_speed"), d::RECOVERY_SPEED);
+    assert_eq!(number("slop"), d::SLOP_PER_RADIUS);
+    assert_eq!(number("stabilisation"), d::STABILISATION);
+    assert_eq!(number("max_outer"), d::MAX_OUTER as f64);
+    assert_eq!(number("envelope"), d::ENVELOPE_PER_RADIUS);
+    assert_eq!(number("compliance"), d::COMPLIANCE);
+    assert_eq!(number("friction_directions"), d::FRICTION_DIRECTIONS as f64);
+    assert_eq!(cells["warm_start"], format!("`{}`", d::WARM_START));
+}
+
+/// A scene that leaves `[solver]` out solves with the engine's own defaults (but for the
+/// slop, which the scene scales by the smallest radius and the engine cannot).
+#[test]
+fn a_scene_without_a_solver_section_gets_the_engines_default_solver() {
+    use bristlecone::solve::SolverSettings;
+    let file = root().join("assets/scenes/default.toml");
+    let mut table: toml::Table = read(&file).parse().expect("default scene is TOML");
+    assert!(
+        table.remove("solver").is_some(),
+        "the default scene sets [solver]"
+    );
+    let text = toml::to_string(&table).expect("serialises");
+    let scene = bristlecone::scene::parse_str(&text, &file).expect("loads without [solver]");
+    let from_scene = bristlecone::setup::solver_settings(&scene);
+    assert_eq!(
+        from_scene,
+        SolverSettings {
+            slop: from_scene.slop,
+            ..SolverSettings::default()
+        }
+    );
+    assert!(from_scene.slop > 0.0);
 }

@@ -27,6 +27,7 @@ use super::raw::*;
 mod cylinder;
 use super::span::{self, PathIndex, Source};
 use super::*;
+use crate::solve::defaults;
 use crate::solve::rows::compliant;
 use crate::solve::rows::Cone;
 
@@ -2945,26 +2946,44 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         },
     };
     let (lcp_friction, max_pivots) = lemke_fields(cx, s, kind)?;
-    let compliance = cx.opt_non_negative(&s.compliance, "solver.compliance", 0.0)?;
+    let compliance =
+        cx.opt_non_negative(&s.compliance, "solver.compliance", defaults::COMPLIANCE)?;
     let lemke_step = lemke_step_field(cx, s)?;
     Ok(SolverSettings {
         kind,
         cone,
-        max_outer: cx.opt_int(&s.max_outer, "solver.max_outer", 1, 64, 2)? as u32,
+        max_outer: cx.opt_int(
+            &s.max_outer,
+            "solver.max_outer",
+            1,
+            64,
+            defaults::MAX_OUTER.into(),
+        )? as u32,
         max_iterations: cx.opt_int(
             &s.max_iterations,
             "solver.max_iterations",
             1,
             MAX_ITERATIONS,
-            100,
+            defaults::MAX_ITERATIONS.into(),
         )? as u32,
-        tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", 1e-5)?,
-        omega: cx.opt_positive(&s.omega, "solver.omega", 0.6)?,
-        recovery_speed: cx.opt_non_negative(&s.recovery_speed, "solver.recovery_speed", 0.1)?,
+        tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", defaults::TOLERANCE)?,
+        omega: cx.opt_positive(&s.omega, "solver.omega", defaults::OMEGA)?,
+        recovery_speed: cx.opt_non_negative(
+            &s.recovery_speed,
+            "solver.recovery_speed",
+            defaults::RECOVERY_SPEED,
+        )?,
         slop: cx.opt_non_negative(&s.slop, "solver.slop", DEFAULT_SLOP_PER_RADIUS * r_min)?,
         stabilisation: stabilisation(cx, s)?,
-        warm_start: s.warm_start.as_ref().is_none_or(|w| *w.get_ref()),
-        envelope: cx.opt_non_negative(&s.envelope, "solver.envelope", 0.05 * r_min)?,
+        warm_start: s
+            .warm_start
+            .as_ref()
+            .map_or(defaults::WARM_START, |w| *w.get_ref()),
+        envelope: cx.opt_non_negative(
+            &s.envelope,
+            "solver.envelope",
+            defaults::ENVELOPE_PER_RADIUS * r_min,
+        )?,
         lcp_friction,
         max_pivots,
         compliance,
@@ -3138,7 +3157,7 @@ fn lemke_fields(
         LcpFriction::Surplus
     } else {
         let k = match &s.friction_directions {
-            None => 8,
+            None => defaults::FRICTION_DIRECTIONS.into(),
             Some(d) if (2..=64).contains(d.get_ref()) => *d.get_ref(),
             Some(d) => {
                 return Err(cx.err(

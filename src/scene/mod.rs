@@ -178,9 +178,9 @@ pub enum SolverKind {
 }
 
 /// Default `[solver] slop` per smallest radius (see [`SolverSettings::slop`]).
-pub const DEFAULT_SLOP_PER_RADIUS: f64 = 1e-4;
+pub const DEFAULT_SLOP_PER_RADIUS: f64 = crate::solve::defaults::SLOP_PER_RADIUS;
 /// Default `[solver] stabilisation` (see [`SolverSettings::stabilisation`]).
-pub const DEFAULT_STABILISATION: f64 = 1.0;
+pub const DEFAULT_STABILISATION: f64 = crate::solve::defaults::STABILISATION;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolverSettings {
@@ -190,7 +190,7 @@ pub struct SolverSettings {
     pub max_iterations: u32,
     /// Default 1e-5.
     pub tolerance: f64,
-    /// Jacobi relaxation / APGD step scaling, default 0.3.
+    /// Jacobi relaxation, default 0.6 (defaults of every field: `crate::solve::defaults`).
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,

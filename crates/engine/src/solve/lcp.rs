@@ -72,12 +72,14 @@ pub struct LcpSettings {
 impl Default for LcpSettings {
     fn default() -> Self {
         LcpSettings {
-            friction: LcpFriction::Pyramid { directions: 8 },
+            friction: LcpFriction::Pyramid {
+                directions: super::defaults::FRICTION_DIRECTIONS,
+            },
             max_pivots: 0,
-            warm_start: true,
-            recovery_speed: 1.0,
+            warm_start: super::defaults::WARM_START,
+            recovery_speed: super::defaults::RECOVERY_SPEED,
             relaxed: false,
-            compliance: 0.0,
+            compliance: super::defaults::COMPLIANCE,
         }
     }
 }

@@ -25,6 +25,7 @@
 //! rejected APGD backtracking trial (L ← 2L) counts as an iteration too, so iteration counts of
 //! Jacobi and APGD compare like for like in work.
 
+pub mod defaults;
 pub mod friction;
 pub mod rows;
 
@@ -83,15 +84,15 @@ impl Default for SolverSettings {
     fn default() -> Self {
         SolverSettings {
             kind: SolverKind::Apgd,
-            max_iterations: 100,
-            tolerance: 1e-5,
-            omega: 0.6,
-            recovery_speed: 1.0,
+            max_iterations: defaults::MAX_ITERATIONS,
+            tolerance: defaults::TOLERANCE as f32,
+            omega: defaults::OMEGA as f32,
+            recovery_speed: defaults::RECOVERY_SPEED as f32,
             slop: 0.0,
-            stabilisation: 1.0,
-            warm_start: true,
+            stabilisation: defaults::STABILISATION as f32,
+            warm_start: defaults::WARM_START,
             cone: Cone::default(),
-            max_outer: 2,
+            max_outer: defaults::MAX_OUTER,
         }
     }
 }
@@ -1357,7 +1358,7 @@ impl Solve {
     /// `assemble`, `gather_gamma`, `product_init`, `reduce_init`, `gather_gamma_minus_one`,
     /// `product_lip`, `reduce_lip`, `painleve` (none writes the bodies; Nγ⁰ and the sweeps
     /// write over the warm-start impulses in `nv`, which
-    /// [`crate::step::Simulation::time_solver_kernel`] keeps aside). With `repeats` = 0 the
+    /// [`crate::step::BenchKnobs::time_solver_kernel`] keeps aside). With `repeats` = 0 the
     /// set-up alone, to subtract.
     pub fn record_kernel_repeats(
         &self,

@@ -12,7 +12,7 @@
 //! and body arrays into one mapped buffer are one submission; after the CPU solve the
 //! velocities and the solver's statistics are written and the position update + statistics
 //! are queued (no wait). A contact-buffer overflow grows the buffers and redoes only the
-//! collision (positions have not moved yet), as in [`Simulation::step_stages_wall`].
+//! collision (positions have not moved yet), as in [`BenchKnobs::step_stages_wall`](crate::step::BenchKnobs::step_stages_wall).
 //!
 //! Debugging: with `BRISTLECONE_LCP_DUMP=FILE` set, a failed solve writes its q (first line)
 //! and M (one row per line) to FILE.

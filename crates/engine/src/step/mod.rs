@@ -7,11 +7,15 @@
 //! rolled back from a GPU-side snapshot, the buffers grow, and the batch is redone — a
 //! contact is never dropped.
 
+mod batched;
+pub mod bench;
 pub mod integrate;
 mod lemke;
 mod lemke_cpu;
 pub mod stats;
 
+use batched::Snapshot;
+pub use bench::BenchKnobs;
 pub use lemke::LemkeStepLog;
 pub use lemke_cpu::{LemkeStep, CPU_STEP_MAX_BODIES};
 
@@ -19,7 +23,7 @@ use crate::bodies::{BodyState, GpuBodies};
 use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
 use crate::gpu::{buffers, GpuContext, GpuError};
 use crate::patch::stage::PatchStage;
-use crate::solve::{Cone, Solve, SolveInputs, SolverSettings};
+use crate::solve::{Solve, SolveInputs, SolverSettings};
 pub use stats::BodyTotals;
 use std::sync::Arc;
 
@@ -353,8 +357,8 @@ impl ContactStages {
     }
 }
 
-/// Names of the stages that [`Simulation::set_stage_timing`] and
-/// [`Simulation::step_stages_wall`] time, in order.
+/// Names of the stages that [`BenchKnobs::set_stage_timing`] and
+/// [`BenchKnobs::step_stages_wall`] time, in order.
 pub const STAGE_NAMES: [&str; 4] = ["free velocity", "collision", "solve", "integrate+stats"];
 
 /// Seconds spent in each stage of one step, in the order of [`STAGE_NAMES`].
@@ -467,13 +471,15 @@ impl StageTimer {
     }
 }
 
-/// GPU copies of everything a batch changes, to roll back an overflowing batch.
-struct Snapshot {
-    bodies: [wgpu::Buffer; 4],
-    /// The solver's warm-start keys, impulses and per-body rows (`Solve::warm_start_parts`).
-    warm: Vec<wgpu::Buffer>,
-    /// The lugre_patch cells' carried state (`PatchStage::state_buffers`).
-    patch: Vec<wgpu::Buffer>,
+/// The three ways a step is taken; [`Simulation::advance`] runs one of them, each in its own
+/// file: batched GPU solves with rollback and sweep budgets (`batched.rs`), the exact LCP
+/// with collision on the GPU (`lemke.rs`), and the exact LCP with the whole step on the CPU
+/// (`lemke_cpu.rs`, small scenes: the state then lives on the CPU until read back).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepPath {
+    Batched,
+    LemkeOnGpu,
+    LemkeOnCpu,
 }
 
 pub struct Simulation {
@@ -546,42 +552,6 @@ impl Simulation {
         };
         sim.choose_fused(sim.first_contact_estimate());
         Ok(sim)
-    }
-
-    /// Solves of up to `max` constraints run in one workgroup (solve_fused; 0: never). The
-    /// choice is made per batch from the last batch's largest contact count (before the
-    /// first batch: from the body count), and never changes a result, only the cost.
-    pub fn set_fused_max(&mut self, max: u32) {
-        self.fused_max = max;
-        self.choose_fused(self.first_contact_estimate());
-    }
-
-    /// Contacts expected before any step: 4 per body (a settled sphere pile has ~4.5).
-    fn first_contact_estimate(&self) -> u32 {
-        self.bodies.count.saturating_mul(4)
-    }
-
-    /// Multi-workgroup solves end in solve_tail, which takes the sweeps a step needs past the
-    /// recorded budget (default), or — off — a step that needs them has its batch redone.
-    /// Either way the results are the same bits; only the cost differs.
-    pub fn set_sweep_tail(&mut self, on: bool) {
-        if let Some(c) = self.contact.as_mut() {
-            c.solve.set_tail(on);
-        }
-    }
-
-    fn choose_fused(&mut self, contacts: u32) {
-        let max = self.fused_max;
-        if let Some(c) = self.contact.as_mut() {
-            let n = contacts.saturating_add(c.solve.joint_blocks());
-            c.solve.set_fused(max > 0 && n <= max);
-        }
-    }
-
-    fn fused_active(&self) -> bool {
-        self.contact
-            .as_ref()
-            .is_some_and(|c| c.solve.fused_active(&self.ctx))
     }
 
     /// Most contacts a step can hold on this adapter (plain Coulomb row layout): the
@@ -668,434 +638,32 @@ impl Simulation {
         [&b.pos, &b.rot, &b.vel, &b.omega]
     }
 
-    /// Records copies of the state a batch changes into the snapshot buffers.
-    fn record_snapshot(&mut self, enc: &mut wgpu::CommandEncoder) {
-        let warm_sizes: Vec<u64> = self.contact.as_ref().map_or(Vec::new(), |c| {
-            c.solve.warm_start_parts().iter().map(|p| p.2).collect()
-        });
-        let stale = self
-            .snapshot
-            .as_ref()
-            .is_none_or(|s| s.warm.iter().map(|w| w.size()).collect::<Vec<_>>() != warm_sizes);
-        if stale {
-            let make = |label: &str, size: u64| {
-                self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size,
-                    usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                })
-            };
-            let bodies = self.body_buffers().map(|b| make("snapshot", b.size()));
-            let warm = warm_sizes
-                .iter()
-                .map(|&s| make("snapshot warm start", s))
-                .collect();
-            let patch = self
-                .patch_state_buffers()
-                .iter()
-                .map(|b| make("snapshot patch cells", b.size()))
-                .collect();
-            self.snapshot = Some(Snapshot {
-                bodies,
-                warm,
-                patch,
-            });
-        }
-        let snap = self.snapshot.as_ref().unwrap();
-        for (src, dst) in self.body_buffers().iter().zip(&snap.bodies) {
-            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
-        }
-        if let Some(c) = &self.contact {
-            for ((src, offset, _), w) in c.solve.warm_start_parts().into_iter().zip(&snap.warm) {
-                enc.copy_buffer_to_buffer(src, offset, w, 0, w.size());
-            }
-        }
-        for (src, dst) in self.patch_state_buffers().iter().zip(&snap.patch) {
-            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
-        }
-    }
-
-    fn patch_state_buffers(&self) -> Vec<&wgpu::Buffer> {
-        self.contact
-            .as_ref()
-            .and_then(|c| c.patches.as_ref())
-            .map_or(Vec::new(), |p| p.state_buffers().to_vec())
-    }
-
-    fn restore_snapshot(&self) {
-        let snap = self
-            .snapshot
-            .as_ref()
-            .expect("snapshot taken before the batch");
-        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-        for (dst, src) in self.body_buffers().iter().zip(&snap.bodies) {
-            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
-        }
-        if let Some(c) = &self.contact {
-            for ((dst, offset, _), w) in c.solve.warm_start_parts().into_iter().zip(&snap.warm) {
-                enc.copy_buffer_to_buffer(w, 0, dst, offset, w.size());
-            }
-        }
-        for (dst, src) in self.patch_state_buffers().iter().zip(&snap.patch) {
-            enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
-        }
-        self.ctx.queue.submit([enc.finish()]);
-    }
-
     /// Advances `n` steps and returns the statistics of every step whose index (after the
-    /// step) is a multiple of `stats_every` (and of the last step). The steps are submitted
-    /// in batches of at most [`MAX_BATCH`], each read back once: the sweep budget follows
-    /// the steps a batch before (a settling start needs the cap, the bed after it a few
-    /// sweeps), and an overflow redoes one batch, not all `n` steps. Results do not depend
-    /// on the batching.
+    /// step) is a multiple of `stats_every` (and of the last step), on the stepper
+    /// [`Simulation::path`] names. On the batched path the steps are submitted in batches of
+    /// at most [`MAX_BATCH`], each read back once: the sweep budget follows the steps a batch
+    /// before (a settling start needs the cap, the bed after it a few sweeps), and an
+    /// overflow redoes one batch, not all `n` steps. Results do not depend on the batching.
     pub fn advance(&mut self, n: u32, stats_every: u64) -> Result<Vec<StepRecord>, GpuError> {
         if n == 0 {
             return Ok(Vec::new());
         }
+        match self.path() {
+            StepPath::LemkeOnCpu => self.advance_lemke_cpu(n, stats_every),
+            StepPath::LemkeOnGpu => self.advance_lemke(n, stats_every),
+            StepPath::Batched => self.advance_batched(n, stats_every),
+        }
+    }
+
+    /// Which of the three steppers [`Simulation::advance`] runs now.
+    pub fn path(&self) -> StepPath {
         if self.lemke_on_cpu() {
-            return self.advance_lemke_cpu(n, stats_every);
+            StepPath::LemkeOnCpu
+        } else if self.lemke.is_some() {
+            StepPath::LemkeOnGpu
+        } else {
+            StepPath::Batched
         }
-        if self.lemke.is_some() {
-            return self.advance_lemke(n, stats_every);
-        }
-        self.size_contacts()?;
-        if let Some(t) = &mut self.timer {
-            t.last.clear();
-        }
-        let batches = n.div_ceil(MAX_BATCH);
-        let mut records = Vec::new();
-        let mut left = n;
-        for b in 0..batches {
-            let k = left.div_ceil(batches - b);
-            left -= k;
-            records.extend(self.advance_batch(k, stats_every, left == 0)?);
-        }
-        Ok(records)
-    }
-
-    /// One batch of [`Simulation::advance`] in one submission (`last`: it ends the call, so
-    /// its last step's statistics are returned whatever `stats_every`).
-    fn advance_batch(
-        &mut self,
-        n: u32,
-        stats_every: u64,
-        last: bool,
-    ) -> Result<Vec<StepRecord>, GpuError> {
-        let every = stats_every.max(1);
-        let first = self.step_index;
-        loop {
-            let ring = self.submit_batch(n)?;
-            // Any step of the batch that overflowed invalidates the rest of the batch.
-            let needed = ring
-                .iter()
-                .filter(|st| st.overflow)
-                .map(|st| st.contacts_needed)
-                .max();
-            if let Some(needed) = needed {
-                self.restore_snapshot();
-                self.contact
-                    .as_mut()
-                    .unwrap()
-                    .grow(&self.ctx, &self.bodies, needed)?;
-                self.regrowths += 1;
-                continue;
-            }
-            let iterations = ring.iter().map(|st| st.iterations);
-            let fused = self.fused_active();
-            if !fused && self.adapt_sweep_budget(iterations) {
-                self.restore_snapshot();
-                self.budget_redos += 1;
-                continue;
-            }
-            self.accept_batch(&ring, fused)?;
-            let mut records = records_from_ring(&ring, first, every, self.settings.dt);
-            if !last {
-                records.retain(|r| r.step.is_multiple_of(every));
-            }
-            return Ok(records);
-        }
-    }
-
-    /// Records `n` steps after a snapshot, submits them and reads the statistics ring.
-    fn submit_batch(&mut self, n: u32) -> Result<Vec<StepStats>, GpuError> {
-        let (ring, host) = self.ring(n as u64);
-        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-        if self.contact.is_some() {
-            self.record_snapshot(&mut enc);
-        }
-        for k in 0..n as u64 {
-            self.record_step(&mut enc, &ring, k);
-        }
-        enc.copy_buffer_to_buffer(&ring, 0, &host, 0, n as u64 * RING_SLOT);
-        if let Some(t) = &self.timer {
-            t.record_resolve(&mut enc, n.min(MAX_TIMED_STEPS));
-        }
-        self.ctx.queue.submit([enc.finish()]);
-        let raw = buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)?;
-        Ok(StepStats::decode_ring(&raw, n))
-    }
-
-    /// The bookkeeping of a batch that stands (`ring`: its steps' statistics): capped steps,
-    /// stage times, patch slots, contact buffers grown ahead, the next batch's solve path.
-    fn accept_batch(&mut self, ring: &[StepStats], fused: bool) -> Result<(), GpuError> {
-        let n = ring.len() as u32;
-        if let Some(c) = self.contact.as_ref().filter(|c| {
-            // Relaxed cone: one cone problem per step (the exact cone stops its outer
-            // iterations when a problem hits the cap, see solve_reduce::outer_reduce).
-            c.solve.settings().cone == Cone::Relaxed
-        }) {
-            let cap = c.solve.settings().max_iterations;
-            let capped = ring.iter().filter(|st| st.iterations >= cap).count();
-            self.capped_steps += capped as u64;
-        }
-        if let Some(t) = &mut self.timer {
-            t.read(&self.ctx, n.min(MAX_TIMED_STEPS))?;
-        }
-        self.check_patch_slots()?;
-        self.fused_batches += fused as u64;
-        let contacts: Vec<u32> = ring.iter().map(|st| st.contacts).collect();
-        self.grow_ahead(&contacts)?;
-        self.choose_fused(contacts.iter().copied().max().unwrap_or(0));
-        self.step_index += n as u64;
-        Ok(())
-    }
-
-    /// Before the first batch (and after a restore): one detection on the current state
-    /// sizes the contact buffers and picks the solve path from the real contact count. The
-    /// estimate of 4 per grain is short for a packed start (an FCC pile has ~5.7), and an
-    /// overflow on step 1 would run the whole batch and then redo it; the detection is
-    /// step 1's own (positions at the start of the step), so it changes no result.
-    fn size_contacts(&mut self) -> Result<(), GpuError> {
-        if self.contacts_sized {
-            return Ok(());
-        }
-        self.contacts_sized = true;
-        let Some(c) = self.contact.as_mut() else {
-            return Ok(());
-        };
-        let counts = c.collide.detect_once(&self.ctx)?;
-        if counts.overflow != 0 {
-            c.grow(&self.ctx, &self.bodies, counts.needed_contacts)?;
-        }
-        self.choose_fused(counts.needed_contacts);
-        Ok(())
-    }
-
-    /// After a batch whose contact count rose (a pour, an impact): grows the buffers now if
-    /// the next batch, rising as much again twice over, would overflow them — an overflow
-    /// costs the whole batch run and then redone. A steady count never grows them.
-    fn grow_ahead(&mut self, contacts: &[u32]) -> Result<(), GpuError> {
-        let Some(c) = self.contact.as_mut() else {
-            return Ok(());
-        };
-        let next = contacts_ahead(contacts);
-        if next > c.collide.capacity() as u64 {
-            let limit = c.max_contacts(&self.ctx);
-            c.grow(&self.ctx, &self.bodies, next.min(limit) as u32)?;
-        }
-        Ok(())
-    }
-
-    /// A step with more lugre_patch patches than the stage has slots left some unmodelled:
-    /// an error that names the numbers, never a silent loss of friction.
-    fn check_patch_slots(&self) -> Result<(), GpuError> {
-        let Some(p) = self.contact.as_ref().and_then(|c| c.patches.as_ref()) else {
-            return Ok(());
-        };
-        let needed = p.needed(&self.ctx)?;
-        if needed > p.capacity() {
-            return Err(GpuError::Solver(format!(
-                "lugre_patch: a step had {needed} face–face patches, more than the {} slots \
-                 (6 per box body); their friction would be missing",
-                p.capacity()
-            )));
-        }
-        Ok(())
-    }
-
-    /// Adapts the sweeps recorded per solve to what the last batch needed (`iterations`: per
-    /// step). With solve_tail (the relaxed cone, see `Solve::tail_active`) a step that needs
-    /// more finishes in one workgroup, so the budget is the batch's 90th percentile. Without
-    /// it, returns true when a step used its whole budget below the iteration cap: it may
-    /// not have converged, so the batch must be redone with the full cap. Otherwise the next
-    /// budget is the batch's peak + 25 % + 2 (at least [`MIN_SWEEP_BUDGET`]): a settled bed
-    /// varies by ±20 % from step to step, and a redo costs a whole batch. Converged solves are
-    /// bit-identical whatever the budget, so the budget changes the cost and never a result.
-    fn adapt_sweep_budget(&mut self, iterations: impl Iterator<Item = u32>) -> bool {
-        // With the exact cone a step's count adds up several cone problems, so it says
-        // nothing about one problem's budget: record the whole cap.
-        let Some(c) = self
-            .contact
-            .as_mut()
-            .filter(|c| self.adaptive_sweeps && c.solve.settings().cone == Cone::Relaxed)
-        else {
-            return false;
-        };
-        let (cap, budget) = (c.solve.settings().max_iterations, c.solve.sweep_budget());
-        if c.solve.tail_active(&self.ctx) {
-            // Sweeps past the budget run in solve_tail: nothing to redo. An empty recorded
-            // sweep costs ~0.05 ms on lavapipe (its reduce and its recording; zero-group
-            // indirect dispatches are nearly free), a tail sweep about 2 multi-workgroup ones
-            // (one core): record what 9 steps in 10 of the last batch needed (the batch's
-            // peak instead ran the default scene 2–4 % slower).
-            let mut all: Vec<u32> = iterations.collect();
-            all.sort_unstable();
-            let p90 = all.get(all.len() * 9 / 10).copied().unwrap_or(0);
-            c.solve.set_sweep_budget((p90 + 1).max(MIN_SWEEP_BUDGET));
-            return false;
-        }
-        let peak = iterations.max().unwrap_or(0);
-        if peak >= budget && budget < cap {
-            c.solve.set_sweep_budget(cap);
-            return true;
-        }
-        c.solve
-            .set_sweep_budget((peak + peak / 4 + 2).max(MIN_SWEEP_BUDGET));
-        false
-    }
-
-    /// Turns GPU timestamp queries around each stage on or off. Returns whether timing is on:
-    /// false when the adapter lacks timestamp queries inside passes (`ctx.timestamps`).
-    /// While on, [`Simulation::advance`] records the stage times of the first
-    /// [`MAX_TIMED_STEPS`] steps of each batch; read them with [`Simulation::stage_times`].
-    /// Sweeps recorded per solve for the next batch (the whole cap unless adaptive).
-    pub fn sweep_budget(&self) -> Option<u32> {
-        self.contact.as_ref().map(|c| c.solve.sweep_budget())
-    }
-
-    /// For benchmarks: the solver's pipelines with every path compiled in
-    /// ([`crate::solve::Solve::set_generic`]); results are the same either way.
-    pub fn set_generic_solver(&mut self, on: bool) {
-        if let Some(c) = self.contact.as_mut() {
-            c.solve.set_generic(on);
-        }
-    }
-
-    /// For benchmarks: APGD steps with the count-scaled η as before the plain diagonal
-    /// ([`crate::solve::Solve::set_counted_step`]).
-    pub fn set_counted_step(&mut self, on: bool) {
-        if let Some(c) = self.contact.as_mut() {
-            c.solve.set_counted_step(on);
-        }
-    }
-
-    /// For benchmarks: wall seconds of one submission that runs collision on the current
-    /// state, the set-up of a solve and `repeats` dispatches of one sweep kernel
-    /// ([`crate::solve::Solve::record_kernel_repeats`]); the state does not advance.
-    pub fn time_solver_kernel(&mut self, kernel: &str, repeats: u32) -> Result<f64, GpuError> {
-        let Some(c) = &self.contact else {
-            return Ok(0.0);
-        };
-        let ctx = &self.ctx;
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
-        c.record_collide(ctx, &self.bodies, &mut enc);
-        let inputs = SolveInputs {
-            contacts: c.collide.contacts(),
-            counts: c.collide.counts(),
-            body_offsets: c.collide.body_offsets(),
-            body_entries: c.collide.body_entries(),
-            step_stats: &c.step_stats,
-        };
-        c.solve
-            .record_kernel_repeats(ctx, &mut enc, inputs, kernel, repeats);
-        // Nγ⁰ and the sweeps write `nv`'s first segments, which hold the warm-start impulses
-        // and keys between steps: keep the warm-start data aside (untimed), so that timing
-        // leaves the next step as it was.
-        let parts = c.solve.warm_start_parts();
-        let mut keep = ctx.device.create_command_encoder(&Default::default());
-        let kept: Vec<wgpu::Buffer> = parts
-            .iter()
-            .map(|&(buffer, offset, bytes)| {
-                let k = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("kept warm start"),
-                    size: bytes,
-                    usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                });
-                keep.copy_buffer_to_buffer(buffer, offset, &k, 0, bytes);
-                k
-            })
-            .collect();
-        ctx.queue.submit([keep.finish()]);
-        ctx.wait();
-        let t = std::time::Instant::now();
-        ctx.queue.submit([enc.finish()]);
-        ctx.wait();
-        let elapsed = t.elapsed().as_secs_f64();
-        let mut back = ctx.device.create_command_encoder(&Default::default());
-        for (&(buffer, offset, bytes), k) in parts.iter().zip(&kept) {
-            back.copy_buffer_to_buffer(k, 0, buffer, offset, bytes);
-        }
-        ctx.queue.submit([back.finish()]);
-        ctx.wait();
-        Ok(elapsed)
-    }
-
-    pub fn set_stage_timing(&mut self, on: bool) -> bool {
-        if !on || !self.ctx.timestamps {
-            self.timer = None;
-            return false;
-        }
-        if self.timer.is_none() {
-            self.timer = Some(StageTimer::new(&self.ctx));
-        }
-        true
-    }
-
-    /// Stage times (GPU timestamps) of the timed steps of the last [`Simulation::advance`];
-    /// empty when timing is off.
-    pub fn stage_times(&self) -> &[StageTimes] {
-        self.timer.as_ref().map_or(&[], |t| &t.last)
-    }
-
-    /// One step with every stage submitted on its own and waited for, timed by the CPU
-    /// clock (for adapters without timestamp queries). Each time includes one submission
-    /// and one wait. A contact-buffer overflow grows the buffers and redoes the collision
-    /// (outside the timed part); positions do not change before the collision, so the step
-    /// is the same as one of [`Simulation::advance`].
-    pub fn step_stages_wall(&mut self) -> Result<StageTimes, GpuError> {
-        let ctx = self.ctx.clone();
-        let submit = |enc: wgpu::CommandEncoder| {
-            let t = std::time::Instant::now();
-            ctx.queue.submit([enc.finish()]);
-            ctx.wait();
-            t.elapsed().as_secs_f64()
-        };
-        let new_enc = || ctx.device.create_command_encoder(&Default::default());
-        let mut out = StageTimes::default();
-        let mut enc = new_enc();
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            self.integrate.record_free_velocity(&mut pass);
-        }
-        out.seconds[0] = submit(enc);
-        if let Some(c) = &mut self.contact {
-            loop {
-                let mut enc = new_enc();
-                c.record_collide(&ctx, &self.bodies, &mut enc);
-                out.seconds[1] = submit(enc);
-                let counts = c.collide.read_counts(&ctx)?;
-                if counts.overflow == 0 {
-                    break;
-                }
-                c.grow(&ctx, &self.bodies, counts.needed_contacts)?;
-                self.snapshot = None;
-                self.regrowths += 1;
-            }
-            let mut enc = new_enc();
-            c.record_solve(&ctx, &mut enc);
-            out.seconds[2] = submit(enc);
-        }
-        let mut enc = new_enc();
-        {
-            let mut pass = enc.begin_compute_pass(&Default::default());
-            self.integrate.record_update_positions(&mut pass);
-            self.stats.record(&mut pass);
-        }
-        out.seconds[3] = submit(enc);
-        self.step_index += 1;
-        Ok(out)
     }
 
     /// Solver iterations, residual and max penetration of the last step with contacts
