@@ -18,6 +18,7 @@ mod cylinder_patch;
 mod depth;
 mod docs;
 mod field_sweep;
+mod fuzz;
 mod fused;
 mod integrate;
 mod io;

@@ -241,7 +241,8 @@ fn crc32_update(mut crc: u32, bytes: &[u8]) -> u32 {
     crc
 }
 
-fn crc32(bytes: &[u8]) -> u32 {
+/// CRC-32/ISO-HDLC of `bytes`: the checksum that closes a checkpoint.
+pub fn crc32(bytes: &[u8]) -> u32 {
     !crc32_update(CRC_INIT, bytes)
 }
 
