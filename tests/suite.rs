@@ -16,6 +16,7 @@ mod cylinder;
 mod cylinder_pairs;
 mod cylinder_patch;
 mod depth;
+mod device_loss;
 mod docs;
 mod field_sweep;
 mod fuzz;
