@@ -1112,7 +1112,7 @@ impl OnceWarnings {
 }
 
 /// The scene's simulation on the device: its bodies, joints and solver path.
-fn open_simulation(
+pub fn open_simulation(
     ctx: Arc<GpuContext>,
     scene: &Scene,
     state: &BodyState,
