@@ -130,7 +130,7 @@ fn main() {
             (max_step_ms, max_step_at) = (ms, sim.step_index());
         }
         let s = sim.step_index();
-        if s % args.every == 0 || s == args.steps {
+        if s.is_multiple_of(args.every) || s == args.steps {
             let rec = records.last().expect("a step's record");
             let kinetic = rec.totals.kinetic_energy;
             let (p, total) = report(&sim, kinetic, gravity).unwrap_or_else(|e| {

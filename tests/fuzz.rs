@@ -482,7 +482,7 @@ fn obj_mesh(u: &mut Unstructured) -> Result<()> {
         mutate(u, &text)?
     } else {
         let mut text = String::new();
-        let n_vertices = u.int_in_range(0..=8)?;
+        let n_vertices: i32 = u.int_in_range(0..=8)?;
         for _ in 0..n_vertices {
             let c: [i8; 3] = u.arbitrary()?;
             if u.ratio(1, 8)? {
@@ -494,7 +494,7 @@ fn obj_mesh(u: &mut Unstructured) -> Result<()> {
         for _ in 0..u.int_in_range(0..=8)? {
             let mut line = String::from("f");
             for _ in 0..u.int_in_range(0..=5)? {
-                let i: i32 = u.int_in_range(-(n_vertices as i32) - 2..=n_vertices as i32 + 2)?;
+                let i: i32 = u.int_in_range(-n_vertices - 2..=n_vertices + 2)?;
                 let suffix = *u.choose(&["", "/1", "//1", "/1/1", "/"])?;
                 line.push_str(&format!(" {i}{suffix}"));
             }
