@@ -78,6 +78,9 @@ fn main() {
             }
         }
     }
+    // The main thread's scratch directory outlives `main` (no thread-local destructors run
+    // at process exit).
+    let _ = std::fs::remove_dir_all(fuzz::scratch());
     let executions = fuzz::EXECUTIONS.load(Ordering::Relaxed);
     let hangs = fuzz::HANGS.load(Ordering::Relaxed);
     for (target, (n, p)) in fuzz::TARGETS.iter().zip(&per_target) {

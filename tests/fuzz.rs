@@ -115,7 +115,7 @@ fn root() -> &'static Path {
 
 /// A scratch directory of this thread (targets write their inputs as files), in memory
 /// where the system has a tmpfs (checkpoints and run records are synced to disk as written).
-fn scratch() -> PathBuf {
+pub fn scratch() -> PathBuf {
     thread_local! {
         static DIR: tempfile::TempDir = tempfile::tempdir_in("/dev/shm")
             .or_else(|_| tempfile::tempdir())
@@ -757,4 +757,92 @@ fn every_input_kind_survives_a_short_fuzz_run() {
     // Fewer would mean a target gives up on its input at once (the bytes run out before
     // anything reaches the engine) rather than a slow machine.
     assert!(ran >= 100, "only {ran} inputs ran");
+}
+
+/// The sections of a checkpoint of a small pour after a few steps (so that it has contacts
+/// and warm starts), and of another scene (the pendulum chain: other bodies, joints).
+fn restorable_sections() -> [Vec<(String, Vec<u8>)>; 2] {
+    let open = |scene: &str, scale| {
+        let path = root().join(scene);
+        let (scene, _) = bristlecone::run::load_scene_scaled(&path, scale).expect("scene");
+        let state = bristlecone::setup::build_bodies(&scene);
+        let ctx = bristlecone::gpu::shared_context();
+        bristlecone::run::open_simulation(ctx, &scene, &state).expect("simulation")
+    };
+    let mut pour = open("tests/fixtures/scenes/small_pour.toml", Some(0.1));
+    pour.advance(20, 10).expect("steps");
+    let chain = open("assets/scenes/pendulum_chain.toml", None);
+    [pour, chain].map(|s| s.checkpoint_sections().expect("sections"))
+}
+
+/// Checkpoints whose checksum is valid but whose sections are another scene's, cut,
+/// extended, overwritten or given edge contact capacities, restored into the small pour on
+/// the device: restored, or refused with a message; never a panic.
+#[test]
+fn checkpoints_of_another_scene_or_damaged_behind_their_checksum_restore_or_are_refused() {
+    let [own, other] = restorable_sections();
+    let path = root().join("tests/fixtures/scenes/small_pour.toml");
+    let (scene, _) = bristlecone::run::load_scene_scaled(&path, Some(0.1)).expect("scene");
+    let state = bristlecone::setup::build_bodies(&scene);
+    let ctx = bristlecone::gpu::shared_context();
+    let mut sim = bristlecone::run::open_simulation(ctx, &scene, &state).expect("simulation");
+    let (mut restored, mut refused) = (0, 0);
+    arbtest::arbtest(|u| {
+        let mut sections = if u.ratio(1, 4)? {
+            other.clone()
+        } else {
+            own.clone()
+        };
+        for _ in 0..u.int_in_range(0..=3)? {
+            if sections.is_empty() {
+                break;
+            }
+            let k = u.choose_index(sections.len())?;
+            let bytes = &mut sections[k].1;
+            match u.int_in_range(0..=4)? {
+                0 => {
+                    sections.remove(k);
+                }
+                1 => bytes.truncate(u.int_in_range(0..=bytes.len())?),
+                2 => {
+                    let n = u.int_in_range(1..=64)?;
+                    bytes.extend_from_slice(u.bytes(n)?);
+                }
+                3 if !bytes.is_empty() => {
+                    let at = u.choose_index(bytes.len())?;
+                    bytes[at] = u.arbitrary()?;
+                }
+                _ => {
+                    if let Some((_, cap)) =
+                        sections.iter_mut().find(|(n, _)| n == "contact_capacity")
+                    {
+                        let v: u32 = *u.choose(&[0, 1, 1 << 20, 1 << 30, u32::MAX])?;
+                        *cap = v.to_le_bytes().to_vec();
+                    }
+                }
+            }
+        }
+        let ck = Checkpoint {
+            step: 20,
+            time: 0.02,
+            scene_hash: 0,
+            sections,
+        };
+        match sim.restore_sections(20, &ck) {
+            Ok(()) => restored += 1,
+            Err(e) => {
+                assert!(e.len() >= 3, "an empty refusal");
+                refused += 1;
+            }
+        }
+        EXECUTIONS.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    })
+    .budget(Duration::from_millis(1500))
+    .run();
+    // Both outcomes reached: the damage is neither always fatal nor never looked at.
+    assert!(
+        restored > 0 && refused > 0,
+        "{restored} restored, {refused} refused"
+    );
 }
