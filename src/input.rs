@@ -65,6 +65,18 @@ fn too_large(path: &Path, size: u64, cap: u64, what: &str) -> Error {
 /// Reads `path` as UTF-8 text after [`check_size`], never more than `cap + 1` bytes (a file
 /// that grows while it is read is refused too).
 pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Error> {
+    let bytes = read_bytes(path, cap, what)?;
+    String::from_utf8(bytes).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidData,
+            format!("{} is not UTF-8 text: {e}", path.display()),
+        )
+    })
+}
+
+/// Reads `path` after [`check_size`], never more than `cap + 1` bytes (a file that grows
+/// while it is read is refused too).
+pub fn read_bytes(path: &Path, cap: u64, what: &str) -> Result<Vec<u8>, Error> {
     let size = check_size(path, cap, what)?;
     let mut bytes = Vec::with_capacity(size as usize);
     std::fs::File::open(path)?
@@ -73,12 +85,7 @@ pub fn read_text(path: &Path, cap: u64, what: &str) -> Result<String, Error> {
     if bytes.len() as u64 > cap {
         return Err(too_large(path, bytes.len() as u64, cap, what));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidData,
-            format!("{} is not UTF-8 text: {e}", path.display()),
-        )
-    })
+    Ok(bytes)
 }
 
 /// [`read_text`] with the cap of scene and patch files.

@@ -149,6 +149,12 @@ pub enum RunError {
     Resume { path: PathBuf, message: String },
     #[error("cannot restart from {path}: {message}")]
     Restart { path: PathBuf, message: String },
+    /// The GPU device went away during the run (see [`GpuError::DeviceLost`]).
+    #[error("the GPU device was lost during the run ({why}); {last_checkpoint}")]
+    DeviceLost {
+        why: String,
+        last_checkpoint: String,
+    },
     #[error("{error}; {last_checkpoint}")]
     WriteFailed {
         error: Box<RunError>,
@@ -1113,7 +1119,7 @@ impl OnceWarnings {
 }
 
 /// The scene's simulation on the device: its bodies, joints and solver path.
-fn open_simulation(
+pub fn open_simulation(
     ctx: Arc<GpuContext>,
     scene: &Scene,
     state: &BodyState,
@@ -1328,6 +1334,27 @@ impl Checkpoints {
     }
 }
 
+impl Checkpoints {
+    /// After the device was lost: the state on it is gone, so no checkpoint is written (it
+    /// could only hold what the device no longer has); the one on disk, written atomically
+    /// before the loss, is where the run resumes.
+    fn after_device_loss(&self, why: String) -> RunError {
+        let last_checkpoint = match io::read_checkpoint(&self.path) {
+            Ok(c) => format!(
+                "the last checkpoint, {} (step {}), is intact: resume from it with --resume {}",
+                self.path.display(),
+                c.step,
+                owner::shell_word(&self.path.display().to_string())
+            ),
+            Err(_) => "no checkpoint of this run was written before the loss".into(),
+        };
+        RunError::DeviceLost {
+            why,
+            last_checkpoint,
+        }
+    }
+}
+
 impl RunFiles {
     /// After a batch: its statistics rows and measurement samples, and at a frame or
     /// checkpoint step the frame and the checkpoint.
@@ -1391,6 +1418,9 @@ impl RunFiles {
             Ok(()) => {}
             Err(error @ RunError::Io(_)) => {
                 return Err(self.checkpoints.last(sim, error, stats_complete));
+            }
+            Err(RunError::Gpu(GpuError::DeviceLost(why))) => {
+                return Err(self.checkpoints.after_device_loss(why));
             }
             Err(error) => return Err(error),
         }

@@ -126,7 +126,8 @@ fn every_number_of_the_test_scenes_is_accepted_or_refused_by_its_own_field() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut failures = Vec::new();
     // Spheres, boxes, capsules, cylinders, clumps, mesh and container boundaries, joints,
-    // schedules, measurements and both generator kinds, at 5 % of their generated grains.
+    // schedules, measurements and both generator kinds, at 5 % of their generated grains;
+    // every shipped scene.
     let scenes = [
         "tests/fixtures/scenes/small_pour.toml",
         "assets/scenes/mixed_heap.toml",
@@ -141,6 +142,14 @@ fn every_number_of_the_test_scenes_is_accepted_or_refused_by_its_own_field() {
         "assets/scenes/gravel.toml",
         "assets/scenes/patch_spin.toml",
         "assets/scenes/timber.toml",
+        "assets/scenes/ball_drop.toml",
+        "assets/scenes/convex_drop.toml",
+        "assets/scenes/drum.toml",
+        "assets/scenes/hopper.toml",
+        "assets/scenes/motor_drum.toml",
+        "assets/scenes/patch_push.toml",
+        "assets/scenes/realtime.toml",
+        "tests/fixtures/scenes/mesh_scene.toml",
     ];
     for (scene, scale) in scenes.map(|s| (s, 0.05)) {
         failures.extend(sweep(&root.join(scene), scale));
@@ -346,4 +355,36 @@ fn a_render_width_beyond_the_adapter_quotes_the_width_asked_for() {
     assert!(!o.status.success(), "a 100000-pixel image was drawn");
     assert!(err.contains("image 100000x600"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+}
+
+/// A kinematic body driven far from the origin during the run (here 200 km in 2000 s) has
+/// the f32 resolution of where it goes, not of where it starts: refused at the velocity that
+/// takes it there, its initial one or its schedule's.
+#[test]
+fn a_kinematic_body_driven_far_away_is_refused_at_its_velocity() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.5]\nmotion = \"kinematic\"\n";
+    let cases = [
+        (
+            format!("{body}velocity = [100.0, 0.0, 0.0]\n"),
+            "velocity = [100.0",
+            "body[0].velocity",
+        ),
+        (
+            format!("{body}schedule = [{{ t = 0.01, velocity = [0.0, -100.0, 0.0] }}]\n"),
+            "schedule = [",
+            "body[0].schedule[0].velocity",
+        ),
+    ];
+    for (table, needle, field) in cases {
+        let pour = small_pour().replace("steps = 120", "steps = 2000000");
+        let text = format!("{pour}\n{table}");
+        let (line, got, message) = refusal(&text, dir.path());
+        assert_eq!(
+            (line, got.as_str()),
+            (line_of(&text, needle), field),
+            "{message}"
+        );
+        assert!(message.contains("prescribed travel"), "{message}");
+    }
 }

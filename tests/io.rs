@@ -627,3 +627,26 @@ fn hash_bytes_is_fnv1a_64() {
     assert_eq!(hash_bytes(b"a"), 0xaf63_dc4c_8601_ec8c);
     assert_ne!(hash_bytes(b"ab"), hash_bytes(b"ba"));
 }
+
+/// A checkpoint path that names a device or a directory is refused before anything is read
+/// (`/dev/zero` once grew the process until the allocator aborted), naming the path.
+#[test]
+fn a_checkpoint_that_is_not_a_regular_file_is_refused_before_reading() {
+    let d = dir();
+    for path in [Path::new("/dev/zero"), d.path()] {
+        let e = read_checkpoint(path).unwrap_err().to_string();
+        assert!(e.contains("not a regular file"), "{e}");
+        assert!(e.contains(&path.display().to_string()), "{e}");
+    }
+}
+
+/// A checkpoint larger than the memory the machine has free cannot be restored: it is
+/// refused from its size (here a sparse file of 1 TiB, which takes no disk), not read.
+#[test]
+fn a_checkpoint_larger_than_free_memory_is_refused_from_its_size() {
+    let d = dir();
+    let path = d.path().join("checkpoint.bin");
+    fs::File::create(&path).unwrap().set_len(1 << 40).unwrap();
+    let e = read_checkpoint(&path).unwrap_err().to_string();
+    assert!(e.contains("1 TiB") && e.contains("may hold at most"), "{e}");
+}

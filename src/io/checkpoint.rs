@@ -22,6 +22,8 @@ use super::{write_atomic, IoError};
 pub const CHECKPOINT_MAGIC: [u8; 8] = *b"BRCLCHK\0";
 pub const CHECKPOINT_VERSION: u32 = 1;
 pub const SUPPORTED_CHECKPOINT_VERSIONS: &[u32] = &[1];
+/// Largest checkpoint read where the machine's free memory cannot be told.
+const CHECKPOINT_CAP_UNKNOWN_MEMORY: u64 = 64 << 30;
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Checkpoint {
@@ -114,7 +116,11 @@ pub fn write_checkpoint(path: &Path, c: &Checkpoint) -> Result<(), IoError> {
 
 /// Reads and fully validates a checkpoint: magic, version, structure, checksum.
 pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, IoError> {
-    let data = std::fs::read(path).map_err(|e| IoError::os(path, e))?;
+    // A checkpoint is read whole: one larger than the memory the machine has free cannot be
+    // restored, and a device file (`/dev/zero`) would grow the process until it aborts.
+    let cap = crate::limits::memory_available().unwrap_or(CHECKPOINT_CAP_UNKNOWN_MEMORY);
+    let data =
+        super::capped::read_bytes(path, cap, "checkpoint").map_err(|e| IoError::os(path, e))?;
     let mut r = Reader {
         path,
         data: &data,
@@ -251,7 +257,8 @@ fn crc32_update(mut crc: u32, bytes: &[u8]) -> u32 {
     crc
 }
 
-fn crc32(bytes: &[u8]) -> u32 {
+/// CRC-32/ISO-HDLC of `bytes`: the checksum that closes a checkpoint.
+pub fn crc32(bytes: &[u8]) -> u32 {
     !crc32_update(CRC_INIT, bytes)
 }
 

@@ -22,6 +22,7 @@ use toml::de::DeTable;
 use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
 use super::mesh::load_mesh;
 use super::num::Num;
+use super::precision::Driver;
 use super::raw::*;
 
 mod cylinder;
@@ -385,7 +386,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let (sim, name) = simulation(&cx, sim_raw, file)?;
     let (materials, other_model) = materials_section(&mut cx, &raw)?;
     let (mut bodies, mut origins) = bodies_section(&mut cx, &raw, &materials, sim.dt)?;
-    no_overlap(&cx, &bodies, &origins)?;
+    no_overlap(&cx, &raw, &bodies, &origins)?;
     generators_section(&cx, &raw, &materials, scale, &mut bodies, &mut origins)?;
     if bodies.is_empty() {
         return Err(cx.err(
@@ -426,7 +427,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     step_warnings(&mut cx, dt_field, sim.gravity, r_min, &bodies, &origins);
     container_warnings(&mut cx, &boundaries, &bodies, &origins);
     plane_warnings(&mut cx, &boundaries, &bodies, &origins);
-    precision_check(&mut cx, &raw, &bodies, &origins, &boundaries, r_min)?;
+    let run = (sim.dt, sim.steps);
+    precision_check(&mut cx, &raw, (&bodies, &origins), &boundaries, r_min, run)?;
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries)?;
     Ok(Scene {
@@ -982,10 +984,15 @@ fn explicit_inertia(cx: &mut Cx<'_>, iv: &S<[f64; 3]>, base: &str) -> R<[f64; 3]
 
 /// Explicit bodies must not overlap: spheres by a grid; a box against every body whose
 /// bounding sphere it meets, exactly (the box narrow phase at zero envelope).
-fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
+fn no_overlap(cx: &Cx<'_>, raw: &RawScene, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
     if bodies.is_empty() {
         return Ok(());
     }
+    // Either body's size may be what is wrong (a radius of 1e30 overlaps everything).
+    let sizes = |i: usize, j: usize| {
+        let line = |k| cx.line(&size_span(raw, origins, k).0);
+        format!(" (sizes set on line {} and line {})", line(i), line(j))
+    };
     let r_max = bodies
         .iter()
         .map(|b| b.shape.bounding_radius())
@@ -1003,11 +1010,12 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
                     Some(origins[j].span.clone()),
                     format!("body[{j}].position"),
                     format!(
-                        "{} overlaps {} defined on line {} by {}",
+                        "{} overlaps {} defined on line {} by {}{}",
                         origins[j].label,
                         origins[i].label,
                         cx.line(&origins[i].span),
-                        Num(depth)
+                        Num(depth),
+                        sizes(i, j)
                     ),
                 ));
             }
@@ -1023,11 +1031,12 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
                     Some(origins[j].span.clone()),
                     format!("body[{j}].position"),
                     format!(
-                        "{} overlaps {} defined on line {} by {}",
+                        "{} overlaps {} defined on line {} by {}{}",
                         origins[j].label,
                         origins[i].label,
                         cx.line(&origins[i].span),
-                        Num(depth)
+                        Num(depth),
+                        sizes(i, j)
                     ),
                 ));
             }
@@ -1041,10 +1050,11 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
                 Some(origins[j].span.clone()),
                 format!("body[{j}].position"),
                 format!(
-                    "{} overlaps {} defined on line {}",
+                    "{} overlaps {} defined on line {}{}",
                     origins[j].label,
                     origins[i].label,
-                    cx.line(&origins[i].span)
+                    cx.line(&origins[i].span),
+                    sizes(i, j)
                 ),
             ));
         }
@@ -1056,12 +1066,13 @@ fn no_overlap(cx: &Cx<'_>, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
                 Some(origins[j].span.clone()),
                 format!("body[{j}].position"),
                 format!(
-                    "{} overlaps {} defined on line {}: centre distance {} < sum of radii {}",
+                    "{} overlaps {} defined on line {}: centre distance {} < sum of radii {}{}",
                     origins[j].label,
                     origins[i].label,
                     cx.line(&origins[i].span),
                     Num(d),
-                    Num(r + bodies[i].shape.bounding_radius())
+                    Num(r + bodies[i].shape.bounding_radius()),
+                    sizes(i, j)
                 ),
             ));
         }
@@ -1155,6 +1166,20 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }
 
+/// A body whose bounding sphere holds every corner of `region`'s box, so that no grain of
+/// a generator fits there (grains are placed clear of the bodies' bounding spheres).
+fn covering_body(bodies: &[BodyDesc], region: &Region) -> Option<usize> {
+    let (lo, hi) = region.aabb();
+    bodies.iter().position(|b| {
+        let far = DVec3::from_array([0, 1, 2].map(|i| {
+            (b.position[i] - lo[i])
+                .abs()
+                .max((hi[i] - b.position[i]).abs())
+        }));
+        far.length() <= b.shape.bounding_radius()
+    })
+}
+
 /// `[[generator]]`: appends the generated spheres to `bodies`.
 fn generators_section(
     cx: &Cx<'_>,
@@ -1196,6 +1221,20 @@ fn generators_section(
                 Some(g.region.span()),
                 format!("{base}.region"),
                 format!("{m} (radius on line {radius_line})"),
+            ));
+        }
+        if let Some(k) = covering_body(bodies, &region) {
+            let (size, field) = size_span(raw, origins, k);
+            return Err(cx.err(
+                Some(size),
+                field,
+                format!(
+                    "{} (bounding radius {} m) covers the whole region of {base} (line {}): no \
+                     grain of it can be placed",
+                    origins[k].label,
+                    Num(bodies[k].shape.bounding_radius()),
+                    cx.line(&g.region.span())
+                ),
             ));
         }
         let material = cx.material(&g.material, &span, &base, materials)?;
@@ -1646,24 +1685,104 @@ fn omega_warning(cx: &mut Cx<'_>, raw: &RawScene, solver: &SolverSettings) {
 fn precision_check(
     cx: &mut Cx<'_>,
     raw: &RawScene,
-    bodies: &[BodyDesc],
-    origins: &[Origin],
+    (bodies, origins): (&[BodyDesc], &[Origin]),
     boundaries: &[Boundary],
     r_min: f64,
+    run: (f64, u64),
 ) -> R<()> {
     use super::precision::{check_scene, Reach, Severity};
-    let Some(f) = check_scene(bodies, boundaries, r_min) else {
+    let Some(f) = check_scene(bodies, boundaries, r_min, run) else {
         return Ok(());
     };
-    let (span, field) = match f.at {
-        Reach::Body(k) => (Some(origins[k].span.clone()), origins[k].label.clone()),
-        Reach::Boundary(i) => boundary_position_span(raw, i),
+    // A body or boundary that travels too far is blamed on the velocity that drives it.
+    let (span, field) = match (f.at, f.moved) {
+        (Reach::Size(k), _) => {
+            let (span, field) = size_span(raw, origins, k);
+            (Some(span), field)
+        }
+        (Reach::Body(k), Some(driver)) => {
+            let (span, field) = driver_span(raw.body.get(k).map(|b| b.get_ref()), k, driver)
+                .unwrap_or((origins[k].span.clone(), origins[k].label.clone()));
+            (Some(span), field)
+        }
+        (Reach::Body(k), None) => (Some(origins[k].span.clone()), origins[k].label.clone()),
+        (Reach::Boundary(i), Some(driver)) => {
+            match driver_span_boundary(raw.boundary.get(i).map(|b| b.get_ref()), i, driver) {
+                Some((span, field)) => (Some(span), field),
+                None => boundary_position_span(raw, i),
+            }
+        }
+        (Reach::Boundary(i), None) => boundary_position_span(raw, i),
     };
     match f.severity {
         Severity::Warn => cx.warn(span, &field, f.message),
         Severity::Refuse => return Err(cx.err(span, field, f.message)),
     }
     Ok(())
+}
+
+/// Where the velocity that drives a kinematic body (`body[k]`) is set: its `velocity`, or
+/// the entry of its schedule.
+fn driver_span(body: Option<&RawBody>, k: usize, driver: Driver) -> Option<(Range<usize>, String)> {
+    let body = body?;
+    velocity_field(
+        &body.velocity,
+        &body.schedule,
+        &format!("body[{k}]"),
+        driver,
+    )
+}
+
+fn driver_span_boundary(
+    b: Option<&RawBoundary>,
+    i: usize,
+    driver: Driver,
+) -> Option<(Range<usize>, String)> {
+    let b = b?;
+    velocity_field(&b.velocity, &b.schedule, &format!("boundary[{i}]"), driver)
+}
+
+fn velocity_field(
+    velocity: &O<[f64; 3]>,
+    schedule: &O<Vec<S<RawScheduleEntry>>>,
+    base: &str,
+    driver: Driver,
+) -> Option<(Range<usize>, String)> {
+    match driver {
+        Driver::Initial => velocity
+            .as_ref()
+            .map(|v| (v.span(), format!("{base}.velocity"))),
+        Driver::Schedule(j) => {
+            let entry = schedule.as_ref()?.get_ref().get(j)?;
+            let field = format!("{base}.schedule[{j}].velocity");
+            match &entry.get_ref().velocity {
+                Some(v) => Some((v.span(), field)),
+                None => Some((entry.span(), field)),
+            }
+        }
+    }
+}
+
+/// Where body `k`'s size is set: an explicit body's `radius`, `half_extents`, `half_length`,
+/// `height`, `spheres` or `points` (the first it has), else where the body comes from.
+fn size_span(raw: &RawScene, origins: &[Origin], k: usize) -> (Range<usize>, String) {
+    let fallback = (origins[k].span.clone(), origins[k].label.clone());
+    let Some(b) = raw.body.get(k).map(|b| b.get_ref()) else {
+        return fallback;
+    };
+    let base = format!("body[{k}]");
+    let spans = [
+        ("radius", b.radius.as_ref().map(|v| v.span())),
+        ("half_extents", b.half_extents.as_ref().map(|v| v.span())),
+        ("half_length", b.half_length.as_ref().map(|v| v.span())),
+        ("height", b.height.as_ref().map(|v| v.span())),
+        ("spheres", b.spheres.as_ref().map(|v| v.span())),
+        ("points", b.points.as_ref().map(|v| v.span())),
+    ];
+    spans
+        .into_iter()
+        .find_map(|(name, span)| Some((span?, format!("{base}.{name}"))))
+        .unwrap_or(fallback)
 }
 
 /// Where boundary `i` is placed in the file: its `position` (or a plane's `point`), else the

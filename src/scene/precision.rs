@@ -29,7 +29,7 @@
 //!   room and retried for tens of seconds).
 
 use super::generate::{RadiusDist, Region};
-use super::{BodyDesc, Boundary, Num};
+use super::{BodyDesc, Boundary, BoundaryShape, Motion, Num, ScheduleEntry};
 
 /// Above this fraction of the smallest grain radius the f32 spacing gets a warning.
 pub(crate) const WARN_FRACTION: f64 = 1e-3;
@@ -51,17 +51,32 @@ pub(crate) enum Severity {
     Refuse,
 }
 
-/// What reaches farthest from the origin.
+/// What the scene's precision is judged at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Reach {
+    /// The body that reaches farthest from the origin.
     Body(usize),
+    /// The boundary that reaches farthest from the origin.
     Boundary(usize),
+    /// The smallest body, too small for f32 even where it itself sits: its size is at fault.
+    Size(usize),
+}
+
+/// What carries a kinematic body or boundary to its farthest point: the velocity it starts
+/// with, or that of an entry of its schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Driver {
+    Initial,
+    Schedule(usize),
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Finding {
     pub severity: Severity,
     pub at: Reach,
+    /// Set when the reach is along a kinematic body's or boundary's prescribed travel, not
+    /// where it starts: the velocity that takes it there.
+    pub moved: Option<Driver>,
     pub message: String,
 }
 
@@ -70,25 +85,91 @@ fn max_abs(p: [f64; 3]) -> f64 {
     p.iter().fold(0.0f64, |m, x| m.max(x.abs()))
 }
 
+/// Largest |coordinate| the centre of a body or boundary at `position` reaches during the
+/// run's `steps` steps of `dt`, and what drives it there (None: where it starts): for a
+/// kinematic one also where its prescribed velocity (`velocity`, changed at each schedule
+/// entry) takes it, up to its release (a released body is dynamic: its path is not known
+/// before the run).
+fn travel_reach(
+    position: [f64; 3],
+    velocity: [f64; 3],
+    motion: Motion,
+    schedule: &[ScheduleEntry],
+    (dt, steps): (f64, u64),
+) -> (f64, Option<Driver>) {
+    let mut reach = (max_abs(position), None);
+    if motion != Motion::Kinematic {
+        return reach;
+    }
+    let (mut p, mut v, mut from, mut driver) = (position, velocity, 0u64, Driver::Initial);
+    let changes = schedule
+        .iter()
+        .enumerate()
+        .map(|(j, e)| (e.step.min(steps), Some((j, e))));
+    for (step, change) in changes.chain([(steps, None)]) {
+        let t = step.saturating_sub(from) as f64 * dt;
+        p = [0, 1, 2].map(|i| p[i] + v[i] * t);
+        if max_abs(p) > reach.0 {
+            reach = (max_abs(p), Some(driver));
+        }
+        from = from.max(step);
+        match change {
+            Some((_, e)) if e.release => break,
+            Some((j, e)) => (v, driver) = (e.velocity, Driver::Schedule(j)),
+            None => {}
+        }
+    }
+    reach
+}
+
+/// How far a boundary's geometry reaches from its position (planes: nowhere, as far as
+/// telling an outlying body goes).
+fn extent(shape: &BoundaryShape) -> f64 {
+    let norm = |v: [f64; 3]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    match shape {
+        BoundaryShape::Plane => 0.0,
+        BoundaryShape::BoxContainer { half_extents, .. }
+        | BoundaryShape::SolidBox { half_extents } => norm(*half_extents),
+        BoundaryShape::CylinderContainer { radius, height, .. }
+        | BoundaryShape::SolidCylinder { radius, height } => radius.hypot(*height),
+        BoundaryShape::Mesh { vertices, .. } => {
+            vertices.iter().map(|v| norm(*v)).fold(0.0, f64::max)
+        }
+    }
+}
+
+/// The body f32 represents worst where it starts, and that worst fraction: the f32 spacing
+/// at its place over its bounding radius.
+fn worst_held_body(bodies: &[BodyDesc]) -> Option<(usize, f64)> {
+    bodies
+        .iter()
+        .map(|b| {
+            let r = b.shape.bounding_radius();
+            f32_spacing(max_abs(b.position) + r) / r
+        })
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
 /// The scene's farthest coordinate (body centres plus their bounding radius, boundary
-/// positions) against its smallest grain radius `r_min`; None when the spacing there is
+/// positions, both along a kinematic one's prescribed travel over the run's `steps` steps
+/// of `dt`) against its smallest grain radius `r_min`; None when the spacing there is
 /// within [`WARN_FRACTION`] of it.
 pub(crate) fn check_scene(
     bodies: &[BodyDesc],
     boundaries: &[Boundary],
     r_min: f64,
+    run: (f64, u64),
 ) -> Option<Finding> {
     let body_reach = bodies.iter().enumerate().map(|(k, b)| {
-        (
-            Reach::Body(k),
-            max_abs(b.position) + b.shape.bounding_radius(),
-        )
+        let (travel, driver) = travel_reach(b.position, b.velocity, b.motion, &b.schedule, run);
+        (Reach::Body(k), travel + b.shape.bounding_radius(), driver)
     });
-    let wall_reach = boundaries
-        .iter()
-        .enumerate()
-        .map(|(k, b)| (Reach::Boundary(k), max_abs(b.position)));
-    let (at, reach) = body_reach
+    let wall_reach = boundaries.iter().enumerate().map(|(k, b)| {
+        let (travel, driver) = travel_reach(b.position, b.velocity, b.motion, &b.schedule, run);
+        (Reach::Boundary(k), travel, driver)
+    });
+    let (at, reach, moved) = body_reach
         .chain(wall_reach)
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let spacing = f32_spacing(reach);
@@ -104,19 +185,61 @@ pub(crate) fn check_scene(
         Severity::Warn => WARN_FRACTION,
         Severity::Refuse => REFUSE_FRACTION,
     };
+    // A body too small for f32 at its own place is its size's fault, unless it lies beyond
+    // everything else in the scene (then its position is).
+    if let Some((k, own)) = worst_held_body(bodies) {
+        let reach_of = |b: &BodyDesc| max_abs(b.position) + b.shape.bounding_radius();
+        let others = bodies
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != k)
+            .map(|(_, b)| reach_of(b))
+            .chain(
+                boundaries
+                    .iter()
+                    .map(|b| max_abs(b.position) + extent(&b.shape)),
+            )
+            .fold(0.0f64, f64::max);
+        let outlier = at == Reach::Body(k) && reach_of(&bodies[k]) > others;
+        if own > limit && moved.is_none() && !outlier {
+            let b = &bodies[k];
+            let r = b.shape.bounding_radius();
+            let here = max_abs(b.position) + r;
+            let message = format!(
+                "a size of {} m (bounding radius) is below what f32 positions resolve where \
+                 this body sits: {:.3e} m apart at {} m from the origin, {own:.2e} of it (more \
+                 than {limit}); make it larger",
+                short(r),
+                f32_spacing(here),
+                short(here)
+            );
+            let at = Reach::Size(k);
+            return Some(Finding {
+                severity,
+                at,
+                moved,
+                message,
+            });
+        }
+    }
     let centre = centre_of(bodies);
     let message = format!(
-        "coordinates reach {} m, where f32 positions are {spacing:.3e} m apart, {fraction:.2e} \
+        "coordinates reach {} m{}, where f32 positions are {spacing:.3e} m apart, {fraction:.2e} \
          of the smallest grain radius {} m (more than {limit}): contacts are resolved no finer \
          than that; move the origin into the scene (subtract about {} from every position, \
          region and boundary position)",
         short(reach),
+        match moved {
+            Some(_) => " (along a kinematic body's or boundary's prescribed travel)",
+            None => "",
+        },
         short(r_min),
         point(centre)
     );
     Some(Finding {
         severity,
         at,
+        moved,
         message,
     })
 }
@@ -199,6 +322,43 @@ mod tests {
         assert_eq!(f32_spacing(1e3), 2f64.powi(9 - 23));
         assert_eq!(f32_spacing(1e39), f64::INFINITY);
         assert!(f32_spacing(0.0) > 0.0);
+    }
+
+    /// A kinematic body that starts near the origin and is driven 100 km away reaches
+    /// there; one released before it gets far, or a dynamic one, does not.
+    #[test]
+    fn kinematic_travel_counts_until_release() {
+        let entry = |step, vx, release| ScheduleEntry {
+            t: 0.0,
+            step,
+            velocity: [vx, 0.0, 0.0],
+            angular_velocity: [0.0; 3],
+            release,
+        };
+        let run = (1e-3, 100_000);
+        let (p, v) = ([1.0, 0.0, 0.0], [1000.0, 0.0, 0.0]);
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        let (far, driver) = travel_reach(p, v, Motion::Kinematic, &[], run);
+        assert!(near(far, 1.0 + 1000.0 * 100.0), "{far}");
+        assert_eq!(driver, Some(Driver::Initial));
+        assert_eq!(travel_reach(p, v, Motion::Dynamic, &[], run), (1.0, None));
+        // 10 steps at 1000 m/s, then stopped: 10 m.
+        let stopped = [entry(10, 0.0, false)];
+        let (reach, _) = travel_reach(p, v, Motion::Kinematic, &stopped, run);
+        assert!(near(reach, 11.0), "{reach}");
+        let released = [entry(10, 5.0, true)];
+        let (reach, _) = travel_reach(p, v, Motion::Kinematic, &released, run);
+        assert!(near(reach, 11.0), "{reach}");
+        // Out and back: the far point counts, not the end; then out the other way, driven
+        // by the schedule's second velocity.
+        let back = [entry(1000, -1000.0, false)];
+        let (reach, _) = travel_reach([0.0; 3], v, Motion::Kinematic, &back, (1e-3, 2000));
+        assert!(near(reach, 1000.0), "{reach}");
+        let (reach, driver) = travel_reach([0.0; 3], v, Motion::Kinematic, &back, (1e-3, 2500));
+        assert!(near(reach, 1000.0), "{reach}");
+        assert_eq!(driver, Some(Driver::Initial));
+        let (_, driver) = travel_reach([0.0; 3], v, Motion::Kinematic, &back, (1e-3, 3500));
+        assert_eq!(driver, Some(Driver::Schedule(0)));
     }
 
     #[test]

@@ -147,12 +147,17 @@ pub fn map_and_read<T: bytemuck::Pod>(
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
+    // A lost device fails every mapping; its callback, run by the poll, says why.
+    let failed = |e: String| match ctx.lost() {
+        Some(why) => GpuError::DeviceLost(why),
+        None => GpuError::Readback(e),
+    };
     ctx.device
         .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuError::Readback(e.to_string()))?;
+        .map_err(|e| failed(e.to_string()))?;
     rx.recv()
-        .map_err(|e| GpuError::Readback(e.to_string()))?
-        .map_err(|e| GpuError::Readback(e.to_string()))?;
+        .map_err(|e| failed(e.to_string()))?
+        .map_err(|e| failed(e.to_string()))?;
     let out = {
         let view = slice
             .get_mapped_range()

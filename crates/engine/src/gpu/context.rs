@@ -105,6 +105,10 @@ pub enum GpuError {
     /// entry. (A `Shader` error is the engine's own fault, never the input's.)
     #[error("{0}")]
     Invalid(String),
+    /// The device went away (a driver reset, a GPU fallen off the bus, `Device::destroy`):
+    /// nothing more can be read from it, so nothing of the current step may be written.
+    #[error("the GPU device was lost ({0}); nothing computed on it since the last checkpoint can be read back")]
+    DeviceLost(String),
 }
 
 /// An open device with its queue and the facts users want to see.
@@ -121,6 +125,8 @@ pub struct GpuContext {
     /// Kernels compiled on this device, shared by every stage and simulation that asks for
     /// the same source and constants (see [`crate::gpu::kernel::KernelCache`]).
     pub(crate) kernels: crate::gpu::kernel::KernelCache,
+    /// Why the device was lost, once wgpu's device-lost callback has said so.
+    lost: Arc<std::sync::Mutex<Option<String>>>,
 }
 
 impl fmt::Debug for GpuContext {
@@ -261,6 +267,15 @@ impl GpuContext {
             match pollster::block_on(request) {
                 Ok((device, queue)) => {
                     let chunk_log2 = chunk_log2_for(limits.max_storage_buffer_binding_size);
+                    let lost = Arc::new(std::sync::Mutex::new(None));
+                    let said = lost.clone();
+                    device.set_device_lost_callback(move |reason, message| {
+                        let why = match message.trim() {
+                            "" => format!("{reason:?}"),
+                            m => format!("{reason:?}: {m}"),
+                        };
+                        *said.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+                    });
                     return Ok(GpuContext {
                         device,
                         queue,
@@ -270,6 +285,7 @@ impl GpuContext {
                         timestamps,
                         chunk_log2,
                         kernels: Default::default(),
+                        lost,
                     });
                 }
                 Err(e) => rejected.push(format!("{} ({:?}): {e}", info.name, info.backend)),
@@ -351,6 +367,11 @@ impl GpuContext {
             });
         }
         Ok(())
+    }
+
+    /// Why the device was lost, once it was (wgpu reports a loss at its next poll).
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Blocks until all submitted work has finished.
