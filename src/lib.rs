@@ -49,6 +49,7 @@ pub mod bodies;
 pub mod clump;
 pub mod collide;
 pub mod convex;
+pub mod facade;
 pub mod gpu;
 pub mod io;
 pub mod joints;
@@ -64,3 +65,5 @@ pub mod scene;
 pub mod setup;
 pub mod solve;
 pub mod step;
+
+pub use facade::Simulation;
