@@ -304,9 +304,8 @@ pub(crate) fn write_particle_frame(
     nb: usize,
     loads: Option<(&[[f32; 3]], &[[f32; 9]])>,
 ) -> Result<(), IoError> {
-    let xyz = |v: &[[f32; 4]]| -> Vec<[f32; 3]> {
-        v[nb..].iter().map(|p| [p[0], p[1], p[2]]).collect()
-    };
+    let xyz =
+        |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v[nb..].iter().map(|p| [p[0], p[1], p[2]]).collect() };
     let positions = xyz(&s.pos);
     let radii: Vec<f32> = s.pos[nb..].iter().map(|p| p[3]).collect();
     let velocities = xyz(&s.vel);

@@ -114,7 +114,9 @@ impl Scene {
             .entry(name.to_string())
             .or_insert_with(|| Value::Array(Vec::new()));
         let Value::Array(items) = entry else {
-            return Err(PyValueError::new_err(format!("[[{name}]] is not an array of tables")));
+            return Err(PyValueError::new_err(format!(
+                "[[{name}]] is not an array of tables"
+            )));
         };
         items.push(Value::Table(table));
         let index = items.len() - 1;
@@ -142,8 +144,9 @@ impl Scene {
     #[pyo3(signature = (path, scale = None))]
     fn from_file(path: PathBuf, scale: Option<f64>) -> PyResult<Self> {
         guard(|| {
-            let text = bristlecone::io::capped::read_toml(&path, "scene file")
-                .map_err(|e| PyOSError::new_err(format!("cannot read scene file {}: {e}", path.display())))?;
+            let text = bristlecone::io::capped::read_toml(&path, "scene file").map_err(|e| {
+                PyOSError::new_err(format!("cannot read scene file {}: {e}", path.display()))
+            })?;
             Self::from_text(text, path, scale)
         })
     }
@@ -246,7 +249,12 @@ impl Scene {
     }
 
     fn __repr__(&self) -> String {
-        let count = |k: &str| self.doc.get(k).and_then(Value::as_array).map_or(0, Vec::len);
+        let count = |k: &str| {
+            self.doc
+                .get(k)
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len)
+        };
         format!(
             "Scene({}: {} materials, {} bodies, {} generators, {} boundaries, {} joints)",
             self.path.display(),
@@ -271,9 +279,5 @@ impl Scene {
             path,
             scale,
         })
-    }
-
-    pub(crate) fn label(&self) -> &Path {
-        &self.path
     }
 }

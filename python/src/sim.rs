@@ -2,7 +2,7 @@
 //! stepping different simulations never wait on each other's locks (only on the device
 //! queue they share), and a failed call leaves it as it was.
 
-use crate::scene::{scene_error, Scene};
+use crate::scene::Scene;
 use crate::{guard, SceneError};
 use bristlecone::facade::{self, Error};
 use bristlecone::gpu::BackendChoice;
@@ -47,7 +47,11 @@ fn numbers<const N: usize>(argument: &str, value: &Bound<'_, PyAny>) -> PyResult
             .map_err(|_| {
                 PyTypeError::new_err(format!(
                     "argument '{argument}': expected {N} numbers (got {})",
-                    value.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                    value
+                        .get_type()
+                        .name()
+                        .map(|n| n.to_string())
+                        .unwrap_or_default()
                 ))
             })
     })?;
@@ -98,7 +102,6 @@ impl Simulation {
     ) -> PyResult<Self> {
         let choice = backend_choice(backend)?;
         let (parsed, hash) = scene.parse()?;
-        let label = scene.label().to_path_buf();
         let sim = py.detach(move || -> Result<_, Error> {
             let ctx = facade::context(choice)?;
             match checkpoint {
@@ -106,11 +109,7 @@ impl Simulation {
                 None => facade::Simulation::with_hash(parsed, hash, ctx),
             }
         });
-        let sim = sim.map_err(|e| match e {
-            Error::Run(RunError::Scene(e)) => scene_error(RunError::Scene(e)),
-            e => py_error(e),
-        })?;
-        let _ = label;
+        let sim = sim.map_err(py_error)?;
         Ok(Simulation {
             inner: Mutex::new(sim),
         })
@@ -286,13 +285,23 @@ impl Simulation {
     /// exactly as a run of the changed scene resumed here.
     fn set_friction(&self, py: Python<'_>, material: &str, friction: f64) -> PyResult<()> {
         guard(|| {
-            py.detach(|| self.sim()?.set_friction(material, friction).map_err(py_error))
+            py.detach(|| {
+                self.sim()?
+                    .set_friction(material, friction)
+                    .map_err(py_error)
+            })
         })
     }
 
     /// The motor target of joint `joint` (velocity or position, as the motor's kind).
     fn set_motor_target(&self, py: Python<'_>, joint: usize, target: f64) -> PyResult<()> {
-        guard(|| py.detach(|| self.sim()?.set_motor_target(joint, target).map_err(py_error)))
+        guard(|| {
+            py.detach(|| {
+                self.sim()?
+                    .set_motor_target(joint, target)
+                    .map_err(py_error)
+            })
+        })
     }
 
     /// Writes a checkpoint of the current step to `path` in the command line's format

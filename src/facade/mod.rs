@@ -298,7 +298,12 @@ impl Simulation {
         }
         let mut s = self.sim.read_state()?;
         let w = s.pos[body][3];
-        s.pos[body] = [position[0] as f32, position[1] as f32, position[2] as f32, w];
+        s.pos[body] = [
+            position[0] as f32,
+            position[1] as f32,
+            position[2] as f32,
+            w,
+        ];
         s.rot[body] = orientation.map(|x| x as f32);
         self.sim.restore(self.sim.step_index(), &s);
         Ok(())
@@ -317,7 +322,12 @@ impl Simulation {
     /// start and buffer sizes, exactly as a run of the changed scene resumed here would be.
     pub fn set_friction(&mut self, material: &str, friction: f64) -> Result<(), Error> {
         let Some(k) = self.scene.materials.iter().position(|m| m.name == material) else {
-            let names: Vec<_> = self.scene.materials.iter().map(|m| m.name.as_str()).collect();
+            let names: Vec<_> = self
+                .scene
+                .materials
+                .iter()
+                .map(|m| m.name.as_str())
+                .collect();
             return Err(Error::Argument(format!(
                 "set_friction: no material '{material}' (the scene has {names:?})"
             )));
@@ -383,7 +393,9 @@ impl Simulation {
             // As it was: the old settings and joints around the same sections.
             self.sim.settings = settings;
             let _ = self.sim.set_joints(&joints);
-            self.sim.restore_sections(step, &ck).map_err(rebuild_error)?;
+            self.sim
+                .restore_sections(step, &ck)
+                .map_err(rebuild_error)?;
             return Err(e);
         }
         Ok(())

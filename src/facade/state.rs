@@ -41,7 +41,8 @@ pub struct State {
 impl State {
     /// The arrays of `s`, with the sizes the scene gives its bodies.
     pub(crate) fn new(step: u64, time: f64, s: &BodyState, scene: &Scene, nb: usize) -> Self {
-        let xyz = |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v.iter().map(|p| [p[0], p[1], p[2]]).collect() };
+        let xyz =
+            |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v.iter().map(|p| [p[0], p[1], p[2]]).collect() };
         let sizes = (0..s.len())
             .map(|i| {
                 let r = s.pos[i][3];
@@ -107,13 +108,21 @@ pub struct Contacts {
 }
 
 impl Contacts {
-    pub(crate) fn new(s: &BodyState, records: &[ContactRecord], impulses: &[[f32; 4]], dt: f64) -> Self {
+    pub(crate) fn new(
+        s: &BodyState,
+        records: &[ContactRecord],
+        impulses: &[[f32; 4]],
+        dt: f64,
+    ) -> Self {
         let forces = crate::run::contact_forces(s, records, impulses, dt);
         Contacts {
             body_a: records.iter().map(|c| c.ids[0]).collect(),
             body_b: records.iter().map(|c| c.ids[1]).collect(),
             points: forces.iter().map(|f| f.point).collect(),
-            normals: records.iter().map(|c| [c.n_gap[0], c.n_gap[1], c.n_gap[2]]).collect(),
+            normals: records
+                .iter()
+                .map(|c| [c.n_gap[0], c.n_gap[1], c.n_gap[2]])
+                .collect(),
             gaps: records.iter().map(|c| c.n_gap[3]).collect(),
             impulses: impulses.iter().map(|g| [g[0], g[1], g[2]]).collect(),
             forces: forces.iter().map(|f| f.force_on_b).collect(),
