@@ -289,6 +289,9 @@ fn frame_error(e: IoError, sim: &impl FrameSource) -> RunError {
     }
 }
 
+/// The grains' net contact forces and average stresses written into a particle frame.
+pub(crate) type GrainLoads<'a> = (&'a [[f32; 3]], &'a [[f32; 9]]);
+
 /// A particle frame's file in the run directory.
 pub(crate) fn particle_frame_name(step: u64) -> String {
     format!("frames/particles_{step:08}.vtp")
@@ -302,7 +305,7 @@ pub(crate) fn write_particle_frame(
     (step, time): (u64, f64),
     s: &BodyState,
     nb: usize,
-    loads: Option<(&[[f32; 3]], &[[f32; 9]])>,
+    loads: Option<GrainLoads<'_>>,
 ) -> Result<(), IoError> {
     let xyz =
         |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v[nb..].iter().map(|p| [p[0], p[1], p[2]]).collect() };

@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("--target", type=float, default=0.05, help="discharge rate (kg/s)")
 parser.add_argument("--scale", type=float, default=0.1, help="the hopper's grain count, scaled")
-parser.add_argument("--steps", type=int, default=800)
+parser.add_argument("--steps", type=int, default=1000)
 parser.add_argument("--trials", type=int, default=5)
 args = parser.parse_args()
 
@@ -22,16 +22,22 @@ OUTLET_Z = 0.09
 DENSITY = 2500.0
 
 
-def discharge_rate(mu):
-    """Mass below the outlet plane per second, from the gate's opening (t = 0.35 s) on."""
-    sim = bristlecone.Simulation(scene)
-    sim.set_friction("glass", mu)
-    sim.step(args.steps)
+def mass_below_outlet(sim):
     s = sim.state()
     grains = slice(s["first_grain"], None)
     below = s["positions"][grains, 2] < OUTLET_Z
-    mass = DENSITY * 4.0 / 3.0 * np.pi * np.sum(s["radius"][grains][below].astype(float) ** 3)
-    return mass / max(sim.time - 0.35, 1e-9)
+    return DENSITY * 4.0 / 3.0 * np.pi * np.sum(s["radius"][grains][below].astype(float) ** 3)
+
+
+def discharge_rate(mu):
+    """Mass crossing the outlet plane per second over the second half of the run (the gate
+    opens at t = 0.35 s)."""
+    sim = bristlecone.Simulation(scene)
+    sim.set_friction("glass", mu)
+    sim.step(args.steps // 2)
+    before, t0 = mass_below_outlet(sim), sim.time
+    sim.step(args.steps - args.steps // 2)
+    return (mass_below_outlet(sim) - before) / (sim.time - t0)
 
 
 lo, hi = 0.05, 1.0

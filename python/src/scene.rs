@@ -11,7 +11,7 @@ use bristlecone::run::{self, RunError};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use toml::{Table, Value};
 
 /// Where a scene built in code says its errors are, and its relative mesh paths' base (the
