@@ -37,6 +37,7 @@ fn state_after(path: &Path, steps: u64) -> BodyState {
         out_dir: Some(dir.clone()),
         steps: Some(steps),
         resume: None,
+        from: None,
         overwrite: true,
     };
     let stop = AtomicBool::new(false);

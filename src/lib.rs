@@ -1,8 +1,10 @@
 //! Bristlecone: a GPU many-body frictional contact engine.
 //!
-//! The compute runs as WGSL compute shaders through `wgpu`; the CPU builds the scene,
-//! records command buffers and reads back results at output frames. Every GPU stage has a
-//! plain f64 CPU twin in [`reference`](mod@reference) that tests compare against.
+//! The compute runs as WGSL compute shaders through `wgpu` in the engine crate
+//! (`crates/engine`, re-exported here under [`gpu`], [`step`], [`solve`], …); this crate
+//! reads the scene, turns it into the engine's bodies and settings ([`setup`]), runs the
+//! loop and writes the outputs. Every GPU stage has a plain f64 CPU twin in
+//! [`reference`](mod@reference) that tests compare against.
 //!
 //! The manual is the book in `docs/` (`mdbook build docs`); the scene format is in its
 //! "Scene reference" page and in [`scene`].
@@ -45,25 +47,26 @@
 //! ```
 
 pub mod bench;
-pub mod bodies;
-pub mod clump;
-pub mod collide;
-pub mod convex;
 pub mod facade;
-pub mod gpu;
+pub mod input;
 pub mod io;
-pub mod joints;
 pub mod limits;
 pub mod measure;
-pub mod patch;
 pub mod plot;
 pub mod realtime;
-pub mod reference;
 pub mod render;
 pub mod run;
 pub mod scene;
 pub mod setup;
-pub mod solve;
-pub mod step;
+
+// The engine crate's modules, under the paths they had before the workspace split.
+pub use bristlecone_engine::{bodies, clump, collide, convex, gpu, joints, reference, solve, step};
+
+/// Contact patches: the engine's patch models and stage, and the patch command's file
+/// format (`bristlecone patch`).
+pub mod patch {
+    pub use bristlecone_engine::patch::*;
+    pub mod file;
+}
 
 pub use facade::Simulation;

@@ -38,6 +38,11 @@ enum Command {
         /// --out: fresh outputs from the checkpoint's step).
         #[arg(long)]
         resume: Option<PathBuf>,
+        /// Restart from a checkpoint of a scene with the same bodies, taking its positions,
+        /// velocities, contact state and time and everything else (materials, solver,
+        /// outputs, duration, schedules) from SCENE; fresh outputs into a new --out.
+        #[arg(long, conflicts_with = "resume")]
+        from: Option<PathBuf>,
         /// Replace the outputs of an earlier run in the output directory (refused otherwise).
         #[arg(long)]
         overwrite: bool,
@@ -162,6 +167,7 @@ fn main() -> ExitCode {
             out,
             steps,
             resume,
+            from,
             overwrite,
             scale,
             backend,
@@ -173,6 +179,7 @@ fn main() -> ExitCode {
                 out_dir: out,
                 steps,
                 resume,
+                from,
                 overwrite,
             },
             scale,

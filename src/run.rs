@@ -31,7 +31,9 @@ use crate::step::{Simulation, StepRecord};
 use writer::FrameSource;
 
 mod frame_loads;
+pub mod kept;
 pub mod owner;
+mod restart;
 mod writer;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,6 +51,9 @@ pub struct RunOptions {
     pub steps: Option<u64>,
     /// Continue from this checkpoint.
     pub resume: Option<PathBuf>,
+    /// Restart from this checkpoint of a scene with the same bodies, with the new scene's
+    /// parameters (see [`restart`]).
+    pub from: Option<PathBuf>,
     /// Replace the outputs of an earlier run in the output directory (otherwise refused, see
     /// [`owner`]).
     pub overwrite: bool,
@@ -142,6 +147,8 @@ pub enum RunError {
     Busy { dir: PathBuf, message: String },
     #[error("cannot resume from {path}: {message}")]
     Resume { path: PathBuf, message: String },
+    #[error("cannot restart from {path}: {message}")]
+    Restart { path: PathBuf, message: String },
     #[error("{error}; {last_checkpoint}")]
     WriteFailed {
         error: Box<RunError>,
@@ -1226,7 +1233,7 @@ fn open_outputs(
         return Ok((out, probes));
     }
     out.write_frame(sim)?;
-    let mut probes = Probes::new(scene, dir, state, 0.0, None)?;
+    let mut probes = Probes::new(scene, dir, state, sim.time(), None)?;
     probes.sample(sim, true)?;
     probes.flush()?;
     Ok((out, probes))
@@ -1276,6 +1283,8 @@ struct RunFiles {
 /// Where the run's checkpoints go, and `run.toml`, rewritten with each.
 struct Checkpoints {
     path: PathBuf,
+    /// `[output] keep`: how many of the newest stay on disk (see [`kept`]).
+    keep: u64,
     scene_hash: u64,
     record: owner::RunRecord,
     dir: PathBuf,
@@ -1289,10 +1298,10 @@ impl Checkpoints {
     }
 
     fn checkpoint_only(&self, sim: &Simulation) -> Result<(), RunError> {
-        Ok(io::write_checkpoint(
-            &self.path,
-            &checkpoint(sim, self.scene_hash)?,
-        )?)
+        let ck = checkpoint(sim, self.scene_hash)?;
+        kept::set_aside(&self.path, self.keep, ck.step)?;
+        io::write_checkpoint(&self.path, &ck)?;
+        Ok(kept::prune(&self.path, self.keep, ck.step)?)
     }
 
     /// `run.toml` after a checkpoint of `step` (statistics reach it).
@@ -1465,10 +1474,21 @@ fn run_inner(
         Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),
         None => None,
     };
+    // A restart's outputs start fresh from its state, as a new run's from step 0.
+    let state = match &opts.from {
+        Some(from) => {
+            restart::restore_from(&mut sim, from, &scene, &state)?;
+            sim.read_state()?
+        }
+        None => state,
+    };
     std::fs::create_dir_all(&dir).map_err(|source| RunError::OutDir {
         path: dir.clone(),
         source,
     })?;
+    if let Some(from) = &opts.from {
+        restart::check_out_dir(from, &dir)?;
+    }
     // Held until this function returns, also with an error.
     let _lock = owner::RunLock::acquire(&dir, &mut |m| progress.message(m))?;
     let claim = resumed.as_ref().zip(opts.resume.as_deref());
@@ -1506,6 +1526,7 @@ fn run_inner(
         },
         checkpoints: Checkpoints {
             path: ckpt_path.clone(),
+            keep: scene.output.keep,
             scene_hash,
             record,
             dir: dir.clone(),
@@ -1575,8 +1596,8 @@ fn run_inner(
         bodies: scene.bodies.len(),
         steps_done: sim.step_index(),
         total_steps: total,
-        first_step: resumed.as_ref().map_or(0, |ck| ck.step),
-        resumed_from: opts.resume.clone(),
+        first_step,
+        resumed_from: opts.resume.clone().or_else(|| opts.from.clone()),
         frames_written: closed.frames,
         interrupted: sim.step_index() < total,
         pvd: pvd_path,

@@ -247,6 +247,7 @@ pub fn step_settings(scene: &Scene) -> StepSettings {
                 .iter()
                 .map(|m| {
                     let row = crate::solve::rows::material_row(&m.model);
+                    let row = crate::solve::rows::with_cohesion(row, m.cohesion, m.adhesion_energy);
                     crate::solve::rows::with_rolling(row, m.rolling_friction, m.spinning_friction)
                 })
                 .collect(),

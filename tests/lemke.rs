@@ -829,6 +829,7 @@ fn lemke_scene_runs_through_the_gpu_step_with_pivots_in_the_statistics() {
         out_dir: Some(dir.path().join("out")),
         steps: None,
         resume: None,
+        from: None,
         overwrite: false,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -1028,6 +1029,7 @@ fn run_to(
         out_dir: Some(out.to_path_buf()),
         steps,
         resume,
+        from: None,
         overwrite: false,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
@@ -1113,6 +1115,7 @@ fn realtime_writer_thread_writes_what_the_inline_writer_writes() {
         out_dir: Some(clocked.clone()),
         steps: None,
         resume: None,
+        from: None,
         overwrite: false,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);

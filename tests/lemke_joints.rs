@@ -314,6 +314,7 @@ anchor = [0.1, 0.0, 0.25]
                 out_dir: Some(out.to_path_buf()),
                 steps,
                 resume,
+                from: None,
                 overwrite: false,
             };
             let stop = std::sync::atomic::AtomicBool::new(false);

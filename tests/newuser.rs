@@ -305,6 +305,7 @@ fn a_bad_checkpoint_leaves_no_output_behind() {
         out_dir: Some(out.to_path_buf()),
         steps,
         resume,
+        from: None,
         overwrite: false,
     };
     let stop = AtomicBool::new(false);

@@ -450,6 +450,7 @@ material = "m"
             out_dir: Some(out.to_path_buf()),
             steps,
             resume,
+            from: None,
             overwrite: false,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);

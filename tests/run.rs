@@ -25,6 +25,7 @@ fn run_file(
         out_dir: Some(out.to_path_buf()),
         steps,
         resume,
+        from: None,
         overwrite: false,
     };
     run_scene(
@@ -201,6 +202,7 @@ fn resuming_with_another_scene_is_refused() {
         out_dir: Some(dir.path().join("o2")),
         steps: None,
         resume: Some(r.checkpoint.clone()),
+        from: None,
         overwrite: false,
     };
     let err = run_scene(
@@ -431,6 +433,7 @@ fn a_penetration_the_solver_did_not_hold_is_warned_once() {
             out_dir: Some(dir.path().join(format!("out_{speed}"))),
             steps: None,
             resume: None,
+            from: None,
             overwrite: false,
         };
         let mut m = Messages::default();

@@ -199,6 +199,7 @@ fn a_failed_write_leaves_a_last_checkpoint_and_consistent_outputs() {
     let opts = RunOptions {
         out_dir: Some(out.clone()),
         resume: Some(out.join("checkpoint.bin")),
+        from: None,
         ..Default::default()
     };
     let stop = AtomicBool::new(false);
@@ -227,6 +228,7 @@ fn opts(out: &Path, steps: Option<u64>, resume: Option<PathBuf>, overwrite: bool
         out_dir: Some(out.to_path_buf()),
         steps,
         resume,
+        from: None,
         overwrite,
     }
 }

@@ -92,6 +92,13 @@ const CASES: &[Case] = &[
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.2]),
     },
     Case {
+        file: "cohesive_column.toml",
+        scale: 1.0,
+        steps: 250,
+        // Floor plane: the column stands where the tube was.
+        bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.2]),
+    },
+    Case {
         file: "capsule_heap.toml",
         scale: 1.0,
         steps: 300,
@@ -251,6 +258,7 @@ fn run_case(c: &Case) -> Outcome {
         out_dir: Some(dir.path().to_path_buf()),
         steps: Some(c.steps),
         resume: None,
+        from: None,
         overwrite: false,
     };
     let t0 = Instant::now();
@@ -476,6 +484,18 @@ fn column_collapse_spreads() {
     let (r0, r1) = (extent(first), extent(last));
     println!("column collapse: footprint half-width {r0:.3} m -> {r1:.3} m");
     assert!(r1 > r0 + 0.01, "no runout: {r0} m -> {r1} m");
+}
+
+/// Cohesive beads (Bond number 10) keep the column standing after the tube is lifted
+/// (0.15 s after it left at 1 m/s): its height keeps more than 60 % of the initial one
+/// (measured 78 %; the same column without cohesion keeps 19 %).
+#[test]
+fn cohesive_column_stands() {
+    let o = run_case(case("cohesive_column.toml"));
+    let h = o.measurement("height").col("height");
+    let (h0, h1) = (h[0], *h.last().unwrap());
+    println!("cohesive column: height {h0:.4} m -> {h1:.4} m");
+    assert!(h1 > 0.6 * h0, "the column fell: {h0} m -> {h1} m");
 }
 
 /// The motorised drum (a dynamic boundary on a revolute joint with a velocity motor): at

@@ -16,7 +16,7 @@ fn every_shader_validates_with_naga() {
 
 #[test]
 fn every_wgsl_file_is_registered() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/engine/shaders");
     for entry in std::fs::read_dir(dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         let Some(stem) = name.strip_suffix(".wgsl") else {

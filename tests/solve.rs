@@ -7,7 +7,7 @@ use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::{oracle, solve as cpu};
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::{material_row, MaterialRow};
+use bristlecone::solve::rows::{material_row, with_cohesion, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverScalars,
     SolverSettings,
@@ -604,8 +604,8 @@ fn the_solver_and_patch_elasto_plastic_beta_are_the_same_wgsl() {
         text[start..start + len].to_string()
     };
     assert_eq!(
-        f("shaders/solve_assemble.wgsl"),
-        f("shaders/common/patch.wgsl")
+        f("crates/engine/shaders/solve_assemble.wgsl"),
+        f("crates/engine/shaders/common/patch.wgsl")
     );
 }
 
@@ -1403,4 +1403,61 @@ fn slop_and_stabilisation_on_gpu_equal_the_f64_twin() {
             worst / scale
         );
     }
+}
+
+/// Cohesive materials (pull-offs whose F_c dt is of the order of the impulses) and a plain
+/// one, Coulomb and Kelvin–Voigt, so pairs with and without cohesion and both models occur.
+fn cohesive_models() -> Vec<MaterialRow> {
+    let coulomb = material_row(&FrictionModel::Coulomb);
+    let kv = material_row(&FrictionModel::Compliant {
+        stiffness: 1e6,
+        damping: 50.0,
+    });
+    vec![
+        coulomb,
+        with_cohesion(coulomb, 2000.0, 0.0),
+        with_cohesion(coulomb, 500.0, 2e4),
+        with_cohesion(kv, 1000.0, 5e3),
+    ]
+}
+
+/// The cohesive rows matter in the random problem: many contacts end in tension.
+fn contacts_in_tension(kind: SolverKind) -> usize {
+    let models = cohesive_models();
+    let mut pb = random_problem(11, 1000, 1000);
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for c in &mut pb.contacts {
+        c.ids[3] = (rng.random_range(0..4u32) << 16) | rng.random_range(0..4u32);
+    }
+    let st = settings(kind, 40, 0.0);
+    let c = cpu::solve_models(&bodies64(&pb), &pb.contacts, &st, DT as f64, None, &models);
+    c.gamma.iter().filter(|g| g[0] < -1e-6).count()
+}
+
+#[test]
+fn cohesion_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    let tension = contacts_in_tension(SolverKind::Apgd);
+    assert!(tension > 50, "only {tension} contacts in tension");
+    gpu_matches_cpu_models(
+        SolverKind::Apgd,
+        Cone::Relaxed,
+        1000,
+        1000,
+        40,
+        0.0,
+        &cohesive_models(),
+    );
+}
+
+#[test]
+fn cohesion_exact_cone_jacobi_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    gpu_matches_cpu_models(
+        SolverKind::Jacobi,
+        Cone::Exact,
+        1000,
+        1000,
+        40,
+        0.0,
+        &cohesive_models(),
+    );
 }

@@ -144,7 +144,7 @@ impl Scene {
     #[pyo3(signature = (path, scale = None))]
     fn from_file(path: PathBuf, scale: Option<f64>) -> PyResult<Self> {
         guard(|| {
-            let text = bristlecone::io::capped::read_toml(&path, "scene file").map_err(|e| {
+            let text = bristlecone::input::read_toml(&path, "scene file").map_err(|e| {
                 PyOSError::new_err(format!("cannot read scene file {}: {e}", path.display()))
             })?;
             Self::from_text(text, path, scale)

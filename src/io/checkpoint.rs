@@ -48,6 +48,16 @@ impl Checkpoint {
     }
 }
 
+impl bristlecone_engine::step::CheckpointSections for Checkpoint {
+    fn section_bytes(&self, name: &str) -> Result<&[u8], String> {
+        self.section(name).map_err(|e| e.to_string())
+    }
+
+    fn has_section(&self, name: &str) -> bool {
+        self.sections.iter().any(|(n, _)| n == name)
+    }
+}
+
 /// FNV-1a 64-bit: a stable fingerprint of the scene text (not a checksum for corruption).
 pub fn hash_bytes(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -9,12 +9,22 @@
 use std::path::Path;
 
 use super::{write_atomic, IoError};
-use crate::measure::ContactForce;
 
 /// Header of the contact-force CSV: pair, point (m), unit normal A → B, normal and
 /// tangential force magnitudes (N), force on B (N, world).
 pub const CONTACT_FORCES_HEADER: &str =
     "body_a,body_b,feature,x,y,z,nx,ny,nz,normal_force,tangential_force,fx,fy,fz";
+
+/// One contact's force, as the solver reports it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactForce {
+    pub body_a: u32,
+    pub body_b: u32,
+    /// Contact point (world) (m).
+    pub point: [f64; 3],
+    /// Force on body B (world) (N); the force on body A is its negative.
+    pub force_on_b: [f64; 3],
+}
 
 /// One contact of a frame: the pair, the point, the normal and the force on B.
 #[derive(Clone, Debug, PartialEq)]

@@ -6,7 +6,6 @@
 
 pub mod atomic;
 pub mod boundaries;
-pub mod capped;
 pub mod checkpoint;
 pub mod clumps;
 pub mod contact_forces;
@@ -18,6 +17,8 @@ pub mod shapes;
 pub mod stats;
 pub mod vtk;
 
+/// Input files are read with a size cap by [`crate::input`] (its old path).
+pub use crate::input as capped;
 pub use atomic::write_atomic;
 pub use checkpoint::{
     hash_bytes, read_checkpoint, write_checkpoint, Checkpoint, CHECKPOINT_MAGIC,

@@ -5,16 +5,7 @@ use glam::{DQuat, DVec3};
 
 use crate::bodies::BodyState;
 
-/// One contact's force, as the solver reports it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ContactForce {
-    pub body_a: u32,
-    pub body_b: u32,
-    /// Contact point (world) (m).
-    pub point: [f64; 3],
-    /// Force on body B (world) (N); the force on body A is its negative.
-    pub force_on_b: [f64; 3],
-}
+pub use crate::io::contact_forces::ContactForce;
 
 /// Kinetic energy (translational + rotational) summed per group: `groups[i]` is the group
 /// of body `i`, and the result has `max(groups) + 1` entries (J) (empty when there are no

@@ -12,16 +12,7 @@
 
 use crate::bodies::BodyState;
 
-/// Which distance from the heap's axis the profile uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeapAxis {
-    /// Conical heap: ρ = horizontal distance from the vertical line through the centre.
-    Radial,
-    /// Planar heap (a slot, uniform along y): ρ = |x − centre.x|.
-    X,
-    /// Planar heap uniform along x: ρ = |y − centre.y|.
-    Y,
-}
+pub use crate::scene::HeapAxis;
 
 /// A fitted heap slope.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -212,7 +212,7 @@ impl Cx<'_> {
 
 /// Reads and validates a patch file; errors name file, line and field.
 pub fn load(path: &Path) -> Result<PatchFile, SceneError> {
-    let text = crate::io::capped::read_toml(path, "patch file").map_err(|e| SceneError {
+    let text = crate::input::read_toml(path, "patch file").map_err(|e| SceneError {
         file: path.to_path_buf(),
         line: None,
         column: None,

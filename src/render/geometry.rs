@@ -9,7 +9,7 @@ use glam::{DQuat, DVec3};
 use super::camera::Bounds;
 use crate::scene::{Boundary, BoundaryShape, Motion};
 
-/// One vertex of a surface triangle (matches `SurfaceIn` in shaders/render/render.wgsl).
+/// One vertex of a surface triangle (matches `SurfaceIn` in src/render/render.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Pod, Zeroable, PartialEq)]
 pub struct SurfaceVertex {

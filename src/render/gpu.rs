@@ -12,10 +12,10 @@ use super::geometry::{SurfaceVertex, Surfaces};
 use super::RenderError;
 use crate::gpu::{buffers::map_and_read, GpuContext, GpuError};
 
-/// The render shaders (not a compute stage, so not in `shaders/*.wgsl`).
+/// The render shaders (not a compute stage, so not among the engine's `shaders/*.wgsl`).
 pub const RENDER_WGSL: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/shaders/render/render.wgsl"
+    "/src/render/render.wgsl"
 ));
 
 /// Lighting constants (ambient, diffuse, specular): pixel = base·(A + D·max(n·l, 0)·lit)
@@ -35,7 +35,7 @@ pub fn validate_shaders() -> Result<naga::Module, GpuError> {
         name: "render".into(),
         message,
     };
-    let path = "shaders/render/render.wgsl";
+    let path = "src/render/render.wgsl";
     let module = naga::front::wgsl::parse_str(RENDER_WGSL)
         .map_err(|e| err(e.emit_to_string_with_path(RENDER_WGSL, path)))?;
     naga::valid::Validator::new(

@@ -205,7 +205,7 @@ pub fn existing_outputs(dir: &Path) -> Vec<String> {
         .flatten()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".pvd"))
+        .filter(|n| n.ends_with(".pvd") || super::kept::kept_step(n).is_some())
         .collect();
     pvd.sort();
     found.extend(pvd);

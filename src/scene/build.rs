@@ -613,6 +613,13 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
         compliant_form_check(cx, m, &model, &mut compliant_form, i, &base)?;
         let rolling_friction = resistance(cx, &m.rolling_friction, &base, "rolling_friction")?;
         let spinning_friction = resistance(cx, &m.spinning_friction, &base, "spinning_friction")?;
+        let cohesion = cohesion_key(cx, &m.cohesion, &model, &format!("{base}.cohesion"))?;
+        let adhesion_energy = cohesion_key(
+            cx,
+            &m.adhesion_energy,
+            &model,
+            &format!("{base}.adhesion_energy"),
+        )?;
         materials.push(Material {
             name: mname,
             density,
@@ -620,9 +627,36 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
             model,
             rolling_friction,
             spinning_friction,
+            cohesion,
+            adhesion_energy,
         });
     }
     Ok((materials, other_model))
+}
+
+/// `[[material]] cohesion` (N) or `adhesion_energy` (J/m²), ≥ 0: the shifted normal cone
+/// exists for the rigid Coulomb and Kelvin–Voigt rows only
+/// (`crate::solve::rows::with_cohesion`), so another model refuses them.
+fn cohesion_key(cx: &Cx, v: &O<f64>, model: &FrictionModel, field: &str) -> R<f64> {
+    let Some(v) = v else {
+        return Ok(0.0);
+    };
+    let force = cx.non_negative(v, field)?;
+    let takes = matches!(
+        model,
+        FrictionModel::Coulomb
+            | FrictionModel::Compliant { .. }
+            | FrictionModel::CompliantRestitution { .. }
+    );
+    if force > 0.0 && !takes {
+        return Err(cx.err(
+            Some(v.span()),
+            field,
+            "cohesion applies to coulomb and compliant (Kelvin–Voigt) materials only: this \
+             model's rows have no shifted normal cone",
+        ));
+    }
+    Ok(force)
 }
 
 /// `[[body]]`: the explicitly placed bodies and where each came from.
@@ -1493,6 +1527,7 @@ fn output_section(
         contacts: None,
         contact_force_min: None,
         checkpoint_every: None,
+        keep: None,
         stats_every: None,
     };
     let o = raw.output.as_ref().map_or(&default, |o| o.get_ref());
@@ -1523,6 +1558,23 @@ fn output_section(
         Some(m) => cx.non_negative(m, "output.contact_force_min")?,
         None => 0.0,
     };
+    let checkpoint_every = cx.opt_int(
+        &o.checkpoint_every,
+        "output.checkpoint_every",
+        0,
+        i64::MAX,
+        0,
+    )?;
+    let keep = cx.opt_int(&o.keep, "output.keep", 1, 1000, 1)?;
+    if let (Some(k), 0) = (&o.keep, checkpoint_every) {
+        if keep > 1 {
+            return Err(cx.err(
+                Some(k.span()),
+                "output.keep",
+                "keeps periodic checkpoints: set `checkpoint_every` too",
+            ));
+        }
+    }
     Ok(OutputSettings {
         dir: o.dir.as_ref().map_or_else(
             || PathBuf::from("out").join(name),
@@ -1532,13 +1584,8 @@ fn output_section(
         vtk: o.vtk.as_ref().is_none_or(|v| *v.get_ref()),
         contacts,
         contact_force_min,
-        checkpoint_every: cx.opt_int(
-            &o.checkpoint_every,
-            "output.checkpoint_every",
-            0,
-            i64::MAX,
-            0,
-        )?,
+        checkpoint_every,
+        keep,
         stats_every: cx.opt_int(&o.stats_every, "output.stats_every", 1, i64::MAX, 1)?,
     })
 }
@@ -2802,7 +2849,7 @@ fn repose_measure(
     base: &str,
     fields: &[(&str, Option<Range<usize>>)],
 ) -> R<MeasureKind> {
-    use crate::measure::HeapAxis;
+    use crate::scene::HeapAxis;
     cx.only(
         base,
         "measurement kind",
@@ -2980,13 +3027,17 @@ fn lemke_refuses_models(
             for (name, v) in [
                 ("rolling_friction", &m.rolling_friction),
                 ("spinning_friction", &m.spinning_friction),
+                ("cohesion", &m.cohesion),
+                ("adhesion_energy", &m.adhesion_energy),
             ] {
                 if let Some(v) = v.as_ref().filter(|v| *v.get_ref() != 0.0) {
                     return Err(cx.err(
                         Some(v.span()),
                         format!("material[{i}].{name}"),
-                        "rolling and spinning resistance are solved by the GPU solvers only \
-                         (apgd, jacobi); kind = \"lemke\" has no rows for them",
+                        format!(
+                            "{name} is solved by the GPU solvers only (apgd, jacobi); kind = \
+                             \"lemke\" has no rows for it"
+                        ),
                     ));
                 }
             }

@@ -11,7 +11,7 @@ pub(crate) fn load_mesh(path: &Path, scale: f64) -> Result<MeshData, String> {
     if !path.exists() {
         return Err(format!("mesh file `{}` not found", path.display()));
     }
-    crate::io::capped::check_size(path, crate::io::capped::MESH_CAP, "mesh file")
+    crate::input::check_size(path, crate::input::MESH_CAP, "mesh file")
         .map_err(|e| e.to_string())?;
     let ext = path
         .extension()

@@ -21,7 +21,7 @@
 //!   `bed_height`, `surface_profile`, `kinetic_energy`, `coordination`, `boundary_force`,
 //!   `repose_angle`.
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
-//!   `checkpoint_every`, `stats_every`.
+//!   `checkpoint_every`, `keep`, `stats_every`.
 //! * `[render]` — the look of `bristlecone render` (camera, size, colours); read and checked
 //!   by [`crate::render::settings`], not by the simulation.
 //!
@@ -44,11 +44,13 @@ mod precision;
 mod raw;
 pub(crate) mod span;
 
+/// The friction models are the engine's vocabulary (its row kernels select them).
+pub use bristlecone_engine::solve::FrictionModel;
 pub use num::Num;
 
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
 pub fn load(path: &Path) -> Result<Scene, SceneError> {
-    let text = crate::io::capped::read_toml(path, "scene file").map_err(|e| SceneError {
+    let text = crate::input::read_toml(path, "scene file").map_err(|e| SceneError {
         file: path.to_path_buf(),
         line: None,
         column: None,
@@ -231,81 +233,22 @@ pub struct Material {
     /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
     /// μ_spin r_eff γ_n; 0 = none.
     pub spinning_friction: f64,
+    /// Constant pull-off force F_0 ≥ 0 in N (`crate::solve::rows::with_cohesion`): a contact
+    /// holds up to F_0 + 3/2 π W r_eff in tension; 0 = none. Coulomb and Kelvin–Voigt only.
+    pub cohesion: f64,
+    /// Work of adhesion W ≥ 0 in J/m² (the JKR pull-off 3/2 π W r_eff); 0 = none.
+    pub adhesion_energy: f64,
 }
 
-/// Friction and contact model. Coulomb, compliant, Hunt–Crossley and bristle are solved; the
-/// scene builder rejects the others (see `crate::solve::rows`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum FrictionModel {
-    Coulomb,
-    Bristle {
-        stiffness: f64,
-    },
-    /// Bristle friction with the paper's per-component box |γ_u|, |γ_w| ≤ μ γ_n⁻ as its
-    /// projection (`projection = "box"`; `crate::solve::rows::MODEL_BRISTLE`).
-    BristleBox {
-        stiffness: f64,
-    },
-    Compliant {
-        stiffness: f64,
-        damping: f64,
-    },
-    /// Hunt–Crossley normal force F = k δⁿ (1 + 3/2 α δ̇): stiffness k (N/mⁿ), exponent n ≥ 1,
-    /// damping α (s/m).
-    HuntCrossley {
-        stiffness: f64,
-        exponent: f64,
-        damping: f64,
-    },
-    /// Kelvin–Voigt with the damping given as a coefficient of restitution e (the damping
-    /// ratio ζ(e) of the spring–damper without adhesion; c = 2ζ√(k m*) per contact, see
-    /// `crate::solve::rows::compliant`).
-    CompliantRestitution {
-        stiffness: f64,
-        restitution: f64,
-    },
-    /// Hunt–Crossley from physical quantities: Hertz stiffness k = 4/3 E* √R* (n = 1.5) per
-    /// contact from Young's modulus E (Pa) and Poisson ratio ν, and the damping from the
-    /// restitution e at the contact's impact speed (`crate::solve::rows::compliant`).
-    HuntCrossleyHertz {
-        youngs_modulus: f64,
-        poisson_ratio: f64,
-        restitution: f64,
-    },
-    Tanh {
-        slip_velocity: f64,
-    },
-    LuGre {
-        sigma0: f64,
-        sigma1: f64,
-        sigma2: f64,
-        mu_static: f64,
-        v_stribeck: f64,
-        /// The elasto-plastic variant (Dupont et al. 2002, as Arslan Waltersson & Karayiannidis eqs. 16–18) with break-away
-        /// deflection z_ba = ratio × z_ss, ratio in (0, 1); None: plain LuGre.
-        breakaway_ratio: Option<f64>,
-    },
-    /// The reduced planar LuGre model on face–face contact patches (book: Contact patches,
-    /// `crate::patch::couple`), parameters as LuGre's (per unit normal load).
-    LuGreReduced {
-        sigma0: f64,
-        sigma1: f64,
-        sigma2: f64,
-        mu_static: f64,
-        v_stribeck: f64,
-    },
-    /// The distributed planar LuGre model (Arslan Waltersson & Karayiannidis) on face–face contact patches (issue
-    /// #11, `crate::patch::stage`): a `cells × cells` grid of bristles per patch, stepped on
-    /// the GPU; parameters as LuGre's (per unit normal load).
-    LuGrePatch {
-        sigma0: f64,
-        sigma1: f64,
-        sigma2: f64,
-        mu_static: f64,
-        v_stribeck: f64,
-        breakaway_ratio: Option<f64>,
-        cells: u32,
-    },
+/// Which distance from the heap's axis the profile uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeapAxis {
+    /// Conical heap: ρ = horizontal distance from the vertical line through the centre.
+    Radial,
+    /// Planar heap (a slot, uniform along y): ρ = |x − centre.x|.
+    X,
+    /// Planar heap uniform along x: ρ = |y − centre.y|.
+    Y,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -383,7 +326,7 @@ pub enum MeasureKind {
     /// `axis`, the axis point (x, y) (None: the grains' mean) and the flank band of distances
     /// (None: 0.2–0.8 of the heap's reach); columns `angle,slope,apex,bins`.
     ReposeAngle {
-        axis: crate::measure::HeapAxis,
+        axis: HeapAxis,
         centre: Option<[f64; 2]>,
         flank: Option<[f64; 2]>,
     },
@@ -564,6 +507,9 @@ pub struct OutputSettings {
     pub contact_force_min: f64,
     /// Steps between checkpoints, 0 = only at the end (default).
     pub checkpoint_every: u64,
+    /// How many of the newest checkpoints stay on disk: `checkpoint.bin` and the `keep - 1`
+    /// before it as `checkpoint_STEP.bin`; default 1. Only with `checkpoint_every`.
+    pub keep: u64,
     /// Default 1.
     pub stats_every: u64,
 }

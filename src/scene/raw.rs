@@ -73,6 +73,8 @@ pub(crate) struct RawMaterial {
     pub model: O<RawFrictionModel>,
     pub rolling_friction: O<f64>,
     pub spinning_friction: O<f64>,
+    pub cohesion: O<f64>,
+    pub adhesion_energy: O<f64>,
 }
 
 #[derive(Deserialize)]
@@ -265,5 +267,6 @@ pub(crate) struct RawOutput {
     pub contacts: O<bool>,
     pub contact_force_min: O<f64>,
     pub checkpoint_every: O<i64>,
+    pub keep: O<i64>,
     pub stats_every: O<i64>,
 }

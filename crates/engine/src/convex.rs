@@ -162,23 +162,6 @@ impl ConvexHull {
         let p = DVec3::from_array(position) + q * self.com;
         (p.to_array(), (q * self.axes).normalize().to_array())
     }
-
-    /// The GPU shape: vertices, face planes (n, d) and vertex loops, in f32.
-    pub fn grain_shape(&self) -> crate::collide::BoundaryShape {
-        let f = |v: DVec3| [v.x as f32, v.y as f32, v.z as f32];
-        crate::collide::BoundaryShape::GrainConvex {
-            vertices: self.vertices.iter().map(|&v| f(v)).collect(),
-            planes: self
-                .faces
-                .iter()
-                .map(|fc| {
-                    let n = f(fc.normal);
-                    [n[0], n[1], n[2], fc.offset as f32]
-                })
-                .collect(),
-            loops: self.faces.iter().map(|fc| fc.verts.clone()).collect(),
-        }
-    }
 }
 
 fn cap(what: &'static str, what_one: &'static str, n: usize, max: usize) -> Result<(), HullError> {

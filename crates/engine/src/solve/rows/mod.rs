@@ -197,7 +197,7 @@
 //! is made safe for capped solves (e.g. the first problem relaxed, corrections only after a
 //! converged one), exact is opt-in; the default cap is 2.
 
-use crate::scene::FrictionModel;
+use crate::solve::FrictionModel;
 
 pub mod compliant;
 
@@ -412,7 +412,7 @@ pub fn has_state(rows: &[MaterialRow]) -> bool {
             MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED | MODEL_LUGRE_PATCH
         ) || (r[0] as u32 == MODEL_HUNT_CROSSLEY && r[5] > 0.0)
             || (r[0] as u32 == MODEL_BRISTLE && r[3] > 0.0)
-    })
+    }) || has_cohesion(rows)
 }
 
 /// Whether a model table has a compliant normal row (Kelvin–Voigt or Hunt–Crossley, from
@@ -434,6 +434,54 @@ pub fn with_rolling(mut row: MaterialRow, rolling: f64, spinning: f64) -> Materi
     row[6] = rolling as f32;
     row[7] = spinning as f32;
     row
+}
+
+/// Cohesion (Chrono's NSC cohesion, Tasora et al. 2021, *Project Chrono*): a pull-off force
+/// F_c per contact shifts the normal cone to γ_n ≥ −F_c dt, the projection being
+/// Π(γ + F_c dt e_n) − F_c dt e_n, so a contact holds up to F_c in tension before it opens and
+/// its friction bound is μ (γ_n + F_c dt). F_c = F_0 + 3/2 π W r_eff: a constant F_0 (N,
+/// table lane 3) plus the JKR pull-off of two spheres of effective radius r_eff with work of
+/// adhesion W (J/m², lane 4; Johnson, Kendall & Roberts 1971), r_eff as for rolling
+/// resistance ([`rolling_radius`]). Lanes 3 and 4 are free in the rows of Coulomb and
+/// Kelvin–Voigt materials, the two that take cohesion; a pair takes min(F_0) (Chrono's
+/// default composition) and √(W_a W_b) (the geometric mean, Israelachvili's combining rule
+/// for the work of adhesion), and a pair with any other model has none. A table with
+/// cohesion has the state segment, whose `y` lane carries each cone contact's F_c dt from
+/// assembly to the projections (`project_i` in `shaders/common/solve_sweep.wgsl`).
+pub fn with_cohesion(mut row: MaterialRow, cohesion: f64, adhesion_energy: f64) -> MaterialRow {
+    if cohesive_model(&row) {
+        row[3] = cohesion as f32;
+        row[4] = adhesion_energy as f32;
+    }
+    row
+}
+
+/// 3/2 π: the JKR pull-off force of two spheres is 3/2 π W r_eff.
+pub const JKR_PULL_OFF: f64 = 1.5 * std::f64::consts::PI;
+
+/// Whether a material's model takes cohesion (its lane 3 is free): Coulomb, Kelvin–Voigt.
+fn cohesive_model(row: &MaterialRow) -> bool {
+    matches!(row[0] as u32, MODEL_COULOMB | MODEL_COMPLIANT)
+}
+
+/// The pair's (F_0 in N, W in J/m²) (`pair_cohesion` in `solve_assemble.wgsl`).
+pub fn pair_cohesion(a: MaterialRow, b: MaterialRow) -> [f64; 2] {
+    if cohesive_model(&a) && cohesive_model(&b) {
+        [a[3].min(b[3]) as f64, ((a[4] * b[4]) as f64).sqrt()]
+    } else {
+        [0.0; 2]
+    }
+}
+
+/// A contact's pull-off force F_c = F_0 + 3/2 π W r_eff (N).
+pub fn pull_off(pair: [f64; 2], r_eff: f64) -> f64 {
+    pair[0] + JKR_PULL_OFF * pair[1] * r_eff
+}
+
+/// Whether a model table has cohesion (then the state segment exists).
+pub fn has_cohesion(rows: &[MaterialRow]) -> bool {
+    rows.iter()
+        .any(|r| cohesive_model(r) && (r[3] > 0.0 || r[4] > 0.0))
 }
 
 /// Whether a model table has rolling or spinning resistance (the HAS_ROLL pipelines and the

@@ -313,7 +313,7 @@ pub fn reactions(
                 continue;
             };
             let n = DVec3::new(c.n_gap[0] as f64, c.n_gap[1] as f64, c.n_gap[2] as f64);
-            let (u, w) = crate::reference::tangent_basis(n);
+            let (u, w) = crate::collide::tangent_basis(n);
             let f = (g[0] as f64 * n + g[1] as f64 * u + g[2] as f64 * w) / dt;
             if c.ids[3] & JOINT_ANGULAR != 0 {
                 out[ji].torque += f;

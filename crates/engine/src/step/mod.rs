@@ -63,27 +63,67 @@ pub struct StepRecord {
     pub painleve: u32,
 }
 
-/// The statistics of the steps `first + 1 ..= first + n` read back from the ring, for every
-/// step whose index is a multiple of `every` and for the last one.
-fn records_from_ring(raw: &[[u32; 4]], first: u64, n: u32, every: u64, dt: f64) -> Vec<StepRecord> {
-    (0..n as usize)
-        .filter_map(|k| {
+/// One step's slot of the statistics ring ([`RING_SLOT`] bytes), decoded: the body totals
+/// and the `step_stats` words (see the contract and [`STEP_STATS_WORDS`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct StepStats {
+    totals: BodyTotals,
+    contacts: u32,
+    /// The contact buffers overflowed: the batch is redone with [`StepStats::contacts_needed`].
+    overflow: bool,
+    iterations: u32,
+    residual: f32,
+    max_penetration: f32,
+    contacts_needed: u32,
+    painleve: u32,
+    cone_problems: u32,
+}
+
+impl StepStats {
+    /// The first `n` slots of a ring read back as 16-byte words (4 per slot).
+    fn decode_ring(raw: &[[u32; 4]], n: u32) -> Vec<StepStats> {
+        let f = |w: [u32; 4]| w.map(f32::from_bits);
+        raw.chunks_exact(4)
+            .take(n as usize)
+            .map(|slot| {
+                let (words, more) = (slot[2], slot[3]);
+                StepStats {
+                    totals: stats::Stats::decode(&[f(slot[0]), f(slot[1])]),
+                    contacts: words[0],
+                    overflow: words[1] != 0,
+                    iterations: words[2],
+                    residual: f32::from_bits(words[3]),
+                    max_penetration: f32::from_bits(more[0]),
+                    contacts_needed: more[1],
+                    painleve: more[2],
+                    cone_problems: more[3],
+                }
+            })
+            .collect()
+    }
+}
+
+/// The records of the steps `first + 1 ..= first + ring.len()`, for every step whose index
+/// is a multiple of `every` and for the last one.
+fn records_from_ring(ring: &[StepStats], first: u64, every: u64, dt: f64) -> Vec<StepRecord> {
+    let n = ring.len();
+    ring.iter()
+        .enumerate()
+        .filter_map(|(k, st)| {
             let s = first + k as u64 + 1;
-            if !s.is_multiple_of(every) && k + 1 != n as usize {
+            if !s.is_multiple_of(every) && k + 1 != n {
                 return None;
             }
-            let f = |w: [u32; 4]| w.map(f32::from_bits);
-            let st = [raw[4 * k + 2], raw[4 * k + 3]];
             Some(StepRecord {
                 step: s,
                 time: s as f64 * dt,
-                totals: stats::Stats::decode(&[f(raw[4 * k]), f(raw[4 * k + 1])]),
-                contacts: st[0][0],
-                iterations: st[0][2],
-                residual: f32::from_bits(st[0][3]) as f64,
-                max_penetration: f32::from_bits(st[1][0]) as f64,
-                outer_iterations: st[1][3],
-                painleve: st[1][2],
+                totals: st.totals,
+                contacts: st.contacts,
+                iterations: st.iterations,
+                residual: st.residual as f64,
+                max_penetration: st.max_penetration as f64,
+                outer_iterations: st.cone_problems,
+                painleve: st.painleve,
             })
         })
         .collect()
@@ -156,14 +196,11 @@ impl ContactStages {
         collide.set_patch_materials(ctx, &setup.collide.friction, &patch)?;
         // One model row per material (or none: all Coulomb), never a silent fallback.
         if !setup.models.is_empty() && setup.models.len() != setup.collide.friction.len() {
-            return Err(GpuError::Shader {
-                name: "solve (scene)".into(),
-                message: format!(
-                    "{} contact model rows for {} materials",
-                    setup.models.len(),
-                    setup.collide.friction.len()
-                ),
-            });
+            return Err(GpuError::Invalid(format!(
+                "{} contact model rows for {} materials",
+                setup.models.len(),
+                setup.collide.friction.len()
+            )));
         }
         let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
         solve.set_models(ctx, &setup.models)?;
@@ -748,11 +785,12 @@ impl Simulation {
         let every = stats_every.max(1);
         let first = self.step_index;
         loop {
-            let raw = self.submit_batch(n)?;
+            let ring = self.submit_batch(n)?;
             // Any step of the batch that overflowed invalidates the rest of the batch.
-            let needed = (0..n as usize)
-                .filter(|k| raw[4 * k + 2][1] != 0)
-                .map(|k| raw[4 * k + 3][1])
+            let needed = ring
+                .iter()
+                .filter(|st| st.overflow)
+                .map(|st| st.contacts_needed)
                 .max();
             if let Some(needed) = needed {
                 self.restore_snapshot();
@@ -763,15 +801,15 @@ impl Simulation {
                 self.regrowths += 1;
                 continue;
             }
-            let iterations = (0..n as usize).map(|k| raw[4 * k + 2][2]);
+            let iterations = ring.iter().map(|st| st.iterations);
             let fused = self.fused_active();
             if !fused && self.adapt_sweep_budget(iterations) {
                 self.restore_snapshot();
                 self.budget_redos += 1;
                 continue;
             }
-            self.accept_batch(&raw, n, fused)?;
-            let mut records = records_from_ring(&raw, first, n, every, self.settings.dt);
+            self.accept_batch(&ring, fused)?;
+            let mut records = records_from_ring(&ring, first, every, self.settings.dt);
             if !last {
                 records.retain(|r| r.step.is_multiple_of(every));
             }
@@ -780,7 +818,7 @@ impl Simulation {
     }
 
     /// Records `n` steps after a snapshot, submits them and reads the statistics ring.
-    fn submit_batch(&mut self, n: u32) -> Result<Vec<[u32; 4]>, GpuError> {
+    fn submit_batch(&mut self, n: u32) -> Result<Vec<StepStats>, GpuError> {
         let (ring, host) = self.ring(n as u64);
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         if self.contact.is_some() {
@@ -794,21 +832,21 @@ impl Simulation {
             t.record_resolve(&mut enc, n.min(MAX_TIMED_STEPS));
         }
         self.ctx.queue.submit([enc.finish()]);
-        buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)
+        let raw = buffers::map_and_read(&self.ctx, &host, (n as u64 * RING_SLOT / 16) as usize)?;
+        Ok(StepStats::decode_ring(&raw, n))
     }
 
-    /// The bookkeeping of a batch that stands (`raw`: its statistics ring): capped steps,
+    /// The bookkeeping of a batch that stands (`ring`: its steps' statistics): capped steps,
     /// stage times, patch slots, contact buffers grown ahead, the next batch's solve path.
-    fn accept_batch(&mut self, raw: &[[u32; 4]], n: u32, fused: bool) -> Result<(), GpuError> {
+    fn accept_batch(&mut self, ring: &[StepStats], fused: bool) -> Result<(), GpuError> {
+        let n = ring.len() as u32;
         if let Some(c) = self.contact.as_ref().filter(|c| {
             // Relaxed cone: one cone problem per step (the exact cone stops its outer
             // iterations when a problem hits the cap, see solve_reduce::outer_reduce).
             c.solve.settings().cone == Cone::Relaxed
         }) {
             let cap = c.solve.settings().max_iterations;
-            let capped = (0..n as usize)
-                .filter(|&k| raw[4 * k + 2][2] >= cap)
-                .count();
+            let capped = ring.iter().filter(|st| st.iterations >= cap).count();
             self.capped_steps += capped as u64;
         }
         if let Some(t) = &mut self.timer {
@@ -816,7 +854,7 @@ impl Simulation {
         }
         self.check_patch_slots()?;
         self.fused_batches += fused as u64;
-        let contacts: Vec<u32> = (0..n as usize).map(|k| raw[4 * k + 2][0]).collect();
+        let contacts: Vec<u32> = ring.iter().map(|st| st.contacts).collect();
         self.grow_ahead(&contacts)?;
         self.choose_fused(contacts.iter().copied().max().unwrap_or(0));
         self.step_index += n as u64;
@@ -1147,10 +1185,7 @@ impl Simulation {
     /// from the next step on. Needs contact handling (`StepSettings::contact`); replaces any
     /// joints set before. With the Lemke solver the rows go into its LCP.
     pub fn set_joints(&mut self, joints: &[crate::joints::Joint]) -> Result<(), GpuError> {
-        let refuse = |m: &str| GpuError::Shader {
-            name: "joints".into(),
-            message: m.into(),
-        };
+        let refuse = |m: &str| GpuError::Invalid(format!("joints: {m}"));
         let n = self.bodies.count as usize;
         for j in joints {
             let bad = |b: u32| b as usize >= n;
@@ -1318,9 +1353,9 @@ impl Simulation {
     pub fn restore_sections(
         &mut self,
         step_index: u64,
-        ck: &crate::io::Checkpoint,
+        ck: &impl CheckpointSections,
     ) -> Result<(), String> {
-        let section = |name: &str| ck.section(name).map_err(|e| e.to_string());
+        let section = |name: &str| ck.section_bytes(name);
         let state = BodyState::from_bytes(section("bodies")?)
             .ok_or_else(|| "the 'bodies' section is malformed".to_string())?;
         if state.len() as u32 != self.bodies.count {
@@ -1330,8 +1365,25 @@ impl Simulation {
                 self.bodies.count
             ));
         }
-        self.restore(step_index, &state);
-        if let Some(setup) = self.settings.contact.clone() {
+        self.restore_carried(step_index, &state, ck, true)
+    }
+
+    /// Restores `state` at `step_index` and the contact state a checkpoint carries (warm
+    /// start, patch cells, Lemke's basis). `strict`: every section this simulation carries
+    /// must be present (a resume); otherwise (a restart with changed parameters) a section
+    /// the checkpoint lacks starts fresh, as at step 0.
+    pub fn restore_carried(
+        &mut self,
+        step_index: u64,
+        state: &BodyState,
+        ck: &impl CheckpointSections,
+        strict: bool,
+    ) -> Result<(), String> {
+        let section = |name: &str| ck.section_bytes(name);
+        let present = |name: &str| strict || ck.has_section(name);
+        self.restore(step_index, state);
+        let carried = present("contact_capacity");
+        if let Some(setup) = self.settings.contact.clone().filter(|_| carried) {
             let cap = section("contact_capacity")?;
             let cap = u32::from_le_bytes(cap.try_into().map_err(|_| "bad contact_capacity")?);
             let keys: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(section("warm_start_keys")?);
@@ -1345,7 +1397,7 @@ impl Simulation {
             let mut c = ContactStages::new(
                 &self.ctx,
                 &self.bodies,
-                &state,
+                state,
                 &setup,
                 self.settings.dt as f32,
                 Some(cap),
@@ -1354,7 +1406,7 @@ impl Simulation {
             c.solve
                 .write_warm_start(&self.ctx, &keys, &gam)
                 .map_err(|e| e.to_string())?;
-            if let Some(p) = &c.patches {
+            if let Some(p) = c.patches.as_ref().filter(|_| present("patch_meta")) {
                 let meta: Vec<[u32; 4]> = bytemuck::pod_collect_to_vec(section("patch_meta")?);
                 let cells: Vec<[f32; 4]> = bytemuck::pod_collect_to_vec(section("patch_cells")?);
                 p.write_state(&self.ctx, &meta, &cells)?;
@@ -1366,7 +1418,7 @@ impl Simulation {
             self.contact = Some(c);
             self.snapshot = None;
         }
-        if let Some(l) = self.lemke.as_mut() {
+        if let Some(l) = self.lemke.as_mut().filter(|_| present("lemke_basis")) {
             l.set_basis_bytes(section("lemke_basis")?)?;
         }
         Ok(())
@@ -1385,6 +1437,16 @@ impl Simulation {
         self.ctx.queue.submit([enc.finish()]);
         self.stats.read(&self.ctx)
     }
+}
+
+/// A checkpoint's named byte sections, as [`Simulation::restore_sections`] reads them (the
+/// file format is the app's).
+pub trait CheckpointSections {
+    /// The bytes of section `name`, or an error that says which sections there are.
+    fn section_bytes(&self, name: &str) -> Result<&[u8], String>;
+    /// Whether the checkpoint has section `name` (one written before a feature existed
+    /// lacks its section).
+    fn has_section(&self, name: &str) -> bool;
 }
 
 /// GPU memory of a [`Simulation`], in bytes (see [`Simulation::memory_bytes`]).

@@ -25,8 +25,10 @@
 //! rejected APGD backtracking trial (L ← 2L) counts as an iteration too, so iteration counts of
 //! Jacobi and APGD compare like for like in work.
 
+pub mod friction;
 pub mod rows;
 
+pub use friction::FrictionModel;
 pub use rows::Cone;
 pub mod lcp;
 pub mod lemke;

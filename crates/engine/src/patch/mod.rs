@@ -14,7 +14,6 @@
 pub mod cells;
 pub mod couple;
 pub mod cpu;
-pub mod file;
 pub mod gpu;
 pub mod limit;
 pub mod pressure;

@@ -138,6 +138,39 @@ pub enum BoundaryShape {
     },
 }
 
+/// Tangent basis (u, w) of a contact's unit normal, in f64: the same formula as
+/// `tangent_u`/`tangent_w` in `shaders/prelude.wgsl` (Duff et al. 2017).
+pub fn tangent_basis(n: glam::DVec3) -> (glam::DVec3, glam::DVec3) {
+    let s = if n.z >= 0.0 { 1.0 } else { -1.0 };
+    let a = -1.0 / (s + n.z);
+    let b = n.x * n.y * a;
+    (
+        glam::DVec3::new(1.0 + s * n.x * n.x * a, s * b, -s * n.x),
+        glam::DVec3::new(b, s + n.y * n.y * a, -n.y),
+    )
+}
+
+/// A hull's collision shape is defined here, with the other shapes, so that `convex` (the
+/// hull's geometry and mass properties) does not depend on collision.
+impl crate::convex::ConvexHull {
+    /// The GPU shape: vertices, face planes (n, d) and vertex loops, in f32.
+    pub fn grain_shape(&self) -> BoundaryShape {
+        let f = |v: glam::DVec3| [v.x as f32, v.y as f32, v.z as f32];
+        BoundaryShape::GrainConvex {
+            vertices: self.vertices.iter().map(|&v| f(v)).collect(),
+            planes: self
+                .faces
+                .iter()
+                .map(|fc| {
+                    let n = f(fc.normal);
+                    [n[0], n[1], n[2], fc.offset as f32]
+                })
+                .collect(),
+            loops: self.faces.iter().map(|fc| fc.verts.clone()).collect(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollideSettings {
     /// A contact is kept while its gap Φ ≤ envelope.
@@ -396,11 +429,9 @@ fn contact_records(ctx: &GpuContext, capacity: u32) -> Result<wgpu::Buffer, GpuE
     buffers::storage_chunked(ctx, "contacts", capacity as u64 * RECORD_BYTES, chunks)
 }
 
+/// Bodies or shapes the collision stage cannot take: an input error, not a shader's.
 fn invalid(msg: String) -> GpuError {
-    GpuError::Shader {
-        name: "collide (scene)".into(),
-        message: msg,
-    }
+    GpuError::Invalid(format!("collision: {msg}"))
 }
 
 /// Packs the boundary shapes: 4 vec4 per shape, plus the mesh float and u32 arrays.

@@ -397,7 +397,8 @@ impl Simulation {
         self.step_index = first + n as u64;
         // One LCP per step; the Painlevé count is a diagnostic of the GPU solvers (an LCP
         // without a solution ends in a ray error instead), so it stays 0.
-        let mut records = super::records_from_ring(&raw, first, n, every, self.settings.dt);
+        let ring = super::StepStats::decode_ring(&raw, n);
+        let mut records = super::records_from_ring(&ring, first, every, self.settings.dt);
         for r in &mut records {
             r.outer_iterations = 1;
         }

@@ -91,6 +91,26 @@ fn pair_model(mats: u32) -> vec4<f32> {
     return vec4<f32>(0.0);
 }
 
+// The pair's (F_0 in N, W in J/m²) (rows::pair_cohesion): table lanes 3 and 4 of two Coulomb
+// or Kelvin–Voigt materials, by min and geometric mean; none with any other model.
+fn pair_cohesion(mats: u32) -> vec2<f32> {
+    let ka = material(mats >> 16u);
+    let kb = material(mats & 0xffffu);
+    let a = models[ka];
+    let b = models[kb];
+    let ok = u32(a.x) <= MODEL_COMPLIANT && u32(b.x) <= MODEL_COMPLIANT;
+    let w = sqrt(models[ka + 1u].x * models[kb + 1u].x);
+    return select(vec2<f32>(0.0), vec2<f32>(min(a.w, b.w), w), ok);
+}
+
+// rows::JKR_PULL_OFF: the JKR pull-off force of two spheres is 3/2 π W r_eff.
+const JKR_PULL_OFF: f32 = 4.712389;
+
+// A cone projection with the normal cone shifted to γ_n ≥ −k (cohesion, k = F_c dt).
+fn project_cohesive(g: vec4<f32>, mu: f32, r: f32, k: f32) -> vec4<f32> {
+    return project_contact(g + vec4<f32>(k, 0.0, 0.0, 0.0), mu, r) - vec4<f32>(k, 0.0, 0.0, 0.0);
+}
+
 // A material's LuGre extension (μ_s, v_s, break-away ratio, 0): the ratio is packed in lane 0
 // as 5 + ratio/2 (rows::lugre_lane; 0 = plain LuGre).
 fn lugre_ext(k: u32) -> vec4<f32> {
@@ -445,10 +465,16 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         t.r = c.ra.w * max(last.x, 0.0);
         t.st.z = -1.0;
     }
+    if state_on() && t.r < 0.0 && !boxed {
+        // Cohesion: the state's y lane carries F_c dt to the projections (rows::with_cohesion).
+        let coh = pair_cohesion(c.ids.w);
+        let r_eff = rolling_radius(a, b, ra, rb);
+        t.st.y = (coh.x + JKR_PULL_OFF * coh.y * r_eff) * dt;
+    }
     var g0 = vec4<f32>(0.0);
     if found && params.counts.w != 0u {
         let w0 = vec4<f32>(last.x, t.warm, 0.0);
-        g0 = select(project_contact(w0, c.ra.w, t.r), project_box(w0, t.r), boxed);
+        g0 = select(project_cohesive(w0, c.ra.w, t.r, t.st.y), project_box(w0, t.r), boxed);
     }
     g0.w = c.ra.w; // μ for the steps (common/solve_sweep.wgsl `mu_in_w`)
     let p = vec3<f32>(nr.y + dot(n, rel), pt);

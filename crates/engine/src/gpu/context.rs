@@ -100,8 +100,9 @@ pub enum GpuError {
     /// limit); the message names the step and the contacts involved.
     #[error("{0}")]
     Solver(String),
-    /// Data handed to the GPU state do not fit it (a checkpoint's warm-start list of another
-    /// scene); the message names the entry.
+    /// Input the engine cannot take: bodies, shapes, joints or model rows that do not fit
+    /// together, a checkpoint's warm-start list of another scene; the message names the
+    /// entry. (A `Shader` error is the engine's own fault, never the input's.)
     #[error("{0}")]
     Invalid(String),
 }

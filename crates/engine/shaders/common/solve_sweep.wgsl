@@ -91,6 +91,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     if st.z < 0.0 {
         return project_box(g, st.w); // bristle box (state (0, 0, −1, μ γ_n⁻))
     }
+    if st.w < 0.0 {
+        // The cone, shifted by a cohesive pair's F_c dt in the state's y lane (0 without).
+        let k = vec4<f32>(st.y, 0.0, 0.0, 0.0);
+        return project_cone(g + k, c.ra.w) - k;
+    }
     return project_contact(g, c.ra.w, st.w);
 }
 

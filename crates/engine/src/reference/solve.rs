@@ -149,6 +149,16 @@ fn joint_mask(flags: u32) -> Vec3 {
     ]
 }
 
+/// [`project_contact`] with the normal cone shifted to γ_n ≥ −k: cohesion, k = F_c dt
+/// (`rows::with_cohesion`; `project_i` in `shaders/common/solve_sweep.wgsl`).
+pub fn project_cohesive(g: Vec3, mu: f64, r: f64, k: f64) -> Vec3 {
+    if k == 0.0 {
+        return project_contact(g, mu, r);
+    }
+    let p = project_contact([g[0] + k, g[1], g[2]], mu, r);
+    [p[0] - k, p[1], p[2]]
+}
+
 /// Projection of a joint block's impulse (`project_joint` in `shaders/common/solve.wgsl`).
 pub fn project_joint(g: Vec3, flags: u32, bound: f64) -> Vec3 {
     let m = joint_mask(flags);
@@ -453,6 +463,8 @@ struct Assembled {
     mu: Vec<f64>,
     /// Disk radius of tanh / LuGre contacts, −1 for the cone.
     radius: Vec<f64>,
+    /// A cone contact's cohesion impulse F_c dt (`rows::with_cohesion`; 0 without).
+    cohesion: Vec<f64>,
     warm: Vec<Option<Vec3>>,
     models: Vec<(rows::PairModel, [f64; 4])>,
     state: Vec<[f64; 3]>,
@@ -537,6 +549,7 @@ fn assemble_rows(
         compliance: Vec::with_capacity(nc),
         mu: Vec::with_capacity(nc),
         radius: Vec::with_capacity(nc),
+        cohesion: vec![0.0; nc],
         warm: Vec::with_capacity(nc),
         models: Vec::with_capacity(nc),
         state: Vec::with_capacity(nc),
@@ -702,6 +715,17 @@ fn assemble_rows(
         out.compliance.push([e, e_t, e_t]);
         out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
         out.eta.push(eta_step);
+        if radius == -1.0 && !models.is_empty() {
+            let (ma, mb) = rows::contact_materials(c.ids[3]);
+            let m = |k: usize| models[k.min(models.len() - 1)];
+            let r_eff = rows::rolling_radius(
+                ra.length(),
+                rb.length(),
+                a.inv_mass == 0.0,
+                b.inv_mass == 0.0,
+            );
+            out.cohesion[i] = rows::pull_off(rows::pair_cohesion(m(ma), m(mb)), r_eff) * dt;
+        }
         out.mu.push(mu);
         out.radius.push(radius);
         out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
@@ -959,6 +983,7 @@ pub(crate) struct Sweeps<'a> {
     pub(crate) eta: &'a [f64],
     mu: &'a [f64],
     radius: &'a [f64],
+    cohesion: &'a [f64],
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
     pub(crate) eta_rows: &'a [Vec3],
     /// The residual's per-row scaling (see `Assembled::res_rows`).
@@ -991,7 +1016,7 @@ impl Sweeps<'_> {
         if is_joint(c, self.schur.joints) {
             project_joint(g, c.ids[3], c.ra[3] as f64)
         } else {
-            project_contact(g, self.mu[i], self.radius[i])
+            project_cohesive(g, self.mu[i], self.radius[i], self.cohesion[i])
         }
     }
 
@@ -1352,6 +1377,7 @@ struct RowSet {
     compliance: Vec<Vec3>,
     mu: Vec<f64>,
     radius: Vec<f64>,
+    cohesion: Vec<f64>,
     ext_bounds: Vec<Option<[f64; 2]>>,
     patch_r: Vec<Option<f64>>,
     coupling: Vec<Vec3>,
@@ -1373,6 +1399,7 @@ impl RowSet {
             compliance: std::mem::take(&mut asm.compliance),
             mu: std::mem::take(&mut asm.mu),
             radius: std::mem::take(&mut asm.radius),
+            cohesion: std::mem::take(&mut asm.cohesion),
             ext_bounds: vec![None; nc],
             patch_r: asm
                 .patch
@@ -1399,6 +1426,7 @@ impl RowSet {
             rs.compliance.push([0.0; 3]);
             rs.mu.push(0.0);
             rs.radius.push(-1.0);
+            rs.cohesion.push(0.0);
             rs.ext_bounds.push(Some(x.bounds));
             rs.patch_r.push(None);
             rs.coupling.push([0.0; 3]);
@@ -1428,7 +1456,7 @@ fn initial_impulses(
         } else if is_joint(c, rs.joints) {
             project_joint(g, c.ids[3], c.ra[3] as f64)
         } else {
-            project_contact(g, rs.mu[i], rs.radius[i])
+            project_cohesive(g, rs.mu[i], rs.radius[i], rs.cohesion[i])
         };
     }
     gamma
@@ -1500,6 +1528,7 @@ fn solve_cone_problems(
             eta: &rs.eta,
             mu: &rs.mu,
             radius: &rs.radius,
+            cohesion: &rs.cohesion,
             eta_rows: &rs.eta_rows,
             res_rows: &rs.res_rows,
             ext_bounds: &rs.ext_bounds,

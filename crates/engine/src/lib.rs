@@ -1,0 +1,19 @@
+//! The GPU engine of Bristlecone: the stages of a step as WGSL compute shaders run through
+//! `wgpu` (collision, the CCP solver, joints, contact patches, integration), the
+//! [`step::Simulation`] that records them, and a plain f64 CPU twin of every stage in
+//! [`reference`](mod@reference) that the tests compare against.
+//!
+//! The engine takes bodies ([`bodies::BodyState`]) and an engine configuration
+//! ([`step::StepSettings`]); it never reads a scene file. The app crate `bristlecone` turns a
+//! scene into both and runs the loop (outputs, checkpoints, the command line).
+
+pub mod bodies;
+pub mod clump;
+pub mod collide;
+pub mod convex;
+pub mod gpu;
+pub mod joints;
+pub mod patch;
+pub mod reference;
+pub mod solve;
+pub mod step;

@@ -1,0 +1,20 @@
+//! Plain CPU (f64) twins of the GPU stages: the oracles the tests compare against.
+
+pub mod block_gs;
+pub mod boxes;
+pub mod capsule;
+pub mod clumps;
+pub mod collide;
+pub mod convex;
+pub mod cylinder;
+pub mod depth;
+pub mod integrate;
+pub mod joints;
+pub mod oracle;
+pub mod polytope;
+pub mod solve;
+pub mod support;
+
+/// The contact frame's tangent basis is defined with the contact records (`crate::collide`),
+/// which the joint stage reads too.
+pub use crate::collide::tangent_basis;
