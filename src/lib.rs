@@ -47,6 +47,7 @@
 //! ```
 
 pub mod bench;
+pub mod facade;
 pub mod input;
 pub mod io;
 pub mod limits;
@@ -67,3 +68,5 @@ pub mod patch {
     pub use bristlecone_engine::patch::*;
     pub mod file;
 }
+
+pub use facade::Simulation;

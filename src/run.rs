@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Most steps recorded into one submission: bounds the latency of Ctrl-C and progress.
-const MAX_BATCH: u64 = 50;
+pub(crate) const MAX_BATCH: u64 = 50;
 
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
@@ -302,9 +302,53 @@ fn frame_error(e: IoError, sim: &impl FrameSource) -> RunError {
     }
 }
 
+/// The grains' net contact forces and average stresses written into a particle frame.
+pub(crate) type GrainLoads<'a> = (&'a [[f32; 3]], &'a [[f32; 9]]);
+
+/// A particle frame's file in the run directory.
+pub(crate) fn particle_frame_name(step: u64) -> String {
+    format!("frames/particles_{step:08}.vtp")
+}
+
+/// One particle frame (`frames/particles_STEP.vtp`): the grains' (bodies from `nb` on)
+/// positions, bounding radii, velocities and ids, and with contact output their net contact
+/// force and stress. Shared by the run loop and [`crate::facade::Simulation::write_frame`].
+pub(crate) fn write_particle_frame(
+    path: &Path,
+    (step, time): (u64, f64),
+    s: &BodyState,
+    nb: usize,
+    loads: Option<GrainLoads<'_>>,
+) -> Result<(), IoError> {
+    let xyz =
+        |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v[nb..].iter().map(|p| [p[0], p[1], p[2]]).collect() };
+    let positions = xyz(&s.pos);
+    let radii: Vec<f32> = s.pos[nb..].iter().map(|p| p[3]).collect();
+    let velocities = xyz(&s.vel);
+    let angular = xyz(&s.omega);
+    let ids: Vec<u32> = (nb as u32..s.len() as u32).collect();
+    let mut frame = ParticleFrame {
+        step,
+        time,
+        positions: &positions,
+        radii: &radii,
+        velocities: &velocities,
+        angular_velocities: &angular,
+        ids: &ids,
+        scalars: Vec::new(),
+        vectors: Vec::new(),
+    };
+    let mut tensors = Vec::new();
+    if let Some((force, stress)) = loads {
+        frame.vectors.push(("contact_force", force));
+        tensors.push(("stress", stress));
+    }
+    io::write_particles_with_tensors(path, &frame, &tensors)
+}
+
 impl Outputs {
     fn frame_name(step: u64) -> String {
-        format!("frames/particles_{step:08}.vtp")
+        particle_frame_name(step)
     }
 
     fn write_frame(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
@@ -313,36 +357,14 @@ impl Outputs {
         }
         let s = sim.download_kinematics()?;
         let nb = self.n_boundaries;
-        let xyz = |v: &[[f32; 4]]| -> Vec<[f32; 3]> {
-            v[nb..].iter().map(|p| [p[0], p[1], p[2]]).collect()
-        };
-        let positions = xyz(&s.pos);
-        let radii: Vec<f32> = s.pos[nb..].iter().map(|p| p[3]).collect();
-        let velocities = xyz(&s.vel);
-        let angular = xyz(&s.omega);
-        let ids: Vec<u32> = (nb as u32..s.len() as u32).collect();
         let name = Self::frame_name(sim.step_index());
         let loads = match &self.grain_volumes {
             Some(v) => Some(frame_loads::grain_arrays(sim, &s, nb, v)?),
             None => None,
         };
-        let mut frame = ParticleFrame {
-            step: sim.step_index(),
-            time: sim.time(),
-            positions: &positions,
-            radii: &radii,
-            velocities: &velocities,
-            angular_velocities: &angular,
-            ids: &ids,
-            scalars: Vec::new(),
-            vectors: Vec::new(),
-        };
-        let mut tensors = Vec::new();
-        if let Some((force, stress)) = &loads {
-            frame.vectors.push(("contact_force", force));
-            tensors.push(("stress", &stress[..]));
-        }
-        io::write_particles_with_tensors(&self.dir.join(&name), &frame, &tensors)
+        let loads = loads.as_ref().map(|(f, t)| (&f[..], &t[..]));
+        let at = (sim.step_index(), sim.time());
+        write_particle_frame(&self.dir.join(&name), at, &s, nb, loads)
             .map_err(|e| frame_error(e, sim))?;
         self.pvd.add(sim.time(), name)?;
         self.frames += 1;
@@ -851,12 +873,12 @@ fn last_flow_row(path: &Path) -> Result<[f64; 3], RunError> {
 type Change = (u64, u32, [f32; 3], [f32; 3], Option<[f32; 4]>);
 
 /// Prescribed motion: every schedule entry with its body index, sorted by step.
-struct Schedules {
+pub(crate) struct Schedules {
     changes: Vec<Change>,
 }
 
 impl Schedules {
-    fn new(scene: &Scene) -> Self {
+    pub(crate) fn new(scene: &Scene) -> Self {
         let nb = setup::boundary_count(scene);
         let f3 = |a: [f64; 3]| a.map(|x| x as f32);
         let mut changes = Vec::new();
@@ -891,12 +913,12 @@ impl Schedules {
     }
 
     /// The first change after step `s`.
-    fn next_after(&self, s: u64) -> Option<u64> {
+    pub(crate) fn next_after(&self, s: u64) -> Option<u64> {
         self.changes.iter().map(|c| c.0).find(|&t| t > s)
     }
 
     /// Applies the changes due before step `s`.
-    fn apply(&self, sim: &mut Simulation, s: u64) {
+    pub(crate) fn apply(&self, sim: &mut Simulation, s: u64) {
         for c in self.changes.iter().filter(|c| c.0 == s) {
             sim.set_velocity(c.1, c.2, c.3);
             if let Some(mp) = c.4 {
@@ -906,7 +928,7 @@ impl Schedules {
     }
 }
 
-fn checkpoint(sim: &Simulation, scene_hash: u64) -> Result<Checkpoint, RunError> {
+pub(crate) fn checkpoint(sim: &Simulation, scene_hash: u64) -> Result<Checkpoint, RunError> {
     Ok(Checkpoint {
         step: sim.step_index(),
         time: sim.time(),
@@ -915,7 +937,7 @@ fn checkpoint(sim: &Simulation, scene_hash: u64) -> Result<Checkpoint, RunError>
     })
 }
 
-fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunError> {
+pub(crate) fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunError> {
     let t = &r.totals;
     let finite = t.kinetic_energy.is_finite()
         && t.momentum
@@ -949,7 +971,7 @@ fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunError> {
 }
 
 /// Restores `sim` from the checkpoint at `from`, written by a run of the same scene file.
-fn restore(
+pub(crate) fn restore(
     sim: &mut Simulation,
     from: &Path,
     scene_path: &Path,
@@ -985,14 +1007,24 @@ pub fn load_scene_scaled(path: &Path, scale: Option<f64>) -> Result<(Scene, u64)
         path: path.to_path_buf(),
         source,
     })?;
+    parse_scene_scaled(&text, path, scale)
+}
+
+/// [`load_scene_scaled`] of scene text already read (`path` names it in messages and is the
+/// base of its relative mesh paths).
+pub fn parse_scene_scaled(
+    text: &str,
+    path: &Path,
+    scale: Option<f64>,
+) -> Result<(Scene, u64), RunError> {
     match scale {
         None => {
-            let scene = scene::parse_str(&text, path)?;
+            let scene = scene::parse_str(text, path)?;
             Ok((scene, io::hash_bytes(text.as_bytes())))
         }
         Some(f) => {
-            let scene = scene::parse_str_scaled(&text, path, f)?;
-            let mut bytes = text.into_bytes();
+            let scene = scene::parse_str_scaled(text, path, f)?;
+            let mut bytes = text.as_bytes().to_vec();
             bytes.extend_from_slice(b"\nscale=");
             bytes.extend_from_slice(&f.to_le_bytes());
             Ok((scene, io::hash_bytes(&bytes)))

@@ -1,0 +1,67 @@
+"""Angle of repose against the friction coefficient: a column of beads collapses on a rough
+plane for each mu; the heap's flank slope is fitted from the grains' tops (plotted with
+matplotlib when it is installed)."""
+
+import argparse
+
+import numpy as np
+
+import bristlecone
+
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("--mu", type=float, nargs="+", default=[0.2, 0.4, 0.6, 0.8])
+parser.add_argument("--count", type=int, default=1500)
+parser.add_argument("--steps", type=int, default=1500)
+parser.add_argument("--plot", default="repose.png")
+args = parser.parse_args()
+
+
+def heap(mu):
+    s = bristlecone.Scene()
+    s.simulation(dt=1e-3, steps=args.steps)
+    s.solver(max_iterations=50, tolerance=1e-6)
+    s.material(name="glass", density=2500.0, friction=mu)
+    s.generator(kind="random_fill", radius={"min": 0.002, "max": 0.0025}, count=args.count, seed=1,
+                region={"kind": "cylinder", "base": [0, 0, 0.003], "radius": 0.02, "height": 0.12})
+    s.boundary(kind="plane", point=[0, 0, 0], normal=[0, 0, 1])
+    return s
+
+
+def repose_angle(state):
+    """The slope of the heap's flank: the highest grain top per radial bin, fitted over the
+    middle of the heap's reach (degrees)."""
+    g = state["first_grain"]
+    p, r = state["positions"][g:], state["radius"][g:]
+    dist = np.hypot(p[:, 0], p[:, 1])
+    top = p[:, 2] + r
+    reach = np.quantile(dist, 0.98)
+    edges = np.linspace(0.2 * reach, 0.8 * reach, 9)
+    which = np.digitize(dist, edges)
+    centres, heights = [], []
+    for b in range(1, len(edges)):
+        if np.any(which == b):
+            centres.append(0.5 * (edges[b - 1] + edges[b]))
+            heights.append(top[which == b].max())
+    slope = np.polyfit(centres, heights, 1)[0]
+    return np.degrees(np.arctan(-slope))
+
+
+angles = []
+for mu in args.mu:
+    sim = bristlecone.Simulation(heap(mu))
+    sim.step(args.steps)
+    angles.append(repose_angle(sim.state()))
+    print(f"mu = {mu:.2f}: angle of repose {angles[-1]:.1f} degrees")
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    print("matplotlib is not installed: no plot")
+else:
+    plt.plot(args.mu, angles, "o-")
+    plt.xlabel("friction coefficient μ")
+    plt.ylabel("angle of repose (degrees)")
+    plt.savefig(args.plot, dpi=120)
+    print(f"plot: {args.plot}")
