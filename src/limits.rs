@@ -17,7 +17,7 @@
 
 use crate::collide::{self, Collide};
 use crate::gpu::GpuContext;
-use crate::io::capped::human_bytes;
+use crate::input::human_bytes;
 use crate::scene::{BodyShape, BoundaryShape, Scene};
 use crate::setup;
 

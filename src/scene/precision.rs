@@ -185,9 +185,19 @@ pub(crate) fn check_scene(
         Severity::Warn => WARN_FRACTION,
         Severity::Refuse => REFUSE_FRACTION,
     };
-    // A body too small for f32 at its own place is its size's fault, unless it lies beyond
-    // everything else in the scene (then its position is).
+    // A body too small for f32 at its own place is its size's fault when it alone is too
+    // small (the scene's other grains would be resolved there) and it does not lie beyond
+    // everything else in the scene (then its position is); when every grain is that small,
+    // moving the origin is the remedy.
     if let Some((k, own)) = worst_held_body(bodies) {
+        let r = bodies[k].shape.bounding_radius();
+        let others_resolved = bodies
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != k)
+            .map(|(_, b)| b.shape.bounding_radius())
+            .reduce(f64::min)
+            .is_none_or(|r_others| r < r_others && spacing / r_others <= limit);
         let reach_of = |b: &BodyDesc| max_abs(b.position) + b.shape.bounding_radius();
         let others = bodies
             .iter()
@@ -201,9 +211,8 @@ pub(crate) fn check_scene(
             )
             .fold(0.0f64, f64::max);
         let outlier = at == Reach::Body(k) && reach_of(&bodies[k]) > others;
-        if own > limit && moved.is_none() && !outlier {
+        if own > limit && moved.is_none() && !outlier && others_resolved {
             let b = &bodies[k];
-            let r = b.shape.bounding_radius();
             let here = max_abs(b.position) + r;
             let message = format!(
                 "a size of {} m (bounding radius) is below what f32 positions resolve where \
