@@ -150,7 +150,7 @@ const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt
 // constraints left over by the colouring (src/solve `GS_COLOURS`), and the first word of
 // colour 0's indirect arguments in solve_reduce's `args` (then colour k's at GS_ARGS + 4k,
 // and the left-over class's gather of Δv after the last colour's).
-const GS_COLOURS: u32 = 32u;
+const GS_COLOURS: u32 = 16u;
 const GS_ARGS: u32 = 24u;
 
 // Body index of "the world" (no velocity, no mass) on the A side of a joint block.

@@ -2,7 +2,7 @@
 //! `crate::solve::gauss`): the same colouring (Jones–Plassmann rounds with the same
 //! priorities, the smallest colour free among the neighbours, the same round budget and
 //! left-over class), the same block step in the metric of the block's diagonal, the same
-//! order of colours and the residual taken as each constraint is visited. It runs inside the
+//! order of colours and the residual taken after each sweep from the bodies' Δv. It runs inside the
 //! twin's solve (`reference::solve`, `settings.kind = GaussSeidel`): assembly, warm start,
 //! the exact cone's outer loop and the velocity update are the twin's own.
 
@@ -157,31 +157,23 @@ fn local_velocity(sw: &Sweeps, dv: &[(DVec3, DVec3)], gamma: &[Vec3], i: usize) 
     u
 }
 
-/// ‖(γ − Π(γ − η u))/η‖² with the tolerance's per-row η.
-fn residual_sq(sw: &Sweeps, g: Vec3, u: Vec3, i: usize) -> f64 {
-    let r = super::solve::residual_row(g, u, sw.residual_rows(i), |x| sw.project(x, i));
-    r.iter().map(|x| x * x).sum()
-}
-
 /// Coloured Gauss–Seidel with over-relaxation ω (`settings.omega`).
 pub struct ColouredGaussSeidel;
 
 impl ColouredGaussSeidel {
-    /// One sweep over the colours; returns the residual (2-norm) taken along it.
+    /// One sweep over the colours.
     fn sweep(
         sw: &Sweeps,
         colour: &[u32],
         diag: &[Vec3],
         gamma: &mut [Vec3],
         dv: &mut Vec<(DVec3, DVec3)>,
-    ) -> f64 {
+    ) {
         let omega = sw.settings.omega as f64;
-        let mut sum = 0.0;
         for k in 0..GS_COLOURS {
             for i in (0..gamma.len()).filter(|&i| colour[i] == k) {
                 let g = gamma[i];
                 let u = local_velocity(sw, dv, gamma, i);
-                sum += residual_sq(sw, g, u, i);
                 let mut t = [0.0; 3];
                 if sw.eta[i] > 0.0 {
                     if k == LEFT_OVER {
@@ -207,7 +199,6 @@ impl ColouredGaussSeidel {
                 *dv = sw.schur.delta_v(gamma);
             }
         }
-        sum.sqrt()
     }
 }
 
@@ -227,7 +218,8 @@ impl SweepMethod for ColouredGaussSeidel {
         let (mut residual, mut converged) = (res0, res0 <= tol);
         let mut sweeps = 0;
         while !converged && sweeps < sw.settings.max_iterations {
-            residual = Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
+            Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
+            residual = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             sweeps += 1;
             *sw.iterations += 1;
             sw.history.push([residual, residual, 0.0, 1.0]);

@@ -10,18 +10,26 @@
 //! after assembly; per cone problem, `colour_args` (solve_reduce) writes each colour's
 //! indirect arguments (zero for an empty colour and once converged); per sweep, one dispatch
 //! per colour, the left-over class's gather of Δv (solve_schur, empty unless some constraint
-//! was left over) and projected Jacobi's `reduce_jacobi` (the residual and the stop test).
+//! was left over), the residual from the bodies' Δv and projected Jacobi's `reduce_jacobi`
+//! (the stop test).
 
 use super::{Layout, Solve, SolveInputs, SolveKernels};
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
 
 /// Colours a sweep visits; the last is the class of constraints the colouring left over
-/// (shaders/common/solve.wgsl `GS_COLOURS`).
-pub const GS_COLOURS: u32 = 32;
-/// Jones–Plassmann rounds recorded per solve (each an index into the phase uniforms, so at
-/// most [`GS_COLOURS`]). A sphere pack's contact graph (a constraint shares its two grains
-/// with ~20 others) is coloured in fewer; what is left joins the left-over class.
-pub const COLOUR_ROUNDS: u32 = GS_COLOURS;
+/// (shaders/common/solve.wgsl `GS_COLOURS`). Each is a dispatch per sweep, empty or not: a
+/// sphere pack's contact graph (a constraint shares its two grains with ~20 others) takes 6–8
+/// colours with the smallest free colour chosen.
+pub const GS_COLOURS: u32 = 16;
+/// Jones–Plassmann rounds recorded per solve; what is left uncoloured after them joins the
+/// left-over class.
+pub const COLOUR_ROUNDS: u32 = 24;
+/// Phase uniforms: one per colour and per round.
+const PHASES: u32 = if GS_COLOURS > COLOUR_ROUNDS {
+    GS_COLOURS
+} else {
+    COLOUR_ROUNDS
+};
 /// Byte offset of colour 0's indirect arguments in the solver's `args` (`GS_ARGS` words).
 const ARGS_COLOURS: u64 = 24 * 4;
 /// The left-over class's gather of Δv, after the colours'.
@@ -45,8 +53,8 @@ pub(super) fn colour_buffer(
 /// the colouring.
 pub(super) fn phase_buffer(ctx: &GpuContext) -> wgpu::Buffer {
     const WORDS: usize = (PHASE_STRIDE / 4) as usize;
-    let mut words = [0u32; WORDS * GS_COLOURS as usize];
-    for k in 0..GS_COLOURS {
+    let mut words = [0u32; WORDS * PHASES as usize];
+    for k in 0..PHASES {
         words[k as usize * WORDS] = k;
         words[k as usize * WORDS + 1] = k;
     }
@@ -67,7 +75,7 @@ impl Solve {
     pub(super) fn bind_gauss(&self, ctx: &GpuContext, inputs: SolveInputs) -> Option<GaussBinds> {
         let kernel = self.gauss_kernel(self.kernels(ctx))?;
         let c = &self.c;
-        let kernel_index = (0..GS_COLOURS as u64)
+        let kernel_index = (0..PHASES as u64)
             .map(|k| {
                 kernel.bind_ranges(
                     ctx,
@@ -128,12 +136,14 @@ impl Solve {
         let args = &self.args;
         k.reduce.dispatch_groups(p, "colour_args", red, 1);
         for _ in 0..self.sweep_budget {
-            for (colour, bind) in binds.kernel_index.iter().enumerate() {
+            for (colour, bind) in binds.kernel_index.iter().take(GS_COLOURS as usize).enumerate() {
                 let at = ARGS_COLOURS + 16 * colour as u64;
                 kernel.dispatch_indirect(p, "gauss_phase", bind, args, at);
             }
             k.schur
                 .dispatch_indirect(p, "gather_gamma", sch, args, ARGS_LEFT_OVER_BODY);
+            let b = &binds.kernel_index[0];
+            kernel.dispatch_indirect(p, "gauss_residual", b, args, super::ARGS_WORK);
             k.reduce.dispatch_groups(p, "reduce_jacobi", red, 1);
         }
     }
