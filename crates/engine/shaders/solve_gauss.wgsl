@@ -23,7 +23,8 @@
 // γ (solve_schur), so a scene whose contact graph needs more colours still converges. The
 // residual (solve_sweep `residual_sq`, with the η Jacobi and APGD use, so the tolerance means
 // the same) is taken after the sweep from the bodies' Δv, summed per workgroup in a fixed
-// order; solve_reduce's `reduce_jacobi` decides.
+// order; solve_reduce's `reduce_gauss` decides, and unless the solve converged the next
+// sweep starts from the swept impulses extrapolated with Nesterov's momentum (`gauss_extrapolate`).
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
@@ -47,6 +48,8 @@
 // x = the colour this dispatch sweeps, y = the colouring round (a 256 B range of one buffer
 // per index: src/solve `Gauss`).
 @group(0) @binding(16) var<uniform> phase: vec4<u32>;
+// Per constraint: the previous sweep's result (the momentum's γ_{k−1}).
+@group(0) @binding(17) var<storage, read_write> previous: array<vec4<f32>>;
 
 const UNCOLOURED: u32 = 0xffffffffu;
 const LEFT_OVER: u32 = GS_COLOURS - 1u;
@@ -338,4 +341,38 @@ fn gauss_residual(
         r2 = residual_sq(g, u, row_eta(i, c, res_eta(c, q.w)), c, i);
     }
     reduce_to_partial(vec4<f32>(r2, 0.0, 0.0, 0.0), lid, wid.x + wid.y * nwg.x, false);
+}
+
+// After a sweep that did not converge: the momentum step y = Π(γ + β (γ − γ_prev)) from the
+// swept γ (β from solve_reduce's `decide_gauss`; 0 on the first sweep of a cone problem and
+// after a rise of the residual), which the next sweep starts from; the swept γ is kept as
+// the next γ_prev (Nesterov 1983 on the sweeps, as APGD on the gradient steps). Δv is gathered
+// again from y after it (solve_schur).
+@compute @workgroup_size(256)
+fn gauss_extrapolate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let at = SEG_GAMMA * params.counts.y + i;
+    let g = gam_at(at);
+    let beta = scal.beta;
+    var y = g;
+    if rhs[i].w > 0.0 && beta != 0.0 {
+        y = project_i(g + beta * (g - previous[i]), contacts_at(i), i);
+        y.w = g.w;
+    }
+    previous[i] = g;
+    gam_put(at, y);
+}
+
+// After the sweeps: a solve that ended at the cap returns its last swept γ, not the step
+// extrapolated from it.
+@compute @workgroup_size(256)
+fn gauss_finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts || scal.converged != 0u || scal.iters == 0u {
+        return;
+    }
+    gam_put(SEG_GAMMA * params.counts.y + i, previous[i]);
 }

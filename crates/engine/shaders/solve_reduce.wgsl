@@ -65,11 +65,23 @@ fn colour_args(@builtin(local_invocation_index) lid: u32) {
         return;
     }
     let on = scal.converged == 0u;
+    // The momentum starts afresh with each cone problem (solve_scalar `decide_gauss`).
+    scal.theta = 1.0;
+    scal.beta = 0.0;
     for (var k = 0u; k < GS_COLOURS; k++) {
         set_args(GS_ARGS + 4u * k, select(0u, scal.n_groups, on && colour_count[k] != 0u));
     }
     let left = on && colour_count[GS_COLOURS - 1u] != 0u;
     set_args(GS_ARGS + 4u * GS_COLOURS, select(0u, body_groups(), left));
+}
+
+// After a Gauss–Seidel sweep and its residual (solve_gauss `gauss_residual`).
+@compute @workgroup_size(256)
+fn reduce_gauss(@builtin(local_invocation_index) lid: u32) {
+    let s = reduce_partials(lid, false);
+    if lid == 0u && scal.converged == 0u {
+        decide_gauss(s);
+    }
 }
 
 // After product_init: residual of γ⁰, max penetration.

@@ -174,6 +174,30 @@ fn decide_jacobi(s: vec4<f32>) {
     }
 }
 
+// After a Gauss–Seidel sweep (not yet converged; s.x: the residual of the swept γ): the
+// momentum of the extrapolation that follows (solve_gauss `gauss_extrapolate`), Nesterov's
+// sequence as APGD's, restarted (β = 0) when the residual rose (O'Donoghue & Candès 2015).
+fn decide_gauss(s: vec4<f32>) {
+    let k = scal.iters;
+    scal.iters = k + 1u;
+    let r = sqrt(s.x);
+    let th = scal.theta;
+    var th_new = 0.5 * (-th * th + th * sqrt(th * th + 4.0));
+    var beta = th * (1.0 - th) / (th * th + th_new);
+    if r > scal.res {
+        beta = 0.0;
+        th_new = 1.0;
+    }
+    scal.theta = th_new;
+    scal.beta = beta;
+    scal.res = r;
+    scal.best = r;
+    history[k] = vec4<f32>(r, r, beta, 1.0);
+    if rms_converged(s.x) {
+        converge();
+    }
+}
+
 // After an APGD sweep (not yet converged): accept the trial, or backtrack.
 fn decide_apgd(s: vec4<f32>) {
     let k = scal.iters;

@@ -157,7 +157,8 @@ fn local_velocity(sw: &Sweeps, dv: &[(DVec3, DVec3)], gamma: &[Vec3], i: usize) 
     u
 }
 
-/// Coloured Gauss–Seidel with over-relaxation ω (`settings.omega`).
+/// Coloured Gauss–Seidel with over-relaxation ω (`settings.omega`) and Nesterov's momentum
+/// on the sweeps.
 pub struct ColouredGaussSeidel;
 
 impl ColouredGaussSeidel {
@@ -217,13 +218,40 @@ impl SweepMethod for ColouredGaussSeidel {
         let mut dv = schur.delta_v(&gamma);
         let (mut residual, mut converged) = (res0, res0 <= tol);
         let mut sweeps = 0;
+        let mut theta = 1.0f64;
+        let mut previous = gamma.clone();
         while !converged && sweeps < sw.settings.max_iterations {
             Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
-            residual = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
+            let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             sweeps += 1;
             *sw.iterations += 1;
-            sw.history.push([residual, residual, 0.0, 1.0]);
-            converged = residual <= tol;
+            // Nesterov's momentum, restarted when the residual rose (`decide_gauss`).
+            let th = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+            let mut beta = theta * (1.0 - theta) / (theta * theta + th);
+            theta = th;
+            if r > residual {
+                (beta, theta) = (0.0, 1.0);
+            }
+            residual = r;
+            sw.history.push([r, r, beta, 1.0]);
+            converged = r <= tol;
+            if converged {
+                break;
+            }
+            // `gauss_extrapolate`, then Δv gathered from y.
+            for i in 0..gamma.len() {
+                let g = gamma[i];
+                if sw.eta[i] > 0.0 && beta != 0.0 {
+                    let y = [0, 1, 2].map(|k| g[k] + beta * (g[k] - previous[i][k]));
+                    gamma[i] = sw.project(y, i);
+                }
+                previous[i] = g;
+            }
+            dv = schur.delta_v(&gamma);
+        }
+        // `gauss_finish`: at the cap, the last swept γ.
+        if !converged && sweeps > 0 {
+            gamma = previous;
         }
         (gamma, residual, converged)
     }

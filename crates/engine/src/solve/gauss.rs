@@ -49,6 +49,17 @@ pub(super) fn colour_buffer(
     buffers::storage_zeroed(ctx, "solve colours", words * 4)
 }
 
+/// The previous sweep's impulses per constraint of capacity for Gauss–Seidel's momentum,
+/// else a placeholder.
+pub(super) fn previous_buffer(
+    ctx: &GpuContext,
+    layout: Layout,
+    capacity: u64,
+) -> Result<wgpu::Buffer, GpuError> {
+    let rows = if layout.gauss { capacity } else { 1 };
+    buffers::storage_zeroed(ctx, "solve previous sweep", rows * 16)
+}
+
 /// The phase uniforms: index k's 256 B hold (k, k, 0, 0) — colour k of a sweep, round k of
 /// the colouring.
 pub(super) fn phase_buffer(ctx: &GpuContext) -> wgpu::Buffer {
@@ -97,6 +108,7 @@ impl Solve {
                         &c.colour,
                         &self.colour_count,
                         &self.phases,
+                        &c.previous,
                     ],
                     &[(16, k * PHASE_STRIDE, 16)],
                 )
@@ -144,7 +156,12 @@ impl Solve {
                 .dispatch_indirect(p, "gather_gamma", sch, args, ARGS_LEFT_OVER_BODY);
             let b = &binds.kernel_index[0];
             kernel.dispatch_indirect(p, "gauss_residual", b, args, super::ARGS_WORK);
-            k.reduce.dispatch_groups(p, "reduce_jacobi", red, 1);
+            k.reduce.dispatch_groups(p, "reduce_gauss", red, 1);
+            kernel.dispatch_indirect(p, "gauss_extrapolate", b, args, super::ARGS_WORK);
+            k.schur
+                .dispatch_indirect(p, "gather_gamma", sch, args, super::ARGS_BODY);
         }
+        let b = &binds.kernel_index[0];
+        kernel.dispatch_indirect(p, "gauss_finish", b, args, super::ARGS_ALL);
     }
 }

@@ -242,8 +242,10 @@ struct ContactBuffers {
     /// segment 0 (see [`Self::keys`]).
     prev: Option<wgpu::Buffer>,
     partials: wgpu::Buffer,
-    /// Coloured Gauss–Seidel's colour words (4 B, unused, for the other solvers).
+    /// Coloured Gauss–Seidel's colour words and previous sweep's impulses (placeholders for
+    /// the other solvers).
     colour: wgpu::Buffer,
+    previous: wgpu::Buffer,
 }
 
 impl ContactBuffers {
@@ -260,6 +262,7 @@ impl ContactBuffers {
             prev: keys_buffer(ctx, layout, cap)?,
             partials: buffers::storage_zeroed(ctx, "solve partials", partials_len(capacity) * 16)?,
             colour: gauss::colour_buffer(ctx, layout, cap)?,
+            previous: gauss::previous_buffer(ctx, layout, cap)?,
         })
     }
 
@@ -290,6 +293,7 @@ impl ContactBuffers {
             prev: keys_buffer(ctx, layout, cap)?,
             partials: self.partials.clone(),
             colour: gauss::colour_buffer(ctx, layout, cap)?,
+            previous: gauss::previous_buffer(ctx, layout, cap)?,
         };
         self.copy_warm_start(ctx, &new);
         Ok(new)
@@ -931,7 +935,11 @@ impl Solve {
     pub fn bytes_per_contact(&self) -> u64 {
         let c = &self.c;
         let keys = c.prev.as_ref().map_or(0, |p| p.size() - 8);
-        let colour = if c.layout.gauss { c.colour.size() } else { 0 };
+        let colour = if c.layout.gauss {
+            c.colour.size() + c.previous.size()
+        } else {
+            0
+        };
         (c.gam.size() + c.nv.size() + c.rhs.size() + keys + colour) / c.capacity as u64
     }
 
