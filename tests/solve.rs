@@ -392,6 +392,23 @@ fn gauss_seidel_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
     gpu_matches_cpu(SolverKind::GaussSeidel, Cone::Relaxed, 1000, 3000, 40, 0.0);
 }
 
+// Gauss–Seidel's colours and block steps with the other sets and compliances: Kelvin–Voigt
+// rows (E in the block diagonal), tanh disks (model state), bristle boxes; and the exact
+// cone's outer loop, several cone problems each solved to the tolerance.
+#[test]
+fn gauss_seidel_with_compliant_tanh_and_bristle_rows_equals_the_f64_twin() {
+    for models in [compliant_models(), tanh_models(), bristle_box_models()] {
+        let kind = SolverKind::GaussSeidel;
+        gpu_matches_cpu_models(kind, Cone::Relaxed, 3000, 1000, 40, 0.0, &models);
+    }
+}
+
+#[test]
+fn exact_cone_gauss_seidel_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
+    let kind = SolverKind::GaussSeidel;
+    assert!(gpu_matches_cpu(kind, Cone::Exact, 3000, 1000, 100, 2e-2) >= 2);
+}
+
 #[test]
 fn apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
     gpu_matches_cpu(SolverKind::Apgd, Cone::Relaxed, 1000, 3000, 40, 0.0);
@@ -1006,7 +1023,7 @@ fn sphere_on_plane_gets_the_weight_impulse() {
 fn two_gpu_solves_give_bit_identical_impulses() {
     let ctx = shared_context();
     let pb = random_problem(5, 600, 2000);
-    for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
+    for kind in [SolverKind::Apgd, SolverKind::Jacobi, SolverKind::GaussSeidel] {
         let st = settings(kind, 25, 0.0);
         let a = run_gpu(&ctx, &pb, &st, 1);
         let b = run_gpu(&ctx, &pb, &st, 1);

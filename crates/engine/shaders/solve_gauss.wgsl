@@ -15,8 +15,8 @@
 //
 // A sweep is one dispatch per colour: every constraint of the colour computes its local
 // velocity u = D_iᵀ Δv + E γ_i + p_i from the bodies' current Δv, takes the block step
-// x = Π_D(γ_i − D⁻¹ u) in the metric of the block's diagonal D (exact for a sphere's contact,
-// whose block is diagonal), relaxes it by ω and writes Δv += M⁻¹ D_i (γ_new − γ_i) for its
+// x = Π_D(γ_i − D⁻¹ u) in the metric of a diagonal majorant D of the block (its diagonal for
+// a sphere's contact, whose block is diagonal: the exact block minimiser), relaxes it by ω and writes Δv += M⁻¹ D_i (γ_new − γ_i) for its
 // two bodies. No two constraints of a colour share a moving body: no atomics, and the bits do
 // not depend on the order within a colour. The left-over constraints then take a damped
 // projected Jacobi step (the count-scaled η of solve_assemble) and Δv is gathered again from
@@ -151,51 +151,59 @@ fn colour_close(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     }
 }
 
-// Body b's share of the block diagonal of a row of direction d applied at lever arm r:
-// m⁻¹ |d|² + (r × d)ᵀ I⁻¹ (r × d), I⁻¹ in world frame; 0 for a fixed body or the world.
-fn row_share(b: u32, r: vec3<f32>, d: vec3<f32>) -> f32 {
+// Body b's share of constraint c's block N_ii: the diagonal (x, y, z) and the off-diagonal
+// entries (01, 02, 12) of rows t0, t1, t2 (masked joint rows are 0) applied at lever arm r,
+// or as torques (angular joint rows): m⁻¹ tₖ·tₗ + aₖᵀ I⁻¹ aₗ with aₖ = r × tₖ (or tₖ), I⁻¹ in
+// world frame.
+fn side_block(b: u32, r: vec3<f32>, t: mat3x3<f32>, angular: bool) -> array<vec3<f32>, 2> {
     if !moves(b) {
-        return 0.0;
+        return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
     }
     let mp = mass_props[b];
     let q = rot[b];
-    let rd = cross(r, d);
-    let iw = quat_rotate(q, mp.xyz * quat_rotate_inv(q, rd));
-    return mp.w * dot(d, d) + dot(rd, iw);
-}
-
-// An angular row t's share: tᵀ I⁻¹ t.
-fn torque_share(b: u32, t: vec3<f32>) -> f32 {
-    if !moves(b) {
-        return 0.0;
-    }
-    let mp = mass_props[b];
-    let q = rot[b];
-    return dot(t, quat_rotate(q, mp.xyz * quat_rotate_inv(q, t)));
-}
-
-// Row t's entry of the block diagonal: linear rows through the lever arms, angular joint
-// rows through the inertias only.
-fn row_diagonal(c: Contact, t: vec3<f32>, angular: bool) -> f32 {
+    var a = t;
+    var m = mp.w;
     if angular {
-        return torque_share(c.ids.x, t) + torque_share(c.ids.y, t);
+        m = 0.0;
+    } else {
+        a = mat3x3<f32>(cross(r, t[0]), cross(r, t[1]), cross(r, t[2]));
     }
-    return row_share(c.ids.x, c.ra.xyz, t) + row_share(c.ids.y, c.rb.xyz, t);
+    let i0 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[0]));
+    let i1 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[1]));
+    let i2 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[2]));
+    let diag = vec3<f32>(
+        m * dot(t[0], t[0]) + dot(a[0], i0),
+        m * dot(t[1], t[1]) + dot(a[1], i1),
+        m * dot(t[2], t[2]) + dot(a[2], i2),
+    );
+    let off = vec3<f32>(
+        m * dot(t[0], t[1]) + dot(a[0], i1),
+        m * dot(t[0], t[2]) + dot(a[0], i2),
+        m * dot(t[1], t[2]) + dot(a[1], i2),
+    );
+    return array<vec3<f32>, 2>(diag, off);
 }
 
-// The diagonal of constraint i's block N_ii + E_ii, rows (n, u, w); 0 for a masked joint row.
+// A diagonal D ⪰ N_ii + E_ii for constraint i's block step: each row's diagonal entry plus
+// the magnitudes of its off-diagonal ones (Gershgorin: D − A is then diagonally dominant),
+// so the step x = Π_D(γ − D⁻¹u) never increases the block's objective and the sweeps
+// converge whatever the shape (Tseng 2001, block coordinate descent with a majorant). A
+// sphere's contact block is diagonal: D is the block and the step its exact minimiser.
 fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
     let n = c.n_gap.xyz;
-    let angular = is_joint(c.ids.w) && (c.ids.w & JOINT_ANGULAR) != 0u;
-    var d = vec3<f32>(
-        row_diagonal(c, n, angular),
-        row_diagonal(c, tangent_u(n), angular),
-        row_diagonal(c, tangent_w(n), angular),
-    );
+    var t = mat3x3<f32>(n, tangent_u(n), tangent_w(n));
+    var angular = false;
     if is_joint(c.ids.w) {
-        return d * joint_mask(c.ids.w);
+        let mask = joint_mask(c.ids.w);
+        t = mat3x3<f32>(t[0] * mask.x, t[1] * mask.y, t[2] * mask.z);
+        angular = (c.ids.w & JOINT_ANGULAR) != 0u;
     }
-    if models_on() {
+    let sa = side_block(c.ids.x, c.ra.xyz, t, angular);
+    let sb = side_block(c.ids.y, c.rb.xyz, t, angular);
+    var d = sa[0] + sb[0];
+    let o = abs(sa[1] + sb[1]);
+    d += vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
+    if models_on() && !is_joint(c.ids.w) {
         let e = gam_at(SEG_AUX * params.counts.y + i).zw;
         d += vec3<f32>(e.x, e.y, e.y);
     }

@@ -83,22 +83,22 @@ pub fn colours(schur: &Schur) -> Vec<u32> {
         .collect()
 }
 
-/// Body b's share of the diagonal entry of a row with linear part `lin` and angular `ang`.
-fn share(body: &Body64, lin: DVec3, ang: DVec3) -> f64 {
-    body.inv_mass * lin.length_squared() + ang.dot(inv_inertia(body, ang))
-}
-
-/// The diagonal of constraint i's block N_ii + E_ii.
+/// The diagonal majorant D ⪰ N_ii + E_ii of constraint i's block (`block_diagonal` in the
+/// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones.
 fn block_diagonal(schur: &Schur, i: usize) -> Vec3 {
-    let mut d = [0.0; 3];
+    let mut a = [[0.0; 3]; 3];
     for (b, lin, ang) in schur.row_jacobian(i) {
         if moves(schur.bodies, b) {
             let body = &schur.bodies[b as usize];
             for k in 0..3 {
-                d[k] += share(body, lin[k], ang[k]);
+                for l in 0..3 {
+                    a[k][l] +=
+                        body.inv_mass * lin[k].dot(lin[l]) + ang[k].dot(inv_inertia(body, ang[l]));
+                }
             }
         }
     }
+    let mut d = [0, 1, 2].map(|k| a[k][k] + (0..3).filter(|&l| l != k).map(|l| a[k][l].abs()).sum::<f64>());
     if let Some(e) = schur.compliance.get(i) {
         for k in 0..3 {
             d[k] += e[k];
