@@ -1023,7 +1023,11 @@ fn sphere_on_plane_gets_the_weight_impulse() {
 fn two_gpu_solves_give_bit_identical_impulses() {
     let ctx = shared_context();
     let pb = random_problem(5, 600, 2000);
-    for kind in [SolverKind::Apgd, SolverKind::Jacobi, SolverKind::GaussSeidel] {
+    for kind in [
+        SolverKind::Apgd,
+        SolverKind::Jacobi,
+        SolverKind::GaussSeidel,
+    ] {
         let st = settings(kind, 25, 0.0);
         let a = run_gpu(&ctx, &pb, &st, 1);
         let b = run_gpu(&ctx, &pb, &st, 1);

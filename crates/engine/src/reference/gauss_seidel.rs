@@ -98,7 +98,13 @@ fn block_diagonal(schur: &Schur, i: usize) -> Vec3 {
             }
         }
     }
-    let mut d = [0, 1, 2].map(|k| a[k][k] + (0..3).filter(|&l| l != k).map(|l| a[k][l].abs()).sum::<f64>());
+    let mut d = [0, 1, 2].map(|k| {
+        a[k][k]
+            + (0..3)
+                .filter(|&l| l != k)
+                .map(|l| a[k][l].abs())
+                .sum::<f64>()
+    });
     if let Some(e) = schur.compliance.get(i) {
         for k in 0..3 {
             d[k] += e[k];

@@ -1558,9 +1558,8 @@ fn solve_cone_problems(
             res0 = r;
         }
         let gauss = super::gauss_seidel::ColouredGaussSeidel;
-        let method = method.or(
-            (settings.kind == SolverKind::GaussSeidel).then_some(&gauss as &dyn SweepMethod),
-        );
+        let method = method
+            .or((settings.kind == SolverKind::GaussSeidel).then_some(&gauss as &dyn SweepMethod));
         (gamma, residual, converged) = match method {
             Some(m) => m.run(&mut sw, gamma, ngamma, r),
             None => sw.run(gamma, ngamma, r),

@@ -128,8 +128,8 @@ impl Solve {
         let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
         let b = &binds.kernel_index;
         kernel.dispatch_indirect(p, "colour_reset", &b[0], &self.args, super::ARGS_ALL);
-        for round in 0..COLOUR_ROUNDS as usize {
-            kernel.dispatch_indirect(p, "colour_round", &b[round], &self.args, super::ARGS_ALL);
+        for round in b.iter().take(COLOUR_ROUNDS as usize) {
+            kernel.dispatch_indirect(p, "colour_round", round, &self.args, super::ARGS_ALL);
         }
         kernel.dispatch_indirect(p, "colour_close", &b[0], &self.args, super::ARGS_ALL);
     }
@@ -148,7 +148,12 @@ impl Solve {
         let args = &self.args;
         k.reduce.dispatch_groups(p, "colour_args", red, 1);
         for _ in 0..self.sweep_budget {
-            for (colour, bind) in binds.kernel_index.iter().take(GS_COLOURS as usize).enumerate() {
+            for (colour, bind) in binds
+                .kernel_index
+                .iter()
+                .take(GS_COLOURS as usize)
+                .enumerate()
+            {
                 let at = ARGS_COLOURS + 16 * colour as u64;
                 kernel.dispatch_indirect(p, "gauss_phase", bind, args, at);
             }

@@ -641,7 +641,11 @@ impl Solve {
             params,
             scal: buffers::scalars_zeroed(ctx, "solve scalars", 64)?,
             args: buffers::storage_zeroed(ctx, "solve dispatch args", gauss::ARGS_BYTES)?,
-            colour_count: buffers::storage_zeroed(ctx, "solve colour counts", 4 * gauss::GS_COLOURS as u64)?,
+            colour_count: buffers::storage_zeroed(
+                ctx,
+                "solve colour counts",
+                4 * gauss::GS_COLOURS as u64,
+            )?,
             phases: gauss::phase_buffer(ctx),
             next_args: [
                 buffers::storage_zeroed(ctx, "one-workgroup continuation args 0", 16)?,
