@@ -43,6 +43,7 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
     let all = vec![
         ("jacobi", Candidate::Twin(SolverKind::Jacobi)),
         ("apgd", Candidate::Twin(SolverKind::Apgd)),
+        ("gauss-seidel", Candidate::Twin(SolverKind::GaussSeidel)),
         ("gs", with(SweepOrder::Colours, 1.0, None)),
         ("gs-down", with(SweepOrder::TopDown, 1.0, None)),
         ("gs-up", with(SweepOrder::BottomUp, 1.0, None)),

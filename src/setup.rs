@@ -201,6 +201,7 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
         kind: match s.kind {
             SceneSolverKind::Apgd => SolverKind::Apgd,
             SceneSolverKind::Jacobi => SolverKind::Jacobi,
+            SceneSolverKind::GaussSeidel => SolverKind::GaussSeidel,
             // The GPU solver is built but not recorded (see `lemke_settings`).
             SceneSolverKind::Lemke => SolverKind::Apgd,
         },

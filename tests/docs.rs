@@ -519,6 +519,7 @@ fn the_scene_reference_states_the_solver_defaults_of_the_code() {
     assert_eq!(number("max_iterations"), d::MAX_ITERATIONS as f64);
     assert_eq!(number("tolerance"), d::TOLERANCE);
     assert_eq!(number("omega"), d::OMEGA);
+    assert!(cells["omega"].contains(&format!("gauss_seidel: {:.1}", d::GAUSS_SEIDEL_OMEGA)));
     assert_eq!(number("recovery_speed"), d::RECOVERY_SPEED);
     assert_eq!(number("slop"), d::SLOP_PER_RADIUS);
     assert_eq!(number("stabilisation"), d::STABILISATION);

@@ -356,6 +356,11 @@ fn apgd_with_joint_rows_on_gpu_equals_the_f64_twin() {
     solver_matches_twin(SolverKind::Apgd, 40);
 }
 
+#[test]
+fn gauss_seidel_with_joint_rows_on_gpu_equals_the_f64_twin() {
+    solver_matches_twin(SolverKind::GaussSeidel, 40);
+}
+
 // ---------------------------------------------------------------------------------------
 // Physics through the whole step (free velocity → collision → joint stage → solve → positions).
 

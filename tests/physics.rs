@@ -20,14 +20,21 @@ const G: f64 = 9.81;
 
 fn solver(max_iterations: u32, tolerance: f32) -> SolverSettings {
     SolverSettings {
-        kind: if std::env::var("BC_JACOBI").is_ok() {
-            SolverKind::Jacobi
-        } else {
-            SolverKind::Apgd
+        // BC_SOLVER=jacobi or gauss_seidel (BC_JACOBI: jacobi) runs these tests with
+        // another solver kind.
+        kind: match std::env::var("BC_SOLVER").as_deref() {
+            Ok("jacobi") => SolverKind::Jacobi,
+            Ok("gauss_seidel") => SolverKind::GaussSeidel,
+            _ if std::env::var("BC_JACOBI").is_ok() => SolverKind::Jacobi,
+            _ => SolverKind::Apgd,
         },
         max_iterations,
         tolerance,
-        omega: 0.6,
+        omega: if std::env::var("BC_SOLVER").as_deref() == Ok("gauss_seidel") {
+            1.0
+        } else {
+            0.6
+        },
         recovery_speed: 0.1,
         warm_start: true,
         ..SolverSettings::default()

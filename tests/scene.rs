@@ -1701,6 +1701,30 @@ fn rolling_and_spinning_friction_parse_and_bad_values_name_the_field() {
     );
 }
 
+#[test]
+fn gauss_seidel_is_read_with_its_omega_and_refuses_rows_it_has_no_step_for() {
+    let with = |extra: &str| format!("{BASE}{extra}\n{SPHERE}");
+    let gs = |material: &str, solver: &str| {
+        format!(
+            "{}\n[solver]\nkind = \"gauss_seidel\"\n{solver}\n",
+            with(material)
+        )
+    };
+    let s = ok(&gs("", ""));
+    assert_eq!(s.solver.kind, SolverKind::GaussSeidel);
+    assert_eq!(s.solver.omega, 1.0, "its own default ω");
+    assert_eq!(ok(&gs("", "omega = 1.5")).solver.omega, 1.5);
+    let text = gs("", "omega = 2.0");
+    let line = text.lines().position(|l| l == "omega = 2.0").map(|k| k + 1);
+    check(&err(&text), "solver.omega", line, "below 2");
+    check(
+        &err(&gs("rolling_friction = 0.1", "")),
+        "material[0].rolling_friction",
+        Some(9),
+        "gauss_seidel",
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Generators of non-sphere shapes (`template`)
 

@@ -405,6 +405,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let solver = solver_section(&cx, &raw, r_min)?;
     lemke_warning(&mut cx, &raw, &solver, bodies.len());
     lemke_refuses_models(&cx, &raw, &solver, &other_model)?;
+    gauss_seidel_check(&cx, &raw, &solver, &materials)?;
     let output = output_section(&cx, &raw, sim.dt, sim.steps, &name)?;
     let measures = measures_section(
         &cx,
@@ -3040,12 +3041,13 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         Some(k) => match k.get_ref().as_str() {
             "apgd" => SolverKind::Apgd,
             "jacobi" => SolverKind::Jacobi,
+            "gauss_seidel" => SolverKind::GaussSeidel,
             "lemke" => SolverKind::Lemke,
             other => {
                 return Err(cx.err(
                     Some(k.span()),
                     "solver.kind",
-                    format!("unknown solver kind `{other}` (expected one of: apgd, jacobi, lemke)"),
+                    format!("unknown solver kind `{other}` (expected one of: apgd, jacobi, gauss_seidel, lemke)"),
                 ))
             }
         },
@@ -3086,7 +3088,14 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
             defaults::MAX_ITERATIONS.into(),
         )? as u32,
         tolerance: cx.opt_positive(&s.tolerance, "solver.tolerance", defaults::TOLERANCE)?,
-        omega: cx.opt_positive(&s.omega, "solver.omega", defaults::OMEGA)?,
+        omega: cx.opt_positive(
+            &s.omega,
+            "solver.omega",
+            match kind {
+                SolverKind::GaussSeidel => defaults::GAUSS_SEIDEL_OMEGA,
+                _ => defaults::OMEGA,
+            },
+        )?,
         recovery_speed: cx.opt_non_negative(
             &s.recovery_speed,
             "solver.recovery_speed",
@@ -3147,6 +3156,62 @@ fn stabilisation(cx: &Cx, s: &RawSolver) -> R<f64> {
         ));
     }
     Ok(beta)
+}
+
+/// Coloured Gauss–Seidel (`kind = "gauss_seidel"`): ω in (0, 2) (a block's over-relaxed
+/// step overshoots its minimiser by ω − 1: beyond 2 it moves away), and the rows it has no
+/// block step for are refused, never dropped: rolling and spinning resistance (rows 3–5) and
+/// the patch friction models.
+fn gauss_seidel_check(
+    cx: &Cx,
+    raw: &RawScene,
+    solver: &SolverSettings,
+    materials: &[Material],
+) -> R<()> {
+    if solver.kind != SolverKind::GaussSeidel {
+        return Ok(());
+    }
+    let raw_solver = raw.solver.as_ref().map(|s| s.get_ref());
+    if solver.omega >= 2.0 {
+        let span = raw_solver.and_then(|s| s.omega.as_ref()).map(|o| o.span());
+        return Err(cx.err(
+            span,
+            "solver.omega",
+            format!(
+                "omega = {} must be below 2 for kind = \"gauss_seidel\" (the over-relaxation \
+                 of each block's step)",
+                Num(solver.omega)
+            ),
+        ));
+    }
+    for (i, m) in raw.material.iter().enumerate() {
+        let m = m.get_ref();
+        for (name, v) in [
+            ("rolling_friction", &m.rolling_friction),
+            ("spinning_friction", &m.spinning_friction),
+        ] {
+            if let Some(v) = v.as_ref().filter(|v| *v.get_ref() != 0.0) {
+                return Err(cx.err(
+                    Some(v.span()),
+                    format!("material[{i}].{name}"),
+                    format!(
+                        "{name} is not solved by kind = \"gauss_seidel\" yet: use apgd or \
+                         jacobi"
+                    ),
+                ));
+            }
+        }
+        if matches!(materials[i].model, FrictionModel::LuGrePatch { .. }) {
+            let span = m.model.as_ref().map(|fm| fm.get_ref().kind.span());
+            return Err(cx.err(
+                span,
+                format!("material[{i}].model.kind"),
+                "patch friction models are not solved by kind = \"gauss_seidel\" yet: use \
+                 apgd or jacobi",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The first non-Coulomb material model (kind, material index) cannot run with kind =
@@ -3210,6 +3275,7 @@ fn lemke_fields(
     let name = match kind {
         SolverKind::Apgd => "apgd",
         SolverKind::Jacobi => "jacobi",
+        SolverKind::GaussSeidel => "gauss_seidel",
         SolverKind::Lemke => "lemke",
     };
     let present = [

@@ -173,6 +173,8 @@ pub enum SolverKind {
     #[default]
     Apgd,
     Jacobi,
+    /// Coloured nonsmooth Gauss–Seidel on the GPU (book: Solver depth).
+    GaussSeidel,
     /// The exact LCP solved by Lemke's algorithm on the CPU (Golle et al.).
     Lemke,
 }

@@ -19,6 +19,8 @@
 // One vec4 per sweep: (residual of the trial, best residual, L, accepted).
 @group(0) @binding(5) var<storage, read_write> history: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> step_stats: array<u32>;
+// Coloured Gauss–Seidel: constraints per colour (solve_gauss's colouring).
+@group(0) @binding(7) var<storage, read> colour_count: array<u32>;
 
 @compute @workgroup_size(256)
 fn init_args(@builtin(local_invocation_index) lid: u32) {
@@ -52,6 +54,34 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     scal.outer_done = 0u;
     set_args(16u, ng);
     set_args(20u, body_groups());
+}
+
+// Coloured Gauss–Seidel, before a cone problem's sweeps: each colour's dispatch covers every
+// constraint (each checks its colour) when the colour has constraints, and the left-over
+// class's gather of Δv covers every body when it has some; nothing once the solve converged.
+@compute @workgroup_size(256)
+fn colour_args(@builtin(local_invocation_index) lid: u32) {
+    if lid != 0u {
+        return;
+    }
+    let on = scal.converged == 0u;
+    // The momentum starts afresh with each cone problem (solve_scalar `decide_gauss`).
+    scal.theta = 1.0;
+    scal.beta = 0.0;
+    for (var k = 0u; k < GS_COLOURS; k++) {
+        set_args(GS_ARGS + 4u * k, select(0u, scal.n_groups, on && colour_count[k] != 0u));
+    }
+    let left = on && colour_count[GS_COLOURS - 1u] != 0u;
+    set_args(GS_ARGS + 4u * GS_COLOURS, select(0u, body_groups(), left));
+}
+
+// After a Gauss–Seidel sweep and its residual (solve_gauss `gauss_residual`).
+@compute @workgroup_size(256)
+fn reduce_gauss(@builtin(local_invocation_index) lid: u32) {
+    let s = reduce_partials(lid, false);
+    if lid == 0u && scal.converged == 0u {
+        decide_gauss(s);
+    }
 }
 
 // After product_init: residual of γ⁰, max penetration.

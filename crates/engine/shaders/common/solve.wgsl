@@ -146,6 +146,13 @@ const JOINT_ANGULAR: u32 = 0x40000000u;
 const JOINT_PROJ_NONE: u32 = 0u;
 const JOINT_PROJ_LOWER: u32 = 1u; // γ ≥ 0 (limits, rope)
 const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt)
+// Coloured Gauss–Seidel (solve_gauss): the colours a sweep visits, the last being the class of
+// constraints left over by the colouring (src/solve `GS_COLOURS`), and the first word of
+// colour 0's indirect arguments in solve_reduce's `args` (then colour k's at GS_ARGS + 4k,
+// and the left-over class's gather of Δv after the last colour's).
+const GS_COLOURS: u32 = 16u;
+const GS_ARGS: u32 = 24u;
+
 // Body index of "the world" (no velocity, no mass) on the A side of a joint block.
 const WORLD: u32 = 0xffffffffu;
 

@@ -1,4 +1,4 @@
-// stages: solve_iterate, solve_schur, solve_reduce, solve_fused
+// stages: solve_iterate, solve_schur, solve_reduce, solve_fused, solve_gauss
 // Roles of the iterate slots (no commit copies). The iterates live in slots of
 // `gam` (4) and `nv` (3); which slot plays which role is `scal.roles`, so accepting a trial
 // renames slots instead of copying γ, Nγ and the best iterate per contact. The roles:

@@ -90,6 +90,12 @@ fn converge() {
     set_args(0u, 0u);
     set_args(4u, 0u);
     set_args(8u, 0u);
+    // Coloured Gauss–Seidel's colours and left-over gather (its arguments buffer is longer).
+    if arrayLength(&args) > GS_ARGS {
+        for (var k = 0u; k <= GS_COLOURS; k++) {
+            set_args(GS_ARGS + 4u * k, 0u);
+        }
+    }
 }
 
 // The scalar decisions after each reduction, run by one invocation on the summed partials
@@ -163,6 +169,30 @@ fn decide_jacobi(s: vec4<f32>) {
     scal.best = r;
     accept_trial(true);
     history[k] = vec4<f32>(r, r, 0.0, 1.0);
+    if rms_converged(s.x) {
+        converge();
+    }
+}
+
+// After a Gauss–Seidel sweep (not yet converged; s.x: the residual of the swept γ): the
+// momentum of the extrapolation that follows (solve_gauss `gauss_extrapolate`), Nesterov's
+// sequence as APGD's, restarted (β = 0) when the residual rose (O'Donoghue & Candès 2015).
+fn decide_gauss(s: vec4<f32>) {
+    let k = scal.iters;
+    scal.iters = k + 1u;
+    let r = sqrt(s.x);
+    let th = scal.theta;
+    var th_new = 0.5 * (-th * th + th * sqrt(th * th + 4.0));
+    var beta = th * (1.0 - th) / (th * th + th_new);
+    if r > scal.res {
+        beta = 0.0;
+        th_new = 1.0;
+    }
+    scal.theta = th_new;
+    scal.beta = beta;
+    scal.res = r;
+    scal.best = r;
+    history[k] = vec4<f32>(r, r, beta, 1.0);
     if rms_converged(s.x) {
         converge();
     }

@@ -1,4 +1,4 @@
-// stages: solve_iterate, solve_fused
+// stages: solve_iterate, solve_fused, solve_gauss
 // The per-contact arithmetic of the sweeps (see solve_iterate), shared with the one-workgroup
 // solver (solve_fused). Reads and writes the bindings those stages declare alike.
 

@@ -8,6 +8,7 @@ pub mod collide;
 pub mod convex;
 pub mod cylinder;
 pub mod depth;
+pub mod gauss_seidel;
 pub mod integrate;
 pub mod joints;
 pub mod oracle;

@@ -1044,6 +1044,22 @@ impl Sweeps<'_> {
             && !is_joint(&self.schur.contacts[i], self.schur.joints)
     }
 
+    /// Constraint i's set when it is a contact's Coulomb cone: (μ, the cohesive shift of
+    /// its normal); `None` for the other sets (disk, box, joint rules, patch and rolling
+    /// blocks).
+    pub(crate) fn cone(&self, i: usize) -> Option<(f64, f64)> {
+        let other = self.ext_bounds[i].is_some()
+            || self.patch_r[i].is_some()
+            || is_joint(&self.schur.contacts[i], self.schur.joints);
+        let r = self.radius[i];
+        (!other && (-1.5..0.0).contains(&r)).then_some((self.mu[i], self.cohesion[i]))
+    }
+
+    /// Constraint i's per-row scaling of the residual (the tolerance's η).
+    pub(crate) fn residual_rows(&self, i: usize) -> Vec3 {
+        self.res_rows[i]
+    }
+
     /// The tolerance as a 2-norm over the rows the tolerance counts (see [`Sweeps::run`]).
     pub(crate) fn tolerance_norm(&self) -> f64 {
         self.settings.tolerance as f64 * ((3 * self.n_tol.max(1)) as f64).sqrt()
@@ -1541,6 +1557,9 @@ fn solve_cone_problems(
         if k == 0 {
             res0 = r;
         }
+        let gauss = super::gauss_seidel::ColouredGaussSeidel;
+        let method = method
+            .or((settings.kind == SolverKind::GaussSeidel).then_some(&gauss as &dyn SweepMethod));
         (gamma, residual, converged) = match method {
             Some(m) => m.run(&mut sw, gamma, ngamma, r),
             None => sw.run(gamma, ngamma, r),

@@ -10,6 +10,8 @@ pub const MAX_ITERATIONS: u32 = 100;
 pub const TOLERANCE: f64 = 1e-5;
 /// `omega`: the Jacobi relaxation (convergent below 2/3).
 pub const OMEGA: f64 = 0.6;
+/// `omega` of `kind = "gauss_seidel"`: the over-relaxation of each block's step (< 2).
+pub const GAUSS_SEIDEL_OMEGA: f64 = 1.0;
 /// `recovery_speed`: cap (m/s) on the speed at which a penetration is pushed out.
 pub const RECOVERY_SPEED: f64 = 0.1;
 /// `slop` per smallest body radius: the slop scales with the grains, so the engine, which

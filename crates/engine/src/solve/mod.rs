@@ -27,6 +27,7 @@
 
 pub mod defaults;
 pub mod friction;
+pub mod gauss;
 pub mod rows;
 
 pub use friction::FrictionModel;
@@ -52,6 +53,8 @@ pub enum SolverKind {
     Jacobi,
     #[default]
     Apgd,
+    /// Coloured nonsmooth Gauss–Seidel with over-relaxation ω (`omega`): see [`gauss`].
+    GaussSeidel,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -161,6 +164,8 @@ pub struct Layout {
     /// row scalings, the exact cone's offset). Plain Coulomb contacts with the relaxed cone
     /// read none of it (`HAS_AUX` false: SEG_AUX aliases γ and is never written).
     pub aux: bool,
+    /// Coloured Gauss–Seidel: a colour word per constraint ([`gauss`]).
+    pub gauss: bool,
 }
 
 impl Layout {
@@ -201,6 +206,7 @@ impl Layout {
             stateful: false,
             rolling: false,
             aux: false,
+            gauss: kind == SolverKind::GaussSeidel,
         }
     }
 
@@ -236,6 +242,10 @@ struct ContactBuffers {
     /// segment 0 (see [`Self::keys`]).
     prev: Option<wgpu::Buffer>,
     partials: wgpu::Buffer,
+    /// Coloured Gauss–Seidel's colour words and previous sweep's impulses (placeholders for
+    /// the other solvers).
+    colour: wgpu::Buffer,
+    previous: wgpu::Buffer,
 }
 
 impl ContactBuffers {
@@ -251,6 +261,8 @@ impl ContactBuffers {
             rhs: buffers::storage_zeroed(ctx, "solve rhs", cap * 16)?,
             prev: keys_buffer(ctx, layout, cap)?,
             partials: buffers::storage_zeroed(ctx, "solve partials", partials_len(capacity) * 16)?,
+            colour: gauss::colour_buffer(ctx, layout, cap)?,
+            previous: gauss::previous_buffer(ctx, layout, cap)?,
         })
     }
 
@@ -280,6 +292,8 @@ impl ContactBuffers {
             rhs: self.rhs.clone(),
             prev: keys_buffer(ctx, layout, cap)?,
             partials: self.partials.clone(),
+            colour: gauss::colour_buffer(ctx, layout, cap)?,
+            previous: gauss::previous_buffer(ctx, layout, cap)?,
         };
         self.copy_warm_start(ctx, &new);
         Ok(new)
@@ -419,6 +433,10 @@ pub struct Solve {
     params: wgpu::Buffer,
     scal: wgpu::Buffer,
     args: wgpu::Buffer,
+    /// Coloured Gauss–Seidel: constraints per colour (solve_reduce reads it for every kind)
+    /// and the phase uniforms ([`gauss`]).
+    colour_count: wgpu::Buffer,
+    phases: wgpu::Buffer,
     /// The one-workgroup solver's continuation arguments, written by one dispatch and read
     /// (indirect) by the next: two, as a dispatch may not bind for writing the buffer it is
     /// dispatched from (solve_fused `continue_if_unfinished`).
@@ -524,6 +542,8 @@ struct SolveKernels {
     schur: Kernel,
     iterate: Kernel,
     reduce: Kernel,
+    /// Coloured Gauss–Seidel's colouring and sweeps (solve_gauss), for that kind only.
+    gauss: Option<Kernel>,
     /// The one-workgroup solver (solve_fused), compiled on first use; `None` where the
     /// adapter cannot build it (its 17 bindings, 29 with chunk slots, exceed a limit).
     fused: OnceLock<Option<Kernel>>,
@@ -545,6 +565,11 @@ impl SolveKernels {
             schur: k("solve_schur")?,
             iterate: k("solve_iterate")?,
             reduce: k("solve_reduce")?,
+            gauss: if spec.layout.gauss {
+                Some(k("solve_gauss")?)
+            } else {
+                None
+            },
             fused: OnceLock::new(),
             consts,
         })
@@ -615,7 +640,13 @@ impl Solve {
             update,
             params,
             scal: buffers::scalars_zeroed(ctx, "solve scalars", 64)?,
-            args: buffers::storage_zeroed(ctx, "solve dispatch args", 96)?,
+            args: buffers::storage_zeroed(ctx, "solve dispatch args", gauss::ARGS_BYTES)?,
+            colour_count: buffers::storage_zeroed(
+                ctx,
+                "solve colour counts",
+                4 * gauss::GS_COLOURS as u64,
+            )?,
+            phases: gauss::phase_buffer(ctx),
             next_args: [
                 buffers::storage_zeroed(ctx, "one-workgroup continuation args 0", 16)?,
                 buffers::storage_zeroed(ctx, "one-workgroup continuation args 1", 16)?,
@@ -777,8 +808,9 @@ impl Solve {
             counts: [
                 self.n_bodies,
                 self.c.capacity,
+                // Gauss–Seidel's scalar logic is projected Jacobi's (every sweep accepted).
                 match st.kind {
-                    SolverKind::Jacobi => 0,
+                    SolverKind::Jacobi | SolverKind::GaussSeidel => 0,
                     SolverKind::Apgd => 1,
                 },
                 st.warm_start as u32,
@@ -851,6 +883,7 @@ impl Solve {
             ctx,
             Layout {
                 apgd: settings.kind == SolverKind::Apgd,
+                gauss: settings.kind == SolverKind::GaussSeidel,
                 ..self.c.layout
             },
         )?;
@@ -906,7 +939,12 @@ impl Solve {
     pub fn bytes_per_contact(&self) -> u64 {
         let c = &self.c;
         let keys = c.prev.as_ref().map_or(0, |p| p.size() - 8);
-        (c.gam.size() + c.nv.size() + c.rhs.size() + keys) / c.capacity as u64
+        let colour = if c.layout.gauss {
+            c.colour.size() + c.previous.size()
+        } else {
+            0
+        };
+        (c.gam.size() + c.nv.size() + c.rhs.size() + keys + colour) / c.capacity as u64
     }
 
     /// Grows the per-contact buffers, keeping the warm-start data (previous keys and impulses).
@@ -999,6 +1037,10 @@ impl Solve {
         k.reduce.dispatch_groups(p, "init_args", &red, 1);
         k.assemble
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
+        let gauss = self.bind_gauss(ctx, inputs);
+        if let Some(binds) = &gauss {
+            self.record_colouring(k, p, binds);
+        }
         // The one-workgroup stage runs the whole solve (fused), or the sweeps a step needs
         // past the recorded budget (tail); bound only when it is dispatched.
         let one = self.one_workgroup_kernel(ctx);
@@ -1026,7 +1068,10 @@ impl Solve {
                     .dispatch_indirect(p, "product_init", &it, args, ARGS_WORK);
                 k.reduce.dispatch_groups(p, "reduce_init", &red, 1);
             }
-            self.record_sweeps(k, p, &sch, &it, &red, tail);
+            match &gauss {
+                Some(binds) => self.record_gauss_sweeps(k, p, binds, &sch, &red),
+                None => self.record_sweeps(k, p, &sch, &it, &red, tail),
+            }
         }
         if self.painleve {
             k.iterate
@@ -1114,7 +1159,8 @@ impl Solve {
     /// solve_fused's stage (its entry points `solve_fused` and `solve_tail`), for the relaxed
     /// cone where the adapter builds it.
     fn one_workgroup_kernel(&self, ctx: &GpuContext) -> Option<&Kernel> {
-        if self.settings.cone != Cone::Relaxed {
+        // Gauss–Seidel's colours are dispatches of their own (no one-workgroup version yet).
+        if self.settings.cone != Cone::Relaxed || self.settings.kind == SolverKind::GaussSeidel {
             return None;
         }
         self.kernels(ctx).fused(ctx)
@@ -1281,6 +1327,7 @@ impl Solve {
                 &self.args,
                 &self.history,
                 step_stats,
+                &self.colour_count,
             ],
         );
         Binds { asm, sch, it, red }

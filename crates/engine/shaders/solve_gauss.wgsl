@@ -1,0 +1,386 @@
+// CCP solver, coloured Gauss–Seidel sweeps (book: Solver depth, "Coloured Gauss–Seidel on the
+// GPU"). Projected Jacobi and APGD let a load travel about one contact layer per sweep; a
+// Gauss–Seidel sweep lets each constraint read its neighbours' impulses of the same sweep
+// (nonsmooth Gauss–Seidel: Jean 1999), which halves the sweeps of a smooth error and
+// propagates a load in one direction across the whole bed in one sweep.
+//
+// Colouring (once per solve, after assembly): two constraints are neighbours when they share
+// a moving body. Jones & Plassmann (1993): in round r each uncoloured constraint whose
+// priority (hash of its index, then the index) beats every uncoloured neighbour's takes the
+// smallest colour none of its coloured neighbours has. A round decides from the colours of
+// the rounds before it (a colour word records its round), so the result does not depend on
+// the order in which invocations run. Constraints left after the recorded rounds, or whose
+// neighbours hold every colour, are "left over". The colours' indirect arguments are written
+// by solve_reduce (`colour_args`), which owns the arguments buffer.
+//
+// A sweep is one dispatch per colour: every constraint of the colour computes its local
+// velocity u = D_iᵀ Δv + E γ_i + p_i from the bodies' current Δv, takes the block step
+// x = Π_D(γ_i − D⁻¹ u) in the metric of a diagonal majorant D of the block (its diagonal for
+// a sphere's contact, whose block is diagonal: the exact block minimiser), relaxes it by ω and writes Δv += M⁻¹ D_i (γ_new − γ_i) for its
+// two bodies. No two constraints of a colour share a moving body: no atomics, and the bits do
+// not depend on the order within a colour. The left-over constraints then take a damped
+// projected Jacobi step (the count-scaled η of solve_assemble) and Δv is gathered again from
+// γ (solve_schur), so a scene whose contact graph needs more colours still converges. The
+// residual (solve_sweep `residual_sq`, with the η Jacobi and APGD use, so the tolerance means
+// the same) is taken after the sweep from the bodies' Δv, summed per workgroup in a fixed
+// order; solve_reduce's `reduce_gauss` decides, and unless the solve converged the next
+// sweep starts from the swept impulses extrapolated with Nesterov's momentum (`gauss_extrapolate`).
+
+@group(0) @binding(0) var<uniform> params: SolveParams;
+@group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
+@group(0) @binding(2) var<storage, read> body_offsets: array<u32>;
+@group(0) @binding(3) var<storage, read> body_entries: array<u32>;
+@group(0) @binding(4) var<storage, read> rot: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> mass_props: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> gam: array<vec4<f32>>; // chunked(8)
+@group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read> counts: array<u32>;
+@group(0) @binding(9) var<storage, read> jcsr: array<u32>;
+@group(0) @binding(10) var<storage, read_write> nv: array<vec4<f32>>; // chunked(4)
+@group(0) @binding(11) var<storage, read_write> rhs: array<vec4<f32>>;
+@group(0) @binding(12) var<storage, read_write> partials: array<vec4<f32>>;
+@group(0) @binding(13) var<uniform> scal: Scalars;
+// Per constraint: UNCOLOURED, or (round << 8) | colour.
+@group(0) @binding(14) var<storage, read_write> colour: array<u32>;
+// Constraints per colour (GS_COLOURS of them; the last is the left-over class), which
+// solve_reduce's `colour_args` turns into the colours' indirect arguments.
+@group(0) @binding(15) var<storage, read_write> colour_count: array<atomic<u32>>;
+// x = the colour this dispatch sweeps, y = the colouring round (a 256 B range of one buffer
+// per index: src/solve `Gauss`).
+@group(0) @binding(16) var<uniform> phase: vec4<u32>;
+// Per constraint: the previous sweep's result (the momentum's γ_{k−1}).
+@group(0) @binding(17) var<storage, read_write> previous: array<vec4<f32>>;
+
+const UNCOLOURED: u32 = 0xffffffffu;
+const LEFT_OVER: u32 = GS_COLOURS - 1u;
+// Constraint i's priority: an integer hash of its index (Jones & Plassmann's random order,
+// reproducible), ties broken by the index.
+fn priority_beats(a: u32, b: u32) -> bool {
+    let ha = hash_index(a);
+    let hb = hash_index(b);
+    return ha > hb || (ha == hb && a > b);
+}
+
+// PCG's output permutation of the index (O'Neill 2014), as reference::gauss_seidel.
+fn hash_index(i: u32) -> u32 {
+    let s = i * 747796405u + 2891336453u;
+    let w = ((s >> ((s >> 28u) + 4u)) ^ s) * 277803737u;
+    return (w >> 22u) ^ w;
+}
+
+// Whether body b moves (a neighbour relation through a fixed body would serialise every
+// grain on the floor for nothing: a fixed body's Δv stays 0).
+fn moves(b: u32) -> bool {
+    return b != WORLD && mass_props[b].w != 0.0;
+}
+
+// What round `round` knows of neighbour j: (its colour bit, or 0 when it is uncoloured at the
+// round's start, then whether it beats constraint i).
+fn neighbour_state(i: u32, j: u32, round: u32) -> vec2<u32> {
+    let w = colour[j];
+    if w != UNCOLOURED && (w >> 8u) < round {
+        let k = w & 0xffu;
+        return vec2<u32>(select(1u << k, 0u, k == LEFT_OVER), 0u);
+    }
+    return vec2<u32>(0u, select(0u, 1u, j != i && priority_beats(j, i)));
+}
+
+// The colours held by constraint i's neighbours through body b, and whether one of its
+// uncoloured neighbours there beats it (then i waits: bit 1 of the result's y).
+fn scan_body(i: u32, b: u32, round: u32) -> vec2<u32> {
+    var acc = vec2<u32>(0u);
+    if !moves(b) {
+        return acc;
+    }
+    for (var k = body_offsets[b]; k < body_offsets[b + 1u]; k++) {
+        let s = neighbour_state(i, body_entries[k] >> 1u, round);
+        acc = vec2<u32>(acc.x | s.x, acc.y | s.y);
+    }
+    if joints_on() {
+        let nb = params.counts.x;
+        let first = min(counts[0], params.counts.y);
+        for (var k = jcsr[b]; k < jcsr[b + 1u]; k++) {
+            let j = first + (jcsr[nb + 1u + k] >> 1u);
+            if j < params.counts.y {
+                let s = neighbour_state(i, j, round);
+                acc = vec2<u32>(acc.x | s.x, acc.y | s.y);
+            }
+        }
+    }
+    return acc;
+}
+
+@compute @workgroup_size(256)
+fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i < GS_COLOURS {
+        atomicStore(&colour_count[i], 0u);
+    }
+    if i < scal.n_contacts {
+        colour[i] = UNCOLOURED;
+    }
+}
+
+// One Jones–Plassmann round (phase.y = the round).
+@compute @workgroup_size(256)
+fn colour_round(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts || colour[i] != UNCOLOURED {
+        return;
+    }
+    let round = phase.y;
+    let c = contacts_at(i);
+    let a = scan_body(i, c.ids.x, round);
+    let b = scan_body(i, c.ids.y, round);
+    if (a.y | b.y) != 0u {
+        return;
+    }
+    let free = ~(a.x | b.x);
+    let k = min(firstTrailingBit(free), LEFT_OVER);
+    colour[i] = (round << 8u) | k;
+    atomicAdd(&colour_count[k], 1u);
+}
+
+// After the rounds: the constraints still uncoloured join the left-over class.
+@compute @workgroup_size(256)
+fn colour_close(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i < scal.n_contacts && colour[i] == UNCOLOURED {
+        colour[i] = LEFT_OVER;
+        atomicAdd(&colour_count[LEFT_OVER], 1u);
+    }
+}
+
+// Body b's share of constraint c's block N_ii: the diagonal (x, y, z) and the off-diagonal
+// entries (01, 02, 12) of rows t0, t1, t2 (masked joint rows are 0) applied at lever arm r,
+// or as torques (angular joint rows): m⁻¹ tₖ·tₗ + aₖᵀ I⁻¹ aₗ with aₖ = r × tₖ (or tₖ), I⁻¹ in
+// world frame.
+fn side_block(b: u32, r: vec3<f32>, t: mat3x3<f32>, angular: bool) -> array<vec3<f32>, 2> {
+    if !moves(b) {
+        return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    }
+    let mp = mass_props[b];
+    let q = rot[b];
+    var a = t;
+    var m = mp.w;
+    if angular {
+        m = 0.0;
+    } else {
+        a = mat3x3<f32>(cross(r, t[0]), cross(r, t[1]), cross(r, t[2]));
+    }
+    let i0 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[0]));
+    let i1 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[1]));
+    let i2 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[2]));
+    let diag = vec3<f32>(
+        m * dot(t[0], t[0]) + dot(a[0], i0),
+        m * dot(t[1], t[1]) + dot(a[1], i1),
+        m * dot(t[2], t[2]) + dot(a[2], i2),
+    );
+    let off = vec3<f32>(
+        m * dot(t[0], t[1]) + dot(a[0], i1),
+        m * dot(t[0], t[2]) + dot(a[0], i2),
+        m * dot(t[1], t[2]) + dot(a[1], i2),
+    );
+    return array<vec3<f32>, 2>(diag, off);
+}
+
+// A diagonal D ⪰ N_ii + E_ii for constraint i's block step: each row's diagonal entry plus
+// the magnitudes of its off-diagonal ones (Gershgorin: D − A is then diagonally dominant),
+// so the step x = Π_D(γ − D⁻¹u) never increases the block's objective and the sweeps
+// converge whatever the shape (Tseng 2001, block coordinate descent with a majorant). A
+// sphere's contact block is diagonal: D is the block and the step its exact minimiser.
+fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
+    let n = c.n_gap.xyz;
+    var t = mat3x3<f32>(n, tangent_u(n), tangent_w(n));
+    var angular = false;
+    if is_joint(c.ids.w) {
+        let mask = joint_mask(c.ids.w);
+        t = mat3x3<f32>(t[0] * mask.x, t[1] * mask.y, t[2] * mask.z);
+        angular = (c.ids.w & JOINT_ANGULAR) != 0u;
+    }
+    let sa = side_block(c.ids.x, c.ra.xyz, t, angular);
+    let sb = side_block(c.ids.y, c.rb.xyz, t, angular);
+    var d = sa[0] + sb[0];
+    let o = abs(sa[1] + sb[1]);
+    d += vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
+    if models_on() && !is_joint(c.ids.w) {
+        let e = gam_at(SEG_AUX * params.counts.y + i).zw;
+        d += vec3<f32>(e.x, e.y, e.y);
+    }
+    return d;
+}
+
+// Whether constraint i's set is a Coulomb cone (else a set whose rows separate: a joint's
+// bounds, a disk, a box), and the cone's shift (cohesion; solve_sweep `project_i`).
+fn cone_of(c: Contact, i: u32) -> vec2<f32> {
+    if is_joint(c.ids.w) {
+        return vec2<f32>(0.0, 0.0);
+    }
+    if !state_on() {
+        return vec2<f32>(1.0, 0.0);
+    }
+    let st = gam_at(SEG_STATE * params.counts.y + i);
+    let cone = st.z >= 0.0 && st.w < 0.0;
+    return vec2<f32>(select(0.0, 1.0, cone), select(0.0, st.y, cone));
+}
+
+// Π_D(z): the projection of z on constraint i's set in the metric of the block diagonal d.
+// A cone scales into the Euclidean cone of μ √(d_t/d_n) (d_t: the larger tangential entry,
+// which makes the metric dominate the block's tangential rows); the other sets separate by
+// row (equal weights on u and w for a disk), so their Euclidean projection is the metric one.
+fn project_scaled(z: vec4<f32>, d: vec3<f32>, c: Contact, i: u32) -> vec4<f32> {
+    let k = cone_of(c, i);
+    if k.x == 0.0 || d.x <= 0.0 {
+        return project_i(z, c, i);
+    }
+    let dt = max(d.y, d.z);
+    let s = sqrt(vec3<f32>(d.x, dt, dt));
+    let shift = vec4<f32>(k.y, 0.0, 0.0, 0.0);
+    let mu = c.ra.w * sqrt(dt / d.x);
+    let y = project_cone(vec4<f32>(s, 1.0) * (z + shift), mu);
+    return y / vec4<f32>(s, 1.0) - shift;
+}
+
+// Δv of body b += M_b⁻¹ (force f at lever arm r, plus torque tq), as solve_schur gathers it.
+fn add_impulse(b: u32, r: vec3<f32>, f: vec3<f32>, tq: vec3<f32>) {
+    if !moves(b) {
+        return;
+    }
+    let mp = mass_props[b];
+    let q = rot[b];
+    let ang = cross(r, f) + tq;
+    dv[2u * b] += vec4<f32>(mp.w * f, 0.0);
+    dv[2u * b + 1u] += vec4<f32>(quat_rotate(q, mp.xyz * quat_rotate_inv(q, ang)), 0.0);
+}
+
+// The bodies' Δv after constraint c's impulse changed by δ (solve_gather's per-entry terms).
+fn apply_change(c: Contact, delta: vec3<f32>) {
+    let n = c.n_gap.xyz;
+    var g = delta;
+    if is_joint(c.ids.w) {
+        g = delta * joint_mask(c.ids.w);
+    }
+    let f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
+    if is_joint(c.ids.w) && (c.ids.w & JOINT_ANGULAR) != 0u {
+        add_impulse(c.ids.x, vec3<f32>(0.0), vec3<f32>(0.0), -f);
+        add_impulse(c.ids.y, vec3<f32>(0.0), vec3<f32>(0.0), f);
+        return;
+    }
+    add_impulse(c.ids.x, c.ra.xyz, -f, vec3<f32>(0.0));
+    add_impulse(c.ids.y, c.rb.xyz, f, vec3<f32>(0.0));
+}
+
+// Constraint i's visit in its colour's dispatch.
+fn gauss_item(i: u32) {
+    let cap = params.counts.y;
+    let c = contacts_at(i);
+    let q = rhs[i];
+    let g = gam_at(SEG_GAMMA * cap + i);
+    var t = vec4<f32>(0.0, 0.0, 0.0, g.w);
+    if q.w > 0.0 {
+        let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
+        let d = block_diagonal(c, i);
+        let inv = select(vec3<f32>(0.0), 1.0 / d, d > vec3<f32>(0.0));
+        let x = project_scaled(g - vec4<f32>(inv * u.xyz, 0.0), d, c, i);
+        t = x;
+        let w = params.coef.y;
+        if w != 1.0 {
+            t = project_scaled(g + w * (x - g), d, c, i);
+        }
+        t.w = g.w;
+    }
+    gam_put(SEG_GAMMA * cap + i, t);
+    apply_change(c, t.xyz - g.xyz);
+}
+
+// A left-over constraint's damped projected Jacobi step from the current Δv (Δv is gathered
+// again after the dispatch).
+fn left_over_item(i: u32) {
+    let cap = params.counts.y;
+    let c = contacts_at(i);
+    let q = rhs[i];
+    let g = gam_at(SEG_GAMMA * cap + i);
+    var t = vec4<f32>(0.0, 0.0, 0.0, g.w);
+    if q.w > 0.0 {
+        let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
+        t = project_i(g - JACOBI_OMEGA * row_eta(i, c, res_eta(c, q.w)) * u, c, i);
+        t.w = g.w;
+    }
+    gam_put(SEG_GAMMA * cap + i, t);
+}
+
+// Projected Jacobi's safe relaxation with the count-scaled η (solve_assemble's header).
+const JACOBI_OMEGA: f32 = 0.6;
+
+// Colour phase.x of a sweep.
+@compute @workgroup_size(256)
+fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    let k = phase.x;
+    if i >= scal.n_contacts || (colour[i] & 0xffu) != k {
+        return;
+    }
+    if k == LEFT_OVER {
+        left_over_item(i);
+    } else {
+        gauss_item(i);
+    }
+}
+
+// After a sweep: the residual of γ from the bodies' Δv, which the colours kept up to date (the
+// left-over class's gather included), partials per workgroup for solve_reduce. Measured
+// after the sweep rather than as each constraint is visited: a visit's residual is that of
+// the impulse before its update, ~1.3× the sweep's result on a settled bed, where it kept
+// solves above the tolerance for tens of sweeps.
+@compute @workgroup_size(256)
+fn gauss_residual(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let i = linear_index(gid, nwg);
+    var r2 = 0.0;
+    if i < scal.n_contacts {
+        let c = contacts_at(i);
+        let q = rhs[i];
+        let g = gam_at(SEG_GAMMA * params.counts.y + i);
+        let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
+        r2 = residual_sq(g, u, row_eta(i, c, res_eta(c, q.w)), c, i);
+    }
+    reduce_to_partial(vec4<f32>(r2, 0.0, 0.0, 0.0), lid, wid.x + wid.y * nwg.x, false);
+}
+
+// After a sweep that did not converge: the momentum step y = Π(γ + β (γ − γ_prev)) from the
+// swept γ (β from solve_reduce's `decide_gauss`; 0 on the first sweep of a cone problem and
+// after a rise of the residual), which the next sweep starts from; the swept γ is kept as
+// the next γ_prev (Nesterov 1983 on the sweeps, as APGD on the gradient steps). Δv is gathered
+// again from y after it (solve_schur).
+@compute @workgroup_size(256)
+fn gauss_extrapolate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let at = SEG_GAMMA * params.counts.y + i;
+    let g = gam_at(at);
+    let beta = scal.beta;
+    var y = g;
+    if rhs[i].w > 0.0 && beta != 0.0 {
+        y = project_i(g + beta * (g - previous[i]), contacts_at(i), i);
+        y.w = g.w;
+    }
+    previous[i] = g;
+    gam_put(at, y);
+}
+
+// After the sweeps: a solve that ended at the cap returns its last swept γ, not the step
+// extrapolated from it.
+@compute @workgroup_size(256)
+fn gauss_finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts || scal.converged != 0u || scal.iters == 0u {
+        return;
+    }
+    gam_put(SEG_GAMMA * params.counts.y + i, previous[i]);
+}

@@ -1,0 +1,172 @@
+//! Coloured nonsmooth Gauss–Seidel (`kind = "gauss_seidel"`): the constraints are coloured
+//! so that no two of a colour share a moving body (Jones & Plassmann 1993, on the GPU every
+//! step), and a sweep visits the colours in order, each constraint solving its block from
+//! its neighbours' impulses of the same sweep (Jean 1999; Preclik & Rüde 2015) and writing its
+//! bodies' Δv at once. The arithmetic is in `shaders/solve_gauss.wgsl`; the f64 twin is
+//! `reference::gauss_seidel`; why it takes fewer sweeps than projected Jacobi and APGD on a
+//! deep bed is in the book (Solver depth).
+//!
+//! Per solve: `colour_reset`, [`COLOUR_ROUNDS`] Jones–Plassmann rounds and `colour_close`
+//! after assembly; per cone problem, `colour_args` (solve_reduce) writes each colour's
+//! indirect arguments (zero for an empty colour and once converged); per sweep, one dispatch
+//! per colour, the left-over class's gather of Δv (solve_schur, empty unless some constraint
+//! was left over), the residual from the bodies' Δv and projected Jacobi's `reduce_jacobi`
+//! (the stop test).
+
+use super::{Layout, Solve, SolveInputs, SolveKernels};
+use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
+
+/// Colours a sweep visits; the last is the class of constraints the colouring left over
+/// (shaders/common/solve.wgsl `GS_COLOURS`). Each is a dispatch per sweep, empty or not: a
+/// sphere pack's contact graph (a constraint shares its two grains with ~20 others) takes 6–8
+/// colours with the smallest free colour chosen.
+pub const GS_COLOURS: u32 = 16;
+/// Jones–Plassmann rounds recorded per solve; what is left uncoloured after them joins the
+/// left-over class.
+pub const COLOUR_ROUNDS: u32 = 24;
+/// Phase uniforms: one per colour and per round.
+const PHASES: u32 = if GS_COLOURS > COLOUR_ROUNDS {
+    GS_COLOURS
+} else {
+    COLOUR_ROUNDS
+};
+/// Byte offset of colour 0's indirect arguments in the solver's `args` (`GS_ARGS` words).
+const ARGS_COLOURS: u64 = 24 * 4;
+/// The left-over class's gather of Δv, after the colours'.
+const ARGS_LEFT_OVER_BODY: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
+/// Bytes of the solver's indirect arguments buffer.
+pub(super) const ARGS_BYTES: u64 = ARGS_LEFT_OVER_BODY + 16;
+/// Stride of the phase uniforms (the largest uniform offset alignment an adapter may ask).
+const PHASE_STRIDE: u64 = 256;
+
+/// A colour word per constraint of capacity for Gauss–Seidel, else a placeholder.
+pub(super) fn colour_buffer(
+    ctx: &GpuContext,
+    layout: Layout,
+    capacity: u64,
+) -> Result<wgpu::Buffer, GpuError> {
+    let words = if layout.gauss { capacity } else { 1 };
+    buffers::storage_zeroed(ctx, "solve colours", words * 4)
+}
+
+/// The previous sweep's impulses per constraint of capacity for Gauss–Seidel's momentum,
+/// else a placeholder.
+pub(super) fn previous_buffer(
+    ctx: &GpuContext,
+    layout: Layout,
+    capacity: u64,
+) -> Result<wgpu::Buffer, GpuError> {
+    let rows = if layout.gauss { capacity } else { 1 };
+    buffers::storage_zeroed(ctx, "solve previous sweep", rows * 16)
+}
+
+/// The phase uniforms: index k's 256 B hold (k, k, 0, 0) — colour k of a sweep, round k of
+/// the colouring.
+pub(super) fn phase_buffer(ctx: &GpuContext) -> wgpu::Buffer {
+    const WORDS: usize = (PHASE_STRIDE / 4) as usize;
+    let mut words = [0u32; WORDS * PHASES as usize];
+    for k in 0..PHASES {
+        words[k as usize * WORDS] = k;
+        words[k as usize * WORDS + 1] = k;
+    }
+    buffers::uniform_from(ctx, "solve gauss phases", &words)
+}
+
+/// solve_gauss's bind groups, one per phase index (colour and round).
+pub(super) struct GaussBinds {
+    kernel_index: Vec<wgpu::BindGroup>,
+}
+
+impl Solve {
+    fn gauss_kernel<'k>(&self, k: &'k SolveKernels) -> Option<&'k Kernel> {
+        k.gauss.as_ref().filter(|_| self.c.layout.gauss)
+    }
+
+    /// solve_gauss's bind groups for this step's collision buffers; `None` for the other kinds.
+    pub(super) fn bind_gauss(&self, ctx: &GpuContext, inputs: SolveInputs) -> Option<GaussBinds> {
+        let kernel = self.gauss_kernel(self.kernels(ctx))?;
+        let c = &self.c;
+        let kernel_index = (0..PHASES as u64)
+            .map(|k| {
+                kernel.bind_ranges(
+                    ctx,
+                    &[
+                        &self.params,
+                        inputs.contacts,
+                        inputs.body_offsets,
+                        inputs.body_entries,
+                        &self.rot,
+                        &self.mass_props,
+                        &c.gam,
+                        &self.dv,
+                        inputs.counts,
+                        &self.jcsr,
+                        &c.nv,
+                        &c.rhs,
+                        &c.partials,
+                        &self.scal,
+                        &c.colour,
+                        &self.colour_count,
+                        &self.phases,
+                        &c.previous,
+                    ],
+                    &[(16, k * PHASE_STRIDE, 16)],
+                )
+            })
+            .collect();
+        Some(GaussBinds { kernel_index })
+    }
+
+    /// The colouring of this step's constraints (after assembly, before the first cone
+    /// problem).
+    pub(super) fn record_colouring(
+        &self,
+        k: &SolveKernels,
+        p: &mut wgpu::ComputePass,
+        binds: &GaussBinds,
+    ) {
+        let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
+        let b = &binds.kernel_index;
+        kernel.dispatch_indirect(p, "colour_reset", &b[0], &self.args, super::ARGS_ALL);
+        for round in b.iter().take(COLOUR_ROUNDS as usize) {
+            kernel.dispatch_indirect(p, "colour_round", round, &self.args, super::ARGS_ALL);
+        }
+        kernel.dispatch_indirect(p, "colour_close", &b[0], &self.args, super::ARGS_ALL);
+    }
+
+    /// One cone problem's sweeps (Nγ, residual and scalar state set up), at most the sweep
+    /// budget; γ stays in slot 0 throughout.
+    pub(super) fn record_gauss_sweeps(
+        &self,
+        k: &SolveKernels,
+        p: &mut wgpu::ComputePass,
+        binds: &GaussBinds,
+        sch: &wgpu::BindGroup,
+        red: &wgpu::BindGroup,
+    ) {
+        let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
+        let args = &self.args;
+        k.reduce.dispatch_groups(p, "colour_args", red, 1);
+        for _ in 0..self.sweep_budget {
+            for (colour, bind) in binds
+                .kernel_index
+                .iter()
+                .take(GS_COLOURS as usize)
+                .enumerate()
+            {
+                let at = ARGS_COLOURS + 16 * colour as u64;
+                kernel.dispatch_indirect(p, "gauss_phase", bind, args, at);
+            }
+            k.schur
+                .dispatch_indirect(p, "gather_gamma", sch, args, ARGS_LEFT_OVER_BODY);
+            let b = &binds.kernel_index[0];
+            kernel.dispatch_indirect(p, "gauss_residual", b, args, super::ARGS_WORK);
+            k.reduce.dispatch_groups(p, "reduce_gauss", red, 1);
+            kernel.dispatch_indirect(p, "gauss_extrapolate", b, args, super::ARGS_WORK);
+            k.schur
+                .dispatch_indirect(p, "gather_gamma", sch, args, super::ARGS_BODY);
+        }
+        let b = &binds.kernel_index[0];
+        kernel.dispatch_indirect(p, "gauss_finish", b, args, super::ARGS_ALL);
+    }
+}
