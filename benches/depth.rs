@@ -74,7 +74,8 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
 }
 
 /// The multilevel variants (`reference::multilevel`): smoothed aggregation or not, the
-/// coarse rows, the coarse solve and the line search, one change at a time from "sa-alt".
+/// coarse rows, the coarse solve, the line search and the gain check, one or two changes at
+/// a time from "sa-alt".
 fn multilevel() -> Vec<(&'static str, Candidate)> {
     let d = diameter();
     let base = Multilevel {
@@ -87,7 +88,8 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
         smoothed: true,
         rows: CoarseRows::Normal,
         solve: CoarseSolve::Direct,
-        line_search: true,
+        line_search: false,
+        gain_check: false,
         bound_passes: 0,
     };
     let sor = BlockSettings {
@@ -96,14 +98,31 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
     };
     let v = |ml| Candidate::Multilevel(ml);
     vec![
+        ("sa-alt", v(base)),
+        (
+            "sa-gain-alt",
+            v(Multilevel {
+                gain_check: true,
+                ..base
+            }),
+        ),
         (
             "2level-ls-alt",
             v(Multilevel {
                 smoothed: false,
+                line_search: true,
+                gain_check: true,
                 ..base
             }),
         ),
-        ("sa-alt", v(base)),
+        (
+            "sa-ls-alt",
+            v(Multilevel {
+                line_search: true,
+                gain_check: true,
+                ..base
+            }),
+        ),
         (
             "sa-all-alt",
             v(Multilevel {
@@ -126,14 +145,6 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             }),
         ),
         (
-            "sa-b2-sor",
-            v(Multilevel {
-                smoother: sor,
-                bound_passes: 2,
-                ..base
-            }),
-        ),
-        (
             "sa-v1-alt",
             v(Multilevel {
                 solve: CoarseSolve::VCycles(1),
@@ -148,25 +159,10 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             }),
         ),
         (
-            "sa-sor-nols",
+            "sa-sor-gain",
             v(Multilevel {
                 smoother: sor,
-                line_search: false,
-                ..base
-            }),
-        ),
-        (
-            "sa-alt-nols",
-            v(Multilevel {
-                line_search: false,
-                ..base
-            }),
-        ),
-        (
-            "sa-ray-sor",
-            v(Multilevel {
-                smoother: sor,
-                rows: CoarseRows::Ray,
+                gain_check: true,
                 ..base
             }),
         ),

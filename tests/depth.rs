@@ -43,6 +43,7 @@ fn smoothed() -> Multilevel {
         rows: CoarseRows::Normal,
         solve: CoarseSolve::Direct,
         line_search: false,
+        gain_check: false,
         bound_passes: 0,
     }
 }

@@ -66,7 +66,8 @@ pub struct Multilevel {
     /// Edge of the cubic aggregation cells of the first coarse level (m).
     pub cell: f64,
     /// A coarse correction follows each sweep whose residual is above `stall` × the one
-    /// before (after a rejected one: 2, 4, 8, … such sweeps later).
+    /// before (after a rejected one, or one that failed `gain_check`: 2, 4, 8, … such
+    /// sweeps later).
     pub stall: f64,
     /// Smoothed aggregation (false: the tentative prolongator P₀).
     pub smoothed: bool,
@@ -74,6 +75,9 @@ pub struct Multilevel {
     pub solve: CoarseSolve,
     /// Backtracking α = 1, ½, ¼, ⅛ (false: α = 1 or nothing).
     pub line_search: bool,
+    /// Back off (as after a rejection) also when a kept correction lowered the objective
+    /// less than the sweep before it did.
+    pub gain_check: bool,
     /// Re-solves of the coarse problem without the unloaded contacts its direction pushes
     /// below γ_n = 0 (each costs a sweep).
     pub bound_passes: u32,
@@ -579,7 +583,8 @@ impl SweepMethod for MultilevelMethod {
             sw.history.push([residual, best, 0.0, 1.0]);
             converged = residual <= tol;
             // The sweep's fall of the objective: what a coarse correction, which costs about
-            // as much as a sweep, has to beat to be worth trying again soon.
+            // as much as a sweep, has to beat under `gain_check`. (Smooth errors carry little
+            // energy, so on a deep static bed a useful correction can fall short of it.)
             let f_sweep = f;
             f = objective(sw, &blocks, &gamma, &dv);
             let sweep_gain = f_sweep - f;
@@ -593,7 +598,12 @@ impl SweepMethod for MultilevelMethod {
             }
             let (cost, gain) = self.correct(sw, &blocks, &mut gamma, &mut dv);
             f -= gain;
-            if gain > sweep_gain * cost as f64 {
+            let worth = if s.gain_check {
+                gain > sweep_gain * cost as f64
+            } else {
+                gain > 0.0
+            };
+            if worth {
                 rejected = 0;
             } else {
                 // Rejected, or worth less than the sweeps it cost: wait 2, 4, 8, … stalled
