@@ -131,6 +131,23 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             }),
         ),
         (
+            "sa-all-gain-alt",
+            v(Multilevel {
+                rows: CoarseRows::All,
+                gain_check: true,
+                ..base
+            }),
+        ),
+        (
+            "sa-all-sor",
+            v(Multilevel {
+                smoother: sor,
+                rows: CoarseRows::All,
+                gain_check: true,
+                ..base
+            }),
+        ),
+        (
             "sa-ray-alt",
             v(Multilevel {
                 rows: CoarseRows::Ray,

@@ -1,26 +1,28 @@
 //! Coloured block Gauss–Seidel (`reference::block_gs`'s sweeps) with a better coarse level:
 //! smoothed aggregation, an optional recursive (V-cycle) solve of the coarse problem, the
-//! coarse correction on the tangential rows too or not, and a projected line search in place
-//! of the all-or-nothing descent check. An f64 prototype measured by `benches/depth.rs`
-//! (see `docs/solver-depth.md`).
+//! coarse correction on the tangential rows too or not, and an optional projected line
+//! search. An f64 prototype measured by `benches/depth.rs` (see `docs/solver-depth.md`).
 //!
 //! The coarse correction, after a sweep that did not reduce the residual enough:
 //!
 //! - fine unknowns F: the normal rows of the active contacts (γ_n > 0 or approaching), and
-//!   with [`CoarseRows::All`] the tangential rows of the contacts that carry load;
+//!   with [`CoarseRows::All`] or [`CoarseRows::Ray`] the tangential rows of the contacts that
+//!   carry load;
 //! - tentative prolongator P₀: one column per cubic cell, w_i = |n_i·ĝ| on the normal row of
-//!   each active contact in the cell (the share of the vertical load its normal carries);
+//!   each active contact in the cell (the share of the vertical load its normal carries;
+//!   `Ray`: w_i γ_i / γ_i,n on the three rows of a loaded contact);
 //! - smoothed aggregation (Vaněk, Mandel & Brezina 1996): P = (I − ω D⁻¹ A_FF) P₀ with A_FF
 //!   the operator N + E on F, D its diagonal and ω = 4 / (3 ρ(D⁻¹ A_FF)), ρ estimated by
 //!   power iteration. The smoothing step spreads each cell's load over the neighbouring rows
-//!   (with `All`, onto the tangential rows and the wall contacts, whose w is 0), so the coarse
-//!   space represents smooth errors far better than piecewise-constant aggregates;
+//!   (with `All`, onto the tangential rows; and onto the wall contacts, whose w is 0), so the
+//!   coarse space represents smooth errors far better than piecewise-constant aggregates;
 //! - the Galerkin problem Pᵀ A_FF P δ = −Pᵀ u (u = (N + E)γ + p), summed body by body, solved
 //!   exactly (Cholesky) or by V-cycles of the same construction on 2 × 2 × 2 coarser cells
 //!   (symmetric Gauss–Seidel smoothing, a direct solve below [`COARSEST`] unknowns);
-//! - the step γ ← Π(γ + α P δ), constraint by constraint, with α = 1, ½, ¼, … until the cone
-//!   problem's objective ½γᵀ(N + E)γ + pᵀγ falls (the projection can raise it when it changes
-//!   the active set); nothing changes when no α of the search lowers it.
+//! - the step γ ← Π(γ + α P δ), constraint by constraint, kept when the cone problem's
+//!   objective ½γᵀ(N + E)γ + pᵀγ falls (the projection can raise it when it changes the active
+//!   set): α = 1, or with the line search the first of 1, ½, ¼, ⅛ that lowers it; nothing
+//!   changes when none does.
 //!
 //! The smoother and the objective check keep every fixed point the twin's (see `block_gs`).
 
