@@ -148,6 +148,16 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             }),
         ),
         (
+            "sa-all-sor-v1",
+            v(Multilevel {
+                smoother: sor,
+                rows: CoarseRows::All,
+                gain_check: true,
+                solve: CoarseSolve::VCycles(1),
+                ..base
+            }),
+        ),
+        (
             "sa-ray-alt",
             v(Multilevel {
                 rows: CoarseRows::Ray,
