@@ -16,8 +16,10 @@
 
 mod common;
 
+use bristlecone::reference::avbd::Avbd;
 use bristlecone::reference::block_gs::{BlockSettings, SweepOrder, TwoLevel};
 use bristlecone::reference::depth::{diameter, Candidate, Column, Packing, StepStats};
+use bristlecone::reference::multilevel::{CoarseRows, CoarseSolve, Multilevel};
 use bristlecone::solve::{SolverKind, SolverSettings};
 use common::env;
 use std::fmt::Write as _;
@@ -61,10 +63,177 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
         ),
         ("2level-sor", with(SweepOrder::Colours, 1.5, coarse(2.0))),
     ];
+    let all = all
+        .into_iter()
+        .chain(multilevel())
+        .chain(avbd())
+        .collect::<Vec<_>>();
     let only: String = env("BRISTLECONE_DEPTH_SOLVERS", String::new());
     all.into_iter()
         .filter(|(name, _)| only.is_empty() || only.split(',').any(|o| o.trim() == *name))
         .collect()
+}
+
+/// The multilevel variants (`reference::multilevel`): smoothed aggregation or not, the
+/// coarse rows, the coarse solve, the line search and the gain check, one or two changes at
+/// a time from "sa-alt".
+fn multilevel() -> Vec<(&'static str, Candidate)> {
+    let d = diameter();
+    let base = Multilevel {
+        smoother: BlockSettings {
+            order: SweepOrder::Alternating,
+            ..BlockSettings::coloured(d)
+        },
+        cell: 2.0 * d,
+        stall: 0.5,
+        smoothed: true,
+        rows: CoarseRows::Normal,
+        solve: CoarseSolve::Direct,
+        line_search: false,
+        gain_check: false,
+        bound_passes: 0,
+    };
+    let sor = BlockSettings {
+        relaxation: 1.5,
+        ..BlockSettings::coloured(d)
+    };
+    let v = |ml| Candidate::Multilevel(ml);
+    vec![
+        ("sa-alt", v(base)),
+        (
+            "sa-gain-alt",
+            v(Multilevel {
+                gain_check: true,
+                ..base
+            }),
+        ),
+        (
+            "2level-ls-alt",
+            v(Multilevel {
+                smoothed: false,
+                line_search: true,
+                gain_check: true,
+                ..base
+            }),
+        ),
+        (
+            "sa-ls-alt",
+            v(Multilevel {
+                line_search: true,
+                gain_check: true,
+                ..base
+            }),
+        ),
+        (
+            "sa-all-alt",
+            v(Multilevel {
+                rows: CoarseRows::All,
+                ..base
+            }),
+        ),
+        (
+            "sa-all-gain-alt",
+            v(Multilevel {
+                rows: CoarseRows::All,
+                gain_check: true,
+                ..base
+            }),
+        ),
+        (
+            "sa-all-sor",
+            v(Multilevel {
+                smoother: sor,
+                rows: CoarseRows::All,
+                gain_check: true,
+                ..base
+            }),
+        ),
+        (
+            "sa-all-sor-v1",
+            v(Multilevel {
+                smoother: sor,
+                rows: CoarseRows::All,
+                gain_check: true,
+                solve: CoarseSolve::VCycles(1),
+                ..base
+            }),
+        ),
+        (
+            "sa-ray-alt",
+            v(Multilevel {
+                rows: CoarseRows::Ray,
+                ..base
+            }),
+        ),
+        (
+            "sa-b2-alt",
+            v(Multilevel {
+                bound_passes: 2,
+                ..base
+            }),
+        ),
+        (
+            "sa-v1-alt",
+            v(Multilevel {
+                solve: CoarseSolve::VCycles(1),
+                ..base
+            }),
+        ),
+        (
+            "sa-sor",
+            v(Multilevel {
+                smoother: sor,
+                ..base
+            }),
+        ),
+        (
+            "sa-sor-gain",
+            v(Multilevel {
+                smoother: sor,
+                gain_check: true,
+                ..base
+            }),
+        ),
+    ]
+}
+
+/// Augmented-Lagrangian block descent over bodies (`reference::avbd`): the stiffness κ (× η)
+/// fixed or ramped from 1 to 100 by 10 % a sweep, bands along gravity alternating or colours.
+fn avbd() -> Vec<(&'static str, Candidate)> {
+    let d = diameter();
+    let base = Avbd {
+        order: BlockSettings {
+            order: SweepOrder::Alternating,
+            ..BlockSettings::coloured(d)
+        },
+        stiffness: 1.0,
+        ramp: 1.1,
+        stiffness_max: 100.0,
+    };
+    let v = |a| Candidate::Avbd(a);
+    let fixed = |k| {
+        v(Avbd {
+            stiffness: k,
+            ramp: 1.0,
+            stiffness_max: k,
+            ..base
+        })
+    };
+    vec![
+        ("avbd-k1", fixed(1.0)),
+        ("avbd-k10", fixed(10.0)),
+        ("avbd-k100", fixed(100.0)),
+        ("avbd-ramp", v(base)),
+        (
+            "avbd-k10-col",
+            v(Avbd {
+                order: BlockSettings::coloured(d),
+                stiffness: 10.0,
+                ramp: 1.0,
+                stiffness_max: 10.0,
+            }),
+        ),
+    ]
 }
 
 /// The loaded state every solver starts from.

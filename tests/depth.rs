@@ -1,11 +1,14 @@
-//! The block Gauss–Seidel prototype (`reference::block_gs`, f64, CPU only): it reaches the
-//! CCP solution APGD reaches, holds a 40-layer column to 1 % of a diameter with 30 sweeps a
-//! step where projected Jacobi with the same budget does not, and reruns bit-identical.
+//! The block Gauss–Seidel prototypes (`reference::block_gs`, `reference::multilevel`,
+//! `reference::avbd`; f64, CPU only): they reach the CCP solution APGD reaches, the chosen
+//! ones hold a 40-layer column to 1 % of a diameter with 30 sweeps a step where projected
+//! Jacobi with the same budget does not, and rerun bit-identical.
 
 use crate::common::{random_bodies, random_contacts};
+use bristlecone::reference::avbd::{self, Avbd};
 use bristlecone::reference::block_gs::{self, BlockSettings, SweepOrder, TwoLevel};
 use bristlecone::reference::depth::{diameter, Candidate, Column, Packing};
 use bristlecone::reference::integrate::{to_f64, Body64};
+use bristlecone::reference::multilevel::{self, CoarseRows, CoarseSolve, Multilevel};
 use bristlecone::reference::solve as cpu;
 use bristlecone::solve::{Cone, Contact, SolverKind, SolverSettings};
 use glam::DVec3;
@@ -27,6 +30,25 @@ fn chosen() -> BlockSettings {
     }
 }
 
+/// Smoothed aggregation on the normal and friction rows under the same smoother ("sa-all-sor"
+/// of the depth benchmark, the one recommended in docs/solver-depth.md).
+fn smoothed() -> Multilevel {
+    Multilevel {
+        smoother: BlockSettings {
+            relaxation: 1.5,
+            ..BlockSettings::coloured(diameter())
+        },
+        cell: 2.0 * diameter(),
+        stall: 0.5,
+        smoothed: true,
+        rows: CoarseRows::All,
+        solve: CoarseSolve::Direct,
+        line_search: false,
+        gain_check: true,
+        bound_passes: 0,
+    }
+}
+
 /// Gap of each contact after a step with the solve's velocities (Φ + dt·u_n).
 fn gaps_after(bodies: &[Body64], contacts: &[Contact], out: &cpu::SolveOutput) -> Vec<f64> {
     let v = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
@@ -42,7 +64,9 @@ fn gaps_after(bodies: &[Body64], contacts: &[Contact], out: &cpu::SolveOutput) -
         .collect()
 }
 
-fn reaches_apgd(cone: Cone) {
+type Solver = dyn Fn(&[Body64], &[Contact], &SolverSettings) -> cpu::SolveOutput;
+
+fn reaches_apgd(cone: Cone, name: &str, solve: &Solver) {
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let state = random_bodies(&mut rng, 24, 2.0);
     let contacts = random_contacts(&mut rng, &state, 18, |_| 0);
@@ -65,7 +89,7 @@ fn reaches_apgd(cone: Cone) {
         DT,
         None,
     );
-    let block = block_gs::solve(&bodies, &contacts, &tight, &chosen(), DT, None);
+    let block = solve(&bodies, &contacts, &tight);
     assert!(
         apgd.converged,
         "APGD did not reach 1e-10: {}",
@@ -73,7 +97,7 @@ fn reaches_apgd(cone: Cone) {
     );
     assert!(
         block.converged,
-        "block GS did not reach 1e-10: {}",
+        "{name} did not reach 1e-10: {}",
         block.residual
     );
     let scale = apgd
@@ -100,22 +124,55 @@ fn reaches_apgd(cone: Cone) {
     let (wa, wb) = (worst(&apgd), worst(&block));
     assert!(
         (wa - wb).abs() <= 1e-9,
-        "worst gap after the step: APGD {wa:e}, block GS {wb:e}"
+        "worst gap after the step: APGD {wa:e}, {name} {wb:e}"
     );
     eprintln!(
-        "{cone:?}: APGD {} sweeps, block GS {} sweeps, max |Δγ| {diff:.1e} of {scale:.1e}",
+        "{cone:?}: APGD {} sweeps, {name} {} sweeps, max |Δγ| {diff:.1e} of {scale:.1e}",
         apgd.iterations, block.iterations
     );
 }
 
+fn solve_block(b: &[Body64], c: &[Contact], st: &SolverSettings) -> cpu::SolveOutput {
+    block_gs::solve(b, c, st, &chosen(), DT, None)
+}
+
+fn solve_multilevel(b: &[Body64], c: &[Contact], st: &SolverSettings) -> cpu::SolveOutput {
+    multilevel::solve(b, c, st, &smoothed(), DT, None)
+}
+
+fn solve_avbd(b: &[Body64], c: &[Contact], st: &SolverSettings) -> cpu::SolveOutput {
+    let a = Avbd {
+        order: BlockSettings::coloured(diameter()),
+        stiffness: 10.0,
+        ramp: 1.0,
+        stiffness_max: 10.0,
+    };
+    avbd::solve(b, c, st, &a, DT, None)
+}
+
 #[test]
 fn block_gauss_seidel_reaches_the_apgd_solution() {
-    reaches_apgd(Cone::Relaxed);
+    reaches_apgd(Cone::Relaxed, "block GS", &solve_block);
 }
 
 #[test]
 fn block_gauss_seidel_reaches_the_apgd_solution_with_the_exact_cone() {
-    reaches_apgd(Cone::Exact);
+    reaches_apgd(Cone::Exact, "block GS", &solve_block);
+}
+
+#[test]
+fn smoothed_aggregation_reaches_the_apgd_solution() {
+    reaches_apgd(Cone::Relaxed, "smoothed aggregation", &solve_multilevel);
+}
+
+#[test]
+fn smoothed_aggregation_reaches_the_apgd_solution_with_the_exact_cone() {
+    reaches_apgd(Cone::Exact, "smoothed aggregation", &solve_multilevel);
+}
+
+#[test]
+fn augmented_lagrangian_descent_reaches_the_apgd_solution() {
+    reaches_apgd(Cone::Relaxed, "AVBD-style descent", &solve_avbd);
 }
 
 /// A 40-layer column (3 × 3 grains a layer, the random pack of `benches/depth.rs`: ballistic
@@ -162,7 +219,17 @@ fn a_40_layer_column_is_held_within_30_sweeps_where_jacobi_is_not() {
 }
 
 #[test]
-fn block_gauss_seidel_reruns_bit_identical() {
+fn smoothed_aggregation_holds_a_40_layer_column_within_30_sweeps() {
+    let (held, sweeps, _) = column_run(&Candidate::Multilevel(smoothed()), 30, 20);
+    assert!(
+        held <= 0.01 && sweeps.iter().all(|&s| s <= 30),
+        "smoothed aggregation: worst penetration {held:.3e} d (sweeps {sweeps:?})"
+    );
+    eprintln!("smoothed aggregation {held:.2e} d {sweeps:?}");
+}
+
+/// Two runs of `candidate` on the 40-layer column: the same sweeps and the same bits.
+fn reruns_bit_identical(candidate: &Candidate) {
     let bits = |c: &Column| -> Vec<u64> {
         c.bodies
             .iter()
@@ -171,8 +238,18 @@ fn block_gauss_seidel_reruns_bit_identical() {
             .map(f64::to_bits)
             .collect()
     };
-    let (_, s1, a) = column_run(&Candidate::Block(chosen()), 30, 3);
-    let (_, s2, b) = column_run(&Candidate::Block(chosen()), 30, 3);
+    let (_, s1, a) = column_run(candidate, 30, 3);
+    let (_, s2, b) = column_run(candidate, 30, 3);
     assert_eq!(s1, s2, "sweeps differ");
     assert!(bits(&a) == bits(&b), "bodies differ between two runs");
+}
+
+#[test]
+fn block_gauss_seidel_reruns_bit_identical() {
+    reruns_bit_identical(&Candidate::Block(chosen()));
+}
+
+#[test]
+fn smoothed_aggregation_reruns_bit_identical() {
+    reruns_bit_identical(&Candidate::Multilevel(smoothed()));
 }

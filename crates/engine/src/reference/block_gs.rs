@@ -138,28 +138,28 @@ pub fn solve_with(
     )
 }
 
-struct BlockGaussSeidel {
-    settings: BlockSettings,
+pub(crate) struct BlockGaussSeidel {
+    pub(crate) settings: BlockSettings,
 }
 
 /// A moving body of a constraint and the constraint's linear and angular rows on it.
-type Side = (usize, [DVec3; 3], [DVec3; 3]);
+pub(crate) type Side = (usize, [DVec3; 3], [DVec3; 3]);
 
 /// A constraint's rows as the sweeps use them.
-struct Block {
+pub(crate) struct Block {
     /// Per side: the body (None when it does not move) and its linear and angular rows.
-    sides: [Option<Side>; 2],
+    pub(crate) sides: [Option<Side>; 2],
     /// N_ii + E_ii.
-    a: [[f64; 3]; 3],
+    pub(crate) a: [[f64; 3]; 3],
     inverse: Option<[[f64; 3]; 3]>,
     /// Projected-gradient step: 1/λ_max of the block in the metric of the rows' η.
     tau: f64,
 }
 
-type Twist = (DVec3, DVec3);
+pub(crate) type Twist = (DVec3, DVec3);
 
 impl Block {
-    fn new(schur: &Schur, i: usize, eta_rows: Vec3) -> Block {
+    pub(crate) fn new(schur: &Schur, i: usize, eta_rows: Vec3) -> Block {
         let bodies = schur.bodies;
         let sides = schur.row_jacobian(i).map(|(b, lin, ang)| {
             let moves = b != crate::joints::WORLD && bodies[b as usize].inv_mass > 0.0;
@@ -198,7 +198,7 @@ impl Block {
     }
 
     /// D_iᵀ Δv.
-    fn velocity(&self, dv: &[Twist]) -> Vec3 {
+    pub(crate) fn velocity(&self, dv: &[Twist]) -> Vec3 {
         let mut u = [0.0; 3];
         for (b, lin, ang) in self.sides.iter().flatten() {
             for k in 0..3 {
@@ -209,7 +209,7 @@ impl Block {
     }
 
     /// Δv += M⁻¹ D_i d.
-    fn push(&self, bodies: &[Body64], d: Vec3, dv: &mut [Twist]) {
+    pub(crate) fn push(&self, bodies: &[Body64], d: Vec3, dv: &mut [Twist]) {
         for (b, lin, ang) in self.sides.iter().flatten() {
             let body = &bodies[*b];
             let f = d[0] * lin[0] + d[1] * lin[1] + d[2] * lin[2];
@@ -240,7 +240,7 @@ fn invert3(a: &[[f64; 3]; 3]) -> Option<[[f64; 3]; 3]> {
 }
 
 /// A 32-bit integer hash (Wellons' lowbias32): the colouring's priorities, the same on a GPU.
-fn hash32(mut x: u32) -> u32 {
+pub(crate) fn hash32(mut x: u32) -> u32 {
     x ^= x >> 16;
     x = x.wrapping_mul(0x7feb_352d);
     x ^= x >> 15;
@@ -252,7 +252,7 @@ fn hash32(mut x: u32) -> u32 {
 /// (hash, index) beats every uncoloured neighbour's (a constraint sharing a moving body)
 /// takes the round's colour. Rounds decide from the state at their start, so the result does
 /// not depend on the order of the scan.
-fn colour(blocks: &[Block], n_bodies: usize) -> Vec<u32> {
+pub(crate) fn colour(blocks: &[Block], n_bodies: usize) -> Vec<u32> {
     let mut by_body: Vec<Vec<usize>> = vec![Vec::new(); n_bodies];
     for (i, b) in blocks.iter().enumerate() {
         for (body, _, _) in b.sides.iter().flatten() {
@@ -299,7 +299,7 @@ fn colour(blocks: &[Block], n_bodies: usize) -> Vec<u32> {
 }
 
 /// A constraint's point (the contact point, or the centre of a moving body).
-fn point(schur: &Schur, i: usize) -> DVec3 {
+pub(crate) fn point(schur: &Schur, i: usize) -> DVec3 {
     let c = &schur.contacts[i];
     let v = |a: [f32; 4]| DVec3::new(a[0] as f64, a[1] as f64, a[2] as f64);
     for (id, r) in [(c.ids[0], c.ra), (c.ids[1], c.rb)] {
@@ -311,7 +311,7 @@ fn point(schur: &Schur, i: usize) -> DVec3 {
 }
 
 /// The sweep's phases: lists of constraints of one colour (and one band), in sweep order.
-fn phases(colours: &[u32], bands: &[i64], band_order: Option<bool>) -> Vec<Vec<usize>> {
+pub(crate) fn phases(colours: &[u32], bands: &[i64], band_order: Option<bool>) -> Vec<Vec<usize>> {
     let mut keyed: Vec<(i64, u32, usize)> = (0..colours.len())
         .map(|i| {
             let band = match band_order {
@@ -434,7 +434,7 @@ impl BlockGaussSeidel {
     }
 
     /// One Gauss–Seidel sweep over the phases.
-    fn sweep(
+    pub(crate) fn sweep(
         &self,
         sw: &Sweeps,
         blocks: &[Block],
@@ -541,7 +541,7 @@ impl BlockGaussSeidel {
 }
 
 /// The cone problem's objective ½ γᵀ(N + E)γ + pᵀγ, with Nγ from the bodies' Δv.
-fn objective(sw: &Sweeps, blocks: &[Block], gamma: &[Vec3], dv: &[Twist]) -> f64 {
+pub(crate) fn objective(sw: &Sweeps, blocks: &[Block], gamma: &[Vec3], dv: &[Twist]) -> f64 {
     (0..gamma.len())
         .map(|i| {
             let (v, c) = (blocks[i].velocity(dv), compliance_product(sw, i, gamma[i]));
@@ -553,7 +553,7 @@ fn objective(sw: &Sweeps, blocks: &[Block], gamma: &[Vec3], dv: &[Twist]) -> f64
 }
 
 /// (E γ)_i: the compliance and coupling part of constraint i's product.
-fn compliance_product(sw: &Sweeps, i: usize, g: Vec3) -> Vec3 {
+pub(crate) fn compliance_product(sw: &Sweeps, i: usize, g: Vec3) -> Vec3 {
     let mut v = [0.0; 3];
     if let Some(e) = sw.schur.compliance.get(i) {
         v = [0, 1, 2].map(|k| e[k] * g[k]);
@@ -566,6 +566,34 @@ fn compliance_product(sw: &Sweeps, i: usize, g: Vec3) -> Vec3 {
     v
 }
 
+/// Every constraint's block and the sweep's phases (one list for each sweep direction of
+/// the order: two for `Alternating`).
+pub(crate) fn blocks_and_orders(
+    sw: &Sweeps,
+    s: &BlockSettings,
+) -> (Vec<Block>, Vec<Vec<Vec<usize>>>) {
+    let schur = sw.schur;
+    let n = schur.contacts.len();
+    let blocks: Vec<Block> = (0..n)
+        .map(|i| Block::new(schur, i, sw.eta_rows[i]))
+        .collect();
+    let colours = colour(&blocks, schur.bodies.len());
+    let up = -s.gravity.normalize_or_zero();
+    let bands: Vec<i64> = (0..n)
+        .map(|i| (point(schur, i).dot(up) / s.band).floor() as i64)
+        .collect();
+    let orders = match s.order {
+        SweepOrder::Colours => vec![phases(&colours, &bands, None)],
+        SweepOrder::TopDown => vec![phases(&colours, &bands, Some(true))],
+        SweepOrder::BottomUp => vec![phases(&colours, &bands, Some(false))],
+        SweepOrder::Alternating => vec![
+            phases(&colours, &bands, Some(true)),
+            phases(&colours, &bands, Some(false)),
+        ],
+    };
+    (blocks, orders)
+}
+
 impl SweepMethod for BlockGaussSeidel {
     fn run(
         &self,
@@ -576,24 +604,7 @@ impl SweepMethod for BlockGaussSeidel {
     ) -> (Vec<Vec3>, f64, bool) {
         let s = &self.settings;
         let schur = sw.schur;
-        let n = gamma.len();
-        let blocks: Vec<Block> = (0..n)
-            .map(|i| Block::new(schur, i, sw.eta_rows[i]))
-            .collect();
-        let colours = colour(&blocks, schur.bodies.len());
-        let up = -s.gravity.normalize_or_zero();
-        let bands: Vec<i64> = (0..n)
-            .map(|i| (point(schur, i).dot(up) / s.band).floor() as i64)
-            .collect();
-        let orders = match s.order {
-            SweepOrder::Colours => vec![phases(&colours, &bands, None)],
-            SweepOrder::TopDown => vec![phases(&colours, &bands, Some(true))],
-            SweepOrder::BottomUp => vec![phases(&colours, &bands, Some(false))],
-            SweepOrder::Alternating => vec![
-                phases(&colours, &bands, Some(true)),
-                phases(&colours, &bands, Some(false)),
-            ],
-        };
+        let (blocks, orders) = blocks_and_orders(sw, s);
         let agg = s.two_level.map(|t| aggregates(sw, s, t.cell));
         let tol = sw.tolerance_norm();
         let cap = sw.settings.max_iterations;
@@ -641,10 +652,10 @@ impl SweepMethod for BlockGaussSeidel {
     }
 }
 
-fn add(a: Vec3, b: Vec3) -> Vec3 {
+pub(crate) fn add(a: Vec3, b: Vec3) -> Vec3 {
     [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
 }
 
-fn sub(a: Vec3, b: Vec3) -> Vec3 {
+pub(crate) fn sub(a: Vec3, b: Vec3) -> Vec3 {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
 }

@@ -3,9 +3,11 @@
 //! (ballistic deposition), `width × width` grains per layer in an open box, stepped with the
 //! twin's contact detection, free velocity, a solver and the position update.
 
+use super::avbd::{self, Avbd};
 use super::block_gs::{self, BlockSettings};
 use super::collide::detect;
 use super::integrate::{free_velocity, to_f64, update_position, Body64};
+use super::multilevel::{self, Multilevel};
 use super::solve::{self as twin, SolveOutput, WarmStart};
 use crate::bodies::{BodyInit, BodyState, SHAPE_BOX_CONTAINER};
 use crate::collide::{BoundaryShape, CollideSettings};
@@ -46,6 +48,8 @@ pub enum Candidate {
     /// The twin's projected Jacobi or APGD.
     Twin(SolverKind),
     Block(BlockSettings),
+    Multilevel(Multilevel),
+    Avbd(Avbd),
 }
 
 /// A column being stepped: the fixed box (body 0) and the grains, the contacts at the current
@@ -178,6 +182,10 @@ impl Column {
             }
             Candidate::Block(block) => {
                 block_gs::solve(&free, &self.contacts, settings, block, DT, warm)
+            }
+            Candidate::Avbd(a) => avbd::solve(&free, &self.contacts, settings, a, DT, warm),
+            Candidate::Multilevel(ml) => {
+                multilevel::solve(&free, &self.contacts, settings, ml, DT, warm)
             }
         };
         let seconds = start.elapsed().as_secs_f64();

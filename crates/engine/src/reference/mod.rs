@@ -1,5 +1,6 @@
 //! Plain CPU (f64) twins of the GPU stages: the oracles the tests compare against.
 
+pub mod avbd;
 pub mod block_gs;
 pub mod boxes;
 pub mod capsule;
@@ -11,6 +12,7 @@ pub mod depth;
 pub mod gauss_seidel;
 pub mod integrate;
 pub mod joints;
+pub mod multilevel;
 pub mod oracle;
 pub mod polytope;
 pub mod solve;
