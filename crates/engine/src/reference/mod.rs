@@ -11,6 +11,7 @@ pub mod depth;
 pub mod integrate;
 pub mod joints;
 pub mod oracle;
+pub mod periodic;
 pub mod polytope;
 pub mod solve;
 pub mod support;

@@ -1,0 +1,323 @@
+//! Periodic cells (`collide::periodic`): GPU detection by the minimum image against the f64
+//! twin (`reference::periodic`), a pair touching across the seam against the same pair in the
+//! middle of the cell, and a periodic box that keeps every grain in the cell.
+//!
+//! Tolerances as in `collide.rs`: f32 positions give gaps within a few ulps of the
+//! coordinates (eps = 1e-6 + 1e-6 (|x_A| + |x_B| + period)); contacts within eps of the
+//! envelope may be kept or dropped.
+
+use bristlecone::bodies::*;
+use bristlecone::collide::{
+    tangent_basis, BoundaryShape, Collide, CollideSettings, ContactRecord, PeriodicCell,
+};
+use bristlecone::gpu::shared_context;
+use bristlecone::reference::periodic::detect_periodic;
+use bristlecone::solve::SolverSettings;
+use bristlecone::step::{ContactSetup, Simulation, StepSettings};
+use glam::DVec3;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::HashMap;
+
+fn d3(v: [f32; 4]) -> DVec3 {
+    DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64)
+}
+
+/// Random spheres (radii 4–10 mm, two large ones of 40 mm: the broad phase's large-grain
+/// path) in a cell periodic along x and y, a third of them placed within 12 mm of a seam or
+/// a corner of seams, some touching a partner across it. A floor plane at z = 0.
+fn random_periodic_set(seed: u64, n: usize) -> (BodyState, Vec<BoundaryShape>, PeriodicCell) {
+    let cell = PeriodicCell {
+        origin: [-0.1, 0.05, 0.0],
+        length: [0.3, 0.25, 0.0],
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut state = BodyState::default();
+    state.push(&BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, 0.0], 0.0));
+    for i in 0..n {
+        let large = i == n / 3 || i == n - 1;
+        let r = if large {
+            0.04
+        } else {
+            rng.random_range(0.004f32..0.01)
+        };
+        let mut p = [0, 1, 2].map(|k| {
+            let (o, l) = (cell.origin[k] as f32, cell.length[k].max(0.2) as f32);
+            rng.random_range(o..o + l)
+        });
+        if i % 3 == 1 {
+            // Near a seam (x, y or both): just inside the lower or the upper face.
+            let axis = rng.random_range(0..3usize);
+            for k in 0..2 {
+                if axis == k || axis == 2 {
+                    let (o, l) = (cell.origin[k] as f32, cell.length[k] as f32);
+                    let off = rng.random_range(0.0f32..0.012);
+                    p[k] = if rng.random() { o + off } else { o + l - off };
+                }
+            }
+        }
+        if i % 5 == 2 && i > 0 {
+            // Touching the previous grain, perhaps through the seam: then wrapped.
+            let q = state.pos[state.len() - 1];
+            let dir = DVec3::new(rng.random(), rng.random(), rng.random()).normalize();
+            let dist = (q[3] + r) as f64 * rng.random_range(0.97..1.01);
+            let x = d3(q) + dir * dist;
+            let w = cell.wrap(x);
+            p = [w.x as f32, w.y as f32, w.z as f32];
+        }
+        let mut b = BodyInit::sphere(p, r, 2500.0);
+        b.material = (i % 2) as u32;
+        state.push(&b);
+    }
+    (state, vec![BoundaryShape::Plane], cell)
+}
+
+#[test]
+fn periodic_contacts_match_the_twin() {
+    let settings = CollideSettings {
+        envelope: 0.002,
+        friction: vec![0.5, 0.3],
+    };
+    let ctx = shared_context();
+    let (mut seams, mut matched) = (0, 0);
+    for seed in [11, 12, 13] {
+        let (state, shapes, cell) = random_periodic_set(seed, 600);
+        let bodies = GpuBodies::upload(&ctx, &state).unwrap();
+        let mut c = Collide::new(&ctx, &bodies, &state, &shapes, &settings).unwrap();
+        c.set_periodic(&ctx, &state, &cell, settings.envelope)
+            .unwrap();
+        assert_eq!(c.detect(&ctx).unwrap().overflow, 0);
+        let gpu = c.read_contacts(&ctx).unwrap();
+        let twin = detect_periodic(&state, &shapes, &settings, &cell);
+        let span = cell.length.iter().fold(0.0f64, |a, &b| a.max(b));
+        let eps = |a: u32, b: u32| {
+            1e-6 + 1e-6
+                * (d3(state.pos[a as usize]).length() + d3(state.pos[b as usize]).length() + span)
+        };
+        let env = settings.envelope as f64;
+        let twin_by_key: HashMap<_, _> = twin.iter().map(|t| (t.key(), *t)).collect();
+        let gpu_by_key: HashMap<_, _> = gpu
+            .iter()
+            .map(|g| ((g.ids[0], g.ids[1], g.ids[2]), *g))
+            .collect();
+        for w in gpu.windows(2) {
+            assert!(key(&w[0]) < key(&w[1]), "GPU list not sorted: {w:?}");
+        }
+        for t in &twin {
+            let near_envelope = (t.gap - env).abs() <= eps(t.a, t.b);
+            let Some(g) = gpu_by_key.get(&t.key()) else {
+                assert!(near_envelope, "seed {seed}: GPU misses {t:?}");
+                continue;
+            };
+            let e = eps(t.a, t.b);
+            assert!(
+                (g.n_gap[3] as f64 - t.gap).abs() <= e,
+                "{:?}: gap {} vs {}",
+                t.key(),
+                g.n_gap[3],
+                t.gap
+            );
+            let en = (8.0 * e / (t.ra - t.rb).length().max(1e-12)).min(1.0);
+            assert!(
+                (d3(g.n_gap) - t.normal).length() <= en,
+                "{:?}: normal {:?} vs {}",
+                t.key(),
+                g.n_gap,
+                t.normal
+            );
+            let el = 8.0 * e + en * t.ra.length().max(t.rb.length());
+            assert!(
+                (d3(g.ra) - t.ra).length() <= el,
+                "{:?}: ra {:?} vs {}",
+                t.key(),
+                g.ra,
+                t.ra
+            );
+            assert!(
+                (d3(g.rb) - t.rb).length() <= el,
+                "{:?}: rb {:?} vs {}",
+                t.key(),
+                g.rb,
+                t.rb
+            );
+            assert_eq!(g.ra[3] as f64, t.mu);
+            matched += 1;
+            let direct = d3(state.pos[t.b as usize]) - d3(state.pos[t.a as usize]);
+            if t.a > 0 && (direct - (t.ra - t.rb)).length() > 1e-3 {
+                seams += 1;
+            }
+        }
+        for g in &gpu {
+            let k = key(g);
+            let t = twin_by_key.get(&k);
+            assert!(
+                t.is_some() || (g.n_gap[3] as f64 - env).abs() <= eps(k.0, k.1),
+                "seed {seed}: GPU has {g:?}, the twin has not"
+            );
+        }
+    }
+    eprintln!("periodic twin: {matched} contacts matched, {seams} of them across a seam");
+    assert!(
+        seams > 50,
+        "only {seams} contacts across a seam: the test misses its point"
+    );
+}
+
+fn key(c: &ContactRecord) -> (u32, u32, u32) {
+    (c.ids[0], c.ids[1], c.ids[2])
+}
+
+/// A step of spheres without gravity (period 0.2 m along x, y and z where `axes` says).
+fn simulation(bodies: &[BodyInit], cell: Option<PeriodicCell>) -> Simulation {
+    let state = BodyState::from_inits(bodies);
+    let settings = StepSettings {
+        dt: 1e-3,
+        gravity: [0.0; 3],
+        contact: Some(ContactSetup {
+            models: Vec::new(),
+            patch_cells: 0,
+            shapes: Vec::new(),
+            collide: CollideSettings {
+                envelope: 0.002,
+                friction: vec![0.4],
+            },
+            solver: SolverSettings::default(),
+        }),
+    };
+    let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
+    if let Some(c) = cell {
+        sim.set_periodic(&c).unwrap();
+    }
+    sim
+}
+
+/// Contact forces (normal, tangential magnitudes) of the last step, by key.
+fn forces(sim: &Simulation) -> Vec<((u32, u32), DVec3)> {
+    let (contacts, gamma) = sim.read_contacts().unwrap();
+    contacts
+        .iter()
+        .zip(&gamma)
+        .map(|(c, g)| {
+            let n = d3(c.n_gap);
+            let (u, w) = tangent_basis(n);
+            let f = (g[0] as f64 * n + g[1] as f64 * u + g[2] as f64 * w) / sim.settings.dt;
+            ((c.ids[0], c.ids[1]), f)
+        })
+        .collect()
+}
+
+/// Two spheres pressed together and sheared, drifting along +x: once in the middle of a cell
+/// periodic along x, once straddling the seam (they cross it during the run). Each step's
+/// contact force must agree, and so must the motion modulo the period.
+#[test]
+fn a_pair_across_the_seam_feels_what_it_feels_in_the_middle() {
+    let cell = PeriodicCell {
+        origin: [0.0; 3],
+        length: [0.2, 0.0, 0.0],
+    };
+    let pair = |xa: f32, xb: f32| {
+        let mut a = BodyInit::sphere([xa, 0.0, 0.0], 0.01, 2500.0);
+        let mut b = BodyInit::sphere([xb, 0.003, 0.0], 0.01, 2500.0);
+        a.velocity = [0.8, 0.05, 0.0];
+        b.velocity = [0.2, -0.05, 0.01];
+        [a, b]
+    };
+    // Centres 19.5 mm apart along x (0.5 mm overlap after the 3 mm offset in y is counted).
+    let middle = simulation(&pair(0.09, 0.1095), Some(cell));
+    let seam = simulation(&pair(0.19, 0.0095), Some(cell));
+    let (mut m, mut s) = (middle, seam);
+    let mut touching = 0;
+    for step in 0..40 {
+        m.advance(1, 1).unwrap();
+        s.advance(1, 1).unwrap();
+        let (fm, fs) = (forces(&m), forces(&s));
+        assert_eq!(fm.len(), fs.len(), "step {step}: contact counts");
+        for ((km, a), (ks, b)) in fm.iter().zip(&fs) {
+            assert_eq!(km, ks);
+            let tol = 1e-3 * a.length().max(1e-3);
+            assert!(
+                (*a - *b).length() <= tol,
+                "step {step}: force {a} in the middle, {b} at the seam"
+            );
+        }
+        touching += fm.len();
+        let (pm, ps) = (m.read_state().unwrap(), s.read_state().unwrap());
+        for i in 0..2 {
+            let d = cell.image_delta(d3(pm.pos[i]) - DVec3::new(0.1, 0.0, 0.0), d3(ps.pos[i]));
+            assert!(
+                d.length() < 1e-5,
+                "step {step} body {i}: positions differ by {d}"
+            );
+            assert!(
+                (0.0..0.2).contains(&ps.pos[i][0]),
+                "body {i} left the cell: {:?}",
+                ps.pos[i]
+            );
+            assert!(
+                (d3(pm.vel[i]) - d3(ps.vel[i])).length() < 1e-5,
+                "step {step} body {i}: velocities"
+            );
+        }
+    }
+    assert!(touching >= 10, "the pair touched in only {touching} steps");
+}
+
+/// 80 spheres at random in a cell periodic along x, y and z, with random velocities and no
+/// walls: after 300 steps (many crossings) every grain is still in the cell and the momentum
+/// is what it was (contacts only exchange it).
+#[test]
+fn a_periodic_box_keeps_every_grain() {
+    let cell = PeriodicCell {
+        origin: [-0.05, -0.05, -0.05],
+        length: [0.1, 0.1, 0.1],
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    let mut inits = Vec::new();
+    while inits.len() < 80 {
+        let p = [0; 3].map(|_| rng.random_range(-0.05f32..0.05));
+        let far = inits.iter().all(|b: &BodyInit| {
+            (0..3)
+                .map(|k| {
+                    let d = (b.position[k] - p[k]).abs();
+                    d.min(0.1 - d).powi(2)
+                })
+                .sum::<f32>()
+                > 0.0121f32.powi(2)
+        });
+        if far {
+            let mut b = BodyInit::sphere(p, 0.006, 2500.0);
+            b.velocity = [0; 3].map(|_| rng.random_range(-1.0f32..1.0));
+            inits.push(b);
+        }
+    }
+    let mut sim = simulation(&inits, Some(cell));
+    let momentum = |s: &BodyState| s.vel.iter().map(|v| d3(*v)).sum::<DVec3>();
+    let p0 = momentum(&BodyState::from_inits(&inits));
+    let mut crossings = 0;
+    let mut last = BodyState::from_inits(&inits);
+    let mut contacts = 0;
+    for _ in 0..30 {
+        let rec = sim.advance(10, 1).unwrap();
+        contacts += rec.iter().map(|r| r.contacts as usize).sum::<usize>();
+        let st = sim.read_state().unwrap();
+        assert_eq!(st.len(), 80);
+        for (i, p) in st.pos.iter().enumerate() {
+            assert!(
+                (0..3).all(|k| (-0.05..0.05).contains(&p[k])),
+                "grain {i} left the cell: {p:?}"
+            );
+            crossings += (0..3)
+                .filter(|&k| (p[k] - last.pos[i][k]).abs() > 0.05)
+                .count();
+        }
+        let p = momentum(&st);
+        assert!(
+            (p - p0).length() < 1e-3 * (1.0 + p0.length()),
+            "momentum {p} vs {p0}"
+        );
+        last = st;
+    }
+    eprintln!("periodic box: {crossings} seam crossings, {contacts} contacts over 300 steps");
+    assert!(crossings > 40, "only {crossings} crossings");
+    assert!(contacts > 0, "no contact in 300 steps");
+}
