@@ -1167,6 +1167,9 @@ pub fn open_simulation(
     }
     sim.set_lemke(setup::lemke_settings(scene));
     sim.set_lemke_step(scene.solver.lemke_step)?;
+    if let Some(cell) = &scene.periodic {
+        sim.set_periodic(cell)?;
+    }
     Ok(sim)
 }
 

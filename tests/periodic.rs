@@ -321,3 +321,70 @@ fn a_periodic_box_keeps_every_grain() {
     assert!(crossings > 40, "only {crossings} crossings");
     assert!(contacts > 0, "no contact in 300 steps");
 }
+
+// ---------------------------------------------------------------- the `[periodic]` table
+
+/// A scene of two spheres (radius 10 mm) over a floor, with `periodic` appended from line 18.
+fn scene_with(periodic: &str) -> Result<bristlecone::scene::Scene, bristlecone::scene::SceneError> {
+    let text = format!(
+        "[simulation]\ndt = 1e-3\nsteps = 10\n\n[[material]]\nname = \"glass\"\ndensity = 2500.0\n\
+         friction = 0.5\n\n[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\n\n[[body]]\n\
+         radius = 0.01\nposition = [0.05, 0.0, 0.1]\n\n{periodic}"
+    );
+    bristlecone::scene::parse_str(&text, std::path::Path::new("t.toml"))
+}
+
+#[track_caller]
+fn refused(periodic: &str, field: &str, line: usize, msg: &str) {
+    let e = scene_with(periodic).expect_err(periodic);
+    assert_eq!(e.field, field, "field of: {e}");
+    assert_eq!(e.line, Some(line), "line of: {e}");
+    assert!(e.message.contains(msg), "message of `{e}` lacks `{msg}`");
+}
+
+#[test]
+fn the_periodic_table_is_read_and_checked_at_its_lines() {
+    let s = scene_with("[periodic]\nx = [-0.1, 0.2]\nz = [0.0, 0.5]\n").unwrap();
+    let c = s.periodic.expect("the cell");
+    assert_eq!(c.origin, [-0.1, 0.0, 0.0]);
+    assert!((c.length[0] - 0.3).abs() < 1e-15 && c.length[1] == 0.0 && c.length[2] == 0.5);
+    refused("[periodic]\nx = [0.2, 0.1]\n", "periodic.x", 19, "is empty");
+    refused("[periodic]\n", "periodic", 18, "no periodic axis");
+    // 2 × (20 mm + the default envelope, 0.5 mm) = 41 mm.
+    refused(
+        "[periodic]\ny = [-0.02, 0.02]\n",
+        "periodic.y",
+        19,
+        "must exceed",
+    );
+    refused(
+        "[periodic]\nx = [-0.1, 0.04]\n",
+        "periodic.x",
+        19,
+        "placed on line 16) lies at x = 0.05",
+    );
+    refused(
+        "[periodic]\nx = [-0.1, 0.1]\n\n[[boundary]]\nkind = \"plane\"\npoint = [0.0, 0.0, 0.0]\nnormal = [0.1, 0.0, 1.0]\n",
+        "boundary[0].normal",
+        24,
+        "not perpendicular to the periodic axis x",
+    );
+    refused(
+        "[periodic]\nx = [-0.1, 0.1]\n\n[[boundary]]\nkind = \"box_container\"\nhalf_extents = [0.2, 0.2, 0.2]\n",
+        "boundary[0].kind",
+        22,
+        "is a container",
+    );
+    refused(
+        "[periodic]\nx = [-0.1, 0.1]\n\n[solver]\nkind = \"lemke\"\n",
+        "periodic",
+        19,
+        "solver kind",
+    );
+    refused(
+        "[periodic]\nw = [0.0, 1.0]\n",
+        "periodic.w",
+        19,
+        "unknown field",
+    );
+}

@@ -431,6 +431,30 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     precision_check(&mut cx, &raw, (&bodies, &origins), &boundaries, r_min, run)?;
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries)?;
+    let line = |s: Range<usize>| cx.line(&s);
+    // Where body i's position and size are set: a generated grain's region and radius.
+    let generator_of = |i: usize| {
+        let g = raw.generator.iter().find(|g| g.span() == origins[i].span);
+        g.map(|g| g.get_ref())
+    };
+    let placed = |i: usize| {
+        let span = generator_of(i).map_or(origins[i].span.clone(), |g| g.region.span());
+        (origins[i].label.clone(), line(span))
+    };
+    let sized = |i: usize| {
+        let span = generator_of(i).map_or(size_span(&raw, &origins, i).0, |g| g.radius.span());
+        (origins[i].label.clone(), line(span))
+    };
+    let periodic_cx = super::periodic::Context {
+        bodies: &bodies,
+        placed: &placed,
+        sized: &sized,
+        line: &line,
+        boundaries: &boundaries,
+        raw_boundaries: &raw.boundary,
+        solver: &solver,
+    };
+    let periodic = super::periodic::parse(&err, raw.periodic.as_ref(), &periodic_cx)?;
     Ok(Scene {
         name,
         sim,
@@ -440,6 +464,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         boundaries,
         measures,
         joints,
+        periodic,
         output,
         warnings: cx.warnings,
     })

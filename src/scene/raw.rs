@@ -27,6 +27,8 @@ pub(crate) struct RawScene {
     #[serde(default)]
     pub joint: Vec<S<super::joints::RawJoint>>,
     pub output: O<RawOutput>,
+    /// `[periodic]`: validated by `super::periodic`.
+    pub periodic: O<super::periodic::RawPeriodic>,
     /// `[render]`: camera and look of `bristlecone render`; parsed and checked by
     /// `crate::render::settings` (the simulation does not use it).
     #[allow(dead_code)]
