@@ -388,3 +388,173 @@ fn the_periodic_table_is_read_and_checked_at_its_lines() {
         "unknown field",
     );
 }
+
+// ---------------------------------------------------------------- stress and solid fraction
+
+use bristlecone::measure::{region_stress, solid_fraction, Region};
+
+/// Two grains touching across the seam of a cell periodic along x (A at x = 0.195, B at
+/// 0.005: B's image at 0.205), A resting on a floor, both moving, and a third grain outside the
+/// region: the stress is the dyads' sum, worked out by hand.
+#[test]
+fn the_stress_of_a_constructed_state_is_the_sum_of_its_dyads() {
+    let (r, m) = (0.005f32, 2.0f32);
+    let grain = |x: f32, v: f32| {
+        let mut b = BodyInit::sphere([x, 0.0, 0.0], r, 2500.0);
+        b.inv_mass = 1.0 / m;
+        b.velocity = [v, 0.5 * v, 0.0];
+        b
+    };
+    let state = BodyState::from_inits(&[
+        BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -0.005], 0.0),
+        grain(0.195, 1.0),
+        grain(0.005, -1.0),
+        grain(0.5, 3.0),
+    ]);
+    let dt = 1e-3;
+    let (f, t, w) = (4.0f64, 1.5f64, 7.0f64);
+    let contact = |a: u32, b: u32, n: [f32; 3], ra: [f32; 3], rb: [f32; 3]| ContactRecord {
+        n_gap: [n[0], n[1], n[2], 0.0],
+        ra: [ra[0], ra[1], ra[2], 0.5],
+        rb: [rb[0], rb[1], rb[2], 0.0],
+        ids: [a, b, 0, 0],
+    };
+    let records = [
+        // The floor under A (the plane's own arm does not count: it is not a grain).
+        contact(0, 1, [0.0, 0.0, 1.0], [0.195, 0.0, 0.0], [0.0, 0.0, -r]),
+        // A and B's image: normal +x, B's arm from its own centre.
+        contact(1, 2, [1.0, 0.0, 0.0], [r, 0.0, 0.0], [-r, 0.0, 0.0]),
+    ];
+    let impulses = [
+        [(w * dt) as f32, 0.0, 0.0, 0.0],
+        [(f * dt) as f32, (t * dt) as f32, 0.0, 0.0],
+    ];
+    let region = Region {
+        min: [0.0, -0.1, -0.1],
+        max: [0.2, 0.1, 0.1],
+    };
+    let s = region_stress(&state, 1, &records, &impulses, dt, &region);
+    let v = region.volume();
+    // The pair: ℓ = (2r, 0, 0), force on B = f n + t u (u: the tangent basis' first vector).
+    let (u, _) = tangent_basis(DVec3::X);
+    let fb = f * DVec3::X + t * u;
+    let l = 2.0 * r as f64;
+    let mut want = [[0.0; 3]; 3];
+    for i in 0..3 {
+        want[0][i] += 0.5 * l * fb[i] / v;
+        want[i][0] += 0.5 * l * fb[i] / v;
+    }
+    // The floor: r × w along z on A's side.
+    want[2][2] += r as f64 * w / v;
+    for (i, row) in want.iter().enumerate() {
+        for (j, &x) in row.iter().enumerate() {
+            let got = s.contact.col(j)[i];
+            assert!(
+                (got - x).abs() <= 1e-6 * (1.0 + x.abs()),
+                "contact σ[{i}][{j}] = {got}, want {x}"
+            );
+        }
+    }
+    // Kinetic: mean velocity 0, each grain m v v.
+    let vv = DVec3::new(1.0, 0.5, 0.0);
+    for i in 0..3 {
+        for j in 0..3 {
+            let want = 2.0 * m as f64 * vv[i] * vv[j] / v;
+            let got = s.kinetic.col(j)[i];
+            assert!(
+                (got - want).abs() <= 1e-9 * (1.0 + want.abs()),
+                "kinetic σ[{i}][{j}] = {got}, want {want}"
+            );
+        }
+    }
+    let vol = 4.0 / 3.0 * std::f64::consts::PI * (r as f64).powi(3);
+    let phi = solid_fraction(&state, 1, &[vol, vol, vol], &region);
+    assert!((phi - 2.0 * vol / v).abs() < 1e-15, "solid fraction {phi}");
+}
+
+/// Four layers of 5 × 5 spheres (simple cubic, touching their images across the seams of a
+/// cell periodic along x and y) settle on a floor: the mean σ_zz over the layers is half the
+/// weight per area (the mean of a stress that grows linearly from 0 at the top to W/A at the
+/// floor), the shear stresses vanish, and the solid fraction is π/6.
+#[test]
+fn a_periodic_pack_under_gravity_carries_its_weight() {
+    let (r, n, layers) = (0.005f32, 5usize, 4usize);
+    let l = 2.0 * r * n as f32;
+    let cell = PeriodicCell {
+        origin: [0.0; 3],
+        length: [l as f64, l as f64, 0.0],
+    };
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 0.0)];
+    for k in 0..layers {
+        for i in 0..n {
+            for j in 0..n {
+                let p = [
+                    (2 * i + 1) as f32 * r,
+                    (2 * j + 1) as f32 * r,
+                    (2 * k + 1) as f32 * r,
+                ];
+                inits.push(BodyInit::sphere(p, r, 2500.0));
+            }
+        }
+    }
+    let state = BodyState::from_inits(&inits);
+    let settings = StepSettings {
+        dt: 1e-3,
+        gravity: [0.0, 0.0, -9.81],
+        contact: Some(ContactSetup {
+            models: Vec::new(),
+            patch_cells: 0,
+            shapes: vec![BoundaryShape::Plane],
+            collide: CollideSettings {
+                envelope: 2.5e-4,
+                friction: vec![0.4],
+            },
+            solver: SolverSettings {
+                tolerance: 1e-7,
+                max_iterations: 400,
+                ..SolverSettings::default()
+            },
+        }),
+    };
+    let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
+    sim.set_periodic(&cell).unwrap();
+    sim.advance(100, 100).unwrap();
+    let st = sim.read_state().unwrap();
+    let (records, impulses) = sim.read_contacts().unwrap();
+    let region = Region {
+        min: [0.0, 0.0, 0.0],
+        max: [l as f64, l as f64, (2 * layers) as f64 * r as f64],
+    };
+    let s = region_stress(&st, 1, &records, &impulses, 1e-3, &region);
+    let mass = 1.0 / st.mass_props[1][3] as f64;
+    let weight = mass * 9.81 * (n * n * layers) as f64;
+    let want = weight / (l as f64 * l as f64) / 2.0;
+    let total = s.total();
+    let szz = total.z_axis.z;
+    println!(
+        "periodic pack: σ_zz = {szz:.3} Pa, W/(2A) = {want:.3} Pa, σ_xx = {:.3e}, σ_xz = {:.3e}",
+        total.x_axis.x, total.z_axis.x
+    );
+    assert!(
+        (szz / want - 1.0).abs() < 0.01,
+        "σ_zz = {szz} Pa, want {want} Pa"
+    );
+    for (i, j) in [(0, 1), (0, 2), (1, 2)] {
+        assert!(
+            total.col(j)[i].abs() < 1e-3 * want,
+            "σ[{i}][{j}] = {}",
+            total.col(j)[i]
+        );
+    }
+    assert!(
+        s.kinetic.z_axis.z.abs() < 1e-4 * want,
+        "kinetic σ_zz = {}",
+        s.kinetic.z_axis.z
+    );
+    let vol = 4.0 / 3.0 * std::f64::consts::PI * (r as f64).powi(3);
+    let phi = solid_fraction(&st, 1, &vec![vol; n * n * layers], &region);
+    assert!(
+        (phi - std::f64::consts::PI / 6.0).abs() < 1e-3,
+        "solid fraction {phi}"
+    );
+}

@@ -2867,7 +2867,8 @@ fn measure(
     };
     let kind = m.kind.get_ref().as_str();
     let what = "measurement kind";
-    let fields = present!(m; point, normal, radius, quantile, axis, bins, range, boundary, about);
+    let fields =
+        present!(m; point, normal, radius, quantile, axis, bins, range, boundary, about, min, max);
     let kind = match kind {
         "mass_flow" => {
             cx.only(&base, what, kind, &fields, &["point", "normal", "radius"])?;
@@ -2974,11 +2975,35 @@ fn measure(
             MeasureKind::BoundaryForce { boundary: k, about }
         }
         "repose_angle" => repose_measure(cx, m, &base, &fields)?,
+        "stress" | "solid_fraction" => {
+            cx.only(&base, what, kind, &fields, &["min", "max"])?;
+            let lo = cx.require(&m.min, &span, &base, "min", what, kind)?;
+            let hi = cx.require(&m.max, &span, &base, "max", what, kind)?;
+            let region = crate::measure::Region {
+                min: *lo.get_ref(),
+                max: *hi.get_ref(),
+            };
+            if (0..3).any(|k| region.max[k] <= region.min[k]) {
+                return Err(cx.err(
+                    Some(hi.span()),
+                    format!("{base}.max"),
+                    format!(
+                        "must exceed `min` (line {}) on every axis: the region is empty",
+                        cx.line(&lo.span())
+                    ),
+                ));
+            }
+            if kind == "stress" {
+                MeasureKind::Stress { region }
+            } else {
+                MeasureKind::SolidFraction { region }
+            }
+        }
         other => {
             return Err(cx.err(
                 Some(m.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force, repose_angle)"),
+                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force, repose_angle, stress, solid_fraction)"),
             ))
         }
     };

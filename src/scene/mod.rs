@@ -333,6 +333,11 @@ pub enum MeasureKind {
         centre: Option<[f64; 2]>,
         flank: Option<[f64; 2]>,
     },
+    /// Stress tensor of the grains in a box ([`crate::measure::region_stress`]); columns
+    /// [`crate::measure::STRESS_COLUMNS`].
+    Stress { region: crate::measure::Region },
+    /// Solid fraction of a box ([`crate::measure::solid_fraction`]); column `phi`.
+    SolidFraction { region: crate::measure::Region },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -180,6 +180,9 @@ pub(crate) struct RawMeasure {
     pub range: O<[f64; 2]>,
     pub boundary: O<String>,
     pub about: O<[f64; 3]>,
+    /// `stress`, `solid_fraction`: the box region's corners.
+    pub min: O<[f64; 3]>,
+    pub max: O<[f64; 3]>,
 }
 
 #[derive(Deserialize)]
