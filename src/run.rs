@@ -818,11 +818,19 @@ impl Probes {
                     let r = measure::repose_angle(&state, nb, *axis, *centre, *flank);
                     vec![r.angle_deg, r.slope, r.apex, r.bins as f64]
                 }
-                MeasureKind::Stress { region } => {
-                    measure::region_stress(&state, nb, &records, &impulses, dt, region).row()
+                MeasureKind::Stress { min, max } => {
+                    let region = measure::Region {
+                        min: *min,
+                        max: *max,
+                    };
+                    measure::region_stress(&state, nb, &records, &impulses, dt, &region).row()
                 }
-                MeasureKind::SolidFraction { region } => {
-                    vec![measure::solid_fraction(&state, nb, &self.volumes, region)]
+                MeasureKind::SolidFraction { min, max } => {
+                    let region = measure::Region {
+                        min: *min,
+                        max: *max,
+                    };
+                    vec![measure::solid_fraction(&state, nb, &self.volumes, &region)]
                 }
             };
             writer.append(p.id, t, &row)?;

@@ -48,11 +48,11 @@ fn random_periodic_set(seed: u64, n: usize) -> (BodyState, Vec<BoundaryShape>, P
         if i % 3 == 1 {
             // Near a seam (x, y or both): just inside the lower or the upper face.
             let axis = rng.random_range(0..3usize);
-            for k in 0..2 {
+            for (k, pk) in p.iter_mut().enumerate().take(2) {
                 if axis == k || axis == 2 {
                     let (o, l) = (cell.origin[k] as f32, cell.length[k] as f32);
                     let off = rng.random_range(0.0f32..0.012);
-                    p[k] = if rng.random() { o + off } else { o + l - off };
+                    *pk = if rng.random() { o + off } else { o + l - off };
                 }
             }
         }

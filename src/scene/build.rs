@@ -2979,11 +2979,8 @@ fn measure(
             cx.only(&base, what, kind, &fields, &["min", "max"])?;
             let lo = cx.require(&m.min, &span, &base, "min", what, kind)?;
             let hi = cx.require(&m.max, &span, &base, "max", what, kind)?;
-            let region = crate::measure::Region {
-                min: *lo.get_ref(),
-                max: *hi.get_ref(),
-            };
-            if (0..3).any(|k| region.max[k] <= region.min[k]) {
+            let (min, max) = (*lo.get_ref(), *hi.get_ref());
+            if (0..3).any(|k| max[k] <= min[k]) {
                 return Err(cx.err(
                     Some(hi.span()),
                     format!("{base}.max"),
@@ -2994,9 +2991,9 @@ fn measure(
                 ));
             }
             if kind == "stress" {
-                MeasureKind::Stress { region }
+                MeasureKind::Stress { min, max }
             } else {
-                MeasureKind::SolidFraction { region }
+                MeasureKind::SolidFraction { min, max }
             }
         }
         other => {

@@ -333,11 +333,11 @@ pub enum MeasureKind {
         centre: Option<[f64; 2]>,
         flank: Option<[f64; 2]>,
     },
-    /// Stress tensor of the grains in a box ([`crate::measure::region_stress`]); columns
-    /// [`crate::measure::STRESS_COLUMNS`].
-    Stress { region: crate::measure::Region },
-    /// Solid fraction of a box ([`crate::measure::solid_fraction`]); column `phi`.
-    SolidFraction { region: crate::measure::Region },
+    /// Stress tensor of the grains in the box `min`–`max` (`measure::region_stress`);
+    /// columns `measure::STRESS_COLUMNS`.
+    Stress { min: [f64; 3], max: [f64; 3] },
+    /// Solid fraction of the box `min`–`max` (`measure::solid_fraction`); column `phi`.
+    SolidFraction { min: [f64; 3], max: [f64; 3] },
 }
 
 #[derive(Debug, Clone, PartialEq)]

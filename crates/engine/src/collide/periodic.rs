@@ -38,10 +38,9 @@ impl PeriodicCell {
     /// periodic axis (the minimum image, nearest integer rounding half away from zero).
     pub fn image_delta(&self, a: DVec3, b: DVec3) -> DVec3 {
         let mut d = (b - a).to_array();
-        for k in 0..3 {
-            let l = self.length[k];
+        for (dk, &l) in d.iter_mut().zip(&self.length) {
             if l > 0.0 {
-                d[k] -= l * (d[k] / l).round();
+                *dk -= l * (*dk / l).round();
             }
         }
         DVec3::from_array(d)
@@ -50,12 +49,11 @@ impl PeriodicCell {
     /// `p` wrapped into the cell along each periodic axis.
     pub fn wrap(&self, p: DVec3) -> DVec3 {
         let mut x = p.to_array();
-        for k in 0..3 {
-            let (o, l) = (self.origin[k], self.length[k]);
+        for ((xk, &o), &l) in x.iter_mut().zip(&self.origin).zip(&self.length) {
             if l > 0.0 {
-                x[k] -= l * ((x[k] - o) / l).floor();
-                if x[k] >= o + l {
-                    x[k] = o;
+                *xk -= l * ((*xk - o) / l).floor();
+                if *xk >= o + l {
+                    *xk = o;
                 }
             }
         }
@@ -67,14 +65,12 @@ impl PeriodicCell {
     /// two images of one partner, and the minimum image would miss one of the contacts.
     pub fn check_reach(&self, r_max: f64, envelope: f64) -> Result<(), String> {
         let need = 2.0 * (2.0 * r_max + envelope);
-        for k in 0..3 {
-            let l = self.length[k];
+        for (axis, &l) in AXES.iter().zip(&self.length) {
             if l > 0.0 && l <= need {
                 return Err(format!(
-                    "the period along {} is {l} m, which must exceed 2 × (largest grain \
+                    "the period along {axis} is {l} m, which must exceed 2 × (largest grain \
                      diameter + envelope) = {need} m (so a grain cannot touch two images of \
-                     one neighbour)",
-                    AXES[k]
+                     one neighbour)"
                 ));
             }
         }
