@@ -518,7 +518,7 @@ fn a_periodic_pack_under_gravity_carries_its_weight() {
     };
     let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
     sim.set_periodic(&cell).unwrap();
-    sim.advance(100, 100).unwrap();
+    sim.advance(50, 50).unwrap();
     let st = sim.read_state().unwrap();
     let (records, impulses) = sim.read_contacts().unwrap();
     let region = Region {
