@@ -500,6 +500,10 @@ fn column_quantity(name: &str) -> (String, &'static str) {
         "slope" => Some(("flank slope", "m/m")),
         "apex" => Some(("apex height", "m")),
         "bins" => Some(("bins fitted", "count")),
+        "sxx" | "syy" | "szz" | "sxy" | "sxz" | "syz" | "pressure" | "kinetic_pressure" => {
+            Some(("stress", "Pa"))
+        }
+        "phi" => Some(("solid fraction", "m³/m³")),
         f if f.starts_with("x=") || f.starts_with("y=") => Some(("surface height", "m")),
         _ => None,
     };

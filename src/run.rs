@@ -594,13 +594,20 @@ impl Probe {
                 .into_iter()
                 .map(String::from)
                 .collect(),
+            MeasureKind::Stress { .. } => measure::STRESS_COLUMNS
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            MeasureKind::SolidFraction { .. } => vec!["phi".into()],
         }
     }
 
     fn needs_contacts(&self) -> bool {
         matches!(
             self.spec.kind,
-            MeasureKind::Coordination | MeasureKind::BoundaryForce { .. }
+            MeasureKind::Coordination
+                | MeasureKind::BoundaryForce { .. }
+                | MeasureKind::Stress { .. }
         )
     }
 }
@@ -613,6 +620,8 @@ struct Probes {
     groups: Vec<u32>,
     n_boundaries: usize,
     n_materials: usize,
+    /// Each grain's volume (m³), for the solid fraction.
+    volumes: Vec<f64>,
     /// `measurements/joints.csv` when the scene has joints: per joint its force and torque
     /// on body B and its motor's force or torque, sampled with the frames.
     joints: Option<MeasurementId>,
@@ -644,6 +653,7 @@ impl Probes {
                 groups,
                 n_boundaries: nb,
                 n_materials: scene.materials.len(),
+                volumes: Vec::new(),
                 joints: None,
             });
         }
@@ -697,6 +707,7 @@ impl Probes {
             groups,
             n_boundaries: nb,
             n_materials: scene.materials.len(),
+            volumes: frame_loads::volumes(scene),
             joints,
         })
     }
@@ -737,12 +748,13 @@ impl Probes {
         }
         let t = sim.time();
         let state = sim.read_state()?;
-        let forces = if due.iter().any(|&k| self.probes[k].needs_contacts()) && s > 0 {
-            let (contacts, impulses) = sim.read_contacts()?;
-            contact_forces(&state, &contacts, &impulses, sim.settings.dt)
+        let (records, impulses) = if due.iter().any(|&k| self.probes[k].needs_contacts()) && s > 0 {
+            sim.read_contacts()?
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
+        let dt = sim.settings.dt;
+        let forces = contact_forces(&state, &records, &impulses, dt);
         let nb = self.n_boundaries;
         let writer = self.writer.as_mut().expect("probes have a writer");
         for &k in &due {
@@ -805,6 +817,20 @@ impl Probes {
                 } => {
                     let r = measure::repose_angle(&state, nb, *axis, *centre, *flank);
                     vec![r.angle_deg, r.slope, r.apex, r.bins as f64]
+                }
+                MeasureKind::Stress { min, max } => {
+                    let region = measure::Region {
+                        min: *min,
+                        max: *max,
+                    };
+                    measure::region_stress(&state, nb, &records, &impulses, dt, &region).row()
+                }
+                MeasureKind::SolidFraction { min, max } => {
+                    let region = measure::Region {
+                        min: *min,
+                        max: *max,
+                    };
+                    vec![measure::solid_fraction(&state, nb, &self.volumes, &region)]
                 }
             };
             writer.append(p.id, t, &row)?;
@@ -1167,6 +1193,9 @@ pub fn open_simulation(
     }
     sim.set_lemke(setup::lemke_settings(scene));
     sim.set_lemke_step(scene.solver.lemke_step)?;
+    if let Some(cell) = &scene.periodic {
+        sim.set_periodic(cell)?;
+    }
     Ok(sim)
 }
 

@@ -321,6 +321,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("[[boundary]]", "[[boundary]]\n{}\n"),
     ("[[joint]]", "[[joint]]\n{}\n"),
     ("[[measure]]", "[[measure]]\n{}\n"),
+    ("[periodic]", "[periodic]\n{}\n"),
     ("[output]", "[output]\n{}\n"),
     (
         "[render]",

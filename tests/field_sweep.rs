@@ -148,6 +148,7 @@ fn every_number_of_the_test_scenes_is_accepted_or_refused_by_its_own_field() {
         "assets/scenes/hopper.toml",
         "assets/scenes/motor_drum.toml",
         "assets/scenes/patch_push.toml",
+        "assets/scenes/periodic_chute.toml",
         "assets/scenes/realtime.toml",
         "tests/fixtures/scenes/mesh_scene.toml",
     ];

@@ -34,6 +34,7 @@ mod newuser;
 mod output;
 mod patch;
 mod patch_coupling;
+mod periodic;
 mod physics;
 mod plot;
 mod polytope;

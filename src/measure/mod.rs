@@ -12,6 +12,8 @@
 //! | mean coordination number | [`coordination_number`] |
 //! | force and torque on a boundary | [`boundary_wrench`] |
 //! | angle of repose of a heap (surface-profile fit) | [`repose_angle`] |
+//! | stress tensor of a region (contact and kinetic parts) | [`region_stress`] |
+//! | solid fraction of a region | [`solid_fraction`] |
 //!
 //! [`MeasurementWriter`] stores one CSV per measurement in `run_dir/measurements/`, which
 //! [`crate::plot::plot_run`] draws.
@@ -22,10 +24,12 @@ mod contacts;
 mod flow;
 mod height;
 mod repose;
+mod stress;
 mod writer;
 
 pub use contacts::{boundary_wrench, coordination_number, kinetic_energy_by_group, ContactForce};
 pub use flow::{steady_rate, FlowSample, MassFlow, STEADY_TOLERANCE};
 pub use height::{bed_height, surface_profile};
 pub use repose::{repose_angle, HeapAxis, Repose};
+pub use stress::{region_stress, solid_fraction, Region, RegionStress, STRESS_COLUMNS};
 pub use writer::{MeasurementId, MeasurementWriter};

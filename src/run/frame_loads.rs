@@ -72,7 +72,11 @@ pub(super) fn grain_arrays(
         return Ok((vec![[0.0; 3]; n], vec![[0.0; 9]; n]));
     }
     let (contacts, impulses) = sim.read_contacts()?;
-    let forces = contact_forces(s, &contacts, &impulses, sim.dt());
+    let forces = one_sided(
+        s,
+        &contacts,
+        contact_forces(s, &contacts, &impulses, sim.dt()),
+    );
     let centres: Vec<[f64; 3]> = s.pos[first_grain..]
         .iter()
         .map(|p| [p[0] as f64, p[1] as f64, p[2] as f64])
@@ -82,4 +86,38 @@ pub(super) fn grain_arrays(
         loads.force.iter().map(|f| f.map(|x| x as f32)).collect(),
         loads.stress.iter().map(|t| t.map(|x| x as f32)).collect(),
     ))
+}
+
+/// Each contact as two one-sided loads, A's at the end of its lever arm and B's at the end of
+/// its own (the other body `u32::MAX`, no grain): a grain's arm (point − centre) is then the
+/// one the collision wrote, also for a pair across a periodic seam, where B's centre lies a
+/// period away from the contact point near A.
+fn one_sided(
+    s: &BodyState,
+    contacts: &[ContactRecord],
+    forces: Vec<ContactForce>,
+) -> Vec<ContactForce> {
+    let at = |body: u32, arm: [f32; 4]| {
+        let p = s.pos[body as usize];
+        [0, 1, 2].map(|k| p[k] as f64 + arm[k] as f64)
+    };
+    contacts
+        .iter()
+        .zip(forces)
+        .flat_map(|(c, f)| {
+            let (a, b) = (c.ids[0], c.ids[1]);
+            [
+                ContactForce {
+                    body_b: u32::MAX,
+                    point: at(a, c.ra),
+                    ..f
+                },
+                ContactForce {
+                    body_a: u32::MAX,
+                    point: at(b, c.rb),
+                    ..f
+                },
+            ]
+        })
+        .collect()
 }

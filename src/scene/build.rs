@@ -432,6 +432,30 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     precision_check(&mut cx, &raw, (&bodies, &origins), &boundaries, r_min, run)?;
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     let joints = super::joints::parse(&err, &raw.joint, &raw.body, &bodies, &boundaries)?;
+    let line = |s: Range<usize>| cx.line(&s);
+    // Where body i's position and size are set: a generated grain's region and radius.
+    let generator_of = |i: usize| {
+        let g = raw.generator.iter().find(|g| g.span() == origins[i].span);
+        g.map(|g| g.get_ref())
+    };
+    let placed = |i: usize| {
+        let span = generator_of(i).map_or(origins[i].span.clone(), |g| g.region.span());
+        (origins[i].label.clone(), line(span))
+    };
+    let sized = |i: usize| {
+        let span = generator_of(i).map_or(size_span(&raw, &origins, i).0, |g| g.radius.span());
+        (origins[i].label.clone(), line(span))
+    };
+    let periodic_cx = super::periodic::Context {
+        bodies: &bodies,
+        placed: &placed,
+        sized: &sized,
+        line: &line,
+        boundaries: &boundaries,
+        raw_boundaries: &raw.boundary,
+        solver: &solver,
+    };
+    let periodic = super::periodic::parse(&err, raw.periodic.as_ref(), &periodic_cx)?;
     Ok(Scene {
         name,
         sim,
@@ -441,6 +465,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         boundaries,
         measures,
         joints,
+        periodic,
         output,
         warnings: cx.warnings,
     })
@@ -2843,7 +2868,8 @@ fn measure(
     };
     let kind = m.kind.get_ref().as_str();
     let what = "measurement kind";
-    let fields = present!(m; point, normal, radius, quantile, axis, bins, range, boundary, about);
+    let fields =
+        present!(m; point, normal, radius, quantile, axis, bins, range, boundary, about, min, max);
     let kind = match kind {
         "mass_flow" => {
             cx.only(&base, what, kind, &fields, &["point", "normal", "radius"])?;
@@ -2950,11 +2976,32 @@ fn measure(
             MeasureKind::BoundaryForce { boundary: k, about }
         }
         "repose_angle" => repose_measure(cx, m, &base, &fields)?,
+        "stress" | "solid_fraction" => {
+            cx.only(&base, what, kind, &fields, &["min", "max"])?;
+            let lo = cx.require(&m.min, &span, &base, "min", what, kind)?;
+            let hi = cx.require(&m.max, &span, &base, "max", what, kind)?;
+            let (min, max) = (*lo.get_ref(), *hi.get_ref());
+            if (0..3).any(|k| max[k] <= min[k]) {
+                return Err(cx.err(
+                    Some(hi.span()),
+                    format!("{base}.max"),
+                    format!(
+                        "must exceed `min` (line {}) on every axis: the region is empty",
+                        cx.line(&lo.span())
+                    ),
+                ));
+            }
+            if kind == "stress" {
+                MeasureKind::Stress { min, max }
+            } else {
+                MeasureKind::SolidFraction { min, max }
+            }
+        }
         other => {
             return Err(cx.err(
                 Some(m.kind.span()),
                 format!("{base}.kind"),
-                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force, repose_angle)"),
+                format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force, repose_angle, stress, solid_fraction)"),
             ))
         }
     };

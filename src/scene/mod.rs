@@ -40,6 +40,7 @@ mod generate;
 pub mod joints;
 mod mesh;
 mod num;
+pub mod periodic;
 mod precision;
 mod raw;
 pub(crate) mod span;
@@ -134,6 +135,8 @@ pub struct Scene {
     pub measures: Vec<Measure>,
     /// `[[joint]]` tables in file order (see [`joints`]).
     pub joints: Vec<joints::JointDesc>,
+    /// `[periodic]`: the axes along which the cell is periodic (see [`periodic`]).
+    pub periodic: Option<crate::collide::PeriodicCell>,
     pub output: OutputSettings,
     /// Valid-but-suspicious findings, each `file:line: field: message`. The rules:
     /// * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)`, `r_min` the smallest body
@@ -332,6 +335,11 @@ pub enum MeasureKind {
         centre: Option<[f64; 2]>,
         flank: Option<[f64; 2]>,
     },
+    /// Stress tensor of the grains in the box `min`–`max` (`measure::region_stress`);
+    /// columns `measure::STRESS_COLUMNS`.
+    Stress { min: [f64; 3], max: [f64; 3] },
+    /// Solid fraction of the box `min`–`max` (`measure::solid_fraction`); column `phi`.
+    SolidFraction { min: [f64; 3], max: [f64; 3] },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -27,6 +27,8 @@ pub(crate) struct RawScene {
     #[serde(default)]
     pub joint: Vec<S<super::joints::RawJoint>>,
     pub output: O<RawOutput>,
+    /// `[periodic]`: validated by `super::periodic`.
+    pub periodic: O<super::periodic::RawPeriodic>,
     /// `[render]`: camera and look of `bristlecone render`; parsed and checked by
     /// `crate::render::settings` (the simulation does not use it).
     #[allow(dead_code)]
@@ -178,6 +180,9 @@ pub(crate) struct RawMeasure {
     pub range: O<[f64; 2]>,
     pub boundary: O<String>,
     pub about: O<[f64; 3]>,
+    /// `stress`, `solid_fraction`: the box region's corners.
+    pub min: O<[f64; 3]>,
+    pub max: O<[f64; 3]>,
 }
 
 #[derive(Deserialize)]

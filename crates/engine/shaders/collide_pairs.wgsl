@@ -47,7 +47,9 @@ fn pair_contact(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
 
 // `pair_contact` with A's material (ma) and friction (mua) already read.
 fn pair_contact_from(bi: u32, ma: u32, mua: f32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Contact {
-    let d = pj.xyz - pi.xyz;
+    // The partner's nearest image (itself unless the cell is periodic): the sphere-only write
+    // pass passes the stored position.
+    let d = nearest_image(pi.xyz, pj.xyz) - pi.xyz;
     let dist = sqrt(dot(d, d));
     let gap = dist - pi.w - pj.w;
     var n = vec3<f32>(0.0, 0.0, 1.0);
@@ -594,9 +596,36 @@ fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u3
 }
 
 // Visits every grain j > i within the envelope of small grain i (its 27 cells, then the
-// large grains); `mode` says what to do with each pair found.
+// large grains); `mode` says what to do with each pair found. In a periodic cell, also the
+// cells around each image of i beyond the seams it lies near (common/collide_periodic.wgsl):
+// a partner found there is passed as its image near i.
 fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
-    let c = cell_of(pi.xyz);
+    let seams = seam_shift(pi.xyz, params.grid.x);
+    var n = 0u;
+    for (var s = 0u; s < 8u; s++) {
+        let t = image_shift(seams, s);
+        if t.w != 0.0 {
+            n += visit_cells(i, pi, t.xyz, mode, base + n);
+        }
+    }
+    let env = params.grid.z;
+    let tl = params.counts.w;
+    for (var k = starts[tl]; k < starts[tl + 1u]; k++) {
+        let j = sorted_idx[k];
+        let pj = sorted_pos[k];
+        let pjn = image_of(pi, pj);
+        if j > i && sphere_gap(pi, pjn) <= env {
+            n += found(i, j, pi, pjn, mode, base + n);
+        }
+    }
+    return n;
+}
+
+// `visit`'s 27 cells around grain i's image pi + t: each grain j > i within the envelope of
+// that image, passed to `found` as its own image pj − t near i.
+fn visit_cells(i: u32, pi: vec4<f32>, t: vec3<f32>, mode: u32, base: u32) -> u32 {
+    let pc = vec4<f32>(pi.xyz + t, pi.w);
+    let c = cell_of(pc.xyz);
     let env = params.grid.z;
     var n = 0u;
     for (var dz = -1; dz <= 1; dz++) {
@@ -642,7 +671,7 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
                     pj = sorted_pos[k];
                     let d = cell_of(pj.xyz) - cl;
                     let in_row = all(d.yz == vec2<i32>(0)) && select(d.x == dx, d.x >= 0 && d.x <= 2, straight);
-                    if j > i && sphere_gap(pi, pj) <= env && in_row {
+                    if j > i && sphere_gap(pc, pj) <= env && in_row {
                         break;
                     }
                     q++;
@@ -650,17 +679,9 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
                 if q >= total {
                     break;
                 }
-                n += found(i, j, pi, pj, mode, base + n);
+                n += found(i, j, pi, vec4<f32>(pj.xyz - t, pj.w), mode, base + n);
                 q++;
             }
-        }
-    }
-    let t = params.counts.w;
-    for (var k = starts[t]; k < starts[t + 1u]; k++) {
-        let j = sorted_idx[k];
-        let pj = sorted_pos[k];
-        if j > i && sphere_gap(pi, pj) <= env {
-            n += found(i, j, pi, pj, mode, base + n);
         }
     }
     return n;
@@ -678,16 +699,21 @@ fn visit_large(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
         // branch no lane takes (once each) and counts them against its per-invocation loop
         // limit (common/collide_keys.wgsl), so a test per grain with the narrow phase inside
         // spent that limit ~20× faster than this scan does.
-        while j < ng && sphere_gap(pi, pos[nb + j]) > env {
+        while j < ng && sphere_gap(pi, image_of(pi, pos[nb + j])) > env {
             j++;
         }
         if j >= ng {
             break;
         }
-        n += found(i, j, pi, pos[nb + j], mode, base + n);
+        n += found(i, j, pi, image_of(pi, pos[nb + j]), mode, base + n);
         j++;
     }
     return n;
+}
+
+// Grain position pj moved to its image nearest to pi (radius kept).
+fn image_of(pi: vec4<f32>, pj: vec4<f32>) -> vec4<f32> {
+    return vec4<f32>(nearest_image(pi.xyz, pj.xyz), pj.w);
 }
 
 fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {

@@ -4,7 +4,10 @@
 
 struct StepParams {
     gravity_dt: vec4<f32>, // xyz = gravity, w = dt
-    counts: vec4<u32>,     // x = number of bodies
+    counts: vec4<u32>,     // x = number of bodies, y = first grain
+    // Periodic cell (src/collide/periodic.rs): origin, and the period per axis (0 = none).
+    cell_origin: vec4<f32>,
+    cell_period: vec4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> params: StepParams;
@@ -50,6 +53,19 @@ fn free_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wor
     omega[i] = vec4<f32>(quat_rotate(q, w), 0.0);
 }
 
+// x wrapped into the periodic cell along its periodic axes (f64 twin:
+// `collide::PeriodicCell::wrap`); a step moves a grain far less than a period, so one shift
+// of whole periods, then a guard against rounding onto the upper face.
+fn wrap_into_cell(x: vec3<f32>) -> vec3<f32> {
+    let o = params.cell_origin.xyz;
+    let l = params.cell_period.xyz;
+    let periodic = l > vec3<f32>(0.0);
+    let k = floor((x - o) / select(vec3<f32>(1.0), l, periodic));
+    var w = x - select(vec3<f32>(0.0), k * l, periodic);
+    w = select(w, o, periodic & (w >= o + l));
+    return w;
+}
+
 // x+ = x + dt v+, q+ = normalize(q + dt/2 (w+, 0) q). Fixed bodies do not move.
 @compute @workgroup_size(256)
 fn update_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -59,7 +75,11 @@ fn update_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     }
     let dt = params.gravity_dt.w;
     let p = pos[i];
-    pos[i] = vec4<f32>(p.xyz + dt * vel[i].xyz, p.w);
+    var x = p.xyz + dt * vel[i].xyz;
+    if i >= params.counts.y {
+        x = wrap_into_cell(x);
+    }
+    pos[i] = vec4<f32>(x, p.w);
     let q = rot[i];
     rot[i] = normalize(q + 0.5 * dt * quat_mul(vec4<f32>(omega[i].xyz, 0.0), q));
 }

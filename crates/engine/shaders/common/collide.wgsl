@@ -14,6 +14,10 @@ struct CollideParams {
     grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = large-grain radius
     counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
     caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
+    // Periodic cell (src/collide/periodic.rs): xyz = origin, and the period per axis
+    // (0 = not periodic); see common/collide_periodic.wgsl.
+    cell_origin: vec4<f32>,
+    cell_period: vec4<f32>,
 }
 
 fn cell_of(p: vec3<f32>) -> vec3<i32> {

@@ -69,7 +69,10 @@
 //! + row counts 4 × (boundaries + 1) + CSR degree/offset 8 ≈ 48 + 4 × (nb + 1) bytes.
 
 pub mod mesh;
+pub mod periodic;
 pub mod scan;
+
+pub use periodic::PeriodicCell;
 
 use crate::bodies::{
     is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX,
@@ -225,6 +228,8 @@ struct Params {
     grid: [f32; 4],
     counts: [u32; 4],
     caps: [u32; 4],
+    /// The periodic cell ([`PeriodicCell::gpu`]; zero periods: none).
+    cell: [[f32; 4]; 2],
 }
 
 struct Kernels {
@@ -875,6 +880,7 @@ impl Collide {
             grid: plan.grid(env),
             counts: [n, nb, ng, table],
             caps: [capacity, settings.friction.len() as u32, offs_len, 0],
+            cell: [[0.0; 4]; 2],
         };
         // The per-shape arrays first: one past a storage binding is refused before the
         // kernels compile (minutes on lavapipe).
@@ -1029,6 +1035,27 @@ impl Collide {
                 &self.counts,
             ],
         );
+    }
+
+    /// Makes the cell periodic (contacts by the minimum image; `shaders/common/
+    /// collide_periodic.wgsl`). The grains must lie in the cell and the periods exceed twice
+    /// a contact's reach ([`PeriodicCell::check_reach`]), which is checked here.
+    pub fn set_periodic(
+        &mut self,
+        ctx: &GpuContext,
+        state: &BodyState,
+        cell: &PeriodicCell,
+        envelope: f32,
+    ) -> Result<(), GpuError> {
+        let rmax = state.pos[self.nb as usize..]
+            .iter()
+            .map(|p| p[3] as f64)
+            .fold(0.0, f64::max);
+        cell.check_reach(rmax, envelope as f64).map_err(invalid)?;
+        self.params.cell = cell.gpu();
+        ctx.queue
+            .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        Ok(())
     }
 
     /// Records one detection from the current body positions.

@@ -90,7 +90,7 @@ impl Ctx<'_> {
     }
 
     /// Any two grains a < b: spheres analytically, boxes by `boxes`.
-    fn grain_pair(&mut self, a: usize, b: usize, shapes: &[BoundaryShape]) {
+    pub(super) fn grain_pair(&mut self, a: usize, b: usize, shapes: &[BoundaryShape]) {
         let (ka, kb) = (self.state.info[a][2], self.state.info[b][2]);
         // Clumps first (capsule–clump is a clump pair), as the GPU's `visit`.
         if ka == SHAPE_CLUMP || kb == SHAPE_CLUMP {

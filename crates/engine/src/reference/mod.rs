@@ -14,6 +14,7 @@ pub mod integrate;
 pub mod joints;
 pub mod multilevel;
 pub mod oracle;
+pub mod periodic;
 pub mod polytope;
 pub mod solve;
 pub mod support;

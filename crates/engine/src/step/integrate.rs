@@ -7,7 +7,10 @@ use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StepParams {
     pub gravity_dt: [f32; 4],
+    /// x = bodies, y = first grain (grains are wrapped into a periodic cell).
     pub counts: [u32; 4],
+    /// The periodic cell (`collide::PeriodicCell::gpu`; zero periods: none).
+    pub cell: [[f32; 4]; 2],
 }
 
 pub struct Integrate {
@@ -15,6 +18,8 @@ pub struct Integrate {
     params: wgpu::Buffer,
     bind: wgpu::BindGroup,
     count: u32,
+    /// What `params` holds (rewritten whole by the setters).
+    current: StepParams,
 }
 
 impl Integrate {
@@ -28,6 +33,7 @@ impl Integrate {
         let p = StepParams {
             gravity_dt: [gravity[0], gravity[1], gravity[2], dt],
             counts: [bodies.count, 0, 0, 0],
+            cell: [[0.0; 4]; 2],
         };
         let params = buffers::uniform_from(ctx, "integrate params", &p);
         let b = bodies;
@@ -50,17 +56,29 @@ impl Integrate {
             params,
             bind,
             count: bodies.count,
+            current: p,
         })
     }
 
-    /// Changes the time step (e.g. a last, shorter step).
-    pub fn set_dt(&self, ctx: &GpuContext, gravity: [f32; 3], dt: f32) {
-        let p = StepParams {
-            gravity_dt: [gravity[0], gravity[1], gravity[2], dt],
-            counts: [self.count, 0, 0, 0],
-        };
+    /// Wraps grains (bodies from `first_grain` on) into the periodic cell after each
+    /// position update.
+    pub fn set_periodic(
+        &mut self,
+        ctx: &GpuContext,
+        cell: &crate::collide::PeriodicCell,
+        first_grain: u32,
+    ) {
+        self.current.counts[1] = first_grain;
+        self.current.cell = cell.gpu();
         ctx.queue
-            .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+            .write_buffer(&self.params, 0, bytemuck::bytes_of(&self.current));
+    }
+
+    /// Changes the time step (e.g. a last, shorter step).
+    pub fn set_dt(&mut self, ctx: &GpuContext, gravity: [f32; 3], dt: f32) {
+        self.current.gravity_dt = [gravity[0], gravity[1], gravity[2], dt];
+        ctx.queue
+            .write_buffer(&self.params, 0, bytemuck::bytes_of(&self.current));
     }
 
     pub fn record_free_velocity(&self, pass: &mut wgpu::ComputePass) {

@@ -12,6 +12,7 @@ pub mod bench;
 pub mod integrate;
 mod lemke;
 mod lemke_cpu;
+mod periodic;
 pub mod stats;
 
 use batched::Snapshot;

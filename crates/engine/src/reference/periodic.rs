@@ -1,0 +1,46 @@
+//! f64 twin of the periodic cell's collision (`shaders/common/collide_periodic.wgsl`): every
+//! grain pair by the minimum image (`collide::PeriodicCell::image_delta`), by brute force;
+//! boundaries as in [`super::collide::detect`] (they are not imaged).
+
+use super::collide::{detect, Contact64, Ctx};
+use crate::bodies::BodyState;
+use crate::collide::{boundary_count, BoundaryShape, CollideSettings, PeriodicCell};
+
+/// Every contact with gap ≤ envelope in the periodic `cell`, sorted by (A, B, feature). Each
+/// pair a < b is tested with b moved to its image nearest to a, so the normal, gap and lever
+/// arms are those of the touching images. O(n²): for tests.
+pub fn detect_periodic(
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+    settings: &CollideSettings,
+    cell: &PeriodicCell,
+) -> Vec<Contact64> {
+    let nb = boundary_count(state);
+    let n = state.len();
+    // The boundary rows of the plain detection (A is a boundary there, never a grain).
+    let mut out: Vec<Contact64> = detect(state, shapes, settings)
+        .into_iter()
+        .filter(|c| (c.a as usize) < nb)
+        .collect();
+    let mut moved = state.clone();
+    for a in nb..n {
+        // a itself where it is (an earlier a' moved it next to a').
+        moved.pos[a] = state.pos[a];
+        let pa = super::collide::v3(state.pos[a]);
+        for b in a + 1..n {
+            let pb = pa + cell.image_delta(pa, super::collide::v3(state.pos[b]));
+            moved.pos[b][..3].copy_from_slice(&[pb.x as f32, pb.y as f32, pb.z as f32]);
+        }
+        let mut cx = Ctx {
+            state: &moved,
+            settings,
+            out: Vec::new(),
+        };
+        for b in a + 1..n {
+            cx.grain_pair(a, b, shapes);
+        }
+        out.extend(cx.out);
+    }
+    out.sort_by_key(|c| c.key());
+    out
+}
