@@ -699,11 +699,14 @@ impl Probe {
     }
 }
 
+/// One sample of a measurement: its time (s) and its row.
+pub(crate) type Sample = (f64, Vec<f64>);
+
 /// The scene's measurements: their writer and running state.
 pub(crate) struct Probes {
     writer: Option<MeasurementWriter>,
-    /// In memory instead (see [`Probes::in_memory`]): per measurement its (time, row) samples.
-    kept: Option<Vec<Vec<(f64, Vec<f64>)>>>,
+    /// In memory instead (see [`Probes::in_memory`]): per measurement its samples.
+    kept: Option<Vec<Vec<Sample>>>,
     probes: Vec<Probe>,
     /// Material index of every body (boundaries: 0; they have no kinetic energy).
     groups: Vec<u32>,
@@ -745,7 +748,7 @@ impl Probes {
     }
 
     /// The samples kept in memory: per measurement its (time, row) pairs, in scene order.
-    pub(crate) fn kept(&self) -> &[Vec<(f64, Vec<f64>)>] {
+    pub(crate) fn kept(&self) -> &[Vec<Sample>] {
         self.kept.as_deref().unwrap_or(&[])
     }
 
@@ -920,7 +923,7 @@ impl Probes {
                 ]
             }
             MeasureKind::BoundaryForce { boundary, about } => {
-                let (f, tq) = measure::boundary_wrench(&forces, *boundary as u32, *about);
+                let (f, tq) = measure::boundary_wrench(forces, *boundary as u32, *about);
                 vec![f[0], f[1], f[2], tq[0], tq[1], tq[2]]
             }
             MeasureKind::ReposeAngle {
