@@ -37,3 +37,12 @@ def test_the_friction_sweep_heap_rises_with_every_mu():
     assert all(a < b for a, b in zip(heights, heights[1:])), out
     # A heap, not a monolayer, at the rough end.
     assert angles[-1] > 8 and heights[-1] > 2.5 * heights[0], out
+
+
+def test_the_calibration_brackets_the_target_and_reproduces_it_within_its_tolerance():
+    out = run("calibrate.py")
+    rates = [float(r) for r in re.findall(r"-> (\S+) kg/s", out)]
+    assert len(rates) == 4 and min(rates) < 0.115 < max(rates), out
+    m = re.search(r"calibrated friction: (\S+), which gives (\S+) kg/s: (\S+) % from", out)
+    assert m, out
+    assert 0.05 < float(m[1]) < 0.5 and abs(float(m[2]) - 0.115) <= 0.05 * 0.115, out
