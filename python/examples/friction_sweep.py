@@ -3,7 +3,7 @@ plane for each mu and settles into a heap; the heap's flank slope is fitted from
 tops and its height read (plotted with matplotlib when it is installed). Spheres on a flat
 plane roll away without rolling resistance, so the beads have some (rolling_friction = 0.3,
 Tasora & Anitescu 2013); the angle then rises with mu up to about mu = 0.5, where it levels
-off. At the default size (200 beads, 0.4 s) both the angle and the height rise with every mu
+off. At the default size (200 beads, 0.3 s) both the angle and the height rise with every mu
 of the default sweep."""
 
 import argparse
@@ -15,7 +15,7 @@ import bristlecone
 parser = argparse.ArgumentParser(description=__doc__)
 parser.add_argument("--mu", type=float, nargs="+", default=[0.05, 0.15, 0.3, 0.6])
 parser.add_argument("--count", type=int, default=200)
-parser.add_argument("--steps", type=int, default=400)
+parser.add_argument("--steps", type=int, default=300)
 parser.add_argument("--plot", default="repose.png", help="the plot's file ('': none)")
 args = parser.parse_args()
 
