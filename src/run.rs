@@ -28,8 +28,9 @@ use crate::measure::{self, ContactForce, MassFlow, MeasurementId, MeasurementWri
 use crate::scene::{self, MeasureKind, Scene, SceneError};
 use crate::setup;
 use crate::step::{Simulation, StepRecord};
-use writer::FrameSource;
+pub(crate) use writer::FrameSource;
 
+pub mod changed;
 mod frame_loads;
 pub mod kept;
 pub mod owner;
@@ -233,12 +234,28 @@ fn with_compile_notice<T>(
 pub struct Silent;
 impl Progress for Silent {}
 
+/// What a run writes as it goes besides measurements: its frames and its statistics.
 struct Outputs {
+    files: FrameFiles,
+    stats: StatsWriter,
+}
+
+impl Outputs {
+    /// A frame of the current state and the contacts of the step that led to it.
+    fn frame(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
+        self.files.write_frame(sim)?;
+        self.files.write_contacts(sim)
+    }
+}
+
+/// The files of each output frame (particles, body and boundary surfaces, contacts, joints)
+/// and their `.pvd` indexes. Shared by the run loop and
+/// [`crate::facade::Simulation::write_frame`], so both write the same bytes.
+pub(crate) struct FrameFiles {
     dir: PathBuf,
     pvd: Collection,
     contacts_pvd: Option<Collection>,
     joints_pvd: Option<Collection>,
-    stats: StatsWriter,
     frames: usize,
     n_boundaries: usize,
     vtk: bool,
@@ -346,12 +363,59 @@ pub(crate) fn write_particle_frame(
     io::write_particles_with_tensors(path, &frame, &tensors)
 }
 
-impl Outputs {
+impl FrameFiles {
+    /// The frame files of `scene` in `dir` (a run directory; its `frames/` must exist): fresh
+    /// indexes, or with `resume_at`, the existing ones continued after their frames up to
+    /// that time.
+    pub(crate) fn open(
+        scene: &Scene,
+        dir: &Path,
+        resume_at: Option<f64>,
+    ) -> Result<Self, RunError> {
+        let open = |name: &str| Collection::open(dir.join(name), resume_at);
+        let nb = setup::boundary_count(scene);
+        let (boxes, capsules) = (box_bodies(scene), capsule_bodies(scene));
+        let joint_frames = scene.output.vtk && !scene.joints.is_empty();
+        Ok(FrameFiles {
+            dir: dir.to_path_buf(),
+            pvd: open("particles.pvd")?,
+            contacts_pvd: scene
+                .output
+                .contacts
+                .then(|| open("contacts.pvd"))
+                .transpose()?,
+            joints_pvd: joint_frames.then(|| open("joints.pvd")).transpose()?,
+            frames: 0,
+            n_boundaries: nb,
+            vtk: scene.output.vtk,
+            boxes_pvd: (!boxes.is_empty()).then(|| open("boxes.pvd")).transpose()?,
+            boxes,
+            capsules_pvd: (!capsules.is_empty())
+                .then(|| open("capsules.pvd"))
+                .transpose()?,
+            capsules,
+            shapes: crate::io::shapes::shape_frames(scene, nb, dir, resume_at)?,
+            grain_volumes: scene.output.contacts.then(|| frame_loads::volumes(scene)),
+            contact_force_min: scene.output.contact_force_min,
+        })
+    }
+
+    /// Writes the frame whether or not the scene asks for VTK output (`[output] vtk`).
+    pub(crate) fn always(mut self) -> Self {
+        self.vtk = true;
+        self
+    }
+
     fn frame_name(step: u64) -> String {
         particle_frame_name(step)
     }
 
-    fn write_frame(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
+    /// The particle frame's path (in the run directory) of step `step`.
+    pub(crate) fn particle_frame(&self, step: u64) -> PathBuf {
+        self.dir.join(Self::frame_name(step))
+    }
+
+    pub(crate) fn write_frame(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
         if !self.vtk {
             return Ok(());
         }
@@ -482,7 +546,7 @@ impl Outputs {
     }
 
     /// The contacts of the last step at this frame (nothing at step 0: no step taken yet).
-    fn write_contacts(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
+    pub(crate) fn write_contacts(&mut self, sim: &impl FrameSource) -> Result<(), RunError> {
         let step = sim.step_index();
         let Some(pvd) = self.contacts_pvd.as_mut() else {
             return Ok(());
@@ -553,10 +617,16 @@ pub fn contact_forces(
         .collect()
 }
 
+/// The columns of a measurement's CSV file after `time`.
+pub(crate) fn measure_columns(spec: &scene::Measure, scene: &Scene) -> Vec<String> {
+    Probe::columns(spec, scene)
+}
+
 /// One `[[measure]]` while running.
 struct Probe {
     spec: scene::Measure,
-    id: MeasurementId,
+    /// Its CSV file (none in memory, see [`Probes::in_memory`]).
+    id: Option<MeasurementId>,
     flow: Option<MassFlow>,
     /// Mass-flow totals carried over from before a resume (net, positive, negative).
     offsets: [f64; 3],
@@ -602,6 +672,30 @@ impl Probe {
         }
     }
 
+    /// Fresh running state at `time` (mass flows count from `state`).
+    fn new(spec: &scene::Measure, state: &BodyState, nb: usize, time: f64) -> Self {
+        let flow = match &spec.kind {
+            MeasureKind::MassFlow {
+                point,
+                normal,
+                radius,
+            } => {
+                let f = MassFlow::new(*point, *normal, state, nb, time);
+                Some(match radius {
+                    Some(r) => f.with_radius(*r),
+                    None => f,
+                })
+            }
+            _ => None,
+        };
+        Probe {
+            spec: spec.clone(),
+            id: None,
+            flow,
+            offsets: [0.0; 3],
+        }
+    }
+
     fn needs_contacts(&self) -> bool {
         matches!(
             self.spec.kind,
@@ -612,9 +706,14 @@ impl Probe {
     }
 }
 
+/// One sample of a measurement: its time (s) and its row.
+pub(crate) type Sample = (f64, Vec<f64>);
+
 /// The scene's measurements: their writer and running state.
-struct Probes {
+pub(crate) struct Probes {
     writer: Option<MeasurementWriter>,
+    /// In memory instead (see [`Probes::in_memory`]): per measurement its samples.
+    kept: Option<Vec<Vec<Sample>>>,
     probes: Vec<Probe>,
     /// Material index of every body (boundaries: 0; they have no kinetic energy).
     groups: Vec<u32>,
@@ -635,6 +734,34 @@ fn joint_columns(n: usize) -> Vec<String> {
 }
 
 impl Probes {
+    /// The scene's measurements kept in memory rather than written (the library's
+    /// [`crate::facade::Simulation::measurements`]), counted from `state` at `time`.
+    pub(crate) fn in_memory(scene: &Scene, state: &BodyState, time: f64) -> Self {
+        let nb = setup::boundary_count(scene);
+        let mut groups = vec![0u32; nb];
+        groups.extend(scene.bodies.iter().map(|b| b.material as u32));
+        let probes: Vec<Probe> = scene
+            .measures
+            .iter()
+            .map(|spec| Probe::new(spec, state, nb, time))
+            .collect();
+        Probes {
+            writer: None,
+            kept: Some(vec![Vec::new(); probes.len()]),
+            probes,
+            groups,
+            n_boundaries: nb,
+            n_materials: scene.materials.len(),
+            volumes: frame_loads::volumes(scene),
+            joints: None,
+        }
+    }
+
+    /// The samples kept in memory: per measurement its (time, row) pairs, in scene order.
+    pub(crate) fn kept(&self) -> &[Vec<Sample>] {
+        self.kept.as_deref().unwrap_or(&[])
+    }
+
     /// Opens the CSV files (fresh, or continued after `resume_time`).
     fn new(
         scene: &Scene,
@@ -649,6 +776,7 @@ impl Probes {
         if scene.measures.is_empty() && scene.joints.is_empty() {
             return Ok(Probes {
                 writer: None,
+                kept: None,
                 probes: Vec::new(),
                 groups,
                 n_boundaries: nb,
@@ -666,30 +794,12 @@ impl Probes {
                 None => writer.create(&spec.name, &cols)?,
                 Some(t) => writer.resume(&spec.name, &cols, t)?,
             };
-            let mut offsets = [0.0; 3];
-            let flow = match &spec.kind {
-                MeasureKind::MassFlow {
-                    point,
-                    normal,
-                    radius,
-                } => {
-                    if resume_time.is_some() {
-                        offsets = last_flow_row(writer.path(id))?;
-                    }
-                    let f = MassFlow::new(*point, *normal, state, nb, time);
-                    Some(match radius {
-                        Some(r) => f.with_radius(*r),
-                        None => f,
-                    })
-                }
-                _ => None,
-            };
-            probes.push(Probe {
-                spec: spec.clone(),
-                id,
-                flow,
-                offsets,
-            });
+            let mut probe = Probe::new(spec, state, nb, time);
+            if probe.flow.is_some() && resume_time.is_some() {
+                probe.offsets = last_flow_row(writer.path(id))?;
+            }
+            probe.id = Some(id);
+            probes.push(probe);
         }
         let joints = if scene.joints.is_empty() {
             None
@@ -703,6 +813,7 @@ impl Probes {
         };
         Ok(Probes {
             writer: Some(writer),
+            kept: None,
             probes,
             groups,
             n_boundaries: nb,
@@ -730,7 +841,7 @@ impl Probes {
     }
 
     /// Steps at which some measurement samples, after `s`: the next multiple of any `every`.
-    fn next_sample(&self, s: u64) -> Option<u64> {
+    pub(crate) fn next_sample(&self, s: u64) -> Option<u64> {
         self.probes
             .iter()
             .map(|p| (s / p.spec.every + 1) * p.spec.every)
@@ -738,7 +849,7 @@ impl Probes {
     }
 
     /// Samples every measurement due at the current step (all of them when `all`).
-    fn sample(&mut self, sim: &Simulation, all: bool) -> Result<(), RunError> {
+    pub(crate) fn sample(&mut self, sim: &Simulation, all: bool) -> Result<(), RunError> {
         let s = sim.step_index();
         let due: Vec<usize> = (0..self.probes.len())
             .filter(|&k| all || s.is_multiple_of(self.probes[k].spec.every))
@@ -755,87 +866,110 @@ impl Probes {
         };
         let dt = sim.settings.dt;
         let forces = contact_forces(&state, &records, &impulses, dt);
-        let nb = self.n_boundaries;
-        let writer = self.writer.as_mut().expect("probes have a writer");
+        let contacts = Sampled {
+            records: &records,
+            impulses: &impulses,
+            dt,
+            forces: &forces,
+        };
         for &k in &due {
-            let p = &mut self.probes[k];
-            let row: Vec<f64> = match &p.spec.kind {
-                MeasureKind::MassFlow { .. } => {
-                    let f = p.flow.as_mut().expect("mass flow state");
-                    let o = p.offsets;
-                    if s == 0 {
-                        vec![o[0], o[1], o[2], f64::NAN]
-                    } else {
-                        let x = f.update(&state, t);
-                        vec![
-                            o[0] + x.net_mass,
-                            o[1] + x.mass_positive,
-                            o[2] + x.mass_negative,
-                            x.rate,
-                        ]
-                    }
-                }
-                MeasureKind::BedHeight { quantile } => {
-                    vec![measure::bed_height(&state, nb, *quantile)]
-                }
-                MeasureKind::SurfaceProfile { axis, bins, range } => {
-                    measure::surface_profile(&state, nb, *axis, *bins, (range[0], range[1]))
-                        .into_iter()
-                        .map(|(_, z)| z)
-                        .collect()
-                }
-                MeasureKind::KineticEnergy => {
-                    let mut e = measure::kinetic_energy_by_group(&state, &self.groups);
-                    e.resize(self.n_materials, 0.0);
-                    let total = e.iter().sum();
-                    e.push(total);
-                    e
-                }
-                MeasureKind::Coordination => {
-                    // Force-bearing contacts only: those with a positive normal force.
-                    let pairs: Vec<(u32, u32)> = forces
-                        .iter()
-                        .filter(|c| {
-                            let n = &c.force_on_b;
-                            n.iter().any(|x| *x != 0.0)
-                        })
-                        .map(|c| (c.body_a, c.body_b))
-                        .collect();
-                    vec![
-                        measure::coordination_number(&pairs, state.len(), nb),
-                        pairs.len() as f64,
-                    ]
-                }
-                MeasureKind::BoundaryForce { boundary, about } => {
-                    let (f, tq) = measure::boundary_wrench(&forces, *boundary as u32, *about);
-                    vec![f[0], f[1], f[2], tq[0], tq[1], tq[2]]
-                }
-                MeasureKind::ReposeAngle {
-                    axis,
-                    centre,
-                    flank,
-                } => {
-                    let r = measure::repose_angle(&state, nb, *axis, *centre, *flank);
-                    vec![r.angle_deg, r.slope, r.apex, r.bins as f64]
-                }
-                MeasureKind::Stress { min, max } => {
-                    let region = measure::Region {
-                        min: *min,
-                        max: *max,
-                    };
-                    measure::region_stress(&state, nb, &records, &impulses, dt, &region).row()
-                }
-                MeasureKind::SolidFraction { min, max } => {
-                    let region = measure::Region {
-                        min: *min,
-                        max: *max,
-                    };
-                    vec![measure::solid_fraction(&state, nb, &self.volumes, &region)]
-                }
-            };
-            writer.append(p.id, t, &row)?;
+            let row = self.row(k, (s, t), &state, &contacts);
+            if let (Some(w), Some(id)) = (self.writer.as_mut(), self.probes[k].id) {
+                w.append(id, t, &row)?;
+            }
+            if let Some(kept) = self.kept.as_mut() {
+                kept[k].push((t, row));
+            }
         }
         Ok(())
+    }
+
+    /// Measurement `k`'s row at step `s`, time `t`: what its CSV file gets.
+    fn row(
+        &mut self,
+        k: usize,
+        (s, t): (u64, f64),
+        state: &BodyState,
+        contacts: &Sampled,
+    ) -> Vec<f64> {
+        let nb = self.n_boundaries;
+        let forces = contacts.forces;
+        let p = &mut self.probes[k];
+        match &p.spec.kind {
+            MeasureKind::MassFlow { .. } => {
+                let f = p.flow.as_mut().expect("mass flow state");
+                let o = p.offsets;
+                if s == 0 {
+                    vec![o[0], o[1], o[2], f64::NAN]
+                } else {
+                    let x = f.update(state, t);
+                    vec![
+                        o[0] + x.net_mass,
+                        o[1] + x.mass_positive,
+                        o[2] + x.mass_negative,
+                        x.rate,
+                    ]
+                }
+            }
+            MeasureKind::BedHeight { quantile } => {
+                vec![measure::bed_height(state, nb, *quantile)]
+            }
+            MeasureKind::SurfaceProfile { axis, bins, range } => {
+                measure::surface_profile(state, nb, *axis, *bins, (range[0], range[1]))
+                    .into_iter()
+                    .map(|(_, z)| z)
+                    .collect()
+            }
+            MeasureKind::KineticEnergy => {
+                let mut e = measure::kinetic_energy_by_group(state, &self.groups);
+                e.resize(self.n_materials, 0.0);
+                let total = e.iter().sum();
+                e.push(total);
+                e
+            }
+            MeasureKind::Coordination => {
+                // Force-bearing contacts only: those with a positive normal force.
+                let pairs: Vec<(u32, u32)> = forces
+                    .iter()
+                    .filter(|c| {
+                        let n = &c.force_on_b;
+                        n.iter().any(|x| *x != 0.0)
+                    })
+                    .map(|c| (c.body_a, c.body_b))
+                    .collect();
+                vec![
+                    measure::coordination_number(&pairs, state.len(), nb),
+                    pairs.len() as f64,
+                ]
+            }
+            MeasureKind::BoundaryForce { boundary, about } => {
+                let (f, tq) = measure::boundary_wrench(forces, *boundary as u32, *about);
+                vec![f[0], f[1], f[2], tq[0], tq[1], tq[2]]
+            }
+            MeasureKind::ReposeAngle {
+                axis,
+                centre,
+                flank,
+            } => {
+                let r = measure::repose_angle(state, nb, *axis, *centre, *flank);
+                vec![r.angle_deg, r.slope, r.apex, r.bins as f64]
+            }
+            MeasureKind::Stress { min, max } => {
+                let region = measure::Region {
+                    min: *min,
+                    max: *max,
+                };
+                let c = contacts;
+                measure::region_stress(state, nb, c.records, c.impulses, c.dt, &region).row()
+            }
+            MeasureKind::SolidFraction { min, max } => {
+                let region = measure::Region {
+                    min: *min,
+                    max: *max,
+                };
+                vec![measure::solid_fraction(state, nb, &self.volumes, &region)]
+            }
+        }
     }
 
     fn flush(&mut self) -> Result<(), RunError> {
@@ -857,7 +991,7 @@ impl Probes {
             Some(w) => self
                 .probes
                 .iter()
-                .map(|p| w.path(p.id).to_path_buf())
+                .filter_map(|p| p.id.map(|id| w.path(id).to_path_buf()))
                 .collect(),
             None => Vec::new(),
         };
@@ -870,6 +1004,15 @@ impl Probes {
         }
         Ok(paths)
     }
+}
+
+/// The contacts a sample step read back, for the measurements that need them (none when no
+/// due measurement does).
+struct Sampled<'a> {
+    records: &'a [ContactRecord],
+    impulses: &'a [[f32; 4]],
+    dt: f64,
+    forces: &'a [ContactForce],
 }
 
 /// The cumulative columns of the last row of a mass-flow CSV (zeros when it has none).
@@ -996,9 +1139,12 @@ pub(crate) fn stats_row(r: &StepRecord, wall_ms: f64) -> Result<StatsRow, RunErr
     })
 }
 
-/// Restores `sim` from the checkpoint at `from`, written by a run of the same scene file.
+/// Restores `sim` of `scene` from the checkpoint at `from`, written by a run of the same
+/// scene file, with the parameters changed from the library that it carries
+/// ([`changed::ChangedParameters`]).
 pub(crate) fn restore(
     sim: &mut Simulation,
+    scene: &Scene,
     from: &Path,
     scene_path: &Path,
     scene_hash: u64,
@@ -1016,6 +1162,9 @@ pub(crate) fn restore(
             scene_hash
         )));
     }
+    changed::ChangedParameters::of(&ck)
+        .and_then(|c| c.apply(sim, scene))
+        .map_err(fail)?;
     sim.restore_sections(ck.step, &ck).map_err(fail)?;
     Ok(ck)
 }
@@ -1212,62 +1361,27 @@ fn open_outputs(
 ) -> Result<(Outputs, Probes), RunError> {
     let at = resumed.map(|ck| ck.time);
     let fresh_from_checkpoint = resumed.is_some() && !dir.join("stats.csv").exists();
-    let open = |name: &str| -> Result<Collection, RunError> {
-        let path = dir.join(name);
-        let Some(t) = at else {
-            return Ok(Collection::new(&path));
-        };
-        let mut c = if path.exists() {
-            Collection::read(&path)?
-        } else {
-            Collection::new(&path)
-        };
-        c.retain_until(t);
-        Ok(c)
-    };
     if resumed.is_none() || fresh_from_checkpoint {
         let _ = std::fs::copy(scene_path, dir.join("scene.toml"));
     }
     let stats_path = dir.join("stats.csv");
-    let nb = setup::boundary_count(scene);
-    let (boxes, capsules) = (box_bodies(scene), capsule_bodies(scene));
-    let joint_frames = scene.output.vtk && !scene.joints.is_empty();
     let mut out = Outputs {
-        dir: dir.to_path_buf(),
-        pvd: open("particles.pvd")?,
-        contacts_pvd: scene
-            .output
-            .contacts
-            .then(|| open("contacts.pvd"))
-            .transpose()?,
-        joints_pvd: joint_frames.then(|| open("joints.pvd")).transpose()?,
+        files: FrameFiles::open(scene, dir, at)?,
         stats: match resumed {
             Some(ck) if !fresh_from_checkpoint => StatsWriter::append_to(&stats_path, ck.step)?,
             _ => StatsWriter::create(&stats_path)?,
         },
-        frames: 0,
-        n_boundaries: nb,
-        vtk: scene.output.vtk,
-        boxes_pvd: (!boxes.is_empty()).then(|| open("boxes.pvd")).transpose()?,
-        boxes,
-        capsules_pvd: (!capsules.is_empty())
-            .then(|| open("capsules.pvd"))
-            .transpose()?,
-        capsules,
-        shapes: crate::io::shapes::shape_frames(scene, nb, dir, at)?,
-        grain_volumes: scene.output.contacts.then(|| frame_loads::volumes(scene)),
-        contact_force_min: scene.output.contact_force_min,
     };
     if let Some(t) = at {
         // Measurements continue their files; the sample at the checkpoint's step is kept.
         let probes = Probes::new(scene, dir, &sim.read_state()?, t, Some(t))?;
         if fresh_from_checkpoint {
             // A new directory's outputs start with the state they start from.
-            out.write_frame(sim)?;
+            out.files.write_frame(sim)?;
         }
         return Ok((out, probes));
     }
-    out.write_frame(sim)?;
+    out.files.write_frame(sim)?;
     let mut probes = Probes::new(scene, dir, state, sim.time(), None)?;
     probes.sample(sim, true)?;
     probes.flush()?;
@@ -1321,6 +1435,9 @@ struct Checkpoints {
     /// `[output] keep`: how many of the newest stay on disk (see [`kept`]).
     keep: u64,
     scene_hash: u64,
+    /// The parameters changed from the library that the resumed checkpoint carried: carried
+    /// on into every checkpoint of this run.
+    changed: Option<(String, Vec<u8>)>,
     record: owner::RunRecord,
     dir: PathBuf,
 }
@@ -1333,7 +1450,8 @@ impl Checkpoints {
     }
 
     fn checkpoint_only(&self, sim: &Simulation) -> Result<(), RunError> {
-        let ck = checkpoint(sim, self.scene_hash)?;
+        let mut ck = checkpoint(sim, self.scene_hash)?;
+        ck.sections.extend(self.changed.clone());
         kept::set_aside(&self.path, self.keep, ck.step)?;
         io::write_checkpoint(&self.path, &ck)?;
         Ok(kept::prune(&self.path, self.keep, ck.step)?)
@@ -1486,12 +1604,15 @@ impl RunFiles {
             Err(error) => return Err(error),
         }
         if sim.step_index() != self.last_frame {
-            out.write_frame(sim)?;
-            out.write_contacts(sim)?;
+            out.frame(sim)?;
         }
         self.checkpoints.write(sim)?;
-        let frames = out.frames;
-        let contacts_pvd = out.contacts_pvd.as_ref().map(|c| c.path().to_path_buf());
+        let frames = out.files.frames;
+        let contacts_pvd = out
+            .files
+            .contacts_pvd
+            .as_ref()
+            .map(|c| c.path().to_path_buf());
         out.stats.finish()?;
         Ok(Closed {
             frames,
@@ -1530,9 +1651,19 @@ fn run_inner(
         || open_simulation(ctx, &scene, &state),
     )?;
     let resumed = match &opts.resume {
-        Some(from) => Some(restore(&mut sim, from, scene_path, scene_hash)?),
+        Some(from) => Some(restore(&mut sim, &scene, from, scene_path, scene_hash)?),
         None => None,
     };
+    let changed = match &resumed {
+        Some(ck) => changed::ChangedParameters::of(ck).unwrap_or_default(),
+        None => changed::ChangedParameters::default(),
+    };
+    if !changed.is_empty() {
+        progress.message(&format!(
+            "the checkpoint continues with parameters changed from the scene file: {}",
+            changed.describe()
+        ));
+    }
     // A restart's outputs start fresh from its state, as a new run's from step 0.
     let state = match &opts.from {
         Some(from) => {
@@ -1587,6 +1718,7 @@ fn run_inner(
             path: ckpt_path.clone(),
             keep: scene.output.keep,
             scene_hash,
+            changed: changed.section(),
             record,
             dir: dir.clone(),
         },

@@ -6,6 +6,6 @@ Scenes come from scene files (``Scene.from_file``) or are built in code table by
 and contacts as NumPy arrays. The manual's "Python" page lists every name.
 """
 
-from ._native import SceneError, Scene, Simulation, adapters
+from ._native import SceneError, Scene, Simulation, adapters, render
 
-__all__ = ["SceneError", "Scene", "Simulation", "adapters"]
+__all__ = ["SceneError", "Scene", "Simulation", "adapters", "render"]

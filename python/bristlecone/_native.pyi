@@ -2,7 +2,7 @@
 
 from os import PathLike
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -58,12 +58,70 @@ class Simulation:
         """body_a, body_b (M,) u32, points (M,3) f64, normals (M,3) f32, gaps (M,) f32,
         impulses (M,3) f32, forces (M,3) f64."""
     def stats(self) -> Optional[Dict[str, float]]: ...
+    def measurements(self) -> Dict[str, Dict[str, npt.NDArray[np.float64]]]:
+        """The scene's [[measure]] series so far: name -> column -> (samples,) float64, with
+        "time" first, then the columns of the command line's measurements/NAME.csv."""
+    def measurement_units(self) -> Dict[str, Dict[str, str]]:
+        """The unit of every column of measurements(): name -> column -> unit."""
     def set_velocity(self, body: int, velocity: _Vec, angular_velocity: Optional[_Vec] = None) -> None: ...
     def set_kinematic_pose(self, body: int, position: _Vec, orientation: Optional[_Vec] = None) -> None: ...
     def set_gravity(self, gravity: _Vec) -> None: ...
     def set_friction(self, material: str, friction: float) -> None: ...
     def set_motor_target(self, joint: int, target: float) -> None: ...
-    def checkpoint(self, path: _Path) -> None: ...
-    def write_frame(self, dir: _Path) -> Path: ...
+    def checkpoint(self, path: _Path) -> None:
+        """The command line's checkpoint format, carrying the parameters set since the scene
+        (gravity, friction, motor targets) that a resume continues with."""
+    def write_frame(self, dir: _Path) -> Path:
+        """Every file bristlecone run writes at a frame of this step (particles, boundary and
+        body surfaces, contacts, joints) into the run directory dir; the particle frame's path."""
 
 def adapters(backend: str = "auto") -> List[Dict[str, str]]: ...
+@overload
+def render(
+    source: Union[_Path, Simulation],
+    path: None = None,
+    *,
+    camera: Optional[str] = None,
+    eye: Optional[_Vec] = None,
+    target: Optional[_Vec] = None,
+    up: Optional[_Vec] = None,
+    fov: Optional[float] = None,
+    width: Optional[int] = None,
+    height: Optional[int] = None,
+    background: Optional[str] = None,
+    color_by: Optional[str] = None,
+    range: Optional[_Vec] = None,
+    force_chains: Optional[bool] = None,
+    shadows: Optional[bool] = None,
+    supersample: Optional[int] = None,
+    frame: Optional[int] = None,
+    scene: Optional[_Path] = None,
+    scale: Optional[float] = None,
+    backend: str = "auto",
+) -> npt.NDArray[np.uint8]:
+    """A run directory's frame (default the last) or a simulation's current state drawn as
+    bristlecone render draws it: an RGB array (height, width, 3)."""
+@overload
+def render(
+    source: Union[_Path, Simulation],
+    path: _Path,
+    *,
+    camera: Optional[str] = None,
+    eye: Optional[_Vec] = None,
+    target: Optional[_Vec] = None,
+    up: Optional[_Vec] = None,
+    fov: Optional[float] = None,
+    width: Optional[int] = None,
+    height: Optional[int] = None,
+    background: Optional[str] = None,
+    color_by: Optional[str] = None,
+    range: Optional[_Vec] = None,
+    force_chains: Optional[bool] = None,
+    shadows: Optional[bool] = None,
+    supersample: Optional[int] = None,
+    frame: Optional[int] = None,
+    scene: Optional[_Path] = None,
+    scale: Optional[float] = None,
+    backend: str = "auto",
+) -> Path:
+    """The same picture written to path as PNG (the command line's bytes); returns path."""

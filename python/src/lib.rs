@@ -10,6 +10,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 mod convert;
+mod render;
 mod scene;
 mod sim;
 
@@ -67,5 +68,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<scene::Scene>()?;
     m.add_class::<sim::Simulation>()?;
     m.add_function(wrap_pyfunction!(adapters, m)?)?;
+    m.add_function(wrap_pyfunction!(render::render, m)?)?;
     Ok(())
 }

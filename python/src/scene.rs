@@ -48,7 +48,12 @@ impl Scene {
         run::parse_scene_scaled(&self.text()?, &self.path, self.scale).map_err(scene_error)
     }
 
-    fn text(&self) -> PyResult<String> {
+    /// The file (or label) errors name.
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    pub(crate) fn text(&self) -> PyResult<String> {
         match &self.source {
             Some(s) => Ok(s.clone()),
             None => toml::to_string(&self.doc)

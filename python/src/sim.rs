@@ -6,6 +6,7 @@ use crate::scene::Scene;
 use crate::{guard, SceneError};
 use bristlecone::facade::{self, Error};
 use bristlecone::gpu::BackendChoice;
+use bristlecone::render::ViewLayer;
 use bristlecone::run::RunError;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -34,12 +35,16 @@ fn py_error(e: Error) -> PyErr {
         ) => PyOSError::new_err(e.to_string()),
         Error::Run(e @ RunError::Resume { .. }) => PyValueError::new_err(e.to_string()),
         Error::Run(e) => PyRuntimeError::new_err(e.to_string()),
+        Error::Render(e) => crate::render::render_error(e),
     }
 }
 
 /// A sequence of `N` numbers (list, tuple, NumPy array), or a `TypeError`/`ValueError`
 /// naming `argument` and the expected shape.
-fn numbers<const N: usize>(argument: &str, value: &Bound<'_, PyAny>) -> PyResult<[f64; N]> {
+pub(crate) fn numbers<const N: usize>(
+    argument: &str,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<[f64; N]> {
     let items: Vec<f64> = value.extract().or_else(|_| {
         value
             .call_method0("tolist")
@@ -83,6 +88,9 @@ fn column<'py, T: numpy::Element>(py: Python<'py>, v: Vec<T>) -> Bound<'py, PyAn
 #[pyclass(module = "bristlecone")]
 pub struct Simulation {
     inner: Mutex<facade::Simulation>,
+    /// The scene's text and the path it names: its `[render]` table for `render()`.
+    scene_text: String,
+    scene_path: PathBuf,
 }
 
 impl Simulation {
@@ -112,7 +120,20 @@ impl Simulation {
         let sim = sim.map_err(py_error)?;
         Ok(Simulation {
             inner: Mutex::new(sim),
+            scene_text: scene.text()?,
+            scene_path: scene.path().to_path_buf(),
         })
+    }
+
+    /// The scene's `[render]` table.
+    pub(crate) fn render_table(&self) -> PyResult<ViewLayer> {
+        bristlecone::render::settings::read_table(&self.scene_text, &self.scene_path)
+            .map_err(crate::render::render_error)
+    }
+
+    /// The current state drawn with `view` (see `bristlecone::facade::Simulation::render`).
+    pub(crate) fn render(&self, view: &ViewLayer) -> PyResult<(Vec<u8>, u32, u32)> {
+        self.sim()?.render(view).map_err(py_error)
     }
 }
 
@@ -235,6 +256,45 @@ impl Simulation {
         })
     }
 
+    /// The scene's `[[measure]]` time series so far, sampled at the steps `bristlecone run`
+    /// samples them (from step 0; after `resume`, from the first sample after the
+    /// checkpoint): a dict name -> dict column -> (samples,) float64 array, with "time" (s)
+    /// first and then the columns of the command line's `measurements/NAME.csv`.
+    fn measurements<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| {
+            let all = self.sim()?.measurements();
+            let d = PyDict::new(py);
+            for m in all {
+                let series = PyDict::new(py);
+                series.set_item("time", column(py, m.times))?;
+                for (k, name) in m.columns.iter().enumerate() {
+                    let values: Vec<f64> = m.rows.iter().map(|r| r[k]).collect();
+                    series.set_item(name, column(py, values))?;
+                }
+                d.set_item(m.name, series)?;
+            }
+            Ok(d)
+        })
+    }
+
+    /// The unit of every column of `measurements()`: a dict name -> dict column -> unit
+    /// ("s", "kg", "kg/s", "m", "J", "N", "N m", "deg"; "1" for a count or a ratio).
+    fn measurement_units<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        guard(|| {
+            let all = self.sim()?.measurements();
+            let d = PyDict::new(py);
+            for m in all {
+                let units = PyDict::new(py);
+                units.set_item("time", "s")?;
+                for (name, unit) in m.columns.iter().zip(&m.units) {
+                    units.set_item(name, *unit)?;
+                }
+                d.set_item(m.name, units)?;
+            }
+            Ok(d)
+        })
+    }
+
     /// Sets body `body`'s velocity (m/s) and angular velocity (rad/s, world) for the next
     /// step; dynamic and kinematic bodies (a fixed one refuses).
     #[pyo3(signature = (body, velocity, angular_velocity = None))]
@@ -305,13 +365,17 @@ impl Simulation {
     }
 
     /// Writes a checkpoint of the current step to `path` in the command line's format
-    /// (`bristlecone run SCENE --resume path` continues it).
+    /// (`bristlecone run SCENE --resume path` continues it). It carries the parameters set
+    /// since the scene (gravity, friction, motor targets), which a resume, here or from the
+    /// command line, continues with; without any it is the command line's byte for byte.
     fn checkpoint(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         guard(|| py.detach(|| self.sim()?.checkpoint(&path).map_err(py_error)))
     }
 
-    /// Writes the command line's particle frame of the current step into the run directory
-    /// `dir` (frames/particles_STEP.vtp, indexed by particles.pvd); returns its path.
+    /// Writes the command line's output frame of the current step into the run directory
+    /// `dir`, the same files `bristlecone run` writes at this step: frames/particles_STEP.vtp
+    /// and the boundary and body surfaces, contacts (with `[output] contacts = true`) and
+    /// joints, each indexed by its .pvd. Returns the particle frame's path.
     fn write_frame(&self, py: Python<'_>, dir: PathBuf) -> PyResult<PathBuf> {
         guard(|| py.detach(|| self.sim()?.write_frame(&dir).map_err(py_error)))
     }

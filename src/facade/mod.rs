@@ -46,14 +46,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod measurements;
 mod state;
 
+pub use measurements::Measurement;
 pub use state::{Contacts, State};
 
 use crate::bodies::{MOTION_FIXED, MOTION_KINEMATIC};
 use crate::gpu::{BackendChoice, GpuContext, GpuError};
-use crate::io::{self, Collection, IoError};
-use crate::run::{self, RunError, Schedules};
+use crate::io::{self, IoError};
+use crate::run::changed::ChangedParameters;
+use crate::run::{self, FrameFiles, Probes, RunError, Schedules};
 use crate::scene::{Scene, SceneError};
 use crate::setup;
 use crate::step::StepRecord;
@@ -70,6 +73,9 @@ pub enum Error {
     /// An argument out of its range (the message names it and the range).
     #[error("{0}")]
     Argument(String),
+    /// A picture: its settings, or drawing it.
+    #[error("{0}")]
+    Render(crate::render::RenderError),
 }
 
 impl From<SceneError> for Error {
@@ -80,6 +86,11 @@ impl From<SceneError> for Error {
 impl From<GpuError> for Error {
     fn from(e: GpuError) -> Self {
         Error::Run(e.into())
+    }
+}
+impl From<crate::render::RenderError> for Error {
+    fn from(e: crate::render::RenderError) -> Self {
+        Error::Render(e)
     }
 }
 impl From<IoError> for Error {
@@ -110,6 +121,10 @@ pub struct Simulation {
     schedules: Schedules,
     n_boundaries: usize,
     last_record: Option<StepRecord>,
+    /// The scene's `[[measure]]` samples, taken at the run loop's steps.
+    probes: Probes,
+    /// The parameters set since the scene (its checkpoints carry them).
+    changed: ChangedParameters,
 }
 
 impl Simulation {
@@ -140,6 +155,9 @@ impl Simulation {
         let state = setup::build_bodies(&scene);
         crate::limits::check_run(&scene, &ctx)?;
         let sim = run::open_simulation(ctx, &scene, &state)?;
+        // As a fresh run: every measurement sampled at step 0.
+        let mut probes = Probes::in_memory(&scene, &state, sim.time());
+        probes.sample(&sim, true)?;
         Ok(Simulation {
             schedules: Schedules::new(&scene),
             n_boundaries: setup::boundary_count(&scene),
@@ -147,12 +165,15 @@ impl Simulation {
             scene_hash,
             sim,
             last_record: None,
+            probes,
+            changed: ChangedParameters::default(),
         })
     }
 
     /// `scene`'s simulation continued from a checkpoint written by [`Simulation::checkpoint`]
     /// or by `bristlecone run` of the same scene text (`scene_hash` as in
-    /// [`Simulation::with_hash`]).
+    /// [`Simulation::with_hash`]), with the parameters set before that checkpoint was
+    /// written (gravity, friction, motor targets), which its later checkpoints carry on.
     pub fn resume(
         scene: Scene,
         scene_hash: u64,
@@ -161,7 +182,16 @@ impl Simulation {
     ) -> Result<Self, Error> {
         let mut sim = Self::with_hash(scene, scene_hash, ctx)?;
         let label = PathBuf::from(format!("scene '{}'", sim.scene.name));
-        run::restore(&mut sim.sim, checkpoint, &label, scene_hash)?;
+        let ck = run::restore(&mut sim.sim, &sim.scene, checkpoint, &label, scene_hash)?;
+        sim.changed = ChangedParameters::of(&ck).map_err(|message| RunError::Resume {
+            path: checkpoint.to_path_buf(),
+            message,
+        })?;
+        sim.changed.write_into(&mut sim.scene);
+        // Measurements count from the checkpoint's state; as a resumed run, the next sample
+        // is the first after its step.
+        let state = sim.sim.read_state()?;
+        sim.probes = Probes::in_memory(&sim.scene, &state, sim.time());
         Ok(sim)
     }
 
@@ -176,7 +206,8 @@ impl Simulation {
     }
 
     /// One batch towards step `total`: at most [`run::MAX_BATCH`] steps, ending at the next
-    /// prescribed-motion change. The caller may stop between batches (Ctrl-C in Python).
+    /// prescribed-motion change or measurement sample. The caller may stop between batches
+    /// (Ctrl-C in Python).
     pub fn step_batch(&mut self, total: u64) -> Result<(), Error> {
         let s = self.sim.step_index();
         if s >= total {
@@ -187,6 +218,9 @@ impl Simulation {
         if let Some(change) = self.schedules.next_after(s) {
             until = until.min(change);
         }
+        if let Some(sample) = self.probes.next_sample(s) {
+            until = until.min(sample);
+        }
         let records = self
             .sim
             .advance((until - s) as u32, self.scene.output.stats_every)?;
@@ -194,7 +228,21 @@ impl Simulation {
             run::stats_row(r, 0.0)?;
         }
         self.last_record = records.last().cloned().or(self.last_record.take());
+        self.probes.sample(&self.sim, false)?;
         Ok(())
+    }
+
+    /// The scene's `[[measure]]` time series sampled so far, in scene order: the rows
+    /// `bristlecone run` writes to `measurements/NAME.csv` at the same steps (from step 0, or
+    /// after a resume from the first sample after the checkpoint; a resumed mass flow counts
+    /// from the checkpoint).
+    pub fn measurements(&self) -> Vec<Measurement> {
+        self.scene
+            .measures
+            .iter()
+            .zip(self.probes.kept())
+            .map(|(spec, samples)| Measurement::new(spec, &self.scene, samples))
+            .collect()
     }
 
     /// Steps taken since step 0 (a resumed simulation counts from its checkpoint's).
@@ -314,6 +362,7 @@ impl Simulation {
         finite("set_gravity: gravity", &gravity)?;
         self.sim.set_gravity(gravity);
         self.scene.sim.gravity = gravity;
+        self.changed.set_gravity(gravity);
         Ok(())
     }
 
@@ -344,6 +393,7 @@ impl Simulation {
             Ok(())
         })?;
         self.scene.materials[k].friction = friction;
+        self.changed.set_friction(material, friction);
         Ok(())
     }
 
@@ -373,7 +423,9 @@ impl Simulation {
             MotorTarget::Velocity(_) => MotorTarget::Velocity(target),
             MotorTarget::Position(_) => MotorTarget::Position(target),
         };
-        self.rebuild_contacts(|sim| sim.set_joints(&joints))
+        self.rebuild_contacts(|sim| sim.set_joints(&joints))?;
+        self.changed.set_motor_target(joint, target);
+        Ok(())
     }
 
     /// Changes what the contact stages are built from, then rebuilds them around the current
@@ -402,30 +454,58 @@ impl Simulation {
     }
 
     /// A checkpoint of the current step at `path` (written atomically), in the command
-    /// line's format: `bristlecone run --resume path` continues it for the same scene file.
+    /// line's format: `bristlecone run --resume path` continues it for the same scene file,
+    /// with the parameters set since the scene (gravity, friction, motor targets; without
+    /// any, the checkpoint is the command line's byte for byte).
     pub fn checkpoint(&self, path: &Path) -> Result<(), Error> {
-        let ck = run::checkpoint(&self.sim, self.scene_hash)?;
+        let mut ck = run::checkpoint(&self.sim, self.scene_hash)?;
+        ck.sections.extend(self.changed.section());
         Ok(io::write_checkpoint(path, &ck)?)
     }
 
-    /// The command line's particle frame of the current step into the run directory `dir`:
-    /// `dir/frames/particles_STEP.vtp`, indexed by `dir/particles.pvd` (entries after this
-    /// time are dropped, as a resumed run does). Returns the frame's path.
+    /// The command line's output frame of the current step into the run directory `dir`:
+    /// the same files `bristlecone run` writes at a frame of this step, byte for byte
+    /// (`frames/particles_STEP.vtp`; the boundaries', boxes', capsules', clumps', cylinders'
+    /// and hulls' surfaces; with `[output] contacts = true` the last step's contacts and each
+    /// grain's load; joints), each indexed by its `.pvd` in `dir` (entries from this time on
+    /// are replaced, as a resumed run does). Written whatever `[output] vtk` says. Returns
+    /// the particle frame's path.
     pub fn write_frame(&self, dir: &Path) -> Result<PathBuf, Error> {
         let frames = dir.join("frames");
         std::fs::create_dir_all(&frames).map_err(|source| RunError::OutDir {
             path: frames.clone(),
             source,
         })?;
-        let name = run::particle_frame_name(self.step_index());
-        let s = self.sim.download_kinematics()?;
-        let at = (self.step_index(), self.time());
-        let path = dir.join(&name);
-        run::write_particle_frame(&path, at, &s, self.n_boundaries, None)?;
-        let mut pvd = Collection::open(dir.join("particles.pvd"), Some(self.time()))?;
-        pvd.retain_until(self.time() - self.sim.settings.dt / 2.0);
-        pvd.add(self.time(), name)?;
-        Ok(path)
+        let before = self.time() - self.sim.settings.dt / 2.0;
+        let mut files = FrameFiles::open(&self.scene, dir, Some(before))?.always();
+        files.write_frame(&self.sim)?;
+        files.write_contacts(&self.sim)?;
+        Ok(files.particle_frame(self.step_index()))
+    }
+}
+
+impl Simulation {
+    /// The current state drawn as `bristlecone render` draws a run's frame of this step
+    /// ([`Simulation::write_frame`] into a private temporary directory, removed after):
+    /// `view` holds the settings (the scene's `[render]` table overridden by the caller's).
+    /// Returns the RGB image (height × width × 3, rows from the top) and its width and height.
+    pub fn render(&self, view: &crate::render::ViewLayer) -> Result<(Vec<u8>, u32, u32), Error> {
+        let dir = crate::render::tempdir().map_err(|e| {
+            Error::Render(crate::render::RenderError::Draw(format!(
+                "cannot create a temporary directory: {e}"
+            )))
+        })?;
+        let drawn = self.write_frame(&dir).and_then(|_| {
+            let ctx = self.sim.ctx.clone();
+            Ok(crate::render::render_last_frame(
+                ctx,
+                &dir,
+                self.scene.clone(),
+                view,
+            )?)
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        drawn
     }
 }
 

@@ -145,7 +145,19 @@ pub fn prepare(run_dir: &Path, opts: &RenderOptions) -> Result<Prepared, RenderE
         )
     })?;
     let table = settings::read_table(&text, &scene_path)?;
-    let view = opts.flags.over(&table).resolve("render settings")?;
+    prepare_loaded(run_dir, opts, picked, scene, &table)
+}
+
+/// [`prepare`] of the frames `picked` with the scene already loaded and its `[render]`
+/// table read (`table`; the options' flags override it).
+fn prepare_loaded(
+    run_dir: &Path,
+    opts: &RenderOptions,
+    picked: Vec<FrameRef>,
+    scene: Scene,
+    table: &ViewLayer,
+) -> Result<Prepared, RenderError> {
+    let view = opts.flags.over(table).resolve("render settings")?;
     let contacts_index = if view.force_chains {
         data::frame_index(run_dir, "contacts.pvd").map_err(|_| {
             run_err(
@@ -408,6 +420,52 @@ pub fn draw_frames(renderer: &Renderer, pr: &Prepared) -> Result<Vec<Vec<u8>>, R
     Ok(images)
 }
 
+/// The last frame of the run in `run_dir` drawn for a scene already loaded (the library's
+/// [`crate::facade::Simulation::render`]) as [`render_run`] draws it, with the settings
+/// `view` (the scene's `[render]` table overridden by the caller's). Returns the RGB image
+/// (height × width × 3) and its size.
+pub fn render_last_frame(
+    ctx: Arc<GpuContext>,
+    run_dir: &Path,
+    scene: Scene,
+    view: &ViewLayer,
+) -> Result<(Vec<u8>, u32, u32), RenderError> {
+    let index = data::frame_index(run_dir, "particles.pvd")?;
+    let Some(last) = index.last() else {
+        return Err(run_err(&run_dir.join("particles.pvd"), "lists no frames"));
+    };
+    let opts = RenderOptions {
+        flags: view.clone(),
+        ..Default::default()
+    };
+    let pr = prepare_loaded(
+        run_dir,
+        &opts,
+        vec![last.clone()],
+        scene,
+        &ViewLayer::default(),
+    )?;
+    let image = draw_frames(&Renderer::new(ctx)?, &pr)?.remove(0);
+    Ok((image, pr.view.width, pr.view.height))
+}
+
+/// One selected frame of a run (not [`FrameSelect::All`]) drawn as [`render_run`] draws it:
+/// the RGB image (height × width × 3) and its size, without writing anything.
+pub fn render_image(
+    ctx: Arc<GpuContext>,
+    run_dir: &Path,
+    opts: &RenderOptions,
+) -> Result<(Vec<u8>, u32, u32), RenderError> {
+    if opts.frames == FrameSelect::All {
+        return Err(RenderError::Options(
+            "one image is drawn at a time: pick a frame (or the last)".into(),
+        ));
+    }
+    let pr = prepare(run_dir, opts)?;
+    let image = draw_frames(&Renderer::new(ctx)?, &pr)?.remove(0);
+    Ok((image, pr.view.width, pr.view.height))
+}
+
 /// Renders the run's selected frames and writes the images (see the module docs).
 pub fn render_run(
     ctx: Arc<GpuContext>,
@@ -514,7 +572,8 @@ fn mp4(frames: &[(PathBuf, Vec<u8>)], fps: u32) -> Result<Vec<u8>, String> {
     result.map_err(|e| format!("no MP4: {e}"))
 }
 
-fn tempdir() -> std::io::Result<PathBuf> {
+/// A fresh private directory under the system's temporary directory.
+pub(crate) fn tempdir() -> std::io::Result<PathBuf> {
     let base = std::env::temp_dir();
     for k in 0..1000u32 {
         let p = base.join(format!("bristlecone-render-{}-{k}", std::process::id()));

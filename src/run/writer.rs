@@ -18,8 +18,8 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-/// What [`Outputs`] reads from the simulation to write a frame.
-pub(super) trait FrameSource {
+/// What [`super::FrameFiles`] reads from the simulation to write a frame.
+pub(crate) trait FrameSource {
     fn step_index(&self) -> u64;
     fn time(&self) -> f64;
     fn dt(&self) -> f64;
@@ -129,7 +129,7 @@ impl Background {
         let (tx, rx) = channel::<Job>();
         let failed = Arc::new(AtomicBool::new(false));
         let flag = failed.clone();
-        let dir = out.dir.clone();
+        let dir = out.files.dir.clone();
         let handle = std::thread::spawn(move || {
             let mut result = Ok(());
             for job in rx {
@@ -139,10 +139,7 @@ impl Background {
                 result = match job {
                     Job::Stats(row) => out.stats.append(&row).map_err(RunError::from),
                     Job::FlushStats => out.stats.flush().map_err(RunError::from),
-                    Job::Frame(f) => out
-                        .write_frame(&*f)
-                        .and_then(|_| out.write_contacts(&*f))
-                        .and_then(|_| Ok(out.stats.flush()?)),
+                    Job::Frame(f) => out.frame(&*f).and_then(|_| Ok(out.stats.flush()?)),
                 };
                 if result.is_err() {
                     flag.store(true, Ordering::SeqCst);
@@ -214,8 +211,7 @@ impl Sink {
     pub(super) fn frame(&mut self, sim: &Simulation) -> Result<(), RunError> {
         match self {
             Sink::Inline(out) => {
-                out.write_frame(sim)?;
-                out.write_contacts(sim)?;
+                out.frame(sim)?;
                 Ok(out.stats.flush()?)
             }
             Sink::Background(b) if b.failed() => {
