@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 mod build;
 mod clumps;
 mod convex;
+pub mod flow;
 mod generate;
 pub mod joints;
 mod mesh;
@@ -134,6 +135,11 @@ pub struct Scene {
     pub measures: Vec<Measure>,
     /// `[[joint]]` tables in file order (see [`joints`]).
     pub joints: Vec<joints::JointDesc>,
+    /// `[[inflow]]` tables in file order; their pools' grains follow [`Scene::bodies`] in
+    /// the body arrays, parked (see [`flow`]).
+    pub inflows: Vec<flow::Inflow>,
+    /// `[[outflow]]` tables in file order.
+    pub outflows: Vec<flow::Outflow>,
     pub output: OutputSettings,
     /// Valid-but-suspicious findings, each `file:line: field: message`. The rules:
     /// * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)`, `r_min` the smallest body

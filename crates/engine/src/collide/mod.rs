@@ -1027,6 +1027,7 @@ impl Collide {
                 &self.sorted_pos,
                 &self.offs,
                 &self.counts,
+                &self.info,
             ],
         );
     }

@@ -12,12 +12,14 @@ pub mod bench;
 pub mod integrate;
 mod lemke;
 mod lemke_cpu;
+mod parking;
 pub mod stats;
 
 use batched::Snapshot;
 pub use bench::BenchKnobs;
 pub use lemke::LemkeStepLog;
 pub use lemke_cpu::{LemkeStep, CPU_STEP_MAX_BODIES};
+pub use parking::Activation;
 
 use crate::bodies::{BodyState, GpuBodies};
 use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
@@ -725,6 +727,7 @@ impl Simulation {
                 rot: s.rot.clone(),
                 vel: s.vel.clone(),
                 omega: s.omega.clone(),
+                info: s.info.clone(),
                 ..Default::default()
             }),
             None => self.bodies.download_kinematics(&self.ctx),
