@@ -717,7 +717,7 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
     let i = sorted_idx[t];
     // A parked grain has no contacts (no grain finds it either: it is in slot T + 1).
-    if info[nb + i].x == MOTION_PARKED + 100u {
+    if info[nb + i].x == MOTION_PARKED {
         if !write {
             offs[nb * ng + i] = 0u;
         }
