@@ -399,7 +399,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     patch_needs_faces(&cx, &raw, &materials, &bodies)?;
     patch_grids_agree(&cx, &raw, &materials)?;
-    let (inflows, outflows) = flow::flow_section(&cx, &raw, &materials, &boundaries, &sim)?;
+    let (inflows, outflows) = flow::flow_section(&cx, &raw, &materials, &boundaries, &sim, scale)?;
     let pool_radii = inflows.iter().flat_map(|f| f.pool.iter().map(|g| g.radius));
     let r_min = bodies
         .iter()

@@ -25,11 +25,12 @@ pub(super) fn flow_section(
     materials: &[Material],
     boundaries: &[Boundary],
     sim: &SimSettings,
+    scale: f64,
 ) -> R<(Vec<Inflow>, Vec<Outflow>)> {
     let mut inflows = Vec::new();
     for (i, t) in raw.inflow.iter().enumerate() {
         let base = format!("inflow[{i}]");
-        inflows.push(inflow(cx, t, &base, materials, boundaries, sim)?);
+        inflows.push(inflow(cx, t, &base, materials, boundaries, (sim, scale))?);
     }
     let mut outflows = Vec::new();
     for (i, t) in raw.outflow.iter().enumerate() {
@@ -91,7 +92,7 @@ fn inflow(
     base: &str,
     materials: &[Material],
     boundaries: &[Boundary],
-    sim: &SimSettings,
+    (sim, scale): (&SimSettings, f64),
 ) -> R<Inflow> {
     let span = t.span();
     let f = t.get_ref();
@@ -119,9 +120,11 @@ fn inflow(
         return Err(cx.err(Some(f.region.span()), format!("{base}.region"), m));
     }
     inside_domain(cx, &region, dist.max(), boundaries, &f.region, base)?;
+    // `--scale` below 1 scales the rate and the pool as it scales a generator's count.
+    let scale = scale.min(1.0);
     let rate = match (&f.rate, &f.mass_rate) {
-        (Some(r), None) => FlowRate::Grains(cx.positive(r, &format!("{base}.rate"))?),
-        (None, Some(r)) => FlowRate::Mass(cx.positive(r, &format!("{base}.mass_rate"))?),
+        (Some(r), None) => FlowRate::Grains(cx.positive(r, &format!("{base}.rate"))? * scale),
+        (None, Some(r)) => FlowRate::Mass(cx.positive(r, &format!("{base}.mass_rate"))? * scale),
         (Some(_), Some(r)) => {
             return Err(cx.err(
                 Some(r.span()),
@@ -147,7 +150,10 @@ fn inflow(
         DEFAULT_EVERY,
     )?;
     let count = match &f.count {
-        Some(c) => Some(cx.int_range(c, &format!("{base}.count"), 1, MAX_POOL as i64)? as usize),
+        Some(c) => {
+            let n = cx.int_range(c, &format!("{base}.count"), 1, MAX_POOL as i64)? as usize;
+            Some(scaled_count(n, scale))
+        }
         None => None,
     };
     let duration = sim.steps as f64 * sim.dt;
