@@ -209,10 +209,7 @@ impl Flow {
             .filter(|(c, r)| (0..3).all(|a| c[a] + r + r_max >= lo[a] && c[a] - r - r_max <= hi[a]))
             .collect();
         let pool = f.first..f.first + spec.pool.len();
-        loop {
-            let Some(next) = pool.clone().find(|&b| state.info[b][0] == MOTION_PARKED) else {
-                break;
-            };
+        while let Some(next) = pool.clone().find(|&b| state.info[b][0] == MOTION_PARKED) {
             let grain = spec.pool[next - f.first];
             let due = match spec.rate {
                 FlowRate::Grains(r) => (f.inserted as f64) < (r * time).floor(),
