@@ -838,6 +838,15 @@ impl Probes {
         Ok(())
     }
 
+    /// Bodies that left or entered the scene (`run::flow`): no mass flow counts their jump.
+    fn forget(&mut self, bodies: &[usize]) {
+        for f in self.probes.iter_mut().filter_map(|p| p.flow.as_mut()) {
+            for &b in bodies {
+                f.forget(b);
+            }
+        }
+    }
+
     /// Drops the queued samples unwritten (see [`MeasurementWriter::discard_pending`]).
     fn discard_pending(&mut self) {
         if let Some(w) = self.writer.as_mut() {
@@ -1619,9 +1628,12 @@ fn run_inner(
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&mut sim, s);
-        if let Err(e) = files.flow.apply(&mut sim, s) {
-            result = Err(e);
-            break;
+        match files.flow.apply(&mut sim, s) {
+            Ok(changed) => files.probes.forget(&changed),
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
         }
         files.checkpoints.flow_section = files.flow.section();
         let mut until = batch_end(s, total, &scene, &schedules, &files);

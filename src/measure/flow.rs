@@ -146,6 +146,19 @@ impl MassFlow {
 
     /// Advances to the positions in `state` at `time`; O(N). Panics if the body count
     /// changed.
+    /// Body `body` left or entered the scene (an outflow, an inflow) since the last update:
+    /// the jump between its old and new place is no crossing, so its next position starts
+    /// afresh, and when it enters again it is a new grain for the distinct-grain counts.
+    pub fn forget(&mut self, body: usize) {
+        let Some(i) = body.checked_sub(self.first_grain) else {
+            return;
+        };
+        if i < self.prev_pos.len() {
+            self.prev_pos[i] = [f64::NAN; 3];
+            self.counted[i] = 0;
+        }
+    }
+
     pub fn update(&mut self, state: &BodyState, time: f64) -> FlowSample {
         assert_eq!(
             state.len(),

@@ -64,6 +64,8 @@ pub(crate) struct Flow {
     nb: usize,
     dt: f64,
     writer: Option<MeasurementWriter>,
+    /// The bodies that left or entered the scene in the current event.
+    changed: Vec<usize>,
 }
 
 impl Flow {
@@ -89,6 +91,7 @@ impl Flow {
             nb,
             dt: scene.sim.dt,
             writer: None,
+            changed: Vec::new(),
         };
         if scene.inflows.is_empty() && scene.outflows.is_empty() {
             return Ok(flow);
@@ -131,13 +134,13 @@ impl Flow {
         every.map(|k| (s / k + 1) * k).min()
     }
 
-    /// The events due before step `s`.
-    pub(crate) fn apply(&mut self, sim: &mut Simulation, s: u64) -> Result<(), RunError> {
+    /// The events due before step `s`; the bodies that left or entered the scene.
+    pub(crate) fn apply(&mut self, sim: &mut Simulation, s: u64) -> Result<Vec<usize>, RunError> {
         let due = |every: u64| s.is_multiple_of(every);
         if !self.inflows.iter().any(|f| due(f.spec.every))
             && !self.outflows.iter().any(|o| due(o.spec.every))
         {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let mut state = sim.download_kinematics()?;
         let time = s as f64 * self.dt;
@@ -151,7 +154,7 @@ impl Flow {
                 self.insert(k, sim, &mut state, s)?;
             }
         }
-        Ok(())
+        Ok(std::mem::take(&mut self.changed))
     }
 
     /// Outflow `k` parks the dynamic grains whose centre is in its region.
@@ -169,14 +172,16 @@ impl Flow {
             if state.info[b][0] == MOTION_DYNAMIC && o.spec.region.contains(centre) {
                 sim.park(b as u32, [p[0], p[1], p[2]], p[3]);
                 state.info[b][0] = MOTION_PARKED;
+                self.changed.push(b);
                 o.removed += 1;
                 o.removed_mass += self.mass[b];
             }
         }
-        let live_mass: f64 = (self.nb..state.len())
+        let live_mass = (self.nb..state.len())
             .filter(|&b| state.info[b][0] == MOTION_DYNAMIC)
             .map(|b| self.mass[b])
-            .sum();
+            .sum::<f64>()
+            + 0.0; // an empty sum is -0.0
         let row = [o.removed as f64, o.removed_mass, live_mass];
         if let Some(w) = self.writer.as_mut() {
             w.append(o.file, time, &row)?;
@@ -236,6 +241,7 @@ impl Flow {
             };
             sim.activate(next as u32, grain.radius as f32, &a);
             state.info[next][0] = MOTION_DYNAMIC;
+            self.changed.push(next);
             let placed = a.position.map(f64::from);
             state.pos[next] = [
                 a.position[0],
