@@ -349,8 +349,13 @@ fn cmd_validate(scene: PathBuf) -> Result<(), String> {
     let text =
         bristlecone::io::capped::read_toml(&scene, "scene file").map_err(|e| e.to_string())?;
     bristlecone::render::settings::read_table(&text, &scene).map_err(|e| e.to_string())?;
+    let pools: usize = s.inflows.iter().map(|f| f.pool.len()).sum();
+    let pools = match pools {
+        0 => String::new(),
+        n => format!(" (and {n} that inflows insert)"),
+    };
     println!(
-        "{}: valid. '{}': {} bodies, {} boundaries, {} materials, dt = {} s, {} steps ({} s)",
+        "{}: valid. '{}': {} bodies{pools}, {} boundaries, {} materials, dt = {} s, {} steps ({} s)",
         scene.display(),
         s.name,
         s.bodies.len(),

@@ -31,6 +31,7 @@ use crate::step::{Simulation, StepRecord};
 pub(crate) use writer::FrameSource;
 
 pub mod changed;
+mod flow;
 mod frame_loads;
 pub mod kept;
 pub mod owner;
@@ -329,7 +330,8 @@ pub(crate) fn particle_frame_name(step: u64) -> String {
 
 /// One particle frame (`frames/particles_STEP.vtp`): the grains' (bodies from `nb` on)
 /// positions, bounding radii, velocities and ids, and with contact output their net contact
-/// force and stress. Shared by the run loop and [`crate::facade::Simulation::write_frame`].
+/// force and stress; parked grains (an inflow's pool, those an outflow took out) are left
+/// out. Shared by the run loop and [`crate::facade::Simulation::write_frame`].
 pub(crate) fn write_particle_frame(
     path: &Path,
     (step, time): (u64, f64),
@@ -337,13 +339,21 @@ pub(crate) fn write_particle_frame(
     nb: usize,
     loads: Option<GrainLoads<'_>>,
 ) -> Result<(), IoError> {
-    let xyz =
-        |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v[nb..].iter().map(|p| [p[0], p[1], p[2]]).collect() };
+    let live: Vec<usize> = (nb..s.len())
+        .filter(|&b| {
+            s.info
+                .get(b)
+                .is_none_or(|i| i[0] != crate::bodies::MOTION_PARKED)
+        })
+        .collect();
+    let xyz = |v: &[[f32; 4]]| -> Vec<[f32; 3]> {
+        live.iter().map(|&b| [v[b][0], v[b][1], v[b][2]]).collect()
+    };
     let positions = xyz(&s.pos);
-    let radii: Vec<f32> = s.pos[nb..].iter().map(|p| p[3]).collect();
+    let radii: Vec<f32> = live.iter().map(|&b| s.pos[b][3]).collect();
     let velocities = xyz(&s.vel);
     let angular = xyz(&s.omega);
-    let ids: Vec<u32> = (nb as u32..s.len() as u32).collect();
+    let ids: Vec<u32> = live.iter().map(|&b| b as u32).collect();
     let mut frame = ParticleFrame {
         step,
         time,
@@ -356,9 +366,14 @@ pub(crate) fn write_particle_frame(
         vectors: Vec::new(),
     };
     let mut tensors = Vec::new();
-    if let Some((force, stress)) = loads {
+    let loads = loads.map(|(force, stress)| {
+        let f: Vec<[f32; 3]> = live.iter().map(|&b| force[b - nb]).collect();
+        let t: Vec<[f32; 9]> = live.iter().map(|&b| stress[b - nb]).collect();
+        (f, t)
+    });
+    if let Some((force, stress)) = &loads {
         frame.vectors.push(("contact_force", force));
-        tensors.push(("stress", stress));
+        tensors.push(("stress", &stress[..]));
     }
     io::write_particles_with_tensors(path, &frame, &tensors)
 }
@@ -894,6 +909,8 @@ impl Probes {
     ) -> Vec<f64> {
         let nb = self.n_boundaries;
         let forces = contacts.forces;
+        // Parked grains (inflow pools, grains an outflow took out) are in no measurement.
+        let live = flow::live_view(state, nb);
         let p = &mut self.probes[k];
         match &p.spec.kind {
             MeasureKind::MassFlow { .. } => {
@@ -912,10 +929,10 @@ impl Probes {
                 }
             }
             MeasureKind::BedHeight { quantile } => {
-                vec![measure::bed_height(state, nb, *quantile)]
+                vec![measure::bed_height(&live, nb, *quantile)]
             }
             MeasureKind::SurfaceProfile { axis, bins, range } => {
-                measure::surface_profile(state, nb, *axis, *bins, (range[0], range[1]))
+                measure::surface_profile(&live, nb, *axis, *bins, (range[0], range[1]))
                     .into_iter()
                     .map(|(_, z)| z)
                     .collect()
@@ -937,8 +954,10 @@ impl Probes {
                     })
                     .map(|c| (c.body_a, c.body_b))
                     .collect();
+                // Contacts per live grain.
+                let grains = (state.len() - nb) as f64 / (live.len() - nb) as f64;
                 vec![
-                    measure::coordination_number(&pairs, state.len(), nb),
+                    measure::coordination_number(&pairs, state.len(), nb) * grains,
                     pairs.len() as f64,
                 ]
             }
@@ -951,7 +970,7 @@ impl Probes {
                 centre,
                 flank,
             } => {
-                let r = measure::repose_angle(state, nb, *axis, *centre, *flank);
+                let r = measure::repose_angle(&live, nb, *axis, *centre, *flank);
                 vec![r.angle_deg, r.slope, r.apex, r.bins as f64]
             }
             MeasureKind::Stress { min, max } => {
@@ -977,6 +996,15 @@ impl Probes {
             w.flush()?;
         }
         Ok(())
+    }
+
+    /// Bodies that left or entered the scene (`run::flow`): no mass flow counts their jump.
+    fn forget(&mut self, bodies: &[usize]) {
+        for f in self.probes.iter_mut().filter_map(|p| p.flow.as_mut()) {
+            for &b in bodies {
+                f.forget(b);
+            }
+        }
     }
 
     /// Drops the queued samples unwritten (see [`MeasurementWriter::discard_pending`]).
@@ -1390,7 +1418,8 @@ fn open_outputs(
 
 /// The step the batch starting at `s` ends at: the next frame, checkpoint, schedule change
 /// or measurement sample, and at most [`MAX_BATCH`] steps on.
-fn batch_end(s: u64, total: u64, scene: &Scene, schedules: &Schedules, probes: &Probes) -> u64 {
+fn batch_end(s: u64, total: u64, scene: &Scene, schedules: &Schedules, files: &RunFiles) -> u64 {
+    let probes = &files.probes;
     let next_multiple = |k: u64| (s / k + 1) * k;
     let mut until = total
         .min(next_multiple(scene.output.frame_every.max(1)))
@@ -1402,6 +1431,9 @@ fn batch_end(s: u64, total: u64, scene: &Scene, schedules: &Schedules, probes: &
         until = until.min(n);
     }
     if let Some(n) = probes.next_sample(s) {
+        until = until.min(n);
+    }
+    if let Some(n) = files.flow.next_after(s) {
         until = until.min(n);
     }
     until
@@ -1421,6 +1453,7 @@ struct RunFiles {
     probes: Probes,
     lemke_csv: Option<crate::realtime::LemkeCsv>,
     checkpoints: Checkpoints,
+    flow: flow::Flow,
     frame_every: u64,
     ckpt_every: u64,
     total: u64,
@@ -1440,6 +1473,8 @@ struct Checkpoints {
     changed: Option<(String, Vec<u8>)>,
     record: owner::RunRecord,
     dir: PathBuf,
+    /// The inflow and outflow counters as of the current step ([`flow::Flow::section`]).
+    flow_section: Option<Vec<u8>>,
 }
 
 impl Checkpoints {
@@ -1452,6 +1487,9 @@ impl Checkpoints {
     fn checkpoint_only(&self, sim: &Simulation) -> Result<(), RunError> {
         let mut ck = checkpoint(sim, self.scene_hash)?;
         ck.sections.extend(self.changed.clone());
+        if let Some(bytes) = &self.flow_section {
+            ck.sections.push((flow::SECTION.into(), bytes.clone()));
+        }
         kept::set_aside(&self.path, self.keep, ck.step)?;
         io::write_checkpoint(&self.path, &ck)?;
         Ok(kept::prune(&self.path, self.keep, ck.step)?)
@@ -1558,6 +1596,7 @@ impl RunFiles {
                     l.flush()?;
                 }
                 self.probes.flush()?;
+                self.flow.flush()?;
             }
         }
         if self.ckpt_every > 0 && s.is_multiple_of(self.ckpt_every) {
@@ -1565,6 +1604,7 @@ impl RunFiles {
             // leaves statistics that reach the checkpoint's step, and no sample past them.
             self.sink.flush_stats()?;
             self.probes.flush()?;
+            self.flow.flush()?;
             self.checkpoints.write(sim)?;
         }
         Ok(())
@@ -1592,6 +1632,7 @@ impl RunFiles {
                 result = result.and(l.flush().map_err(RunError::from));
             }
             result = result.and(self.probes.flush());
+            result = result.and(self.flow.flush());
         }
         match result {
             Ok(()) => {}
@@ -1701,6 +1742,13 @@ fn run_inner(
     let ckpt_path = dir.join("checkpoint.bin");
     let schedules = Schedules::new(&scene);
     let (out, probes) = open_outputs(&scene, scene_path, &dir, &sim, &state, resumed.as_ref())?;
+    // A restart takes the inflow and outflow counters of its checkpoint.
+    let from_checkpoint = match &opts.from {
+        Some(from) if !scene.inflows.is_empty() || !scene.outflows.is_empty() => {
+            Some(io::read_checkpoint(from)?)
+        }
+        _ => None,
+    };
     record.write(&dir)?;
     progress.start(sim.step_index(), total);
     let mut files = RunFiles {
@@ -1721,13 +1769,16 @@ fn run_inner(
             changed: changed.section(),
             record,
             dir: dir.clone(),
+            flow_section: None,
         },
+        flow: flow::Flow::new(&scene, &dir, resumed.as_ref(), from_checkpoint.as_ref())?,
         frame_every: scene.output.frame_every.max(1),
         ckpt_every: scene.output.checkpoint_every,
         total,
         realtime: realtime.is_some(),
         last_frame: sim.step_index(),
     };
+    files.checkpoints.flow_section = files.flow.section();
     let mut warnings = OnceWarnings::new(&scene, &state);
     let mut clock = realtime.map(|preroll| {
         let first = sim.step_index();
@@ -1738,7 +1789,15 @@ fn run_inner(
     while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
         let s = sim.step_index();
         schedules.apply(&mut sim, s);
-        let mut until = batch_end(s, total, &scene, &schedules, &files.probes);
+        match files.flow.apply(&mut sim, s) {
+            Ok(changed) => files.probes.forget(&changed),
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+        files.checkpoints.flow_section = files.flow.section();
+        let mut until = batch_end(s, total, &scene, &schedules, &files);
         if let Some(c) = clock.as_mut() {
             until = s + 1;
             c.wait_release(s);

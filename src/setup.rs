@@ -123,7 +123,32 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
             shape_index,
         });
     }
+    push_pools(scene, &mut s);
     s
+}
+
+/// The inflows' pools after the scene's bodies, in inflow order: spheres parked at the
+/// centre of their inflow's region (no stage sees them until the run loop activates them).
+fn push_pools(scene: &Scene, s: &mut BodyState) {
+    for f in &scene.inflows {
+        let (lo, hi) = f.region.aabb();
+        let centre = [0, 1, 2].map(|k| (0.5 * (lo[k] + hi[k])) as f32);
+        for g in &f.pool {
+            s.push(&BodyInit {
+                position: centre,
+                radius: g.radius as f32,
+                orientation: [0.0, 0.0, 0.0, 1.0],
+                velocity: [0.0; 3],
+                angular_velocity: [0.0; 3],
+                inv_mass: (1.0 / g.mass) as f32,
+                inv_inertia: [(1.0 / g.inertia) as f32; 3],
+                motion: MOTION_PARKED,
+                material: g.material as u32,
+                shape: SHAPE_SPHERE,
+                shape_index: 0,
+            });
+        }
+    }
 }
 
 /// Shapes for collision: the boundaries' (indexed like the scene's boundaries), then one

@@ -318,6 +318,8 @@ const SECTIONS: &[(&str, &str)] = &[
         "[[generator]] template",
         "[[generator]]\ntemplate = { {} }\n",
     ),
+    ("[[inflow]]", "[[inflow]]\n{}\n"),
+    ("[[outflow]]", "[[outflow]]\n{}\n"),
     ("[[boundary]]", "[[boundary]]\n{}\n"),
     ("[[joint]]", "[[joint]]\n{}\n"),
     ("[[measure]]", "[[measure]]\n{}\n"),

@@ -20,6 +20,7 @@ mod depth;
 mod device_loss;
 mod docs;
 mod field_sweep;
+mod flow;
 mod fused;
 mod fuzz;
 mod integrate;

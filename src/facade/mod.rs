@@ -152,6 +152,14 @@ impl Simulation {
     /// A scene whose source text hashes to `scene_hash` ([`crate::io::hash_bytes`] of the
     /// file's bytes: what the command line writes into its checkpoints and checks on resume).
     pub fn with_hash(scene: Scene, scene_hash: u64, ctx: Arc<GpuContext>) -> Result<Self, Error> {
+        // Their waves and removals are the run loop's (`run::flow`); here they would stay
+        // parked, a table read and then ignored.
+        if !scene.inflows.is_empty() || !scene.outflows.is_empty() {
+            return Err(Error::Argument(format!(
+                "scene `{}` has [[inflow]] or [[outflow]] tables, which only `bristlecone run` carries out",
+                scene.name
+            )));
+        }
         let state = setup::build_bodies(&scene);
         crate::limits::check_run(&scene, &ctx)?;
         let sim = run::open_simulation(ctx, &scene, &state)?;

@@ -1,6 +1,6 @@
 //! Mass flow through a plane, and the steady discharge rate of a cumulative-mass signal.
 
-use crate::bodies::BodyState;
+use crate::bodies::{BodyState, MOTION_PARKED};
 
 /// Mass transported through a plane, accumulated frame by frame from the previous and the
 /// current positions of the grains (body centres).
@@ -146,6 +146,19 @@ impl MassFlow {
 
     /// Advances to the positions in `state` at `time`; O(N). Panics if the body count
     /// changed.
+    /// Body `body` left or entered the scene (an outflow, an inflow) since the last update:
+    /// the jump between its old and new place is no crossing, so its next position starts
+    /// afresh, and when it enters again it is a new grain for the distinct-grain counts.
+    pub fn forget(&mut self, body: usize) {
+        let Some(i) = body.checked_sub(self.first_grain) else {
+            return;
+        };
+        if i < self.prev_pos.len() {
+            self.prev_pos[i] = [f64::NAN; 3];
+            self.counted[i] = 0;
+        }
+    }
+
     pub fn update(&mut self, state: &BodyState, time: f64) -> FlowSample {
         assert_eq!(
             state.len(),
@@ -156,6 +169,16 @@ impl MassFlow {
         for (i, p) in state.pos[self.first_grain..].iter().enumerate() {
             let now = pos3(p);
             let before = self.prev_pos[i];
+            // A parked grain (an inflow's pool, or taken out by an outflow) crosses nothing,
+            // and the step from its parking place to where it enters is no crossing either.
+            let parked = state
+                .info
+                .get(self.first_grain + i)
+                .is_some_and(|k| k[0] == MOTION_PARKED);
+            if parked || before[0].is_nan() {
+                self.prev_pos[i] = if parked { [f64::NAN; 3] } else { now };
+                continue;
+            }
             let (d0, d1) = (self.distance(before), self.distance(now));
             let dir = match (d0 >= 0.0, d1 >= 0.0) {
                 (false, true) => 1,

@@ -26,6 +26,7 @@ use super::precision::Driver;
 use super::raw::*;
 
 mod cylinder;
+mod flow;
 use super::span::{self, PathIndex, Source};
 use super::*;
 use crate::solve::defaults;
@@ -388,19 +389,22 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let (mut bodies, mut origins) = bodies_section(&mut cx, &raw, &materials, sim.dt)?;
     no_overlap(&cx, &raw, &bodies, &origins)?;
     generators_section(&cx, &raw, &materials, scale, &mut bodies, &mut origins)?;
-    if bodies.is_empty() {
+    if bodies.is_empty() && raw.inflow.is_empty() {
         return Err(cx.err(
             None,
             "body",
-            "the scene has no bodies: add [[body]] or [[generator]] tables",
+            "the scene has no bodies: add [[body]], [[generator]] or [[inflow]] tables",
         ));
     }
     let boundaries = boundaries_section(&cx, &raw, &materials, file, sim.dt)?;
     patch_needs_faces(&cx, &raw, &materials, &bodies)?;
     patch_grids_agree(&cx, &raw, &materials)?;
+    let (inflows, outflows) = flow::flow_section(&cx, &raw, &materials, &boundaries, &sim, scale)?;
+    let pool_radii = inflows.iter().flat_map(|f| f.pool.iter().map(|g| g.radius));
     let r_min = bodies
         .iter()
         .map(|b| b.shape.bounding_radius())
+        .chain(pool_radii)
         .fold(f64::INFINITY, f64::min);
     let solver = solver_section(&cx, &raw, r_min)?;
     lemke_warning(&mut cx, &raw, &solver, bodies.len());
@@ -415,6 +419,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         &boundaries,
         &materials,
     )?;
+    flow::names_distinct(&cx, &raw, &measures)?;
     let dt_field = &sim_raw.get_ref().dt;
     let gravity_field = sim_raw.get_ref().gravity.as_ref().map(|g| g.span());
     first_step_check(
@@ -466,6 +471,8 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
         measures,
         joints,
         periodic,
+        inflows,
+        outflows,
         output,
         warnings: cx.warnings,
     })

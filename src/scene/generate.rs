@@ -158,7 +158,7 @@ impl SphereGrid {
 
 /// Region a generator fills. Sphere centres are placed so that whole spheres lie inside.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Region {
+pub enum Region {
     Box {
         min: [f64; 3],
         max: [f64; 3],
@@ -251,7 +251,7 @@ impl Region {
     }
 
     /// Uniform random centre for a sphere of radius `r` (requires `fits_radius(r)`).
-    fn sample(&self, r: f64, rng: &mut ChaCha8Rng) -> [f64; 3] {
+    pub(crate) fn sample(&self, r: f64, rng: &mut ChaCha8Rng) -> [f64; 3] {
         let lerp = |a: f64, b: f64, u: f64| a + (b - a) * u;
         match *self {
             Region::Box { min, max } => {
@@ -308,7 +308,7 @@ impl RadiusDist {
             RadiusDist::Uniform { max, .. } => max,
         }
     }
-    fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
+    pub(crate) fn draw(&self, rng: &mut ChaCha8Rng) -> f64 {
         match *self {
             RadiusDist::Constant(r) => r,
             RadiusDist::Uniform { min, max } => {

@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 mod build;
 mod clumps;
 mod convex;
+pub mod flow;
 mod generate;
 pub mod joints;
 mod mesh;
@@ -137,6 +138,11 @@ pub struct Scene {
     pub joints: Vec<joints::JointDesc>,
     /// `[periodic]`: the axes along which the cell is periodic (see [`periodic`]).
     pub periodic: Option<crate::collide::PeriodicCell>,
+    /// `[[inflow]]` tables in file order; their pools' grains follow [`Scene::bodies`] in
+    /// the body arrays, parked (see [`flow`]).
+    pub inflows: Vec<flow::Inflow>,
+    /// `[[outflow]]` tables in file order.
+    pub outflows: Vec<flow::Outflow>,
     pub output: OutputSettings,
     /// Valid-but-suspicious findings, each `file:line: field: message`. The rules:
     /// * **time step vs. size**: `dt > 0.1·sqrt(r_min/|g|)`, `r_min` the smallest body

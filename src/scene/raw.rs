@@ -23,6 +23,11 @@ pub(crate) struct RawScene {
     pub boundary: Vec<S<RawBoundary>>,
     #[serde(default)]
     pub measure: Vec<S<RawMeasure>>,
+    /// `[[inflow]]` / `[[outflow]]`: validated by `build::flow`.
+    #[serde(default)]
+    pub inflow: Vec<S<super::flow::RawInflow>>,
+    #[serde(default)]
+    pub outflow: Vec<S<super::flow::RawOutflow>>,
     /// `[[joint]]`: validated by `super::joints`.
     #[serde(default)]
     pub joint: Vec<S<super::joints::RawJoint>>,

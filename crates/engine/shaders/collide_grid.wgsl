@@ -1,7 +1,8 @@
 // Collision broad phase, part 1: counting sort of the grains by hashed grid cell.
 // keys:    per grain, hash its cell into a table of T slots (power of two) and take a rank
 //          in that slot with a u32 atomic (hist = slot populations). Large grains (bounding
-//          radius > grid.w; src/collide/mod.rs, `GridPlan`) all go to slot T instead.
+//          radius > grid.w; src/collide/mod.rs, `GridPlan`) all go to slot T instead, and
+//          parked grains (MOTION_PARKED) to slot T + 1, which no grain's search visits.
 // (host)   exclusive scan of hist (T + 2 entries) -> slot start offsets.
 // scatter: sorted_idx[start[slot] + rank] = grain, sorted_pos likewise.
 // finalize: after the contact rows are counted and scanned (see the end of this file).
@@ -16,11 +17,15 @@
 @group(0) @binding(5) var<storage, read_write> sorted_pos: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> offs: array<u32>;
 @group(0) @binding(7) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(8) var<storage, read> info: array<vec4<u32>>;
 
 // Wrapped grid: the T = 2^m slots form a periodic 2^bx x 2^by x 2^bz lattice of cells, so
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
 // has a slot; cells that alias share a slot and are told apart by their coordinates.
-fn grain_slot(p: vec4<f32>) -> u32 {
+fn grain_slot(p: vec4<f32>, b: u32) -> u32 {
+    if info[b].x == MOTION_PARKED {
+        return params.counts.w + 1u;
+    }
     if p.w > params.grid.w {
         return params.counts.w;
     }
@@ -34,7 +39,7 @@ fn keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let p = pos[params.counts.y + g];
-    let slot = grain_slot(p);
+    let slot = grain_slot(p, params.counts.y + g);
     rank[g] = atomicAdd(&hist[slot], 1u);
 }
 
@@ -45,7 +50,7 @@ fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
         return;
     }
     let p = pos[params.counts.y + g];
-    let slot = grain_slot(p);
+    let slot = grain_slot(p, params.counts.y + g);
     let k = atomicLoad(&hist[slot]) + rank[g];
     sorted_idx[k] = g;
     sorted_pos[k] = p;

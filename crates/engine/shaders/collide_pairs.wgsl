@@ -699,7 +699,7 @@ fn visit_large(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
         // branch no lane takes (once each) and counts them against its per-invocation loop
         // limit (common/collide_keys.wgsl), so a test per grain with the narrow phase inside
         // spent that limit ~20× faster than this scan does.
-        while j < ng && sphere_gap(pi, image_of(pi, pos[nb + j])) > env {
+        while j < ng && (sphere_gap(pi, image_of(pi, pos[nb + j])) > env || info[nb + j].x == MOTION_PARKED) {
             j++;
         }
         if j >= ng {
@@ -742,6 +742,13 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     }
     // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
     let i = sorted_idx[t];
+    // A parked grain has no contacts (no grain finds it either: it is in slot T + 1).
+    if info[nb + i].x == MOTION_PARKED {
+        if !write {
+            offs[nb * ng + i] = 0u;
+        }
+        return;
+    }
     var base = 0u;
     var end = 0u;
     if write {

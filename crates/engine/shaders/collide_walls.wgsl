@@ -787,6 +787,10 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     g_fb = 0u;
     let iw = info[w];
     let ib = info[nb + j];
+    // A parked grain touches nothing.
+    if ib.x == MOTION_PARKED {
+        return 0u;
+    }
     g_mu = min(materials[iw.y].x, materials[ib.y].x);
     g_mat = (iw.y << 16u) | (ib.y & 0xffffu);
     g_patch = HAS_PATCHES && (materials[iw.y].y != 0.0 || materials[ib.y].y != 0.0);

@@ -66,11 +66,11 @@ fn wrap_into_cell(x: vec3<f32>) -> vec3<f32> {
     return w;
 }
 
-// x+ = x + dt v+, q+ = normalize(q + dt/2 (w+, 0) q). Fixed bodies do not move.
+// x+ = x + dt v+, q+ = normalize(q + dt/2 (w+, 0) q). Fixed and parked bodies do not move.
 @compute @workgroup_size(256)
 fn update_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i >= params.counts.x || info[i].x == MOTION_FIXED {
+    if i >= params.counts.x || info[i].x == MOTION_FIXED || info[i].x == MOTION_PARKED {
         return;
     }
     let dt = params.gravity_dt.w;

@@ -7,6 +7,9 @@ const WG: u32 = 256u;
 const MOTION_DYNAMIC: u32 = 0u;
 const MOTION_KINEMATIC: u32 = 1u;
 const MOTION_FIXED: u32 = 2u;
+// A grain held out of the scene (an inflow's pool, or removed by an outflow): no collision,
+// no integration, no statistics, until the run loop activates it (src/run/flow.rs).
+const MOTION_PARKED: u32 = 3u;
 
 // Shape kinds (info.z). Boundaries are bodies too, so moving walls need no special case.
 const SHAPE_SPHERE: u32 = 0u;

@@ -10,6 +10,9 @@ use crate::gpu::{buffers, GpuContext, GpuError};
 pub const MOTION_DYNAMIC: u32 = 0;
 pub const MOTION_KINEMATIC: u32 = 1;
 pub const MOTION_FIXED: u32 = 2;
+/// A grain held out of the scene (an inflow's pool, or taken out by an outflow): collision,
+/// integration and statistics skip it, outputs leave it out, until it is activated.
+pub const MOTION_PARKED: u32 = 3;
 
 pub const SHAPE_SPHERE: u32 = 0;
 pub const SHAPE_PLANE: u32 = 1;
@@ -276,7 +279,8 @@ impl GpuBodies {
         })
     }
 
-    /// Positions, orientations and velocities only (what output frames need).
+    /// Positions, orientations, velocities and kinds only (what output frames need: the
+    /// kinds say which grains are parked).
     pub fn download_kinematics(&self, ctx: &GpuContext) -> Result<BodyState, GpuError> {
         let n = self.count as usize;
         let f = |b: &wgpu::Buffer| buffers::read_buffer::<[f32; 4]>(ctx, b, n);
@@ -285,6 +289,7 @@ impl GpuBodies {
             rot: f(&self.rot)?,
             vel: f(&self.vel)?,
             omega: f(&self.omega)?,
+            info: buffers::read_buffer::<[u32; 4]>(ctx, &self.info, n)?,
             ..Default::default()
         })
     }

@@ -1033,6 +1033,7 @@ impl Collide {
                 &self.sorted_pos,
                 &self.offs,
                 &self.counts,
+                &self.info,
             ],
         );
     }

@@ -5,9 +5,9 @@
 use super::boxes::{self, Manifold, Obb};
 use super::capsule;
 use crate::bodies::{
-    BodyState, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX,
-    SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_BOX,
-    SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
+    BodyState, MOTION_PARKED, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP,
+    SHAPE_CONVEX, SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE,
+    SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
 };
 use crate::collide::mesh::{vertex, MeshTopology, FLAG_DEGENERATE, NONE};
 use crate::collide::{boundary_count, BoundaryShape, CollideSettings, LARGE_RATIO};
@@ -535,9 +535,10 @@ pub fn detect(
             _ => None,
         })
         .collect();
+    let parked = |g: usize| state.info[g][0] == MOTION_PARKED;
     for w in 0..nb {
         let [_, _, kind, si] = state.info[w];
-        for g in nb..n {
+        for g in (nb..n).filter(|&g| !parked(g)) {
             let kg = state.info[g][2];
             let mesh = meshes[si as usize].as_ref();
             if kg != SHAPE_SPHERE
@@ -588,8 +589,8 @@ pub fn detect(
     // Grain pairs.
     let ng = n - nb;
     if ng <= 2048 {
-        for a in nb..n {
-            for b in a + 1..n {
+        for a in (nb..n).filter(|&a| !parked(a)) {
+            for b in (a + 1..n).filter(|&b| !parked(b)) {
                 cx.grain_pair(a, b, shapes);
             }
         }
@@ -603,15 +604,15 @@ pub fn detect(
             (p.x.floor() as i64, p.y.floor() as i64, p.z.floor() as i64)
         };
         let mut grid: HashMap<(i64, i64, i64), Vec<usize>> = HashMap::new();
-        for g in (nb..n).filter(|&g| !large(g)) {
+        for g in (nb..n).filter(|&g| !large(g) && !parked(g)) {
             grid.entry(cell(g)).or_default().push(g);
         }
-        let big: Vec<usize> = (nb..n).filter(|&g| large(g)).collect();
+        let big: Vec<usize> = (nb..n).filter(|&g| large(g) && !parked(g)).collect();
         let mut near = Vec::new();
-        for a in nb..n {
+        for a in (nb..n).filter(|&a| !parked(a)) {
             near.clear();
             if large(a) {
-                near.extend(a + 1..n);
+                near.extend((a + 1..n).filter(|&b| !parked(b)));
             } else {
                 let (x, y, z) = cell(a);
                 for dz in -1..=1 {

@@ -1,6 +1,6 @@
 //! f64 twin of `shaders/integrate.wgsl` and `shaders/stats.wgsl`, the oracle for tests.
 
-use crate::bodies::{BodyState, MOTION_DYNAMIC, MOTION_FIXED};
+use crate::bodies::{BodyState, MOTION_DYNAMIC, MOTION_FIXED, MOTION_PARKED};
 use glam::{DQuat, DVec3};
 
 /// Same fixed-point iteration count as the shader.
@@ -64,7 +64,7 @@ pub fn free_velocity(b: &mut Body64, gravity: DVec3, dt: f64) {
 
 /// x⁺ = x + dt v⁺, q⁺ = normalize(q + dt/2 (ω⁺, 0) q).
 pub fn update_position(b: &mut Body64, dt: f64) {
-    if b.motion == MOTION_FIXED {
+    if b.motion == MOTION_FIXED || b.motion == MOTION_PARKED {
         return;
     }
     b.pos += dt * b.vel;

@@ -12,6 +12,7 @@ pub mod bench;
 pub mod integrate;
 mod lemke;
 mod lemke_cpu;
+mod parking;
 mod periodic;
 pub mod stats;
 
@@ -19,6 +20,7 @@ use batched::Snapshot;
 pub use bench::BenchKnobs;
 pub use lemke::LemkeStepLog;
 pub use lemke_cpu::{LemkeStep, CPU_STEP_MAX_BODIES};
+pub use parking::Activation;
 
 use crate::bodies::{BodyState, GpuBodies};
 use crate::collide::{self, BoundaryShape, Collide, CollideSettings, ContactRecord};
@@ -726,6 +728,7 @@ impl Simulation {
                 rot: s.rot.clone(),
                 vel: s.vel.clone(),
                 omega: s.omega.clone(),
+                info: s.info.clone(),
                 ..Default::default()
             }),
             None => self.bodies.download_kinematics(&self.ctx),
