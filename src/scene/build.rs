@@ -1881,6 +1881,23 @@ fn boundary_local(bd: &Boundary, p: [f64; 3]) -> DVec3 {
     q.inverse() * (DVec3::from_array(p) - DVec3::from_array(bd.position))
 }
 
+/// Whether point `p` lies inside container `bd` (a box or cylinder container; false for
+/// the other boundaries): below an open top counts as inside.
+fn inside_container(bd: &Boundary, p: [f64; 3]) -> bool {
+    let l = boundary_local(bd, p);
+    match bd.shape {
+        BoundaryShape::BoxContainer {
+            half_extents: h,
+            open_top,
+        } => l.x.abs() <= h[0] && l.y.abs() <= h[1] && l.z >= -h[2] && (open_top || l.z <= h[2]),
+        BoundaryShape::CylinderContainer {
+            radius,
+            height,
+            open_top,
+        } => l.x.hypot(l.y) <= radius && l.z >= 0.0 && (open_top || l.z <= height),
+        _ => false,
+    }
+}
 /// Warns about bodies whose centre is outside every container (when there are containers).
 fn container_warnings(
     cx: &mut Cx<'_>,
@@ -1900,28 +1917,7 @@ fn container_warnings(
     if containers.is_empty() {
         return;
     }
-    let inside = |p: [f64; 3]| {
-        containers.iter().any(|bd| {
-            let l = boundary_local(bd, p);
-            match bd.shape {
-                BoundaryShape::BoxContainer {
-                    half_extents: h,
-                    open_top,
-                } => {
-                    l.x.abs() <= h[0]
-                        && l.y.abs() <= h[1]
-                        && l.z >= -h[2]
-                        && (open_top || l.z <= h[2])
-                }
-                BoundaryShape::CylinderContainer {
-                    radius,
-                    height,
-                    open_top,
-                } => l.x.hypot(l.y) <= radius && l.z >= 0.0 && (open_top || l.z <= height),
-                _ => false,
-            }
-        })
-    };
+    let inside = |p: [f64; 3]| containers.iter().any(|bd| inside_container(bd, p));
     let outside: Vec<usize> = (0..bodies.len())
         .filter(|&k| !inside(bodies[k].position))
         .collect();

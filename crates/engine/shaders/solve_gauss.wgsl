@@ -270,15 +270,20 @@ fn apply_change(c: Contact, delta: vec3<f32>) {
     add_impulse(c.ids.y, c.rb.xyz, f, vec3<f32>(0.0));
 }
 
-// Constraint i's visit in its colour's dispatch.
-fn gauss_item(i: u32) {
-    let cap = params.counts.y;
-    let c = contacts_at(i);
+// Constraint i's new impulse from its velocity u = D_iᵀΔv + E γ + p: the block step in the
+// metric of its majorant D, over-relaxed by ω; or, for the left-over class, a damped
+// projected Jacobi step (Δv is gathered again after that dispatch). An inactive constraint
+// (η = 0) gets 0. The w lane keeps γ's (μ, where the steps carry it).
+fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
     let q = rhs[i];
-    let g = gam_at(SEG_GAMMA * cap + i);
-    var t = vec4<f32>(0.0, 0.0, 0.0, g.w);
-    if q.w > 0.0 {
-        let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
+    if q.w <= 0.0 {
+        return vec4<f32>(0.0, 0.0, 0.0, g.w);
+    }
+    let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
+    var t: vec4<f32>;
+    if left_over {
+        t = project_i(g - JACOBI_OMEGA * row_eta(i, c, res_eta(c, q.w)) * u, c, i);
+    } else {
         let d = block_diagonal(c, i);
         let inv = select(vec3<f32>(0.0), 1.0 / d, d > vec3<f32>(0.0));
         let x = project_scaled(g - vec4<f32>(inv * u.xyz, 0.0), d, c, i);
@@ -287,26 +292,22 @@ fn gauss_item(i: u32) {
         if w != 1.0 {
             t = project_scaled(g + w * (x - g), d, c, i);
         }
-        t.w = g.w;
     }
-    gam_put(SEG_GAMMA * cap + i, t);
-    apply_change(c, t.xyz - g.xyz);
+    t.w = g.w;
+    return t;
 }
 
-// A left-over constraint's damped projected Jacobi step from the current Δv (Δv is gathered
-// again after the dispatch).
-fn left_over_item(i: u32) {
-    let cap = params.counts.y;
+// Constraint i's visit in its colour's dispatch: its new impulse, and its bodies' Δv unless
+// it is left over.
+fn visit(i: u32, left_over: bool) {
+    let at = SEG_GAMMA * params.counts.y + i;
     let c = contacts_at(i);
-    let q = rhs[i];
-    let g = gam_at(SEG_GAMMA * cap + i);
-    var t = vec4<f32>(0.0, 0.0, 0.0, g.w);
-    if q.w > 0.0 {
-        let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
-        t = project_i(g - JACOBI_OMEGA * row_eta(i, c, res_eta(c, q.w)) * u, c, i);
-        t.w = g.w;
+    let g = gam_at(at);
+    let t = new_impulse(i, c, g, left_over);
+    gam_put(at, t);
+    if !left_over {
+        apply_change(c, t.xyz - g.xyz);
     }
-    gam_put(SEG_GAMMA * cap + i, t);
 }
 
 // Projected Jacobi's safe relaxation with the count-scaled η (solve_assemble's header).
@@ -320,11 +321,7 @@ fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     if i >= scal.n_contacts || (colour[i] & 0xffu) != k {
         return;
     }
-    if k == LEFT_OVER {
-        left_over_item(i);
-    } else {
-        gauss_item(i);
-    }
+    visit(i, k == LEFT_OVER);
 }
 
 // After a sweep: the residual of γ from the bodies' Δv, which the colours kept up to date (the

@@ -340,28 +340,7 @@ fn inside_domain(
             )));
         }
     }
-    let in_container = |bd: &Boundary| {
-        corners.iter().all(|&p| {
-            let l = boundary_local(bd, p);
-            match bd.shape {
-                BoundaryShape::BoxContainer {
-                    half_extents: h,
-                    open_top,
-                } => {
-                    l.x.abs() <= h[0]
-                        && l.y.abs() <= h[1]
-                        && l.z >= -h[2]
-                        && (open_top || l.z <= h[2])
-                }
-                BoundaryShape::CylinderContainer {
-                    radius,
-                    height,
-                    open_top,
-                } => l.x.hypot(l.y) <= radius && l.z >= 0.0 && (open_top || l.z <= height),
-                _ => false,
-            }
-        })
-    };
+    let in_container = |bd: &Boundary| corners.iter().all(|&p| inside_container(bd, p));
     let containers: Vec<&Boundary> = boundaries
         .iter()
         .filter(|b| {
