@@ -1359,7 +1359,11 @@ pub fn open_simulation(
     scene: &Scene,
     state: &BodyState,
 ) -> Result<Simulation, RunError> {
-    let mut sim = Simulation::new(ctx, state, setup::step_settings(scene))?;
+    let scope = crate::step::CollideScope {
+        periodic: scene.periodic,
+        parking: !scene.inflows.is_empty() || !scene.outflows.is_empty(),
+    };
+    let mut sim = Simulation::open(ctx, state, setup::step_settings(scene), scope)?;
     if !scene.joints.is_empty() {
         let bc = setup::boundary_count(scene);
         sim.set_joints(&crate::scene::joints::build_joints(
@@ -1370,9 +1374,6 @@ pub fn open_simulation(
     }
     sim.set_lemke(setup::lemke_settings(scene));
     sim.set_lemke_step(scene.solver.lemke_step)?;
-    if let Some(cell) = &scene.periodic {
-        sim.set_periodic(cell)?;
-    }
     Ok(sim)
 }
 

@@ -170,7 +170,7 @@ impl Flow {
             let p = state.pos[b];
             let centre = [p[0], p[1], p[2]].map(f64::from);
             if state.info[b][0] == MOTION_DYNAMIC && o.spec.region.contains(centre) {
-                sim.park(b as u32, [p[0], p[1], p[2]], p[3]);
+                sim.park(b as u32, [p[0], p[1], p[2]], p[3])?;
                 state.info[b][0] = MOTION_PARKED;
                 self.changed.push(b);
                 o.removed += 1;

@@ -23,7 +23,7 @@
 // neighbouring cells get neighbouring slots (memory locality) and any cell, however far away,
 // has a slot; cells that alias share a slot and are told apart by their coordinates.
 fn grain_slot(p: vec4<f32>, b: u32) -> u32 {
-    if info[b].x == MOTION_PARKED {
+    if PARKING && info[b].x == MOTION_PARKED {
         return params.counts.w + 1u;
     }
     if p.w > params.grid.w {

@@ -600,13 +600,17 @@ fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u3
 // cells around each image of i beyond the seams it lies near (common/collide_periodic.wgsl):
 // a partner found there is passed as its image near i.
 fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
-    let seams = seam_shift(pi.xyz, params.grid.x);
     var n = 0u;
-    for (var s = 0u; s < 8u; s++) {
-        let t = image_shift(seams, s);
-        if t.w != 0.0 {
-            n += visit_cells(i, pi, t.xyz, mode, base + n);
+    if PERIODIC {
+        let seams = seam_shift(pi.xyz, params.grid.x);
+        for (var s = 0u; s < 8u; s++) {
+            let t = image_shift(seams, s);
+            if t.w != 0.0 {
+                n += visit_cells(i, pi, t.xyz, mode, base + n);
+            }
         }
+    } else {
+        n = visit_cells(i, pi, vec3<f32>(0.0), mode, base);
     }
     let env = params.grid.z;
     let tl = params.counts.w;
@@ -699,7 +703,7 @@ fn visit_large(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
         // branch no lane takes (once each) and counts them against its per-invocation loop
         // limit (common/collide_keys.wgsl), so a test per grain with the narrow phase inside
         // spent that limit ~20× faster than this scan does.
-        while j < ng && (sphere_gap(pi, image_of(pi, pos[nb + j])) > env || info[nb + j].x == MOTION_PARKED) {
+        while j < ng && (sphere_gap(pi, image_of(pi, pos[nb + j])) > env || (PARKING && info[nb + j].x == MOTION_PARKED)) {
             j++;
         }
         if j >= ng {
@@ -743,7 +747,7 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     // Threads walk the grains in slot order (neighbouring threads, neighbouring cells).
     let i = sorted_idx[t];
     // A parked grain has no contacts (no grain finds it either: it is in slot T + 1).
-    if info[nb + i].x == MOTION_PARKED {
+    if PARKING && info[nb + i].x == MOTION_PARKED {
         if !write {
             offs[nb * ng + i] = 0u;
         }

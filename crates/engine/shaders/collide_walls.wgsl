@@ -788,7 +788,7 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
     let iw = info[w];
     let ib = info[nb + j];
     // A parked grain touches nothing.
-    if ib.x == MOTION_PARKED {
+    if PARKING && ib.x == MOTION_PARKED {
         return 0u;
     }
     g_mu = min(materials[iw.y].x, materials[ib.y].x);

@@ -4,6 +4,12 @@
 override HAS_BOXES: bool = true;
 // Likewise false when the scene has no clump grains (the member loops drop out).
 override HAS_CLUMPS: bool = true;
+// False when the cell is not periodic: the pair search visits no seam images and takes the
+// partner as stored (common/collide_periodic.wgsl).
+override PERIODIC: bool = true;
+// False when no grain can be parked (no inflow or outflow; src/collide/mod.rs, `Contents`):
+// the per-candidate parked tests drop out of the pair search.
+override PARKING: bool = true;
 
 // Shared by every collide_* stage (prepended after the prelude).
 

@@ -7,6 +7,9 @@
 
 // The image of `pj` nearest to `pi`: pj shifted by whole periods along the periodic axes.
 fn nearest_image(pi: vec3<f32>, pj: vec3<f32>) -> vec3<f32> {
+    if !PERIODIC {
+        return pj;
+    }
     let l = params.cell_period.xyz;
     let periodic = l > vec3<f32>(0.0);
     let d = pj - pi;

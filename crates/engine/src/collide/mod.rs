@@ -75,8 +75,8 @@ pub mod scan;
 pub use periodic::PeriodicCell;
 
 use crate::bodies::{
-    is_grain_shape, BodyState, GpuBodies, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX,
-    SHAPE_CYLINDER, SHAPE_MESH, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
+    is_grain_shape, BodyState, GpuBodies, MOTION_PARKED, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP,
+    SHAPE_CONVEX, SHAPE_CYLINDER, SHAPE_MESH, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
 };
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
@@ -677,6 +677,25 @@ struct Contents {
     cylinders: bool,
     convex: bool,
     sections: Sections,
+    /// The pipeline options that are not shapes ([`Specialisation`]).
+    spec: Specialisation,
+}
+
+/// What a scene's collide pipelines must handle beyond its shapes. Each is an override
+/// constant that, when off, takes code out of the pair search (`common/collide.wgsl`): the
+/// periodic cell's image loop and the parked-grain tests cost every scene ~20 % more
+/// compile time on lavapipe when compiled in and unused. Known before the stage is built,
+/// the pipelines are compiled once; a later switch ([`Collide::set_periodic`],
+/// [`Collide::set_patch_materials`], [`Collide::allow_parking`]) rebuilds them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Specialisation {
+    /// Some material has a patch friction model (`HAS_PATCHES`, pair and wall stages).
+    pub patches: bool,
+    /// The cell is periodic along some axis (`PERIODIC`).
+    pub periodic: bool,
+    /// Grains may be parked during the run: an inflow or an outflow (`PARKING`). A state
+    /// that already holds a parked grain turns it on regardless.
+    pub parking: bool,
 }
 
 /// The optional source sections a scene's collide stages keep (`// TAG:begin` …
@@ -717,7 +736,12 @@ impl Sections {
 }
 
 impl Contents {
-    fn of(state: &BodyState, shapes: &[BoundaryShape]) -> Self {
+    fn of(state: &BodyState, shapes: &[BoundaryShape], spec: Specialisation) -> Self {
+        let parked = state.info.iter().any(|i| i[0] == MOTION_PARKED);
+        let spec = Specialisation {
+            parking: spec.parking || parked,
+            ..spec
+        };
         let count = |k: u32| state.info.iter().filter(|i| i[2] == k).count();
         let body = |k: u32| count(k) > 0;
         let boxes = shapes
@@ -754,17 +778,14 @@ impl Contents {
                 meshpair,
                 mesh: body(SHAPE_MESH),
             },
+            spec,
         }
     }
 
-    /// Stage `name` specialised to these contents (with `HAS_PATCHES` = `patches`).
-    fn kernel(
-        &self,
-        ctx: &GpuContext,
-        name: &'static str,
-        patches: bool,
-    ) -> Result<Kernel, GpuError> {
+    /// Stage `name` specialised to these contents (the grid stage never emits patches).
+    fn kernel(&self, ctx: &GpuContext, name: &'static str) -> Result<Kernel, GpuError> {
         let flag = |x: bool| if x { 1.0 } else { 0.0 };
+        let patches = self.spec.patches && name != "collide_grid";
         let c = [
             ("HAS_BOXES", flag(self.boxes)),
             ("HAS_CAPSULES", flag(self.capsules)),
@@ -772,9 +793,20 @@ impl Contents {
             ("HAS_CYLINDERS", flag(self.cylinders)),
             ("HAS_CONVEX", flag(self.convex)),
             ("HAS_PATCHES", flag(patches)),
+            ("PERIODIC", flag(self.spec.periodic)),
+            ("PARKING", flag(self.spec.parking)),
         ];
         let src = stage_source(name, self.sections);
         Kernel::with_constants(ctx, src, &c)
+    }
+
+    /// The three specialised stages.
+    fn stages(&self, ctx: &GpuContext) -> Result<(Kernel, Kernel, Kernel), GpuError> {
+        Ok((
+            self.kernel(ctx, "collide_grid")?,
+            self.kernel(ctx, "collide_pairs")?,
+            self.kernel(ctx, "collide_walls")?,
+        ))
     }
 }
 
@@ -836,6 +868,20 @@ impl Collide {
         settings: &CollideSettings,
         capacity: u32,
     ) -> Result<Self, GpuError> {
+        let spec = Specialisation::default();
+        Self::specialised(ctx, bodies, state, shapes, settings, capacity, spec)
+    }
+
+    /// As [`Collide::with_capacity`], with pipelines compiled for `spec` from the start.
+    pub fn specialised(
+        ctx: &GpuContext,
+        bodies: &GpuBodies,
+        state: &BodyState,
+        shapes: &[BoundaryShape],
+        settings: &CollideSettings,
+        capacity: u32,
+        spec: Specialisation,
+    ) -> Result<Self, GpuError> {
         let n = state.len() as u32;
         assert_eq!(n, bodies.count, "state and GPU bodies differ in length");
         let nb = boundary_count(state) as u32;
@@ -888,12 +934,12 @@ impl Collide {
         let shapes_buf = buffers::storage_from(ctx, "boundary shapes", &rec)?;
         let mesh_f = buffers::storage_from(ctx, "mesh floats", &mf)?;
         let mesh_u = buffers::storage_from(ctx, "mesh ints", &mu)?;
-        let has = Contents::of(state, shapes);
-        let stage = |name| has.kernel(ctx, name, false);
+        let has = Contents::of(state, shapes, spec);
+        let (grid, pairs, walls) = has.stages(ctx)?;
         let k = Kernels {
-            grid: stage("collide_grid")?,
-            pairs: stage("collide_pairs")?,
-            walls: stage("collide_walls")?,
+            grid,
+            pairs,
+            walls,
             csr: Kernel::new(ctx, ShaderSource::by_name("collide_csr").unwrap())?,
             scan: Kernel::new(ctx, ShaderSource::by_name("scan_exclusive").unwrap())?,
         };
@@ -1056,6 +1102,34 @@ impl Collide {
         self.params.cell = cell.gpu();
         ctx.queue
             .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        self.respecialise(
+            ctx,
+            Specialisation {
+                periodic: cell.any(),
+                ..self.has.spec
+            },
+        )
+    }
+
+    /// Lets grains be parked from now on (the pair search then tests for them; see
+    /// [`Specialisation::parking`]). Rebuilds the pipelines only when they skip the test.
+    pub fn allow_parking(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        let spec = Specialisation {
+            parking: true,
+            ..self.has.spec
+        };
+        self.respecialise(ctx, spec)
+    }
+
+    /// The pipelines compiled for `spec` (nothing to do when they already are).
+    fn respecialise(&mut self, ctx: &GpuContext, spec: Specialisation) -> Result<(), GpuError> {
+        if spec == self.has.spec {
+            return Ok(());
+        }
+        let has = Contents { spec, ..self.has };
+        (self.k.grid, self.k.pairs, self.k.walls) = has.stages(ctx)?;
+        self.has = has;
+        self.rebind(ctx);
         Ok(())
     }
 
@@ -1201,8 +1275,8 @@ impl Collide {
     /// `lugre_reduced`, 2 for `lugre_patch`, whose record gets [`crate::patch::couple::PATCH_FEATURE_DIST`]): their
     /// face–face box manifolds also emit a patch record (`crate::patch::couple`) and their
     /// points keep only their normal rows (μ = 0). Rebuilds the narrow-phase pipelines with
-    /// `HAS_PATCHES` on (and the scene's other shape flags as [`Collide::new`] set them) when
-    /// any flag is set; without one nothing changes.
+    /// `HAS_PATCHES` on when any flag is set and they were not built with it
+    /// ([`Collide::specialised`]); without a flag nothing changes.
     pub fn set_patch_materials(
         &mut self,
         ctx: &GpuContext,
@@ -1218,11 +1292,12 @@ impl Collide {
             .map(|(k, &m)| [m, f32::from(patch.get(k).copied().unwrap_or(0)), 0.0, 0.0])
             .collect();
         self.materials = buffers::storage_from(ctx, "materials", &mats)?;
-        let stage = |name| self.has.kernel(ctx, name, true);
-        self.k.pairs = stage("collide_pairs")?;
-        self.k.walls = stage("collide_walls")?;
         self.rebind(ctx);
-        Ok(())
+        let spec = Specialisation {
+            patches: true,
+            ..self.has.spec
+        };
+        self.respecialise(ctx, spec)
     }
 
     pub fn contacts(&self) -> &wgpu::Buffer {

@@ -268,6 +268,7 @@ impl PipelineBuild {
         self.entries
             .iter()
             .map(|ep| {
+                let started = std::time::Instant::now();
                 let p = self
                     .device
                     .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -282,10 +283,29 @@ impl PipelineBuild {
                         cache: None,
                     });
                 PIPELINES_BUILT.fetch_add(1, Ordering::Relaxed);
+                log_pipeline(name, ep, &constants, started.elapsed());
                 (ep.clone(), p)
             })
             .collect()
     }
+}
+
+/// With `BRISTLECONE_PIPELINE_LOG` set, one line per pipeline created (stage, entry point,
+/// the constants that are off, seconds): which scene pays for which compile, e.g. to keep a
+/// test suite's cold-cache time down. A driver that compiles at the first dispatch instead
+/// shows ~0 s here.
+fn log_pipeline(name: &str, ep: &str, constants: &[(&str, f64)], took: std::time::Duration) {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if !*ON.get_or_init(|| std::env::var_os("BRISTLECONE_PIPELINE_LOG").is_some()) {
+        return;
+    }
+    let off: Vec<&str> = constants
+        .iter()
+        .filter(|c| c.1 == 0.0)
+        .map(|c| c.0)
+        .collect();
+    let secs = took.as_secs_f64();
+    eprintln!("pipeline {name}::{ep} off=[{}] {secs:.2} s", off.join(","));
 }
 
 impl Kernel {

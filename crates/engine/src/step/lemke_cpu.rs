@@ -109,6 +109,12 @@ impl Simulation {
     /// solver this does nothing. Returns whether it steps on the CPU.
     pub fn set_lemke_step(&mut self, step: LemkeStep) -> Result<bool, GpuError> {
         let on_cpu = self.lemke_step_on_cpu_for(step);
+        if on_cpu && self.scope.periodic.is_some() {
+            return Err(GpuError::Invalid(
+                "periodic cell: the exact solver's CPU step does not support a periodic cell"
+                    .into(),
+            ));
+        }
         let Some(l) = self.lemke.as_ref() else {
             return Ok(false);
         };

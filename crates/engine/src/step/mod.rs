@@ -149,6 +149,17 @@ pub fn contacts_ahead(contacts: &[u32]) -> u64 {
 /// Most steps [`Simulation::advance`] records in one submission.
 pub const MAX_BATCH: u32 = 32;
 
+/// What the collision pipelines must handle beyond the scene's shapes and contact models:
+/// a periodic cell and grains parked by an inflow or outflow. Known when the simulation
+/// opens ([`Simulation::open`]), the pipelines are compiled once for it, and a contact stage
+/// rebuilt later (a restored checkpoint) is built alike.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CollideScope {
+    pub periodic: Option<collide::PeriodicCell>,
+    /// Grains may be parked during the run ([`Simulation::park`]).
+    pub parking: bool,
+}
+
 /// The smallest number of sweeps recorded per solve (see `Simulation::adapt_sweep_budget`).
 pub const MIN_SWEEP_BUDGET: u32 = 8;
 
@@ -188,19 +199,29 @@ impl ContactStages {
         setup: &ContactSetup,
         dt: f32,
         capacity: Option<u32>,
+        scope: &CollideScope,
     ) -> Result<Self, GpuError> {
         // Collide::new's default capacity, within what the solver's arrays can hold.
         let capacity = capacity.map_or_else(|| Collide::default_capacity(state), u64::from);
         let capacity = capacity.min(Simulation::max_contacts(ctx)) as u32;
         // Patch friction models (book: Contact patches): collision emits patch records for them.
-        let mut collide =
-            Collide::with_capacity(ctx, bodies, state, &setup.shapes, &setup.collide, capacity)?;
         let patch: Vec<u8> = setup
             .models
             .iter()
             .map(crate::solve::rows::patch_kind)
             .collect();
+        let spec = collide::Specialisation {
+            patches: patch.iter().any(|&p| p > 0),
+            periodic: scope.periodic.is_some(),
+            parking: scope.parking,
+        };
+        let (shapes, settings) = (&setup.shapes, &setup.collide);
+        let mut collide =
+            Collide::specialised(ctx, bodies, state, shapes, settings, capacity, spec)?;
         collide.set_patch_materials(ctx, &setup.collide.friction, &patch)?;
+        if let Some(cell) = &scope.periodic {
+            collide.set_periodic(ctx, state, cell, setup.collide.envelope)?;
+        }
         // One model row per material (or none: all Coulomb), never a silent fallback.
         if !setup.models.is_empty() && setup.models.len() != setup.collide.friction.len() {
             return Err(GpuError::Invalid(format!(
@@ -516,6 +537,8 @@ pub struct Simulation {
     fused_max: u32,
     /// Batches whose solves ran in one workgroup (solve_fused).
     pub fused_batches: u64,
+    /// What collision is compiled for beyond shapes and models.
+    scope: CollideScope,
 }
 
 impl Simulation {
@@ -524,16 +547,30 @@ impl Simulation {
         state: &BodyState,
         settings: StepSettings,
     ) -> Result<Self, GpuError> {
+        Self::open(ctx, state, settings, CollideScope::default())
+    }
+
+    /// As [`Simulation::new`], with collision compiled for `scope` from the start (a
+    /// periodic cell is then applied as by [`Simulation::set_periodic`]).
+    pub fn open(
+        ctx: Arc<GpuContext>,
+        state: &BodyState,
+        settings: StepSettings,
+        scope: CollideScope,
+    ) -> Result<Self, GpuError> {
         let bodies = GpuBodies::upload(&ctx, state)?;
         let g = settings.gravity.map(|x| x as f32);
         let dt = settings.dt as f32;
         let integrate = integrate::Integrate::new(&ctx, &bodies, g, dt)?;
         let stats = stats::Stats::new(&ctx, &bodies)?;
         let contact = match &settings.contact {
-            Some(setup) => Some(ContactStages::new(&ctx, &bodies, state, setup, dt, None)?),
+            Some(setup) => Some(ContactStages::new(
+                &ctx, &bodies, state, setup, dt, None, &scope,
+            )?),
             None => None,
         };
         let mut sim = Simulation {
+            scope,
             ctx,
             bodies,
             settings,
@@ -554,6 +591,9 @@ impl Simulation {
             fused_batches: 0,
         };
         sim.choose_fused(sim.first_contact_estimate());
+        if let Some(cell) = &scope.periodic {
+            sim.set_periodic(cell)?;
+        }
         Ok(sim)
     }
 
@@ -973,6 +1013,7 @@ impl Simulation {
                 &setup,
                 self.settings.dt as f32,
                 Some(cap),
+                &self.scope,
             )
             .map_err(|e| e.to_string())?;
             c.solve

@@ -5,6 +5,7 @@
 
 use super::Simulation;
 use crate::bodies::{MOTION_DYNAMIC, MOTION_PARKED};
+use crate::gpu::GpuError;
 
 /// Where and how a grain enters the scene.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,8 +34,16 @@ impl Simulation {
     }
 
     /// Takes grain `body` out of the scene: at rest at `place` (kept for its bounding radius
-    /// `radius`), skipped by every stage from the next step on.
-    pub fn park(&mut self, body: u32, place: [f32; 3], radius: f32) {
+    /// `radius`), skipped by every stage from the next step on. The first park of a
+    /// simulation not opened for parking ([`super::CollideScope::parking`]) rebuilds the
+    /// collision pipelines with the parked-grain tests.
+    pub fn park(&mut self, body: u32, place: [f32; 3], radius: f32) -> Result<(), GpuError> {
+        if !self.scope.parking {
+            if let Some(c) = self.contact.as_mut() {
+                c.collide.allow_parking(&self.ctx)?;
+            }
+            self.scope.parking = true;
+        }
         let [x, y, z] = place;
         self.write_body_kinematics(
             body,
@@ -44,6 +53,7 @@ impl Simulation {
             [0.0; 4],
         );
         self.write_motion(body, MOTION_PARKED);
+        Ok(())
     }
 
     fn write_body_kinematics(

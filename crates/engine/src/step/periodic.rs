@@ -32,6 +32,7 @@ impl Simulation {
             .map_or(0.0, |c| c.collide.envelope);
         let c = self.contact.as_mut().expect("checked above");
         c.collide.set_periodic(&self.ctx, &state, cell, envelope)?;
+        self.scope.periodic = cell.any().then_some(*cell);
         self.bodies.write(&self.ctx, &state);
         self.integrate.set_periodic(&self.ctx, cell, nb as u32);
         self.contacts_sized = false;
