@@ -254,7 +254,10 @@ impl SweepMethod for ColouredGaussSeidel {
             }
             for (d, p) in dv.iter_mut().zip(dv_previous.iter_mut()) {
                 let swept = *d;
-                *d = (swept.0 + beta * (swept.0 - p.0), swept.1 + beta * (swept.1 - p.1));
+                *d = (
+                    swept.0 + beta * (swept.0 - p.0),
+                    swept.1 + beta * (swept.1 - p.1),
+                );
                 *p = swept;
             }
         }
