@@ -58,8 +58,10 @@
 // x = the colour this dispatch sweeps, y = the colouring round (256 B apart in one buffer,
 // chosen per dispatch by the offset: src/solve `gauss`).
 @group(0) @binding(16) var<uniform> phase: vec4<u32>; // dynamic offset
-// Per constraint: the previous sweep's result (the momentum's γ_{k−1}). Its Δv is kept per
-// body in dv's second half (dv[2 bodies + 2b ..]).
+// Per constraint: the previous sweep's result (the momentum's γ_{k−1}); then per constraint
+// its block's diagonal majorant D (`block_diagonal`, set once per solve by `colour_sort`: it
+// depends on the bodies' poses, masses and the compliance only). The previous sweep's Δv is
+// kept per body in dv's second half (dv[2 bodies + 2b ..]).
 @group(0) @binding(17) var<storage, read_write> previous: array<vec4<f32>>;
 
 const UNCOLOURED: u32 = 0xffffffffu;
@@ -171,7 +173,8 @@ fn colour_start(k: u32) -> u32 {
     return start;
 }
 
-// After `colour_close`: constraint i takes a slot in its colour's list.
+// After `colour_close`: constraint i takes a slot in its colour's list, and its block's
+// majorant D is set for the sweeps.
 @compute @workgroup_size(256)
 fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
@@ -181,6 +184,7 @@ fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let k = colour[i] & 0xffu;
     let slot = colour_start(k) + atomicAdd(&colour_count[GS_COLOURS + k], 1u);
     colour[params.counts.y + slot] = i;
+    previous[params.counts.y + i] = vec4<f32>(block_diagonal(contacts_at(i), i), 0.0);
 }
 
 // Body b's share of constraint c's block N_ii: the diagonal (x, y, z) and the off-diagonal
@@ -316,7 +320,7 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
     if left_over {
         t = project_i(g - JACOBI_OMEGA * row_eta(i, c, res_eta(c, q.w)) * u, c, i);
     } else {
-        let d = block_diagonal(c, i);
+        let d = previous[params.counts.y + i].xyz;
         let inv = select(vec3<f32>(0.0), 1.0 / d, d > vec3<f32>(0.0));
         let x = project_scaled(g - vec4<f32>(inv * u.xyz, 0.0), d, c, i);
         t = x;

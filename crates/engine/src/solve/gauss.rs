@@ -67,14 +67,14 @@ pub(super) fn dv_words_per_body(kind: super::SolverKind) -> u64 {
     }
 }
 
-/// The previous sweep's impulses per constraint of capacity for Gauss–Seidel's momentum,
-/// else a placeholder.
+/// For Gauss–Seidel, the previous sweep's impulses per constraint of capacity (the
+/// momentum's) and each block's diagonal majorant (set once per solve); else a placeholder.
 pub(super) fn previous_buffer(
     ctx: &GpuContext,
     layout: Layout,
     capacity: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
-    let rows = if layout.gauss { capacity } else { 1 };
+    let rows = if layout.gauss { 2 * capacity } else { 1 };
     buffers::storage_zeroed(ctx, "solve previous sweep", rows * 16)
 }
 
