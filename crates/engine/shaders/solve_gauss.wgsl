@@ -13,18 +13,26 @@
 // neighbours hold every colour, are "left over". The colours' indirect arguments are written
 // by solve_reduce (`colour_args`), which owns the arguments buffer.
 //
+// After the rounds, `colour_sort` lists the constraints by colour (colour k's at
+// colour[capacity + start_k ..], start_k the sum of the counts before k), so that a sweep's
+// dispatch per colour covers that colour's constraints only: a dispatch over every constraint
+// that filtered by colour ran ~1 invocation in 8 of each SIMD group, as a warp would. The
+// order within a colour is claimed with an integer atomic and varies from run to run, which
+// changes no bit: no two constraints of a colour share a moving body, so their visits
+// commute, and the left-over class's visits write only their own impulse.
+//
 // A sweep is one dispatch per colour: every constraint of the colour computes its local
 // velocity u = D_iᵀ Δv + E γ_i + p_i from the bodies' current Δv, takes the block step
 // x = Π_D(γ_i − D⁻¹ u) in the metric of a diagonal majorant D of the block (its diagonal for
-// a sphere's contact, whose block is diagonal: the exact block minimiser), relaxes it by ω and writes Δv += M⁻¹ D_i (γ_new − γ_i) for its
-// two bodies. No two constraints of a colour share a moving body: no atomics, and the bits do
-// not depend on the order within a colour. The left-over constraints then take a damped
-// projected Jacobi step (the count-scaled η of solve_assemble) and Δv is gathered again from
-// γ (solve_schur), so a scene whose contact graph needs more colours still converges. The
-// residual (solve_sweep `residual_sq`, with the η Jacobi and APGD use, so the tolerance means
-// the same) is taken after the sweep from the bodies' Δv, summed per workgroup in a fixed
-// order; solve_reduce's `reduce_gauss` decides, and unless the solve converged the next
-// sweep starts from the swept impulses extrapolated with Nesterov's momentum (`gauss_extrapolate`).
+// a sphere's contact, whose block is diagonal: the exact block minimiser), relaxes it by ω and
+// writes Δv += M⁻¹ D_i (γ_new − γ_i) for its two bodies. The left-over constraints then take
+// a damped projected Jacobi step (the count-scaled η of solve_assemble) and Δv is gathered
+// again from γ (solve_schur), so a scene whose contact graph needs more colours still
+// converges. The residual (solve_sweep `residual_sq`, with the η Jacobi and APGD use, so the
+// tolerance means the same) is taken after the sweep from the bodies' Δv, summed per
+// workgroup in a fixed order; solve_reduce's `reduce_gauss` decides, and unless the solve
+// converged the next sweep starts from the swept impulses extrapolated with Nesterov's
+// momentum (`gauss_extrapolate`), whose Δv is extrapolated with them per body.
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
@@ -40,15 +48,20 @@
 @group(0) @binding(11) var<storage, read_write> rhs: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(13) var<uniform> scal: Scalars;
-// Per constraint: UNCOLOURED, or (round << 8) | colour.
+// Per constraint i < capacity (params.counts.y): UNCOLOURED, or (round << 8) | colour; then
+// the constraints listed by colour (`colour_sort`).
 @group(0) @binding(14) var<storage, read_write> colour: array<u32>;
 // Constraints per colour (GS_COLOURS of them; the last is the left-over class), which
-// solve_reduce's `colour_args` turns into the colours' indirect arguments.
+// solve_reduce's `colour_args` turns into the colours' indirect arguments; then per colour
+// the slots `colour_sort` has claimed.
 @group(0) @binding(15) var<storage, read_write> colour_count: array<atomic<u32>>;
-// x = the colour this dispatch sweeps, y = the colouring round (a 256 B range of one buffer
-// per index: src/solve `Gauss`).
-@group(0) @binding(16) var<uniform> phase: vec4<u32>;
-// Per constraint: the previous sweep's result (the momentum's γ_{k−1}).
+// x = the colour this dispatch sweeps, y = the colouring round (256 B apart in one buffer,
+// chosen per dispatch by the offset: src/solve `gauss`).
+@group(0) @binding(16) var<uniform> phase: vec4<u32>; // dynamic offset
+// Per constraint: the previous sweep's result (the momentum's γ_{k−1}); then per constraint
+// its block's diagonal majorant D (`block_diagonal`, set once per solve by `colour_sort`: it
+// depends on the bodies' poses, masses and the compliance only). The previous sweep's Δv is
+// kept per body in dv's second half (dv[2 bodies + 2b ..]).
 @group(0) @binding(17) var<storage, read_write> previous: array<vec4<f32>>;
 
 const UNCOLOURED: u32 = 0xffffffffu;
@@ -113,7 +126,7 @@ fn scan_body(i: u32, b: u32, round: u32) -> vec2<u32> {
 @compute @workgroup_size(256)
 fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i < GS_COLOURS {
+    if i < 2u * GS_COLOURS {
         atomicStore(&colour_count[i], 0u);
     }
     if i < scal.n_contacts {
@@ -149,6 +162,29 @@ fn colour_close(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         colour[i] = LEFT_OVER;
         atomicAdd(&colour_count[LEFT_OVER], 1u);
     }
+}
+
+// The first slot of colour k's list: the constraints of the colours before it.
+fn colour_start(k: u32) -> u32 {
+    var start = 0u;
+    for (var j = 0u; j < k; j++) {
+        start += atomicLoad(&colour_count[j]);
+    }
+    return start;
+}
+
+// After `colour_close`: constraint i takes a slot in its colour's list, and its block's
+// majorant D is set for the sweeps.
+@compute @workgroup_size(256)
+fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let k = colour[i] & 0xffu;
+    let slot = colour_start(k) + atomicAdd(&colour_count[GS_COLOURS + k], 1u);
+    colour[params.counts.y + slot] = i;
+    previous[params.counts.y + i] = vec4<f32>(block_diagonal(contacts_at(i), i), 0.0);
 }
 
 // Body b's share of constraint c's block N_ii: the diagonal (x, y, z) and the off-diagonal
@@ -284,7 +320,7 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
     if left_over {
         t = project_i(g - JACOBI_OMEGA * row_eta(i, c, res_eta(c, q.w)) * u, c, i);
     } else {
-        let d = block_diagonal(c, i);
+        let d = previous[params.counts.y + i].xyz;
         let inv = select(vec3<f32>(0.0), 1.0 / d, d > vec3<f32>(0.0));
         let x = project_scaled(g - vec4<f32>(inv * u.xyz, 0.0), d, c, i);
         t = x;
@@ -313,15 +349,15 @@ fn visit(i: u32, left_over: bool) {
 // Projected Jacobi's safe relaxation with the count-scaled η (solve_assemble's header).
 const JACOBI_OMEGA: f32 = 0.6;
 
-// Colour phase.x of a sweep.
+// Colour phase.x of a sweep, over its list (the dispatch covers it: `colour_args`).
 @compute @workgroup_size(256)
 fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = linear_index(gid, nwg);
+    let t = linear_index(gid, nwg);
     let k = phase.x;
-    if i >= scal.n_contacts || (colour[i] & 0xffu) != k {
+    if t >= atomicLoad(&colour_count[k]) {
         return;
     }
-    visit(i, k == LEFT_OVER);
+    visit(colour[params.counts.y + colour_start(k) + t], k == LEFT_OVER);
 }
 
 // After a sweep: the residual of γ from the bodies' Δv, which the colours kept up to date (the
@@ -348,27 +384,34 @@ fn gauss_residual(
     reduce_to_partial(vec4<f32>(r2, 0.0, 0.0, 0.0), lid, wid.x + wid.y * nwg.x, false);
 }
 
-// After a sweep that did not converge: the momentum step y = Π(γ + β (γ − γ_prev)) from the
+// After a sweep that did not converge: the momentum step y = γ + β (γ − γ_prev) from the
 // swept γ (β from solve_reduce's `decide_gauss`; 0 on the first sweep of a cone problem and
 // after a rise of the residual), which the next sweep starts from; the swept γ is kept as
-// the next γ_prev (Nesterov 1983 on the sweeps, as APGD on the gradient steps). Δv is gathered
-// again from y after it (solve_schur).
+// the next γ_prev (Nesterov 1983 on the sweeps, as APGD on the gradient steps). y is not
+// projected: every constraint's next visit projects its own step, and Δv = M⁻¹ D γ is then
+// linear in γ, so Δv(y) = Δv + β (Δv − Δv_prev) is formed per body (bodies' invocations)
+// where a gather would read every constraint of every body again. The invocations cover
+// max(constraints, bodies) (`colour_args`).
 @compute @workgroup_size(256)
 fn gauss_extrapolate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i >= scal.n_contacts {
-        return;
-    }
-    let at = SEG_GAMMA * params.counts.y + i;
-    let g = gam_at(at);
     let beta = scal.beta;
-    var y = g;
-    if rhs[i].w > 0.0 && beta != 0.0 {
-        y = project_i(g + beta * (g - previous[i]), contacts_at(i), i);
-        y.w = g.w;
+    if i < scal.n_contacts {
+        let at = SEG_GAMMA * params.counts.y + i;
+        let g = gam_at(at);
+        let before = previous[i];
+        previous[i] = g;
+        gam_put(at, vec4<f32>(g.xyz + beta * (g.xyz - before.xyz), g.w));
     }
-    previous[i] = g;
-    gam_put(at, y);
+    let n = params.counts.x;
+    if i < n {
+        for (var k = 0u; k < 2u; k++) {
+            let d = dv[2u * i + k];
+            let e = dv[2u * (n + i) + k];
+            dv[2u * (n + i) + k] = d;
+            dv[2u * i + k] = vec4<f32>(d.xyz + beta * (d.xyz - e.xyz), d.w);
+        }
+    }
 }
 
 // After the sweeps: a solve that ended at the cap returns its last swept γ, not the step

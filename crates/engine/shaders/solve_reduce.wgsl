@@ -69,10 +69,13 @@ fn colour_args(@builtin(local_invocation_index) lid: u32) {
     scal.theta = 1.0;
     scal.beta = 0.0;
     for (var k = 0u; k < GS_COLOURS; k++) {
-        set_args(GS_ARGS + 4u * k, select(0u, scal.n_groups, on && colour_count[k] != 0u));
+        set_args(GS_ARGS + 4u * k, select(0u, (colour_count[k] + WG - 1u) / WG, on));
     }
     let left = on && colour_count[GS_COLOURS - 1u] != 0u;
     set_args(GS_ARGS + 4u * GS_COLOURS, select(0u, body_groups(), left));
+    // The extrapolation's invocations: one per constraint and one per body.
+    let extrapolate = max(scal.n_groups, body_groups());
+    set_args(GS_ARGS + 4u * (GS_COLOURS + 1u), select(0u, extrapolate, on));
 }
 
 // After a Gauss–Seidel sweep and its residual (solve_gauss `gauss_residual`).

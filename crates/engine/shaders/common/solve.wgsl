@@ -149,7 +149,7 @@ const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt
 // Coloured Gauss–Seidel (solve_gauss): the colours a sweep visits, the last being the class of
 // constraints left over by the colouring (src/solve `GS_COLOURS`), and the first word of
 // colour 0's indirect arguments in solve_reduce's `args` (then colour k's at GS_ARGS + 4k,
-// and the left-over class's gather of Δv after the last colour's).
+// the left-over class's gather of Δv after the last colour's, then the extrapolation's).
 const GS_COLOURS: u32 = 16u;
 const GS_ARGS: u32 = 24u;
 

@@ -90,9 +90,10 @@ fn converge() {
     set_args(0u, 0u);
     set_args(4u, 0u);
     set_args(8u, 0u);
-    // Coloured Gauss–Seidel's colours and left-over gather (its arguments buffer is longer).
+    // Coloured Gauss–Seidel's colours, left-over gather and extrapolation (its arguments
+    // buffer is longer).
     if arrayLength(&args) > GS_ARGS {
-        for (var k = 0u; k <= GS_COLOURS; k++) {
+        for (var k = 0u; k <= GS_COLOURS + 1u; k++) {
             set_args(GS_ARGS + 4u * k, 0u);
         }
     }

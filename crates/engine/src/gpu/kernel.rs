@@ -179,6 +179,9 @@ pub struct CompiledKernel {
     /// Declared binding numbers in order (chunk slots k ≥ 1 excluded: `bind` adds them).
     bindings: Vec<u32>,
     chunked: Vec<Chunked>,
+    /// Bindings with a dynamic offset ([`dynamic_bindings`]): a dispatch that names no
+    /// offsets passes 0 for each.
+    dynamic_offsets: usize,
     /// One small buffer per chunk slot k ≥ 1, bound where the array's buffer ends earlier.
     placeholders: Vec<wgpu::Buffer>,
     /// Pipelines with every chunked array at `NAME_LIVE = 1`: one plain index per access.
@@ -192,10 +195,26 @@ pub struct CompiledKernel {
     build: PipelineBuild,
 }
 
-/// The bind group layout entries of a module's bindings (group 0 only), by binding number.
+/// The uniform bindings a stage declares with a dynamic offset: a declaration line
+/// `@group(0) @binding(N) var<uniform> ...; // dynamic offset`. One bind group then serves a
+/// uniform per dispatch (a range of one buffer chosen by the offset at `set_bind_group`)
+/// instead of one bind group per range.
+fn dynamic_bindings(text: &str) -> Vec<u32> {
+    text.lines()
+        .filter(|l| l.contains("var<uniform>") && l.trim_end().ends_with("// dynamic offset"))
+        .filter_map(|l| {
+            let at = l.find("@binding(")? + "@binding(".len();
+            l[at..].split(')').next()?.trim().parse().ok()
+        })
+        .collect()
+}
+
+/// The bind group layout entries of a module's bindings (group 0 only), by binding number;
+/// those in `dynamic` take a dynamic offset.
 fn layout_entries(
     module: &naga::Module,
     name: &str,
+    dynamic: &[u32],
 ) -> Result<Vec<wgpu::BindGroupLayoutEntry>, GpuError> {
     let mut entries = Vec::new();
     for (_, var) in module.global_variables.iter() {
@@ -225,7 +244,7 @@ fn layout_entries(
             visibility: wgpu::ShaderStages::COMPUTE,
             ty: wgpu::BindingType::Buffer {
                 ty,
-                has_dynamic_offset: false,
+                has_dynamic_offset: dynamic.contains(&binding.binding),
                 min_binding_size: None,
             },
             count: None,
@@ -360,7 +379,8 @@ impl CompiledKernel {
         if !chunked.is_empty() {
             constants.push(("CHUNK_LOG2".into(), ctx.chunk_log2() as f64));
         }
-        let entries = layout_entries(&module, source.name)?;
+        let dynamic = dynamic_bindings(source.body);
+        let entries = layout_entries(&module, source.name, &dynamic)?;
         let device = &ctx.device;
         let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some(source.name),
@@ -409,6 +429,7 @@ impl CompiledKernel {
                 .filter(|&b| b < chunked::CHUNK_BINDING_BASE)
                 .collect(),
             chunked,
+            dynamic_offsets: dynamic.len(),
             placeholders,
             pipelines,
             live: ones.iter().map(|&n| AtomicU32::new(n)).collect(),
@@ -566,7 +587,7 @@ impl CompiledKernel {
             return;
         }
         pass.set_pipeline(&self.pipeline(entry));
-        pass.set_bind_group(0, bg, &[]);
+        pass.set_bind_group(0, bg, self.zero_offsets());
         pass.dispatch_workgroups(x, y, layers);
     }
 
@@ -590,9 +611,34 @@ impl CompiledKernel {
         args: &wgpu::Buffer,
         offset: u64,
     ) {
+        self.dispatch_indirect_at(pass, entry, (bg, self.zero_offsets()), args, offset);
+    }
+
+    /// [`CompiledKernel::dispatch_indirect`] with the bind group's dynamic offsets (one per
+    /// dynamic binding, in binding order).
+    pub fn dispatch_indirect_at(
+        &self,
+        pass: &mut wgpu::ComputePass,
+        entry: &str,
+        (bg, offsets): (&wgpu::BindGroup, &[u32]),
+        args: &wgpu::Buffer,
+        offset: u64,
+    ) {
+        assert_eq!(
+            offsets.len(),
+            self.dynamic_offsets,
+            "kernel '{}': one offset per dynamic binding",
+            self.name
+        );
         pass.set_pipeline(&self.pipeline(entry));
-        pass.set_bind_group(0, bg, &[]);
+        pass.set_bind_group(0, bg, offsets);
         pass.dispatch_workgroups_indirect(args, offset);
+    }
+
+    /// Offset 0 for each dynamic binding.
+    fn zero_offsets(&self) -> &'static [u32] {
+        const ZEROS: [u32; 4] = [0; 4];
+        &ZEROS[..self.dynamic_offsets]
     }
 }
 

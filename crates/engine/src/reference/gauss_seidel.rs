@@ -226,6 +226,7 @@ impl SweepMethod for ColouredGaussSeidel {
         let mut sweeps = 0;
         let mut theta = 1.0f64;
         let mut previous = gamma.clone();
+        let mut dv_previous = dv.clone();
         while !converged && sweeps < sw.settings.max_iterations {
             Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
@@ -244,16 +245,21 @@ impl SweepMethod for ColouredGaussSeidel {
             if converged {
                 break;
             }
-            // `gauss_extrapolate`, then Δv gathered from y.
-            for i in 0..gamma.len() {
-                let g = gamma[i];
-                if sw.eta[i] > 0.0 && beta != 0.0 {
-                    let y = [0, 1, 2].map(|k| g[k] + beta * (g[k] - previous[i][k]));
-                    gamma[i] = sw.project(y, i);
-                }
-                previous[i] = g;
+            // `gauss_extrapolate`: y = γ + β(γ − γ_prev), not projected, so that Δv(y) is
+            // formed per body from Δv and the previous sweep's Δv.
+            for (g, p) in gamma.iter_mut().zip(previous.iter_mut()) {
+                let swept = *g;
+                *g = [0, 1, 2].map(|k| swept[k] + beta * (swept[k] - p[k]));
+                *p = swept;
             }
-            dv = schur.delta_v(&gamma);
+            for (d, p) in dv.iter_mut().zip(dv_previous.iter_mut()) {
+                let swept = *d;
+                *d = (
+                    swept.0 + beta * (swept.0 - p.0),
+                    swept.1 + beta * (swept.1 - p.1),
+                );
+                *p = swept;
+            }
         }
         // `gauss_finish`: at the cap, the last swept γ.
         if !converged && sweeps > 0 {

@@ -6,12 +6,13 @@
 //! `reference::gauss_seidel`; why it takes fewer sweeps than projected Jacobi and APGD on a
 //! deep bed is in the book (Solver depth).
 //!
-//! Per solve: `colour_reset`, [`COLOUR_ROUNDS`] Jones–Plassmann rounds and `colour_close`
-//! after assembly; per cone problem, `colour_args` (solve_reduce) writes each colour's
-//! indirect arguments (zero for an empty colour and once converged); per sweep, one dispatch
-//! per colour, the left-over class's gather of Δv (solve_schur, empty unless some constraint
-//! was left over), the residual from the bodies' Δv and projected Jacobi's `reduce_jacobi`
-//! (the stop test).
+//! Per solve: `colour_reset`, [`COLOUR_ROUNDS`] Jones–Plassmann rounds, `colour_close` and
+//! `colour_sort` (the constraints listed by colour) after assembly; per cone problem,
+//! `colour_args` (solve_reduce) writes each colour's indirect arguments from its count (zero
+//! once converged); per sweep, one dispatch per colour over its list, the left-over class's
+//! gather of Δv (solve_schur, empty unless some constraint was left over), the residual from
+//! the bodies' Δv, `reduce_gauss` (the stop test and the momentum) and the extrapolation of
+//! γ and of the bodies' Δv in one dispatch.
 
 use super::{Layout, Solve, SolveInputs, SolveKernels};
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
@@ -34,29 +35,46 @@ const PHASES: u32 = if GS_COLOURS > COLOUR_ROUNDS {
 const ARGS_COLOURS: u64 = 24 * 4;
 /// The left-over class's gather of Δv, after the colours'.
 const ARGS_LEFT_OVER_BODY: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
+/// The extrapolation (one invocation per constraint and per body), after the gather's.
+const ARGS_EXTRAPOLATE: u64 = ARGS_LEFT_OVER_BODY + 16;
 /// Bytes of the solver's indirect arguments buffer.
-pub(super) const ARGS_BYTES: u64 = ARGS_LEFT_OVER_BODY + 16;
+pub(super) const ARGS_BYTES: u64 = ARGS_EXTRAPOLATE + 16;
 /// Stride of the phase uniforms (the largest uniform offset alignment an adapter may ask).
 const PHASE_STRIDE: u64 = 256;
 
-/// A colour word per constraint of capacity for Gauss–Seidel, else a placeholder.
+/// For Gauss–Seidel, a colour word per constraint of capacity and the constraints listed by
+/// colour (`colour_sort`); else a placeholder.
 pub(super) fn colour_buffer(
     ctx: &GpuContext,
     layout: Layout,
     capacity: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
-    let words = if layout.gauss { capacity } else { 1 };
+    let words = if layout.gauss { 2 * capacity } else { 1 };
     buffers::storage_zeroed(ctx, "solve colours", words * 4)
 }
 
-/// The previous sweep's impulses per constraint of capacity for Gauss–Seidel's momentum,
-/// else a placeholder.
+/// Words of the colour counts: constraints per colour, then the slots `colour_sort` claimed
+/// per colour.
+pub(super) const COLOUR_COUNT_WORDS: u64 = 2 * GS_COLOURS as u64;
+
+/// Words per body of the solver's Δv: (linear, angular) vec4s, and for Gauss–Seidel the same
+/// again for the previous sweep's Δv (its momentum extrapolates Δv per body).
+pub(super) fn dv_words_per_body(kind: super::SolverKind) -> u64 {
+    if kind == super::SolverKind::GaussSeidel {
+        16
+    } else {
+        8
+    }
+}
+
+/// For Gauss–Seidel, the previous sweep's impulses per constraint of capacity (the
+/// momentum's) and each block's diagonal majorant (set once per solve); else a placeholder.
 pub(super) fn previous_buffer(
     ctx: &GpuContext,
     layout: Layout,
     capacity: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
-    let rows = if layout.gauss { capacity } else { 1 };
+    let rows = if layout.gauss { 2 * capacity } else { 1 };
     buffers::storage_zeroed(ctx, "solve previous sweep", rows * 16)
 }
 
@@ -72,9 +90,25 @@ pub(super) fn phase_buffer(ctx: &GpuContext) -> wgpu::Buffer {
     buffers::uniform_from(ctx, "solve gauss phases", &words)
 }
 
-/// solve_gauss's bind groups, one per phase index (colour and round).
+/// solve_gauss's bind group: the phase uniform is chosen per dispatch by its dynamic offset.
 pub(super) struct GaussBinds {
-    kernel_index: Vec<wgpu::BindGroup>,
+    group: wgpu::BindGroup,
+}
+
+impl GaussBinds {
+    /// The bind group with phase index k's uniform (colour k of a sweep, round k).
+    fn phase(&self, k: u32) -> (&wgpu::BindGroup, &'static [u32]) {
+        const OFFSETS: [u32; PHASES as usize] = {
+            let mut o = [0u32; PHASES as usize];
+            let mut k = 0;
+            while k < PHASES as usize {
+                o[k] = k as u32 * PHASE_STRIDE as u32;
+                k += 1;
+            }
+            o
+        };
+        (&self.group, std::slice::from_ref(&OFFSETS[k as usize]))
+    }
 }
 
 impl Solve {
@@ -82,43 +116,39 @@ impl Solve {
         k.gauss.as_ref().filter(|_| self.c.layout.gauss)
     }
 
-    /// solve_gauss's bind groups for this step's collision buffers; `None` for the other kinds.
+    /// solve_gauss's bind group for this step's collision buffers; `None` for the other kinds.
     pub(super) fn bind_gauss(&self, ctx: &GpuContext, inputs: SolveInputs) -> Option<GaussBinds> {
         let kernel = self.gauss_kernel(self.kernels(ctx))?;
         let c = &self.c;
-        let kernel_index = (0..PHASES as u64)
-            .map(|k| {
-                kernel.bind_ranges(
-                    ctx,
-                    &[
-                        &self.params,
-                        inputs.contacts,
-                        inputs.body_offsets,
-                        inputs.body_entries,
-                        &self.rot,
-                        &self.mass_props,
-                        &c.gam,
-                        &self.dv,
-                        inputs.counts,
-                        &self.jcsr,
-                        &c.nv,
-                        &c.rhs,
-                        &c.partials,
-                        &self.scal,
-                        &c.colour,
-                        &self.colour_count,
-                        &self.phases,
-                        &c.previous,
-                    ],
-                    &[(16, k * PHASE_STRIDE, 16)],
-                )
-            })
-            .collect();
-        Some(GaussBinds { kernel_index })
+        let group = kernel.bind_ranges(
+            ctx,
+            &[
+                &self.params,
+                inputs.contacts,
+                inputs.body_offsets,
+                inputs.body_entries,
+                &self.rot,
+                &self.mass_props,
+                &c.gam,
+                &self.dv,
+                inputs.counts,
+                &self.jcsr,
+                &c.nv,
+                &c.rhs,
+                &c.partials,
+                &self.scal,
+                &c.colour,
+                &self.colour_count,
+                &self.phases,
+                &c.previous,
+            ],
+            &[(16, 0, 16)],
+        );
+        Some(GaussBinds { group })
     }
 
-    /// The colouring of this step's constraints (after assembly, before the first cone
-    /// problem).
+    /// The colouring of this step's constraints and their lists by colour (after assembly,
+    /// before the first cone problem).
     pub(super) fn record_colouring(
         &self,
         k: &SolveKernels,
@@ -126,12 +156,13 @@ impl Solve {
         binds: &GaussBinds,
     ) {
         let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
-        let b = &binds.kernel_index;
-        kernel.dispatch_indirect(p, "colour_reset", &b[0], &self.args, super::ARGS_ALL);
-        for round in b.iter().take(COLOUR_ROUNDS as usize) {
-            kernel.dispatch_indirect(p, "colour_round", round, &self.args, super::ARGS_ALL);
+        let all = super::ARGS_ALL;
+        kernel.dispatch_indirect_at(p, "colour_reset", binds.phase(0), &self.args, all);
+        for round in 0..COLOUR_ROUNDS {
+            kernel.dispatch_indirect_at(p, "colour_round", binds.phase(round), &self.args, all);
         }
-        kernel.dispatch_indirect(p, "colour_close", &b[0], &self.args, super::ARGS_ALL);
+        kernel.dispatch_indirect_at(p, "colour_close", binds.phase(0), &self.args, all);
+        kernel.dispatch_indirect_at(p, "colour_sort", binds.phase(0), &self.args, all);
     }
 
     /// One cone problem's sweeps (Nγ, residual and scalar state set up), at most the sweep
@@ -146,27 +177,19 @@ impl Solve {
     ) {
         let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
         let args = &self.args;
+        let b = binds.phase(0);
         k.reduce.dispatch_groups(p, "colour_args", red, 1);
         for _ in 0..self.sweep_budget {
-            for (colour, bind) in binds
-                .kernel_index
-                .iter()
-                .take(GS_COLOURS as usize)
-                .enumerate()
-            {
+            for colour in 0..GS_COLOURS {
                 let at = ARGS_COLOURS + 16 * colour as u64;
-                kernel.dispatch_indirect(p, "gauss_phase", bind, args, at);
+                kernel.dispatch_indirect_at(p, "gauss_phase", binds.phase(colour), args, at);
             }
             k.schur
                 .dispatch_indirect(p, "gather_gamma", sch, args, ARGS_LEFT_OVER_BODY);
-            let b = &binds.kernel_index[0];
-            kernel.dispatch_indirect(p, "gauss_residual", b, args, super::ARGS_WORK);
+            kernel.dispatch_indirect_at(p, "gauss_residual", b, args, super::ARGS_WORK);
             k.reduce.dispatch_groups(p, "reduce_gauss", red, 1);
-            kernel.dispatch_indirect(p, "gauss_extrapolate", b, args, super::ARGS_WORK);
-            k.schur
-                .dispatch_indirect(p, "gather_gamma", sch, args, super::ARGS_BODY);
+            kernel.dispatch_indirect_at(p, "gauss_extrapolate", b, args, ARGS_EXTRAPOLATE);
         }
-        let b = &binds.kernel_index[0];
-        kernel.dispatch_indirect(p, "gauss_finish", b, args, super::ARGS_ALL);
+        kernel.dispatch_indirect_at(p, "gauss_finish", b, args, super::ARGS_ALL);
     }
 }

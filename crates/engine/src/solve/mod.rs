@@ -618,7 +618,8 @@ impl Solve {
         dt: f32,
     ) -> Result<Self, GpuError> {
         let update = kernel(ctx, "solve_update")?;
-        let dv = buffers::storage_zeroed(ctx, "solve dv", bodies.count.max(1) as u64 * 32)?;
+        let dv_bytes = bodies.count.max(1) as u64 * 4 * gauss::dv_words_per_body(settings.kind);
+        let dv = buffers::storage_zeroed(ctx, "solve dv", dv_bytes)?;
         let params = buffers::uniform_from(ctx, "solve params", &[0u32; 16]);
         let update_bind = update.bind(
             ctx,
@@ -644,7 +645,7 @@ impl Solve {
             colour_count: buffers::storage_zeroed(
                 ctx,
                 "solve colour counts",
-                4 * gauss::GS_COLOURS as u64,
+                4 * gauss::COLOUR_COUNT_WORDS,
             )?,
             phases: gauss::phase_buffer(ctx),
             next_args: [
