@@ -4,7 +4,7 @@
 use crate::bodies::*;
 use crate::collide::{BoundaryShape as Shape, CollideSettings};
 use crate::scene::SolverKind as SceneSolverKind;
-use crate::scene::{BodyShape, BoundaryShape, FrictionModel, Motion, Scene};
+use crate::scene::{BodyShape, BoundaryShape, Motion, Scene};
 use crate::solve::{SolverKind, SolverSettings};
 use crate::step::{ContactSetup, StepSettings};
 
@@ -280,10 +280,7 @@ pub fn step_settings(scene: &Scene) -> StepSettings {
             patch_cells: scene
                 .materials
                 .iter()
-                .find_map(|m| match m.model {
-                    FrictionModel::LuGrePatch { cells, .. } => Some(cells),
-                    _ => None,
-                })
+                .find_map(|m| m.model.patch_cells())
                 .unwrap_or(0),
         }),
     }

@@ -556,3 +556,22 @@ fn a_scene_without_a_solver_section_gets_the_engines_default_solver() {
     );
     assert!(from_scene.slop > 0.0);
 }
+
+/// The scene reference's `kind` row lists exactly the registry's friction models.
+#[test]
+fn the_scene_reference_lists_every_friction_model() {
+    let page = read(&root().join("docs/src/scene-reference.md"));
+    let row = page
+        .lines()
+        .find(|l| l.starts_with("| `kind` | string, required | | | `\"coulomb\"`"))
+        .expect("the friction model's `kind` row");
+    let listed: BTreeSet<&str> = row
+        .split('`')
+        .filter_map(|s| s.strip_prefix('"')?.strip_suffix('"'))
+        .collect();
+    let laws: BTreeSet<&str> = bristlecone::solve::friction::LAWS
+        .iter()
+        .map(|l| l.kind())
+        .collect();
+    assert_eq!(listed, laws);
+}

@@ -21,6 +21,7 @@ mod device_loss;
 mod docs;
 mod field_sweep;
 mod flow;
+mod friction_registry;
 mod fused;
 mod fuzz;
 mod integrate;

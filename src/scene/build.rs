@@ -27,10 +27,10 @@ use super::raw::*;
 
 mod cylinder;
 mod flow;
+mod friction;
 use super::span::{self, PathIndex, Source};
 use super::*;
 use crate::solve::defaults;
-use crate::solve::rows::compliant;
 use crate::solve::rows::Cone;
 
 type R<T> = Result<T, SceneError>;
@@ -622,9 +622,9 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
         }
         let model = match &m.model {
             None => FrictionModel::Coulomb,
-            Some(fm) => friction_model(cx, fm, &format!("{base}.model"))?,
+            Some(fm) => friction::friction_model(cx, fm, &format!("{base}.model"))?,
         };
-        lugre_static_check(cx, m, &model, friction, &base)?;
+        friction::lugre_static_check(cx, m, &model, friction, &base)?;
         // Any two materials may touch, and two different non-Coulomb models have no mixing
         // rule (src/solve/rows): refused rather than resolved silently.
         if let (Some(fm), Some((kind0, i0))) = (&m.model, &other_model) {
@@ -646,7 +646,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
                 other_model = Some((kind.clone(), i));
             }
         }
-        compliant_form_check(cx, m, &model, &mut compliant_form, i, &base)?;
+        friction::parameter_set_check(cx, m, &model, &mut compliant_form, i, &base)?;
         let rolling_friction = resistance(cx, &m.rolling_friction, &base, "rolling_friction")?;
         let spinning_friction = resistance(cx, &m.spinning_friction, &base, "spinning_friction")?;
         let cohesion = cohesion_key(cx, &m.cohesion, &model, &format!("{base}.cohesion"))?;
@@ -678,12 +678,7 @@ fn cohesion_key(cx: &Cx, v: &O<f64>, model: &FrictionModel, field: &str) -> R<f6
         return Ok(0.0);
     };
     let force = cx.non_negative(v, field)?;
-    let takes = matches!(
-        model,
-        FrictionModel::Coulomb
-            | FrictionModel::Compliant { .. }
-            | FrictionModel::CompliantRestitution { .. }
-    );
+    let takes = model.takes_cohesion();
     if force > 0.0 && !takes {
         return Err(cx.err(
             Some(v.span()),
@@ -2066,348 +2061,6 @@ fn resistance(cx: &Cx<'_>, v: &O<f64>, base: &str, field: &str) -> R<f64> {
         ));
     }
     Ok(x)
-}
-
-/// LuGre's Stribeck curve falls from μ_s to μ_c = the material's `friction`: μ_s < μ_c is
-/// refused (Arslan Waltersson & Karayiannidis need μ_s ≥ μ_c).
-fn lugre_static_check(
-    cx: &Cx<'_>,
-    m: &RawMaterial,
-    model: &FrictionModel,
-    friction: f64,
-    base: &str,
-) -> R<()> {
-    if let (
-        FrictionModel::LuGre { mu_static, .. }
-        | FrictionModel::LuGreReduced { mu_static, .. }
-        | FrictionModel::LuGrePatch { mu_static, .. },
-        Some(fm),
-    ) = (model, &m.model)
-    {
-        if *mu_static < friction {
-            return Err(cx.err(
-                fm.get_ref().mu_static.as_ref().map(|e| e.span()),
-                format!("{base}.model.mu_static"),
-                format!(
-                    "must be ≥ the material's friction = {} (μ_c: the Stribeck curve falls from μ_s to μ_c), got {}",
-                    Num(friction),
-                    Num(*mu_static)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Point LuGre's elasto-plastic keys: `elasto_plastic = true` selects the variant and
-/// `breakaway_ratio` (z_ba / z_ss in (0, 1), default 0.9 as the patch model's) sets its
-/// break-away deflection; a ratio without `elasto_plastic = true` is refused (plain LuGre
-/// would ignore it).
-/// `lugre_patch`'s grid side: 21 by default (Arslan Waltersson & Karayiannidis's grid), 3 to 64.
-fn patch_cells(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<u32> {
-    let Some(c) = &fm.cells else {
-        return Ok(21);
-    };
-    let n = *c.get_ref();
-    if !(3..=64).contains(&n) {
-        return Err(cx.err(
-            Some(c.span()),
-            format!("{base}.cells"),
-            format!("the grid side must lie in 3 ..= 64 cells, got {n}"),
-        ));
-    }
-    Ok(n as u32)
-}
-
-fn lugre_breakaway(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<Option<f64>> {
-    let ep = fm.elasto_plastic.as_ref().is_some_and(|b| *b.get_ref());
-    let Some(r) = &fm.breakaway_ratio else {
-        return Ok(ep.then_some(0.9));
-    };
-    let field = format!("{base}.breakaway_ratio");
-    if !ep {
-        return Err(cx.err(
-            Some(r.span()),
-            field,
-            "belongs to the elasto-plastic variant: set `elasto_plastic = true` too (plain LuGre has no break-away deflection)",
-        ));
-    }
-    let x = *r.get_ref();
-    if !(x > 0.0 && x < 1.0) {
-        return Err(cx.err(
-            Some(r.span()),
-            field,
-            format!("must lie in (0, 1) (z_ba = ratio × z_ss), got {}", Num(x)),
-        ));
-    }
-    Ok(Some(x))
-}
-
-/// The parameter set of a compliant model (direct or physical) or a bristle's projection;
-/// None for the others.
-fn compliant_form(model: &FrictionModel) -> Option<&'static str> {
-    match model {
-        FrictionModel::Compliant { .. } => Some("stiffness, damping"),
-        FrictionModel::CompliantRestitution { .. } => Some("stiffness, restitution"),
-        FrictionModel::HuntCrossley { .. } => Some("stiffness, exponent, damping"),
-        FrictionModel::HuntCrossleyHertz { .. } => {
-            Some("youngs_modulus, poisson_ratio, restitution")
-        }
-        FrictionModel::Bristle { .. } => Some("projection = \"cone\""),
-        FrictionModel::BristleBox { .. } => Some("projection = \"box\""),
-        _ => None,
-    }
-}
-
-/// Two materials of one compliant model must give the same parameter set: k and E, or c and
-/// e, have no mixing rule (src/solve/rows/compliant.rs); two bristle materials, one
-/// projection.
-fn compliant_form_check(
-    cx: &Cx<'_>,
-    m: &RawMaterial,
-    model: &FrictionModel,
-    first: &mut Option<(&'static str, usize)>,
-    i: usize,
-    base: &str,
-) -> R<()> {
-    let Some(form) = compliant_form(model) else {
-        return Ok(());
-    };
-    match *first {
-        Some((f0, i0)) if f0 != form => Err(cx.err(
-            m.model.as_ref().map(|fm| fm.span()),
-            format!("{base}.model"),
-            format!(
-                "gives ({form}) but material[{i0}] gives ({f0}): materials of one model \
-                 must use the same parameter set (there is no rule to mix them)"
-            ),
-        )),
-        Some(_) => Ok(()),
-        None => {
-            *first = Some((form, i));
-            Ok(())
-        }
-    }
-}
-
-/// A restitution coefficient in [min, 1] (`base.restitution`); `why` explains the lower bound.
-fn restitution(cx: &Cx<'_>, v: &S<f64>, base: &str, min: f64, why: &str) -> R<f64> {
-    let path = format!("{base}.restitution");
-    let e = *v.get_ref();
-    if !(e > 0.0 && e <= 1.0) {
-        return Err(cx.err(
-            Some(v.span()),
-            path,
-            format!("must be in (0, 1], got {}", Num(e)),
-        ));
-    }
-    if e < min {
-        return Err(cx.err(
-            Some(v.span()),
-            path,
-            format!("must be at least {min} here, got {} ({why})", Num(e)),
-        ));
-    }
-    Ok(e)
-}
-
-/// Adds to a "does not apply" error which parameter set the physical form takes.
-fn physical_form_hint(mut e: SceneError, set: &str) -> SceneError {
-    e.message.push_str(&format!(
-        " (given as physical quantities this model takes {set}; the direct parameters \
-         cannot be mixed in)"
-    ));
-    e
-}
-
-/// A bristle model with its projection: the cone of the current normal impulse (default)
-/// or Peiret et al.'s box of the last one.
-fn bristle_model(
-    cx: &Cx<'_>,
-    fm: &RawFrictionModel,
-    base: &str,
-    stiffness: f64,
-) -> R<FrictionModel> {
-    match fm
-        .projection
-        .as_ref()
-        .map(|p| (p.get_ref().as_str(), p.span()))
-    {
-        None | Some(("cone", _)) => Ok(FrictionModel::Bristle { stiffness }),
-        Some(("box", _)) => Ok(FrictionModel::BristleBox { stiffness }),
-        Some((other, span)) => Err(cx.err(
-            Some(span),
-            format!("{base}.projection"),
-            format!("unknown projection `{other}` (expected \"cone\" or \"box\")"),
-        )),
-    }
-}
-
-/// Hunt–Crossley from physical quantities: Young's modulus, Poisson ratio, restitution
-/// (Hertz n = 1.5 per contact, see `solve::rows::compliant`).
-fn hertz_model(
-    cx: &Cx<'_>,
-    fm: &RawFrictionModel,
-    span: &Range<usize>,
-    base: &str,
-    fields: &[(&str, Option<Range<usize>>)],
-    req_pos: &dyn Fn(&O<f64>, &str) -> R<f64>,
-) -> R<FrictionModel> {
-    let (what, kind) = ("friction model", "hunt_crossley");
-    cx.only(
-        base,
-        what,
-        kind,
-        fields,
-        &["youngs_modulus", "poisson_ratio", "restitution"],
-    )
-    .map_err(|e| physical_form_hint(e, "youngs_modulus, poisson_ratio, restitution (n = 1.5)"))?;
-    let youngs_modulus = req_pos(&fm.youngs_modulus, "youngs_modulus")?;
-    let nu = cx.require(&fm.poisson_ratio, span, base, "poisson_ratio", what, kind)?;
-    if !(nu.get_ref() > &-1.0 && nu.get_ref() < &0.5) {
-        return Err(cx.err(
-            Some(nu.span()),
-            format!("{base}.poisson_ratio"),
-            format!("must be in (−1, 0.5), got {}", Num(*nu.get_ref())),
-        ));
-    }
-    let e = cx.require(&fm.restitution, span, base, "restitution", what, kind)?;
-    let e = restitution(
-        cx,
-        e,
-        base,
-        compliant::HC_E_MIN,
-        "a smaller restitution needs a very large damping; give `stiffness`, `exponent`, `damping`",
-    )?;
-    Ok(FrictionModel::HuntCrossleyHertz {
-        youngs_modulus,
-        poisson_ratio: *nu.get_ref(),
-        restitution: e,
-    })
-}
-
-fn friction_model(cx: &Cx<'_>, fm: &S<RawFrictionModel>, base: &str) -> R<FrictionModel> {
-    let span = fm.span();
-    let fm = fm.get_ref();
-    let kind = fm.kind.get_ref().as_str();
-    let fields = present!(fm; stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static, v_stribeck, elasto_plastic, breakaway_ratio, youngs_modulus, poisson_ratio, restitution, projection, cells);
-    let what = "friction model";
-    let req_pos = |v: &O<f64>, name: &str| -> R<f64> {
-        cx.positive(
-            cx.require(v, &span, base, name, what, kind)?,
-            &format!("{base}.{name}"),
-        )
-    };
-    let req_nonneg = |v: &O<f64>, name: &str| -> R<f64> {
-        cx.non_negative(
-            cx.require(v, &span, base, name, what, kind)?,
-            &format!("{base}.{name}"),
-        )
-    };
-    let model = match kind {
-        "coulomb" => {
-            cx.only(base, what, kind, &fields, &[])?;
-            FrictionModel::Coulomb
-        }
-        "bristle" => {
-            cx.only(base, what, kind, &fields, &["stiffness", "projection"])?;
-            bristle_model(cx, fm, base, req_pos(&fm.stiffness, "stiffness")?)?
-        }
-        "compliant" if fm.restitution.is_some() => {
-            cx.only(base, what, kind, &fields, &["stiffness", "restitution"])
-                .map_err(|e| physical_form_hint(e, "stiffness, restitution"))?;
-            let e = cx.require(&fm.restitution, &span, base, "restitution", what, kind)?;
-            let e = restitution(cx, e, base, compliant::KV_E_MIN, "an overdamped Kelvin–Voigt contact (ζ ≥ 1) is not converted; give `damping`")?;
-            FrictionModel::CompliantRestitution {
-                stiffness: req_pos(&fm.stiffness, "stiffness")?,
-                restitution: e,
-            }
-        }
-        "compliant" => {
-            cx.only(base, what, kind, &fields, &["stiffness", "damping"])?;
-            FrictionModel::Compliant {
-                stiffness: req_pos(&fm.stiffness, "stiffness")?,
-                damping: req_nonneg(&fm.damping, "damping")?,
-            }
-        }
-        "hunt_crossley" if fm.youngs_modulus.is_some() || fm.poisson_ratio.is_some() || fm.restitution.is_some() => {
-            hertz_model(cx, fm, &span, base, &fields, &req_pos)?
-        }
-        "hunt_crossley" => {
-            cx.only(base, what, kind, &fields, &["stiffness", "exponent", "damping"])?;
-            let exponent = req_pos(&fm.exponent, "exponent")?;
-            if exponent < 1.0 {
-                return Err(cx.err(
-                    fm.exponent.as_ref().map(|e| e.span()),
-                    format!("{base}.exponent"),
-                    format!("must be ≥ 1 (Hertz: 1.5), got {}", Num(exponent)),
-                ));
-            }
-            FrictionModel::HuntCrossley {
-                stiffness: req_pos(&fm.stiffness, "stiffness")?,
-                exponent,
-                damping: req_nonneg(&fm.damping, "damping")?,
-            }
-        }
-        "tanh" => {
-            cx.only(base, what, kind, &fields, &["slip_velocity"])?;
-            FrictionModel::Tanh {
-                slip_velocity: req_pos(&fm.slip_velocity, "slip_velocity")?,
-            }
-        }
-        "lugre" => {
-            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck", "elasto_plastic", "breakaway_ratio"])?;
-            FrictionModel::LuGre {
-                sigma0: req_pos(&fm.sigma0, "sigma0")?,
-                sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
-                sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
-                mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
-                v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
-                breakaway_ratio: lugre_breakaway(cx, fm, base)?,
-            }
-        }
-        "lugre_reduced" => {
-            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck"])?;
-            FrictionModel::LuGreReduced {
-                sigma0: req_pos(&fm.sigma0, "sigma0")?,
-                sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
-                sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
-                mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
-                v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
-            }
-        }
-        "lugre_patch" => {
-            cx.only(base, what, kind, &fields, &["sigma0", "sigma1", "sigma2", "mu_static", "v_stribeck", "elasto_plastic", "breakaway_ratio", "cells"])?;
-            FrictionModel::LuGrePatch {
-                sigma0: req_pos(&fm.sigma0, "sigma0")?,
-                sigma1: req_nonneg(&fm.sigma1, "sigma1")?,
-                sigma2: req_nonneg(&fm.sigma2, "sigma2")?,
-                mu_static: req_nonneg(&fm.mu_static, "mu_static")?,
-                v_stribeck: req_pos(&fm.v_stribeck, "v_stribeck")?,
-                breakaway_ratio: lugre_breakaway(cx, fm, base)?,
-                cells: patch_cells(cx, fm, base)?,
-            }
-        }
-        other => {
-            return Err(cx.err(
-                Some(fm.kind.span()),
-                format!("{base}.kind"),
-                format!("unknown friction model kind `{other}` (expected one of: coulomb, bristle, compliant, hunt_crossley, tanh, lugre, lugre_reduced, lugre_patch)"),
-            ))
-        }
-    };
-    // A model the solver does not have rows for yet is refused, never run as Coulomb.
-    if !crate::solve::rows::is_solved(&model) {
-        return Err(cx.err(
-            Some(fm.kind.span()),
-            format!("{base}.kind"),
-            format!(
-                "friction model `{kind}` is not solved by the engine yet (solved: {})",
-                crate::solve::rows::SOLVED_MODELS
-            ),
-        ));
-    }
-    Ok(model)
 }
 
 fn region(cx: &Cx<'_>, r: &S<RawRegion>, base: &str) -> R<Region> {

@@ -1,24 +1,7 @@
 //! Numbers as scene messages print them: `0.5`, `2500`, `1e300`, `1.5e-7`; never the
 //! hundreds of digits that `f64`'s `Display` writes for very large or very small values.
 
-use std::fmt;
-
-/// Displays an `f64` readably: plain for magnitudes in [1e-3, 1e6), else scientific, always
-/// the shortest text that reads back to the same value.
-#[derive(Clone, Copy, Debug)]
-pub struct Num(pub f64);
-
-impl fmt::Display for Num {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let x = self.0;
-        let a = x.abs();
-        if x == 0.0 || !x.is_finite() || (1e-3..1e6).contains(&a) {
-            write!(f, "{x}")
-        } else {
-            write!(f, "{x:e}")
-        }
-    }
-}
+pub use crate::solve::friction::Num;
 
 /// Whether the GPU's `f32` holds `x` as a normal number (or zero): no overflow to infinity,
 /// no flush to zero.

@@ -68,7 +68,8 @@
 //!   lane ([`lugre_lane`]).
 //!
 //! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact, bristle, smooth tanh
-//! and point LuGre friction ([`SOLVED_MODELS`]); the scene builder validates every
+//! and point LuGre friction (one file each in `crate::solve::friction`, registered in its
+//! `LAWS`); the scene builder validates every
 //! parameter with a file:line:field error. The model parameters reach the solver as a
 //! per-material table ([`MaterialRow`], set by `Solve::set_models`, empty = all Coulomb);
 //! assembly mixes the pair (`pair_model`, `pair_ext`), writes (E_n, E_T) into the aux
@@ -211,32 +212,19 @@ pub enum Cone {
     Exact,
 }
 
-/// Model ids of the row kernels (see the module docs).
-pub const MODEL_COULOMB: u32 = 0;
-/// Kelvin–Voigt compliant normal contact (Song et al. 2001): E_n = 1/(dt² k + dt c) on row 0, normal
-/// offset Φ/(dt + c/k) instead of max(Φ/dt, −v_recover) while penetrating; Coulomb cone.
-pub const MODEL_COMPLIANT: u32 = 1;
+/// Model ids of the row kernels (see the module docs), each declared in its model's file.
+pub use crate::solve::friction::bristle::MODEL_BRISTLE;
+pub use crate::solve::friction::coulomb::MODEL_COULOMB;
+pub use crate::solve::friction::hunt_crossley::MODEL_HUNT_CROSSLEY;
+pub use crate::solve::friction::kelvin_voigt::MODEL_COMPLIANT;
+use crate::solve::friction::layout;
+pub use crate::solve::friction::lugre::{breakaway_ratio, lugre_lane, MODEL_LUGRE};
+pub use crate::solve::friction::lugre_patch::{patch_kind, MODEL_LUGRE_PATCH, MODEL_LUGRE_REDUCED};
+pub use crate::solve::friction::tanh::MODEL_TANH;
 
-/// The models the solver has rows for, as named in scene files.
-pub const SOLVED_MODELS: &str =
-    "coulomb, compliant, hunt_crossley, bristle, tanh, lugre, lugre_reduced, lugre_patch";
-
-/// Whether the solver has rows for `model` (a scene naming any other is rejected).
-pub fn is_solved(model: &FrictionModel) -> bool {
-    matches!(
-        model,
-        FrictionModel::Coulomb
-            | FrictionModel::Compliant { .. }
-            | FrictionModel::HuntCrossley { .. }
-            | FrictionModel::CompliantRestitution { .. }
-            | FrictionModel::HuntCrossleyHertz { .. }
-            | FrictionModel::Bristle { .. }
-            | FrictionModel::BristleBox { .. }
-            | FrictionModel::Tanh { .. }
-            | FrictionModel::LuGre { .. }
-            | FrictionModel::LuGreReduced { .. }
-            | FrictionModel::LuGrePatch { .. }
-    )
+/// The table row of a material's model ([`FrictionModel::material_row`]).
+pub fn material_row(model: &FrictionModel) -> MaterialRow {
+    model.material_row()
 }
 
 /// One material's row parameters as the solver's model table stores them (two `vec4` per
@@ -245,187 +233,22 @@ pub fn is_solved(model: &FrictionModel) -> bool {
 /// and, in lanes 6 and 7, the rolling and spinning coefficients (any model).
 pub type MaterialRow = [f32; 8];
 
-/// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
-/// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with
-/// F₀ = k δ₀ⁿ, k₁ = n k δ₀ⁿ⁻¹, c₁ = 3/2 α k δ₀ⁿ, so E_n = 1/(dt² k₁ + dt c₁) and the offset
-/// −F₀/(dt k₁ + c₁). Open (Φ > 0) or just touching with n > 1 (k₁ = 0): no force this step
-/// (the contact is inactive, η = 0).
-pub const MODEL_HUNT_CROSSLEY: u32 = 3;
-
-/// Bristle friction (Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
-/// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
-/// Coulomb cone with the current γ_n (table lane 3 = 0, the default) or the paper's box
-/// |γ_u|, |γ_w| ≤ μ γ_n⁻ (lane 3 = 1, [`bristle_box`]; kept in the state segment as
-/// (0, 0, −1, μ γ_n⁻), the −1 marking the box).
-pub const MODEL_BRISTLE: u32 = 2;
-
-/// Smooth friction λ_T = −μ tanh(‖v_T‖/v_s) λ_N v̂_T (Song et al. 2001; table row `[4, v_s, 0, 0]`),
-/// linearised per step by its secant at the contact's last slip speed s⁻ (saved by key in the
-/// `w` lane of its impulse) and last normal impulse γ_n⁻: the friction is the damper
-/// v_T⁺ + E_T γ_T = 0 with E_T = s⁻ / (μ γ_n⁻ tanh(s⁻/v_s)) (→ v_s/(μ γ_n⁻) at rest), no
-/// offset, projection: γ_n ≥ 0 and the disk ‖γ_T‖ ≤ μ γ_n⁻ (the tanh law's bound; it binds
-/// while a slide accelerates past the secant, which then is Coulomb sliding with the lagged
-/// normal impulse, and never lifts the contact off as the relaxed cone would). At a steady
-/// slip s⁻ = s⁺ and the row is the tanh law exactly; the lagged secant is a contraction in
-/// time (factor < h/(m + h), h = 1/E_T). A contact with no previous normal impulse has no
-/// friction for its first step.
-pub const MODEL_TANH: u32 = 4;
-
-/// Point LuGre (Arslan Waltersson & Karayiannidis with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
-/// contact's μ, Stribeck exponent 2): the implicit bristle update (book: Contact models, "Models as rows") with κ =
-/// σ0 s⁻/g(s⁻) frozen at the last slip speed, per unit normal load l = c0 + c1 v_T⁺,
-/// c1 = (σ0 + σ1/dt) a dt + σ2, c0 = ((σ0 + σ1/dt) a − σ1/dt) z, a = 1/(1 + dt κ), and the
-/// friction impulse γ_T = −γ_n⁻ l: E_T = 1/(γ_n⁻ c1), offset c0/c1. The state z (2-D, in the
-/// contact's (u, w) frame) and s⁻ replace the tangential impulse in the saved record
-/// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ is formed when the record is saved
-/// ([`saved_record`]), from (z, dt) kept in the state segment of `gam` at assembly.
-/// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
-/// friction on a contact's first step (no γ_n⁻).
-///
-/// **Elasto-plastic variant** (Dupont et al. 2002, as Arslan Waltersson & Karayiannidis eqs. 16–18; table lane 0 =
-/// 5 + ratio/2, see [`lugre_lane`]): κ = β(z, v) σ0 s/g(s) with the paper's
-/// multi-dimensional β ([`crate::patch::beta`], the patch model's formula): 0 while ‖z‖ ≤
-/// z_ba = ratio × z_ss (z_ss = g(s)/σ0), a sine ramp up to z_ss, 1 beyond, times
-/// (ẑ·v̂ + 1)/2. The save evaluates β at (z⁻, v⁺) and stores κ⁺/σ0 = β s⁺/g(s⁺) in the
-/// record's `w` lane instead of s⁺ (the next step's frozen κ needs β, whose direction
-/// factor s⁺ alone does not carry); a = 1/(1 + dt σ0 w) equals plain LuGre's g/(g + dt σ0 s)
-/// at β = 1. Below break-away β = 0, a = 1: the bristle is a pure spring (no drift).
-pub const MODEL_LUGRE: u32 = 5;
-
-/// Table lane 0 of a LuGre material: the id 5, plus ratio/2 for the elasto-plastic variant
-/// (in (5, 5.5), so every `u32(lane 0)` reads 5 and f32 keeps the ratio to ~1e-6).
-pub fn lugre_lane(breakaway_ratio: Option<f64>) -> f32 {
-    MODEL_LUGRE as f32 + 0.5 * breakaway_ratio.unwrap_or(0.0) as f32
-}
-
-/// The break-away ratio packed in a LuGre row's lane 0 (0: plain LuGre).
-pub fn breakaway_ratio(row: MaterialRow) -> f64 {
-    let id = row[0] as u32;
-    if id == MODEL_LUGRE || id == MODEL_LUGRE_PATCH {
-        2.0 * (row[0] as f64 - id as f64)
-    } else {
-        0.0
-    }
-}
-
-/// The reduced planar LuGre model on contact patches (book: Contact patches; table row as LuGre's,
-/// `[6, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`): face–face box contacts get a patch block of 3 rows
-/// (spin, u, w at the patch centre) — see [`crate::patch::couple`]; the pair's point
-/// contacts keep their normal rows (Coulomb rigid normal, μ = 0 written by collision).
-pub const MODEL_LUGRE_REDUCED: u32 = 6;
-
-/// The distributed planar LuGre model on contact patches (book: Contact patches, `lugre_patch`; table
-/// row `[7 + ratio/2, σ0, σ1, σ2 | μ_s, v_s, ..]`, the elasto-plastic break-away ratio
-/// packed in lane 0 as LuGre's): face–face box contacts get a patch block of 3 rows whose
-/// full 3 × 3 compliance comes from the patch's cells, stepped on the GPU by
-/// [`crate::patch::stage`]; the pair's point contacts keep their normal rows.
-pub const MODEL_LUGRE_PATCH: u32 = 7;
-
-/// The patch kind of a material row: 0 none, 1 reduced, 2 distributed (collision's
-/// `materials[].y`, which picks the patch record's feature).
-pub fn patch_kind(row: &MaterialRow) -> u8 {
-    match row[0] as u32 {
-        MODEL_LUGRE_REDUCED => 1,
-        MODEL_LUGRE_PATCH => 2,
-        _ => 0,
-    }
-}
-
-/// The table row of a material's model (only solved models reach here).
-pub fn material_row(model: &FrictionModel) -> MaterialRow {
-    let r = |id: u32, a: f64, b: f64, c: f64| {
-        [id as f32, a as f32, b as f32, c as f32, 0.0, 0.0, 0.0, 0.0]
-    };
-    match *model {
-        FrictionModel::Compliant { stiffness, damping } => {
-            r(MODEL_COMPLIANT, stiffness, damping, 0.0)
-        }
-        FrictionModel::Bristle { stiffness } => r(MODEL_BRISTLE, stiffness, 0.0, 0.0),
-        // Lane 3 = 1: the box projection (pairs: by min, so both sides must have it).
-        FrictionModel::BristleBox { stiffness } => r(MODEL_BRISTLE, stiffness, 0.0, 1.0),
-        FrictionModel::HuntCrossley {
-            stiffness,
-            exponent,
-            damping,
-        } => r(MODEL_HUNT_CROSSLEY, stiffness, damping, exponent),
-        FrictionModel::CompliantRestitution {
-            stiffness,
-            restitution,
-        } => compliant::kv_row(stiffness, restitution),
-        FrictionModel::HuntCrossleyHertz {
-            youngs_modulus,
-            poisson_ratio,
-            restitution,
-        } => compliant::hertz_row(youngs_modulus, poisson_ratio, restitution),
-        FrictionModel::Tanh { slip_velocity } => r(MODEL_TANH, slip_velocity, 0.0, 0.0),
-        FrictionModel::LuGre {
-            sigma0,
-            sigma1,
-            sigma2,
-            mu_static,
-            v_stribeck,
-            breakaway_ratio,
-        } => {
-            let mut row = r(MODEL_LUGRE, sigma0, sigma1, sigma2);
-            row[0] = lugre_lane(breakaway_ratio);
-            row[4] = mu_static as f32;
-            row[5] = v_stribeck as f32;
-            row
-        }
-        FrictionModel::LuGreReduced {
-            sigma0,
-            sigma1,
-            sigma2,
-            mu_static,
-            v_stribeck,
-        } => {
-            let mut row = r(MODEL_LUGRE_REDUCED, sigma0, sigma1, sigma2);
-            row[4] = mu_static as f32;
-            row[5] = v_stribeck as f32;
-            row
-        }
-        FrictionModel::LuGrePatch {
-            sigma0,
-            sigma1,
-            sigma2,
-            mu_static,
-            v_stribeck,
-            breakaway_ratio,
-            ..
-        } => {
-            let mut row = r(MODEL_LUGRE_PATCH, sigma0, sigma1, sigma2);
-            row[0] += 0.5 * breakaway_ratio.unwrap_or(0.0) as f32;
-            row[4] = mu_static as f32;
-            row[5] = v_stribeck as f32;
-            row
-        }
-        _ => r(MODEL_COULOMB, 0.0, 0.0, 0.0),
-    }
-}
-
 /// Whether a model table needs the per-contact state segment (tanh, LuGre: the disk radius of
 /// their projection and LuGre's z, dt; Hunt–Crossley with restitution: the impact speed v₀).
 pub fn has_state(rows: &[MaterialRow]) -> bool {
-    rows.iter().any(|r| {
-        matches!(
-            r[0] as u32,
-            MODEL_TANH | MODEL_LUGRE | MODEL_LUGRE_REDUCED | MODEL_LUGRE_PATCH
-        ) || (r[0] as u32 == MODEL_HUNT_CROSSLEY && r[5] > 0.0)
-            || (r[0] as u32 == MODEL_BRISTLE && r[3] > 0.0)
-    }) || has_cohesion(rows)
+    rows.iter().any(|r| layout(r).state) || has_cohesion(rows)
 }
 
 /// Whether a model table has a compliant normal row (Kelvin–Voigt or Hunt–Crossley, from
 /// parameters or physical quantities): its contacts penetrate by design.
 pub fn has_compliant_normal(rows: &[MaterialRow]) -> bool {
-    rows.iter()
-        .any(|r| matches!(r[0] as u32, MODEL_COMPLIANT | MODEL_HUNT_CROSSLEY))
+    rows.iter().any(|r| layout(r).compliant_normal)
 }
 
 /// Whether a model table has a patch model (collision emits patch records; the solver
 /// pipelines are built with `HAS_PATCHES`).
 pub fn has_patches(rows: &[MaterialRow]) -> bool {
-    rows.iter().any(|r| patch_kind(r) > 0)
+    rows.iter().any(|r| layout(r).patch > 0)
 }
 
 /// A material row with its rolling and spinning coefficients (lanes 6 and 7; see
@@ -461,7 +284,7 @@ pub const JKR_PULL_OFF: f64 = 1.5 * std::f64::consts::PI;
 
 /// Whether a material's model takes cohesion (its lane 3 is free): Coulomb, Kelvin–Voigt.
 fn cohesive_model(row: &MaterialRow) -> bool {
-    matches!(row[0] as u32, MODEL_COULOMB | MODEL_COMPLIANT)
+    layout(row).cohesive
 }
 
 /// The pair's (F_0 in N, W in J/m²) (`pair_cohesion` in `solve_assemble.wgsl`).
