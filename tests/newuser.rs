@@ -188,6 +188,31 @@ fn random_fill_reaches_the_documented_packing_in_a_cylinder() {
     }
 }
 
+/// A fill packed beyond what its region takes (φ = 0.59, under the 0.6 where `random_fill`
+/// stops trying; 73 spheres in a box 4 diameters wide) is refused once overlap removal stops
+/// converging, well before its cap of 4000 sweeps, with the sweeps spent in the message.
+#[test]
+fn an_unreachable_random_fill_is_refused_early() {
+    let region = "{ kind = \"box\", min = [0.0, 0.0, 0.0], max = [0.024, 0.024, 0.024] }";
+    let text = format!(
+        "[simulation]\ndt = 1e-4\nsteps = 1\n[[material]]\nname = \"g\"\ndensity = 2500.0\nfriction = 0.5\n[[generator]]\nkind = \"random_fill\"\nradius = 0.003\nvolume_fraction = 0.59\nseed = 1\nregion = {region}\n"
+    );
+    let e = scene::parse_str(&text, Path::new("fill.toml")).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("generator[0].volume_fraction", Some(11)),
+        "{e}"
+    );
+    let sweeps: usize = e
+        .message
+        .split("overlap removal gave up after ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sweep count in: {e}"));
+    assert!(sweeps <= 2000, "gave up only after {sweeps} sweeps: {e}");
+}
+
 // ---------------------------------------------------------------------------------------
 // 4. Time steps the GPU cannot represent, or whose first step means nothing, are errors
 //    naming the field; numbers in messages are readable.

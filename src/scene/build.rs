@@ -1562,8 +1562,15 @@ fn random_fill(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3]
             Some(fspan),
             format!("{base}.{fname}"),
             format!(
-                "could place only {} of {} spheres (solid fraction {:.3} of the region; random_fill reaches {}): enlarge the region or lower count/volume_fraction; for a denser bed use a lattice, or let a fill settle in a run and resume from its checkpoint",
-                s.placed, s.wanted, s.fraction, generate::RANDOM_FILL_REACHES
+                "could place only {} of {} spheres (solid fraction {:.3} of the region; random_fill reaches {}{}): enlarge the region or lower count/volume_fraction; for a denser bed use a lattice, or let a fill settle in a run and resume from its checkpoint",
+                s.placed,
+                s.wanted,
+                s.fraction,
+                generate::RANDOM_FILL_REACHES,
+                match s.sweeps {
+                    0 => String::new(),
+                    n => format!("; overlap removal gave up after {n} sweeps"),
+                }
             ),
         )
     })
