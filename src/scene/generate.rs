@@ -539,6 +539,9 @@ const RELAX_CLEARANCE: f64 = 1e-3;
 const RELAX_WINDOW: usize = 400;
 const RELAX_PROGRESS: f64 = 0.8;
 
+/// Spheres as (centre, radius).
+type Spheres = Vec<([f64; 3], f64)>;
+
 /// Overlap removal: in each sweep every sphere moves by half of each overlap with another
 /// sphere and all of each overlap with an obstacle (along the line of centres; all moves
 /// computed before any is applied, so the order does not matter), then back into the
@@ -546,10 +549,10 @@ const RELAX_PROGRESS: f64 = 0.8;
 /// window makes too little progress) the number without an overlap and the sweeps spent.
 fn relax(
     region: &Region,
-    mut spheres: Vec<([f64; 3], f64)>,
+    mut spheres: Spheres,
     fixed: &SphereGrid,
     r_max: f64,
-) -> Result<Vec<([f64; 3], f64)>, (usize, usize)> {
+) -> Result<Spheres, (usize, usize)> {
     let mut near = Vec::new();
     let mut moves = vec![[0.0; 3]; spheres.len()];
     let mut overlapping = spheres.len();
