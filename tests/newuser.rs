@@ -188,6 +188,31 @@ fn random_fill_reaches_the_documented_packing_in_a_cylinder() {
     }
 }
 
+/// A fill packed beyond what its region takes (φ = 0.59, under the 0.6 where `random_fill`
+/// stops trying; 73 spheres in a box 4 diameters wide) is refused once overlap removal stops
+/// converging, well before its cap of 4000 sweeps, with the sweeps spent in the message.
+#[test]
+fn an_unreachable_random_fill_is_refused_early() {
+    let region = "{ kind = \"box\", min = [0.0, 0.0, 0.0], max = [0.024, 0.024, 0.024] }";
+    let text = format!(
+        "[simulation]\ndt = 1e-4\nsteps = 1\n[[material]]\nname = \"g\"\ndensity = 2500.0\nfriction = 0.5\n[[generator]]\nkind = \"random_fill\"\nradius = 0.003\nvolume_fraction = 0.59\nseed = 1\nregion = {region}\n"
+    );
+    let e = scene::parse_str(&text, Path::new("fill.toml")).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("generator[0].volume_fraction", Some(11)),
+        "{e}"
+    );
+    let sweeps: usize = e
+        .message
+        .split("overlap removal gave up after ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sweep count in: {e}"));
+    assert!(sweeps <= 2000, "gave up only after {sweeps} sweeps: {e}");
+}
+
 // ---------------------------------------------------------------------------------------
 // 4. Time steps the GPU cannot represent, or whose first step means nothing, are errors
 //    naming the field; numbers in messages are readable.
@@ -247,11 +272,12 @@ fn a_time_step_whose_first_step_means_nothing_is_an_error() {
     );
     assert!(scene_with(&format!("{}", 0.999 * limit), "").is_ok());
     assert!(scene_with(&format!("{}", 1.001 * limit), "").is_err());
-    // Without gravity, the initial speed counts.
+    // Without gravity, the initial speed counts, and it is the speed's field that is named.
     let text = "[simulation]\ndt = 1.0\nsteps = 10\ngravity = [0.0, 0.0, 0.0]\n[[material]]\nname = \"g\"\ndensity = 2500.0\nfriction = 0.5\n[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nvelocity = [4.0, 0.0, 0.0]\n";
     let e = scene::parse_str(text, Path::new("t.toml")).unwrap_err();
-    assert!(
-        e.message.contains("makes the first step meaningless"),
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("body[0].velocity", Some(12)),
         "{e}"
     );
     let e = scene::parse_str(
@@ -262,6 +288,39 @@ fn a_time_step_whose_first_step_means_nothing_is_an_error() {
         e.is_ok(),
         "3 m in a step is under 100 times the 3.46 cm scene"
     );
+}
+
+/// A sound `dt` with a huge initial speed: the first step's travel comes from the `velocity`
+/// line (a body's or a generator's), which the error or warning names, not `simulation.dt`.
+#[test]
+fn a_huge_initial_speed_is_named_not_dt() {
+    let body = |v: &str| scene_with("1e-4", &format!("velocity = [{v}, 0.0, 0.0]\n"));
+    // 1e7 m/s · 1e-4 s = 1 km, over 100 times the 3.46 cm scene; gravity alone moves 1e-7 m.
+    let e = body("1e7").unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("body[0].velocity", Some(11)),
+        "{e}"
+    );
+    assert!(e.message.contains("an initial speed of 1e7 m/s"), "{e}");
+    // 100 m/s moves the 1 cm grain 1 cm per step: a warning on the same line.
+    let s = body("100.0").unwrap_or_else(|e| panic!("{e}"));
+    let w = s.warnings.join("\n");
+    assert!(
+        w.contains("t.toml:11: body[0].velocity: body[0] moves"),
+        "{w}"
+    );
+    // A generator's speed: its own `velocity` line.
+    let text = "[simulation]\ndt = 1e-4\nsteps = 10\n[[material]]\nname = \"g\"\ndensity = 2500.0\nfriction = 0.5\n[[generator]]\nkind = \"lattice\"\nradius = 0.01\nspacing = 0.03\nregion = { kind = \"box\", min = [0.0, 0.0, 0.0], max = [0.06, 0.06, 0.03] }\nvelocity = [0.0, 0.0, -1e7]\n";
+    let e = scene::parse_str(text, Path::new("t.toml")).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("generator[0].velocity", Some(13)),
+        "{e}"
+    );
+    // Gravity and speed each carry the grain beyond the scene: dt, which they share, is named.
+    let e = scene_with("1e10", "velocity = [1.0, 0.0, 0.0]\n").unwrap_err();
+    assert_eq!(e.field, "simulation.dt", "{e}");
 }
 
 #[test]

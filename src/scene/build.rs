@@ -1557,8 +1557,15 @@ fn random_fill(cx: &Cx<'_>, gx: &GenCx<'_>, dist: RadiusDist) -> R<Vec<([f64; 3]
             Some(fspan),
             format!("{base}.{fname}"),
             format!(
-                "could place only {} of {} spheres (solid fraction {:.3} of the region; random_fill reaches {}): enlarge the region or lower count/volume_fraction; for a denser bed use a lattice, or let a fill settle in a run and resume from its checkpoint",
-                s.placed, s.wanted, s.fraction, generate::RANDOM_FILL_REACHES
+                "could place only {} of {} spheres (solid fraction {:.3} of the region; random_fill reaches {}{}): enlarge the region or lower count/volume_fraction; for a denser bed use a lattice, or let a fill settle in a run and resume from its checkpoint",
+                s.placed,
+                s.wanted,
+                s.fraction,
+                generate::RANDOM_FILL_REACHES,
+                match s.sweeps {
+                    0 => String::new(),
+                    n => format!("; overlap removal gave up after {n} sweeps"),
+                }
             ),
         )
     })
@@ -1855,15 +1862,22 @@ fn step_warnings(
         .max_by(|a, b| a.1.total_cmp(&b.1))
     {
         if v * dt > 0.2 * r_min {
+            // The speed was set by a `velocity` field (a body's or a generator's): that line is
+            // where the step's travel comes from, and `dt` is the other lever.
+            let (span, field) = match &origins[k].velocity {
+                Some((field, span)) => (span.clone(), field.as_str()),
+                None => (dt_field.span(), "simulation.dt"),
+            };
             cx.warn(
-                Some(dt_field.span()),
-                "simulation.dt",
+                Some(span),
+                field,
                 format!(
-                    "{} moves {:.3e} m per step at its initial speed {} m/s, more than 0.2·r_min = {:.3e} m",
+                    "{} moves {:.3e} m per step at its initial speed {} m/s, more than 0.2·r_min = {:.3e} m (lower the speed or use dt ≤ {:.3e} s)",
                     origins[k].label,
                     v * dt,
                     Num(v),
-                    0.2 * r_min
+                    0.2 * r_min,
+                    0.2 * r_min / v
                 ),
             );
         }
@@ -2007,11 +2021,13 @@ fn first_step_check(
         Num(dt),
         reach / MAX_STEP_TRAVEL
     );
-    // When only a time step [`OUT_OF_SCALE`] times shorter would do, the larger term is out
-    // of scale, not dt: the initial speed of the fastest body, or gravity.
+    // The cause is the term without which the first step would be fine: the initial speed
+    // when gravity alone travels less than the limit. When only a time step [`OUT_OF_SCALE`]
+    // times shorter would do, the larger term is out of scale, not dt. Otherwise `dt`.
     let out_of_scale = dt_max < dt / OUT_OF_SCALE;
-    let by_speed = out_of_scale && v * dt >= g * dt * dt;
-    let by_gravity = out_of_scale && !by_speed;
+    let speed_leads = v * dt >= g * dt * dt;
+    let by_speed = (g * dt * dt <= reach && v * dt > reach) || (out_of_scale && speed_leads);
+    let by_gravity = out_of_scale && !speed_leads;
     let velocity = fastest
         .and_then(|k| origins.get(k))
         .and_then(|o| o.velocity.clone());
@@ -2019,7 +2035,10 @@ fn first_step_check(
         return Err(cx.err(
             Some(span),
             field,
-            format!("an initial speed of {} m/s is out of scale: {what}", Num(v)),
+            format!(
+                "an initial speed of {} m/s is too large for the scene: {what}; lower it or use dt ≤ {dt_max:.3e} s",
+                Num(v)
+            ),
         ));
     }
     if let (true, Some(span)) = (by_gravity, gravity_span) {

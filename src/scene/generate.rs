@@ -129,6 +129,16 @@ impl SphereGrid {
 }
 
 impl SphereGrid {
+    /// Empties the grid, keeping its cells' storage for the next fill of about as many spheres
+    /// (overlap removal rebuilds it every sweep).
+    fn clear(&mut self) {
+        self.cells.values_mut().for_each(Vec::clear);
+        self.big.clear();
+        self.centers.clear();
+        self.radii.clear();
+        self.ids.clear();
+    }
+
     /// Indices of every sphere overlapping the query, in a fixed order (cells z, y, x, then
     /// insertion order), appended to `out`.
     pub fn overlaps(&self, c: [f64; 3], r: f64, out: &mut Vec<usize>) {
@@ -419,6 +429,8 @@ pub(crate) struct FillShortfall {
     pub wanted: usize,
     /// Solid fraction of the spheres wanted, in the region's volume.
     pub fraction: f64,
+    /// Sweeps of overlap removal spent before giving up (0: the fill was not tried).
+    pub sweeps: usize,
 }
 
 /// The solid fraction `random_fill` promises to reach in any region (box or cylinder, one
@@ -469,6 +481,7 @@ pub(crate) fn random_fill(
             placed: 0,
             wanted: radii.len(),
             fraction,
+            sweeps: 0,
         });
     }
     // Largest first: big spheres find room while the region is still empty.
@@ -496,10 +509,13 @@ pub(crate) fn random_fill(
                 spheres.push((region.sample(r, &mut rng), r));
             }
             let fixed = grid_with_obstacles(region, dist.max(), obstacles);
-            return relax(region, spheres, &fixed, dist.max()).map_err(|placed| FillShortfall {
-                placed,
-                wanted: radii.len(),
-                fraction,
+            return relax(region, spheres, &fixed, dist.max()).map_err(|(placed, sweeps)| {
+                FillShortfall {
+                    placed,
+                    wanted: radii.len(),
+                    fraction,
+                    sweeps,
+                }
             });
         }
     }
@@ -515,22 +531,36 @@ const RELAX_SWEEPS: usize = 4000;
 /// Overlapping pairs are pushed to this relative clearance: a little room settles a dense
 /// fill in far fewer sweeps than pushing to exact touching (230 instead of 580 at φ = 0.5).
 const RELAX_CLEARANCE: f64 = 1e-3;
+/// Sweeps over which overlap removal must make progress, and the progress it must make: the
+/// total of the moves must fall below this fraction of what it was a window earlier. A fill
+/// that will come apart shrinks its moves geometrically (to 0.45–0.65 of themselves per
+/// window); one packed beyond what the region can take shrinks them ever more slowly (0.8,
+/// then 0.9 per window) and would spend all [`RELAX_SWEEPS`] before giving up.
+const RELAX_WINDOW: usize = 400;
+const RELAX_PROGRESS: f64 = 0.8;
+
+/// Spheres as (centre, radius).
+type Spheres = Vec<([f64; 3], f64)>;
 
 /// Overlap removal: in each sweep every sphere moves by half of each overlap with another
 /// sphere and all of each overlap with an obstacle (along the line of centres; all moves
 /// computed before any is applied, so the order does not matter), then back into the
-/// region. Returns the spheres once none overlaps, else the number without an overlap.
+/// region. Returns the spheres once none overlaps, else (after [`RELAX_SWEEPS`], or once a
+/// window makes too little progress) the number without an overlap and the sweeps spent.
 fn relax(
     region: &Region,
-    mut spheres: Vec<([f64; 3], f64)>,
+    mut spheres: Spheres,
     fixed: &SphereGrid,
     r_max: f64,
-) -> Result<Vec<([f64; 3], f64)>, usize> {
+) -> Result<Spheres, (usize, usize)> {
     let mut near = Vec::new();
     let mut moves = vec![[0.0; 3]; spheres.len()];
     let mut overlapping = spheres.len();
-    for _ in 0..RELAX_SWEEPS {
-        let mut grid = SphereGrid::new(r_max);
+    let mut grid = SphereGrid::new(r_max);
+    let mut window_start = f64::INFINITY;
+    let mut sweeps = RELAX_SWEEPS;
+    for sweep in 0..RELAX_SWEEPS {
+        grid.clear();
         for (i, &(c, r)) in spheres.iter().enumerate() {
             grid.insert(c, r, i);
         }
@@ -558,11 +588,22 @@ fn relax(
         if overlapping == 0 {
             return Ok(spheres);
         }
+        if sweep % RELAX_WINDOW == 0 {
+            let total: f64 = moves
+                .iter()
+                .map(|d| d.iter().map(|x| x * x).sum::<f64>().sqrt())
+                .sum();
+            if total > RELAX_PROGRESS * window_start {
+                sweeps = sweep + 1;
+                break;
+            }
+            window_start = total;
+        }
         for (s, d) in spheres.iter_mut().zip(&moves) {
             s.0 = region.clamp([s.0[0] + d[0], s.0[1] + d[1], s.0[2] + d[2]], s.1);
         }
     }
-    Err(spheres.len() - overlapping)
+    Err((spheres.len() - overlapping, sweeps))
 }
 
 /// Adds to `d` the move of sphere (c, r) by `share` of its overlap with (o, ro); coincident
