@@ -516,6 +516,8 @@ pub struct Simulation {
     fused_max: u32,
     /// Batches whose solves ran in one workgroup (solve_fused).
     pub fused_batches: u64,
+    /// The image offsets of a sheared periodic cell ([`Simulation::set_periodic`]).
+    shear: Option<periodic::ShearSchedule>,
 }
 
 impl Simulation {
@@ -552,6 +554,7 @@ impl Simulation {
             lemke: None,
             fused_max: crate::solve::FUSED_MAX_DEFAULT,
             fused_batches: 0,
+            shear: None,
         };
         sim.choose_fused(sim.first_contact_estimate());
         Ok(sim)
@@ -606,6 +609,7 @@ impl Simulation {
             .as_ref()
             .filter(|_| slot < MAX_TIMED_STEPS as u64);
         let base = slot as u32 * STAMPS_PER_STEP;
+        self.record_shear_offsets(enc, slot);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("free velocity"),
