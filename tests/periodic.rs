@@ -902,7 +902,7 @@ fn sheared_contacts_and_impulses_match_the_twin() {
             patch_cells: 0,
             shapes: Vec::new(),
             collide: settings.clone(),
-            solver: solver.clone(),
+            solver,
         }),
     };
     let mut sim = Simulation::new(shared_context(), &state, step_settings).unwrap();
