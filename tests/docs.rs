@@ -324,6 +324,7 @@ const SECTIONS: &[(&str, &str)] = &[
     ("[[joint]]", "[[joint]]\n{}\n"),
     ("[[measure]]", "[[measure]]\n{}\n"),
     ("[periodic]", "[periodic]\n{}\n"),
+    ("[periodic] shear", "[periodic]\nshear = { {} }\n"),
     ("[output]", "[output]\n{}\n"),
     (
         "[render]",

@@ -8,10 +8,13 @@
 
 use bristlecone::bodies::*;
 use bristlecone::collide::{
-    tangent_basis, BoundaryShape, Collide, CollideSettings, ContactRecord, PeriodicCell,
+    tangent_basis, BoundaryShape, Collide, CollideSettings, ContactRecord, LeesEdwards,
+    PeriodicCell,
 };
 use bristlecone::gpu::shared_context;
-use bristlecone::reference::periodic::detect_periodic;
+use bristlecone::reference::integrate::to_f64;
+use bristlecone::reference::periodic::{detect_periodic, detect_periodic_at, image_flow_speed};
+use bristlecone::reference::solve as cpu;
 use bristlecone::solve::SolverSettings;
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 use glam::DVec3;
@@ -30,6 +33,7 @@ fn random_periodic_set(seed: u64, n: usize) -> (BodyState, Vec<BoundaryShape>, P
     let cell = PeriodicCell {
         origin: [-0.1, 0.05, 0.0],
         length: [0.3, 0.25, 0.0],
+        shear: None,
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut state = BodyState::default();
@@ -214,6 +218,7 @@ fn a_pair_across_the_seam_feels_what_it_feels_in_the_middle() {
     let cell = PeriodicCell {
         origin: [0.0; 3],
         length: [0.2, 0.0, 0.0],
+        shear: None,
     };
     let pair = |xa: f32, xb: f32| {
         let mut a = BodyInit::sphere([xa, 0.0, 0.0], 0.01, 2500.0);
@@ -270,6 +275,7 @@ fn a_periodic_box_keeps_every_grain() {
     let cell = PeriodicCell {
         origin: [-0.05, -0.05, -0.05],
         length: [0.1, 0.1, 0.1],
+        shear: None,
     };
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let mut inits = Vec::new();
@@ -483,6 +489,7 @@ fn a_periodic_pack_under_gravity_carries_its_weight() {
     let cell = PeriodicCell {
         origin: [0.0; 3],
         length: [l as f64, l as f64, 0.0],
+        shear: None,
     };
     let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 0.0)];
     for k in 0..layers {
@@ -570,6 +577,7 @@ fn box_grains_touch_across_the_seam_as_the_twin_says() {
     let cell = PeriodicCell {
         origin: [0.0; 3],
         length: [0.1, 0.0, 0.0],
+        shear: None,
     };
     let mut rng = ChaCha8Rng::seed_from_u64(21);
     let mut shapes = Vec::new();
@@ -756,5 +764,266 @@ fn a_resumed_periodic_run_is_bit_identical() {
     assert!(
         x == y,
         "the resumed periodic run differs from the straight run"
+    );
+}
+
+// ---------------------------------------------------------------- Lees–Edwards shear
+
+/// A cell periodic along x and z with period 0.2 m, sheared along x with gradient z at `rate`.
+fn sheared_cell(rate: f64) -> PeriodicCell {
+    PeriodicCell {
+        origin: [0.0; 3],
+        length: [0.2, 0.0, 0.2],
+        shear: Some(LeesEdwards {
+            rate,
+            flow: 0,
+            gradient: 2,
+        }),
+    }
+}
+
+/// A sphere of radius 10 mm at `p` whose velocity relative to the shear profile
+/// γ̇ z e_x is `u`.
+fn on_profile(p: [f32; 3], u: [f32; 3], rate: f32) -> BodyInit {
+    let mut b = BodyInit::sphere(p, 0.01, 2500.0);
+    b.velocity = [u[0] + rate * p[2], u[1], u[2]];
+    b
+}
+
+/// Two spheres pressed together along the gradient axis of a sheared cell (γ̇ = 5/s, so the
+/// images across the seam move at ±1 m/s), drifting up: once in the middle of the cell, once
+/// straddling the gradient seam, which the lower one crosses during the run. Simple shear is
+/// the same seen from any height, so each step's contact (key and force) must agree, and so
+/// must each grain's velocity relative to the profile γ̇ z e_x (kept across the seam).
+#[test]
+fn a_pair_across_the_sheared_seam_feels_what_it_feels_in_the_middle() {
+    let rate = 5.0f32;
+    let cell = sheared_cell(rate as f64);
+    let pair = |za: f32, zb: f32| {
+        [
+            on_profile([0.1, 0.0, za], [0.05, 0.0, 0.8], rate),
+            on_profile([0.103, 0.0, zb], [-0.05, 0.0, 0.2], rate),
+        ]
+    };
+    // Centres 19.5 mm apart along z (B's image across the seam at 0.2095).
+    let mut m = simulation(&pair(0.09, 0.1095), Some(cell));
+    let mut s = simulation(&pair(0.19, 0.0095), Some(cell));
+    let relative = |st: &BodyState, i: usize| {
+        d3(st.vel[i]) - DVec3::new(rate as f64 * st.pos[i][2] as f64, 0.0, 0.0)
+    };
+    let (mut touching, mut crossed) = (0, false);
+    for step in 0..40 {
+        m.advance(1, 1).unwrap();
+        s.advance(1, 1).unwrap();
+        let (fm, fs) = (forces(&m), forces(&s));
+        assert_eq!(fm.len(), fs.len(), "step {step}: contact counts");
+        for ((km, a), (ks, b)) in fm.iter().zip(&fs) {
+            assert_eq!(km, ks, "step {step}: contact keys");
+            let tol = 1e-3 * a.length().max(1e-3);
+            assert!(
+                (*a - *b).length() <= tol,
+                "step {step}: force {a} in the middle, {b} at the seam"
+            );
+        }
+        touching += fm.len();
+        let (pm, ps) = (m.read_state().unwrap(), s.read_state().unwrap());
+        crossed |= ps.pos[0][2] < 0.1;
+        for i in 0..2 {
+            let (um, us) = (relative(&pm, i), relative(&ps, i));
+            assert!(
+                (um - us).length() < 2e-5,
+                "step {step} body {i}: velocity relative to the profile {um} vs {us}"
+            );
+            assert!(
+                (0.0..0.2).contains(&ps.pos[i][2]) && (0.0..0.2).contains(&ps.pos[i][0]),
+                "body {i} left the cell: {:?}",
+                ps.pos[i]
+            );
+        }
+    }
+    assert!(crossed, "the lower grain never crossed the seam");
+    assert!(touching >= 10, "the pair touched in only {touching} steps");
+}
+
+/// 40 spheres with random velocities in a cell periodic along x, y and z: sheared at rate 0
+/// it must step bit for bit as the plain periodic cell (every Lees–Edwards shift is an exact
+/// zero then).
+#[test]
+fn a_cell_sheared_at_rate_zero_is_the_plain_periodic_cell() {
+    let plain = PeriodicCell {
+        origin: [-0.05; 3],
+        length: [0.1; 3],
+        shear: None,
+    };
+    let sheared = PeriodicCell {
+        shear: Some(LeesEdwards {
+            rate: 0.0,
+            flow: 0,
+            gradient: 2,
+        }),
+        ..plain
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let inits: Vec<BodyInit> = (0..40)
+        .map(|_| {
+            let mut b = BodyInit::sphere(
+                [0; 3].map(|_| rng.random_range(-0.05f32..0.05)),
+                0.008,
+                2500.0,
+            );
+            b.velocity = [0; 3].map(|_| rng.random_range(-1.0f32..1.0));
+            b
+        })
+        .collect();
+    let (mut a, mut b) = (
+        simulation(&inits, Some(plain)),
+        simulation(&inits, Some(sheared)),
+    );
+    let ra = a.advance(30, 30).unwrap();
+    b.advance(30, 30).unwrap();
+    let (sa, sb) = (a.read_state().unwrap(), b.read_state().unwrap());
+    assert!(ra[0].contacts > 0, "no contact: the test misses its point");
+    assert_eq!(sa.pos, sb.pos);
+    assert_eq!(sa.vel, sb.vel);
+    assert_eq!(sa.omega, sb.omega);
+}
+
+/// One step of 60 random spheres (pairs touching, half of them across the gradient seam)
+/// in a cell periodic along x, y and z, sheared along x with gradient z at step 123 (image
+/// offset δ = 61.5 mm): the GPU's contacts (keys, image speeds) and projected Jacobi's
+/// impulses against the f64 twin's (`reference::periodic`, `reference::solve` with the
+/// flow axis), and the impulses without the images' velocity far from them.
+#[test]
+fn sheared_contacts_and_impulses_match_the_twin() {
+    let (l, rate, dt, step) = (0.1f64, 10.0f64, 1e-3f64, 123u64);
+    let cell = PeriodicCell {
+        origin: [0.0; 3],
+        length: [l; 3],
+        shear: Some(LeesEdwards {
+            rate,
+            flow: 0,
+            gradient: 2,
+        }),
+    };
+    let offset = cell.shear_offset(step as f64 * dt);
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let mut inits = Vec::new();
+    for k in 0..30 {
+        let (ra, rb) = (
+            rng.random_range(0.005..0.008),
+            rng.random_range(0.005..0.008),
+        );
+        let z = if k % 2 == 0 {
+            l - rng.random_range(0.0..0.006)
+        } else {
+            rng.random_range(0.02..0.08)
+        };
+        let a = DVec3::new(rng.random_range(0.0..l), rng.random_range(0.0..l), z);
+        let dir = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            1.0,
+        )
+        .normalize();
+        let b = a + dir * (ra + rb) * 0.97;
+        // Velocities on the profile γ̇ z e_x plus a random part; B wrapped as the step would.
+        let mut vel = |p: DVec3| {
+            DVec3::new(rate * p.z, 0.0, 0.0)
+                + DVec3::new(
+                    rng.random_range(-0.3..0.3),
+                    0.0,
+                    rng.random_range(-0.3..0.3),
+                )
+        };
+        let (va, vb) = (vel(a), vel(b));
+        let (b, vb) = cell.wrap_sheared(b, vb, offset);
+        for (p, v, r) in [(a, va, ra), (b, vb, rb)] {
+            let mut g = BodyInit::sphere([p.x as f32, p.y as f32, p.z as f32], r as f32, 2500.0);
+            g.velocity = [v.x as f32, v.y as f32, v.z as f32];
+            inits.push(g);
+        }
+    }
+    let state = BodyState::from_inits(&inits);
+    let settings = CollideSettings {
+        envelope: 0.001,
+        friction: vec![0.4],
+    };
+    let solver = SolverSettings {
+        kind: bristlecone::solve::SolverKind::Jacobi,
+        max_iterations: 40,
+        tolerance: 0.0,
+        ..SolverSettings::default()
+    };
+    let step_settings = StepSettings {
+        dt,
+        gravity: [0.0; 3],
+        contact: Some(ContactSetup {
+            models: Vec::new(),
+            patch_cells: 0,
+            shapes: Vec::new(),
+            collide: settings.clone(),
+            solver,
+        }),
+    };
+    let mut sim = Simulation::new(shared_context(), &state, step_settings).unwrap();
+    sim.set_periodic(&cell).unwrap();
+    sim.restore(step, &state);
+    sim.advance(1, 1).unwrap();
+    let (gpu, gamma) = sim.read_contacts().unwrap();
+
+    let twin = detect_periodic_at(&state, &[], &settings, &cell, offset);
+    let records: Vec<ContactRecord> = twin
+        .iter()
+        .map(|t| {
+            let f = |v: DVec3, w: f64| [v.x as f32, v.y as f32, v.z as f32, w as f32];
+            ContactRecord {
+                n_gap: f(t.normal, t.gap),
+                ra: f(t.ra, t.mu),
+                rb: f(t.rb, image_flow_speed(&state, &cell, t)),
+                ids: [t.a, t.b, t.feature, t.materials],
+            }
+        })
+        .collect();
+    assert_eq!(gpu.len(), records.len(), "contact counts");
+    let across = records.iter().filter(|r| r.rb[3] != 0.0).count();
+    assert!(
+        across >= 10,
+        "only {across} contacts across the gradient seam"
+    );
+    for (g, t) in gpu.iter().zip(&records) {
+        assert_eq!(key(g), key(t));
+        assert!(
+            (g.rb[3] - t.rb[3]).abs() < 1e-5,
+            "{:?}: image speed {} vs {}",
+            key(g),
+            g.rb[3],
+            t.rb[3]
+        );
+    }
+    let b64 = to_f64(&state);
+    let solve = |flow: [f64; 3]| {
+        let extra = cpu::Extra {
+            shear_flow: flow,
+            ..cpu::Extra::default()
+        };
+        cpu::solve_with(&b64, &records, &solver, dt, None, extra).gamma
+    };
+    let (with, without) = (solve([1.0, 0.0, 0.0]), solve([0.0; 3]));
+    let scale = with.iter().flatten().fold(0.0f64, |a, x| a.max(x.abs()));
+    let diff = |c: &[[f64; 3]]| {
+        gamma
+            .iter()
+            .zip(c)
+            .flat_map(|(g, c)| (0..3).map(move |k| (g[k] as f64 - c[k]).abs()))
+            .fold(0.0, f64::max)
+    };
+    assert!(
+        diff(&with) <= 1e-4 * scale,
+        "GPU vs twin: {} of {scale}",
+        diff(&with)
+    );
+    assert!(
+        diff(&without) > 0.05 * scale,
+        "the images' velocity does not matter here"
     );
 }

@@ -5,13 +5,16 @@
 //! [periodic]
 //! x = [-0.05, 0.05]   # periodic along x over [x0, x1) (m)
 //! y = [0.0, 0.1]      # and along y; an axis left out is not periodic
+//! shear = { rate = 20.0, flow = "x", gradient = "y" }   # Lees–Edwards, optional
 //! ```
 //!
 //! Refused at the line of the field: an interval that is empty or reversed; a period no longer
 //! than 2 × (largest grain bounding diameter + envelope) (a grain could touch two images of
 //! one neighbour); a body whose centre lies outside the cell; a plane whose normal has a
 //! component along a periodic axis, a container (its walls would cut the seam), and the exact
-//! solver (its CPU step detects without images).
+//! solver (its CPU step detects without images). A shear is refused at its field: a rate that
+//! is not finite, an axis that is not x, y or z or not periodic, flow = gradient, and grains
+//! that are not spheres (only the sphere pair writes the image's velocity).
 
 use std::ops::Range;
 
@@ -20,7 +23,7 @@ use serde::Deserialize;
 use super::joints::ErrFn;
 use super::raw::{RawBoundary, O, S};
 use super::{BodyDesc, Boundary, BoundaryShape, SceneError, SolverKind, SolverSettings};
-use crate::collide::PeriodicCell;
+use crate::collide::{LeesEdwards, PeriodicCell};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -28,6 +31,15 @@ pub(crate) struct RawPeriodic {
     pub x: O<[f64; 2]>,
     pub y: O<[f64; 2]>,
     pub z: O<[f64; 2]>,
+    pub shear: O<RawShear>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawShear {
+    pub rate: S<f64>,
+    pub flow: S<String>,
+    pub gradient: S<String>,
 }
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -84,6 +96,9 @@ pub(super) fn parse(
             "no periodic axis: give at least one of x, y, z as [lower, upper] (m)".into(),
         ));
     };
+    if let Some(sh) = &r.shear {
+        cell.shear = Some(parse_shear(err, sh.get_ref(), &cell, bodies)?);
+    }
     if solver.kind == SolverKind::Lemke {
         return Err(err(
             Some(table_span),
@@ -158,6 +173,66 @@ pub(super) fn parse(
         }
     }
     Ok(Some(cell))
+}
+
+/// The Lees–Edwards shear of `cell` (its periods already read).
+fn parse_shear(
+    err: ErrFn,
+    sh: &RawShear,
+    cell: &PeriodicCell,
+    bodies: &[BodyDesc],
+) -> Result<LeesEdwards, SceneError> {
+    let rate = *sh.rate.get_ref();
+    if !rate.is_finite() {
+        return Err(err(
+            Some(sh.rate.span()),
+            "periodic.shear.rate".into(),
+            format!("{rate} is not a finite shear rate (1/s)"),
+        ));
+    }
+    let axis = |f: &S<String>, key: &str| {
+        let name = f.get_ref().as_str();
+        let field = format!("periodic.shear.{key}");
+        let Some(k) = AXES.iter().position(|&a| a == name) else {
+            let m = format!("\"{name}\" is not an axis: give \"x\", \"y\" or \"z\"");
+            return Err(err(Some(f.span()), field, m));
+        };
+        if cell.length[k] <= 0.0 {
+            let m = format!("the cell is not periodic along {name}: give periodic.{name} too");
+            return Err(err(Some(f.span()), field, m));
+        }
+        Ok(k)
+    };
+    let flow = axis(&sh.flow, "flow")?;
+    let gradient = axis(&sh.gradient, "gradient")?;
+    if flow == gradient {
+        return Err(err(
+            Some(sh.gradient.span()),
+            "periodic.shear.gradient".into(),
+            format!(
+                "the gradient axis must differ from the flow axis ({})",
+                AXES[flow]
+            ),
+        ));
+    }
+    if let Some(i) = bodies
+        .iter()
+        .position(|b| !matches!(b.shape, super::BodyShape::Sphere { .. }))
+    {
+        return Err(err(
+            Some(sh.rate.span()),
+            "periodic.shear".into(),
+            format!(
+                "body {i} is not a sphere: Lees–Edwards shear takes sphere grains only (the \
+                 other narrow phases do not write the image's velocity)"
+            ),
+        ));
+    }
+    Ok(LeesEdwards {
+        rate,
+        flow,
+        gradient,
+    })
 }
 
 /// Why boundary `b` cannot stand in the cell, if it cannot (the key at fault, the reason):

@@ -63,7 +63,7 @@ fn pair_contact_from(bi: u32, ma: u32, mua: f32, bj: u32, pi: vec4<f32>, pj: vec
     var c: Contact;
     c.n_gap = vec4<f32>(n, gap);
     c.ra = vec4<f32>(ra, mu);
-    c.rb = vec4<f32>(rb, 0.0);
+    c.rb = vec4<f32>(rb, image_flow_speed(pi.xyz + d, pos[bj].xyz));
     c.ids = vec4<u32>(bi, bj, 0u, (ma << 16u) | (mb & 0xffffu));
     return c;
 }
@@ -604,7 +604,7 @@ fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
     if PERIODIC {
         let seams = seam_shift(pi.xyz, params.grid.x);
         for (var s = 0u; s < 8u; s++) {
-            let t = image_shift(seams, s);
+            let t = image_shift(pi.xyz, seams, s, params.grid.x);
             if t.w != 0.0 {
                 n += visit_cells(i, pi, t.xyz, mode, base + n);
             }

@@ -8,6 +8,10 @@ struct StepParams {
     // Periodic cell (src/collide/periodic.rs): origin, and the period per axis (0 = none).
     cell_origin: vec4<f32>,
     cell_period: vec4<f32>,
+    // Lees–Edwards shear (zero without): xyz = the flow axis, w = γ̇ L_g; xyz = the gradient
+    // axis, w = the offset δ at the end of this step.
+    shear_flow: vec4<f32>,
+    shear_gradient: vec4<f32>,
 }
 
 @group(0) @binding(0) var<uniform> params: StepParams;
@@ -66,6 +70,17 @@ fn wrap_into_cell(x: vec3<f32>) -> vec3<f32> {
     return w;
 }
 
+// A grain that left through a gradient face of a sheared cell (f64 twin:
+// `collide::PeriodicCell::wrap_sheared`) comes back through the other one where its image
+// was: moved by ∓(L_g along the gradient, δ along the flow), its flow velocity changed by
+// ∓γ̇ L_g, so its velocity relative to the shear profile is kept (Lees & Edwards 1972).
+// Returns k, the faces crossed (0: none, and always without shear).
+fn faces_crossed(x: vec3<f32>) -> f32 {
+    let eg = params.shear_gradient.xyz;
+    let lg = dot(params.cell_period.xyz, eg);
+    return select(0.0, floor(dot(x - params.cell_origin.xyz, eg) / lg), lg > 0.0);
+}
+
 // x+ = x + dt v+, q+ = normalize(q + dt/2 (w+, 0) q). Fixed and parked bodies do not move.
 @compute @workgroup_size(256)
 fn update_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -77,6 +92,13 @@ fn update_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_
     let p = pos[i];
     var x = p.xyz + dt * vel[i].xyz;
     if i >= params.counts.y {
+        let k = faces_crossed(x);
+        if k != 0.0 {
+            let lg = dot(params.cell_period.xyz, params.shear_gradient.xyz);
+            let ef = params.shear_flow.xyz;
+            x -= k * (lg * params.shear_gradient.xyz + params.shear_gradient.w * ef);
+            vel[i] = vec4<f32>(vel[i].xyz - k * params.shear_flow.w * ef, vel[i].w);
+        }
         x = wrap_into_cell(x);
     }
     pos[i] = vec4<f32>(x, p.w);

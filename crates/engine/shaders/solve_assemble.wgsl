@@ -398,8 +398,11 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let w = tangent_w(n);
     let ra = c.ra.xyz;
     let rb = c.rb.xyz;
-    // Relative velocity of B w.r.t. A at the contact point (world angular velocities).
-    let rel = (vel[b].xyz + cross(omega[b].xyz, rb)) - (vel[a].xyz + cross(omega[a].xyz, ra));
+    // Relative velocity of B w.r.t. A at the contact point (world angular velocities); in a
+    // sheared periodic cell B's image moves along the flow at rb.w relative to B (collision
+    // wrote it there; 0 otherwise, and the flow axis is zero without shear).
+    let v_image = c.rb.w * params.shear_flow.xyz;
+    let rel = (vel[b].xyz + v_image + cross(omega[b].xyz, rb)) - (vel[a].xyz + cross(omega[a].xyz, ra));
     let dt = params.coef.x;
     // The pair's model (Coulomb unless a material has one; uniform flag).
     var m = vec4<f32>(0.0);

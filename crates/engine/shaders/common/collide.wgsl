@@ -24,6 +24,10 @@ struct CollideParams {
     // (0 = not periodic); see common/collide_periodic.wgsl.
     cell_origin: vec4<f32>,
     cell_period: vec4<f32>,
+    // Lees–Edwards shear (zero without): xyz = the flow axis, w = γ̇ L_g; xyz = the gradient
+    // axis, w = the offset δ of this step (common/collide_periodic.wgsl).
+    shear_flow: vec4<f32>,
+    shear_gradient: vec4<f32>,
 }
 
 fn cell_of(p: vec3<f32>) -> vec3<i32> {

@@ -32,6 +32,9 @@ struct SolveParams {
     // (solve_assemble `rigid_offset`), z = the sweep cap, w = loop iterations one
     // invocation of solve_fused / solve_tail may run per dispatch (0: no bound; a GPU).
     stab: vec4<f32>,
+    // Lees–Edwards: xyz = the flow axis (zero without shear); a contact's rb.w from collision
+    // is the flow velocity of B's image relative to B (solve_assemble `assemble`).
+    shear_flow: vec4<f32>,
 }
 
 // Segments of `gam` (4 iterate slots, aux, state) and `nv` (3 slots): pipeline constants of

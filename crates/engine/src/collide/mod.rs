@@ -72,7 +72,7 @@ pub mod mesh;
 pub mod periodic;
 pub mod scan;
 
-pub use periodic::PeriodicCell;
+pub use periodic::{LeesEdwards, PeriodicCell};
 
 use crate::bodies::{
     is_grain_shape, BodyState, GpuBodies, MOTION_PARKED, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP,
@@ -229,8 +229,12 @@ struct Params {
     counts: [u32; 4],
     caps: [u32; 4],
     /// The periodic cell ([`PeriodicCell::gpu`]; zero periods: none).
-    cell: [[f32; 4]; 2],
+    cell: [[f32; 4]; 4],
 }
+
+/// Byte offset in the params uniform of the Lees–Edwards offset δ (the gradient axis's w),
+/// which each step's commands copy in ([`Collide::params_buffer`]).
+pub const SHEAR_OFFSET_BYTE: u64 = (std::mem::offset_of!(Params, cell) + 3 * 16 + 12) as u64;
 
 struct Kernels {
     grid: Kernel,
@@ -926,7 +930,7 @@ impl Collide {
             grid: plan.grid(env),
             counts: [n, nb, ng, table],
             caps: [capacity, settings.friction.len() as u32, offs_len, 0],
-            cell: [[0.0; 4]; 2],
+            cell: [[0.0; 4]; 4],
         };
         // The per-shape arrays first: one past a storage binding is refused before the
         // kernels compile (minutes on lavapipe).
@@ -1099,7 +1103,7 @@ impl Collide {
             .map(|p| p[3] as f64)
             .fold(0.0, f64::max);
         cell.check_reach(rmax, envelope as f64).map_err(invalid)?;
-        self.params.cell = cell.gpu();
+        self.params.cell = cell.gpu(0.0);
         ctx.queue
             .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
         self.respecialise(
@@ -1131,6 +1135,12 @@ impl Collide {
         self.has = has;
         self.rebind(ctx);
         Ok(())
+    }
+
+    /// The params uniform: a step of a sheared cell copies its offset δ to
+    /// [`SHEAR_OFFSET_BYTE`] before the detection.
+    pub fn params_buffer(&self) -> &wgpu::Buffer {
+        &self.params_buf
     }
 
     /// Records one detection from the current body positions.

@@ -450,7 +450,18 @@ pub fn assemble_models(
     rigid: rows::RigidOffset,
     models: &[MaterialRow],
 ) -> (Vec<Vec3>, Vec<f64>, Vec<Vec3>) {
-    let a = assemble_rows(bodies, contacts, dt, rigid, models, None, &[], &[], false);
+    let a = assemble_rows(
+        bodies,
+        contacts,
+        dt,
+        rigid,
+        models,
+        None,
+        &[],
+        &[],
+        false,
+        DVec3::ZERO,
+    );
     (a.p, a.eta, a.compliance)
 }
 
@@ -539,6 +550,7 @@ fn assemble_rows(
     joint_offsets: &[Vec3],
     dist_sums: &[Option<[f64; 7]>],
     apgd: bool,
+    shear_flow: DVec3,
 ) -> Assembled {
     let nc = contacts.len();
     let joints = !joint_offsets.is_empty();
@@ -619,7 +631,9 @@ fn assemble_rows(
         }
         let (n, u, w, ra, rb) = frame(c);
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
-        let rel = (b.vel + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
+        // B's image moves along the flow at rb[3] relative to B (Lees–Edwards; 0 otherwise).
+        let v_image = c.rb[3] as f64 * shear_flow;
+        let rel = (b.vel + v_image + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
         let (model, ext, phys) = if models.is_empty() {
             ((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4], [0.0; 2])
         } else {
@@ -1260,6 +1274,9 @@ pub struct Extra<'a> {
     /// APGD steps with projected Jacobi's count-scaled η instead of the plain diagonal, as
     /// before (`benches/precondition.rs` compares the two).
     pub counted_step: bool,
+    /// Lees–Edwards: the flow axis (unit; zero without shear). A contact's rb[3] is then the
+    /// flow velocity of B's image relative to B, added to B's velocity in the assembly.
+    pub shear_flow: [f64; 3],
 }
 
 /// Sweeps of a cone problem other than the twin's projected Jacobi and APGD
@@ -1305,6 +1322,7 @@ pub(crate) fn solve_with_method(
         joint_offsets,
         dist_sums,
         counted_step,
+        shear_flow,
     } = extra;
     let rigid = rows::RigidOffset {
         v_recover: settings.recovery_speed as f64,
@@ -1321,6 +1339,7 @@ pub(crate) fn solve_with_method(
         joint_offsets,
         dist_sums,
         settings.kind == SolverKind::Apgd && !counted_step,
+        DVec3::from_array(shear_flow),
     );
     let n_tol = contacts.len();
     let mut rs = RowSet::new(&mut asm, contacts, !joint_offsets.is_empty());

@@ -111,6 +111,9 @@ struct SolveParams {
     /// w = loop iterations one invocation of solve_fused / solve_tail may run per dispatch
     /// ([`Solve::loop_budget`]; 0: no bound).
     stab: [f32; 4],
+    /// Lees–Edwards: xyz = the flow axis (unit; zero without shear). A contact's rb.w from
+    /// collision is then the flow velocity of B's image relative to B (`collide::periodic`).
+    shear_flow: [f32; 4],
 }
 
 /// The scalar state of the GPU solver (layout of `Scalars` in the shaders).
@@ -429,6 +432,8 @@ pub struct Solve {
     tail: bool,
     /// Whether the Painlevé diagnostic runs (see [`Solve::set_painleve`]).
     painleve: bool,
+    /// The flow axis of a sheared periodic cell ([`Solve::set_shear_flow`]).
+    shear_flow: [f32; 3],
     update: Kernel,
     params: wgpu::Buffer,
     scal: wgpu::Buffer,
@@ -620,7 +625,7 @@ impl Solve {
         let update = kernel(ctx, "solve_update")?;
         let dv_bytes = bodies.count.max(1) as u64 * 4 * gauss::dv_words_per_body(settings.kind);
         let dv = buffers::storage_zeroed(ctx, "solve dv", dv_bytes)?;
-        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 16]);
+        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 20]);
         let update_bind = update.bind(
             ctx,
             &[&params, &dv, &bodies.vel, &bodies.omega, &bodies.info],
@@ -638,6 +643,7 @@ impl Solve {
             fused: false,
             tail: true,
             painleve: true,
+            shear_flow: [0.0; 3],
             update,
             params,
             scal: buffers::scalars_zeroed(ctx, "solve scalars", 64)?,
@@ -829,9 +835,22 @@ impl Solve {
                 st.max_iterations as f32,
                 self.loop_budget() as f32,
             ],
+            shear_flow: [
+                self.shear_flow[0],
+                self.shear_flow[1],
+                self.shear_flow[2],
+                0.0,
+            ],
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
+    }
+
+    /// Lees–Edwards: the flow axis (unit vector), along which a contact across the gradient
+    /// seam adds its rb.w (the image's velocity) to B's velocity in the assembly.
+    pub fn set_shear_flow(&mut self, ctx: &GpuContext, flow: [f32; 3]) {
+        self.shear_flow = flow;
+        self.write_params(ctx);
     }
 
     pub fn settings(&self) -> &SolverSettings {

@@ -197,6 +197,7 @@ impl Simulation {
     /// Records `n` steps after a snapshot, submits them and reads the statistics ring.
     pub(super) fn submit_batch(&mut self, n: u32) -> Result<Vec<StepStats>, GpuError> {
         let (ring, host) = self.ring(n as u64);
+        self.write_shear_offsets(n);
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         if self.contact.is_some() {
             self.record_snapshot(&mut enc);

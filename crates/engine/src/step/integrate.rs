@@ -10,8 +10,12 @@ pub struct StepParams {
     /// x = bodies, y = first grain (grains are wrapped into a periodic cell).
     pub counts: [u32; 4],
     /// The periodic cell (`collide::PeriodicCell::gpu`; zero periods: none).
-    pub cell: [[f32; 4]; 2],
+    pub cell: [[f32; 4]; 4],
 }
+
+/// Byte offset in the params uniform of the Lees–Edwards offset δ at the end of the step
+/// (the wrap's), which each step's commands copy in.
+pub const SHEAR_OFFSET_BYTE: u64 = (std::mem::offset_of!(StepParams, cell) + 3 * 16 + 12) as u64;
 
 pub struct Integrate {
     kernel: Kernel,
@@ -33,7 +37,7 @@ impl Integrate {
         let p = StepParams {
             gravity_dt: [gravity[0], gravity[1], gravity[2], dt],
             counts: [bodies.count, 0, 0, 0],
-            cell: [[0.0; 4]; 2],
+            cell: [[0.0; 4]; 4],
         };
         let params = buffers::uniform_from(ctx, "integrate params", &p);
         let b = bodies;
@@ -69,9 +73,13 @@ impl Integrate {
         first_grain: u32,
     ) {
         self.current.counts[1] = first_grain;
-        self.current.cell = cell.gpu();
+        self.current.cell = cell.gpu(0.0);
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&self.current));
+    }
+
+    pub fn params_buffer(&self) -> &wgpu::Buffer {
+        &self.params
     }
 
     /// Changes the time step (e.g. a last, shorter step).

@@ -232,6 +232,10 @@ impl ContactStages {
         }
         let mut solve = Solve::new(ctx, bodies, collide.capacity(), &setup.solver, dt)?;
         solve.set_models(ctx, &setup.models)?;
+        if let Some(cell) = &scope.periodic {
+            let flow = cell.gpu(0.0)[2];
+            solve.set_shear_flow(ctx, [flow[0], flow[1], flow[2]]);
+        }
         let painleve_grains = painleve_possible(state);
         solve.set_painleve(painleve_grains);
         let step_stats = buffers::storage_zeroed(ctx, "step stats", STEP_STATS_WORDS * 4)?;
@@ -539,6 +543,8 @@ pub struct Simulation {
     pub fused_batches: u64,
     /// What collision is compiled for beyond shapes and models.
     scope: CollideScope,
+    /// The image offsets of a sheared periodic cell ([`Simulation::set_periodic`]).
+    shear: Option<periodic::ShearSchedule>,
 }
 
 impl Simulation {
@@ -589,6 +595,7 @@ impl Simulation {
             lemke: None,
             fused_max: crate::solve::FUSED_MAX_DEFAULT,
             fused_batches: 0,
+            shear: None,
         };
         sim.choose_fused(sim.first_contact_estimate());
         if let Some(cell) = &scope.periodic {
@@ -646,6 +653,7 @@ impl Simulation {
             .as_ref()
             .filter(|_| slot < MAX_TIMED_STEPS as u64);
         let base = slot as u32 * STAMPS_PER_STEP;
+        self.record_shear_offsets(enc, slot);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("free velocity"),
