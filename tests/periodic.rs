@@ -195,6 +195,22 @@ fn simulation(bodies: &[BodyInit], cell: Option<PeriodicCell>) -> Simulation {
     sim
 }
 
+/// Asserts that the pair in the middle (`m`) and at the seam (`s`) have the same contacts,
+/// keys and forces (within 1e-3 of each force) at `step`; the number of contacts.
+fn same_forces(step: u32, m: &Simulation, s: &Simulation) -> usize {
+    let (fm, fs) = (forces(m), forces(s));
+    assert_eq!(fm.len(), fs.len(), "step {step}: contact counts");
+    for ((km, a), (ks, b)) in fm.iter().zip(&fs) {
+        assert_eq!(km, ks, "step {step}: contact keys");
+        let tol = 1e-3 * a.length().max(1e-3);
+        assert!(
+            (*a - *b).length() <= tol,
+            "step {step}: force {a} in the middle, {b} at the seam"
+        );
+    }
+    fm.len()
+}
+
 /// Contact forces (normal, tangential magnitudes) of the last step, by key.
 fn forces(sim: &Simulation) -> Vec<((u32, u32), DVec3)> {
     let (contacts, gamma) = sim.read_contacts().unwrap();
@@ -235,17 +251,7 @@ fn a_pair_across_the_seam_feels_what_it_feels_in_the_middle() {
     for step in 0..40 {
         m.advance(1, 1).unwrap();
         s.advance(1, 1).unwrap();
-        let (fm, fs) = (forces(&m), forces(&s));
-        assert_eq!(fm.len(), fs.len(), "step {step}: contact counts");
-        for ((km, a), (ks, b)) in fm.iter().zip(&fs) {
-            assert_eq!(km, ks);
-            let tol = 1e-3 * a.length().max(1e-3);
-            assert!(
-                (*a - *b).length() <= tol,
-                "step {step}: force {a} in the middle, {b} at the seam"
-            );
-        }
-        touching += fm.len();
+        touching += same_forces(step, &m, &s);
         let (pm, ps) = (m.read_state().unwrap(), s.read_state().unwrap());
         for i in 0..2 {
             let d = cell.image_delta(d3(pm.pos[i]) - DVec3::new(0.1, 0.0, 0.0), d3(ps.pos[i]));
@@ -815,17 +821,7 @@ fn a_pair_across_the_sheared_seam_feels_what_it_feels_in_the_middle() {
     for step in 0..40 {
         m.advance(1, 1).unwrap();
         s.advance(1, 1).unwrap();
-        let (fm, fs) = (forces(&m), forces(&s));
-        assert_eq!(fm.len(), fs.len(), "step {step}: contact counts");
-        for ((km, a), (ks, b)) in fm.iter().zip(&fs) {
-            assert_eq!(km, ks, "step {step}: contact keys");
-            let tol = 1e-3 * a.length().max(1e-3);
-            assert!(
-                (*a - *b).length() <= tol,
-                "step {step}: force {a} in the middle, {b} at the seam"
-            );
-        }
-        touching += fm.len();
+        touching += same_forces(step, &m, &s);
         let (pm, ps) = (m.read_state().unwrap(), s.read_state().unwrap());
         crossed |= ps.pos[0][2] < 0.1;
         for i in 0..2 {
