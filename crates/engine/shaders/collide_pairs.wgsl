@@ -595,124 +595,178 @@ fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u3
     return pair(i, j, pi, pj, mode == WRITE, at);
 }
 
-// Visits every grain j > i within the envelope of small grain i (its 27 cells, then the
-// large grains); `mode` says what to do with each pair found. In a periodic cell, also the
-// cells around each image of i beyond the seams it lies near (common/collide_periodic.wgsl):
-// a partner found there is passed as its image near i.
-fn visit(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
-    var n = 0u;
+// The partners of grain i, one per call of `walk_next`, in the visit's order. A small grain
+// i: each grain j > i within its envelope in the 27 cells around it (in a periodic cell, also
+// around each image of i beyond the seams it lies near, common/collide_periodic.wgsl: a
+// partner found there is passed as its image near i), then the large grains. A large grain
+// i: every grain j > i, in index order (its row then comes out sorted by B).
+//
+// The visit calls the narrow phase (`found`) from one place, once per partner: NIR inlines
+// every call of a function, so each call site of `found` is another copy of every narrow
+// phase of the scene's shapes for LLVM to compile (on lavapipe the shape-rich stages spend
+// minutes in LLVM, superlinear in the function's size). The scans between two partners run
+// in `walk_next`'s own loop: a SIMD group runs a loop as often as its busiest lane needs, so
+// the narrow phase runs once per pair found, not once per grain passed.
+struct Walk {
+    // WALK_ROWS, WALK_LARGE, WALK_INDEX or WALK_DONE.
+    phase: u32,
+    // Rows: the image (0..7, bits pick seam shifts; 0 is i itself), its seam shifts and
+    // offset t, the row (dz, dy as 3 (dz + 1) + dy + 1) and its leftmost cell.
+    image: u32,
+    seams: vec3<f32>,
+    t: vec3<f32>,
+    row: u32,
+    cl: vec3<i32>,
+    // The row of cells x − 1, x, x + 1 as one concatenation of their slot ranges: the
+    // ranges' starts, the ends of the first one and two ranges, the total length, whether
+    // the three are one range, and the position q in it.
+    a: vec3<u32>,
+    l0: u32,
+    l1: u32,
+    total: u32,
+    straight: bool,
+    q: u32,
+    // Large grains: slot k of the large grains' cell; index order: the next j.
+    k: u32,
+    // The partner found by the last `walk_next` and its image near i.
+    j: u32,
+    pj: vec4<f32>,
+}
+
+const WALK_ROWS: u32 = 0u;
+const WALK_LARGE: u32 = 1u;
+const WALK_INDEX: u32 = 2u;
+const WALK_DONE: u32 = 3u;
+
+fn walk_start(i: u32, pi: vec4<f32>) -> Walk {
+    var w: Walk;
+    w.j = 0u;
+    w.pj = vec4<f32>(0.0);
+    if pi.w > params.grid.w {
+        w.phase = WALK_INDEX;
+        w.k = i + 1u;
+        return w;
+    }
+    w.phase = WALK_ROWS;
+    w.image = 0u;
+    w.seams = vec3<f32>(0.0);
     if PERIODIC {
-        let seams = seam_shift(pi.xyz, params.grid.x);
-        for (var s = 0u; s < 8u; s++) {
-            let t = image_shift(pi.xyz, seams, s, params.grid.x);
-            if t.w != 0.0 {
-                n += visit_cells(i, pi, t.xyz, mode, base + n);
-            }
-        }
+        w.seams = seam_shift(pi.xyz, params.grid.x);
+    }
+    w.t = vec3<f32>(0.0);
+    walk_row(&w, pi, 0u);
+    return w;
+}
+
+// Sets the walk on row `row` of the 27 cells around the current image of i.
+fn walk_row(w: ptr<function, Walk>, pi: vec4<f32>, row: u32) {
+    let dy = i32(row % 3u) - 1;
+    let dz = i32(row / 3u) - 1;
+    (*w).row = row;
+    (*w).cl = cell_of(pi.xyz + (*w).t) + vec3<i32>(-1, dy, dz);
+    let cl = (*w).cl;
+    let s = vec3<u32>(cell_hash(cl), cell_hash(cl + vec3<i32>(1, 0, 0)), cell_hash(cl + vec3<i32>(2, 0, 0)));
+    // The three cells' slots are consecutive unless the row crosses a period of the lattice
+    // or the table's end (cell_hash): then their ranges are one, read with two loads instead
+    // of six (on lavapipe each load is a loop over the SIMD lanes), and a grain found there is
+    // the row's if its cell is one of the three (each has its own slot, so none is visited
+    // twice). The pairs and their order are the same.
+    let straight = s.y == s.x + 1u && s.z == s.x + 2u;
+    var a = vec3<u32>(starts[s.x], 0u, 0u);
+    var e = vec3<u32>(0u);
+    if straight {
+        e.x = starts[s.x + 3u];
     } else {
-        n = visit_cells(i, pi, vec3<f32>(0.0), mode, base);
+        a = vec3<u32>(a.x, starts[s.y], starts[s.z]);
+        e = vec3<u32>(starts[s.x + 1u], starts[s.y + 1u], starts[s.z + 1u]);
     }
-    let env = params.grid.z;
-    let tl = params.counts.w;
-    for (var k = starts[tl]; k < starts[tl + 1u]; k++) {
-        let j = sorted_idx[k];
-        let pj = sorted_pos[k];
-        let pjn = image_of(pi, pj);
-        if j > i && sphere_gap(pi, pjn) <= env {
-            n += found(i, j, pi, pjn, mode, base + n);
-        }
-    }
-    return n;
+    (*w).a = a;
+    (*w).straight = straight;
+    (*w).l0 = e.x - a.x;
+    (*w).l1 = select((*w).l0 + e.y - a.y, (*w).l0, straight);
+    (*w).total = select((*w).l1 + e.z - a.z, (*w).l0, straight);
+    (*w).q = 0u;
 }
 
-// `visit`'s 27 cells around grain i's image pi + t: each grain j > i within the envelope of
-// that image, passed to `found` as its own image pj − t near i.
-fn visit_cells(i: u32, pi: vec4<f32>, t: vec3<f32>, mode: u32, base: u32) -> u32 {
-    let pc = vec4<f32>(pi.xyz + t, pi.w);
-    let c = cell_of(pc.xyz);
-    let env = params.grid.z;
-    var n = 0u;
-    for (var dz = -1; dz <= 1; dz++) {
-        for (var dy = -1; dy <= 1; dy++) {
-            // The row of cells x − 1, x, x + 1: one loop over the concatenation of their
-            // three slot ranges, in that order (the same pairs in the same order as a loop per
-            // cell). A SIMD group runs a loop as often as its busiest lane needs: one loop
-            // per row runs the row's largest total, three loops the sum of each cell's
-            // largest count.
-            let cl = c + vec3<i32>(-1, dy, dz);
-            let s = vec3<u32>(cell_hash(cl), cell_hash(cl + vec3<i32>(1, 0, 0)), cell_hash(cl + vec3<i32>(2, 0, 0)));
-            // The three cells' slots are consecutive unless the row crosses a period of the
-            // lattice or the table's end (cell_hash): then their ranges are one, read with two
-            // loads instead of six (on lavapipe each load is a loop over the SIMD lanes), and a
-            // grain found there is the row's if its cell is one of the three (each has its own
-            // slot, so none is visited twice). The pairs and their order are the same.
-            let straight = s.y == s.x + 1u && s.z == s.x + 2u;
-            var a = vec3<u32>(starts[s.x], 0u, 0u);
-            var e = vec3<u32>(0u);
-            if straight {
-                e.x = starts[s.x + 3u];
-            } else {
-                a = vec3<u32>(a.x, starts[s.y], starts[s.z]);
-                e = vec3<u32>(starts[s.x + 1u], starts[s.y + 1u], starts[s.z + 1u]);
-            }
-            // Ends of the first one and two ranges in the concatenation, and its length.
-            let l0 = e.x - a.x;
-            let l1 = select(l0 + e.y - a.y, l0, straight);
-            let total = select(l1 + e.z - a.z, l0, straight);
-            // Each pair found ends a scan of its own loop (as in `visit_large`: the narrow
-            // phase's loops then run once per pair, not once per grain passed).
-            var q = 0u;
-            loop {
-                var j = 0u;
-                var pj = vec4<f32>(0.0);
-                loop {
-                    if q >= total {
-                        break;
-                    }
-                    let k = select(select(a.z + (q - l1), a.y + (q - l0), q < l1), a.x + q, q < l0);
-                    let dx = select(select(2, 1, q < l1), 0, q < l0);
-                    j = sorted_idx[k];
-                    pj = sorted_pos[k];
-                    let d = cell_of(pj.xyz) - cl;
-                    let in_row = all(d.yz == vec2<i32>(0)) && select(d.x == dx, d.x >= 0 && d.x <= 2, straight);
-                    if j > i && sphere_gap(pc, pj) <= env && in_row {
-                        break;
-                    }
-                    q++;
-                }
-                if q >= total {
-                    break;
-                }
-                n += found(i, j, pi, vec4<f32>(pj.xyz - t, pj.w), mode, base + n);
-                q++;
+// After the last row of an image: the next image of i that is visited (periodic cells), else
+// the large grains.
+fn walk_next_image(w: ptr<function, Walk>, pi: vec4<f32>) {
+    if PERIODIC {
+        for (var s = (*w).image + 1u; s < 8u; s++) {
+            let t = image_shift(pi.xyz, (*w).seams, s, params.grid.x);
+            if t.w != 0.0 {
+                (*w).image = s;
+                (*w).t = t.xyz;
+                walk_row(w, pi, 0u);
+                return;
             }
         }
     }
-    return n;
+    (*w).phase = WALK_LARGE;
+    (*w).k = starts[params.counts.w];
 }
 
-// Large grain i: every grain j > i, in index order (the row comes out sorted by B).
-fn visit_large(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
-    let nb = params.counts.y;
+// Moves the walk to grain i's next partner (`j`, `pj`), or to WALK_DONE.
+fn walk_next(w: ptr<function, Walk>, i: u32, pi: vec4<f32>) {
     let env = params.grid.z;
-    let ng = params.counts.z;
-    var n = 0u;
-    var j = i + 1u;
     loop {
-        // The next grain within reach, in a loop of its own: llvmpipe runs the loops of a
-        // branch no lane takes (once each) and counts them against its per-invocation loop
-        // limit (common/collide_keys.wgsl), so a test per grain with the narrow phase inside
-        // spent that limit ~20× faster than this scan does.
-        while j < ng && (sphere_gap(pi, image_of(pi, pos[nb + j])) > env || (PARKING && info[nb + j].x == MOTION_PARKED)) {
-            j++;
+        if (*w).phase == WALK_ROWS {
+            let q = (*w).q;
+            if q >= (*w).total {
+                if (*w).row == 8u {
+                    walk_next_image(w, pi);
+                } else {
+                    walk_row(w, pi, (*w).row + 1u);
+                }
+                continue;
+            }
+            (*w).q = q + 1u;
+            let a = (*w).a;
+            let l0 = (*w).l0;
+            let l1 = (*w).l1;
+            let k = select(select(a.z + (q - l1), a.y + (q - l0), q < l1), a.x + q, q < l0);
+            let dx = select(select(2, 1, q < l1), 0, q < l0);
+            let j = sorted_idx[k];
+            let pj = sorted_pos[k];
+            let d = cell_of(pj.xyz) - (*w).cl;
+            let in_row = all(d.yz == vec2<i32>(0)) && select(d.x == dx, d.x >= 0 && d.x <= 2, (*w).straight);
+            if j > i && sphere_gap(vec4<f32>(pi.xyz + (*w).t, pi.w), pj) <= env && in_row {
+                (*w).j = j;
+                (*w).pj = vec4<f32>(pj.xyz - (*w).t, pj.w);
+                return;
+            }
+        } else if (*w).phase == WALK_LARGE {
+            let k = (*w).k;
+            if k >= starts[params.counts.w + 1u] {
+                (*w).phase = WALK_DONE;
+                return;
+            }
+            (*w).k = k + 1u;
+            let j = sorted_idx[k];
+            let pj = image_of(pi, sorted_pos[k]);
+            if j > i && sphere_gap(pi, pj) <= env {
+                (*w).j = j;
+                (*w).pj = pj;
+                return;
+            }
+        } else if (*w).phase == WALK_INDEX {
+            let j = (*w).k;
+            if j >= params.counts.z {
+                (*w).phase = WALK_DONE;
+                return;
+            }
+            (*w).k = j + 1u;
+            let nb = params.counts.y;
+            let pj = image_of(pi, pos[nb + j]);
+            if sphere_gap(pi, pj) <= env && !(PARKING && info[nb + j].x == MOTION_PARKED) {
+                (*w).j = j;
+                (*w).pj = pj;
+                return;
+            }
+        } else {
+            return;
         }
-        if j >= ng {
-            break;
-        }
-        n += found(i, j, pi, image_of(pi, pos[nb + j]), mode, base + n);
-        j++;
     }
-    return n;
 }
 
 // Grain position pj moved to its image nearest to pi (radius kept).
@@ -720,11 +774,19 @@ fn image_of(pi: vec4<f32>, pj: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(nearest_image(pi.xyz, pj.xyz), pj.w);
 }
 
+// Every partner of grain i (`walk_next`), each passed to `found` with `mode`; how many
+// contacts (or pairs) that found.
 fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
-    if pi.w > params.grid.w {
-        return visit_large(i, pi, mode, base);
+    var w = walk_start(i, pi);
+    var n = 0u;
+    loop {
+        walk_next(&w, i, pi);
+        if w.phase == WALK_DONE {
+            break;
+        }
+        n += found(i, w.j, pi, w.pj, mode, base + n);
     }
-    return visit(i, pi, mode, base);
+    return n;
 }
 
 // One entry point for both passes, so that the narrow phase is compiled once (lavapipe
@@ -781,8 +843,9 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let n = min(n_found, end - base);
     // The row sorted by (body B, feature), keys distinct within a row: an insertion sort up
     // to SHORT_ROW records (at most SHORT_ROW²/2 moves), a heap sort above (see
-    // common/collide_keys.wgsl for why). A large grain's row comes in order (`visit_large`):
-    // the insertion sort passes it in n steps where a heap sort would take 2 n log2 n.
+    // common/collide_keys.wgsl for why). A large grain's row comes in order (`walk_next`,
+    // WALK_INDEX): the insertion sort passes it in n steps where a heap sort would take
+    // 2 n log2 n.
     let short = n <= SHORT_ROW || pi.w > params.grid.w;
     for (var a = base + 1u; a < select(base, base + n, short); a++) {
         let c = contacts_at(a);
@@ -855,7 +918,7 @@ fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
     let bi = nb + i;
     let ma = info[bi].y;
     let mua = materials[ma].x;
-    // A large grain's row (visit_large) comes in index order, and may be long (a boulder on
+    // A large grain's row (`walk_next`, WALK_INDEX) comes in index order, and may be long (a boulder on
     // a bed of small grains): no ranking for it.
     let ordered = pi.w > params.grid.w;
     let short = !ordered && n <= 16u;

@@ -382,7 +382,7 @@ impl GridPlan {
     }
 }
 
-/// Grains of higher index a large grain's scan (collide_pairs `visit_large`, one invocation,
+/// Grains of higher index a large grain's scan (collide_pairs `walk_next` in index order, one invocation,
 /// one loop iteration per grain) may pass on a CPU adapter: llvmpipe silently ends every loop
 /// of an invocation once it has run 65 535 iterations in all (common/collide_keys.wgsl), and
 /// the scan's pairs (narrow phase, row sort) need loops of their own.
