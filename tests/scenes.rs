@@ -64,7 +64,7 @@ const CASES: &[Case] = &[
     Case {
         file: "drum.toml",
         scale: 0.1,
-        steps: 350,
+        steps: 300,
         bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
     },
     Case {
@@ -496,11 +496,12 @@ fn drum_resists_its_rotation() {
     let t = drive.col("time");
     let ty = drive.col("ty");
     // After spin-up (t = 0.2 s) the grains are carried up one side: their weight acts
-    // against the rotation (ω along +y), a negative torque about +y.
+    // against the rotation (ω along +y), a negative torque about +y (from the first sample
+    // after it, 0.21 s, on; before it the torque is noise about 0).
     let late: Vec<f64> = t
         .iter()
         .zip(&ty)
-        .filter(|(t, _)| **t >= 0.3)
+        .filter(|(t, _)| **t >= 0.25)
         .map(|(_, y)| *y)
         .collect();
     let mean = late.iter().sum::<f64>() / late.len() as f64;
