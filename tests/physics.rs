@@ -210,7 +210,7 @@ fn load_balance_on_the_container_equals_the_weight() {
 
 /// A sphere (r = 0.1 m, 1 kg, μ = 0.5) resting on a plane (dt = 1e-3 s, envelope 0.05 r)
 /// stays at rest: after 1000 steps its horizontal drift is below 3e-7 m (a creep of 3e-7 m/s
-/// would pass), its speed below 1e-5 m/s, and the penetration (reported by the step) below
+/// fails it), its speed below 1e-5 m/s, and the penetration (reported by the step) below
 /// 1e-3 r. Budget: 1000 steps in one batch with a cap of 8 sweeps (warm-started, the one
 /// contact converges in 0–1; the state stops changing within the first few hundred steps, so
 /// more steps add CI time and no check).
@@ -461,10 +461,10 @@ fn a_three_sphere_pyramid_holds_with_friction_and_collapses_without() {
 /// two to three grains deep) settle: over the last 0.2 s of 1.0 s the kinetic energy stays
 /// below 1e-5 of its peak (checked every 10 steps), no sphere leaves the container, and the
 /// maximum penetration of every step is below 1 % of the smallest radius (4e-5 m).
-/// What is left (~2e-7 J ≈ 4e-7 of the peak on lavapipe) is almost all spin about the
-/// vertical of a few floor-layer grains: a point contact with a Coulomb cone has no spinning
-/// friction, so nothing in this model stops that spin (rolling/spinning friction rows are a
-/// later issue); translational KE is ~1e-7 J. The bed is at rest by ~0.8 s (KE 2.6e-7 J at
+/// What is left (~2e-7 J ≈ 4e-7 of the peak on lavapipe) includes spin about the vertical
+/// of floor-layer grains: a point contact with a Coulomb cone has no spinning friction, so
+/// nothing in this model stops that spin (rolling/spinning friction rows are a later
+/// issue). The bed is at rest by ~0.8 s (KE 2.6e-7 J at
 /// 0.79 s on lavapipe; 3.5e-6 of the peak at 0.73 s, 1.1e-5 at 0.67 s).
 /// The envelope (2 mm = 0.5 r_min) covers one step's approach at the ~1.5 m/s impact speed
 /// (dt = 1e-3 s), which the CCP needs to prevent penetration.
