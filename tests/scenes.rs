@@ -47,7 +47,9 @@ const CASES: &[Case] = &[
     Case {
         file: "silo_flow.toml",
         scale: 0.3,
-        steps: 400,
+        // The first grains leave through the orifice by ~0.1 s: 0.2 s has removals at
+        // several drain rows (each one checked for the balance).
+        steps: 200,
         // The hopper (r = 50 mm, z = 0.10..0.265); the outflow parks grains just under
         // z = 0.06, where they left the scene.
         bounds: ([-0.05, -0.05, 0.05], [0.05, 0.05, 0.265]),
@@ -62,7 +64,7 @@ const CASES: &[Case] = &[
     Case {
         file: "drum.toml",
         scale: 0.1,
-        steps: 350,
+        steps: 300,
         bounds: ([-0.06, -0.025, 0.01], [0.06, 0.025, 0.13]),
     },
     Case {
@@ -102,7 +104,7 @@ const CASES: &[Case] = &[
     Case {
         file: "cohesive_column.toml",
         scale: 1.0,
-        steps: 250,
+        steps: 200,
         // Floor plane: the column stands where the tube was.
         bounds: ([-0.2, -0.2, 0.0], [0.2, 0.2, 0.2]),
     },
@@ -442,6 +444,10 @@ fn silo_feed_and_drain_balance() {
     }
     let last = drain.rows.len() - 1;
     assert!(removed[last] > 0.0, "nothing left through the orifice");
+    // Rows at which the drain took grains out: each tests the balance across a removal.
+    let removals = (1..=last).filter(|&k| removed[k] > removed[k - 1]).count();
+    println!("silo_flow: {removals} drain rows with a removal");
+    assert!(removals >= 3, "only {removals} drain rows removed grains");
     assert!(live[last] > 0.0 && inserted[last] > removed[last]);
     println!(
         "silo_flow (scale 0.3): inserted {:.4} kg, removed {:.4} kg, {:.4} kg in the hopper",
@@ -490,11 +496,12 @@ fn drum_resists_its_rotation() {
     let t = drive.col("time");
     let ty = drive.col("ty");
     // After spin-up (t = 0.2 s) the grains are carried up one side: their weight acts
-    // against the rotation (ω along +y), a negative torque about +y.
+    // against the rotation (ω along +y), a negative torque about +y (from the first sample
+    // after it, 0.21 s, on; before it the torque is noise about 0).
     let late: Vec<f64> = t
         .iter()
         .zip(&ty)
-        .filter(|(t, _)| **t >= 0.3)
+        .filter(|(t, _)| **t >= 0.25)
         .map(|(_, y)| *y)
         .collect();
     let mean = late.iter().sum::<f64>() / late.len() as f64;
@@ -549,8 +556,9 @@ fn column_collapse_spreads() {
 }
 
 /// Cohesive beads (Bond number 10) keep the column standing after the tube is lifted
-/// (0.15 s after it left at 1 m/s): its height keeps more than 60 % of the initial one
-/// (measured 78 %; the same column without cohesion keeps 19 %).
+/// (0.1 s after it left at 1 m/s): its height keeps more than 60 % of the initial one
+/// (measured 79 %; the same column without cohesion keeps 29 %, and 52 % already 0.06 s
+/// after the lift).
 #[test]
 fn cohesive_column_stands() {
     let o = run_case(case("cohesive_column.toml"));
