@@ -1,18 +1,30 @@
 """The examples run, at small scale."""
 
+import contextlib
+import io
 import pathlib
 import re
-import subprocess
+import runpy
 import sys
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 
 
 def run(name, *args):
-    out = subprocess.run([sys.executable, str(EXAMPLES / name), *map(str, args)],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
+    """Runs the example as its command line would (`args` its arguments), in this process: its
+    simulations then share the device and the compiled kernels of every other test (a process
+    of its own would compile them all again). Returns what it printed."""
+    out = io.StringIO()
+    argv = sys.argv
+    sys.argv = [str(EXAMPLES / name), *map(str, args)]
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    except SystemExit as e:
+        assert not e.code, f"{name} exited with {e.code!r}:\n{out.getvalue()}"
+    finally:
+        sys.argv = argv
+    return out.getvalue()
 
 
 def test_the_first_example_prints_time_shape_and_contacts():
