@@ -500,6 +500,7 @@ fn column_quantity(name: &str) -> (String, &'static str) {
         "slope" => Some(("flank slope", "m/m")),
         "apex" => Some(("apex height", "m")),
         "bins" => Some(("bins fitted", "count")),
+        "flank_rms" => Some(("flank fit RMS residual", "m")),
         "sxx" | "syy" | "szz" | "sxy" | "sxz" | "syz" | "pressure" | "kinetic_pressure" => {
             Some(("stress", "Pa"))
         }

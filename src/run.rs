@@ -675,7 +675,7 @@ impl Probe {
                 .into_iter()
                 .map(String::from)
                 .collect(),
-            MeasureKind::ReposeAngle { .. } => ["angle", "slope", "apex", "bins"]
+            MeasureKind::ReposeAngle { .. } => ["angle", "slope", "apex", "bins", "flank_rms"]
                 .into_iter()
                 .map(String::from)
                 .collect(),
@@ -971,7 +971,7 @@ impl Probes {
                 flank,
             } => {
                 let r = measure::repose_angle(&live, nb, *axis, *centre, *flank);
-                vec![r.angle_deg, r.slope, r.apex, r.bins as f64]
+                vec![r.angle_deg, r.slope, r.apex, r.bins as f64, r.flank_rms]
             }
             MeasureKind::Stress { min, max } => {
                 let region = measure::Region {

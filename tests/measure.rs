@@ -510,10 +510,13 @@ fn repose_angle_of_lattice_heaps() {
         println!("cone {theta}°: {a:?} ({} grains)", s.len() - 1);
         assert!((a.angle_deg - theta).abs() < 1.0, "cone {theta}: {a:?}");
         assert!(a.bins >= 5);
+        // The lattice's steps are the only departure from the line: under a grain radius.
+        assert!(a.flank_rms < 0.004, "cone {theta}: {a:?}");
         let s = heap(theta, 0.1, 0.002, true, [0.1, 0.0]);
         let a = repose_angle(&s, 1, HeapAxis::X, Some([0.1, 0.0]), None);
         println!("planar {theta}°: {a:?}");
         assert!((a.angle_deg - theta).abs() < 1.0, "planar {theta}: {a:?}");
+        assert!(a.flank_rms < 0.002, "planar {theta}: {a:?}");
     }
     // A few grains that rolled far from a 30° heap move neither the default flank (the reach
     // is a 0.98 quantile) nor the fit; an explicit flank band gives the same slope.
@@ -537,6 +540,18 @@ fn repose_angle_of_lattice_heaps() {
         Some([0.03, 0.11]),
     );
     assert!((b.angle_deg - 30.0).abs() < 1.0, "{b:?}");
+    // A standing block (a 0.1 m high wall of grains to |x| = 0.05, one layer beyond to 0.1)
+    // has its edge inside the flank band: the line through that step misses the tops by
+    // about a quarter of the step, which `flank_rms` shows where the angle alone does not.
+    let mut step = BodyState::default();
+    step.push(&BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 0.2));
+    for i in -25..=25 {
+        let x = 0.004 * i as f32;
+        let top = if x.abs() < 0.05 { 0.1 } else { 0.004 };
+        step.push(&BodyInit::sphere([x, 0.0, top - 0.002], 0.002, 1.0));
+    }
+    let a = repose_angle(&step, 1, HeapAxis::X, Some([0.0, 0.0]), None);
+    assert!(a.flank_rms > 0.015, "{a:?}");
     // No grains, or a flank with fewer than 3 occupied bins: NaN, not a number made up.
     let none = repose_angle(&s, s.len(), HeapAxis::Radial, None, None);
     assert!(none.angle_deg.is_nan() && none.bins == 0);

@@ -43,7 +43,7 @@ fn unit(kind: &MeasureKind, column: &str) -> &'static str {
         MeasureKind::BoundaryForce { .. } => "N m",
         MeasureKind::ReposeAngle { .. } => match column {
             "angle" => "deg",
-            "apex" => "m",
+            "apex" | "flank_rms" => "m",
             _ => "1",
         },
         MeasureKind::Stress { .. } => "Pa",

@@ -25,6 +25,11 @@ pub struct Repose {
     pub apex: f64,
     /// Number of profile bins in the fit.
     pub bins: usize,
+    /// Root-mean-square vertical distance (m) of the fitted bins from the line: how far the
+    /// surface is from a straight flank. Grain-scale roughness gives about a grain radius;
+    /// several radii mean the band holds no straight flank (a standing column's edge, a
+    /// flat top) and the angle does not describe the heap.
+    pub flank_rms: f64,
 }
 
 impl Repose {
@@ -33,6 +38,7 @@ impl Repose {
         slope: f64::NAN,
         apex: f64::NAN,
         bins: 0,
+        flank_rms: f64::NAN,
     };
 }
 
@@ -111,10 +117,16 @@ fn fit(prof: &[(f64, f64)]) -> Repose {
         (s.0 + dx * (q.1 - mz), s.1 + dx * dx)
     });
     let slope = -sxz / sxx;
+    let apex = mz + slope * mx;
+    let sq = prof
+        .iter()
+        .map(|q| (q.1 - (apex - slope * q.0)).powi(2))
+        .sum::<f64>();
     Repose {
         angle_deg: slope.atan().to_degrees(),
         slope,
-        apex: mz + slope * mx,
+        apex,
         bins: prof.len(),
+        flank_rms: (sq / m).sqrt(),
     }
 }
