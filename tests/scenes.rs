@@ -577,8 +577,8 @@ fn cohesive_column_stands() {
 }
 
 /// The cohesive column (Bond number 1) collapses into a heap that keeps more of its height
-/// than the cohesionless one: at 0.25 s more than half of the initial height (measured 58 %;
-/// the same scene with cohesion = 0 keeps 43 % and is still falling; before 0.22 s the
+/// than the cohesionless one: at 0.25 s more than 47 % of the initial height (measured 54 %;
+/// the same scene with cohesion = 0 keeps 40 % and is still falling; before 0.22 s the
 /// cohesionless column is the taller, so the window cannot be shorter). The angle fit has a
 /// straight flank: its RMS residual is under a grain radius.
 #[test]
@@ -593,7 +593,7 @@ fn cohesive_heap_keeps_its_height() {
         "cohesive heap: height {h0:.4} m -> {h1:.4} m, angle {angle:.1}°, flank rms {rms:.2e} m"
     );
     assert!(
-        h1 > 0.5 * h0,
+        h1 > 0.47 * h0,
         "the cohesive heap spread like a cohesionless one: {h0} m -> {h1} m"
     );
     assert!(
