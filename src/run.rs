@@ -31,7 +31,7 @@ use crate::step::{Simulation, StepRecord};
 pub(crate) use writer::FrameSource;
 
 pub mod changed;
-mod flow;
+pub(crate) mod flow;
 mod frame_loads;
 pub mod kept;
 pub mod owner;
@@ -999,7 +999,7 @@ impl Probes {
     }
 
     /// Bodies that left or entered the scene (`run::flow`): no mass flow counts their jump.
-    fn forget(&mut self, bodies: &[usize]) {
+    pub(crate) fn forget(&mut self, bodies: &[usize]) {
         for f in self.probes.iter_mut().filter_map(|p| p.flow.as_mut()) {
             for &b in bodies {
                 f.forget(b);
@@ -1772,7 +1772,12 @@ fn run_inner(
             dir: dir.clone(),
             flow_section: None,
         },
-        flow: flow::Flow::new(&scene, &dir, resumed.as_ref(), from_checkpoint.as_ref())?,
+        flow: flow::Flow::new(
+            &scene,
+            Some(&dir),
+            resumed.as_ref(),
+            from_checkpoint.as_ref(),
+        )?,
         frame_every: scene.output.frame_every.max(1),
         ckpt_every: scene.output.checkpoint_every,
         total,
