@@ -6,10 +6,10 @@
 //! Forterre & Pouliquen (2006) for glass beads, μ(I) = μ_s + (μ₂ − μ_s)/(I₀/I + 1) with
 //! μ_s = 0.38, μ₂ = 0.64, I₀ = 0.28.
 //!
-//! The stress is the cell's (`measure::region_stress`'s contact part) plus the kinetic part
-//! about the shear profile γ̇ z e_x, averaged over samples in the second half of the run; τ
-//! = σ_xz and P = σ_zz, the stresses on the shear plane, as on an inclined plane. The grains
-//! start on the profile.
+//! The stress is the cell's (`measure::region_stress`: the contact part plus the kinetic part
+//! about the shear profile), averaged over samples in the second half of the run; τ = σ_xz
+//! and P = σ_zz, the stresses on the shear plane, as on an inclined plane. The grains start
+//! on the profile.
 //!
 //! Writes `assets/images/mu_of_i.png` (the three points over the law) and prints the table.
 //! `cargo run --release --example mu_of_i [-- STRAIN]` (STRAIN: total shear strain per
@@ -21,7 +21,7 @@ use bristlecone::plot::{plot_points_on_lines, LinePanel};
 use bristlecone::scene::parse_str;
 use bristlecone::setup;
 use bristlecone::step::Simulation;
-use glam::{DMat3, DVec3};
+use glam::DMat3;
 use std::path::Path;
 use std::time::Instant;
 
@@ -79,19 +79,8 @@ fn run(phi: f64, strain: f64) -> Point {
         }
         let st = sim.read_state().expect("state");
         let (contacts, impulses) = sim.read_contacts().expect("contacts");
-        let s = region_stress(&st, nb, &contacts, &impulses, dt, &region);
-        let mut kinetic = DMat3::ZERO;
-        for b in nb..st.len() {
-            let mut u = DVec3::new(
-                st.vel[b][0] as f64,
-                st.vel[b][1] as f64,
-                st.vel[b][2] as f64,
-            );
-            u[f] -= profile(st.pos[b]);
-            let m = 1.0 / st.mass_props[b][3] as f64;
-            kinetic += DMat3::from_cols(u * u.x, u * u.y, u * u.z) * m;
-        }
-        sum += s.contact + kinetic * (1.0 / region.volume());
+        let s = region_stress(&st, nb, &contacts, &impulses, dt, &region, Some(&shear));
+        sum += s.total();
         n += 1;
     }
     let sigma = sum * (1.0 / n as f64);

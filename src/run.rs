@@ -736,6 +736,8 @@ pub(crate) struct Probes {
     n_materials: usize,
     /// Each grain's volume (m³), for the solid fraction.
     volumes: Vec<f64>,
+    /// The cell's Lees–Edwards shear: the stress's kinetic part is taken about its profile.
+    shear: Option<crate::collide::LeesEdwards>,
     /// `measurements/joints.csv` when the scene has joints: per joint its force and torque
     /// on body B and its motor's force or torque, sampled with the frames.
     joints: Option<MeasurementId>,
@@ -768,6 +770,7 @@ impl Probes {
             n_boundaries: nb,
             n_materials: scene.materials.len(),
             volumes: frame_loads::volumes(scene),
+            shear: scene.periodic.and_then(|c| c.shear),
             joints: None,
         }
     }
@@ -797,6 +800,7 @@ impl Probes {
                 n_boundaries: nb,
                 n_materials: scene.materials.len(),
                 volumes: Vec::new(),
+                shear: None,
                 joints: None,
             });
         }
@@ -834,6 +838,7 @@ impl Probes {
             n_boundaries: nb,
             n_materials: scene.materials.len(),
             volumes: frame_loads::volumes(scene),
+            shear: scene.periodic.and_then(|c| c.shear),
             joints,
         })
     }
@@ -978,8 +983,8 @@ impl Probes {
                     min: *min,
                     max: *max,
                 };
-                let c = contacts;
-                measure::region_stress(state, nb, c.records, c.impulses, c.dt, &region).row()
+                let (c, shear) = (contacts, self.shear.as_ref());
+                measure::region_stress(state, nb, c.records, c.impulses, c.dt, &region, shear).row()
             }
             MeasureKind::SolidFraction { min, max } => {
                 let region = measure::Region {
