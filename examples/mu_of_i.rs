@@ -6,20 +6,22 @@
 //! Forterre & Pouliquen (2006) for glass beads, μ(I) = μ_s + (μ₂ − μ_s)/(I₀/I + 1) with
 //! μ_s = 0.38, μ₂ = 0.64, I₀ = 0.28.
 //!
-//! The stress is the cell's (`measure::region_stress`'s contact part) plus the kinetic part
-//! about the shear profile γ̇ z e_x, averaged over samples in the second half of the run; τ
-//! = σ_xz and P = σ_zz, the stresses on the shear plane, as on an inclined plane. The grains
-//! start on the profile.
+//! The stress is the cell's (`measure::region_stress`: the contact part plus the kinetic part
+//! about the shear profile), averaged over samples in the second half of the run; τ = σ_xz
+//! and P = σ_zz, the stresses on the shear plane, as on an inclined plane. The grains start
+//! on the profile.
 //!
+//! Writes `assets/images/mu_of_i.png` (the three points over the law) and prints the table.
 //! `cargo run --release --example mu_of_i [-- STRAIN]` (STRAIN: total shear strain per
-//! point, default 4; minutes on lavapipe).
+//! point, default 3; minutes per point on lavapipe).
 
 use bristlecone::gpu::shared_context;
 use bristlecone::measure::{region_stress, Region};
+use bristlecone::plot::{plot_points_on_lines, LinePanel};
 use bristlecone::scene::parse_str;
 use bristlecone::setup;
 use bristlecone::step::Simulation;
-use glam::{DMat3, DVec3};
+use glam::DMat3;
 use std::path::Path;
 use std::time::Instant;
 
@@ -77,19 +79,8 @@ fn run(phi: f64, strain: f64) -> Point {
         }
         let st = sim.read_state().expect("state");
         let (contacts, impulses) = sim.read_contacts().expect("contacts");
-        let s = region_stress(&st, nb, &contacts, &impulses, dt, &region);
-        let mut kinetic = DMat3::ZERO;
-        for b in nb..st.len() {
-            let mut u = DVec3::new(
-                st.vel[b][0] as f64,
-                st.vel[b][1] as f64,
-                st.vel[b][2] as f64,
-            );
-            u[f] -= profile(st.pos[b]);
-            let m = 1.0 / st.mass_props[b][3] as f64;
-            kinetic += DMat3::from_cols(u * u.x, u * u.y, u * u.z) * m;
-        }
-        sum += s.contact + kinetic * (1.0 / region.volume());
+        let s = region_stress(&st, nb, &contacts, &impulses, dt, &region, Some(&shear));
+        sum += s.total();
         n += 1;
     }
     let sigma = sum * (1.0 / n as f64);
@@ -113,9 +104,10 @@ fn run(phi: f64, strain: f64) -> Point {
 fn main() {
     let strain: f64 = std::env::args()
         .nth(1)
-        .map_or(4.0, |s| s.parse().expect("STRAIN: a number"));
+        .map_or(3.0, |s| s.parse().expect("STRAIN: a number"));
     println!("Lees–Edwards shear cell, μ_p = 0.5, strain {strain} per point");
     println!("   φ  grains      P (Pa)       I      μ   μ(I) law   μ − law   wall (s)");
+    let mut measured = Vec::new();
     for phi in [0.50, 0.53, 0.55] {
         let p = run(phi, strain);
         let law = mu_law(p.inertial);
@@ -130,5 +122,39 @@ fn main() {
             p.mu - law,
             p.seconds
         );
+        measured.push((p.inertial, p.mu));
+    }
+    plot(&measured);
+}
+
+/// The measured (I, μ) over the law and its ±0.05 band (the band the book states for the
+/// scatter of published DEM data about the law).
+fn plot(measured: &[(f64, f64)]) {
+    let right = measured.iter().fold(0.7f64, |r, p| r.max(1.1 * p.0));
+    let curve = |offset: f64| -> Vec<(f64, f64)> {
+        (1..=100)
+            .map(|k| k as f64 * 0.01 * right)
+            .map(|i| (i, mu_law(i) + offset))
+            .collect()
+    };
+    let lines = LinePanel {
+        title: "Lees–Edwards shear cell, spheres with contact friction 0.5".into(),
+        x_label: "inertial number I = γ̇ d / √(P/ρ) [1]".into(),
+        y_label: "effective friction μ = τ/P [1]".into(),
+        series: vec![
+            ("μ(I) law, glass beads (Jop et al. 2006)".into(), curve(0.0)),
+            ("law + 0.05".into(), curve(0.05)),
+            ("law − 0.05".into(), curve(-0.05)),
+        ],
+    };
+    let points = vec![(
+        "this engine, three solid fractions".into(),
+        measured.to_vec(),
+    )];
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/images/mu_of_i.png");
+    match plot_points_on_lines(&path, lines, points) {
+        Ok(true) => println!("wrote {}", path.display()),
+        Ok(false) => eprintln!("nothing to plot"),
+        Err(e) => eprintln!("{}: {e}", path.display()),
     }
 }

@@ -163,6 +163,8 @@ enum YScale {
 struct Series {
     label: String,
     points: Vec<(f64, f64)>,
+    /// Drawn as unconnected markers (measured points), not a polyline.
+    markers: bool,
 }
 
 struct Panel {
@@ -292,6 +294,7 @@ fn stats_figures(rows: &[StatsRow]) -> Vec<(String, Vec<Panel>)> {
     let series = |label: &str, f: &dyn Fn(&StatsRow) -> f64| Series {
         label: label.to_string(),
         points: rows.iter().map(|r| (r.time, f(r))).collect(),
+        markers: false,
     };
     vec![
         (
@@ -426,6 +429,7 @@ fn table_panels(name: &str, t: &Table) -> Vec<Panel> {
                 .map(|&c| Series {
                     label: t.columns[c].replace('_', " "),
                     points: t.rows.iter().map(|r| (r[0], r[c])).collect(),
+                    markers: false,
                 })
                 .collect();
             let title = match many {
@@ -601,7 +605,7 @@ where
     for (i, s) in p.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let style = color.stroke_width(2);
-        if s.points.len() == 1 {
+        if s.markers || s.points.len() == 1 {
             c.draw_series(PointSeries::of_element(
                 s.points.iter().copied(),
                 4,
@@ -718,6 +722,37 @@ pub fn plot_lines_log(path: &Path, panels: Vec<LinePanel>) -> Result<bool, PlotE
     plot_panels(path, panels, YScale::Log)
 }
 
+/// One panel of measured points (markers, `points`) over model curves (`lines.series`):
+/// a measurement against the law it is checked by.
+pub fn plot_points_on_lines(
+    path: &Path,
+    lines: LinePanel,
+    points: Vec<(String, Vec<(f64, f64)>)>,
+) -> Result<bool, PlotError> {
+    ensure_font()?;
+    let curves = lines.series.into_iter().map(|(label, points)| Series {
+        label,
+        points,
+        markers: false,
+    });
+    let marked = points.into_iter().map(|(label, points)| Series {
+        label,
+        points,
+        markers: true,
+    });
+    let mut panel = Panel::new(
+        &lines.title,
+        &lines.y_label,
+        YScale::Linear,
+        curves.chain(marked).collect(),
+    );
+    panel.x_label = lines.x_label;
+    match panel.finish() {
+        Some(panel) => render(path, &[panel]).map(|()| true),
+        None => Ok(false),
+    }
+}
+
 fn plot_panels(path: &Path, panels: Vec<LinePanel>, scale: YScale) -> Result<bool, PlotError> {
     ensure_font()?;
     let panels: Vec<Panel> = panels
@@ -726,7 +761,11 @@ fn plot_panels(path: &Path, panels: Vec<LinePanel>, scale: YScale) -> Result<boo
             let series = lp
                 .series
                 .into_iter()
-                .map(|(label, points)| Series { label, points })
+                .map(|(label, points)| Series {
+                    label,
+                    points,
+                    markers: false,
+                })
                 .collect();
             let mut p = Panel::new(&lp.title, &lp.y_label, scale, series);
             p.x_label = lp.x_label;

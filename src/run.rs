@@ -31,7 +31,7 @@ use crate::step::{Simulation, StepRecord};
 pub(crate) use writer::FrameSource;
 
 pub mod changed;
-mod flow;
+pub(crate) mod flow;
 mod frame_loads;
 pub mod kept;
 pub mod owner;
@@ -736,6 +736,8 @@ pub(crate) struct Probes {
     n_materials: usize,
     /// Each grain's volume (m³), for the solid fraction.
     volumes: Vec<f64>,
+    /// The cell's Lees–Edwards shear: the stress's kinetic part is taken about its profile.
+    shear: Option<crate::collide::LeesEdwards>,
     /// `measurements/joints.csv` when the scene has joints: per joint its force and torque
     /// on body B and its motor's force or torque, sampled with the frames.
     joints: Option<MeasurementId>,
@@ -768,6 +770,7 @@ impl Probes {
             n_boundaries: nb,
             n_materials: scene.materials.len(),
             volumes: frame_loads::volumes(scene),
+            shear: scene.periodic.and_then(|c| c.shear),
             joints: None,
         }
     }
@@ -797,6 +800,7 @@ impl Probes {
                 n_boundaries: nb,
                 n_materials: scene.materials.len(),
                 volumes: Vec::new(),
+                shear: None,
                 joints: None,
             });
         }
@@ -834,6 +838,7 @@ impl Probes {
             n_boundaries: nb,
             n_materials: scene.materials.len(),
             volumes: frame_loads::volumes(scene),
+            shear: scene.periodic.and_then(|c| c.shear),
             joints,
         })
     }
@@ -978,8 +983,8 @@ impl Probes {
                     min: *min,
                     max: *max,
                 };
-                let c = contacts;
-                measure::region_stress(state, nb, c.records, c.impulses, c.dt, &region).row()
+                let (c, shear) = (contacts, self.shear.as_ref());
+                measure::region_stress(state, nb, c.records, c.impulses, c.dt, &region, shear).row()
             }
             MeasureKind::SolidFraction { min, max } => {
                 let region = measure::Region {
@@ -999,7 +1004,7 @@ impl Probes {
     }
 
     /// Bodies that left or entered the scene (`run::flow`): no mass flow counts their jump.
-    fn forget(&mut self, bodies: &[usize]) {
+    pub(crate) fn forget(&mut self, bodies: &[usize]) {
         for f in self.probes.iter_mut().filter_map(|p| p.flow.as_mut()) {
             for &b in bodies {
                 f.forget(b);
@@ -1772,7 +1777,12 @@ fn run_inner(
             dir: dir.clone(),
             flow_section: None,
         },
-        flow: flow::Flow::new(&scene, &dir, resumed.as_ref(), from_checkpoint.as_ref())?,
+        flow: flow::Flow::new(
+            &scene,
+            Some(&dir),
+            resumed.as_ref(),
+            from_checkpoint.as_ref(),
+        )?,
         frame_every: scene.output.frame_every.max(1),
         ckpt_every: scene.output.checkpoint_every,
         total,

@@ -1,6 +1,6 @@
 //! Continuous inflow and outflow (`[[inflow]]`, `[[outflow]]`): the mass a feed places, no
 //! overlap at placement, removal and its count, a bit-identical resume across an insertion,
-//! and the keys' errors.
+//! the library's simulation stepping them as the command line does, and the keys' errors.
 
 use bristlecone::bodies::{BodyState, MOTION_DYNAMIC, MOTION_PARKED};
 use bristlecone::gpu::shared_context;
@@ -226,6 +226,43 @@ fn a_resume_across_an_insertion_is_bit_identical() {
     // Grains were both inserted and removed.
     let drain = rows(&straight, "drain");
     assert!(drain.last().unwrap()[1] >= 1.0, "{drain:?}");
+    the_library_feeds_and_drains_as_the_command_line_does(&scene, &straight);
+}
+
+/// The library's simulation carries out the waves and removals `bristlecone run` does: its
+/// inflow and outflow measurements are the rows of the command line's CSV files (at step 60
+/// the first six waves), and at step 160 its checkpoint is the straight run's, section for
+/// section.
+fn the_library_feeds_and_drains_as_the_command_line_does(scene: &Path, straight: &RunReport) {
+    let (parsed, hash) = bristlecone::run::load_scene(scene).unwrap();
+    let mut sim = bristlecone::Simulation::with_hash(parsed, hash, shared_context()).unwrap();
+    let library_rows = |sim: &bristlecone::Simulation, name: &str| -> Vec<Vec<f64>> {
+        let kept = sim.measurements();
+        let m = kept.iter().find(|m| m.name == name).expect(name).clone();
+        let rows = m.times.iter().zip(m.rows);
+        rows.map(|(t, r)| [vec![*t], r].concat()).collect()
+    };
+    sim.step(60).unwrap();
+    for name in ["feed", "drain"] {
+        let cli = rows(straight, name);
+        assert_eq!(library_rows(&sim, name), cli[..6], "`{name}` at step 60");
+    }
+    sim.step(100).unwrap();
+    for name in ["feed", "drain"] {
+        let cli = rows(straight, name);
+        assert_eq!(library_rows(&sim, name), cli, "`{name}` at step 160");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("library.bin");
+    sim.checkpoint(&path).unwrap();
+    let a = io::read_checkpoint(&straight.checkpoint).unwrap();
+    let b = io::read_checkpoint(&path).unwrap();
+    assert_eq!(a.step, b.step);
+    let names = |c: &io::Checkpoint| c.sections.iter().map(|s| s.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b));
+    for ((name, x), (_, y)) in a.sections.iter().zip(&b.sections) {
+        assert!(x == y, "section `{name}` differs from the command line's");
+    }
 }
 
 /// A pool of 6 grains recycled many times (fed above, taken out below z = 0): a mass-flow

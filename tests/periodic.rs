@@ -445,7 +445,7 @@ fn the_stress_of_a_constructed_state_is_the_sum_of_its_dyads() {
         min: [0.0, -0.1, -0.1],
         max: [0.2, 0.1, 0.1],
     };
-    let s = region_stress(&state, 1, &records, &impulses, dt, &region);
+    let s = region_stress(&state, 1, &records, &impulses, dt, &region, None);
     let v = region.volume();
     // The pair: ℓ = (2r, 0, 0), force on B = f n + t u (u: the tangent basis' first vector).
     let (u, _) = tangent_basis(DVec3::X);
@@ -482,6 +482,69 @@ fn the_stress_of_a_constructed_state_is_the_sum_of_its_dyads() {
     let vol = 4.0 / 3.0 * std::f64::consts::PI * (r as f64).powi(3);
     let phi = solid_fraction(&state, 1, &[vol, vol, vol], &region);
     assert!((phi - 2.0 * vol / v).abs() < 1e-15, "solid fraction {phi}");
+}
+
+/// Grains of a Lees–Edwards cell moving on its shear profile (plus a common drift) with one
+/// velocity fluctuation each: about the profile the kinetic stress is the fluctuations' dyads
+/// alone, worked out by hand; about the mean velocity alone (no shear given) it also holds the
+/// mean flow, m γ̇² Σ (z − z̄)² in σ_xx.
+#[test]
+fn a_sheared_cells_kinetic_stress_is_taken_about_its_profile() {
+    let (r, m, rate, drift) = (0.005f32, 2.0f64, 20.0f64, 0.3f64);
+    // (z, fluctuation): z̄ = 0.05; the fluctuations sum to zero so the mean stays the drift.
+    let grains = [
+        (0.02, [0.1, 0.0, 0.2]),
+        (0.05, [-0.2, 0.1, 0.0]),
+        (0.08, [0.1, -0.1, -0.2]),
+    ];
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0, 0.0, -1.0], 0.0)];
+    for (z, c) in grains {
+        let mut b = BodyInit::sphere([0.05, 0.05, z as f32], r, 2500.0);
+        b.inv_mass = (1.0 / m) as f32;
+        let u = drift + rate * (z - 0.05);
+        b.velocity = [(u + c[0]) as f32, c[1] as f32, c[2] as f32];
+        inits.push(b);
+    }
+    let state = BodyState::from_inits(&inits);
+    let region = Region {
+        min: [0.0; 3],
+        max: [0.1; 3],
+    };
+    let shear = LeesEdwards {
+        rate,
+        flow: 0,
+        gradient: 2,
+    };
+    let about_profile = region_stress(&state, 1, &[], &[], 1e-3, &region, Some(&shear));
+    let about_mean = region_stress(&state, 1, &[], &[], 1e-3, &region, None);
+    let v = region.volume();
+    for i in 0..3 {
+        for j in 0..3 {
+            let dyads: f64 = grains.iter().map(|(_, c)| m * c[i] * c[j]).sum();
+            let got = about_profile.kinetic.col(j)[i];
+            // f32 velocities: a part in 10⁷ of the largest speed squared.
+            let tol = 1e-6 * m * 1.0 / v;
+            assert!(
+                (got - dyads / v).abs() < tol,
+                "σ[{i}][{j}] = {got}, want {}",
+                dyads / v
+            );
+        }
+    }
+    let flow: f64 = grains
+        .iter()
+        .map(|(z, _)| m * (rate * (z - 0.05)).powi(2))
+        .sum();
+    let cross: f64 = grains
+        .iter()
+        .map(|(z, c)| 2.0 * m * rate * (z - 0.05) * c[0])
+        .sum();
+    let xx = about_mean.kinetic.x_axis.x;
+    let want = about_profile.kinetic.x_axis.x + (flow + cross) / v;
+    assert!(
+        (xx - want).abs() < 1e-5 * want,
+        "σ_xx about the mean {xx}, want {want}"
+    );
 }
 
 /// Four layers of 5 × 5 spheres (simple cubic, touching their images across the seams of a
@@ -538,7 +601,7 @@ fn a_periodic_pack_under_gravity_carries_its_weight() {
         min: [0.0, 0.0, 0.0],
         max: [l as f64, l as f64, (2 * layers) as f64 * r as f64],
     };
-    let s = region_stress(&st, 1, &records, &impulses, 1e-3, &region);
+    let s = region_stress(&st, 1, &records, &impulses, 1e-3, &region, None);
     let mass = 1.0 / st.mass_props[1][3] as f64;
     let weight = mass * 9.81 * (n * n * layers) as f64;
     let want = weight / (l as f64 * l as f64) / 2.0;

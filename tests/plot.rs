@@ -284,3 +284,28 @@ fn png_encoder_round_trips() {
         assert!(img.rgb == rgb, "{w}x{h} round trip");
     }
 }
+
+/// Measured points over a law are drawn as unconnected markers: two points at opposite
+/// corners colour a few marker discs, where the same two points as a polyline colour the
+/// whole diagonal between them.
+#[test]
+fn measured_points_are_markers_not_a_polyline() {
+    use bristlecone::plot::{plot_lines, plot_points_on_lines, LinePanel};
+    let dir = tempfile::tempdir().unwrap();
+    let corners = vec![(0.0, 0.0), (1.0, 1.0)];
+    let panel = |series| LinePanel {
+        title: "t".into(),
+        x_label: "x [1]".into(),
+        y_label: "y [1]".into(),
+        series,
+    };
+    let (marked, joined) = (dir.path().join("m.png"), dir.path().join("l.png"));
+    let points = vec![("measured".to_string(), corners.clone())];
+    assert!(plot_points_on_lines(&marked, panel(vec![]), points).unwrap());
+    let line = vec![("measured".to_string(), corners)];
+    assert!(plot_lines(&joined, vec![panel(line)]).unwrap());
+    let count = |p: &Path| decode_png(&std::fs::read(p).unwrap()).coloured_pixels();
+    let (m, l) = (count(&marked), count(&joined));
+    assert!(m > 20, "the markers are drawn: {m} coloured pixels");
+    assert!(3 * m < l, "markers {m} px, polyline {l} px");
+}

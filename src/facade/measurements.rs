@@ -1,9 +1,11 @@
 //! What [`super::Simulation::measurements`] returns: the scene's `[[measure]]` time series,
 //! the same rows `bristlecone run` writes to `measurements/NAME.csv`, kept in memory.
 
+use crate::run::flow::KeptRows;
 use crate::scene::{Measure, MeasureKind, Scene};
 
-/// One `[[measure]]`'s samples since the simulation was made (or resumed).
+/// One `[[measure]]`'s samples since the simulation was made (or resumed), or one
+/// `[[inflow]]`'s or `[[outflow]]`'s counters at its waves or removals.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Measurement {
     /// The measurement's `name` (its CSV file's stem).
@@ -27,6 +29,16 @@ impl Measurement {
             columns,
             times: samples.iter().map(|(t, _)| *t).collect(),
             rows: samples.iter().map(|(_, r)| r.clone()).collect(),
+        }
+    }
+
+    pub(crate) fn of_flow(kept: KeptRows<'_>) -> Self {
+        Measurement {
+            name: kept.name.to_string(),
+            columns: kept.columns.iter().map(|c| c.to_string()).collect(),
+            units: kept.units.to_vec(),
+            times: kept.rows.iter().map(|(t, _)| *t).collect(),
+            rows: kept.rows.iter().map(|(_, r)| r.clone()).collect(),
         }
     }
 }

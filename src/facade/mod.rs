@@ -56,6 +56,7 @@ use crate::bodies::{MOTION_FIXED, MOTION_KINEMATIC};
 use crate::gpu::{BackendChoice, GpuContext, GpuError};
 use crate::io::{self, IoError};
 use crate::run::changed::ChangedParameters;
+use crate::run::flow::{self, Flow};
 use crate::run::{self, FrameFiles, Probes, RunError, Schedules};
 use crate::scene::{Scene, SceneError};
 use crate::setup;
@@ -125,6 +126,8 @@ pub struct Simulation {
     probes: Probes,
     /// The parameters set since the scene (its checkpoints carry them).
     changed: ChangedParameters,
+    /// The scene's inflows and outflows: their waves and removals, counters and rows.
+    flow: Flow,
 }
 
 impl Simulation {
@@ -152,20 +155,13 @@ impl Simulation {
     /// A scene whose source text hashes to `scene_hash` ([`crate::io::hash_bytes`] of the
     /// file's bytes: what the command line writes into its checkpoints and checks on resume).
     pub fn with_hash(scene: Scene, scene_hash: u64, ctx: Arc<GpuContext>) -> Result<Self, Error> {
-        // Their waves and removals are the run loop's (`run::flow`); here they would stay
-        // parked, a table read and then ignored.
-        if !scene.inflows.is_empty() || !scene.outflows.is_empty() {
-            return Err(Error::Argument(format!(
-                "scene `{}` has [[inflow]] or [[outflow]] tables, which only `bristlecone run` carries out",
-                scene.name
-            )));
-        }
         let state = setup::build_bodies(&scene);
         crate::limits::check_run(&scene, &ctx)?;
         let sim = run::open_simulation(ctx, &scene, &state)?;
         // As a fresh run: every measurement sampled at step 0.
         let mut probes = Probes::in_memory(&scene, &state, sim.time());
         probes.sample(&sim, true)?;
+        let flow = Flow::new(&scene, None, None, None)?;
         Ok(Simulation {
             schedules: Schedules::new(&scene),
             n_boundaries: setup::boundary_count(&scene),
@@ -175,6 +171,7 @@ impl Simulation {
             last_record: None,
             probes,
             changed: ChangedParameters::default(),
+            flow,
         })
     }
 
@@ -196,6 +193,7 @@ impl Simulation {
             message,
         })?;
         sim.changed.write_into(&mut sim.scene);
+        sim.flow = Flow::new(&sim.scene, None, Some(&ck), None)?;
         // Measurements count from the checkpoint's state; as a resumed run, the next sample
         // is the first after its step.
         let state = sim.sim.read_state()?;
@@ -222,9 +220,14 @@ impl Simulation {
             return Ok(());
         }
         self.schedules.apply(&mut self.sim, s);
+        let changed = self.flow.apply(&mut self.sim, s)?;
+        self.probes.forget(&changed);
         let mut until = total.min(s + run::MAX_BATCH);
         if let Some(change) = self.schedules.next_after(s) {
             until = until.min(change);
+        }
+        if let Some(event) = self.flow.next_after(s) {
+            until = until.min(event);
         }
         if let Some(sample) = self.probes.next_sample(s) {
             until = until.min(sample);
@@ -240,17 +243,16 @@ impl Simulation {
         Ok(())
     }
 
-    /// The scene's `[[measure]]` time series sampled so far, in scene order: the rows
+    /// The scene's `[[measure]]` time series sampled so far, in scene order, then each
+    /// `[[inflow]]`'s and `[[outflow]]`'s counters at its waves and removals: the rows
     /// `bristlecone run` writes to `measurements/NAME.csv` at the same steps (from step 0, or
     /// after a resume from the first sample after the checkpoint; a resumed mass flow counts
-    /// from the checkpoint).
+    /// from the checkpoint, inflow and outflow counters from the start).
     pub fn measurements(&self) -> Vec<Measurement> {
-        self.scene
-            .measures
-            .iter()
-            .zip(self.probes.kept())
-            .map(|(spec, samples)| Measurement::new(spec, &self.scene, samples))
-            .collect()
+        let measures = self.scene.measures.iter().zip(self.probes.kept());
+        let measures = measures.map(|(spec, samples)| Measurement::new(spec, &self.scene, samples));
+        let flows = self.flow.kept().into_iter().map(Measurement::of_flow);
+        measures.chain(flows).collect()
     }
 
     /// Steps taken since step 0 (a resumed simulation counts from its checkpoint's).
@@ -468,6 +470,9 @@ impl Simulation {
     pub fn checkpoint(&self, path: &Path) -> Result<(), Error> {
         let mut ck = run::checkpoint(&self.sim, self.scene_hash)?;
         ck.sections.extend(self.changed.section());
+        if let Some(bytes) = self.flow.section() {
+            ck.sections.push((flow::SECTION.into(), bytes));
+        }
         Ok(io::write_checkpoint(path, &ck)?)
     }
 

@@ -7,7 +7,10 @@
 //! σ = −(1/V) Σ_grains Σ_contacts ½ (r ⊗ f + f ⊗ r) + (1/V) Σ_grains m v′ ⊗ v′,
 //!
 //! r the lever arm from the grain's centre to the contact point, f the contact force on the
-//! grain, v′ = v − the region's mass-weighted mean velocity. For a contact between two grains
+//! grain, v′ = v − the streaming velocity: the region's mass-weighted mean velocity v̄, and in
+//! a Lees–Edwards cell also the imposed shear profile about the grains' mean position,
+//! v̄ + γ̇ (x_g − x̄_g) e_f (a sheared cell's mean flow is no velocity fluctuation: about v̄
+//! alone it would add ρ_b γ̇² ⟨(x_g − x̄_g)²⟩ to σ_ff). For a contact between two grains
 //! in the region the two terms add up to the branch-vector form ½ (f ⊗ ℓ + ℓ ⊗ f), ℓ from A's
 //! centre to B's; the lever arms are those the collision wrote, so a pair across a periodic
 //! seam counts with its image, and a boundary contact counts on the grain's side. Every grain
@@ -16,7 +19,7 @@
 use glam::{DMat3, DVec3};
 
 use crate::bodies::BodyState;
-use crate::collide::ContactRecord;
+use crate::collide::{ContactRecord, LeesEdwards};
 
 /// An axis-aligned box [min, max) (m).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -84,7 +87,7 @@ fn sym_outer(a: DVec3, b: DVec3) -> DMat3 {
 /// The stress in `region` from the contacts of a step (records and their impulses
 /// γ = (n, u, w)·dt·force, `dt` the step) and the grains' velocities (bodies
 /// `first_grain..`; needs `pos`, `vel` and `mass_props`). Grains of inverse mass 0 add no
-/// kinetic part.
+/// kinetic part, taken about the streaming velocity (with `shear`, the cell's profile).
 pub fn region_stress(
     state: &BodyState,
     first_grain: usize,
@@ -92,6 +95,7 @@ pub fn region_stress(
     impulses: &[[f32; 4]],
     dt: f64,
     region: &Region,
+    shear: Option<&LeesEdwards>,
 ) -> RegionStress {
     let inside = |b: u32| b as usize >= first_grain && region.contains(state.pos[b as usize]);
     let mut contact = DMat3::ZERO;
@@ -106,19 +110,33 @@ pub fn region_stress(
             contact -= sym_outer(v3(c.rb), on_b);
         }
     }
-    let grains: Vec<(f64, DVec3)> = (first_grain..state.len())
+    let grains: Vec<(f64, DVec3, DVec3)> = (first_grain..state.len())
         .filter(|&b| inside(b as u32) && state.mass_props[b][3] > 0.0)
-        .map(|b| (1.0 / state.mass_props[b][3] as f64, v3(state.vel[b])))
+        .map(|b| {
+            let m = 1.0 / state.mass_props[b][3] as f64;
+            (m, v3(state.pos[b]), v3(state.vel[b]))
+        })
         .collect();
     let mass: f64 = grains.iter().map(|g| g.0).sum();
-    let mean = if mass > 0.0 {
-        grains.iter().map(|&(m, v)| m * v).sum::<DVec3>() / mass
-    } else {
-        DVec3::ZERO
+    let mean = |f: &dyn Fn(DVec3, DVec3) -> DVec3| match mass > 0.0 {
+        true => grains.iter().map(|&(m, x, v)| m * f(x, v)).sum::<DVec3>() / mass,
+        false => DVec3::ZERO,
+    };
+    let (v_mean, x_mean) = (mean(&|_, v| v), mean(&|x, _| x));
+    let streaming = |x: DVec3| match shear {
+        Some(s) => {
+            let mut u = v_mean;
+            u[s.flow] += s.rate * (x[s.gradient] - x_mean[s.gradient]);
+            u
+        }
+        None => v_mean,
     };
     let kinetic = grains
         .iter()
-        .map(|&(m, v)| sym_outer(v - mean, v - mean) * m)
+        .map(|&(m, x, v)| {
+            let c = v - streaming(x);
+            sym_outer(c, c) * m
+        })
         .fold(DMat3::ZERO, |a, b| a + b);
     let scale = 1.0 / region.volume();
     RegionStress {

@@ -14,6 +14,9 @@
 //! step index (ChaCha8, one stream per step), so a resumed run places the same grains. A
 //! grain that finds no room within `max_attempts` candidates waits, with those after it, for
 //! the next wave.
+//!
+//! The run loop writes each inflow's and outflow's rows to `measurements/NAME.csv`; the
+//! library's simulation ([`crate::Simulation`]) keeps them in memory instead.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -38,7 +41,24 @@ pub(crate) const SECTION: &str = "flow";
 const PLACE_MARGIN: f64 = 1e-6;
 
 const INFLOW_COLUMNS: [&str; 3] = ["inserted", "inserted_mass", "waiting"];
+const INFLOW_UNITS: [&str; 3] = ["1", "kg", "1"];
 const OUTFLOW_COLUMNS: [&str; 3] = ["removed", "removed_mass", "live_mass"];
+const OUTFLOW_UNITS: [&str; 3] = ["1", "kg", "kg"];
+
+/// Where an inflow's or outflow's rows go: its CSV file, or (without one) memory.
+#[derive(Default)]
+struct Rows {
+    file: Option<MeasurementId>,
+    kept: Vec<(f64, Vec<f64>)>,
+}
+
+/// One inflow's or outflow's rows kept in memory ([`Flow::kept`]).
+pub(crate) struct KeptRows<'a> {
+    pub name: &'a str,
+    pub columns: &'static [&'static str],
+    pub units: &'static [&'static str],
+    pub rows: &'a [(f64, Vec<f64>)],
+}
 
 struct InflowState {
     spec: Inflow,
@@ -46,14 +66,14 @@ struct InflowState {
     first: usize,
     inserted: u64,
     inserted_mass: f64,
-    file: MeasurementId,
+    rows: Rows,
 }
 
 struct OutflowState {
     spec: Outflow,
     removed: u64,
     removed_mass: f64,
-    file: MeasurementId,
+    rows: Rows,
 }
 
 pub(crate) struct Flow {
@@ -69,12 +89,12 @@ pub(crate) struct Flow {
 }
 
 impl Flow {
-    /// The scene's inflows and outflows, their measurement files in `dir` (continued after
-    /// `resumed`, whose counters they take; a restart takes the counters of `from` and
-    /// starts the files afresh).
+    /// The scene's inflows and outflows, their measurement files in `dir`, or their rows
+    /// kept in memory without one (continued after `resumed`, whose counters they take; a
+    /// restart takes the counters of `from` and starts the files afresh).
     pub(crate) fn new(
         scene: &Scene,
-        dir: &Path,
+        dir: Option<&Path>,
         resumed: Option<&Checkpoint>,
         from: Option<&Checkpoint>,
     ) -> Result<Self, RunError> {
@@ -96,31 +116,44 @@ impl Flow {
         if scene.inflows.is_empty() && scene.outflows.is_empty() {
             return Ok(flow);
         }
-        let mut writer = MeasurementWriter::new(dir)?;
+        flow.writer = dir.map(MeasurementWriter::new).transpose()?;
         // The event at the checkpoint's step comes after the checkpoint: it is done again.
-        let mut open = |name: &str, columns: &[&str]| match resumed {
-            Some(ck) => writer.resume(name, columns, ck.time - 0.5 * scene.sim.dt),
-            None => writer.create(name, columns),
+        let mut open = |name: &str, columns: &[&str]| -> Result<Rows, RunError> {
+            let Some(writer) = flow.writer.as_mut() else {
+                return Ok(Rows::default());
+            };
+            let file = match resumed {
+                Some(ck) => writer.resume(name, columns, ck.time - 0.5 * scene.sim.dt)?,
+                None => writer.create(name, columns)?,
+            };
+            Ok(Rows {
+                file: Some(file),
+                kept: Vec::new(),
+            })
         };
+        let mut inflows = Vec::new();
+        let mut pool_mass = Vec::new();
         for f in &scene.inflows {
-            flow.inflows.push(InflowState {
-                first: flow.mass.len(),
+            inflows.push(InflowState {
+                first: flow.mass.len() + pool_mass.len(),
                 inserted: 0,
                 inserted_mass: 0.0,
-                file: open(&f.name, &INFLOW_COLUMNS)?,
+                rows: open(&f.name, &INFLOW_COLUMNS)?,
                 spec: f.clone(),
             });
-            flow.mass.extend(f.pool.iter().map(|g| g.mass));
+            pool_mass.extend(f.pool.iter().map(|g| g.mass));
         }
+        let mut outflows = Vec::new();
         for o in &scene.outflows {
-            flow.outflows.push(OutflowState {
+            outflows.push(OutflowState {
                 removed: 0,
                 removed_mass: 0.0,
-                file: open(&o.name, &OUTFLOW_COLUMNS)?,
+                rows: open(&o.name, &OUTFLOW_COLUMNS)?,
                 spec: o.clone(),
             });
         }
-        flow.writer = Some(writer);
+        (flow.inflows, flow.outflows) = (inflows, outflows);
+        flow.mass.extend(pool_mass);
         if let Some(ck) = resumed.or(from) {
             flow.restore(ck)?;
         }
@@ -183,10 +216,7 @@ impl Flow {
             .sum::<f64>()
             + 0.0; // an empty sum is -0.0
         let row = [o.removed as f64, o.removed_mass, live_mass];
-        if let Some(w) = self.writer.as_mut() {
-            w.append(o.file, time, &row)?;
-        }
-        Ok(())
+        append(&mut self.writer, &mut o.rows, time, &row)
     }
 
     /// Inflow `k`'s wave before step `s`.
@@ -260,15 +290,14 @@ impl Flow {
             FlowRate::Mass(r) => ((r * time - f.inserted_mass) / mean_mass).floor(),
         };
         let row = [f.inserted as f64, f.inserted_mass, waiting.max(0.0)];
-        if let Some(w) = self.writer.as_mut() {
-            w.append(f.file, time, &row)?;
-        }
-        Ok(())
+        append(&mut self.writer, &mut f.rows, time, &row)
     }
 
     /// The counters, for the checkpoint's [`SECTION`] (None without inflows and outflows).
     pub(crate) fn section(&self) -> Option<Vec<u8>> {
-        self.writer.as_ref()?;
+        if self.inflows.is_empty() && self.outflows.is_empty() {
+            return None;
+        }
         let mut out = Vec::new();
         for f in &self.inflows {
             out.extend(f.inserted.to_le_bytes());
@@ -313,11 +342,61 @@ impl Flow {
         Ok(())
     }
 
+    /// The rows kept in memory, inflows first, in scene order (none when they go to files).
+    pub(crate) fn kept(&self) -> Vec<KeptRows<'_>> {
+        fn kept<'a>(
+            name: &'a str,
+            columns: &'static [&'static str],
+            units: &'static [&'static str],
+            rows: &'a Rows,
+        ) -> Option<KeptRows<'a>> {
+            rows.file.is_none().then_some(KeptRows {
+                name,
+                columns,
+                units,
+                rows: &rows.kept,
+            })
+        }
+        let inflows = self.inflows.iter().filter_map(|f| {
+            kept(
+                &f.spec.name,
+                &INFLOW_COLUMNS[..],
+                &INFLOW_UNITS[..],
+                &f.rows,
+            )
+        });
+        let outflows = self.outflows.iter().filter_map(|o| {
+            kept(
+                &o.spec.name,
+                &OUTFLOW_COLUMNS[..],
+                &OUTFLOW_UNITS[..],
+                &o.rows,
+            )
+        });
+        inflows.chain(outflows).collect()
+    }
+
     /// Writes the rows queued so far (with the statistics, at frames and checkpoints).
     pub(crate) fn flush(&mut self) -> Result<(), RunError> {
         match self.writer.as_mut() {
             Some(w) => Ok(w.flush()?),
             None => Ok(()),
+        }
+    }
+}
+
+/// Appends a row at `time` to its file (through `writer`) or to memory.
+fn append(
+    writer: &mut Option<MeasurementWriter>,
+    rows: &mut Rows,
+    time: f64,
+    row: &[f64],
+) -> Result<(), RunError> {
+    match (rows.file, writer) {
+        (Some(id), Some(w)) => Ok(w.append(id, time, row)?),
+        _ => {
+            rows.kept.push((time, row.to_vec()));
+            Ok(())
         }
     }
 }
