@@ -19,7 +19,7 @@
 use bristlecone::bodies::BodyState;
 use bristlecone::gpu::shared_context;
 use bristlecone::measure::{bed_height, repose_angle, HeapAxis, Repose};
-use bristlecone::plot::{plot_lines, LinePanel};
+use bristlecone::plot::{plot_points_on_lines, LinePanel};
 use bristlecone::scene::{parse_str_scaled, Scene};
 use bristlecone::setup;
 use bristlecone::step::Simulation;
@@ -120,9 +120,10 @@ fn main() {
         ),
         x_label: "Bond number F_c / (m g)".into(),
         y_label: "repose angle (°)".into(),
-        series: vec![("engine (repose_angle fit)".into(), points)],
+        series: Vec::new(),
     };
+    let points = vec![("engine (repose_angle fit), one heap per Bond number".into(), points)];
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/images/cohesive_heap.png");
-    plot_lines(&out, vec![panel]).expect("plot");
+    plot_points_on_lines(&out, panel, points).expect("plot");
     println!("wrote {}", out.display());
 }
