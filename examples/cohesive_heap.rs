@@ -122,7 +122,10 @@ fn main() {
         y_label: "repose angle (°)".into(),
         series: Vec::new(),
     };
-    let points = vec![("engine (repose_angle fit), one heap per Bond number".into(), points)];
+    let points = vec![(
+        "engine (repose_angle fit), one heap per Bond number".into(),
+        points,
+    )];
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/images/cohesive_heap.png");
     plot_points_on_lines(&out, panel, points).expect("plot");
     println!("wrote {}", out.display());

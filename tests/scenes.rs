@@ -577,9 +577,9 @@ fn cohesive_column_stands() {
 }
 
 /// The cohesive column (Bond number 1) collapses into a heap that keeps more of its height
-/// than the cohesionless one: at 0.25 s more than 47 % of the initial height (measured 54 %;
-/// the same scene with cohesion = 0 keeps 40 % and is still falling; before 0.22 s the
-/// cohesionless column is the taller, so the window cannot be shorter). The angle fit has a
+/// than the cohesionless one: at 0.25 s more than 61 % of the initial height (measured 66 %;
+/// the same scene with cohesion = 0 keeps 57 % and is still falling; early in the collapse
+/// the two columns are of a height, so the window is not shorter). The angle fit has a
 /// straight flank: its RMS residual is under a grain radius.
 #[test]
 fn cohesive_heap_keeps_its_height() {
@@ -593,7 +593,7 @@ fn cohesive_heap_keeps_its_height() {
         "cohesive heap: height {h0:.4} m -> {h1:.4} m, angle {angle:.1}°, flank rms {rms:.2e} m"
     );
     assert!(
-        h1 > 0.47 * h0,
+        h1 > 0.61 * h0,
         "the cohesive heap spread like a cohesionless one: {h0} m -> {h1} m"
     );
     assert!(
