@@ -240,7 +240,13 @@ impl Panel {
             .series
             .iter()
             .flat_map(|s| s.points.iter().map(|p| p.0));
-        self.x_range = padded(xs, 0.0)?;
+        // A marker at the axis's end would be cut in half; a curve ends there.
+        let pad = if self.series.iter().any(|s| s.markers) {
+            0.03
+        } else {
+            0.0
+        };
+        self.x_range = padded(xs, pad)?;
         let finite = |(a, b): (f64, f64)| a.is_finite() && b.is_finite() && b > a;
         (finite(self.x_range) && finite(self.y_range)).then_some(self)
     }
