@@ -4,7 +4,7 @@
 //! fallback so that machines without a GPU run the very same kernels.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Which graphics API to open the GPU through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -391,15 +391,38 @@ fn chunk_log2_for(max_binding: u64) -> u32 {
     (63 - max_binding.max(4096).leading_zeros()).min(31)
 }
 
-/// One context shared by every test of a test binary. Without an adapter this fails
-/// loudly with the install hint: a GPU test never skips silently.
+/// The contexts a test binary shares: each thread keeps the one it was given, and a thread
+/// that asks while every context is in use by another thread opens a new one, up to one per
+/// core. A software adapter (lavapipe) runs each device's submissions, and compiles each
+/// pipeline at its first dispatch, on that device's one queue thread, so test threads on one
+/// device take turns on one core; a device per concurrent thread keeps every core busy. A
+/// pipeline two devices both need is compiled twice. Without an adapter this fails loudly with
+/// the install hint: a GPU test never skips silently.
 pub fn shared_context() -> Arc<GpuContext> {
-    static CTX: OnceLock<Arc<GpuContext>> = OnceLock::new();
-    CTX.get_or_init(|| match GpuContext::new(BackendChoice::Auto) {
-        Ok(ctx) => Arc::new(ctx),
-        Err(e) => panic!("{e}"),
-    })
-    .clone()
+    thread_local! {
+        static MINE: std::cell::OnceCell<Arc<GpuContext>> = const { std::cell::OnceCell::new() };
+    }
+    MINE.with(|mine| mine.get_or_init(lease_context).clone())
+}
+
+/// The pooled context with the fewest holders (a thread's own reference counts as one),
+/// or a new one while every context is held and the pool is smaller than the core count.
+fn lease_context() -> Arc<GpuContext> {
+    static POOL: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let least = pool.iter().min_by_key(|ctx| Arc::strong_count(ctx)).cloned();
+    match least {
+        Some(ctx) if Arc::strong_count(&ctx) <= 2 || pool.len() >= cores => ctx,
+        _ => {
+            let ctx = match GpuContext::new(BackendChoice::Auto) {
+                Ok(ctx) => Arc::new(ctx),
+                Err(e) => panic!("{e}"),
+            };
+            pool.push(ctx.clone());
+            ctx
+        }
+    }
 }
 
 #[cfg(test)]
