@@ -11,8 +11,8 @@ struct ReducedDesc {
     n_ls: u32,
     offset: u32,
     ellipsoid: u32,
-    _p0: u32,
-    _p1: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: PatchParams;

@@ -6,9 +6,9 @@
 struct SteadyJob {
     twist: vec4<f32>,
     patch_id: u32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: PatchParams;

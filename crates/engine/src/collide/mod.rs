@@ -1427,3 +1427,23 @@ mod tests {
         }
     }
 }
+
+/// The records this stage shares with its shaders have one layout on both sides.
+#[cfg(test)]
+#[test]
+fn records_have_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    let contact = rust_words!(ContactRecord { n_gap, ra, rb, ids });
+    check("collide_pairs", "Contact", contact.clone());
+    check("solve_update", "Contact", contact);
+    check(
+        "collide_pairs",
+        "CollideParams",
+        rust_words!(Params {
+            grid,
+            counts,
+            caps,
+            cell
+        }),
+    );
+}

@@ -411,7 +411,10 @@ fn lease_context() -> Arc<GpuContext> {
     static POOL: Mutex<Vec<Arc<GpuContext>>> = Mutex::new(Vec::new());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
-    let least = pool.iter().min_by_key(|ctx| Arc::strong_count(ctx)).cloned();
+    let least = pool
+        .iter()
+        .min_by_key(|ctx| Arc::strong_count(ctx))
+        .cloned();
     match least {
         Some(ctx) if Arc::strong_count(&ctx) <= 2 || pool.len() >= cores => ctx,
         _ => {

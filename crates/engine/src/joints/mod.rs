@@ -418,3 +418,15 @@ impl Joints {
             .dispatch(&mut pass, "write", &bind, self.n_blocks.max(1));
     }
 }
+
+/// The records this stage shares with its shaders have one layout on both sides.
+#[cfg(test)]
+#[test]
+fn records_have_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    check(
+        "joints_write",
+        "JointParams",
+        rust_words!(Params { counts, coef }),
+    );
+}

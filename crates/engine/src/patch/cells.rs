@@ -218,3 +218,27 @@ impl PolygonWeightsGpu {
             .collect())
     }
 }
+
+/// The records this stage shares with its shaders have one layout on both sides.
+#[cfg(test)]
+#[test]
+fn records_have_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    let remap = rust_words!(RemapParams {
+        count,
+        prev_count,
+        cells,
+        _pad
+    });
+    check("patch_cells", "RemapParams", remap);
+    check(
+        "patch_weights",
+        "WeightsParams",
+        rust_words!(WeightsParams { count, n, _pad }),
+    );
+    check(
+        "patch_weights",
+        "Polygon",
+        rust_words!(GpuPolygon { v, count, _pad }),
+    );
+}

@@ -634,3 +634,55 @@ fn fits(ctx: &GpuContext, what: &str, bytes: u64) -> Result<(), GpuError> {
     }
     Ok(())
 }
+
+/// The records this stage shares with its shaders have one layout on both sides.
+#[cfg(test)]
+#[test]
+fn records_have_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    let patch = rust_words!(GpuParams {
+        mu_c,
+        mu_s,
+        v_s,
+        gamma,
+        sigma0,
+        sigma1,
+        sigma2,
+        z_ba_ratio,
+        dt,
+        flags,
+        count,
+        _pad,
+    });
+    check("patch_step", "PatchParams", patch);
+    check(
+        "patch_step",
+        "PatchDesc",
+        rust_words!(PatchDesc {
+            nx,
+            ny,
+            offset,
+            _pad,
+            h,
+            f_n,
+            cop
+        }),
+    );
+    check(
+        "patch_steady",
+        "SteadyJob",
+        rust_words!(SteadyJob { twist, patch, _pad }),
+    );
+    let reduced = rust_words!(ReducedDesc {
+        r,
+        visc,
+        cop,
+        delta,
+        f_n,
+        n_ls,
+        offset,
+        ellipsoid,
+        _pad,
+    });
+    check("patch_reduced", "ReducedDesc", reduced);
+}

@@ -453,3 +453,21 @@ pub fn cells_from_gpu(meta: &[[u32; 4]], cells: &[[f32; 4]]) -> PatchCells {
             .collect(),
     }
 }
+
+/// The records this stage shares with its shaders have one layout on both sides.
+#[cfg(test)]
+#[test]
+fn records_have_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    let looped = rust_words!(LoopParams {
+        cap,
+        n,
+        seg_aux,
+        seg_state,
+        dt,
+        materials,
+        contact_cap,
+        _pad,
+    });
+    check("patch_loop", "LoopParams", looped);
+}

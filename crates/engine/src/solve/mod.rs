@@ -1559,3 +1559,37 @@ pub fn counts_words(n: u32) -> [u32; 16] {
     w[6] = 1;
     w
 }
+
+/// The records this stage shares with its shaders have one layout on both sides.
+#[cfg(test)]
+#[test]
+fn records_have_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    let solve = rust_words!(SolveParams {
+        counts,
+        coef,
+        model,
+        stab,
+        shear_flow
+    });
+    check("solve_iterate", "SolveParams", solve);
+    let scalars = rust_words!(SolverScalars {
+        lip,
+        theta,
+        beta,
+        best,
+        res,
+        res0,
+        max_penetration,
+        roles,
+        accepted,
+        n_parts,
+        converged,
+        iterations,
+        n_contacts,
+        n_groups,
+        outer,
+        outer_done,
+    });
+    check("solve_iterate", "Scalars", scalars);
+}

@@ -99,3 +99,19 @@ impl Integrate {
             .dispatch(pass, "update_positions", &self.bind, self.count);
     }
 }
+
+/// The records this stage shares with its shaders have one layout on both sides.
+#[cfg(test)]
+#[test]
+fn records_have_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    check(
+        "integrate",
+        "StepParams",
+        rust_words!(StepParams {
+            gravity_dt,
+            counts,
+            cell
+        }),
+    );
+}
