@@ -22,7 +22,7 @@
 // (src/solve/rows): x = assembled p_n (before the exact cone's correction), y = the
 // correction s = μ‖u_T‖ (0 until the first outer pass). The per-contact state of stateful
 // models (LuGre: z, dt; w: the disk radius of tanh and LuGre contacts, −1 for the others'
-// cone) exists only when the table has one (params.model.z).
+// cone) exists only when the table has one (params.has_state).
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 // rb.w of a contact: the residual's η (APGD; see the header).
@@ -43,7 +43,7 @@
 // Per material two vec4: (model id, k, c, n) and the extension (src/solve/rows `MaterialRow`).
 @group(0) @binding(11) var<storage, read> models: array<vec4<f32>>;
 // Joint blocks per body (src/joints): offsets[0..=bodies], then entries (block * 2 + side).
-// Read only when the step has joint blocks (params.model.w).
+// Read only when the step has joint blocks (params.joint_blocks).
 @group(0) @binding(12) var<storage, read> jcsr: array<u32>;
 // The warm-start impulses: `nv`'s first segment, free between solves (Nγ is formed anew from
 // γ⁰ after assembly and read by no stage after the solve), bound alone (capacity vec4, one
@@ -67,7 +67,7 @@ fn series(x: f32, y: f32) -> f32 {
 // The model table (src/solve/rows `MaterialRow`): two vec4 per material, the main row
 // (id, k, c, n) at 2m and the extension (LuGre: μ_s, v_s) at 2m + 1.
 fn material(k: u32) -> u32 {
-    return 2u * min(k, params.model.y - 1u);
+    return 2u * min(k, params.materials - 1u);
 }
 
 // The mixed model of the contact's material pair (rows::pair_model): (id, k, c, n).
@@ -252,7 +252,7 @@ fn rigid_offset(phi: f32, dt: f32) -> f32 {
     if phi >= 0.0 {
         return phi / dt;
     }
-    return max(params.stab.y * min(phi + params.stab.x, 0.0) / dt, -params.coef.z);
+    return max(params.stabilisation * min(phi + params.slop, 0.0) / dt, -params.recovery_speed);
 }
 
 // Bristle: E_T = 1/(k_b dt²) (rows::tangent_compliance).
@@ -317,9 +317,9 @@ fn contact_count(b: u32) -> f32 {
     return f32(max(n, 1u));
 }
 
-// Constraints: the contacts, then the joint blocks (params.model.w).
+// Constraints: the contacts, then the joint blocks (params.joint_blocks).
 fn n_contacts() -> u32 {
-    return min(counts[0] + params.model.w, params.counts.y);
+    return min(counts[0] + params.joint_blocks, params.capacity);
 }
 
 // Projection onto K = { γ_n ≥ 0, ‖(γ_u, γ_w)‖ ≤ μ γ_n } (the three cases of the second-order cone).
@@ -343,7 +343,7 @@ fn trace_share(b: u32, r: vec3<f32>, n: vec3<f32>, u: vec3<f32>, w: vec3<f32>) -
 // (A, B, feature) like the contacts; a few loads per contact.
 fn find_prev(key: vec3<u32>) -> i32 {
     let nc = prev_at(0).x;
-    let n = params.counts.x;
+    let n = params.bodies;
     let a = select(key.x, n, key.x == WORLD);
     if nc == 0u || a > n {
         return -1;
@@ -403,7 +403,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     // wrote it there; 0 otherwise, and the flow axis is zero without shear).
     let v_image = c.rb.w * params.shear_flow.xyz;
     let rel = (vel[b].xyz + v_image + cross(omega[b].xyz, rb)) - (vel[a].xyz + cross(omega[a].xyz, ra));
-    let dt = params.coef.x;
+    let dt = params.dt;
     // The pair's model (Coulomb unless a material has one; uniform flag).
     var m = vec4<f32>(0.0);
     var phys = vec2<f32>(0.0);
@@ -424,10 +424,10 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 
     // The previous record by key: the warm start, the bristle's γ_T⁻ and the state of tanh and
     // LuGre (looked up for those even without warm start: it is the model's state).
-    let cap = params.counts.y;
+    let cap = params.capacity;
     var found = false;
     var last = vec4<f32>(0.0);
-    if (params.counts.w != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
+    if (params.warm_start != 0u || e_t > 0.0 || stateful || HAS_ROLL || hc_v0) && live {
         let k = find_prev(warm_key(c));
         if k >= 0 {
             last = warm[k];
@@ -475,7 +475,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         t.st.y = (coh.x + JKR_PULL_OFF * coh.y * r_eff) * dt;
     }
     var g0 = vec4<f32>(0.0);
-    if found && params.counts.w != 0u {
+    if found && params.warm_start != 0u {
         let w0 = vec4<f32>(last.x, t.warm, 0.0);
         g0 = select(project_cohesive(w0, c.ra.w, t.r, t.st.y), project_box(w0, t.r), boxed);
     }
@@ -503,7 +503,7 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     if i >= nc {
         return;
     }
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let c = contacts_at(i);
     prev_put(1u + i, warm_key(c).yz);
     var rec = gam_at(SEG_GAMMA * cap + i);
@@ -607,9 +607,9 @@ fn assemble_joint(i: u32, c: Contact) {
     let first = select(select(e.z, e.y, m.y != 0.0), e.x, m.x != 0.0);
     let eta = select(first, 0.0, first <= 0.0);
     let ev = select(vec3<f32>(eta), e, m != vec3<f32>(0.0));
-    let cap = params.counts.y;
+    let cap = params.capacity;
     var g0 = vec4<f32>(0.0);
-    if params.counts.w != 0u && eta > 0.0 {
+    if params.warm_start != 0u && eta > 0.0 {
         let k = find_prev(warm_key(c));
         if k >= 0 {
             g0 = project_joint(warm[k], flags, c.ra.w);
@@ -653,7 +653,7 @@ fn ang_trace(b: u32, n: vec3<f32>, u: vec3<f32>, w: vec3<f32>) -> f32 {
 // Rows 3–5 of contact i: p_e = (ω_B − ω_A)·(n, u, w), η_e = 3/(2 trace), the lagged bounds
 // (μ_spin, μ_r) r_eff γ_n⁻; γ⁰ = 0 (no warm start). Returns whether the rows are live.
 fn assemble_ext(i: u32, c: Contact, live: bool, gn_last: f32) -> bool {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let a = c.ids.x;
     let b = c.ids.y;
     let n = c.n_gap.xyz;
@@ -677,7 +677,7 @@ fn assemble_ext(i: u32, c: Contact, live: bool, gn_last: f32) -> bool {
 
 // A joint block has no rows 3–5: η_e = 0 keeps its extension lanes at 0.
 fn clear_ext(i: u32) {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     gam_put(SEG_EXT_RHS * cap + i, vec4<f32>(0.0));
     gam_put(SEG_EXT_BOUND * cap + i, vec4<f32>(0.0));
     for (var k = 0u; k < 4u; k++) {
@@ -742,8 +742,8 @@ fn patch_diag(b: u32, r: vec3<f32>, n: vec3<f32>) -> vec2<f32> {
 }
 
 fn assemble_patch(i: u32, c: Contact) {
-    let cap = params.counts.y;
-    let dt = params.coef.x;
+    let cap = params.capacity;
+    let dt = params.dt;
     let m = pair_model(c.ids.w);
     let ext = pair_ext(c.ids.w);
     let mu = c.ra.w;
@@ -791,7 +791,7 @@ fn assemble_patch(i: u32, c: Contact) {
 // one the step's force used (a(s⁺) here, as the point LuGre does, makes σ1 (z⁺ − z)/dt see
 // a jump every step: a decelerating slide then loses 4 % of its friction at dt = 1e-3).
 fn patch_saved(c: Contact, st: vec4<f32>) -> vec4<f32> {
-    let dt = params.coef.x;
+    let dt = params.dt;
     let r = c.rb.w;
     let v = patch_twist(c);
     let s = patch_slip(v, r);
@@ -810,7 +810,7 @@ fn patch_saved(c: Contact, st: vec4<f32>) -> vec4<f32> {
 // centre). Lanes (spin, u, w): C = [[Srr, −Sy, Sx], [−Sy, S0, 0], [Sx, 0, S0]],
 // c0 = (c0_τ, c0_x, c0_y); the row v + E γ + C⁻¹ c0 = 0 with E = (γ_n⁻ C)⁻¹.
 fn assemble_dist_patch(i: u32, c: Contact) {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let m = pair_model(c.ids.w);
     let ext = pair_ext(c.ids.w);
     let s = gam_at(SEG_AUX * cap + i);

@@ -49,7 +49,7 @@ fn sync() {
 
 // Δv of every body from gam slot `slot` (− shift), as solve_schur's gather kernels.
 fn gather_all(lid: u32, slot: u32, shift: f32) {
-    for (var b = lid; b < params.counts.x; b += WG) {
+    for (var b = lid; b < params.bodies; b += WG) {
         gather(b, slot, shift);
     }
     sync();
@@ -116,9 +116,9 @@ fn sweeps_done(lid: u32) -> u32 {
     return workgroupUniformLoad(&sh_iters);
 }
 
-// Whether the solve has ended: converged, or `stab.z` (max_iterations) sweeps in all.
+// Whether the solve has ended: converged, or `sweep_cap` (max_iterations) sweeps in all.
 fn solve_ended(lid: u32) -> bool {
-    return uniform_state(lid).y != 0u || sweeps_done(lid) >= u32(params.stab.z);
+    return uniform_state(lid).y != 0u || sweeps_done(lid) >= u32(params.sweep_cap);
 }
 
 // Loop iterations an invocation runs in one sweep, at most over the workgroup (the same in
@@ -130,7 +130,7 @@ var<workgroup> sh_cost: array<u32, 256>;
 var<workgroup> sh_cost_max: u32;
 
 fn sweep_cost(lid: u32, n: u32) -> u32 {
-    let nb = params.counts.x;
+    let nb = params.bodies;
     var c = 3u * ((n + WG - 1u) / WG) + 64u;
     for (var b = lid; b < nb; b += WG) {
         c += body_offsets[b + 1u] - body_offsets[b] + 16u;
@@ -162,12 +162,12 @@ fn continue_if_unfinished(lid: u32) {
     }
 }
 
-// Sweeps from the current state until the solve ends, or, on a CPU adapter (`stab.w`: a
+// Sweeps from the current state until the solve ends, or, on a CPU adapter (`loop_budget`: a
 // budget of loop iterations per dispatch, src/solve `loop_budget`), as many as that budget
 // allows after `spent` sweeps' worth of set-up; the host records enough continuations for
 // any row lengths, and those after the end are empty.
 fn sweeps_until_done(lid: u32, apgd: bool, ng: u32, n: u32, spent: u32) {
-    let budget = u32(params.stab.w);
+    let budget = u32(params.loop_budget);
     var stop = 0xffffffffu;
     if budget != 0u {
         let per = budget / sweep_cost(lid, n);
@@ -201,7 +201,7 @@ fn solve_fused(@builtin(local_invocation_index) lid: u32) {
         continue_if_unfinished(lid);
         return;
     }
-    let apgd = params.counts.z != 0u;
+    let apgd = params.kind != 0u;
     let ng = uniform_state(lid).x;
     let n = scal.n_contacts;
     // The set-up costs about two sweeps.
@@ -243,7 +243,7 @@ fn solve_setup(lid: u32, apgd: bool, ng: u32, n: u32) {
 // worst one (src/step `adapt_sweep_budget`). A converged solve exits at once.
 @compute @workgroup_size(256)
 fn solve_tail(@builtin(local_invocation_index) lid: u32) {
-    let apgd = params.counts.z != 0u;
+    let apgd = params.kind != 0u;
     sweeps_until_done(lid, apgd, uniform_state(lid).x, scal.n_contacts, 0u);
     continue_if_unfinished(lid);
 }

@@ -48,7 +48,7 @@
 @group(0) @binding(11) var<storage, read_write> rhs: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(13) var<uniform> scal: Scalars;
-// Per constraint i < capacity (params.counts.y): UNCOLOURED, or (round << 8) | colour; then
+// Per constraint i < capacity (params.capacity): UNCOLOURED, or (round << 8) | colour; then
 // the constraints listed by colour (`colour_sort`).
 @group(0) @binding(14) var<storage, read_write> colour: array<u32>;
 // Constraints per colour (GS_COLOURS of them; the last is the left-over class), which
@@ -110,11 +110,11 @@ fn scan_body(i: u32, b: u32, round: u32) -> vec2<u32> {
         acc = vec2<u32>(acc.x | s.x, acc.y | s.y);
     }
     if joints_on() {
-        let nb = params.counts.x;
-        let first = min(counts[0], params.counts.y);
+        let nb = params.bodies;
+        let first = min(counts[0], params.capacity);
         for (var k = jcsr[b]; k < jcsr[b + 1u]; k++) {
             let j = first + (jcsr[nb + 1u + k] >> 1u);
-            if j < params.counts.y {
+            if j < params.capacity {
                 let s = neighbour_state(i, j, round);
                 acc = vec2<u32>(acc.x | s.x, acc.y | s.y);
             }
@@ -183,8 +183,8 @@ fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     }
     let k = colour[i] & 0xffu;
     let slot = colour_start(k) + atomicAdd(&colour_count[GS_COLOURS + k], 1u);
-    colour[params.counts.y + slot] = i;
-    previous[params.counts.y + i] = vec4<f32>(block_diagonal(contacts_at(i), i), 0.0);
+    colour[params.capacity + slot] = i;
+    previous[params.capacity + i] = vec4<f32>(block_diagonal(contacts_at(i), i), 0.0);
 }
 
 // Body b's share of constraint c's block N_ii: the diagonal (x, y, z) and the off-diagonal
@@ -240,7 +240,7 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
     let o = abs(sa[1] + sb[1]);
     d += vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
     if models_on() && !is_joint(c.ids.w) {
-        let e = gam_at(SEG_AUX * params.counts.y + i).zw;
+        let e = gam_at(SEG_AUX * params.capacity + i).zw;
         d += vec3<f32>(e.x, e.y, e.y);
     }
     return d;
@@ -255,7 +255,7 @@ fn cone_of(c: Contact, i: u32) -> vec2<f32> {
     if !state_on() {
         return vec2<f32>(1.0, 0.0);
     }
-    let st = gam_at(SEG_STATE * params.counts.y + i);
+    let st = gam_at(SEG_STATE * params.capacity + i);
     let cone = st.z >= 0.0 && st.w < 0.0;
     return vec2<f32>(select(0.0, 1.0, cone), select(0.0, st.y, cone));
 }
@@ -320,11 +320,11 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
     if left_over {
         t = project_i(g - JACOBI_OMEGA * row_eta(i, c, res_eta(c, q.w)) * u, c, i);
     } else {
-        let d = previous[params.counts.y + i].xyz;
+        let d = previous[params.capacity + i].xyz;
         let inv = select(vec3<f32>(0.0), 1.0 / d, d > vec3<f32>(0.0));
         let x = project_scaled(g - vec4<f32>(inv * u.xyz, 0.0), d, c, i);
         t = x;
-        let w = params.coef.y;
+        let w = params.omega;
         if w != 1.0 {
             t = project_scaled(g + w * (x - g), d, c, i);
         }
@@ -336,7 +336,7 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
 // Constraint i's visit in its colour's dispatch: its new impulse, and its bodies' Δv unless
 // it is left over.
 fn visit(i: u32, left_over: bool) {
-    let at = SEG_GAMMA * params.counts.y + i;
+    let at = SEG_GAMMA * params.capacity + i;
     let c = contacts_at(i);
     let g = gam_at(at);
     let t = new_impulse(i, c, g, left_over);
@@ -357,7 +357,7 @@ fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     if t >= atomicLoad(&colour_count[k]) {
         return;
     }
-    visit(colour[params.counts.y + colour_start(k) + t], k == LEFT_OVER);
+    visit(colour[params.capacity + colour_start(k) + t], k == LEFT_OVER);
 }
 
 // After a sweep: the residual of γ from the bodies' Δv, which the colours kept up to date (the
@@ -377,7 +377,7 @@ fn gauss_residual(
     if i < scal.n_contacts {
         let c = contacts_at(i);
         let q = rhs[i];
-        let g = gam_at(SEG_GAMMA * params.counts.y + i);
+        let g = gam_at(SEG_GAMMA * params.capacity + i);
         let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
         r2 = residual_sq(g, u, row_eta(i, c, res_eta(c, q.w)), c, i);
     }
@@ -397,13 +397,13 @@ fn gauss_extrapolate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
     let i = linear_index(gid, nwg);
     let beta = scal.beta;
     if i < scal.n_contacts {
-        let at = SEG_GAMMA * params.counts.y + i;
+        let at = SEG_GAMMA * params.capacity + i;
         let g = gam_at(at);
         let before = previous[i];
         previous[i] = g;
         gam_put(at, vec4<f32>(g.xyz + beta * (g.xyz - before.xyz), g.w));
     }
-    let n = params.counts.x;
+    let n = params.bodies;
     if i < n {
         for (var k = 0u; k < 2u; k++) {
             let d = dv[2u * i + k];
@@ -422,5 +422,5 @@ fn gauss_finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     if i >= scal.n_contacts || scal.converged != 0u || scal.iters == 0u {
         return;
     }
-    gam_put(SEG_GAMMA * params.counts.y + i, previous[i]);
+    gam_put(SEG_GAMMA * params.capacity + i, previous[i]);
 }

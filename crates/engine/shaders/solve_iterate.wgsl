@@ -115,7 +115,7 @@ fn outer_offset(
     let i = linear_index(gid, nwg);
     var v = vec4<f32>(0.0);
     if i < scal.n_contacts {
-        let cap = params.counts.y;
+        let cap = params.capacity;
         let c = contacts_at(i);
         let ng = product_e(c, i, gam_at(SEG_GAMMA * cap + i));
         let a = gam_at(SEG_AUX * cap + i);
@@ -124,7 +124,7 @@ fn outer_offset(
         let s = select(0.0, mu * length(ng.yz + q.yz), q.w > 0.0);
         // Patch blocks have no normal row: no correction, their aux and p stay as assembled.
         let pb = is_patch(c);
-        let moved = abs(s - a.y) > params.coef.w && !pb;
+        let moved = abs(s - a.y) > params.tolerance && !pb;
         gam_put(SEG_AUX * cap + i, select(vec4<f32>(a.x, s, a.zw), a, pb));
         let p = select(vec3<f32>(a.x + s, q.yz), q.xyz, pb);
         rhs[i] = vec4<f32>(p, q.w);
@@ -173,9 +173,9 @@ fn painleve(
         // tangentially, and its p_T holds the model's offset (−E_T γ_T⁻, c0/c1), not v_T.
         var rigid = true;
         if models_on() {
-            rigid = gam_at(SEG_AUX * params.counts.y + i).w == 0.0;
+            rigid = gam_at(SEG_AUX * params.capacity + i).w == 0.0;
         }
-        if mu > 0.0 && q.w > 0.0 && t > params.coef.w && rigid {
+        if mu > 0.0 && q.w > 0.0 && t > params.tolerance && rigid {
             let n = c.n_gap.xyz;
             let f = -(q.y * tangent_u(n) + q.z * tangent_w(n)) / t;
             let pdir = n + mu * f;

@@ -27,8 +27,8 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
     if lid != 0u {
         return;
     }
-    // Contacts, then the joint blocks the joint stage appended (params.model.w).
-    let nc = min(counts[0] + params.model.w, params.counts.y);
+    // Contacts, then the joint blocks the joint stage appended (params.joint_blocks).
+    let nc = min(counts[0] + params.joint_blocks, params.capacity);
     let ng = (nc + WG - 1u) / WG;
     scal.n_contacts = nc;
     scal.n_groups = ng;

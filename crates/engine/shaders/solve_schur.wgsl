@@ -12,7 +12,7 @@
 @group(0) @binding(5) var<storage, read> mass_props: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> gam: array<vec4<f32>>; // chunked(8)
 @group(0) @binding(7) var<storage, read_write> dv: array<vec4<f32>>;
-// Joint blocks (params.model.w > 0): the static per-body lists (offsets[0..=bodies], then
+// Joint blocks (params.joint_blocks > 0): the static per-body lists (offsets[0..=bodies], then
 // entries block * 2 + side) and the contact count, after which the blocks are stored.
 @group(0) @binding(8) var<storage, read> counts: array<u32>;
 @group(0) @binding(9) var<storage, read> jcsr: array<u32>;
@@ -34,7 +34,7 @@ fn lever_arm(ci: u32, c: Contact, side_a: bool) -> vec3<f32> {
 @compute @workgroup_size(256)
 fn gather_gamma(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
-    if b >= params.counts.x {
+    if b >= params.bodies {
         return;
     }
     gather(b, 0u, 0.0);
@@ -44,7 +44,7 @@ fn gather_gamma(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 @compute @workgroup_size(256)
 fn gather_trial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
-    if b >= params.counts.x {
+    if b >= params.bodies {
         return;
     }
     gather(b, roles().trial, 0.0);
@@ -54,7 +54,7 @@ fn gather_trial(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 @compute @workgroup_size(256)
 fn gather_gamma_minus_one(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
-    if b >= params.counts.x {
+    if b >= params.bodies {
         return;
     }
     gather(b, 0u, 1.0);
@@ -68,12 +68,12 @@ fn gather_gamma_minus_one(@builtin(global_invocation_id) gid: vec3<u32>, @builti
 @compute @workgroup_size(256)
 fn save_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
-    let n = params.counts.x;
+    let n = params.bodies;
     if b > n {
         return;
     }
     if b == n {
-        let first = min(counts[0], params.counts.y);
+        let first = min(counts[0], params.capacity);
         warm_rows[n] = vec2<u32>(first, max(scal.n_contacts, first) - first);
         return;
     }

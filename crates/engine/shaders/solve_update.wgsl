@@ -10,7 +10,7 @@
 @compute @workgroup_size(256)
 fn apply_impulses(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
-    if b >= params.counts.x || info[b].x != MOTION_DYNAMIC {
+    if b >= params.bodies || info[b].x != MOTION_DYNAMIC {
         return;
     }
     vel[b] = vec4<f32>(vel[b].xyz + dv[2u * b].xyz, vel[b].w);

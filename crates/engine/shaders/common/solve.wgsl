@@ -7,31 +7,44 @@ override HAS_JOINTS: bool = true;
 override HAS_MODELS: bool = true;
 override HAS_STATE: bool = true;
 
-// Joint blocks this step (params.model.w), some non-Coulomb model (model.x), model state (model.z).
+// Joint blocks this step (params.joint_blocks), some non-Coulomb model (has_models), model
+// state (has_state).
 fn joints_on() -> bool {
-    return HAS_JOINTS && params.model.w != 0u;
+    return HAS_JOINTS && params.joint_blocks != 0u;
 }
 
 fn models_on() -> bool {
-    return HAS_MODELS && params.model.x != 0u;
+    return HAS_MODELS && params.has_models != 0u;
 }
 
 fn state_on() -> bool {
-    return HAS_STATE && params.model.z != 0u;
+    return HAS_STATE && params.has_state != 0u;
 }
 
 struct SolveParams {
-    counts: vec4<u32>, // x = bodies, y = contact capacity, z = kind (0 Jacobi, 1 APGD), w = warm start
-    coef: vec4<f32>,   // x = dt, y = ω, z = recovery speed, w = tolerance
-    // x = 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows),
-    // y = materials in the model table (two vec4 each), z = 1 when the table has a stateful
-    // model (LuGre: the state segment of `gam` exists and holds every contact's cone μ),
-    // w = joint blocks appended after the contacts (0: none).
-    model: vec4<u32>,
-    // x = slop (m), y = stabilisation factor β of a rigid contact's penetration
-    // (solve_assemble `rigid_offset`), z = the sweep cap, w = loop iterations one
-    // invocation of solve_fused / solve_tail may run per dispatch (0: no bound; a GPU).
-    stab: vec4<f32>,
+    bodies: u32,
+    capacity: u32,   // contact capacity: the length of each segment of `gam` and `nv`
+    kind: u32,       // 0 projected Jacobi (and Gauss–Seidel's scalars), 1 APGD
+    warm_start: u32, // 1: γ⁰ from the last step's impulses by key
+    dt: f32,
+    omega: f32,          // Jacobi's relaxation ω
+    recovery_speed: f32, // largest separating speed a penetration is pushed apart with (m/s)
+    // The residual's tolerance (RMS per row, m/s); solve_iterate's velocity threshold too:
+    // above it the exact cone's offset μ‖·‖ has moved and a tangential velocity slips.
+    tolerance: f32,
+    // 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows)
+    has_models: u32,
+    materials: u32, // entries of the model table (two vec4 each)
+    // 1 when the table has a stateful model (LuGre: the state segment of `gam` exists and
+    // holds every contact's cone μ)
+    has_state: u32,
+    joint_blocks: u32, // joint blocks appended after the contacts (0: none)
+    slop: f32,          // m
+    stabilisation: f32, // β of a rigid contact's penetration (solve_assemble `rigid_offset`)
+    sweep_cap: f32,     // solve_fused's loop bound
+    // loop iterations one invocation of solve_fused / solve_tail may run per dispatch
+    // (0: no bound; a GPU)
+    loop_budget: f32,
     // Lees–Edwards: xyz = the flow axis (zero without shear); a contact's rb.w from collision
     // is the flow velocity of B's image relative to B (solve_assemble `assemble`).
     shear_flow: vec4<f32>,
@@ -56,7 +69,7 @@ override SEG_AUX: u32 = 4u;
 // Whether the aux segment exists (src/solve `Layout::aux`): plain Coulomb contacts with the
 // relaxed cone never read it, and then SEG_AUX aliases γ and assembly does not write it.
 override HAS_AUX: bool = true;
-// The state segment (see solve_assemble), present when params.model.z: w = the disk radius
+// The state segment (see solve_assemble), present when params.has_state: w = the disk radius
 // of a tanh / LuGre contact's projection, −1 for a cone contact.
 override SEG_STATE: u32 = 5u;
 const SEG_NGAMMA: u32 = 0u;
@@ -142,7 +155,7 @@ fn project_contact(g: vec4<f32>, mu: f32, r: f32) -> vec4<f32> {
 
 // Joint row blocks (src/solve/rows, "Joints"): records after the contacts with `ids.w` =
 // JOINT_BIT | (ANGULAR_BIT) | lane mask (bits 0–2: rows n, u, w) | projection (bits 3–4).
-// Only read when params.model.w (joint blocks this step) is non-zero, so contact-only scenes
+// Only read when params.joint_blocks (joint blocks this step) is non-zero, so contact-only scenes
 // run the same reads as before.
 const JOINT_BIT: u32 = 0x80000000u;
 const JOINT_ANGULAR: u32 = 0x40000000u;

@@ -7,9 +7,9 @@
 fn gather_joints(b: u32, base: u32, shift: f32) -> array<vec3<f32>, 2> {
     var lin = vec3<f32>(0.0);
     var ang = vec3<f32>(0.0);
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let first = min(counts[0], cap);
-    let nb = params.counts.x;
+    let nb = params.bodies;
     let end = jcsr[b + 1u];
     for (var k = jcsr[b]; k < end; k++) {
         let e = jcsr[nb + 1u + k];
@@ -45,7 +45,7 @@ fn gather(b: u32, slot: u32, shift: f32) {
         dv[2u * b + 1u] = vec4<f32>(0.0);
         return;
     }
-    let base = gam_seg(slot) * params.counts.y;
+    let base = gam_seg(slot) * params.capacity;
     var lin = vec3<f32>(0.0);
     var ang = vec3<f32>(0.0);
     let end = body_offsets[b + 1u];

@@ -59,5 +59,5 @@ fn nv_seg(k: u32) -> u32 {
 
 // Index of ext slot k of constraint i in `gam` (rolling rows 3–5).
 fn ext_at(k: u32, i: u32) -> u32 {
-    return (SEG_EXT + k) * params.counts.y + i;
+    return (SEG_EXT + k) * params.capacity + i;
 }

@@ -18,7 +18,7 @@ fn contact_groups() -> u32 {
 }
 
 fn body_groups() -> u32 {
-    return (params.counts.x + WG - 1u) / WG;
+    return (params.bodies + WG - 1u) / WG;
 }
 
 // Sum (.w: max when `w_max`) of partials[0 .. n_groups] (the per-workgroup trees of the
@@ -82,7 +82,7 @@ fn uniform_count(lid: u32, count: u32) -> vec2<u32> {
 // fixed tolerance at the f32 floor of a large settled bed; a per-row measure does not.
 fn rms_converged(sum_sq: f32) -> bool {
     let rows = f32(3u * max(scal.n_contacts, 1u));
-    return sqrt(sum_sq / rows) <= params.coef.w;
+    return sqrt(sum_sq / rows) <= params.tolerance;
 }
 
 fn converge() {

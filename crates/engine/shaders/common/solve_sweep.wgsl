@@ -42,17 +42,17 @@ fn product(c: Contact) -> vec4<f32> {
 }
 
 // (N + E)γ_i: the product plus the compliance diag(E_n, E_T, E_T) γ (aux.zw, written at
-// assembly: compliant contact, bristle). Coulomb-only scenes (params.model.x = 0, uniform) skip the aux read.
+// assembly: compliant contact, bristle). Coulomb-only scenes (params.has_models = 0, uniform) skip the aux read.
 fn product_e(c: Contact, i: u32, g: vec4<f32>) -> vec4<f32> {
     let ng = product(c);
     if !models_on() || is_joint(c.ids.w) {
         return ng;
     }
-    let e = gam_at(SEG_AUX * params.counts.y + i).zw; // (E_n, E_T)
+    let e = gam_at(SEG_AUX * params.capacity + i).zw; // (E_n, E_T)
     if is_dist_patch(c) {
         // The full symmetric E (lanes spin, u, w): E_ss, E_uu in aux.zw, (E_ww, E_su, E_sw,
         // E_uw) in the state segment (solve_assemble `assemble_dist_patch`).
-        let s = gam_at(SEG_STATE * params.counts.y + i);
+        let s = gam_at(SEG_STATE * params.capacity + i);
         let eg = vec3<f32>(
             e.x * g.x + s.y * g.y + s.z * g.z,
             s.y * g.x + e.y * g.y + s.w * g.z,
@@ -85,9 +85,9 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     }
     if is_patch(c) {
         // The guard radius is in aux.x (the state segment's w holds a(s⁻)).
-        return project_patch(g, gam_at(SEG_AUX * params.counts.y + i).x, c.rb.w);
+        return project_patch(g, gam_at(SEG_AUX * params.capacity + i).x, c.rb.w);
     }
-    let st = gam_at(SEG_STATE * params.counts.y + i);
+    let st = gam_at(SEG_STATE * params.capacity + i);
     if st.z < 0.0 {
         return project_box(g, st.w); // bristle box (state (0, 0, −1, μ γ_n⁻))
     }
@@ -105,11 +105,11 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
 fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
     if is_patch(c) {
         // Patch blocks: η of the spin lane in rhs.w, of the u, w lanes in aux.y.
-        let t = gam_at(SEG_AUX * params.counts.y + i).y;
+        let t = gam_at(SEG_AUX * params.capacity + i).y;
         return vec4<f32>(eta, t, t, eta);
     }
     if is_joint(c.ids.w) {
-        let a = gam_at(SEG_AUX * params.counts.y + i);
+        let a = gam_at(SEG_AUX * params.capacity + i);
         return vec4<f32>(eta, a.z, a.w, eta);
     }
     return vec4<f32>(eta);
@@ -153,11 +153,11 @@ fn reduce_to_partial(v: vec4<f32>, lid: u32, slot: u32, w_max: bool) {
 
 // Constraint i's vector in `gam` / `nv` slot k (common/solve_roles.wgsl).
 fn gam_slot(k: u32, i: u32) -> vec4<f32> {
-    return gam_at(gam_seg(k) * params.counts.y + i);
+    return gam_at(gam_seg(k) * params.capacity + i);
 }
 
 fn nv_slot(k: u32, i: u32) -> vec4<f32> {
-    return nv_at(nv_seg(k) * params.counts.y + i);
+    return nv_at(nv_seg(k) * params.capacity + i);
 }
 
 // After the sweeps: the returned impulses (APGD: the best iterate; Jacobi: the last) into
@@ -165,7 +165,7 @@ fn nv_slot(k: u32, i: u32) -> vec4<f32> {
 fn finish_item(i: u32) {
     let b = roles().best;
     if gam_seg(b) != 0u {
-        gam_put(SEG_GAMMA * params.counts.y + i, gam_slot(b, i));
+        gam_put(SEG_GAMMA * params.capacity + i, gam_slot(b, i));
     }
     if HAS_ROLL && b != 0u {
         gam_put(ext_at(0u, i), gam_at(ext_at(b, i)));
@@ -176,7 +176,7 @@ fn finish_item(i: u32) {
 // stored by the first step after an acceptance (for every constraint, as the products read
 // them), else read where that step stored them (common/solve_roles.wgsl).
 fn y_and_ny(s: Roles, i: u32) -> array<vec4<f32>, 2> {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     return extrapolate(
         s.formed,
         vec3<u32>(gam_seg(s.y), gam_seg(s.cur), gam_seg(s.prev)) * cap + i,
@@ -202,11 +202,11 @@ fn extrapolate(formed: bool, g: vec3<u32>, n: vec3<u32>) -> array<vec4<f32>, 2> 
 
 // (p_e, η_e) of constraint i (η_e = 0: no rows 3–5).
 fn ext_rhs(i: u32) -> vec4<f32> {
-    return gam_at(SEG_EXT_RHS * params.counts.y + i);
+    return gam_at(SEG_EXT_RHS * params.capacity + i);
 }
 
 fn ext_bounds(i: u32) -> vec2<f32> {
-    return gam_at(SEG_EXT_BOUND * params.counts.y + i).xy;
+    return gam_at(SEG_EXT_BOUND * params.capacity + i).xy;
 }
 
 // (Δω_B − Δω_A)·(n, u, w); joint blocks have no rows 3–5.
@@ -229,7 +229,7 @@ fn ext_residual_sq(g: vec3<f32>, grad: vec3<f32>, eta: f32, i: u32) -> f32 {
 
 // Nγ_e (nv ext slot 0) from the gathered Δv; returns the rows' squared residual.
 fn ext_restart(c: Contact, i: u32) -> f32 {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let ne = ext_product(c);
     nv_put((NV_EXT + 0u) * cap + i, vec4<f32>(ne, 0.0));
     let qe = ext_rhs(i);
@@ -238,7 +238,7 @@ fn ext_restart(c: Contact, i: u32) -> f32 {
 
 // Rows 3–5's y and Ny (as y_and_ny).
 fn ext_y_and_ny(s: Roles, i: u32) -> array<vec3<f32>, 2> {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let yn = extrapolate(
         s.formed,
         vec3<u32>(ext_at(s.y, i), ext_at(s.cur, i), ext_at(s.prev, i)),
@@ -249,13 +249,13 @@ fn ext_y_and_ny(s: Roles, i: u32) -> array<vec3<f32>, 2> {
 
 // N·trial of rows 3–5 and their share of product_trial's partials.
 fn ext_trial(c: Contact, i: u32, s: Roles) -> vec4<f32> {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let t = gam_at(ext_at(s.trial, i)).xyz;
     let nt = ext_product(c);
     nv_put((NV_EXT + s.ntrial) * cap + i, vec4<f32>(nt, 0.0));
     let qe = ext_rhs(i);
     var v = vec4<f32>(ext_residual_sq(t, nt + qe.xyz, qe.w, i), 0.0, 0.0, 0.0);
-    if params.counts.z != 0u {
+    if params.kind != 0u {
         let ny = nv_at((NV_EXT + s.ny) * cap + i).xyz;
         let d = t - gam_at(ext_at(s.y, i)).xyz;
         let dd = select(0.0, dot(d, d) / qe.w, qe.w > 0.0);
@@ -270,7 +270,7 @@ fn ext_trial(c: Contact, i: u32, s: Roles) -> vec4<f32> {
 
 // Setup: Nγ⁰ (nv slot 0; y⁰ = γ⁰, so Ny⁰ = Nγ⁰); returns (‖r(γ⁰)‖², 0, 0, max penetration).
 fn product_init_item(i: u32) -> vec4<f32> {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let c = contacts_at(i);
     let g = gam_at(SEG_GAMMA * cap + i);
     let ng = product_e(c, i, g);
@@ -292,7 +292,7 @@ fn product_lip_item(i: u32) -> vec4<f32> {
     if eta > 0.0 {
         let c = contacts_at(i);
         let e = row_eta(i, c, eta);
-        let d = gam_at(SEG_GAMMA * params.counts.y + i) - vec4<f32>(1.0, 1.0, 1.0, 0.0);
+        let d = gam_at(SEG_GAMMA * params.capacity + i) - vec4<f32>(1.0, 1.0, 1.0, 0.0);
         let ng = product_e(c, i, d);
         let a = select(eta * dot(ng.xyz, ng.xyz), dot(ng.xyz, e.xyz * ng.xyz), is_joint(c.ids.w) || is_patch(c));
         v = vec4<f32>(a, sq_over_eta(d, e, c), 0.0, 0.0);
@@ -323,14 +323,14 @@ fn project_step(base: vec4<f32>, grad: vec4<f32>, mul: f32, div: f32, eta: f32, 
 
 // Projected Jacobi: trial = Π_K(γ − ω η (Nγ + p)).
 fn jacobi_item(i: u32) {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let s = roles();
     let q = rhs[i];
     let g = gam_slot(s.cur, i);
     var t = vec4<f32>(0.0);
     if q.w > 0.0 {
         let grad = nv_slot(s.ncur, i) + vec4<f32>(q.xyz, 0.0);
-        t = project_step(g, grad, params.coef.y, 1.0, q.w, i);
+        t = project_step(g, grad, params.omega, 1.0, q.w, i);
     }
     gam_put(gam_seg(s.trial) * cap + i, t);
     if HAS_ROLL {
@@ -338,7 +338,7 @@ fn jacobi_item(i: u32) {
         var te = vec3<f32>(0.0);
         if qe.w > 0.0 {
             let grad = nv_at((NV_EXT + s.ncur) * cap + i).xyz + qe.xyz;
-            te = project_ext(gam_at(ext_at(s.cur, i)).xyz - (params.coef.y * qe.w) * grad, ext_bounds(i));
+            te = project_ext(gam_at(ext_at(s.cur, i)).xyz - (params.omega * qe.w) * grad, ext_bounds(i));
         }
         gam_put(ext_at(s.trial, i), vec4<f32>(te, 0.0));
     }
@@ -346,7 +346,7 @@ fn jacobi_item(i: u32) {
 
 // APGD: trial = Π_K(y − (η/L) ∘ (Ny + p)).
 fn apgd_item(i: u32) {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let s = roles();
     let yn = y_and_ny(s, i);
     let q = rhs[i];
@@ -396,7 +396,7 @@ fn product_trial_lane(j: u32, t: u32, n: u32) -> vec4<f32> {
 // (metric diag(1/η)) is exactly dᵀN d ≤ L Σ‖d_i‖²/η_i for a quadratic f, which avoids the
 // cancellation of f32 objectives.
 fn product_trial_item(i: u32) -> vec4<f32> {
-    let cap = params.counts.y;
+    let cap = params.capacity;
     let s = roles();
     let c = contacts_at(i);
     let t = gam_slot(s.trial, i);
@@ -407,7 +407,7 @@ fn product_trial_item(i: u32) -> vec4<f32> {
     let e = row_eta(i, c, q.w);
     let r2 = residual_sq(t, nt + p, row_eta(i, c, res_eta(c, q.w)), c, i);
     var v = vec4<f32>(r2, 0.0, 0.0, 0.0);
-    if params.counts.z != 0u {
+    if params.kind != 0u {
         let ny = nv_slot(s.ny, i);
         let d = t - gam_slot(s.y, i);
         let g = ny + p;

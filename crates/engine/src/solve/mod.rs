@@ -100,17 +100,38 @@ impl Default for SolverSettings {
     }
 }
 
+/// The solver's uniform (`SolveParams` in shaders/common/solve.wgsl, where each field says
+/// what reads it).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 struct SolveParams {
-    counts: [u32; 4],
-    coef: [f32; 4],
-    /// x = 1 when a material has a non-Coulomb model, y = entries of the model table.
-    model: [u32; 4],
-    /// x = slop, y = stabilisation factor β, z = the sweep cap (solve_fused's loop bound),
-    /// w = loop iterations one invocation of solve_fused / solve_tail may run per dispatch
+    bodies: u32,
+    /// Contact capacity: the length of each segment of `gam` and `nv`.
+    capacity: u32,
+    /// 0 projected Jacobi (and Gauss–Seidel's scalar logic), 1 APGD.
+    kind: u32,
+    warm_start: u32,
+    dt: f32,
+    omega: f32,
+    recovery_speed: f32,
+    /// RMS per row (m/s); solve_iterate's velocity threshold too.
+    tolerance: f32,
+    /// 1 when a material has a non-Coulomb model.
+    has_models: u32,
+    /// Entries of the model table.
+    materials: u32,
+    /// 1 when the table has a stateful model (the state segment exists).
+    has_state: u32,
+    /// Joint blocks appended after the contacts this step.
+    joint_blocks: u32,
+    slop: f32,
+    /// β of a rigid contact's penetration.
+    stabilisation: f32,
+    /// The sweep cap (solve_fused's loop bound).
+    sweep_cap: f32,
+    /// Loop iterations one invocation of solve_fused / solve_tail may run per dispatch
     /// ([`Solve::loop_budget`]; 0: no bound).
-    stab: [f32; 4],
+    loop_budget: f32,
     /// Lees–Edwards: xyz = the flow axis (unit; zero without shear). A contact's rb.w from
     /// collision is then the flow velocity of B's image relative to B (`collide::periodic`).
     shear_flow: [f32; 4],
@@ -625,7 +646,8 @@ impl Solve {
         let update = kernel(ctx, "solve_update")?;
         let dv_bytes = bodies.count.max(1) as u64 * 4 * gauss::dv_words_per_body(settings.kind);
         let dv = buffers::storage_zeroed(ctx, "solve dv", dv_bytes)?;
-        let params = buffers::uniform_from(ctx, "solve params", &[0u32; 20]);
+        let params =
+            buffers::uniform_from(ctx, "solve params", &[0u32; size_of::<SolveParams>() / 4]);
         let update_bind = update.bind(
             ctx,
             &[&params, &dv, &bodies.vel, &bodies.omega, &bodies.info],
@@ -812,29 +834,26 @@ impl Solve {
     fn write_params(&self, ctx: &GpuContext) {
         let st = &self.settings;
         let p = SolveParams {
-            counts: [
-                self.n_bodies,
-                self.c.capacity,
-                // Gauss–Seidel's scalar logic is projected Jacobi's (every sweep accepted).
-                match st.kind {
-                    SolverKind::Jacobi | SolverKind::GaussSeidel => 0,
-                    SolverKind::Apgd => 1,
-                },
-                st.warm_start as u32,
-            ],
-            coef: [self.dt, st.omega, st.recovery_speed, st.tolerance],
-            model: [
-                self.any_model as u32,
-                self.n_models,
-                self.c.layout.stateful as u32,
-                self.n_joint_blocks,
-            ],
-            stab: [
-                st.slop,
-                st.stabilisation,
-                st.max_iterations as f32,
-                self.loop_budget() as f32,
-            ],
+            bodies: self.n_bodies,
+            capacity: self.c.capacity,
+            // Gauss–Seidel's scalar logic is projected Jacobi's (every sweep accepted).
+            kind: match st.kind {
+                SolverKind::Jacobi | SolverKind::GaussSeidel => 0,
+                SolverKind::Apgd => 1,
+            },
+            warm_start: st.warm_start as u32,
+            dt: self.dt,
+            omega: st.omega,
+            recovery_speed: st.recovery_speed,
+            tolerance: st.tolerance,
+            has_models: self.any_model as u32,
+            materials: self.n_models,
+            has_state: self.c.layout.stateful as u32,
+            joint_blocks: self.n_joint_blocks,
+            slop: st.slop,
+            stabilisation: st.stabilisation,
+            sweep_cap: st.max_iterations as f32,
+            loop_budget: self.loop_budget() as f32,
             shear_flow: [
                 self.shear_flow[0],
                 self.shear_flow[1],
@@ -1566,11 +1585,23 @@ pub fn counts_words(n: u32) -> [u32; 16] {
 fn records_have_the_shaders_layout() {
     use crate::gpu::layout::{check, rust_words};
     let solve = rust_words!(SolveParams {
-        counts,
-        coef,
-        model,
-        stab,
-        shear_flow
+        bodies,
+        capacity,
+        kind,
+        warm_start,
+        dt,
+        omega,
+        recovery_speed,
+        tolerance,
+        has_models,
+        materials,
+        has_state,
+        joint_blocks,
+        slop,
+        stabilisation,
+        sweep_cap,
+        loop_budget,
+        shear_flow,
     });
     check("solve_iterate", "SolveParams", solve);
     let scalars = rust_words!(SolverScalars {
