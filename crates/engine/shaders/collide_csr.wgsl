@@ -21,8 +21,8 @@
 
 // First contact of body b's rows as A, and their number.
 fn rows_a(b: u32) -> vec2<u32> {
-    let nb = params.counts.y;
-    let ng = params.counts.z;
+    let nb = params.boundaries;
+    let ng = params.grains;
     if b < nb {
         let s = offs[b * ng];
         return vec2<u32>(s, offs[(b + 1u) * ng] - s);
@@ -44,7 +44,7 @@ fn count_b(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 @compute @workgroup_size(256)
 fn row_degrees(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
-    let n = params.counts.x;
+    let n = params.bodies;
     if b == n {
         body_offsets[n] = 0u;
     }
@@ -75,7 +75,7 @@ fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 @compute @workgroup_size(256)
 fn sort_b(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let b = linear_index(gid, nwg);
-    if b >= params.counts.x || counts[1] != 0u {
+    if b >= params.bodies || counts[1] != 0u {
         return;
     }
     let s = body_offsets[b];

@@ -1,7 +1,7 @@
 // Collision broad phase, part 1: counting sort of the grains by hashed grid cell.
 // keys:    per grain, hash its cell into a table of T slots (power of two) and take a rank
 //          in that slot with a u32 atomic (hist = slot populations). Large grains (bounding
-//          radius > grid.w; src/collide/mod.rs, `GridPlan`) all go to slot T instead, and
+//          radius > large_radius; src/collide/mod.rs, `GridPlan`) all go to slot T instead, and
 //          parked grains (MOTION_PARKED) to slot T + 1, which no grain's search visits.
 // (host)   exclusive scan of hist (T + 2 entries) -> slot start offsets.
 // scatter: sorted_idx[start[slot] + rank] = grain, sorted_pos likewise.
@@ -24,10 +24,10 @@
 // has a slot; cells that alias share a slot and are told apart by their coordinates.
 fn grain_slot(p: vec4<f32>, b: u32) -> u32 {
     if PARKING && info[b].x == MOTION_PARKED {
-        return params.counts.w + 1u;
+        return params.table_size + 1u;
     }
-    if p.w > params.grid.w {
-        return params.counts.w;
+    if p.w > params.large_radius {
+        return params.table_size;
     }
     return cell_hash(cell_of(p.xyz));
 }
@@ -35,22 +35,22 @@ fn grain_slot(p: vec4<f32>, b: u32) -> u32 {
 @compute @workgroup_size(256)
 fn keys(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let g = linear_index(gid, nwg);
-    if g >= params.counts.z {
+    if g >= params.grains {
         return;
     }
-    let p = pos[params.counts.y + g];
-    let slot = grain_slot(p, params.counts.y + g);
+    let p = pos[params.boundaries + g];
+    let slot = grain_slot(p, params.boundaries + g);
     rank[g] = atomicAdd(&hist[slot], 1u);
 }
 
 @compute @workgroup_size(256)
 fn scatter(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let g = linear_index(gid, nwg);
-    if g >= params.counts.z {
+    if g >= params.grains {
         return;
     }
-    let p = pos[params.counts.y + g];
-    let slot = grain_slot(p, params.counts.y + g);
+    let p = pos[params.boundaries + g];
+    let slot = grain_slot(p, params.boundaries + g);
     let k = atomicLoad(&hist[slot]) + rank[g];
     sorted_idx[k] = g;
     sorted_pos[k] = p;
@@ -64,8 +64,8 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
     if gid.x != 0u || gid.y != 0u {
         return;
     }
-    let total = offs[params.caps.z - 1u];
-    let cap = params.caps.x;
+    let total = offs[params.row_offsets - 1u];
+    let cap = params.contact_capacity;
     let n = min(total, cap);
     counts[0] = n;
     counts[1] = select(0u, 2u, total > cap);
@@ -75,7 +75,7 @@ fn finalize(@builtin(global_invocation_id) gid: vec3<u32>) {
     indirect_args(4u, select((n + 255u) / 256u, 0u, total > cap), 1u);
     // collide_walls' write pass: one thread per boundary contact, in z = 2 layers (its pass)
     // that split them.
-    let walls = min(offs[params.counts.y * params.counts.z], cap);
+    let walls = min(offs[params.boundaries * params.grains], cap);
     indirect_args(8u, ((walls + 1u) / 2u + 255u) / 256u, 2u);
 }
 

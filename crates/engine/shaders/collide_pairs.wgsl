@@ -74,7 +74,7 @@ fn grain_obb(b: u32, p: vec4<f32>) -> Obb {
 
 // Pairs with a box: the manifold (normal from bi to bj).
 fn box_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
-    let env = params.grid.z;
+    let env = params.envelope;
     let ki = info[bi].z;
     let kj = info[bj].z;
     if ki == SHAPE_BOX && kj == SHAPE_BOX {
@@ -97,7 +97,7 @@ fn write_manifold(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Manifold, w
     let mb = info[bj].y;
     let mu = min(materials[ma].x, materials[mb].x);
     for (var k = 0u; k < m.count; k++) {
-        if at + k < params.caps.x {
+        if at + k < params.contact_capacity {
             let pk = manifold_point(m, k);
             let p = pk.xyz;
             var c: Contact;
@@ -123,7 +123,7 @@ fn write_manifold_or_patch(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: Ma
                 let mb = info[bj].y;
                 let mu = min(materials[ma].x, materials[mb].x);
                 for (var k = 0u; k <= m.count; k++) {
-                    if at + k < params.caps.x {
+                    if at + k < params.contact_capacity {
                         var c: Contact;
                         if k == m.count {
                             c = patch_record(bi, bj, m.n, g, pi.xyz, pj.xyz, mu, (ma << 16u) | (mb & 0xffffu), patch_feature(materials[ma].y, materials[mb].y));
@@ -152,7 +152,7 @@ fn grain_capsule(b: u32, p: vec4<f32>) -> Capsule {
 
 // Pairs with a capsule (common/collide_capsule.wgsl): normals from bi to bj.
 fn capsule_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> CapContacts {
-    let env = params.grid.z;
+    let env = params.envelope;
     let first = info[bi].z == SHAPE_CAPSULE;
     let c = select(bj, bi, first);
     let o = select(bi, bj, first);
@@ -187,7 +187,7 @@ fn write_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CapContacts,
     let mb = info[bj].y;
     let mu = min(materials[ma].x, materials[mb].x);
     for (var k = 0u; k < m.count; k++) {
-        if at + k < params.caps.x {
+        if at + k < params.contact_capacity {
             let second = k == 1u;
             let pk = select(m.p[0], m.p[1], second);
             let p = pk.xyz;
@@ -287,7 +287,7 @@ fn sphere_hull(cs: vec3<f32>, r: f32, h: u32, ph: vec4<f32>, env: f32) -> Manifo
 
 // A pair of a hull and a sphere, capsule, hull or box (normal from bi to bj).
 fn convex_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
-    let env = params.grid.z;
+    let env = params.envelope;
     let ki = info[bi].z;
     let kj = info[bj].z;
     // polytope:begin
@@ -339,7 +339,7 @@ fn member(b: u32, p: vec4<f32>, k: u32) -> vec4<f32> {
 }
 
 fn clump_contact(at: u32, bi: u32, bj: u32, x: vec3<f32>, y: vec3<f32>, n: vec3<f32>, p: vec3<f32>, gap: f32, f: u32) {
-    if at >= params.caps.x {
+    if at >= params.contact_capacity {
         return;
     }
     let ma = info[bi].y;
@@ -364,7 +364,7 @@ fn clump_capsule(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at
     var n = 0u;
     for (var k = 0u; k < member_count(c); k++) {
         let s = member(c, pc, k);
-        let m = capsule_sphere(cap, s.xyz, s.w, params.grid.z);
+        let m = capsule_sphere(cap, s.xyz, s.w, params.envelope);
         if m.count > 0u {
             if write {
                 clump_contact(at + n, bi, bj, pi.xyz, pj.xyz, m.n[0] * sign, m.p[0].xyz, m.p[0].w, k);
@@ -387,7 +387,7 @@ fn clump_hull(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u
     var n = 0u;
     for (var k = 0u; k < member_count(c); k++) {
         let s = member(c, pc, k);
-        let m = sphere_hull(s.xyz, s.w, select(bj, bi, a_hull), select(pj, pi, a_hull), params.grid.z);
+        let m = sphere_hull(s.xyz, s.w, select(bj, bi, a_hull), select(pj, pi, a_hull), params.envelope);
         if m.count > 0u {
             if write {
                 clump_contact(at + n, bi, bj, pi.xyz, pj.xyz, m.n * sign, m.p[0].xyz, m.p[0].w, k);
@@ -411,7 +411,7 @@ fn clump_cylinder(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, a
     var n = 0u;
     for (var k = 0u; k < member_count(c); k++) {
         let s = member(c, pc, k);
-        let m = cylinder_sphere(cy, s.xyz, s.w, params.grid.z);
+        let m = cylinder_sphere(cy, s.xyz, s.w, params.envelope);
         if m.count > 0u {
             if write {
                 clump_contact(at + n, bi, bj, pi.xyz, pj.xyz, m.n[0] * sign, m.p[0].xyz, m.p[0].w, k);
@@ -426,7 +426,7 @@ fn clump_cylinder(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, a
 // Grains bi < bj, one at least a clump: member pairs (or members against a box, capsule,
 // hull or cylinder).
 fn clump_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
-    let env = params.grid.z;
+    let env = params.envelope;
     var n = 0u;
     // capsule:begin
     if HAS_CAPSULES && (info[bi].z == SHAPE_CAPSULE || info[bj].z == SHAPE_CAPSULE) {
@@ -500,11 +500,11 @@ fn cylinder_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at
     let x = select(bi, bj, first);
     // cylpair:begin
     if info[x].z != SHAPE_SPHERE {
-        let mc = cylinder_convex(grain_sup(c, pc), grain_sup(x, ps), params.grid.z);
+        let mc = cylinder_convex(grain_sup(c, pc), grain_sup(x, ps), params.envelope);
         return write_cyl_contacts(bi, bj, pi, pj, mc, !first, write, at);
     }
     // cylpair:end
-    let m = cylinder_sphere(make_cylinder(pc.xyz, rot[c], shapes[4u * info[c].w]), ps.xyz, ps.w, params.grid.z);
+    let m = cylinder_sphere(make_cylinder(pc.xyz, rot[c], shapes[4u * info[c].w]), ps.xyz, ps.w, params.envelope);
     return write_cyl_contacts(bi, bj, pi, pj, m, !first, write, at);
 }
 
@@ -517,7 +517,7 @@ fn write_cyl_contacts(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CylCont
     let mb = info[bj].y;
     let mu = min(materials[ma].x, materials[mb].x);
     for (var k = 0u; k < m.count; k++) {
-        if at + k >= params.caps.x {
+        if at + k >= params.contact_capacity {
             break;
         }
         let p = m.p[k].xyz;
@@ -535,7 +535,7 @@ fn write_cyl_contacts(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CylCont
 // The contacts of grains i and j (gap of the bounding spheres within the envelope): one
 // for two spheres, else the pair kind's manifold; written from `at` when `write`.
 fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
-    let nb = params.counts.y;
+    let nb = params.boundaries;
     let bi = nb + i;
     let bj = nb + j;
     if HAS_CLUMPS && (info[bi].z == SHAPE_CLUMP || info[bj].z == SHAPE_CLUMP) {
@@ -549,7 +549,7 @@ fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u
         return write_manifold(bi, bj, pi, pj, convex_pair(bi, bj, pi, pj), write, at);
         // convex:end
     } else if !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS) || (info[bi].z == SHAPE_SPHERE && info[bj].z == SHAPE_SPHERE) {
-        if write && at < params.caps.x {
+        if write && at < params.contact_capacity {
             contacts_put(at, pair_contact(bi, bj, pi, pj));
         }
         return 1u;
@@ -584,7 +584,7 @@ const SPHERES: u32 = 3u;
 
 fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u32 {
     if mode == KEYS {
-        if at < params.caps.x {
+        if at < params.contact_capacity {
             body_entries[at] = j;
         }
         return 1u;
@@ -642,7 +642,7 @@ fn walk_start(i: u32, pi: vec4<f32>) -> Walk {
     var w: Walk;
     w.j = 0u;
     w.pj = vec4<f32>(0.0);
-    if pi.w > params.grid.w {
+    if pi.w > params.large_radius {
         w.phase = WALK_INDEX;
         w.k = i + 1u;
         return w;
@@ -651,7 +651,7 @@ fn walk_start(i: u32, pi: vec4<f32>) -> Walk {
     w.image = 0u;
     w.seams = vec3<f32>(0.0);
     if PERIODIC {
-        w.seams = seam_shift(pi.xyz, params.grid.x);
+        w.seams = seam_shift(pi.xyz, params.cell_size);
     }
     w.t = vec3<f32>(0.0);
     walk_row(&w, pi, 0u);
@@ -693,7 +693,7 @@ fn walk_row(w: ptr<function, Walk>, pi: vec4<f32>, row: u32) {
 fn walk_next_image(w: ptr<function, Walk>, pi: vec4<f32>) {
     if PERIODIC {
         for (var s = (*w).image + 1u; s < 8u; s++) {
-            let t = image_shift(pi.xyz, (*w).seams, s, params.grid.x);
+            let t = image_shift(pi.xyz, (*w).seams, s, params.cell_size);
             if t.w != 0.0 {
                 (*w).image = s;
                 (*w).t = t.xyz;
@@ -703,12 +703,12 @@ fn walk_next_image(w: ptr<function, Walk>, pi: vec4<f32>) {
         }
     }
     (*w).phase = WALK_LARGE;
-    (*w).k = starts[params.counts.w];
+    (*w).k = starts[params.table_size];
 }
 
 // Moves the walk to grain i's next partner (`j`, `pj`), or to WALK_DONE.
 fn walk_next(w: ptr<function, Walk>, i: u32, pi: vec4<f32>) {
-    let env = params.grid.z;
+    let env = params.envelope;
     loop {
         if (*w).phase == WALK_ROWS {
             let q = (*w).q;
@@ -737,7 +737,7 @@ fn walk_next(w: ptr<function, Walk>, i: u32, pi: vec4<f32>) {
             }
         } else if (*w).phase == WALK_LARGE {
             let k = (*w).k;
-            if k >= starts[params.counts.w + 1u] {
+            if k >= starts[params.table_size + 1u] {
                 (*w).phase = WALK_DONE;
                 return;
             }
@@ -751,12 +751,12 @@ fn walk_next(w: ptr<function, Walk>, i: u32, pi: vec4<f32>) {
             }
         } else if (*w).phase == WALK_INDEX {
             let j = (*w).k;
-            if j >= params.counts.z {
+            if j >= params.grains {
                 (*w).phase = WALK_DONE;
                 return;
             }
             (*w).k = j + 1u;
-            let nb = params.counts.y;
+            let nb = params.boundaries;
             let pj = image_of(pi, pos[nb + j]);
             if sphere_gap(pi, pj) <= env && !(PARKING && info[nb + j].x == MOTION_PARKED) {
                 (*w).j = j;
@@ -798,8 +798,8 @@ fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
 fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let write = nwg.z == 2u;
     let t = layered_index(gid, nwg);
-    let nb = params.counts.y;
-    let ng = params.counts.z;
+    let nb = params.boundaries;
+    let ng = params.grains;
     if !write && t == 0u {
         offs[(nb + 1u) * ng] = 0u;
     }
@@ -820,7 +820,7 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     if write {
         base = offs[nb * ng + i];
         end = offs[nb * ng + i + 1u];
-        if end > params.caps.x || end == base {
+        if end > params.contact_capacity || end == base {
             return;
         }
     }
@@ -846,7 +846,7 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     // common/collide_keys.wgsl for why). A large grain's row comes in order (`walk_next`,
     // WALK_INDEX): the insertion sort passes it in n steps where a heap sort would take
     // 2 n log2 n.
-    let short = n <= SHORT_ROW || pi.w > params.grid.w;
+    let short = n <= SHORT_ROW || pi.w > params.large_radius;
     for (var a = base + 1u; a < select(base, base + n, short); a++) {
         let c = contacts_at(a);
         var b = a;
@@ -914,13 +914,13 @@ fn records_heap_sort(base: u32, n: u32) {
 // is read (`keys_insert`, cheaper than ranking in storage: book: Benchmarks, measurement
 // history); a longer one by a heap sort in place (common/collide_keys.wgsl).
 fn write_sphere_row(i: u32, pi: vec4<f32>, base: u32, n: u32) {
-    let nb = params.counts.y;
+    let nb = params.boundaries;
     let bi = nb + i;
     let ma = info[bi].y;
     let mua = materials[ma].x;
     // A large grain's row (`walk_next`, WALK_INDEX) comes in index order, and may be long (a boulder on
     // a bed of small grains): no ranking for it.
-    let ordered = pi.w > params.grid.w;
+    let ordered = pi.w > params.large_radius;
     let short = !ordered && n <= 16u;
     let ns = select(0u, n, short);
     var keys = Keys(vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY), vec4<u32>(NO_KEY));

@@ -71,10 +71,10 @@ fn local_record(feature: u32, nl: vec3<f32>, gap: f32) -> Contact {
 
 // A contact with local normal nl (from the boundary to the grain) and gap.
 fn emit(feature: u32, nl: vec3<f32>, gap: f32) {
-    if gap > params.grid.z {
+    if gap > params.envelope {
         return;
     }
-    if g_write && g_base + g_n < params.caps.x {
+    if g_write && g_base + g_n < params.contact_capacity {
         contacts_put(g_base + g_n, local_record(feature, nl, gap));
     }
     g_n += 1u;
@@ -82,10 +82,10 @@ fn emit(feature: u32, nl: vec3<f32>, gap: f32) {
 
 // A contact at world midpoint p with world normal n (boundary -> grain).
 fn emit_at(feature: u32, n: vec3<f32>, p: vec3<f32>, gap: f32) {
-    if gap > params.grid.z {
+    if gap > params.envelope {
         return;
     }
-    if g_write && g_base + g_n < params.caps.x {
+    if g_write && g_base + g_n < params.contact_capacity {
         var c: Contact;
         c.n_gap = vec4<f32>(n, gap);
         c.ra = vec4<f32>(p - g_xa, g_mu);
@@ -112,7 +112,7 @@ fn emit_manifold_frictionless(m: Manifold) {
 }
 
 fn emit_patch(n: vec3<f32>, g: PatchGeom) {
-    if g_write && g_base + g_n < params.caps.x {
+    if g_write && g_base + g_n < params.contact_capacity {
         contacts_put(g_base + g_n, patch_record(g_w, g_b, n, g, g_xa, g_pb.xyz, g_mu, g_mat, g_feature));
     }
     g_n += 1u;
@@ -136,7 +136,7 @@ fn emit_manifold_or_patch(m: Manifold) {
 // (Collide::new refuses the others). Features ascend: containers give wall * 8 + vertex
 // (box) or group * 8 + vertex (cylinder: side, bottom, top).
 fn wall_box(kind: u32, a: vec4<f32>) {
-    let env = params.grid.z;
+    let env = params.envelope;
     let b = make_obb(g_pb.xyz, rot[g_b], shapes[4u * info[g_b].w].xyz);
     let cl = quat_rotate_inv(g_qa, b.c - g_xa);
     switch kind {
@@ -244,7 +244,7 @@ fn emit_capsule(m: CapContacts) {
 }
 
 fn wall_capsule(kind: u32, a: vec4<f32>) {
-    let env = params.grid.z;
+    let env = params.envelope;
     let cap = make_capsule(g_pb.xyz, rot[g_b], shapes[4u * info[g_b].w]);
     let cl = quat_rotate_inv(g_qa, cap.c - g_xa);
     switch kind {
@@ -369,7 +369,7 @@ fn emit_cylinder_plane(cy: Cylinder, n: vec3<f32>, x0: vec3<f32>, env: f32, offs
 }
 
 fn wall_cylinder(kind: u32, a: vec4<f32>) {
-    let env = params.grid.z;
+    let env = params.envelope;
     let cy = make_cylinder(g_pb.xyz, rot[g_b], shapes[4u * info[g_b].w]);
     let cl = quat_rotate_inv(g_qa, cy.c - g_xa);
     let up = quat_rotate(g_qa, vec3<f32>(0.0, 0.0, 1.0));
@@ -508,7 +508,7 @@ fn mesh_triangle(t: u32, cl: vec3<f32>, r: f32, vadj: u32) {
     let nt = mesh_f[m_norm + t].xyz;
     let v = vec3<u32>(mesh_u[base], mesh_u[base + 1u], mesh_u[base + 2u]);
     let hd = dot(cl - mvert(v.x), nt);
-    if abs(hd) - r > params.grid.z {
+    if abs(hd) - r > params.envelope {
         return;
     }
     let nl = select(nt, -nt, hd < 0.0);
@@ -590,7 +590,7 @@ fn hull_wall_normal(rec: vec4<u32>, k: u32, mode: u32, n: vec3<f32>) -> vec3<f32
 }
 
 fn hull_wall(rec: vec4<u32>, mode: u32, n: vec3<f32>, x0: vec3<f32>, a: vec4<f32>, offset: u32) {
-    let env = params.grid.z;
+    let env = params.envelope;
     var pick = array<u32, 4>(NONE, NONE, NONE, NONE);
     var pg = -3.0e38;
     var pk = NONE;
@@ -713,7 +713,7 @@ fn tri_sup(t: u32, x: Sup) -> Sup {
     let e2 = mvert(mesh_u[base + 2u]) - p0;
     let hd = dot(x.c - p0, nt);
     var kind = SUP_TRI;
-    if (mesh_u[base + 3u] & 512u) != 0u || abs(hd) - x.bound > params.grid.z {
+    if (mesh_u[base + 3u] & 512u) != 0u || abs(hd) - x.bound > params.envelope {
         kind = NONE;
     }
     let m = select(0.0, SUP_MARGIN * x.bound, x.m == 0.0);
@@ -724,7 +724,7 @@ fn tri_sup(t: u32, x: Sup) -> Sup {
 
 fn wall_support(kind: u32, s: u32, a: vec4<f32>, gk: u32) -> bool {
     var x = grain_sup(g_b, g_pb);
-    let env = params.grid.z;
+    let env = params.envelope;
     var items = vec3<u32>(0u, 1u, 0u);
     let mesh = kind == SHAPE_MESH;
     if mesh {
@@ -774,7 +774,7 @@ fn wall_support(kind: u32, s: u32, a: vec4<f32>, gk: u32) -> bool {
 
 // ---------------------------------------------------------------- one boundary, one grain
 fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
-    let nb = params.counts.y;
+    let nb = params.boundaries;
     g_write = write;
     g_base = base;
     g_n = 0u;
@@ -869,7 +869,7 @@ var<private> s_k: u32;
 
 // A sphere contact with local normal nl and gap, as `emit`.
 fn emit_sphere(feature: u32, nl: vec3<f32>, gap: f32) {
-    if gap > params.grid.z {
+    if gap > params.envelope {
         return;
     }
     let v = vec4<f32>(nl, gap);
@@ -900,7 +900,7 @@ fn flush_sphere(first: u32) {
     let n = select(0u, s_k, g_write);
     for (var k = 0u; k < n; k++) {
         let at = g_base + first + k;
-        if at < params.caps.x {
+        if at < params.contact_capacity {
             let v = kept_sphere(k);
             let feature = (s_feat >> (5u * k)) & 31u;
             contacts_put(at, local_record(feature, v.xyz, v.w));
@@ -1027,24 +1027,24 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
             return;
         }
         base = j;
-        j = r % params.counts.z;
-        w0 = r / params.counts.z;
+        j = r % params.grains;
+        w0 = r / params.grains;
         w1 = w0 + 1u;
-    } else if j >= params.counts.z {
+    } else if j >= params.grains {
         return;
     }
     for (var w = w0; w < w1; w++) {
         let n = wall_grain(w, j, write, base);
         if !write {
-            offs[w * params.counts.z + j] = n;
+            offs[w * params.grains + j] = n;
         }
     }
 }
 
 // Write pass: the row (w·ng + j) whose first contact is boundary contact k, or NONE.
 fn first_of_row(k: u32) -> u32 {
-    let rows = params.counts.y * params.counts.z;
-    if k >= min(offs[rows], params.caps.x) {
+    let rows = params.boundaries * params.grains;
+    if k >= min(offs[rows], params.contact_capacity) {
         return NONE;
     }
     // The row r with offs[r] <= k < offs[r + 1] (offs is the exclusive scan of the counts).
@@ -1058,7 +1058,7 @@ fn first_of_row(k: u32) -> u32 {
             hi = mid;
         }
     }
-    if offs[lo] != k || offs[lo + 1u] > params.caps.x {
+    if offs[lo] != k || offs[lo + 1u] > params.contact_capacity {
         return NONE;
     }
     return lo;

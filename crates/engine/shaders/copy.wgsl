@@ -1,7 +1,10 @@
 // Plain copy: the bandwidth yardstick every kernel is measured against on the same adapter.
 
 struct CopyParams {
-    counts: vec4<u32>, // x = number of vec4 elements
+    count: u32, // vec4 elements
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: CopyParams;
@@ -11,7 +14,7 @@ struct CopyParams {
 @compute @workgroup_size(256)
 fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i >= params.counts.x {
+    if i >= params.count {
         return;
     }
     dst[i] = src[i];

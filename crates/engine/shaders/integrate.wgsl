@@ -3,8 +3,12 @@
 // moves bodies with the final v+.
 
 struct StepParams {
-    gravity_dt: vec4<f32>, // xyz = gravity, w = dt
-    counts: vec4<u32>,     // x = number of bodies, y = first grain
+    gravity: vec3<f32>,
+    dt: f32,
+    bodies: u32,
+    first_grain: u32, // grains (wrapped into a periodic cell) are the bodies from this one on
+    _pad0: u32,
+    _pad1: u32,
     // Periodic cell (src/collide/periodic.rs): origin, and the period per axis (0 = none).
     cell_origin: vec4<f32>,
     cell_period: vec4<f32>,
@@ -30,12 +34,12 @@ const GYRO_ITERATIONS: u32 = 6u;
 @compute @workgroup_size(256)
 fn free_velocity(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i >= params.counts.x || info[i].x != MOTION_DYNAMIC {
+    if i >= params.bodies || info[i].x != MOTION_DYNAMIC {
         return;
     }
-    let dt = params.gravity_dt.w;
+    let dt = params.dt;
     let mp = mass_props[i];
-    vel[i] = vec4<f32>(vel[i].xyz + dt * (params.gravity_dt.xyz + mp.w * force[i].xyz), 0.0);
+    vel[i] = vec4<f32>(vel[i].xyz + dt * (params.gravity + mp.w * force[i].xyz), 0.0);
 
     // Angular part in the body frame, where the inertia is diagonal. The gyroscopic term is
     // taken at the midpoint (implicit midpoint rule, solved by fixed-point iteration): it
@@ -85,13 +89,13 @@ fn faces_crossed(x: vec3<f32>) -> f32 {
 @compute @workgroup_size(256)
 fn update_positions(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i >= params.counts.x || info[i].x == MOTION_FIXED || info[i].x == MOTION_PARKED {
+    if i >= params.bodies || info[i].x == MOTION_FIXED || info[i].x == MOTION_PARKED {
         return;
     }
-    let dt = params.gravity_dt.w;
+    let dt = params.dt;
     let p = pos[i];
     var x = p.xyz + dt * vel[i].xyz;
-    if i >= params.counts.y {
+    if i >= params.first_grain {
         let k = faces_crossed(x);
         if k != 0.0 {
             let lg = dot(params.cell_period.xyz, params.shear_gradient.xyz);

@@ -9,8 +9,14 @@
 // anchor B + B, frame q_A, frame q_B (joint axis = frame z), (p0, p1, p2, kind).
 
 struct JointParams {
-    counts: vec4<u32>, // x = blocks, y = constraint capacity
-    coef: vec4<f32>,   // x = dt, y = recovery speed
+    blocks: u32,
+    capacity: u32, // constraints (contacts + joint blocks) the solver's arrays hold
+    _pad0: u32,
+    _pad1: u32,
+    dt: f32,
+    recovery_speed: f32,
+    _pad2: f32,
+    _pad3: f32,
 }
 
 @group(0) @binding(0) var<uniform> params: JointParams;
@@ -53,12 +59,12 @@ fn body_rot(b: u32) -> vec4<f32> {
 }
 
 fn bilateral(c: f32) -> f32 {
-    let v = params.coef.y;
-    return clamp(c / params.coef.x, -v, v);
+    let v = params.recovery_speed;
+    return clamp(c / params.dt, -v, v);
 }
 
 fn unilateral(c: f32) -> f32 {
-    return max(c / params.coef.x, -params.coef.y);
+    return max(c / params.dt, -params.recovery_speed);
 }
 
 // Hinge angle of frame B about frame A's z, in (−π, π].
@@ -78,12 +84,12 @@ fn unit_or(d: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
 
 // Motor offset: velocity target (p0 = 0): −target; position target (p0 = 1): (x − target)/dt.
 fn motor_offset(p: vec4<f32>, x: f32) -> f32 {
-    return select(-p.y, (x - p.y) / params.coef.x, p.x != 0.0);
+    return select(-p.y, (x - p.y) / params.dt, p.x != 0.0);
 }
 
 // Box projection flag and bound F_max dt (none when F_max is not positive or infinite).
 fn motor_box(fmax: f32) -> vec2<u32> {
-    let b = fmax * params.coef.x;
+    let b = fmax * params.dt;
     let on = fmax > 0.0 && b < 3.0e38;
     return vec2<u32>(select(0u, PROJ_BOX, on), bitcast<u32>(select(0.0, b, on)));
 }
@@ -91,8 +97,8 @@ fn motor_box(fmax: f32) -> vec2<u32> {
 @compute @workgroup_size(256)
 fn write(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let j = linear_index(gid, nwg);
-    let nb = params.counts.x;
-    let cap = params.counts.y;
+    let nb = params.blocks;
+    let cap = params.capacity;
     let first = counts[0];
     if j == 0u {
         // The joint rows count as needed constraints, so a regrowth makes room for them.

@@ -6,7 +6,10 @@
 // per-body CSR row lengths. Scanning n+1 elements whose last is 0 leaves the total at [n].
 
 struct ScanParams {
-    n: vec4<u32>, // x = number of elements
+    count: u32, // elements
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> sp: ScanParams;
@@ -25,7 +28,7 @@ fn scan_block(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    let n = sp.n.x;
+    let n = sp.count;
     let block = wid.x + wid.y * nwg.x;
     let base = block * SCAN_BLOCK + li * 4u;
     var v: array<u32, 4>;
@@ -80,7 +83,7 @@ fn scan_add(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    let n = sp.n.x;
+    let n = sp.count;
     let block = wid.x + wid.y * nwg.x;
     let add = sums[block];
     let base = block * SCAN_BLOCK + li * 4u;

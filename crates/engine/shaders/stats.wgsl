@@ -2,7 +2,10 @@
 // Two-level tree reduction in a fixed order (no float atomics): bit-identical run to run.
 
 struct StatsParams {
-    counts: vec4<u32>, // x = bodies, y = number of partial sums (workgroups of pass 1)
+    bodies: u32,
+    groups: u32, // partial sums: the workgroups of pass 1
+    _pad0: u32,
+    _pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: StatsParams;
@@ -41,7 +44,7 @@ fn reduce_bodies(
     let i = linear_index(gid, nwg);
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
-    if i < params.counts.x && info[i].x == MOTION_DYNAMIC {
+    if i < params.bodies && info[i].x == MOTION_DYNAMIC {
         let mp = mass_props[i];
         let m = select(0.0, 1.0 / mp.w, mp.w > 0.0);
         let v = vel[i].xyz;
@@ -66,7 +69,7 @@ fn reduce_bodies(
 fn reduce_partials(@builtin(local_invocation_index) lid: u32) {
     var a = vec4<f32>(0.0);
     var b = vec4<f32>(0.0);
-    for (var g = lid; g < params.counts.y; g += WG) {
+    for (var g = lid; g < params.groups; g += WG) {
         a += partials[2u * g];
         let o = partials[2u * g + 1u];
         b = vec4<f32>(b.xyz + o.xyz, max(b.w, o.w));

@@ -17,9 +17,18 @@ override PARKING: bool = true;
 const CELL_CLAMP: f32 = 1048576.0;
 
 struct CollideParams {
-    grid: vec4<f32>,   // x = cell size h, y = 1/h, z = envelope, w = large-grain radius
-    counts: vec4<u32>, // x = bodies, y = boundaries nb, z = grains ng, w = table size T
-    caps: vec4<u32>,   // x = contact capacity, y = materials, z = row-count entries, w = unused
+    cell_size: f32,     // h
+    inv_cell_size: f32, // 1/h
+    envelope: f32,
+    large_radius: f32, // grains with a larger bounding radius are not hashed (slot T)
+    bodies: u32,
+    boundaries: u32, // nb: the boundaries come first among the bodies
+    grains: u32,     // ng
+    table_size: u32, // T: hashed cell slots
+    contact_capacity: u32,
+    materials: u32,
+    row_offsets: u32, // entries of the row-offset array `offs` ((nb + 1) ng + 1)
+    _pad: u32,
     // Periodic cell (src/collide/periodic.rs): xyz = origin, and the period per axis
     // (0 = not periodic); see common/collide_periodic.wgsl.
     cell_origin: vec4<f32>,
@@ -31,12 +40,12 @@ struct CollideParams {
 }
 
 fn cell_of(p: vec3<f32>) -> vec3<i32> {
-    let c = floor(p * params.grid.y);
+    let c = floor(p * params.inv_cell_size);
     return vec3<i32>(clamp(c, vec3<f32>(-CELL_CLAMP), vec3<f32>(CELL_CLAMP)));
 }
 
 fn cell_hash(c: vec3<i32>) -> u32 {
-    let m = countTrailingZeros(params.counts.w);
+    let m = countTrailingZeros(params.table_size);
     let bx = (m + 2u) / 3u;
     let by = (m + 1u) / 3u;
     let bz = m / 3u;
@@ -51,7 +60,7 @@ fn cell_hash(c: vec3<i32>) -> u32 {
     h ^= h >> 16u;
     h *= 0x7feb352du;
     h ^= h >> 15u;
-    return ((x | (y << bx) | (z << (bx + by))) + h) & (params.counts.w - 1u);
+    return ((x | (y << bx) | (z << (bx + by))) + h) & (params.table_size - 1u);
 }
 
 

@@ -330,7 +330,7 @@ fn poly_face_contact(r: Poly, i: Poly, f: u32, swapped: bool, env: f32, scale: f
 fn polytope_pair(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>) -> Manifold {
     var none: Manifold;
     none.count = 0u;
-    let env = params.grid.z;
+    let env = params.envelope;
     let a = grain_poly(bi, pi);
     let b = grain_poly(bj, pj);
     let scale = max(pi.w, pj.w);

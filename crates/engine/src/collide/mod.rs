@@ -225,11 +225,33 @@ pub const BYTES_PER_CONTACT: u64 = 64 + 8;
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
-    grid: [f32; 4],
-    counts: [u32; 4],
-    caps: [u32; 4],
+    /// The grid's cell size h ([`GridPlan`]) and 1/h.
+    cell_size: f32,
+    inv_cell_size: f32,
+    envelope: f32,
+    /// Grains with a larger bounding radius are scanned apart, not hashed ([`GridPlan`]).
+    large_radius: f32,
+    bodies: u32,
+    /// The boundaries come first among the bodies.
+    boundaries: u32,
+    grains: u32,
+    /// Hashed cell slots.
+    table_size: u32,
+    contact_capacity: u32,
+    materials: u32,
+    /// Entries of the row-offset array: (boundaries + 1) × grains + 1.
+    row_offsets: u32,
+    _pad: u32,
     /// The periodic cell ([`PeriodicCell::gpu`]; zero periods: none).
     cell: [[f32; 4]; 4],
+}
+
+impl Params {
+    fn set_plan(&mut self, plan: &GridPlan) {
+        self.cell_size = plan.cell;
+        self.inv_cell_size = 1.0 / plan.cell;
+        self.large_radius = plan.large_radius;
+    }
 }
 
 /// Byte offset in the params uniform of the Lees–Edwards offset δ (the gradient axis's w),
@@ -375,10 +397,6 @@ impl GridPlan {
             large_radius,
             large,
         }
-    }
-
-    fn grid(&self, envelope: f32) -> [f32; 4] {
-        [self.cell, 1.0 / self.cell, envelope, self.large_radius]
     }
 }
 
@@ -926,12 +944,18 @@ impl Collide {
         let offs_bytes = ((nb as u64 + 1) * ng as u64 + 1) * 4;
         buffers::check_binding(ctx, "collide row offsets", offs_bytes)?;
         let offs_len = (nb + 1) * ng + 1;
-        let params = Params {
-            grid: plan.grid(env),
-            counts: [n, nb, ng, table],
-            caps: [capacity, settings.friction.len() as u32, offs_len, 0],
-            cell: [[0.0; 4]; 4],
+        let mut params = Params {
+            envelope: env,
+            bodies: n,
+            boundaries: nb,
+            grains: ng,
+            table_size: table,
+            contact_capacity: capacity,
+            materials: settings.friction.len() as u32,
+            row_offsets: offs_len,
+            ..bytemuck::Zeroable::zeroed()
         };
+        params.set_plan(&plan);
         // The per-shape arrays first: one past a storage binding is refused before the
         // kernels compile (minutes on lavapipe).
         let (rec, mf, mu) = shape_records(shapes, rmax + env);
@@ -1274,7 +1298,7 @@ impl Collide {
         self.contacts = contact_records(ctx, cap)?;
         self.body_entries = buffers::storage_zeroed(ctx, "contact entries", cap as u64 * 8)?;
         self.capacity = cap;
-        self.params.caps[0] = cap;
+        self.params.contact_capacity = cap;
         ctx.queue
             .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
         self.rebind(ctx);
@@ -1332,7 +1356,7 @@ impl Collide {
     /// Grid cell size (largest diameter of the grains in the grid + envelope, plus 1e-4
     /// relative margin).
     pub fn cell_size(&self) -> f32 {
-        self.params.grid[0]
+        self.params.cell_size
     }
 
     /// The broad phase's plan (cell size, large grains).
@@ -1349,10 +1373,10 @@ impl Collide {
         state: &BodyState,
         ratio: f32,
     ) -> Result<(), GpuError> {
-        let plan = GridPlan::new(state, self.params.grid[2], ratio);
+        let plan = GridPlan::new(state, self.params.envelope, ratio);
         large_scans_fit(ctx, state, &plan)?;
         self.plan = plan;
-        self.params.grid = self.plan.grid(self.params.grid[2]);
+        self.params.set_plan(&plan);
         ctx.queue
             .write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
         Ok(())
@@ -1440,10 +1464,19 @@ fn records_have_the_shaders_layout() {
         "collide_pairs",
         "CollideParams",
         rust_words!(Params {
-            grid,
-            counts,
-            caps,
-            cell
+            cell_size,
+            inv_cell_size,
+            envelope,
+            large_radius,
+            bodies,
+            boundaries,
+            grains,
+            table_size,
+            contact_capacity,
+            materials,
+            row_offsets,
+            _pad,
+            cell,
         }),
     );
 }

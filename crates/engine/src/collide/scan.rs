@@ -7,6 +7,14 @@ use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
 /// Elements one workgroup scans.
 pub const SCAN_BLOCK: u32 = 1024;
 
+/// `ScanParams` in shaders/scan_exclusive.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct ScanParams {
+    count: u32,
+    _pad: [u32; 3],
+}
+
 /// The recorded levels of one scan of a given buffer and length.
 pub struct Scan {
     /// (bind group, number of blocks) per level, finest first.
@@ -30,7 +38,11 @@ impl Scan {
         loop {
             let blocks = n.div_ceil(SCAN_BLOCK);
             let sums = buffers::storage_zeroed(ctx, "scan sums", blocks as u64 * 4)?;
-            let params = buffers::uniform_from(ctx, "scan params", &[n, 0, 0, 0]);
+            let p = ScanParams {
+                count: n,
+                _pad: [0; 3],
+            };
+            let params = buffers::uniform_from(ctx, "scan params", &p);
             let bg = kernel.bind(ctx, &[&params, &current, &sums]);
             levels.push((bg, blocks));
             keep.push(params);
@@ -58,4 +70,16 @@ impl Scan {
             }
         }
     }
+}
+
+/// The uniform this stage shares with its shader has one layout on both sides.
+#[cfg(test)]
+#[test]
+fn uniform_has_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    check(
+        "scan_exclusive",
+        "ScanParams",
+        rust_words!(ScanParams { count, _pad }),
+    );
 }

@@ -5,6 +5,15 @@
 use super::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use std::time::Instant;
 
+/// `CopyParams` in shaders/copy.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct CopyParams {
+    /// vec4 elements.
+    count: u32,
+    _pad: [u32; 3],
+}
+
 /// A copy of `n` `vec4<f32>` elements, ready to be timed.
 pub struct CopyKernel {
     kernel: Kernel,
@@ -15,7 +24,11 @@ pub struct CopyKernel {
 impl CopyKernel {
     pub fn new(ctx: &GpuContext, n: u32) -> Result<Self, GpuError> {
         let kernel = Kernel::new(ctx, ShaderSource::by_name("copy").unwrap())?;
-        let params = buffers::uniform_from(ctx, "copy params", &[n, 0, 0, 0]);
+        let p = CopyParams {
+            count: n,
+            _pad: [0; 3],
+        };
+        let params = buffers::uniform_from(ctx, "copy params", &p);
         let src = buffers::storage_zeroed(ctx, "copy src", n as u64 * 16)?;
         let dst = buffers::storage_zeroed(ctx, "copy dst", n as u64 * 16)?;
         let bind = kernel.bind(ctx, &[&params, &src, &dst]);
@@ -72,4 +85,16 @@ pub fn copy_bandwidth_for(ctx: &GpuContext, n: u32, min_seconds: f64) -> Result<
     let one = k.time(ctx, 1).max(1e-6);
     let reps = ((min_seconds / one).ceil() as u32).clamp(5, 2000);
     Ok(k.best_bandwidth(ctx, reps))
+}
+
+/// The uniform this stage shares with its shader has one layout on both sides.
+#[cfg(test)]
+#[test]
+fn uniform_has_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    check(
+        "copy",
+        "CopyParams",
+        rust_words!(CopyParams { count, _pad }),
+    );
 }

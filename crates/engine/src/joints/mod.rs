@@ -331,8 +331,13 @@ pub fn reactions(
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 struct Params {
-    counts: [u32; 4],
-    coef: [f32; 4],
+    blocks: u32,
+    /// Constraints (contacts + joint blocks) the solver's arrays hold.
+    capacity: u32,
+    _pad0: [u32; 2],
+    dt: f32,
+    recovery_speed: f32,
+    _pad1: [f32; 2],
 }
 
 /// The GPU joint stage: static blocks, recorded once per step after collision.
@@ -366,8 +371,10 @@ impl Joints {
             ctx,
             "joint params",
             &Params {
-                counts: [n_blocks, 0, 0, 0],
-                coef: [dt, recovery_speed, 0.0, 0.0],
+                blocks: n_blocks,
+                dt,
+                recovery_speed,
+                ..bytemuck::Zeroable::zeroed()
             },
         );
         Ok(Joints {
@@ -387,8 +394,11 @@ impl Joints {
     /// Sets the constraint capacity, time step and recovery speed.
     pub fn set_params(&self, ctx: &GpuContext, capacity: u32, dt: f32, recovery_speed: f32) {
         let p = Params {
-            counts: [self.n_blocks, capacity, 0, 0],
-            coef: [dt, recovery_speed, 0.0, 0.0],
+            blocks: self.n_blocks,
+            capacity,
+            dt,
+            recovery_speed,
+            ..bytemuck::Zeroable::zeroed()
         };
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&p));
@@ -427,6 +437,13 @@ fn records_have_the_shaders_layout() {
     check(
         "joints_write",
         "JointParams",
-        rust_words!(Params { counts, coef }),
+        rust_words!(Params {
+            blocks,
+            capacity,
+            _pad0,
+            dt,
+            recovery_speed,
+            _pad1
+        }),
     );
 }

@@ -6,9 +6,12 @@ use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 #[repr(C)]
 #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StepParams {
-    pub gravity_dt: [f32; 4],
-    /// x = bodies, y = first grain (grains are wrapped into a periodic cell).
-    pub counts: [u32; 4],
+    pub gravity: [f32; 3],
+    pub dt: f32,
+    pub bodies: u32,
+    /// Grains (wrapped into a periodic cell) are the bodies from this one on.
+    pub first_grain: u32,
+    pub _pad: [u32; 2],
     /// The periodic cell (`collide::PeriodicCell::gpu`; zero periods: none).
     pub cell: [[f32; 4]; 4],
 }
@@ -35,8 +38,11 @@ impl Integrate {
     ) -> Result<Self, GpuError> {
         let kernel = Kernel::new(ctx, ShaderSource::by_name("integrate").unwrap())?;
         let p = StepParams {
-            gravity_dt: [gravity[0], gravity[1], gravity[2], dt],
-            counts: [bodies.count, 0, 0, 0],
+            gravity,
+            dt,
+            bodies: bodies.count,
+            first_grain: 0,
+            _pad: [0; 2],
             cell: [[0.0; 4]; 4],
         };
         let params = buffers::uniform_from(ctx, "integrate params", &p);
@@ -72,7 +78,7 @@ impl Integrate {
         cell: &crate::collide::PeriodicCell,
         first_grain: u32,
     ) {
-        self.current.counts[1] = first_grain;
+        self.current.first_grain = first_grain;
         self.current.cell = cell.gpu(0.0);
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&self.current));
@@ -84,7 +90,8 @@ impl Integrate {
 
     /// Changes the time step (e.g. a last, shorter step).
     pub fn set_dt(&mut self, ctx: &GpuContext, gravity: [f32; 3], dt: f32) {
-        self.current.gravity_dt = [gravity[0], gravity[1], gravity[2], dt];
+        self.current.gravity = gravity;
+        self.current.dt = dt;
         ctx.queue
             .write_buffer(&self.params, 0, bytemuck::bytes_of(&self.current));
     }
@@ -109,8 +116,11 @@ fn records_have_the_shaders_layout() {
         "integrate",
         "StepParams",
         rust_words!(StepParams {
-            gravity_dt,
-            counts,
+            gravity,
+            dt,
+            bodies,
+            first_grain,
+            _pad,
             cell
         }),
     );

@@ -12,6 +12,16 @@ pub struct BodyTotals {
     pub max_speed: f64,
 }
 
+/// `StatsParams` in shaders/stats.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct StatsParams {
+    bodies: u32,
+    /// Partial sums: the workgroups of pass 1.
+    groups: u32,
+    _pad: [u32; 2],
+}
+
 pub struct Stats {
     kernel: Kernel,
     bind: wgpu::BindGroup,
@@ -23,7 +33,12 @@ impl Stats {
     pub fn new(ctx: &GpuContext, b: &GpuBodies) -> Result<Self, GpuError> {
         let kernel = Kernel::new(ctx, ShaderSource::by_name("stats").unwrap())?;
         let groups = b.count.div_ceil(WORKGROUP_SIZE).max(1);
-        let params = buffers::uniform_from(ctx, "stats params", &[b.count, groups, 0, 0]);
+        let p = StatsParams {
+            bodies: b.count,
+            groups,
+            _pad: [0; 2],
+        };
+        let params = buffers::uniform_from(ctx, "stats params", &p);
         let partials = buffers::storage_zeroed(ctx, "stats partials", groups as u64 * 32)?;
         let totals = buffers::storage_zeroed(ctx, "stats totals", 32)?;
         let bind = kernel.bind(
@@ -77,4 +92,17 @@ impl Stats {
             2,
         )?))
     }
+}
+
+/// The uniform this stage shares with its shader has one layout on both sides.
+#[cfg(test)]
+#[test]
+fn uniform_has_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    let params = rust_words!(StatsParams {
+        bodies,
+        groups,
+        _pad
+    });
+    check("stats", "StatsParams", params);
 }
