@@ -13,6 +13,7 @@ pub mod collide;
 pub mod convex;
 pub mod gpu;
 pub mod joints;
+pub mod model;
 pub mod patch;
 pub mod reference;
 pub mod solve;
