@@ -102,7 +102,7 @@ pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
     [gn, g[1] * (mu * gn / t), g[2] * (mu * gn / t)]
 }
 
-/// The tanh / LuGre projection (`src/solve/rows`): γ_n ≥ 0 and ‖γ_T‖ ≤ r.
+/// The tanh / LuGre projection (`src/model/rows`): γ_n ≥ 0 and ‖γ_T‖ ≤ r.
 pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
     let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
     let k = if t > r { r / t } else { 1.0 };
@@ -276,7 +276,7 @@ impl<'a> Schur<'a> {
         self
     }
 
-    /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/solve/rows`).
+    /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/model/rows`).
     pub fn with_compliance(mut self, compliance: Vec<Vec3>) -> Self {
         self.compliance = compliance;
         self
