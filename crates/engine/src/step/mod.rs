@@ -14,6 +14,8 @@ mod lemke;
 mod lemke_cpu;
 mod parking;
 mod periodic;
+#[cfg(test)]
+mod shared_ids;
 pub mod stats;
 
 use batched::Snapshot;
