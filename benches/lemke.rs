@@ -1,4 +1,4 @@
-//! Lemke's exact LCP solve (`solve::lcp`, `solve::lemke`, CPU f64) against the GPU APGD solver
+//! Lemke's exact LCP solve (`reference::lcp`, `reference::lemke`, CPU f64) against the GPU APGD solver
 //! on the same contact sets, from 1 to a few hundred contacts, in one run.
 //!
 //! Problems: an n × n layer of beads (r = 5 mm, 0.1 mm apart, within the collision envelope)
@@ -10,7 +10,7 @@
 //! a residual of 1e-6 m/s or 2000 sweeps, timed as one submission + wait.
 //!
 //! Prints a table (contacts, LCP rows, pivots, failed starts and the perturbation of the LCP
-//! that solved (`solve::lcp::LADDER`), Lemke ms, warm pivots and ms, APGD sweeps and ms); criterion times the cold Lemke solve at n = 4 (88 contacts).
+//! that solved (`reference::lcp::LADDER`), Lemke ms, warm pivots and ms, APGD sweeps and ms); criterion times the cold Lemke solve at n = 4 (88 contacts).
 //!
 //! First, the whole step of `kind = "lemke"` on the realtime scene on its two paths
 //! (`[solver] lemke_step`): collision on the GPU with a readback every step, and everything on
@@ -21,7 +21,7 @@ use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::collide::detect;
 use bristlecone::reference::integrate::to_f64;
-use bristlecone::solve::lcp::{LcpFriction, LcpSettings, StepLcp, LEVELS};
+use bristlecone::reference::lcp::{LcpFriction, LcpSettings, StepLcp, LEVELS};
 use bristlecone::solve::{
     build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };

@@ -14,11 +14,11 @@
 use bristlecone::bench::scenes::{BenchScene, SceneKind};
 use bristlecone::bodies::{BodyState, GpuBodies};
 use bristlecone::gpu::{buffers, shared_context, GpuContext, Kernel, ShaderSource};
+use bristlecone::model::rows::{material_row, MaterialRow};
 use bristlecone::reference::collide::detect;
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve as cpu;
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::{material_row, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
@@ -388,7 +388,7 @@ fn main() {
             b.iter(|| rig.solve(&ctx, &s))
         });
     }
-    // Contact models (src/solve/rows): the same 20 sweeps with every contact Coulomb (no
+    // Contact models (src/model/rows): the same 20 sweeps with every contact Coulomb (no
     // table), Kelvin–Voigt, Hunt–Crossley, bristle, tanh and point LuGre (material 0 carries
     // the model; tanh and LuGre have their records from the previous iteration's solve).
     let models: [(&str, Vec<MaterialRow>); 9] = [

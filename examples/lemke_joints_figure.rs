@@ -12,7 +12,7 @@ use bristlecone::collide::CollideSettings;
 use bristlecone::gpu::shared_context;
 use bristlecone::joints::{Joint, JointKind, MotorTarget};
 use bristlecone::plot::{plot_lines, LinePanel};
-use bristlecone::solve::lcp::LcpSettings;
+use bristlecone::reference::lcp::LcpSettings;
 use bristlecone::solve::{SolverKind, SolverSettings};
 use bristlecone::step::{ContactSetup, LemkeStep, Simulation, StepSettings};
 use glam::DVec3;

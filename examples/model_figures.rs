@@ -1,4 +1,4 @@
-//! Draws the Book figures of the contact models (src/solve/rows) into assets/images/, each
+//! Draws the Book figures of the contact models (src/model/rows) into assets/images/, each
 //! from small GPU runs of a block (a sphere with I⁻¹ = 0, m = 1 kg, r = 5 cm) on a plane
 //! whose material carries the model:
 //! `model_tanh.png` (steady creep velocity against the load, tanh friction),
@@ -17,9 +17,9 @@
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
+use bristlecone::model::rows::material_row;
 use bristlecone::plot::{plot_lines, LinePanel};
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::material_row;
 use bristlecone::solve::{SolverKind, SolverSettings};
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 use std::path::Path;
@@ -453,7 +453,7 @@ fn hertz_figure(out: &Path) {
     // Rebound against impact speed: e given (α = 2χ(e)/(3 v₀) per contact) and a fixed α
     // that gives the same e at 0.5 m/s (Hunt–Crossley with k = 4/3 E* √R).
     let k = 4.0 / 3.0 * e_star * r.sqrt();
-    let chi = bristlecone::solve::rows::compliant::hc_chi(0.7);
+    let chi = bristlecone::model::rows::compliant::hc_chi(0.7);
     let fixed = FrictionModel::HuntCrossley {
         stiffness: k,
         exponent: 1.5,

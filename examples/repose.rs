@@ -7,9 +7,9 @@
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::measure::{repose_angle, HeapAxis, Repose};
+use bristlecone::model::rows::{material_row, with_rolling};
 use bristlecone::plot::{plot_lines, LinePanel};
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::{material_row, with_rolling};
 use bristlecone::solve::SolverSettings;
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 use std::path::Path;

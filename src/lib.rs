@@ -60,7 +60,9 @@ pub mod scene;
 pub mod setup;
 
 // The engine crate's modules, under the paths they had before the workspace split.
-pub use bristlecone_engine::{bodies, clump, collide, convex, gpu, joints, reference, solve, step};
+pub use bristlecone_engine::{
+    bodies, clump, collide, convex, gpu, joints, model, reference, solve, step,
+};
 
 /// Contact patches: the engine's patch models and stage, and the patch command's file
 /// format (`bristlecone patch`).

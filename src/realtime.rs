@@ -220,7 +220,7 @@ impl Clock {
 /// `lemke.csv`: how each step's LCP was solved with `kind = "lemke"` — step, LCP rows,
 /// pivots (over every start), retries (failed starts before the one that solved: rays or
 /// answers rejected by the residual check), perturbation (the relative diagonal perturbation
-/// of the LCP that solved, 0 = exact; see `solve::lcp::LEVELS`), solve_ms. Rows are queued
+/// of the LCP that solved, 0 = exact; see `reference::lcp::LEVELS`), solve_ms. Rows are queued
 /// and written at [`LemkeCsv::flush`] (output frames), not per step.
 pub(crate) struct LemkeCsv {
     path: PathBuf,

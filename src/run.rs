@@ -1306,9 +1306,9 @@ impl OnceWarnings {
         let rows: Vec<_> = scene
             .materials
             .iter()
-            .map(|m| crate::solve::rows::material_row(&m.model))
+            .map(|m| crate::model::rows::material_row(&m.model))
             .collect();
-        let compliant = crate::solve::rows::has_compliant_normal(&rows);
+        let compliant = crate::model::rows::has_compliant_normal(&rows);
         let smallest = (0..state.len())
             .filter(|&i| state.mass_props[i][3] > 0.0)
             .map(|i| state.pos[i][3] as f64)

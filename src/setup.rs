@@ -244,9 +244,9 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
 
 /// The exact LCP solver's settings when the scene asks for `kind = "lemke"`
 /// (pass to [`crate::step::Simulation::set_lemke`]).
-pub fn lemke_settings(scene: &Scene) -> Option<crate::solve::lcp::LcpSettings> {
+pub fn lemke_settings(scene: &Scene) -> Option<crate::reference::lcp::LcpSettings> {
     let s = &scene.solver;
-    (s.kind == SceneSolverKind::Lemke).then_some(crate::solve::lcp::LcpSettings {
+    (s.kind == SceneSolverKind::Lemke).then_some(crate::reference::lcp::LcpSettings {
         friction: s.lcp_friction,
         max_pivots: s.max_pivots,
         warm_start: s.warm_start,
@@ -272,9 +272,9 @@ pub fn step_settings(scene: &Scene) -> StepSettings {
                 .materials
                 .iter()
                 .map(|m| {
-                    let row = crate::solve::rows::material_row(&m.model);
-                    let row = crate::solve::rows::with_cohesion(row, m.cohesion, m.adhesion_energy);
-                    crate::solve::rows::with_rolling(row, m.rolling_friction, m.spinning_friction)
+                    let row = crate::model::rows::material_row(&m.model);
+                    let row = crate::model::rows::with_cohesion(row, m.cohesion, m.adhesion_energy);
+                    crate::model::rows::with_rolling(row, m.rolling_friction, m.spinning_friction)
                 })
                 .collect(),
             patch_cells: scene

@@ -1,11 +1,11 @@
-//! Cohesion (`[[material]] cohesion`, `src/solve/rows::with_cohesion`): a constant pull-off
+//! Cohesion (`[[material]] cohesion`, `src/model/rows::with_cohesion`): a constant pull-off
 //! force per contact, the normal cone shifted to γ_n ≥ −F_c dt.
 
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
+use bristlecone::model::rows::{material_row, with_cohesion};
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::{material_row, with_cohesion};
 use bristlecone::solve::{SolverKind, SolverSettings};
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 

@@ -1,11 +1,11 @@
-//! Contact models as rows of the one solver (book: Contact models, `src/solve/rows`): physics of each
+//! Contact models as rows of the one solver (book: Contact models, `src/model/rows`): physics of each
 //! model through the whole GPU step against its analytic answer.
 
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
+use bristlecone::model::rows::material_row;
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::material_row;
 use bristlecone::solve::{SolverKind, SolverSettings};
 use bristlecone::step::{ContactSetup, Simulation, StepSettings};
 use std::time::Instant;

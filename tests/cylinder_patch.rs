@@ -1,13 +1,14 @@
 //! Cylinder end-disc patches (book: Contact patches): a cylinder whose whole end disc lies on a
 //! plane or a container's wall, floor or lid gets a `lugre_reduced` patch record for the
 //! disc (uniform pressure: r = 2R/3, visc = 9/8). GPU records against the f64 twin
-//! (`patch::couple::reference_records`) on random configurations; the spin-down and the
+//! (`reference::patch_collide::detect_with_patches`) on random configurations; the spin-down and the
 //! slide of a cylinder standing on its end against the disc's analysis; scene checks.
 
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
 use bristlecone::gpu::shared_context;
-use bristlecone::patch::couple::{reference_records, PATCH_FEATURE};
+use bristlecone::patch::couple::PATCH_FEATURE;
+use bristlecone::reference::patch_collide::detect_with_patches;
 use bristlecone::scene::parse_str;
 use bristlecone::setup;
 use bristlecone::step::Simulation;
@@ -91,7 +92,7 @@ fn gpu_cylinder_disc_patch_records_match_the_twin() {
             bodies.write(&ctx, &state);
             assert_eq!(collide.detect(&ctx).unwrap().overflow, 0);
             let gpu = by_pair(&collide.read_contacts(&ctx).unwrap());
-            let twin = by_pair(&reference_records(&state, &shapes, &settings, &patch));
+            let twin = by_pair(&detect_with_patches(&state, &shapes, &settings, &patch));
             compare(&gpu, &twin, &mut patches, &mut pairs, &mut amb);
         }
     }

@@ -9,7 +9,7 @@
 //!   are read from the loader itself (each table is probed with an unknown key, and the
 //!   loader's `deny_unknown_fields` error lists every field it knows), so a key added to or
 //!   renamed in the format fails here until its row is written;
-//! * the Scene reference's `[solver]` defaults are `solve::defaults`, and a scene without
+//! * the Scene reference's `[solver]` defaults are `model::defaults`, and a scene without
 //!   `[solver]` gets the engine's `SolverSettings::default()`;
 //! * every `bristlecone COMMAND` of the Command line page answers `--help`.
 
@@ -512,11 +512,11 @@ fn leading_number(cell: &str) -> f64 {
         .unwrap_or_else(|_| panic!("`{cell}` does not start with a number"))
 }
 
-/// The Scene reference states the defaults of `solve::defaults`, the one table both the
+/// The Scene reference states the defaults of `model::defaults`, the one table both the
 /// scene loader and the engine read.
 #[test]
 fn the_scene_reference_states_the_solver_defaults_of_the_code() {
-    use bristlecone::solve::defaults as d;
+    use bristlecone::model::defaults as d;
     let page = read(&root().join("docs/src/scene-reference.md"));
     let cells = documented_defaults(&page, "[solver]");
     let number = |key: &str| leading_number(&cells[key]);
@@ -570,7 +570,7 @@ fn the_scene_reference_lists_every_friction_model() {
         .split('`')
         .filter_map(|s| s.strip_prefix('"')?.strip_suffix('"'))
         .collect();
-    let laws: BTreeSet<&str> = bristlecone::solve::friction::LAWS
+    let laws: BTreeSet<&str> = bristlecone::model::friction::LAWS
         .iter()
         .map(|l| l.kind())
         .collect();

@@ -1,11 +1,11 @@
-//! The friction-model registry (`solve::friction`): a model built from existing row kinds is
+//! The friction-model registry (`model::friction`): a model built from existing row kinds is
 //! added through the registry's public API alone (book: Architecture, "Extending the engine").
 
-use bristlecone::scene::FrictionModel;
-use bristlecone::solve::friction::{
+use bristlecone::model::friction::{
     self, kelvin_voigt, FrictionLaw, KeyError, KeySet, Layout, ModelKeys, Problem, LAWS,
 };
-use bristlecone::solve::rows::MaterialRow;
+use bristlecone::model::rows::MaterialRow;
+use bristlecone::scene::FrictionModel;
 
 /// A test model: an undamped Kelvin–Voigt contact given by its stiffness alone (the
 /// compliant rows with c = 0).

@@ -1,4 +1,4 @@
-//! Lemke's algorithm (`solve::lemke`) on known LCPs, the LCP of a step (`solve::lcp`) against
+//! Lemke's algorithm (`reference::lemke`) on known LCPs, the LCP of a step (`reference::lcp`) against
 //! Golle et al.'s planar examples with analytic answers, and against the interior-point oracle and
 //! the GPU Jacobi/APGD solvers on small 3-D contact sets where the friction polygon and the
 //! cone coincide (planar motion) or nearly do (many directions).
@@ -6,9 +6,9 @@
 use bristlecone::bodies::{BodyInit, BodyState, MOTION_DYNAMIC, MOTION_FIXED, SHAPE_PLANE};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
 use bristlecone::reference::integrate::{to_f64, Body64};
+use bristlecone::reference::lcp::{apply_impulses, LcpFriction, LcpSettings, StepLcp};
+use bristlecone::reference::lemke::{self, LemkeError, LemkeOptions};
 use bristlecone::reference::oracle;
-use bristlecone::solve::lcp::{apply_impulses, LcpFriction, LcpSettings, StepLcp};
-use bristlecone::solve::lemke::{self, LemkeError, LemkeOptions};
 use bristlecone::solve::{
     build_csr, counts_words, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
@@ -1181,7 +1181,7 @@ fn degenerate_stacks_are_solved_from_cold_starts() {
 }
 
 /// The realtime scene's stack is rank-deficient (24 contacts on 5 beads): its first step is
-/// solved on the perturbed LCP (`solve::lcp::LEVELS[1]`, found singular from the guessed
+/// solved on the perturbed LCP (`reference::lcp::LEVELS[1]`, found singular from the guessed
 /// basis), recorded per step in lemke.csv, and the answer still solves the exact LCP (the
 /// residual in stats.csv is against it). Later steps reuse the basis without a pivot.
 #[test]

@@ -1,4 +1,4 @@
-//! Joints in the exact LCP (book: Exact LCP, bilateral rows; `src/solve/lcp/joints.rs`): a
+//! Joints in the exact LCP (book: Exact LCP, bilateral rows; `src/reference/lcp/joints.rs`): a
 //! pendulum against the exact period and the APGD path, a joint plus a contact against the
 //! analytic statics and the APGD GPU solution, a motor at its torque limit, and a resumed
 //! scene with every kind of joint row bit-identical on both step paths.
@@ -7,7 +7,7 @@ use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::shared_context;
 use bristlecone::joints::{Joint, JointKind, MotorTarget};
-use bristlecone::solve::lcp::LcpSettings;
+use bristlecone::reference::lcp::LcpSettings;
 use bristlecone::solve::{SolverKind, SolverSettings};
 use bristlecone::step::{ContactSetup, LemkeStep, Simulation, StepSettings};
 use glam::DVec3;

@@ -14,7 +14,8 @@ use crate::common;
 use bristlecone::bodies::*;
 use bristlecone::collide::{BoundaryShape, Collide, CollideSettings, ContactRecord};
 use bristlecone::gpu::shared_context;
-use bristlecone::patch::couple::{patch_geom, reference_records, PATCH_FEATURE};
+use bristlecone::patch::couple::{patch_geom, PATCH_FEATURE};
+use bristlecone::reference::patch_collide::detect_with_patches;
 use bristlecone::scene::parse_str;
 use bristlecone::setup;
 use bristlecone::step::Simulation;
@@ -172,7 +173,7 @@ fn gpu_patch_records_match_the_twin() {
             .unwrap();
         assert_eq!(c.detect(&ctx).unwrap().overflow, 0);
         let gpu = c.read_contacts(&ctx).unwrap();
-        let twin = reference_records(&state, &shapes, &settings, &patch);
+        let twin = detect_with_patches(&state, &shapes, &settings, &patch);
         let group = |v: &[ContactRecord]| {
             let mut m: std::collections::BTreeMap<(u32, u32), Vec<ContactRecord>> =
                 Default::default();
@@ -479,7 +480,7 @@ fn patch_state_update_matches_the_twin() {
     let patch: Vec<u8> = contact
         .models
         .iter()
-        .map(bristlecone::solve::rows::patch_kind)
+        .map(bristlecone::model::rows::patch_kind)
         .collect();
     let record = |sim: &Simulation| {
         let secs = sim.checkpoint_sections().unwrap();
@@ -497,15 +498,15 @@ fn patch_state_update_matches_the_twin() {
         sim.advance(5, 0).unwrap();
         let last = record(&sim);
         let st0 = sim.read_state().unwrap();
-        let twin = reference_records(&st0, &contact.shapes, &contact.collide, &patch);
+        let twin = detect_with_patches(&st0, &contact.shapes, &contact.collide, &patch);
         let pr = twin.iter().find(|r| r.ids[2] == PATCH_FEATURE).unwrap();
         sim.advance(1, 0).unwrap();
         let now = record(&sim);
         let st1 = sim.read_state().unwrap();
-        // The pair's parameters by the mixing rule (σ0, σ1 in series; src/solve/rows).
+        // The pair's parameters by the mixing rule (σ0, σ1 in series; src/model/rows).
         let row = contact.models[0];
-        let (_, k, c, n2) = bristlecone::solve::rows::pair_model(row, row);
-        let ext = bristlecone::solve::rows::pair_ext(row, row);
+        let (_, k, c, n2) = bristlecone::model::rows::pair_model(row, row);
+        let ext = bristlecone::model::rows::pair_ext(row, row);
         let m = PatchModel {
             sigma: [k, c, n2],
             mu_s: ext[0],
@@ -686,11 +687,11 @@ fn patch_solve_matches_twin_with(
     dist: bool,
 ) {
     use bristlecone::gpu::buffers;
+    use bristlecone::model::rows::material_row;
     use bristlecone::patch::couple::PATCH_FEATURE_DIST;
     use bristlecone::reference::integrate::to_f64;
     use bristlecone::reference::solve as cpu;
     use bristlecone::scene::FrictionModel;
-    use bristlecone::solve::rows::material_row;
     use bristlecone::solve::{build_csr, counts_words, Solve, SolveInputs, SolverSettings};
     let ctx = shared_context();
     let (state, mut contacts) = patch_problem(23);
@@ -1000,7 +1001,7 @@ fn lugre_patch_stage_matches_the_twin() {
     let n = 11usize;
     let dt = 1e-3;
     let row = |s0: f64, s1: f64, ratio: Option<f64>| {
-        bristlecone::solve::rows::material_row(&bristlecone::scene::FrictionModel::LuGrePatch {
+        bristlecone::model::rows::material_row(&bristlecone::scene::FrictionModel::LuGrePatch {
             sigma0: s0,
             sigma1: s1,
             sigma2: 0.1,
@@ -1011,7 +1012,7 @@ fn lugre_patch_stage_matches_the_twin() {
         })
     };
     let coulomb =
-        bristlecone::solve::rows::material_row(&bristlecone::scene::FrictionModel::Coulomb);
+        bristlecone::model::rows::material_row(&bristlecone::scene::FrictionModel::Coulomb);
     let models = vec![coulomb, row(1e5, 300.0, Some(0.8)), row(3e4, 100.0, None)];
     // Carried state: every other current key, plus stale keys that match nothing.
     let cur: Vec<[u32; 3]> = bristlecone::patch::stage::twin_slots(&contacts)

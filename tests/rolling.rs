@@ -1,4 +1,4 @@
-//! Rolling and spinning resistance (rows 3–5, `src/solve/rows` "Rolling and spinning"):
+//! Rolling and spinning resistance (rows 3–5, `src/model/rows` "Rolling and spinning"):
 //! the GPU solver against its f64 twin on random 6-row contact sets, and a rolling and a
 //! spinning sphere against their analytic deceleration.
 
@@ -6,10 +6,10 @@ use crate::common::*;
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
+use bristlecone::model::rows::{material_row, with_rolling, MaterialRow};
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve as cpu;
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::{material_row, with_rolling, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };

@@ -150,7 +150,7 @@ fn resuming_a_bristle_scene_is_bit_identical_to_running_through() {
     resume_with_model_is_bit_identical("bristle", "{ kind = \"bristle\", stiffness = 1e4 }");
 }
 
-/// LuGre's bristle state z and slip speed ride in the saved records (`src/solve/rows`; tanh's
+/// LuGre's bristle state z and slip speed ride in the saved records (`src/model/rows`; tanh's
 /// slip speed the same way, in their `w` lane), which checkpoints carry: a resumed LuGre
 /// pour is bit-identical. The material is elasto-plastic, whose record holds κ/σ0 = β s/g
 /// in the `w` lane where plain LuGre keeps s (the same four lanes; the variants differ
@@ -164,7 +164,7 @@ fn resuming_a_lugre_scene_is_bit_identical_to_running_through() {
 }
 
 /// Hunt–Crossley from (E, ν, e): each contact's impact speed v₀ rides in the `w` lane of its
-/// saved record (`src/solve/rows/compliant.rs`), which checkpoints carry: a resumed pour is
+/// saved record (`src/model/rows/compliant.rs`), which checkpoints carry: a resumed pour is
 /// bit-identical.
 #[test]
 fn resuming_a_hertz_restitution_scene_is_bit_identical_to_running_through() {

@@ -289,13 +289,13 @@ fn tanh_and_lugre_models_are_accepted_and_checked() {
     };
     let s = ok(&mat("{ kind = \"tanh\", slip_velocity = 1e-3 }", 0.1));
     assert_eq!(
-        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        bristlecone::model::rows::material_row(&s.materials[1].model),
         [4.0, 1e-3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     );
     let lugre = "{ kind = \"lugre\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.4, mu_static = 0.5, v_stribeck = 0.01 }";
     let s = ok(&mat(lugre, 0.4));
     assert_eq!(
-        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        bristlecone::model::rows::material_row(&s.materials[1].model),
         [5.0, 1e5, 300.0, 0.4, 0.5, 0.01, 0.0, 0.0]
     );
     let e = err(&mat(lugre, 0.6));
@@ -321,14 +321,14 @@ fn elasto_plastic_lugre_is_accepted_and_checked() {
     };
     let row = |text: &str| {
         let s = ok(text);
-        bristlecone::solve::rows::material_row(&s.materials[1].model)
+        bristlecone::model::rows::material_row(&s.materials[1].model)
     };
     let r = row(&mat(
         ", elasto_plastic = true, breakaway_ratio = 0.7",
         "lugre",
     ));
     assert!((r[0] - 5.35).abs() < 1e-6, "{r:?}");
-    assert!((bristlecone::solve::rows::breakaway_ratio(r) - 0.7).abs() < 1e-6);
+    assert!((bristlecone::model::rows::breakaway_ratio(r) - 0.7).abs() < 1e-6);
     assert!((row(&mat(", elasto_plastic = true", "lugre"))[0] - 5.45).abs() < 1e-6);
     assert_eq!(row(&mat(", elasto_plastic = false", "lugre"))[0], 5.0);
     let line = Some(BASE.lines().count() + 5);
@@ -400,7 +400,7 @@ fn compliant_model_parses_and_bad_parameters_name_the_field() {
         }
     );
     assert_eq!(
-        bristlecone::solve::rows::material_row(m),
+        bristlecone::model::rows::material_row(m),
         [1.0, 1e5, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     );
     for (bad, field) in [
@@ -435,7 +435,7 @@ fn bristle_parses_and_two_different_models_are_refused() {
     let bristle = "{ kind = \"bristle\", stiffness = 1e5 }";
     let s = ok(&base_with(&format!("{}{body}", mat("x", bristle))));
     assert_eq!(
-        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        bristlecone::model::rows::material_row(&s.materials[1].model),
         [2.0, 1e5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     );
     let e = err(&base_with(&mat(
@@ -470,7 +470,7 @@ fn hunt_crossley_parses_and_bad_parameters_name_the_field() {
     let text = mat("{ kind = \"hunt_crossley\", stiffness = 1e6, exponent = 1.5, damping = 0.2 }");
     let s = ok(&format!("{text}{body}"));
     assert_eq!(
-        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        bristlecone::model::rows::material_row(&s.materials[1].model),
         [3.0, 1e6, 0.2, 1.5, 0.0, 0.0, 0.0, 0.0]
     );
     for (bad, field) in [
@@ -513,7 +513,7 @@ fn physical_compliant_parameters_parse_and_bad_values_name_the_field() {
     let body = "[[body]]\nradius = 0.01\nposition = [0.0, 0.0, 0.1]\nmaterial = \"x\"\n";
     let hertz = "{ kind = \"hunt_crossley\", youngs_modulus = 2e9, poisson_ratio = 0.3, restitution = 0.8 }";
     let s = ok(&base_with(&format!("{}{body}", mat("x", hertz))));
-    let row = bristlecone::solve::rows::material_row(&s.materials[1].model);
+    let row = bristlecone::model::rows::material_row(&s.materials[1].model);
     assert_eq!(row[..4], [3.0, 0.0, 0.0, 1.5]);
     assert_eq!(row[4], ((1.0 - 0.09) / 2e9) as f32);
     let kv = "{ kind = \"compliant\", stiffness = 1e5, restitution = 0.5 }";
@@ -621,7 +621,7 @@ fn bristle_projection_option_parses_and_bad_values_name_the_field() {
         FrictionModel::BristleBox { stiffness: 1e5 }
     );
     assert_eq!(
-        bristlecone::solve::rows::material_row(&s.materials[1].model),
+        bristlecone::model::rows::material_row(&s.materials[1].model),
         [2.0, 1e5, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
     );
     let cone = "{ kind = \"bristle\", stiffness = 1e5, projection = \"cone\" }";

@@ -4,10 +4,10 @@
 use crate::common::*;
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_PLANE};
 use bristlecone::gpu::{buffers, shared_context, GpuContext};
+use bristlecone::model::rows::{material_row, with_cohesion, MaterialRow};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::{oracle, solve as cpu};
 use bristlecone::scene::FrictionModel;
-use bristlecone::solve::rows::{material_row, with_cohesion, MaterialRow};
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverScalars,
     SolverSettings,
@@ -844,7 +844,7 @@ fn solvers_reach_the_oracle_with_compliant_and_bristle_rows() {
                 saved: &c1.saved,
             };
             let c = cpu::solve_models(&b64, &pb.contacts, &st, DT as f64, Some(ws), &table);
-            let rigid = bristlecone::solve::rows::RigidOffset::plain(0.5);
+            let rigid = bristlecone::model::rows::RigidOffset::plain(0.5);
             let (_, _, e) = cpu::assemble_models(&b64, &pb.contacts, DT as f64, rigid, &table);
             let ccp = oracle::DenseCcp::new(&b64, &pb.contacts, DT as f64, 0.5).with_rows(&c.p, &e);
             let or = oracle::solve(&ccp, 1e-13);
@@ -1348,7 +1348,7 @@ fn sphere_contacts_from_collision_never_count_as_painleve() {
 /// Φ/dt for a gap, β(Φ + s)/dt beyond the slop (capped), continuous at both ends.
 #[test]
 fn rigid_offset_has_a_dead_band_and_is_continuous() {
-    use bristlecone::solve::rows::RigidOffset;
+    use bristlecone::model::rows::RigidOffset;
     let (dt, s) = (1e-3, 1e-6);
     let r = RigidOffset {
         v_recover: 0.1,

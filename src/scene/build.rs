@@ -30,8 +30,8 @@ mod flow;
 mod friction;
 use super::span::{self, PathIndex, Source};
 use super::*;
-use crate::solve::defaults;
-use crate::solve::rows::Cone;
+use crate::model::defaults;
+use crate::model::rows::Cone;
 
 type R<T> = Result<T, SceneError>;
 
@@ -626,7 +626,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
         };
         friction::lugre_static_check(cx, m, &model, friction, &base)?;
         // Any two materials may touch, and two different non-Coulomb models have no mixing
-        // rule (src/solve/rows): refused rather than resolved silently.
+        // rule (src/model/rows): refused rather than resolved silently.
         if let (Some(fm), Some((kind0, i0))) = (&m.model, &other_model) {
             let kind = fm.get_ref().kind.get_ref();
             if *kind != "coulomb" && kind != kind0 {
@@ -672,7 +672,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
 
 /// `[[material]] cohesion` (N) or `adhesion_energy` (J/m²), ≥ 0: the shifted normal cone
 /// exists for the rigid Coulomb and Kelvin–Voigt rows only
-/// (`crate::solve::rows::with_cohesion`), so another model refuses them.
+/// (`crate::model::rows::with_cohesion`), so another model refuses them.
 fn cohesion_key(cx: &Cx, v: &O<f64>, model: &FrictionModel, field: &str) -> R<f64> {
     let Some(v) = v else {
         return Ok(0.0);
@@ -2992,8 +2992,8 @@ fn lemke_fields(
     cx: &Cx,
     s: &RawSolver,
     kind: SolverKind,
-) -> R<(crate::solve::lcp::LcpFriction, u32)> {
-    use crate::solve::lcp::LcpFriction;
+) -> R<(crate::reference::lcp::LcpFriction, u32)> {
+    use crate::reference::lcp::LcpFriction;
     let name = match kind {
         SolverKind::Apgd => "apgd",
         SolverKind::Jacobi => "jacobi",

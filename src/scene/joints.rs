@@ -17,7 +17,7 @@
 //! Errors name file, line and field: an unknown or ambiguous body, a joint of a body with
 //! itself or between two fixed bodies (or a fixed body and the world), a zero axis,
 //! lower > upper, fields that do not apply to the kind, two motor targets. With
-//! `[solver] kind = "lemke"` the joints' rows are solved in the step's LCP (`solve::lcp`).
+//! `[solver] kind = "lemke"` the joints' rows are solved in the step's LCP (`reference::lcp`).
 
 use std::ops::Range;
 

@@ -189,9 +189,9 @@ pub enum SolverKind {
 }
 
 /// Default `[solver] slop` per smallest radius (see [`SolverSettings::slop`]).
-pub const DEFAULT_SLOP_PER_RADIUS: f64 = crate::solve::defaults::SLOP_PER_RADIUS;
+pub const DEFAULT_SLOP_PER_RADIUS: f64 = crate::model::defaults::SLOP_PER_RADIUS;
 /// Default `[solver] stabilisation` (see [`SolverSettings::stabilisation`]).
-pub const DEFAULT_STABILISATION: f64 = crate::solve::defaults::STABILISATION;
+pub const DEFAULT_STABILISATION: f64 = crate::model::defaults::STABILISATION;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolverSettings {
@@ -201,18 +201,18 @@ pub struct SolverSettings {
     pub max_iterations: u32,
     /// Default 1e-5.
     pub tolerance: f64,
-    /// Jacobi relaxation, default 0.6 (defaults of every field: `crate::solve::defaults`).
+    /// Jacobi relaxation, default 0.6 (defaults of every field: `crate::model::defaults`).
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,
     /// Penetration slop in m (rigid contacts), default [`DEFAULT_SLOP_PER_RADIUS`] × the
-    /// smallest body radius (`crate::solve::rows::RigidOffset`).
+    /// smallest body radius (`crate::model::rows::RigidOffset`).
     pub slop: f64,
     /// Stabilisation factor β of a penetration beyond the slop, in (0, 1], default
     /// [`DEFAULT_STABILISATION`].
     pub stabilisation: f64,
-    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `crate::solve::rows`).
-    pub cone: crate::solve::rows::Cone,
+    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `crate::model::rows`).
+    pub cone: crate::model::rows::Cone,
     /// Cone problems per step at most with the exact cone, default 2.
     pub max_outer: u32,
     /// Default true.
@@ -221,7 +221,7 @@ pub struct SolverSettings {
     pub envelope: f64,
     /// Lemke only: friction model of the LCP (`lcp_friction` = `"pyramid"` (default) or
     /// `"surplus"`; `friction_directions` for the pyramid, default 8).
-    pub lcp_friction: crate::solve::lcp::LcpFriction,
+    pub lcp_friction: crate::reference::lcp::LcpFriction,
     /// Lemke only: pivot limit per solve; default 0 = automatic.
     pub max_pivots: u32,
     /// Lemke only: normal compliance 1/k in m/N (`compliance`), default 0 (rigid).
@@ -239,12 +239,12 @@ pub struct Material {
     pub friction: f64,
     pub model: FrictionModel,
     /// Rolling resistance μ_r ∈ [0, 1] (dimensionless): the rolling torque is bounded by
-    /// μ_r r_eff γ_n (`crate::solve::rows`, "Rolling and spinning"); 0 = none.
+    /// μ_r r_eff γ_n (`crate::model::rows`, "Rolling and spinning"); 0 = none.
     pub rolling_friction: f64,
     /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
     /// μ_spin r_eff γ_n; 0 = none.
     pub spinning_friction: f64,
-    /// Constant pull-off force F_0 ≥ 0 in N (`crate::solve::rows::with_cohesion`): a contact
+    /// Constant pull-off force F_0 ≥ 0 in N (`crate::model::rows::with_cohesion`): a contact
     /// holds up to F_0 + 3/2 π W r_eff in tension; 0 = none. Coulomb and Kelvin–Voigt only.
     pub cohesion: f64,
     /// Work of adhesion W ≥ 0 in J/m² (the JKR pull-off 3/2 π W r_eff); 0 = none.

@@ -324,7 +324,7 @@ fn emit_cylinder(m: CylContacts) {
 // offset + 4e .. offset + 4e + 3) gives the pair a `lugre_reduced` patch record, the disc
 // under uniform pressure: centre = mean of the 4 midway rim points, r = mean distance from
 // the centre = 2R/3, visc = mean squared distance / r² = (R²/2) / (4R²/9) = 9/8. That
-// wall's points keep only their normal rows. Twin: `patch::couple::reference_records`.
+// wall's points keep only their normal rows. Twin: `reference::patch_collide::detect_with_patches`.
 var<private> g_disc: PatchGeom;
 var<private> g_disc_n: vec3<f32>;
 

@@ -1,4 +1,4 @@
-// Joints (book: Joints; src/joints, src/solve/rows "Joints"): per joint row block, from the
+// Joints (book: Joints; src/joints, src/model/rows "Joints"): per joint row block, from the
 // bodies' current poses, the constraint record appended after this step's contacts
 // (contacts[n_contacts + j]) and its right-hand side offset (rhs[n_contacts + j].xyz):
 // drift stabilisation C/dt clamped to ±v_recover (bilateral) or max(C/dt, −v_recover)

@@ -19,7 +19,7 @@
 // CPU twin: `reference::solve`.
 
 // Segments of `gam` (each `capacity` long): SEG_* in common/solve.wgsl. The aux vector
-// (src/solve/rows): x = assembled p_n (before the exact cone's correction), y = the
+// (src/model/rows): x = assembled p_n (before the exact cone's correction), y = the
 // correction s = μ‖u_T‖ (0 until the first outer pass). The per-contact state of stateful
 // models (LuGre: z, dt; w: the disk radius of tanh and LuGre contacts, −1 for the others'
 // cone) exists only when the table has one (params.has_state).
@@ -40,7 +40,7 @@
 @group(0) @binding(9) var<storage, read_write> prev: array<vec2<u32>>; // chunked(2)
 // Per-body contact lists (CSR offsets): n_b = offsets[b + 1] − offsets[b].
 @group(0) @binding(10) var<storage, read> body_offsets: array<u32>;
-// Per material two vec4: (model id, k, c, n) and the extension (src/solve/rows `MaterialRow`).
+// Per material two vec4: (model id, k, c, n) and the extension (src/model/rows `MaterialRow`).
 @group(0) @binding(11) var<storage, read> models: array<vec4<f32>>;
 // Joint blocks per body (src/joints): offsets[0..=bodies], then entries (block * 2 + side).
 // Read only when the step has joint blocks (params.joint_blocks).
@@ -64,7 +64,7 @@ fn series(x: f32, y: f32) -> f32 {
     return select(0.0, x * y / (x + y), x + y > 0.0);
 }
 
-// The model table (src/solve/rows `MaterialRow`): two vec4 per material, the main row
+// The model table (src/model/rows `MaterialRow`): two vec4 per material, the main row
 // (id, k, c, n) at 2m and the extension (LuGre: μ_s, v_s) at 2m + 1.
 fn material(k: u32) -> u32 {
     return 2u * min(k, params.materials - 1u);
@@ -133,7 +133,7 @@ fn pair_ext(mats: u32) -> vec4<f32> {
 }
 
 // The elasto-plastic β (Arslan Waltersson & Karayiannidis eqs. 16–18): a copy of `beta_ep` in shaders/common/patch.wgsl
-// (the patch family's file; keep the two identical; f64 twin: crate::patch::beta).
+// (the patch family's file; keep the two identical; f64 twin: crate::model::elasto_plastic::beta).
 fn beta_ep(zn: f32, z_max: f32, cosine: f32, ratio: f32) -> f32 {
     let z_ba = ratio * z_max;
     var b = 1.0;
@@ -576,7 +576,7 @@ fn joint_diag(b: u32, r: vec3<f32>, t: array<vec3<f32>, 3>, angular: bool) -> ve
     return contact_count(b) * s;
 }
 
-// A joint block (src/solve/rows, "Joints"): p = offset + G v* on its rows (the joint stage
+// A joint block (src/model/rows, "Joints"): p = offset + G v* on its rows (the joint stage
 // wrote the offset — drift stabilisation, motor target — into rhs[i].xyz); per-row scaling
 // η_k = 3/(k B_kk) for its k rows (B ≤ k diag(B) for a PSD k×k block, so the bound
 // N ≤ diag(3/η) of the contacts holds; unlike 3/trace, rows of very different stiffness —
@@ -623,7 +623,7 @@ fn assemble_joint(i: u32, c: Contact) {
     gam_put(SEG_GAMMA * cap + i, g0);
 }
 
-// Rolling and spinning rows 3–5 (src/solve/rows, "Rolling and spinning"; HAS_ROLL only).
+// Rolling and spinning rows 3–5 (src/model/rows, "Rolling and spinning"; HAS_ROLL only).
 
 // The pair's (μ_r, μ_spin) (rows::pair_rolling): each by min; lanes 6, 7 of the table.
 fn pair_rolling(mats: u32) -> vec2<f32> {

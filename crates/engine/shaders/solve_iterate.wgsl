@@ -100,7 +100,7 @@ fn finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     finish_item(i);
 }
 
-// Exact cone, outer pass (De Saxcé / Acary–Cadoux fixed point; src/solve/rows): from the
+// Exact cone, outer pass (De Saxcé / Acary–Cadoux fixed point; src/model/rows): from the
 // current γ (Δv gathered by solve_schur), u = Nγ + p with the uncorrected p_n, the new
 // correction s = μ‖u_T‖ and p_n ← aux.x + s; Nγ restarts at γ (outer_reduce resets the slots).
 // Partials (‖r(γ)‖² at the new offset, 0, contacts whose s moved by more than the tolerance,
@@ -187,6 +187,6 @@ fn painleve(
     reduce_to_partial(v, lid, wid.x + wid.y * nwg.x, false);
 }
 
-// Rolling and spinning rows 3–5 (src/solve/rows, "Rolling and spinning"): read and written
+// Rolling and spinning rows 3–5 (src/model/rows, "Rolling and spinning"): read and written
 // only by HAS_ROLL pipelines, in gam segments 6–11 and nv segments 3–5.
 

@@ -32,7 +32,7 @@ struct SolveParams {
     // The residual's tolerance (RMS per row, m/s); solve_iterate's velocity threshold too:
     // above it the exact cone's offset μ‖·‖ has moved and a tangential velocity slips.
     tolerance: f32,
-    // 1 when some material has a non-Coulomb model (the product adds E γ; src/solve/rows)
+    // 1 when some material has a non-Coulomb model (the product adds E γ; src/model/rows)
     has_models: u32,
     materials: u32, // entries of the model table (two vec4 each)
     // 1 when the table has a stateful model (LuGre: the state segment of `gam` exists and
@@ -74,7 +74,7 @@ override HAS_AUX: bool = true;
 override SEG_STATE: u32 = 5u;
 const SEG_NGAMMA: u32 = 0u;
 
-// Rolling and spinning resistance (src/solve/rows, "Rolling and spinning"): rows 3–5 of a
+// Rolling and spinning resistance (src/model/rows, "Rolling and spinning"): rows 3–5 of a
 // contact in extension segments of `gam` and `nv`, which exist only in pipelines built with
 // HAS_ROLL (a scene whose materials have rolling_friction or spinning_friction).
 override HAS_ROLL: bool = false;
@@ -131,7 +131,7 @@ fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
 }
 
 
-// tanh and LuGre rows (src/solve/rows): γ_n ≥ 0 and the tangential disk ‖γ_T‖ ≤ r, whose
+// tanh and LuGre rows (src/model/rows): γ_n ≥ 0 and the tangential disk ‖γ_T‖ ≤ r, whose
 // radius r = μ γ_n⁻ (tanh) or a guard (LuGre) comes from the last step's normal impulse, so
 // the projection does not couple γ_T to γ_n (no relaxed-cone lift-off of a sliding contact).
 fn project_disk(g: vec4<f32>, r: f32) -> vec4<f32> {
@@ -153,7 +153,7 @@ fn project_contact(g: vec4<f32>, mu: f32, r: f32) -> vec4<f32> {
     return project_disk(g, r);
 }
 
-// Joint row blocks (src/solve/rows, "Joints"): records after the contacts with `ids.w` =
+// Joint row blocks (src/model/rows, "Joints"): records after the contacts with `ids.w` =
 // JOINT_BIT | (ANGULAR_BIT) | lane mask (bits 0–2: rows n, u, w) | projection (bits 3–4).
 // Only read when params.joint_blocks (joint blocks this step) is non-zero, so contact-only scenes
 // run the same reads as before.

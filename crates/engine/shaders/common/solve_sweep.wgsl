@@ -101,7 +101,7 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.
 // Per-row scaling of constraint i with block scalar η = rhs[i].w: η for a contact; a joint
-// block's rows have their own (rhs.w, aux.z, aux.w) (src/solve/rows, "Joints").
+// block's rows have their own (rhs.w, aux.z, aux.w) (src/model/rows, "Joints").
 fn row_eta(i: u32, c: Contact, eta: f32) -> vec4<f32> {
     if is_patch(c) {
         // Patch blocks: η of the spin lane in rhs.w, of the u, w lanes in aux.y.

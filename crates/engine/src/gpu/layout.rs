@@ -3,7 +3,8 @@
 //! `u32`, `i32` or padding), and every id both sides name (shapes, motions, joint bits, patch
 //! features, workgroup and colour counts) has one value. A lane written as `f32` on one side
 //! and read as `u32` on the other, a field added to one side only, or an id renumbered in one
-//! place fails here instead of corrupting a step.
+//! place fails here instead of corrupting a step. The ids are compared in
+//! `crate::step::shared_ids`, above the stages that declare them; this file reads them.
 
 use super::kernel::ShaderSource;
 use naga::{Module, Scalar, ScalarKind, TypeInner};
@@ -155,7 +156,7 @@ pub(crate) fn check(stage: &str, wgsl: &str, rust: (usize, Vec<Word>)) {
 }
 
 /// The `u32` constants stage `stage` declares, by name.
-fn wgsl_constants(source: &ShaderSource) -> Vec<(String, u32)> {
+pub(crate) fn wgsl_constants(source: &ShaderSource) -> Vec<(String, u32)> {
     let module = source.validate().unwrap();
     module
         .constants
@@ -169,58 +170,4 @@ fn wgsl_constants(source: &ShaderSource) -> Vec<(String, u32)> {
             Some((c.name.clone()?, value))
         })
         .collect()
-}
-
-#[test]
-fn ids_have_one_value() {
-    use crate::bodies::*;
-    use crate::collide::{scan::SCAN_BLOCK, OVERFLOW_CONTACTS};
-    use crate::joints::{JOINT_ANGULAR, JOINT_BIT, PROJ_BOX, PROJ_LOWER, WORLD};
-    use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
-    use crate::solve::gauss::GS_COLOURS;
-    let shared: &[(&str, u32)] = &[
-        ("SHAPE_SPHERE", SHAPE_SPHERE),
-        ("SHAPE_BOX", SHAPE_BOX),
-        ("SHAPE_PLANE", SHAPE_PLANE),
-        ("SHAPE_BOX_CONTAINER", SHAPE_BOX_CONTAINER),
-        ("SHAPE_CYLINDER_CONTAINER", SHAPE_CYLINDER_CONTAINER),
-        ("SHAPE_SOLID_BOX", SHAPE_SOLID_BOX),
-        ("SHAPE_MESH", SHAPE_MESH),
-        ("SHAPE_CAPSULE", SHAPE_CAPSULE),
-        ("SHAPE_CYLINDER", SHAPE_CYLINDER),
-        ("SHAPE_SOLID_CYLINDER", SHAPE_SOLID_CYLINDER),
-        ("SHAPE_CONVEX", SHAPE_CONVEX),
-        ("SHAPE_CLUMP", SHAPE_CLUMP),
-        ("MOTION_DYNAMIC", MOTION_DYNAMIC),
-        ("MOTION_FIXED", MOTION_FIXED),
-        ("MOTION_KINEMATIC", MOTION_KINEMATIC),
-        ("MOTION_PARKED", MOTION_PARKED),
-        ("JOINT_BIT", JOINT_BIT),
-        ("JOINT_ANGULAR", JOINT_ANGULAR),
-        ("JOINT_PROJ_LOWER", PROJ_LOWER),
-        ("JOINT_PROJ_BOX", PROJ_BOX),
-        ("WORLD", WORLD),
-        ("PATCH_FEATURE", PATCH_FEATURE),
-        ("PATCH_FEATURE_DIST", PATCH_FEATURE_DIST),
-        ("OVERFLOW_CONTACTS", OVERFLOW_CONTACTS),
-        ("GS_COLOURS", GS_COLOURS),
-        ("SCAN_BLOCK", SCAN_BLOCK),
-    ];
-    let mut seen = vec![0; shared.len()];
-    for source in super::kernel::SHADERS {
-        for (name, value) in wgsl_constants(source) {
-            if let Some(k) = shared.iter().position(|(n, _)| *n == name) {
-                let stage = source.name;
-                assert_eq!(
-                    value, shared[k].1,
-                    "{name} in {stage}.wgsl is {value}, Rust says {}",
-                    shared[k].1
-                );
-                seen[k] += 1;
-            }
-        }
-    }
-    for ((name, _), n) in shared.iter().zip(seen) {
-        assert!(n > 0, "no stage declares {name}");
-    }
 }

@@ -3,7 +3,7 @@
 //! b_j = g_j/dt + ∂g_j/∂t + G_jᵀ v* and no projection). CPU twin: [`crate::reference::joints`].
 //!
 //! A [`Joint`] expands into row blocks ([`Block`], 1–3 rows each, see
-//! `src/solve/rows`, "Joints"). Every step, after collision, `joints_write` writes one
+//! `src/model/rows`, "Joints"). Every step, after collision, `joints_write` writes one
 //! constraint record per block at `contacts[n_contacts + j]` and its offset into the
 //! solver's `rhs`, so the solver's assembly, Jacobi/APGD sweeps, warm start (key
 //! (WORLD, 0, block)) and checkpoints handle them like contacts. The per-body gather uses a

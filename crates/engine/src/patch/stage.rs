@@ -34,7 +34,7 @@ use super::cpu::{cell_affine, cell_velocity, kappa};
 use super::{LugreParams, Twist};
 use crate::collide::ContactRecord;
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
-use crate::solve::rows::{MaterialRow, MODEL_LUGRE_PATCH};
+use crate::model::rows::{MaterialRow, MODEL_LUGRE_PATCH};
 use glam::DVec3;
 
 /// A slot table (header, then key and frozen twist per slot) and its cells, as read back.
@@ -278,7 +278,7 @@ fn v3(x: [f32; 4]) -> DVec3 {
 pub fn patch_polygon(contacts: &[ContactRecord], ci: usize) -> Vec<[f64; 2]> {
     let c = &contacts[ci];
     let n = v3(c.n_gap);
-    let (u, w) = crate::reference::tangent_basis(n);
+    let (u, w) = crate::collide::tangent_basis(n);
     let mut q: Vec<[f64; 2]> = Vec::new();
     for p in contacts[..ci].iter().rev() {
         if p.ids[0] != c.ids[0] || p.ids[1] != c.ids[1] || q.len() == 8 {

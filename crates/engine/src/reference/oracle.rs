@@ -91,7 +91,7 @@ impl DenseCcp {
         }
     }
 
-    /// The convex models' rows (`crate::solve::rows`: Kelvin–Voigt and Hunt–Crossley normal
+    /// The convex models' rows (`crate::model::rows`: Kelvin–Voigt and Hunt–Crossley normal
     /// compliance, bristle tangential compliance and offset): the compliance E (diagonal, per
     /// row) added to N and the assembled right-hand side p (with the models' offsets) in
     /// place of the rigid one, so the problem is min ½ γᵀ (N + E) γ + pᵀ γ over the same cones.

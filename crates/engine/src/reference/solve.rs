@@ -5,10 +5,10 @@
 
 use super::integrate::Body64;
 use super::tangent_basis;
+use crate::model::rows::{self, compliant, MaterialRow};
 use crate::patch::couple::{
     project_patch, PatchModel, PatchRows, PATCH_FEATURE, PATCH_FEATURE_DIST,
 };
-use crate::solve::rows::{self, compliant, MaterialRow};
 use crate::solve::{Cone, Contact, SolverKind, SolverSettings};
 use glam::DVec3;
 
@@ -102,7 +102,7 @@ pub fn project_cone(g: Vec3, mu: f64) -> Vec3 {
     [gn, g[1] * (mu * gn / t), g[2] * (mu * gn / t)]
 }
 
-/// The tanh / LuGre projection (`src/solve/rows`): γ_n ≥ 0 and ‖γ_T‖ ≤ r.
+/// The tanh / LuGre projection (`src/model/rows`): γ_n ≥ 0 and ‖γ_T‖ ≤ r.
 pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
     let t = (g[1] * g[1] + g[2] * g[2]).sqrt();
     let k = if t > r { r / t } else { 1.0 };
@@ -276,7 +276,7 @@ impl<'a> Schur<'a> {
         self
     }
 
-    /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/solve/rows`).
+    /// The product (N + E)γ with E = diag(E_n, E_T, E_T) per contact (`src/model/rows`).
     pub fn with_compliance(mut self, compliance: Vec<Vec3>) -> Self {
         self.compliance = compliance;
         self
@@ -439,7 +439,7 @@ pub fn assemble(
     (p, eta)
 }
 
-/// [`assemble`] with a per-material model table (`crate::solve::rows`): also returns the
+/// [`assemble`] with a per-material model table (`crate::model::rows`): also returns the
 /// compliance (E_n, E_T, E_T) per contact, which adds to the diagonal bound
 /// (3/η = trace + E_n + E_T). The bristle offset −E_T γ_T⁻ and the tanh / LuGre rows, which
 /// need the previous step's records, are added by [`solve_models`].
@@ -505,7 +505,7 @@ struct ExtRows {
     bounds: [f64; 2],
 }
 
-/// Rows 3–5 of a contact (see `crate::solve::rows`, "Rolling and spinning").
+/// Rows 3–5 of a contact (see `crate::model::rows`, "Rolling and spinning").
 fn assemble_ext(
     bodies: &[Body64],
     c: &Contact,
@@ -1197,7 +1197,7 @@ impl Sweeps<'_> {
 }
 
 /// The whole solve + velocity update, mirroring the GPU sweep for sweep. With the exact cone
-/// (`crate::solve::rows`), a sequence of cone problems whose normal offset is corrected by
+/// (`crate::model::rows`), a sequence of cone problems whose normal offset is corrected by
 /// s = μ‖u_T‖, u = Nγ + p, of the previous solution (the first from γ⁰), until no contact's s
 /// moves by more than the tolerance or `max_outer` problems were solved.
 pub fn solve(

@@ -25,15 +25,12 @@
 //! rejected APGD backtracking trial (L ← 2L) counts as an iteration too, so iteration counts of
 //! Jacobi and APGD compare like for like in work.
 
-pub mod defaults;
-pub mod friction;
 pub mod gauss;
-pub mod rows;
 
-pub use friction::FrictionModel;
-pub use rows::Cone;
-pub mod lcp;
-pub mod lemke;
+/// The settings' friction model and cone are the vocabulary's (`crate::model`).
+pub use crate::model::friction::FrictionModel;
+pub use crate::model::rows::Cone;
+use crate::model::{defaults, rows};
 
 use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;
@@ -742,7 +739,7 @@ impl Solve {
     }
 
     /// Joint blocks: `n_blocks` records that the joint stage appends after the contacts
-    /// every step (src/solve/rows, "Joints"), with their per-body lists `jcsr`
+    /// every step (src/model/rows, "Joints"), with their per-body lists `jcsr`
     /// (offsets[0..=bodies], then entries block * 2 + side). 0 blocks: no joint reads at all.
     pub fn set_joints(
         &mut self,

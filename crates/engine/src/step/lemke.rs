@@ -25,10 +25,10 @@ use crate::gpu::{buffers, GpuError};
 use crate::joints::Block;
 use crate::reference::integrate::{to_f64, Body64};
 use crate::reference::joints::write_blocks;
-use crate::reference::solve::Vec3;
-use crate::solve::lcp::{
+use crate::reference::lcp::{
     apply_impulses, apply_impulses_joints, JointPart, LcpFriction, LcpSettings, StepLcp, LEVELS,
 };
+use crate::reference::solve::Vec3;
 use std::time::Instant;
 
 /// How one step's LCP was solved (`lemke.csv`, `realtime.csv`).
@@ -333,7 +333,7 @@ fn staging_size(capacity: u32, bodies: u32) -> u64 {
 impl Simulation {
     /// Switches the contact solve to the exact LCP solver (None: back to the GPU solver).
     /// Needs contacts ([`super::StepSettings::contact`]); otherwise this does nothing. Joints
-    /// set before or after are solved in the same LCP (`solve::lcp`, module `joints`).
+    /// set before or after are solved in the same LCP (`reference::lcp`, module `joints`).
     pub fn set_lemke(&mut self, settings: Option<LcpSettings>) {
         // The CPU path held the bodies: the GPU takes them back.
         if let Some(state) = self.lemke.take().and_then(|l| l.cpu).map(|c| c.state) {

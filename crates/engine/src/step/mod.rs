@@ -14,6 +14,8 @@ mod lemke;
 mod lemke_cpu;
 mod parking;
 mod periodic;
+#[cfg(test)]
+mod shared_ids;
 pub mod stats;
 
 use batched::Snapshot;
@@ -37,8 +39,8 @@ pub struct ContactSetup {
     pub shapes: Vec<BoundaryShape>,
     pub collide: CollideSettings,
     pub solver: SolverSettings,
-    /// Per-material contact model table (`solve::rows::material_row`); empty = all Coulomb.
-    pub models: Vec<crate::solve::rows::MaterialRow>,
+    /// Per-material contact model table (`model::rows::material_row`); empty = all Coulomb.
+    pub models: Vec<crate::model::rows::MaterialRow>,
     /// Grid side of the `lugre_patch` cells (0: no material has the model).
     pub patch_cells: u32,
 }
@@ -208,7 +210,7 @@ impl ContactStages {
         let patch: Vec<u8> = setup
             .models
             .iter()
-            .map(crate::solve::rows::patch_kind)
+            .map(crate::model::rows::patch_kind)
             .collect();
         let spec = collide::Specialisation {
             patches: patch.iter().any(|&p| p > 0),
@@ -262,7 +264,7 @@ impl ContactStages {
         let dist = setup
             .models
             .iter()
-            .any(|r| crate::solve::rows::patch_kind(r) == 2);
+            .any(|r| crate::model::rows::patch_kind(r) == 2);
         if !dist || setup.patch_cells == 0 {
             return Ok(None);
         }

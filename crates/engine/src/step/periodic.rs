@@ -75,7 +75,7 @@ impl Simulation {
     /// only the sphere pair's narrow phase writes the image's velocity into its contacts,
     /// and tanh and LuGre save a slip speed of their own after the assembly, without it.
     fn unsheared(&self, state: &crate::bodies::BodyState, nb: usize) -> Option<String> {
-        use crate::solve::rows::{MODEL_LUGRE, MODEL_TANH};
+        use crate::model::rows::{MODEL_LUGRE, MODEL_TANH};
         if let Some(b) =
             (nb..state.len()).find(|&b| state.info[b][2] != crate::bodies::SHAPE_SPHERE)
         {

@@ -30,10 +30,10 @@ mod joints;
 
 pub use joints::{apply_impulses_joints, JointPart, BILATERAL_REG};
 
+use super::integrate::Body64;
 use super::lemke::{self, LemkeError, LemkeOptions, LemkeSolution};
-use super::Contact;
-use crate::reference::integrate::Body64;
-use crate::reference::solve::{frame, inv_inertia, Schur, Vec3};
+use super::solve::{frame, inv_inertia, Schur, Vec3};
+use crate::solve::Contact;
 use glam::DVec3;
 use nalgebra::{DMatrix, DVector};
 
@@ -73,13 +73,13 @@ impl Default for LcpSettings {
     fn default() -> Self {
         LcpSettings {
             friction: LcpFriction::Pyramid {
-                directions: super::defaults::FRICTION_DIRECTIONS,
+                directions: crate::model::defaults::FRICTION_DIRECTIONS,
             },
             max_pivots: 0,
-            warm_start: super::defaults::WARM_START,
-            recovery_speed: super::defaults::RECOVERY_SPEED,
+            warm_start: crate::model::defaults::WARM_START,
+            recovery_speed: crate::model::defaults::RECOVERY_SPEED,
             relaxed: false,
-            compliance: super::defaults::COMPLIANCE,
+            compliance: crate::model::defaults::COMPLIANCE,
         }
     }
 }
@@ -637,11 +637,11 @@ fn involved(contacts: &[Contact], i: usize, dynamic: &[bool]) -> Vec<(usize, u32
 
 /// The contact frame's u and w from a direction list (recomputed from the normal).
 fn d_u(d: &[DVec3]) -> DVec3 {
-    crate::reference::tangent_basis(d[0]).0
+    super::tangent_basis(d[0]).0
 }
 
 fn d_w(d: &[DVec3]) -> DVec3 {
-    crate::reference::tangent_basis(d[0]).1
+    super::tangent_basis(d[0]).1
 }
 
 /// `v⁺ = v* + M⁻¹ D γ` for every body (non-dynamic bodies keep v*).
@@ -651,5 +651,5 @@ pub fn apply_impulses(
     gamma: &[Vec3],
 ) -> Vec<(DVec3, DVec3)> {
     let dv = Schur::new(bodies, contacts).delta_v(gamma);
-    crate::reference::solve::post_velocities(bodies, &dv)
+    super::solve::post_velocities(bodies, &dv)
 }

@@ -68,7 +68,7 @@
 //!   lane ([`lugre_lane`]).
 //!
 //! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact, bristle, smooth tanh
-//! and point LuGre friction (one file each in `crate::solve::friction`, registered in its
+//! and point LuGre friction (one file each in `crate::model::friction`, registered in its
 //! `LAWS`); the scene builder validates every
 //! parameter with a file:line:field error. The model parameters reach the solver as a
 //! per-material table ([`MaterialRow`], set by `Solve::set_models`, empty = all Coulomb);
@@ -198,7 +198,7 @@
 //! is made safe for capped solves (e.g. the first problem relaxed, corrections only after a
 //! converged one), exact is opt-in; the default cap is 2.
 
-use crate::solve::FrictionModel;
+use crate::model::friction::FrictionModel;
 
 pub mod compliant;
 
@@ -213,14 +213,14 @@ pub enum Cone {
 }
 
 /// Model ids of the row kernels (see the module docs), each declared in its model's file.
-pub use crate::solve::friction::bristle::MODEL_BRISTLE;
-pub use crate::solve::friction::coulomb::MODEL_COULOMB;
-pub use crate::solve::friction::hunt_crossley::MODEL_HUNT_CROSSLEY;
-pub use crate::solve::friction::kelvin_voigt::MODEL_COMPLIANT;
-use crate::solve::friction::layout;
-pub use crate::solve::friction::lugre::{breakaway_ratio, lugre_lane, MODEL_LUGRE};
-pub use crate::solve::friction::lugre_patch::{patch_kind, MODEL_LUGRE_PATCH, MODEL_LUGRE_REDUCED};
-pub use crate::solve::friction::tanh::MODEL_TANH;
+pub use crate::model::friction::bristle::MODEL_BRISTLE;
+pub use crate::model::friction::coulomb::MODEL_COULOMB;
+pub use crate::model::friction::hunt_crossley::MODEL_HUNT_CROSSLEY;
+pub use crate::model::friction::kelvin_voigt::MODEL_COMPLIANT;
+use crate::model::friction::layout;
+pub use crate::model::friction::lugre::{breakaway_ratio, lugre_lane, MODEL_LUGRE};
+pub use crate::model::friction::lugre_patch::{patch_kind, MODEL_LUGRE_PATCH, MODEL_LUGRE_REDUCED};
+pub use crate::model::friction::tanh::MODEL_TANH;
 
 /// The table row of a material's model ([`FrictionModel::material_row`]).
 pub fn material_row(model: &FrictionModel) -> MaterialRow {
@@ -497,13 +497,13 @@ fn lugre_relax(model: PairModel, ext: [f64; 4], mu: f64, w: f64, dt: f64) -> f64
     }
 }
 
-/// κ/σ0 at the save: s/g(s), times the elasto-plastic β(z⁻, z_ss, v⁺) ([`crate::patch::beta`],
+/// κ/σ0 at the save: s/g(s), times the elasto-plastic β(z⁻, z_ss, v⁺) ([`crate::model::elasto_plastic::beta`],
 /// z_ss = g(s)/σ0) when `ext[2]` = the break-away ratio > 0.
 pub fn lugre_rate(model: PairModel, ext: [f64; 4], mu: f64, z: [f64; 2], vt: [f64; 2]) -> f64 {
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
     let g = stribeck(mu, ext[0], ext[1], s);
     let b = if ext[2] > 0.0 {
-        crate::patch::beta(&z, &[g / model.1], &vt, ext[2])
+        crate::model::elasto_plastic::beta(&z, &[g / model.1], &vt, ext[2])
     } else {
         1.0
     };

@@ -2,13 +2,13 @@
 //! the keys it takes and their validation, its material-table row and what its rows need of
 //! the solver's layout), and one registry, [`LAWS`], that the scene loader's parsing, the
 //! material table, the layout flags and the docs' model list are driven from
-//! (`crate::solve::rows` holds the row math the kernels and the f64 twin share).
+//! (`crate::model::rows` holds the row math the kernels and the f64 twin share).
 //!
 //! Adding a model built from existing row kinds (an existing model id's compliance, offset
 //! and projection) touches this file (its `FrictionModel` variant, `mod` line and [`LAWS`]
 //! entry), the model's own file, and its rows in the book's Scene reference.
 
-use crate::solve::rows::MaterialRow;
+use crate::model::rows::MaterialRow;
 
 pub mod bristle;
 pub mod coulomb;
@@ -30,7 +30,7 @@ pub enum FrictionModel {
         stiffness: f64,
     },
     /// Bristle friction with the paper's per-component box |γ_u|, |γ_w| ≤ μ γ_n⁻ as its
-    /// projection (`projection = "box"`; `crate::solve::rows::MODEL_BRISTLE`).
+    /// projection (`projection = "box"`; `crate::model::rows::MODEL_BRISTLE`).
     BristleBox {
         stiffness: f64,
     },
@@ -47,14 +47,14 @@ pub enum FrictionModel {
     },
     /// Kelvin–Voigt with the damping given as a coefficient of restitution e (the damping
     /// ratio ζ(e) of the spring–damper without adhesion; c = 2ζ√(k m*) per contact, see
-    /// `crate::solve::rows::compliant`).
+    /// `crate::model::rows::compliant`).
     CompliantRestitution {
         stiffness: f64,
         restitution: f64,
     },
     /// Hunt–Crossley from physical quantities: Hertz stiffness k = 4/3 E* √R* (n = 1.5) per
     /// contact from Young's modulus E (Pa) and Poisson ratio ν, and the damping from the
-    /// restitution e at the contact's impact speed (`crate::solve::rows::compliant`).
+    /// restitution e at the contact's impact speed (`crate::model::rows::compliant`).
     HuntCrossleyHertz {
         youngs_modulus: f64,
         poisson_ratio: f64,
@@ -104,7 +104,7 @@ pub struct Layout {
     pub state: bool,
     /// A compliant normal row: contacts penetrate by design.
     pub compliant_normal: bool,
-    /// Lanes 3 and 4 are free for cohesion (`crate::solve::rows::with_cohesion`).
+    /// Lanes 3 and 4 are free for cohesion (`crate::model::rows::with_cohesion`).
     pub cohesive: bool,
     /// The patch kind: 0 none, 1 reduced, 2 distributed (collision's `materials[].y`).
     pub patch: u8,

@@ -1,0 +1,59 @@
+//! Every id the Rust stages and their WGSL both name (shapes, motions, joint bits, patch
+//! features, workgroup and colour counts) has one value: the constants naga reads from each
+//! shader (`crate::gpu::layout::wgsl_constants`) against the Rust ones. The check reads the
+//! ids of every stage, so it lives with the step, the one module above all of them (in `gpu`
+//! it would make the plumbing depend on the stages that use it).
+
+#[test]
+fn ids_have_one_value() {
+    use crate::bodies::*;
+    use crate::collide::{scan::SCAN_BLOCK, OVERFLOW_CONTACTS};
+    use crate::joints::{JOINT_ANGULAR, JOINT_BIT, PROJ_BOX, PROJ_LOWER, WORLD};
+    use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
+    use crate::solve::gauss::GS_COLOURS;
+    let shared: &[(&str, u32)] = &[
+        ("SHAPE_SPHERE", SHAPE_SPHERE),
+        ("SHAPE_BOX", SHAPE_BOX),
+        ("SHAPE_PLANE", SHAPE_PLANE),
+        ("SHAPE_BOX_CONTAINER", SHAPE_BOX_CONTAINER),
+        ("SHAPE_CYLINDER_CONTAINER", SHAPE_CYLINDER_CONTAINER),
+        ("SHAPE_SOLID_BOX", SHAPE_SOLID_BOX),
+        ("SHAPE_MESH", SHAPE_MESH),
+        ("SHAPE_CAPSULE", SHAPE_CAPSULE),
+        ("SHAPE_CYLINDER", SHAPE_CYLINDER),
+        ("SHAPE_SOLID_CYLINDER", SHAPE_SOLID_CYLINDER),
+        ("SHAPE_CONVEX", SHAPE_CONVEX),
+        ("SHAPE_CLUMP", SHAPE_CLUMP),
+        ("MOTION_DYNAMIC", MOTION_DYNAMIC),
+        ("MOTION_FIXED", MOTION_FIXED),
+        ("MOTION_KINEMATIC", MOTION_KINEMATIC),
+        ("MOTION_PARKED", MOTION_PARKED),
+        ("JOINT_BIT", JOINT_BIT),
+        ("JOINT_ANGULAR", JOINT_ANGULAR),
+        ("JOINT_PROJ_LOWER", PROJ_LOWER),
+        ("JOINT_PROJ_BOX", PROJ_BOX),
+        ("WORLD", WORLD),
+        ("PATCH_FEATURE", PATCH_FEATURE),
+        ("PATCH_FEATURE_DIST", PATCH_FEATURE_DIST),
+        ("OVERFLOW_CONTACTS", OVERFLOW_CONTACTS),
+        ("GS_COLOURS", GS_COLOURS),
+        ("SCAN_BLOCK", SCAN_BLOCK),
+    ];
+    let mut seen = vec![0; shared.len()];
+    for source in crate::gpu::kernel::SHADERS {
+        for (name, value) in crate::gpu::layout::wgsl_constants(source) {
+            if let Some(k) = shared.iter().position(|(n, _)| *n == name) {
+                let stage = source.name;
+                assert_eq!(
+                    value, shared[k].1,
+                    "{name} in {stage}.wgsl is {value}, Rust says {}",
+                    shared[k].1
+                );
+                seen[k] += 1;
+            }
+        }
+    }
+    for ((name, _), n) in shared.iter().zip(seen) {
+        assert!(n > 0, "no stage declares {name}");
+    }
+}
