@@ -179,7 +179,7 @@ fn report(sc: &scene::Scene, vs: &mut [Variant], steps: u64) {
             "{:<9} {w:>8.1} {sweeps:>12.1} {pen:>10.2e} {ke:>9.2e} {:>8.4} {:>8}",
             v.name,
             -fz / weight,
-            v.sim.budget_redos
+            v.sim.batched.budget_redos
         );
     }
     let shipped = vs.iter().position(|v| v.name == "shipped").unwrap_or(0);

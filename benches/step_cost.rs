@@ -86,7 +86,7 @@ fn main() {
             // `counted`: APGD's step with the count-scaled η (before the plain diagonal).
             sim.set_counted_step(name == "counted");
             // `whole`: every solve records the whole sweep cap (no adaptive budget).
-            sim.adaptive_sweeps = name != "whole";
+            sim.batched.adaptive_sweeps = name != "whole";
             let timed = sim.set_stage_timing(true);
             println!("{name}: timestamps {timed}");
             Variant {
@@ -109,7 +109,7 @@ fn main() {
         let n = BATCH.min((steps - done) as u32);
         for v in &mut vs {
             let budget = v.sim.sweep_budget().unwrap_or(0);
-            let redos = v.sim.budget_redos;
+            let redos = v.sim.batched.budget_redos;
             let t = Instant::now();
             let r = v.sim.advance(n, 1).expect("advance");
             let per = t.elapsed().as_secs_f64() / n as f64;
@@ -119,7 +119,12 @@ fn main() {
             }
             v.wall.extend(std::iter::repeat_n(per, n as usize));
             // A batch redone (with the whole cap) recorded both budgets' sweeps.
-            let budget = budget + if v.sim.budget_redos > redos { v.cap } else { 0 };
+            let budget = budget
+                + if v.sim.batched.budget_redos > redos {
+                    v.cap
+                } else {
+                    0
+                };
             v.budget.extend(std::iter::repeat_n(budget, n as usize));
             v.records.extend(r);
         }
@@ -258,7 +263,7 @@ fn report(vs: &[Variant], steps: u64) {
         wall.push(w);
         println!(
             "{:<8} {w:>8.1} {sweeps:>12.1} {pen:>10.2e} {ke:>9.2e} {:>6}",
-            v.name, v.sim.budget_redos
+            v.name, v.sim.batched.budget_redos
         );
     }
     if vs.len() == 2 {

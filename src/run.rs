@@ -1867,8 +1867,8 @@ fn run_inner(
         measurements: closed.measurements,
         contacts_pvd: closed.contacts_pvd,
         wall_seconds: started.elapsed().as_secs_f64(),
-        capped_steps: sim.capped_steps,
-        budget_redos: sim.budget_redos,
+        capped_steps: sim.batched.capped_steps,
+        budget_redos: sim.batched.budget_redos,
         regrowths: sim.regrowths,
     };
     Ok((report, clock))

@@ -48,8 +48,11 @@ fn run(
 fn same_both_ways(text: &str, scale: f64, batches: u32, per: u32) -> Vec<StepRecord> {
     let (a, ra) = run(text, scale, true, batches, per);
     let (b, rb) = run(text, scale, false, batches, per);
-    assert_eq!(a.fused_batches, batches as u64, "fused run did not fuse");
-    assert_eq!(b.fused_batches, 0, "multi-workgroup run fused");
+    assert_eq!(
+        a.batched.fused_batches, batches as u64,
+        "fused run did not fuse"
+    );
+    assert_eq!(b.batched.fused_batches, 0, "multi-workgroup run fused");
     let sweeps = |r: &[StepRecord]| r.iter().map(|s| s.iterations).collect::<Vec<_>>();
     assert_eq!(sweeps(&ra), sweeps(&rb), "sweeps per step differ");
     let res = |r: &[StepRecord]| r.iter().map(|s| s.residual.to_bits()).collect::<Vec<_>>();

@@ -483,7 +483,7 @@ fn pendulum_period_matches_the_elliptic_integral() {
     let err = (period - exact).abs() / exact;
     eprintln!(
         "pendulum: at most {sweeps} sweeps per step, {} budget redos",
-        sim.budget_redos
+        sim.batched.budget_redos
     );
     eprintln!(
         "pendulum: period {period:.5} s vs exact {exact:.5} s ({:.3} %), energy drift {:.2e} m g L, joint drift {:.2e} L",

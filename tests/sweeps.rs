@@ -27,7 +27,7 @@ fn pour(adaptive: bool, tail: bool) -> Pour {
         setup::step_settings(&scene),
     )
     .unwrap();
-    sim.adaptive_sweeps = adaptive;
+    sim.batched.adaptive_sweeps = adaptive;
     // The budget is what this test checks: the multi-workgroup path (solve_fused loops to
     // convergence and records no budget).
     sim.set_fused_max(0);
@@ -70,7 +70,7 @@ fn adaptive_equals_full(tail: bool) -> Pour {
     assert_same_bodies(&a.sim, &b.sim);
     eprintln!(
         "tail {tail}: budgets {:?}, redone batches {}, sweeps per step {:?}",
-        a.budgets, a.sim.budget_redos, a.iterations
+        a.budgets, a.sim.batched.budget_redos, a.iterations
     );
     a
 }
@@ -83,7 +83,10 @@ fn the_adaptive_sweep_budget_never_changes_a_result() {
 #[test]
 fn sweeps_past_the_budget_finish_in_one_workgroup_with_the_same_result() {
     let a = adaptive_equals_full(true);
-    assert_eq!(a.sim.budget_redos, 0, "a batch was redone with the tail on");
+    assert_eq!(
+        a.sim.batched.budget_redos, 0,
+        "a batch was redone with the tail on"
+    );
     // Some step needed more sweeps than its batch recorded: solve_tail took them.
     let over = a
         .iterations

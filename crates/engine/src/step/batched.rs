@@ -18,12 +18,48 @@ pub(super) struct Snapshot {
     patch: Vec<wgpu::Buffer>,
 }
 
+/// The batched path's own state: what it rolls back to, how it sizes and budgets its batches,
+/// and what it counts.
+pub struct BatchedState {
+    pub(super) snapshot: Option<Snapshot>,
+    /// Whether the contact buffers were sized by a detection on the current state
+    /// ([`Simulation::size_contacts`]); cleared by [`Simulation::restore`].
+    pub(super) contacts_sized: bool,
+    /// Whether the sweeps recorded per solve follow what recent steps needed (default) or
+    /// are always the whole cap (for tests that check the two agree bit for bit).
+    pub adaptive_sweeps: bool,
+    /// How many times a batch was redone because a solve ran out of its sweep budget.
+    pub budget_redos: u32,
+    /// Steps (of this process) whose solve ran the whole iteration cap: not converged to the
+    /// tolerance, or converged on the very last sweep.
+    pub capped_steps: u64,
+    /// Constraints (contacts + joint blocks) up to which a batch's solves run in one
+    /// workgroup ([`Simulation::set_fused_max`]).
+    pub(super) fused_max: u32,
+    /// Batches whose solves ran in one workgroup (solve_fused).
+    pub fused_batches: u64,
+}
+
+impl Default for BatchedState {
+    fn default() -> Self {
+        BatchedState {
+            snapshot: None,
+            contacts_sized: false,
+            adaptive_sweeps: true,
+            budget_redos: 0,
+            capped_steps: 0,
+            fused_max: crate::solve::FUSED_MAX_DEFAULT,
+            fused_batches: 0,
+        }
+    }
+}
+
 impl Simulation {
     /// Solves of up to `max` constraints run in one workgroup (solve_fused; 0: never). The
     /// choice is made per batch from the last batch's largest contact count (before the
     /// first batch: from the body count), and never changes a result, only the cost.
     pub fn set_fused_max(&mut self, max: u32) {
-        self.fused_max = max;
+        self.batched.fused_max = max;
         self.choose_fused(self.first_contact_estimate());
     }
 
@@ -42,7 +78,7 @@ impl Simulation {
     }
 
     pub(super) fn choose_fused(&mut self, contacts: u32) {
-        let max = self.fused_max;
+        let max = self.batched.fused_max;
         if let Some(c) = self.contact.as_mut() {
             let n = contacts.saturating_add(c.solve.joint_blocks());
             c.solve.set_fused(max > 0 && n <= max);
@@ -61,6 +97,7 @@ impl Simulation {
             c.solve.warm_start_parts().iter().map(|p| p.2).collect()
         });
         let stale = self
+            .batched
             .snapshot
             .as_ref()
             .is_none_or(|s| s.warm.iter().map(|w| w.size()).collect::<Vec<_>>() != warm_sizes);
@@ -83,13 +120,13 @@ impl Simulation {
                 .iter()
                 .map(|b| make("snapshot patch cells", b.size()))
                 .collect();
-            self.snapshot = Some(Snapshot {
+            self.batched.snapshot = Some(Snapshot {
                 bodies,
                 warm,
                 patch,
             });
         }
-        let snap = self.snapshot.as_ref().unwrap();
+        let snap = self.batched.snapshot.as_ref().unwrap();
         for (src, dst) in self.body_buffers().iter().zip(&snap.bodies) {
             enc.copy_buffer_to_buffer(src, 0, dst, 0, src.size());
         }
@@ -112,6 +149,7 @@ impl Simulation {
 
     pub(super) fn restore_snapshot(&self) {
         let snap = self
+            .batched
             .snapshot
             .as_ref()
             .expect("snapshot taken before the batch");
@@ -182,7 +220,7 @@ impl Simulation {
             let fused = self.fused_active();
             if !fused && self.adapt_sweep_budget(iterations) {
                 self.restore_snapshot();
-                self.budget_redos += 1;
+                self.batched.budget_redos += 1;
                 continue;
             }
             self.accept_batch(&ring, fused)?;
@@ -225,13 +263,13 @@ impl Simulation {
         }) {
             let cap = c.solve.settings().max_iterations;
             let capped = ring.iter().filter(|st| st.iterations >= cap).count();
-            self.capped_steps += capped as u64;
+            self.batched.capped_steps += capped as u64;
         }
         if let Some(t) = &mut self.timer {
             t.read(&self.ctx, n.min(MAX_TIMED_STEPS))?;
         }
         self.check_patch_slots()?;
-        self.fused_batches += fused as u64;
+        self.batched.fused_batches += fused as u64;
         let contacts: Vec<u32> = ring.iter().map(|st| st.contacts).collect();
         self.grow_ahead(&contacts)?;
         self.choose_fused(contacts.iter().copied().max().unwrap_or(0));
@@ -245,10 +283,10 @@ impl Simulation {
     /// overflow on step 1 would run the whole batch and then redo it; the detection is
     /// step 1's own (positions at the start of the step), so it changes no result.
     pub(super) fn size_contacts(&mut self) -> Result<(), GpuError> {
-        if self.contacts_sized {
+        if self.batched.contacts_sized {
             return Ok(());
         }
-        self.contacts_sized = true;
+        self.batched.contacts_sized = true;
         let Some(c) = self.contact.as_mut() else {
             return Ok(());
         };
@@ -306,7 +344,7 @@ impl Simulation {
         let Some(c) = self
             .contact
             .as_mut()
-            .filter(|c| self.adaptive_sweeps && c.solve.settings().cone == Cone::Relaxed)
+            .filter(|c| self.batched.adaptive_sweeps && c.solve.settings().cone == Cone::Relaxed)
         else {
             return false;
         };

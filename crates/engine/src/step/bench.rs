@@ -146,7 +146,7 @@ impl BenchKnobs for Simulation {
                     break;
                 }
                 c.grow(&ctx, &self.bodies, counts.needed_contacts)?;
-                self.snapshot = None;
+                self.batched.snapshot = None;
                 self.regrowths += 1;
             }
             let mut enc = new_enc();

@@ -447,7 +447,7 @@ impl Simulation {
             let words: Vec<u32> = buffers::map_and_read(&ctx, &staging, (size / 4) as usize)?;
             if words[1] != 0 {
                 c.grow(&ctx, &self.bodies, words[2])?;
-                self.snapshot = None;
+                self.batched.snapshot = None;
                 self.regrowths += 1;
                 continue;
             }

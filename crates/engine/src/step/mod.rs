@@ -18,7 +18,7 @@ mod periodic;
 mod shared_ids;
 pub mod stats;
 
-use batched::Snapshot;
+pub use batched::BatchedState;
 pub use bench::BenchKnobs;
 pub use lemke::LemkeStepLog;
 pub use lemke_cpu::{LemkeStep, CPU_STEP_MAX_BODIES};
@@ -519,30 +519,17 @@ pub struct Simulation {
     integrate: integrate::Integrate,
     stats: stats::Stats,
     contact: Option<ContactStages>,
+    /// The statistics ring every path's steps write and a batch reads back once.
     ring: Option<(wgpu::Buffer, wgpu::Buffer, u64)>,
-    snapshot: Option<Snapshot>,
     step_index: u64,
     timer: Option<StageTimer>,
-    /// How many times a batch was redone after a contact-buffer overflow.
+    /// How many times a batch was redone after a contact-buffer overflow (either path).
     pub regrowths: u32,
-    /// Whether the contact buffers were sized by a detection on the current state
-    /// ([`Simulation::size_contacts`]); cleared by [`Simulation::restore`].
-    contacts_sized: bool,
-    /// Whether the sweeps recorded per solve follow what recent steps needed (default) or
-    /// are always the whole cap (for tests that check the two agree bit for bit).
-    pub adaptive_sweeps: bool,
-    /// How many times a batch was redone because a solve ran out of its sweep budget.
-    pub budget_redos: u32,
-    /// Steps (of this process) whose solve ran the whole iteration cap: not converged to the
-    /// tolerance, or converged on the very last sweep.
-    pub capped_steps: u64,
-    /// The exact LCP solver in place of the GPU solver ([`Simulation::set_lemke`]).
+    /// The batched GPU path's own state (snapshot, sweep budgets, counters).
+    pub batched: batched::BatchedState,
+    /// The exact LCP path's own state, when it replaces the GPU solver
+    /// ([`Simulation::set_lemke`]); with the whole step on the CPU it holds the bodies too.
     lemke: Option<lemke::LemkeStage>,
-    /// Constraints (contacts + joint blocks) up to which a batch's solves run in one
-    /// workgroup ([`Simulation::set_fused_max`]).
-    fused_max: u32,
-    /// Batches whose solves ran in one workgroup (solve_fused).
-    pub fused_batches: u64,
     /// What collision is compiled for beyond shapes and models.
     scope: CollideScope,
     /// The image offsets of a sheared periodic cell ([`Simulation::set_periodic`]).
@@ -586,17 +573,11 @@ impl Simulation {
             stats,
             contact,
             ring: None,
-            snapshot: None,
             step_index: 0,
             timer: None,
             regrowths: 0,
-            contacts_sized: false,
-            adaptive_sweeps: true,
-            budget_redos: 0,
-            capped_steps: 0,
+            batched: batched::BatchedState::default(),
             lemke: None,
-            fused_max: crate::solve::FUSED_MAX_DEFAULT,
-            fused_batches: 0,
             shear: None,
         };
         sim.choose_fused(sim.first_contact_estimate());
@@ -825,7 +806,7 @@ impl Simulation {
         // Room for the contacts seen so far plus every joint row.
         let need = c.collide.capacity() + c.solve.joint_blocks();
         c.grow(&ctx, &self.bodies, need)?;
-        self.snapshot = None;
+        self.batched.snapshot = None;
         self.lemke_sync_joints();
         Ok(())
     }
@@ -888,7 +869,7 @@ impl Simulation {
             *s = state.clone();
         }
         self.step_index = step_index;
-        self.contacts_sized = false;
+        self.batched.contacts_sized = false;
     }
 
     /// Changes gravity from the next step on: a uniform load that varies in time (the LuGre
@@ -1039,7 +1020,7 @@ impl Simulation {
                     .map_err(|e| e.to_string())?;
             }
             self.contact = Some(c);
-            self.snapshot = None;
+            self.batched.snapshot = None;
         }
         if let Some(l) = self.lemke.as_mut().filter(|_| present("lemke_basis")) {
             l.set_basis_bytes(section("lemke_basis")?)?;

@@ -67,7 +67,7 @@ impl Simulation {
                 mapped_at_creation: false,
             }),
         });
-        self.contacts_sized = false;
+        self.batched.contacts_sized = false;
         Ok(())
     }
 
