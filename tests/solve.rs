@@ -662,6 +662,84 @@ fn lugre_apgd_on_gpu_equals_the_f64_twin_on_1000_random_contacts() {
     );
 }
 
+/// A warm-started solve starts from each contact's saved record projected on the contact's own
+/// set, as the twin does: point LuGre and Coulomb contacts, one solve of 20 Jacobi sweeps, then
+/// one of none (it returns its start). The records (γ_n⁻, z_u, z_w, s⁻) carry a bristle state z
+/// also where γ_n⁻ = 0 (a contact that separated), whose start is 0 on its disk: z_w lies in the
+/// state lane a cone's cohesive shift uses, and must not move that start.
+#[test]
+fn warm_started_lugre_starts_where_the_f64_twin_starts() {
+    let ctx = shared_context();
+    let models = lugre_models();
+    let mut pb = random_problem(11, 300, 300);
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for c in &mut pb.contacts {
+        c.ids[3] = (rng.random_range(0..5) << 16) | rng.random_range(0..5);
+    }
+    let first = SolverSettings {
+        warm_start: true,
+        ..settings(SolverKind::Jacobi, 20, 0.0)
+    };
+    let start_only = SolverSettings {
+        max_iterations: 0,
+        ..first
+    };
+    let bodies = bristlecone::bodies::GpuBodies::upload(&ctx, &pb.state).unwrap();
+    let mut solve = Solve::new(&ctx, &bodies, pb.contacts.len() as u32, &first, DT).unwrap();
+    solve.set_models(&ctx, &models).unwrap();
+    let inputs = Inputs::upload(&ctx, &pb);
+    for st in [&first, &start_only] {
+        solve.set_settings(&ctx, st).unwrap();
+        bodies.write(&ctx, &pb.state);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        solve.record(&ctx, &mut enc, inputs.get());
+        ctx.queue.submit([enc.finish()]);
+    }
+    let gpu = solve.read_impulses(&ctx, pb.contacts.len() as u32).unwrap();
+    let b64 = bodies64(&pb);
+    let c = cpu::solve_models(&b64, &pb.contacts, &first, DT as f64, None, &models);
+    let keys: Vec<_> = pb.contacts.iter().map(|c| c.key()).collect();
+    let ws = cpu::WarmStart {
+        keys: &keys,
+        gamma: &c.gamma,
+        saved: &c.saved,
+    };
+    let start = cpu::solve_models(
+        &b64,
+        &pb.contacts,
+        &start_only,
+        DT as f64,
+        Some(ws),
+        &models,
+    );
+    let separated = (0..keys.len())
+        .filter(|&i| c.saved[i][0] == 0.0 && c.saved[i][2] < 0.0)
+        .count();
+    assert!(
+        separated >= 10,
+        "only {separated} separated contacts with z_w < 0"
+    );
+    let scale = max_abs(&start.gamma);
+    assert!(scale > 0.0, "no contact has a warm start");
+    // Per contact: a start is the record's own values (no sweep mixes them), so each is
+    // compared against its own size; a separated contact's start is 0 up to f32 noise.
+    let mut worst: f64 = 0.0;
+    for (i, (g, s)) in gpu.iter().zip(&start.gamma).enumerate() {
+        let size = s.iter().map(|x| x.abs()).fold(0.0, f64::max);
+        for k in 0..3 {
+            let d = (g[k] as f64 - s[k]).abs();
+            worst = worst.max(d / (size + scale));
+            assert!(
+                d <= 1e-5 * size + 1e-7 * scale,
+                "contact {i}: start {g:?}, twin {s:?} (largest start {scale:.3e})"
+            );
+        }
+    }
+    eprintln!(
+        "{separated} separated contacts; worst |Δγ⁰| {worst:.1e} (largest start {scale:.3e})"
+    );
+}
+
 /// Bristle contacts of two stiffnesses and Coulomb ones: E_T = 1/(k_b dt²) is 1–10× the rigid
 /// diagonal, and the second solve's offset comes from the first one's impulses.
 /// Bristle friction with the paper's box projection |γ_u|, |γ_w| ≤ μ γ_n⁻ (the second solve's

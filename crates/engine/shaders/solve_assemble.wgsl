@@ -106,11 +106,6 @@ fn pair_cohesion(mats: u32) -> vec2<f32> {
 // rows::JKR_PULL_OFF: the JKR pull-off force of two spheres is 3/2 π W r_eff.
 const JKR_PULL_OFF: f32 = 4.712389;
 
-// A cone projection with the normal cone shifted to γ_n ≥ −k (cohesion, k = F_c dt).
-fn project_cohesive(g: vec4<f32>, mu: f32, r: f32, k: f32) -> vec4<f32> {
-    return project_contact(g + vec4<f32>(k, 0.0, 0.0, 0.0), mu, r) - vec4<f32>(k, 0.0, 0.0, 0.0);
-}
-
 // A material's LuGre extension (μ_s, v_s, break-away ratio, 0): the ratio is packed in lane 0
 // as 5 + ratio/2 (rows::lugre_lane; 0 = plain LuGre).
 fn lugre_ext(k: u32) -> vec4<f32> {
@@ -261,13 +256,14 @@ fn tangent_compliance(m: vec4<f32>, dt: f32) -> f32 {
 }
 
 // Tangential rows of tanh and LuGre (rows::stateful_rows): compliance, offset, projection
-// disk radius, state (z, dt) and the tangential warm start.
+// (kind and bound, common/solve.wgsl `encode_projection`), the model's state lanes (LuGre: z)
+// and the tangential warm start.
 struct TangentRows {
     e_t: f32,
-    r: f32, // the projection: a disk ‖γ_T‖ ≤ r (with γ_n ≥ 0), or −1 for the contact's cone
-
+    kind: u32, // PROJECTION_*: the contact's cone (of ra.w), a disk or a box
+    r: f32, // the disk's radius or the box's half-width
     off: vec2<f32>,
-    st: vec3<f32>,
+    st: vec2<f32>,
     warm: vec2<f32>,
 }
 
@@ -279,7 +275,7 @@ fn stribeck(mu: f32, ext: vec4<f32>, s: f32) -> f32 {
 
 // From the saved record last = (γ_n⁻, y, z, s⁻), the free tangential velocity vt and μ.
 fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec2<f32>, dt: f32) -> TangentRows {
-    var t = TangentRows(0.0, 0.0, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
+    var t = TangentRows(0.0, PROJECTION_DISK, 0.0, vec2<f32>(0.0), vec2<f32>(0.0), last.yz);
     let gn = last.x;
     let s = last.w;
     if u32(m.x) == MODEL_TANH {
@@ -296,7 +292,7 @@ fn stateful_rows(m: vec4<f32>, ext: vec4<f32>, mu: f32, last: vec4<f32>, vt: vec
     let big = m.y + m.z / dt;
     let c1 = big * a * dt + m.w;
     let c0 = (big * a - m.z / dt) * last.yz;
-    t.st = vec3<f32>(last.yz, dt);
+    t.st = last.yz;
     t.warm = vec2<f32>(0.0);
     if gn > 0.0 {
         t.e_t = 1.0 / (gn * c1);
@@ -434,7 +430,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
             found = true;
         }
     }
-    var t = TangentRows(e_t, -1.0, vec2<f32>(0.0), vec3<f32>(0.0), last.yz);
+    var t = TangentRows(e_t, PROJECTION_CONE, 0.0, vec2<f32>(0.0), vec2<f32>(0.0), last.yz);
     if hc_v0 && live {
         // α = 2χ/(3 v₀) (rows::compliant): the damping needs the impact speed, liveness not.
         let v0 = impact_speed(last.w, c.n_gap.w, dot(n, rel));
@@ -462,22 +458,22 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     if !COUNT_BOUND {
         contacts_put(i, Contact(c.n_gap, c.ra, vec4<f32>(c.rb.xyz, eta), c.ids));
     }
-    let boxed = id == MODEL_BRISTLE && m.w > 0.0;
-    if boxed {
-        // rows::bristle_box: the paper's box |γ_u|, |γ_w| ≤ μ γ_n⁻ (state z = −1 marks it).
+    if id == MODEL_BRISTLE && m.w > 0.0 {
+        // rows::bristle_box: the paper's box |γ_u|, |γ_w| ≤ μ γ_n⁻.
+        t.kind = PROJECTION_BOX;
         t.r = c.ra.w * max(last.x, 0.0);
-        t.st.z = -1.0;
     }
-    if state_on() && t.r < 0.0 && !boxed {
-        // Cohesion: the state's y lane carries F_c dt to the projections (rows::with_cohesion).
+    var shift = 0.0;
+    if state_on() && t.kind == PROJECTION_CONE {
+        // Cohesion: the cone's shift F_c dt (rows::with_cohesion).
         let coh = pair_cohesion(c.ids.w);
         let r_eff = rolling_radius(a, b, ra, rb);
-        t.st.y = (coh.x + JKR_PULL_OFF * coh.y * r_eff) * dt;
+        shift = (coh.x + JKR_PULL_OFF * coh.y * r_eff) * dt;
     }
+    let st = encode_projection(t.st, t.kind, t.r, shift);
     var g0 = vec4<f32>(0.0);
     if found && params.warm_start != 0u {
-        let w0 = vec4<f32>(last.x, t.warm, 0.0);
-        g0 = select(project_cohesive(w0, c.ra.w, t.r, t.st.y), project_box(w0, t.r), boxed);
+        g0 = project_state(vec4<f32>(last.x, t.warm, 0.0), st, c.ra.w);
     }
     g0.w = c.ra.w; // μ for the steps (common/solve_sweep.wgsl `mu_in_w`)
     let p = vec3<f32>(nr.y + dot(n, rel), pt);
@@ -486,7 +482,7 @@ fn assemble(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         gam_put(SEG_AUX * cap + i, vec4<f32>(p.x, 0.0, max(nr.x, 0.0), e_t));
     }
     if state_on() {
-        gam_put(SEG_STATE * cap + i, vec4<f32>(t.st, t.r));
+        gam_put(SEG_STATE * cap + i, st);
     }
 
     gam_put(SEG_GAMMA * cap + i, g0);
@@ -542,8 +538,9 @@ fn save_warm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
                 if ext.z > 0.0 {
                     rec.w = lugre_rate(m, ext, c.ra.w, st.xy, vt);
                 }
-                let k = lugre_relax(m, ext, c.ra.w, rec.w, st.z);
-                rec = vec4<f32>(rec.x, k * (st.xy + st.z * vt), rec.w);
+                let dt = params.dt;
+                let k = lugre_relax(m, ext, c.ra.w, rec.w, dt);
+                rec = vec4<f32>(rec.x, k * (st.xy + dt * vt), rec.w);
             }
         }
     }

@@ -247,16 +247,16 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
 }
 
 // Whether constraint i's set is a Coulomb cone (else a set whose rows separate: a joint's
-// bounds, a disk, a box), and the cone's shift (cohesion; solve_sweep `project_i`).
+// bounds, a disk, a box, a patch's ball), and the cone's shift (cohesion; solve_sweep `project_i`).
 fn cone_of(c: Contact, i: u32) -> vec2<f32> {
-    if is_joint(c.ids.w) {
+    if is_joint(c.ids.w) || is_patch(c) {
         return vec2<f32>(0.0, 0.0);
     }
     if !state_on() {
         return vec2<f32>(1.0, 0.0);
     }
     let st = gam_at(SEG_STATE * params.capacity + i);
-    let cone = st.z >= 0.0 && st.w < 0.0;
+    let cone = projection_kind(st) == PROJECTION_CONE;
     return vec2<f32>(select(0.0, 1.0, cone), select(0.0, st.y, cone));
 }
 

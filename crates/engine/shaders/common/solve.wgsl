@@ -36,7 +36,7 @@ struct SolveParams {
     has_models: u32,
     materials: u32, // entries of the model table (two vec4 each)
     // 1 when the table has a stateful model (LuGre: the state segment of `gam` exists and
-    // holds every contact's cone μ)
+    // holds every contact's projection)
     has_state: u32,
     joint_blocks: u32, // joint blocks appended after the contacts (0: none)
     slop: f32,          // m
@@ -145,12 +145,38 @@ fn project_box(g: vec4<f32>, b: f32) -> vec4<f32> {
     return vec4<f32>(max(g.x, 0.0), clamp(g.yz, vec2<f32>(-b), vec2<f32>(b)), 0.0);
 }
 
-// A contact's projection: the disk of radius r ≥ 0, or (r < 0) its Coulomb cone of μ.
-fn project_contact(g: vec4<f32>, mu: f32, r: f32) -> vec4<f32> {
-    if r < 0.0 {
-        return project_cone(g, mu);
+// A contact's projection set in its state segment vec4 (src/model/rows/projection.rs, the one
+// encoding, whose `Projection::encode` / `decode` these are): z = the kind, w = the disk's
+// radius or the box's half-width (0 for the cone), y = the cone's normal shift (cohesion's
+// F_c dt); x, and y off the cone, are the model's. μ is the record's ra.w. The kind is an
+// exact small integer in f32, so a zeroed segment is the cone.
+const PROJECTION_CONE: u32 = 0u;
+const PROJECTION_DISK: u32 = 1u;
+const PROJECTION_BOX: u32 = 2u;
+
+fn projection_kind(st: vec4<f32>) -> u32 {
+    return u32(st.z);
+}
+
+// The state vec4 with the projection's lanes written over the model's (x, y).
+fn encode_projection(model: vec2<f32>, kind: u32, bound: f32, shift: f32) -> vec4<f32> {
+    if kind == PROJECTION_CONE {
+        return vec4<f32>(model.x, shift, f32(kind), 0.0);
     }
-    return project_disk(g, r);
+    return vec4<f32>(model, f32(kind), bound);
+}
+
+// Projection of g on the set the state vec4 st encodes (μ for the cone).
+fn project_state(g: vec4<f32>, st: vec4<f32>, mu: f32) -> vec4<f32> {
+    let kind = projection_kind(st);
+    if kind == PROJECTION_BOX {
+        return project_box(g, st.w);
+    }
+    if kind == PROJECTION_DISK {
+        return project_disk(g, st.w);
+    }
+    let k = vec4<f32>(st.y, 0.0, 0.0, 0.0);
+    return project_cone(g + k, mu) - k;
 }
 
 // Joint row blocks (src/model/rows, "Joints"): records after the contacts with `ids.w` =

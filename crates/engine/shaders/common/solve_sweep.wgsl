@@ -74,8 +74,8 @@ fn mu_in_w() -> bool {
 }
 
 // Constraint i's projection: a joint block's rule; a contact's cone of ra.w (uniform branch:
-// a table without tanh / LuGre reads nothing more), else the state segment's w gives the disk
-// radius (≥ 0) of tanh and LuGre contacts, −1 for the cone.
+// a table without state reads nothing more); a patch block's guard ball; else the set its
+// state segment encodes (common/solve.wgsl `project_state`).
 fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     if is_joint(c.ids.w) {
         return project_joint(g, c.ids.w, c.ra.w);
@@ -87,16 +87,7 @@ fn project_i(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
         // The guard radius is in aux.x (the state segment's w holds a(s⁻)).
         return project_patch(g, gam_at(SEG_AUX * params.capacity + i).x, c.rb.w);
     }
-    let st = gam_at(SEG_STATE * params.capacity + i);
-    if st.z < 0.0 {
-        return project_box(g, st.w); // bristle box (state (0, 0, −1, μ γ_n⁻))
-    }
-    if st.w < 0.0 {
-        // The cone, shifted by a cohesive pair's F_c dt in the state's y lane (0 without).
-        let k = vec4<f32>(st.y, 0.0, 0.0, 0.0);
-        return project_cone(g + k, c.ra.w) - k;
-    }
-    return project_contact(g, c.ra.w, st.w);
+    return project_state(g, gam_at(SEG_STATE * params.capacity + i), c.ra.w);
 }
 
 // Squared norm of the per-contact projected gradient of γ given its gradient g = Nγ + p.

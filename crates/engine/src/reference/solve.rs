@@ -5,7 +5,7 @@
 
 use super::integrate::Body64;
 use super::tangent_basis;
-use crate::model::rows::{self, compliant, MaterialRow};
+use crate::model::rows::{self, compliant, MaterialRow, Projection};
 use crate::patch::couple::{
     project_patch, PatchModel, PatchRows, PATCH_FEATURE, PATCH_FEATURE_DIST,
 };
@@ -109,15 +109,17 @@ pub fn project_disk(g: Vec3, r: f64) -> Vec3 {
     [g[0].max(0.0), g[1] * k, g[2] * k]
 }
 
-/// A contact's projection: the disk of radius `r` ≥ 0, the cone of μ (r = −1), or a bristle's
-/// box of half-width b (r = −2 − b; on the GPU a flag in the state segment).
-pub fn project_contact(g: Vec3, mu: f64, r: f64) -> Vec3 {
-    if r < -1.5 {
-        rows::project_box(g, -r - 2.0)
-    } else if r < 0.0 {
-        project_cone(g, mu)
-    } else {
-        project_disk(g, r)
+/// A contact's projection on its set (`project_state` in `shaders/common/solve.wgsl`); the
+/// cone shifted to γ_n ≥ −shift is Π(γ + shift e_n) − shift e_n (cohesion, `rows::with_cohesion`).
+pub fn project_contact(g: Vec3, set: Projection) -> Vec3 {
+    match set {
+        Projection::Cone { mu, shift: 0.0 } => project_cone(g, mu),
+        Projection::Cone { mu, shift } => {
+            let p = project_cone([g[0] + shift, g[1], g[2]], mu);
+            [p[0] - shift, p[1], p[2]]
+        }
+        Projection::Disk { radius } => project_disk(g, radius),
+        Projection::Box { half_width } => rows::project_box(g, half_width),
     }
 }
 
@@ -147,16 +149,6 @@ fn joint_mask(flags: u32) -> Vec3 {
         ((flags >> 1) & 1) as f64,
         ((flags >> 2) & 1) as f64,
     ]
-}
-
-/// [`project_contact`] with the normal cone shifted to γ_n ≥ −k: cohesion, k = F_c dt
-/// (`rows::with_cohesion`; `project_i` in `shaders/common/solve_sweep.wgsl`).
-pub fn project_cohesive(g: Vec3, mu: f64, r: f64, k: f64) -> Vec3 {
-    if k == 0.0 {
-        return project_contact(g, mu, r);
-    }
-    let p = project_contact([g[0] + k, g[1], g[2]], mu, r);
-    [p[0] - k, p[1], p[2]]
 }
 
 /// Projection of a joint block's impulse (`project_joint` in `shaders/common/solve.wgsl`).
@@ -472,13 +464,13 @@ struct Assembled {
     eta: Vec<f64>,
     compliance: Vec<Vec3>,
     mu: Vec<f64>,
-    /// Disk radius of tanh / LuGre contacts, −1 for the cone.
-    radius: Vec<f64>,
-    /// A cone contact's cohesion impulse F_c dt (`rows::with_cohesion`; 0 without).
-    cohesion: Vec<f64>,
+    /// A contact's set (None for joint and patch blocks, which have their own rules).
+    projection: Vec<Option<Projection>>,
+    /// A patch block's guard radius (0 for other records).
+    guard: Vec<f64>,
     warm: Vec<Option<Vec3>>,
     models: Vec<(rows::PairModel, [f64; 4])>,
-    state: Vec<[f64; 3]>,
+    state: Vec<[f64; 2]>,
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
     eta_rows: Vec<Vec3>,
     /// The residual's per-row scaling: `eta_rows`, but an APGD contact's count-scaled η
@@ -560,8 +552,8 @@ fn assemble_rows(
         eta: Vec::with_capacity(nc),
         compliance: Vec::with_capacity(nc),
         mu: Vec::with_capacity(nc),
-        radius: Vec::with_capacity(nc),
-        cohesion: vec![0.0; nc],
+        projection: Vec::with_capacity(nc),
+        guard: Vec::with_capacity(nc),
         warm: Vec::with_capacity(nc),
         models: Vec::with_capacity(nc),
         state: Vec::with_capacity(nc),
@@ -604,11 +596,12 @@ fn assemble_rows(
             out.res_rows.push(rows);
             out.compliance.push([0.0; 3]);
             out.mu.push(0.0);
-            out.radius.push(-1.0);
+            out.projection.push(None);
+            out.guard.push(0.0);
             out.warm.push(last);
             out.models
                 .push(((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4]));
-            out.state.push([0.0; 3]);
+            out.state.push([0.0; 2]);
             out.patch.push(None);
             continue;
         }
@@ -683,7 +676,7 @@ fn assemble_rows(
             }
         }
         let l = last.unwrap_or([0.0; 4]);
-        let mut state = [0.0; 3];
+        let mut state = [0.0; 2];
         if hc_v0 && active {
             // α = 2χ/(3 v₀): the damping needs the impact speed (liveness does not).
             let v0 = compliant::impact_speed(l[3], phi, n.dot(rel));
@@ -695,15 +688,12 @@ fn assemble_rows(
         let vt = [u.dot(rel), w.dot(rel)];
         let mut pt = [vt[0] - e_t * l[1], vt[1] - e_t * l[2]];
         let mu = c.ra[3] as f64;
-        let mut radius = -1.0;
+        let mut projection = rows::bristle_box(model, mu, l[0]).unwrap_or(Projection::cone(mu));
         let mut wt = [l[1], l[2]];
-        if let Some(b) = rows::bristle_box(model, mu, l[0]) {
-            radius = -2.0 - b;
-        }
         if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
             e_t = t.e_t;
             pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];
-            radius = t.radius;
+            projection = t.projection;
             wt = t.warm_t;
             state = t.state;
         }
@@ -729,7 +719,7 @@ fn assemble_rows(
         out.compliance.push([e, e_t, e_t]);
         out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
         out.eta.push(eta_step);
-        if radius == -1.0 && !models.is_empty() {
+        if let (Projection::Cone { shift, .. }, false) = (&mut projection, models.is_empty()) {
             let (ma, mb) = rows::contact_materials(c.ids[3]);
             let m = |k: usize| models[k.min(models.len() - 1)];
             let r_eff = rows::rolling_radius(
@@ -738,10 +728,11 @@ fn assemble_rows(
                 a.inv_mass == 0.0,
                 b.inv_mass == 0.0,
             );
-            out.cohesion[i] = rows::pull_off(rows::pair_cohesion(m(ma), m(mb)), r_eff) * dt;
+            *shift = rows::pull_off(rows::pair_cohesion(m(ma), m(mb)), r_eff) * dt;
         }
         out.mu.push(mu);
-        out.radius.push(radius);
+        out.projection.push(Some(projection));
+        out.guard.push(0.0);
         out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
         out.models.push((model, ext));
         out.state.push(state);
@@ -855,12 +846,13 @@ fn assemble_patch(
     out.res_rows.push([eta[0], eta[1], eta[1]]);
     out.compliance.push([pr.e[0], pr.e[1], pr.e[1]]);
     out.mu.push(0.0);
-    out.radius.push(pr.radius);
+    out.projection.push(None);
+    out.guard.push(pr.radius);
     out.warm
         .push(Some(project_patch(pr.warm, pr.radius, model.r)));
     out.models
         .push(((rows::MODEL_LUGRE_REDUCED, s0, s1, s2), ext));
-    out.state.push(pr.z);
+    out.state.push([0.0; 2]); // its state is in `patch`
     out.patch.push(Some((model, pr)));
 }
 
@@ -897,8 +889,9 @@ fn assemble_dist_patch(
         .flatten();
     let model = ((rows::MODEL_LUGRE_PATCH, s0, s1, s2), ext);
     out.mu.push(0.0);
+    out.projection.push(None);
     out.models.push(model);
-    out.state.push([0.0; 3]);
+    out.state.push([0.0; 2]);
     out.patch.push(None);
     out.dist_r.pop();
     out.dist_r.push(Some(r));
@@ -908,7 +901,7 @@ fn assemble_dist_patch(
         out.eta_rows.push([0.0; 3]);
         out.res_rows.push([0.0; 3]);
         out.compliance.push([0.0; 3]);
-        out.radius.push(0.0);
+        out.guard.push(0.0);
         out.warm.push(Some([0.0; 3]));
         return;
     };
@@ -922,7 +915,7 @@ fn assemble_dist_patch(
     out.compliance.push([dr.e[0][0], dr.e[1][1], dr.e[2][2]]);
     out.coupling.pop();
     out.coupling.push([dr.e[0][1], dr.e[0][2], dr.e[1][2]]);
-    out.radius.push(radius);
+    out.guard.push(radius);
     out.warm.push(Some(project_patch(dr.warm, radius, r)));
 }
 
@@ -995,9 +988,8 @@ pub(crate) struct Sweeps<'a> {
     pub(crate) settings: &'a SolverSettings,
     pub(crate) p: &'a [Vec3],
     pub(crate) eta: &'a [f64],
-    mu: &'a [f64],
-    radius: &'a [f64],
-    cohesion: &'a [f64],
+    projection: &'a [Option<Projection>],
+    guard: &'a [f64],
     /// Per-row scaling (a joint block's rows; `[η; 3]` for a contact).
     pub(crate) eta_rows: &'a [Vec3],
     /// The residual's per-row scaling (see `Assembled::res_rows`).
@@ -1024,13 +1016,14 @@ impl Sweeps<'_> {
             return rows::project_rolling(g, b);
         }
         if let Some(r) = self.patch_r[i] {
-            return project_patch(g, self.radius[i], r);
+            return project_patch(g, self.guard[i], r);
         }
-        let c = &self.schur.contacts[i];
-        if is_joint(c, self.schur.joints) {
-            project_joint(g, c.ids[3], c.ra[3] as f64)
-        } else {
-            project_cohesive(g, self.mu[i], self.radius[i], self.cohesion[i])
+        match self.projection[i] {
+            Some(set) => project_contact(g, set),
+            None => {
+                let c = &self.schur.contacts[i];
+                project_joint(g, c.ids[3], c.ra[3] as f64)
+            }
         }
     }
 
@@ -1062,11 +1055,7 @@ impl Sweeps<'_> {
     /// its normal); `None` for the other sets (disk, box, joint rules, patch and rolling
     /// blocks).
     pub(crate) fn cone(&self, i: usize) -> Option<(f64, f64)> {
-        let other = self.ext_bounds[i].is_some()
-            || self.patch_r[i].is_some()
-            || is_joint(&self.schur.contacts[i], self.schur.joints);
-        let r = self.radius[i];
-        (!other && (-1.5..0.0).contains(&r)).then_some((self.mu[i], self.cohesion[i]))
+        self.projection[i].and_then(|set| set.as_cone())
     }
 
     /// Constraint i's per-row scaling of the residual (the tolerance's η).
@@ -1411,8 +1400,8 @@ struct RowSet {
     res_rows: Vec<Vec3>,
     compliance: Vec<Vec3>,
     mu: Vec<f64>,
-    radius: Vec<f64>,
-    cohesion: Vec<f64>,
+    projection: Vec<Option<Projection>>,
+    guard: Vec<f64>,
     ext_bounds: Vec<Option<[f64; 2]>>,
     patch_r: Vec<Option<f64>>,
     coupling: Vec<Vec3>,
@@ -1433,8 +1422,8 @@ impl RowSet {
             res_rows: std::mem::take(&mut asm.res_rows),
             compliance: std::mem::take(&mut asm.compliance),
             mu: std::mem::take(&mut asm.mu),
-            radius: std::mem::take(&mut asm.radius),
-            cohesion: std::mem::take(&mut asm.cohesion),
+            projection: std::mem::take(&mut asm.projection),
+            guard: std::mem::take(&mut asm.guard),
             ext_bounds: vec![None; nc],
             patch_r: asm
                 .patch
@@ -1460,8 +1449,8 @@ impl RowSet {
             rs.res_rows.push([x.eta; 3]);
             rs.compliance.push([0.0; 3]);
             rs.mu.push(0.0);
-            rs.radius.push(-1.0);
-            rs.cohesion.push(0.0);
+            rs.projection.push(None);
+            rs.guard.push(0.0);
             rs.ext_bounds.push(Some(x.bounds));
             rs.patch_r.push(None);
             rs.coupling.push([0.0; 3]);
@@ -1488,10 +1477,10 @@ fn initial_impulses(
             g
         } else if !settings.warm_start {
             continue;
-        } else if is_joint(c, rs.joints) {
-            project_joint(g, c.ids[3], c.ra[3] as f64)
+        } else if let Some(set) = rs.projection[i] {
+            project_contact(g, set)
         } else {
-            project_cohesive(g, rs.mu[i], rs.radius[i], rs.cohesion[i])
+            project_joint(g, c.ids[3], c.ra[3] as f64)
         };
     }
     gamma
@@ -1561,9 +1550,8 @@ fn solve_cone_problems(
             settings,
             p,
             eta: &rs.eta,
-            mu: &rs.mu,
-            radius: &rs.radius,
-            cohesion: &rs.cohesion,
+            projection: &rs.projection,
+            guard: &rs.guard,
             eta_rows: &rs.eta_rows,
             res_rows: &rs.res_rows,
             ext_bounds: &rs.ext_bounds,
@@ -1627,7 +1615,7 @@ fn saved_records(
             let (model, ext) = asm.models[i];
             if is_joint(c, rs.joints) {
                 // A joint block saves its impulse only (no model state; A may be the world).
-                return rows::saved_record(model, ext, 0.0, gamma[i], [0.0; 3], [0.0; 2]);
+                return rows::saved_record(model, ext, 0.0, gamma[i], [0.0; 2], [0.0; 2], dt);
             }
             if let Some((m, pr)) = asm.patch[i] {
                 return m.saved(pr.z, pr.a, patch_twist(c, vel, omega), dt);
@@ -1640,7 +1628,7 @@ fn saved_records(
             let (a, b) = (c.ids[0] as usize, c.ids[1] as usize);
             let rel = (vel[b] + omega[b].cross(rb)) - (vel[a] + omega[a].cross(ra));
             let vt = [u.dot(rel), w.dot(rel)];
-            rows::saved_record(model, ext, rs.mu[i], gamma[i], asm.state[i], vt)
+            rows::saved_record(model, ext, rs.mu[i], gamma[i], asm.state[i], vt, dt)
         })
         .collect()
 }

@@ -1,5 +1,5 @@
-//! Every id the Rust stages and their WGSL both name (shapes, motions, joint bits, patch
-//! features, workgroup and colour counts) has one value: the constants naga reads from each
+//! Every id the Rust stages and their WGSL both name (shapes, motions, joint bits, contact
+//! projection kinds, patch features, workgroup and colour counts) has one value: the constants naga reads from each
 //! shader (`crate::gpu::layout::wgsl_constants`) against the Rust ones. The check reads the
 //! ids of every stage, so it lives with the step, the one module above all of them (in `gpu`
 //! it would make the plumbing depend on the stages that use it).
@@ -9,6 +9,7 @@ fn ids_have_one_value() {
     use crate::bodies::*;
     use crate::collide::{scan::SCAN_BLOCK, OVERFLOW_CONTACTS};
     use crate::joints::{JOINT_ANGULAR, JOINT_BIT, PROJ_BOX, PROJ_LOWER, WORLD};
+    use crate::model::rows::projection::{PROJECTION_BOX, PROJECTION_CONE, PROJECTION_DISK};
     use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
     use crate::solve::gauss::GS_COLOURS;
     let shared: &[(&str, u32)] = &[
@@ -33,6 +34,9 @@ fn ids_have_one_value() {
         ("JOINT_PROJ_LOWER", PROJ_LOWER),
         ("JOINT_PROJ_BOX", PROJ_BOX),
         ("WORLD", WORLD),
+        ("PROJECTION_CONE", PROJECTION_CONE),
+        ("PROJECTION_DISK", PROJECTION_DISK),
+        ("PROJECTION_BOX", PROJECTION_BOX),
         ("PATCH_FEATURE", PATCH_FEATURE),
         ("PATCH_FEATURE_DIST", PATCH_FEATURE_DIST),
         ("OVERFLOW_CONTACTS", OVERFLOW_CONTACTS),

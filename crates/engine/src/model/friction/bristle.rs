@@ -8,7 +8,7 @@ use crate::model::rows::MaterialRow;
 /// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
 /// Coulomb cone with the current γ_n (table lane 3 = 0, the default) or the paper's box
 /// |γ_u|, |γ_w| ≤ μ γ_n⁻ (lane 3 = 1, [`crate::model::rows::bristle_box`]; kept in the state
-/// segment as (0, 0, −1, μ γ_n⁻), the −1 marking the box).
+/// segment as [`crate::model::rows::projection`] encodes it).
 pub const MODEL_BRISTLE: u32 = 2;
 
 /// Its table row `[2, k_b, 0, box]`: lane 3 = 1 selects the box projection (pairs: by min,

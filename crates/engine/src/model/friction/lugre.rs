@@ -12,7 +12,7 @@ use crate::model::rows::MaterialRow;
 /// friction impulse γ_T = −γ_n⁻ l: E_T = 1/(γ_n⁻ c1), offset c0/c1. The state z (2-D, in the
 /// contact's (u, w) frame) and s⁻ replace the tangential impulse in the saved record
 /// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ is formed when the record is saved
-/// ([`crate::model::rows::saved_record`]), from (z, dt) kept in the state segment of `gam` at assembly.
+/// ([`crate::model::rows::saved_record`]), from z kept in the state segment of `gam` at assembly.
 /// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
 /// friction on a contact's first step (no γ_n⁻).
 ///

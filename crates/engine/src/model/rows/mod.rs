@@ -34,11 +34,13 @@
 //!   another binding; written at assembly): x = the
 //!   assembled normal offset before any outer correction (p_n of the book's Architecture page, "The step"), y = the current
 //!   exact-cone correction s = μ‖u_T‖, z = the normal compliance E_n (compliant contact), w = the tangential
-//!   compliance E_T (bristle, tanh, LuGre). Tables with tanh or LuGre add a **state
-//!   segment** (segment 5 of `gam`, allocated only then; written at assembly): LuGre's
-//!   (z, dt) for the bristle update at the save, and in `w` the contact's projection (the
-//!   disk radius of a tanh / LuGre contact, −1 for a cone contact), read by the projections
-//!   behind the uniform flag `params.model.z` (`model.w` counts the joint blocks).
+//!   compliance E_T (bristle, tanh, LuGre). Tables with state (tanh, LuGre, the bristle box,
+//!   Hunt–Crossley's impact speed, cohesion) add a **state segment** (segment 5 of `gam`,
+//!   allocated only then; written at assembly): the contact's projection — its kind, the
+//!   disk's radius or the box's half-width, the cone's cohesive shift — encoded as
+//!   [`projection`] documents, next to the model's own lanes (LuGre's z for the bristle
+//!   update at the save), read by the projections behind the uniform flag `params.model.z`
+//!   (`model.w` counts the joint blocks).
 //! * **its carried state**: what a model needs from the previous step, found by the contact
 //!   key (A, B, feature) exactly like the warm start (sorted keys + binary search) and saved
 //!   with it, so checkpoints and snapshots that copy the warm-start buffer resume
@@ -201,6 +203,9 @@
 use crate::model::friction::FrictionModel;
 
 pub mod compliant;
+pub mod projection;
+
+pub use projection::Projection;
 
 /// The cone the solver projects friction onto.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -403,16 +408,16 @@ pub fn pair_ext(a: MaterialRow, b: MaterialRow) -> [f64; 4] {
 }
 
 /// Tangential rows of a stateful friction model: compliance E_T, offset added to p_T, the
-/// projection's disk radius, the state kept at assembly for the save (LuGre: z, dt) and
-/// the warm start of the tangential impulse.
+/// projection, the state kept at assembly for the save (LuGre: z) and the warm start of the
+/// tangential impulse.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TangentRows {
     pub e_t: f64,
     pub offset: [f64; 2],
-    /// The projection: γ_n ≥ 0 and the disk ‖γ_T‖ ≤ radius (not coupled to the current γ_n,
-    /// so a sliding contact does not lift off as with the relaxed cone).
-    pub radius: f64,
-    pub state: [f64; 3],
+    /// γ_n ≥ 0 and the disk ‖γ_T‖ ≤ radius (not coupled to the current γ_n, so a sliding
+    /// contact does not lift off as with the relaxed cone).
+    pub projection: Projection,
+    pub state: [f64; 2],
     pub warm_t: [f64; 2],
 }
 
@@ -445,8 +450,8 @@ pub fn stateful_rows(
         return Some(TangentRows {
             e_t,
             offset: [0.0; 2],
-            radius,
-            state: [0.0; 3],
+            projection: Projection::Disk { radius },
+            state: [0.0; 2],
             warm_t: [last[1], last[2]],
         });
     }
@@ -475,8 +480,8 @@ pub fn stateful_rows(
     Some(TangentRows {
         e_t,
         offset,
-        radius,
-        state: [z[0], z[1], dt],
+        projection: Projection::Disk { radius },
+        state: z,
         warm_t,
     })
 }
@@ -521,14 +526,16 @@ pub fn stribeck(mu_c: f64, mu_s: f64, v_s: f64, s: f64) -> f64 {
 /// (γ_n, z⁺, s⁺) with z⁺ = (z + dt v_T⁺)/(1 + dt σ0 s⁺/g(s⁺)), the bristle update implicit
 /// in the now known v⁺ (the step's force froze κ at s⁻; with κ at s⁻ here too the state lags
 /// a decelerating slide by one step, which settles low-speed sliding ~10× slower at dt =
-/// 1e-3). `state` = (z, dt) kept at assembly; `mu` the contact's μ (= μ_c).
+/// 1e-3). `state` = the model's lanes kept at assembly (LuGre: z; Hunt–Crossley: v₀); `mu`
+/// the contact's μ (= μ_c); `dt` the step's.
 pub fn saved_record(
     model: PairModel,
     ext: [f64; 4],
     mu: f64,
     gamma: [f64; 3],
-    state: [f64; 3],
+    state: [f64; 2],
     vt: [f64; 2],
+    dt: f64,
 ) -> [f64; 4] {
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
     match model.0 {
@@ -542,11 +549,11 @@ pub fn saved_record(
             } else {
                 s
             };
-            let a = lugre_relax(model, ext, mu, w, state[2]);
+            let a = lugre_relax(model, ext, mu, w, dt);
             [
                 gamma[0],
-                a * (state[0] + state[2] * vt[0]),
-                a * (state[1] + state[2] * vt[1]),
+                a * (state[0] + dt * vt[0]),
+                a * (state[1] + dt * vt[1]),
                 w,
             ]
         }
@@ -554,11 +561,13 @@ pub fn saved_record(
     }
 }
 
-/// The half-width μ γ_n⁻ of a box-projected bristle contact (`projection = "box"`: table lane
-/// 3 = 1, Peiret et al.'s |γ_u|, |γ_w| ≤ μ γ_n⁻ with γ_n⁻ the last normal impulse); None for the
-/// others. `bristle_box` in `solve_assemble.wgsl`.
-pub fn bristle_box(model: PairModel, mu: f64, gn_last: f64) -> Option<f64> {
-    (model.0 == MODEL_BRISTLE && model.3 > 0.0).then(|| mu * gn_last.max(0.0))
+/// The box of half-width μ γ_n⁻ of a box-projected bristle contact (`projection = "box"`:
+/// table lane 3 = 1, Peiret et al.'s |γ_u|, |γ_w| ≤ μ γ_n⁻ with γ_n⁻ the last normal impulse);
+/// None for the others. `assemble` in `solve_assemble.wgsl`.
+pub fn bristle_box(model: PairModel, mu: f64, gn_last: f64) -> Option<Projection> {
+    (model.0 == MODEL_BRISTLE && model.3 > 0.0).then(|| Projection::Box {
+        half_width: mu * gn_last.max(0.0),
+    })
 }
 
 /// The box projection: γ_n ≥ 0 and each tangential component in [−b, b].
