@@ -650,7 +650,7 @@ pub struct TickFormat {
 }
 
 impl TickFormat {
-    /// The format for an axis from `lo` to `hi` with at most [`MAX_TICKS`] labels: plain
+    /// The format for an axis from `lo` to `hi` with at most `MAX_TICKS` labels: plain
     /// decimals for magnitudes from 10⁻³ to 10⁵, scientific otherwise, with one digit at the
     /// decade of the tick spacing (at least the range over `MAX_TICKS`).
     pub fn for_range(lo: f64, hi: f64) -> Self {

@@ -54,7 +54,7 @@ pub struct RunOptions {
     /// Continue from this checkpoint.
     pub resume: Option<PathBuf>,
     /// Restart from this checkpoint of a scene with the same bodies, with the new scene's
-    /// parameters (see [`restart`]).
+    /// parameters (see the `restart` module).
     pub from: Option<PathBuf>,
     /// Replace the outputs of an earlier run in the output directory (otherwise refused, see
     /// [`owner`]).

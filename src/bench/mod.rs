@@ -9,7 +9,7 @@
 //! including their readbacks. The stage split comes from
 //! GPU timestamps around every stage of every measured step when the adapter has them
 //! (`ctx.timestamps`), else from extra steps with every stage submitted and waited for on its
-//! own ([`BenchKnobs::step_stages_wall`](crate::step::BenchKnobs::step_stages_wall), CPU clock; each stage then includes one submission).
+//! own ([`BenchKnobs::step_stages_wall`], CPU clock; each stage then includes one submission).
 //!
 //! Effective bandwidth of a stage = the bytes it must move at least (the model in
 //! [`stage_bytes`]) ÷ its time; it is reported ÷ the copy bandwidth of the adapter measured in

@@ -211,7 +211,7 @@ impl Simulation {
         Ok(())
     }
 
-    /// One batch towards step `total`: at most [`run::MAX_BATCH`] steps, ending at the next
+    /// One batch towards step `total`: at most `run::MAX_BATCH` steps, ending at the next
     /// prescribed-motion change or measurement sample. The caller may stop between batches
     /// (Ctrl-C in Python).
     pub fn step_batch(&mut self, total: u64) -> Result<(), Error> {

@@ -1263,7 +1263,7 @@ pub struct Extra<'a> {
     /// APGD steps with projected Jacobi's count-scaled η instead of the plain diagonal, as
     /// before (`benches/precondition.rs` compares the two).
     pub counted_step: bool,
-    /// Lees–Edwards: the flow axis (unit; zero without shear). A contact's rb[3] is then the
+    /// Lees–Edwards: the flow axis (unit; zero without shear). A contact's `rb[3]` is then the
     /// flow velocity of B's image relative to B, added to B's velocity in the assembly.
     pub shear_flow: [f64; 3],
 }
