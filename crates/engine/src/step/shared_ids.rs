@@ -1,8 +1,9 @@
 //! Every id the Rust stages and their WGSL both name (shapes, motions, joint bits, contact
-//! projection kinds, patch features, workgroup and colour counts) has one value: the constants naga reads from each
-//! shader (`crate::gpu::layout::wgsl_constants`) against the Rust ones. The check reads the
-//! ids of every stage, so it lives with the step, the one module above all of them (in `gpu`
-//! it would make the plumbing depend on the stages that use it).
+//! projection kinds, patch features, workgroup and colour counts) has one value: the
+//! constants naga reads from each shader (`crate::gpu::layout::wgsl_constants`) against the
+//! Rust ones. The check reads the ids of every stage, so it lives with the step, the one
+//! module above all of them (in `gpu` it would make the plumbing depend on the stages that
+//! use it).
 
 #[test]
 fn ids_have_one_value() {
