@@ -30,7 +30,15 @@
 // blocks of them, one dispatch each, on a CPU adapter, where llvmpipe silently ends an
 // invocation's loops after 65 535 iterations in all and every boundary runs some (the loops
 // of every narrow phase the stage holds, once each even when no lane takes them).
-@group(0) @binding(10) var<uniform> wall_range: vec4<u32>;
+// The boundaries one dispatch covers, [first, end) (src/collide `wall_ranges`).
+struct WallRange {
+    first: u32,
+    end: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(10) var<uniform> wall_range: WallRange;
 
 const NONE: u32 = 0xffffffffu;
 
@@ -1018,8 +1026,8 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     // compile it twice, for every pipeline set). Count: every boundary against grain j;
     // write: one row.
     var j = layered_index(gid, nwg);
-    var w0 = wall_range.x;
-    var w1 = wall_range.y;
+    var w0 = wall_range.first;
+    var w1 = wall_range.end;
     var base = 0u;
     if write {
         let r = first_of_row(j);

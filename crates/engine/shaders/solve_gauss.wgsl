@@ -57,7 +57,16 @@
 @group(0) @binding(15) var<storage, read_write> colour_count: array<atomic<u32>>;
 // x = the colour this dispatch sweeps, y = the colouring round (256 B apart in one buffer,
 // chosen per dispatch by the offset: src/solve `gauss`).
-@group(0) @binding(16) var<uniform> phase: vec4<u32>; // dynamic offset
+// Which colour a sweep's dispatch solves, or which round a colouring dispatch decides (both
+// k in the k-th of the buffer's 256-byte slots, bound at a dynamic offset: src/solve/gauss.rs).
+struct Phase {
+    colour: u32,
+    round: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(16) var<uniform> phase: Phase; // dynamic offset
 // Per constraint: the previous sweep's result (the momentum's γ_{k−1}); then per constraint
 // its block's diagonal majorant D (`block_diagonal`, set once per solve by `colour_sort`: it
 // depends on the bodies' poses, masses and the compliance only). The previous sweep's Δv is
@@ -134,14 +143,14 @@ fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     }
 }
 
-// One Jones–Plassmann round (phase.y = the round).
+// One Jones–Plassmann round (`phase.round`).
 @compute @workgroup_size(256)
 fn colour_round(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
     if i >= scal.n_contacts || colour[i] != UNCOLOURED {
         return;
     }
-    let round = phase.y;
+    let round = phase.round;
     let c = contacts_at(i);
     let a = scan_body(i, c.ids.x, round);
     let b = scan_body(i, c.ids.y, round);
@@ -349,11 +358,11 @@ fn visit(i: u32, left_over: bool) {
 // Projected Jacobi's safe relaxation with the count-scaled η (solve_assemble's header).
 const JACOBI_OMEGA: f32 = 0.6;
 
-// Colour phase.x of a sweep, over its list (the dispatch covers it: `colour_args`).
+// Colour `phase.colour` of a sweep, over its list (the dispatch covers it: `colour_args`).
 @compute @workgroup_size(256)
 fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let t = linear_index(gid, nwg);
-    let k = phase.x;
+    let k = phase.colour;
     if t >= atomicLoad(&colour_count[k]) {
         return;
     }

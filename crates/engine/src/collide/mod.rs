@@ -281,6 +281,15 @@ struct Binds {
 /// last of 3000 solid boxes got no contact at all when one dispatch held every boundary.
 pub const WALL_BLOCK_CPU: u32 = 128;
 
+/// The boundaries one wall dispatch covers, [first, end) (`WallRange` in collide_walls.wgsl).
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct WallRange {
+    first: u32,
+    end: u32,
+    _pad: [u32; 2],
+}
+
 /// The `wall_range` uniforms of the walls stage's count dispatches: every boundary in one on
 /// a GPU, blocks of [`WALL_BLOCK_CPU`] on a CPU adapter.
 fn wall_ranges(ctx: &GpuContext, nb: u32) -> Vec<wgpu::Buffer> {
@@ -292,7 +301,11 @@ fn wall_ranges(ctx: &GpuContext, nb: u32) -> Vec<wgpu::Buffer> {
     (0..nb.max(1))
         .step_by(block as usize)
         .map(|w0| {
-            let range = [w0, (w0 + block).min(nb), 0, 0];
+            let range = WallRange {
+                first: w0,
+                end: (w0 + block).min(nb),
+                _pad: [0; 2],
+            };
             buffers::uniform_from(ctx, "walls range", &range)
         })
         .collect()
@@ -1479,4 +1492,6 @@ fn records_have_the_shaders_layout() {
             cell,
         }),
     );
+    let range = rust_words!(WallRange { first, end, _pad });
+    check("collide_walls", "WallRange", range);
 }

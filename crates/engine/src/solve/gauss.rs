@@ -78,14 +78,29 @@ pub(super) fn previous_buffer(
     buffers::storage_zeroed(ctx, "solve previous sweep", rows * 16)
 }
 
-/// The phase uniforms: index k's 256 B hold (k, k, 0, 0) — colour k of a sweep, round k of
-/// the colouring.
+/// One phase uniform (`Phase` in solve_gauss.wgsl): the colour a sweep's dispatch solves and
+/// the round a colouring dispatch decides.
+#[repr(C)]
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct Phase {
+    colour: u32,
+    round: u32,
+    _pad: [u32; 2],
+}
+
+/// The phase uniforms: slot k (256 B apart, bound at a dynamic offset) holds colour k of a
+/// sweep and round k of the colouring.
 pub(super) fn phase_buffer(ctx: &GpuContext) -> wgpu::Buffer {
     const WORDS: usize = (PHASE_STRIDE / 4) as usize;
     let mut words = [0u32; WORDS * PHASES as usize];
     for k in 0..PHASES {
-        words[k as usize * WORDS] = k;
-        words[k as usize * WORDS + 1] = k;
+        let phase = Phase {
+            colour: k,
+            round: k,
+            _pad: [0; 2],
+        };
+        let at = k as usize * WORDS;
+        words[at..at + 4].copy_from_slice(bytemuck::cast_slice(&[phase]));
     }
     buffers::uniform_from(ctx, "solve gauss phases", &words)
 }
@@ -192,4 +207,20 @@ impl Solve {
         }
         kernel.dispatch_indirect_at(p, "gauss_finish", b, args, super::ARGS_ALL);
     }
+}
+
+/// The phase uniform has one layout in Rust and in its shader.
+#[cfg(test)]
+#[test]
+fn phase_has_the_shaders_layout() {
+    use crate::gpu::layout::{check, rust_words};
+    check(
+        "solve_gauss",
+        "Phase",
+        rust_words!(Phase {
+            colour,
+            round,
+            _pad
+        }),
+    );
 }
