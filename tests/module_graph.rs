@@ -8,8 +8,9 @@
 //! cycle, or a module joining a listed one, fails; so does a listed cycle that is gone (take
 //! it off the list, it may not come back).
 //!
-//! The engine's vocabulary (`crates/engine/src/model`) is the first to become a crate of its
-//! own: it may use only the top-level modules in [`VOCABULARY_USES`] and may not name `wgpu`.
+//! The engine's vocabulary is a crate of its own (`crates/model`, re-exported by the engine as
+//! `model`): its manifest lists no dependency (so Cargo keeps it free of the engine and of
+//! `wgpu`), and its code may not name an engine module or `wgpu` either.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -20,9 +21,9 @@ type Graph = BTreeMap<String, BTreeSet<String>>;
 /// Cycles still present, per crate source folder (relative to the workspace root).
 const KNOWN_CYCLES: &[(&str, &[&str])] = &[];
 
-/// The engine's vocabulary module: the models, their parameters and the row math, below every
+/// The engine's vocabulary crate: the models, their parameters and the row math, below every
 /// GPU stage and CPU implementation.
-const VOCABULARY: &str = "crates/engine/src/model";
+const VOCABULARY: &str = "crates/model/src";
 
 /// The other top-level engine modules the vocabulary may use: none, so that it can move into
 /// its own crate with no dependency on the engine.
@@ -278,6 +279,12 @@ fn the_vocabulary_uses_no_other_engine_module_and_no_wgpu() {
             (path, depth, text)
         })
         .collect();
+    let manifest = std::fs::read_to_string(root().join("crates/model/Cargo.toml")).unwrap();
+    let dependencies = manifest.split("[dependencies]").nth(1).unwrap_or("");
+    assert!(
+        dependencies.lines().all(|l| l.trim().is_empty() || l.starts_with('#')),
+        "crates/model/Cargo.toml must list no dependency:\n{dependencies}"
+    );
     let found = vocabulary_violations(&files, &engine_modules);
     assert!(
         found.is_empty(),

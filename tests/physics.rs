@@ -463,8 +463,8 @@ fn a_three_sphere_pyramid_holds_with_friction_and_collapses_without() {
 /// maximum penetration of every step is below 1 % of the smallest radius (4e-5 m).
 /// What is left (~2e-7 J ≈ 4e-7 of the peak on lavapipe) includes spin about the vertical
 /// of floor-layer grains: a point contact with a Coulomb cone has no spinning friction, so
-/// nothing in this model stops that spin (rolling/spinning friction rows are a later
-/// issue). The bed is at rest by ~0.8 s (KE 2.6e-7 J at
+/// nothing in this model stops that spin (spinning resistance, `spinning_friction`, is the
+/// material key that would). The bed is at rest by ~0.8 s (KE 2.6e-7 J at
 /// 0.79 s on lavapipe; 3.5e-6 of the peak at 0.73 s, 1.1e-5 at 0.67 s).
 /// The envelope (2 mm = 0.5 r_min) covers one step's approach at the ~1.5 m/s impact speed
 /// (dt = 1e-3 s), which the CCP needs to prevent penetration.

@@ -8,7 +8,7 @@
 //! * bounded penetration: the `max_penetration` column of `stats.csv` stays below 10 % of the
 //!   smallest grain radius at every step (the scenes cap the solver at 50–100 sweeps; during
 //!   the hopper's discharge the unconverged residual, ~0.1 m/s, lets grains overlap by up to
-//!   ~7 % of r_min — the issue-4 solver work is what tightens this),
+//!   ~7 % of r_min; more sweeps or `gauss_seidel` tighten this),
 //!
 //! plus one physical check per scene on its measurements. The hopper's discharge rate is
 //! checked for steadiness with `measure::steady_rate`'s quarter-slope rule and printed with

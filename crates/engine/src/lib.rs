@@ -2,8 +2,9 @@
 //! `wgpu` (collision, the CCP solver, joints, contact patches, integration), the
 //! [`step::Simulation`] that records them, a plain f64 CPU twin of every stage in
 //! [`reference`](mod@reference) that the tests compare against (with the exact CPU path,
-//! Lemke's algorithm and the LCP of a step), and the vocabulary both read in [`model`]: the
-//! friction models, the row math in f64 and the solver defaults, with no `wgpu`.
+//! Lemke's algorithm and the LCP of a step). Both read the vocabulary, the crate
+//! `bristlecone-model`, re-exported as [`model`]: the friction models, the row math in f64 and
+//! the solver defaults, with no `wgpu`.
 //!
 //! The engine takes bodies ([`bodies::BodyState`]) and an engine configuration
 //! ([`step::StepSettings`]); it never reads a scene file. The app crate `bristlecone` turns a
@@ -15,8 +16,10 @@ pub mod collide;
 pub mod convex;
 pub mod gpu;
 pub mod joints;
-pub mod model;
 pub mod patch;
 pub mod reference;
 pub mod solve;
 pub mod step;
+
+/// The vocabulary crate under the path the engine's modules have always used for it.
+pub use bristlecone_model as model;

@@ -2,13 +2,13 @@
 //! state the contact's last tangential impulse.
 
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::model::rows::MaterialRow;
+use crate::rows::MaterialRow;
 
 /// Bristle friction (Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
 /// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the
 /// Coulomb cone with the current γ_n (table lane 3 = 0, the default) or the paper's box
-/// |γ_u|, |γ_w| ≤ μ γ_n⁻ (lane 3 = 1, [`crate::model::rows::bristle_box`]; kept in the state
-/// segment as [`crate::model::rows::projection`] encodes it).
+/// |γ_u|, |γ_w| ≤ μ γ_n⁻ (lane 3 = 1, [`crate::rows::bristle_box`]; kept in the state
+/// segment as [`crate::rows::projection`] encodes it).
 pub const MODEL_BRISTLE: u32 = 2;
 
 /// Its table row `[2, k_b, 0, box]`: lane 3 = 1 selects the box projection (pairs: by min,

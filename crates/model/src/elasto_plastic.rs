@@ -1,7 +1,7 @@
 //! The elasto-plastic extension of LuGre (Dupont et al. 2002, in the planar form of Arslan
 //! Waltersson & Karayiannidis): the factor β that turns the bristle deflection rate off below
 //! the break-away deflection. Shared by the solver's LuGre rows (`super::rows`) and the
-//! patch models (`crate::patch`), so it lives with the vocabulary both read.
+//! patch models (`bristlecone_engine::patch`), so it lives with the vocabulary both read.
 
 /// The elasto-plastic factor β(z, z_ss, v) (Arslan Waltersson & Karayiannidis eqs. 16–18, any dimension): 0 below
 /// the break-away deflection, a sine ramp up to the steady-state deflection |z_ss|, 1 above

@@ -2,13 +2,13 @@
 //! the keys it takes and their validation, its material-table row and what its rows need of
 //! the solver's layout), and one registry, [`LAWS`], that the scene loader's parsing, the
 //! material table, the layout flags and the docs' model list are driven from
-//! (`crate::model::rows` holds the row math the kernels and the f64 twin share).
+//! (`crate::rows` holds the row math the kernels and the f64 twin share).
 //!
 //! Adding a model built from existing row kinds (an existing model id's compliance, offset
 //! and projection) touches this file (its `FrictionModel` variant, `mod` line and [`LAWS`]
 //! entry), the model's own file, and its rows in the book's Scene reference.
 
-use crate::model::rows::MaterialRow;
+use crate::rows::MaterialRow;
 
 pub mod bristle;
 pub mod coulomb;
@@ -30,7 +30,7 @@ pub enum FrictionModel {
         stiffness: f64,
     },
     /// Bristle friction with the paper's per-component box |γ_u|, |γ_w| ≤ μ γ_n⁻ as its
-    /// projection (`projection = "box"`; `crate::model::rows::MODEL_BRISTLE`).
+    /// projection (`projection = "box"`; `crate::rows::MODEL_BRISTLE`).
     BristleBox {
         stiffness: f64,
     },
@@ -47,14 +47,14 @@ pub enum FrictionModel {
     },
     /// Kelvin–Voigt with the damping given as a coefficient of restitution e (the damping
     /// ratio ζ(e) of the spring–damper without adhesion; c = 2ζ√(k m*) per contact, see
-    /// `crate::model::rows::compliant`).
+    /// `crate::rows::compliant`).
     CompliantRestitution {
         stiffness: f64,
         restitution: f64,
     },
     /// Hunt–Crossley from physical quantities: Hertz stiffness k = 4/3 E* √R* (n = 1.5) per
     /// contact from Young's modulus E (Pa) and Poisson ratio ν, and the damping from the
-    /// restitution e at the contact's impact speed (`crate::model::rows::compliant`).
+    /// restitution e at the contact's impact speed (`crate::rows::compliant`).
     HuntCrossleyHertz {
         youngs_modulus: f64,
         poisson_ratio: f64,
@@ -74,7 +74,7 @@ pub enum FrictionModel {
         breakaway_ratio: Option<f64>,
     },
     /// The reduced planar LuGre model on face–face contact patches (book: Contact patches,
-    /// `crate::patch::couple`), parameters as LuGre's (per unit normal load).
+    /// `bristlecone_engine::patch::couple`), parameters as LuGre's (per unit normal load).
     LuGreReduced {
         sigma0: f64,
         sigma1: f64,
@@ -82,9 +82,9 @@ pub enum FrictionModel {
         mu_static: f64,
         v_stribeck: f64,
     },
-    /// The distributed planar LuGre model (Arslan Waltersson & Karayiannidis) on face–face contact patches (issue
-    /// #11, `crate::patch::stage`): a `cells × cells` grid of bristles per patch, stepped on
-    /// the GPU; parameters as LuGre's (per unit normal load).
+    /// The distributed planar LuGre model (Arslan Waltersson & Karayiannidis) on face–face
+    /// contact patches (`bristlecone_engine::patch::stage`): a `cells × cells` grid of
+    /// bristles per patch, stepped on the GPU; parameters as LuGre's (per unit normal load).
     LuGrePatch {
         sigma0: f64,
         sigma1: f64,
@@ -104,7 +104,7 @@ pub struct Layout {
     pub state: bool,
     /// A compliant normal row: contacts penetrate by design.
     pub compliant_normal: bool,
-    /// Lanes 3 and 4 are free for cohesion (`crate::model::rows::with_cohesion`).
+    /// Lanes 3 and 4 are free for cohesion (`crate::rows::with_cohesion`).
     pub cohesive: bool,
     /// The patch kind: 0 none, 1 reduced, 2 distributed (collision's `materials[].y`).
     pub patch: u8,

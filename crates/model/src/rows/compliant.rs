@@ -25,7 +25,7 @@
 //! or damping and restitution) is refused by the scene builder.
 
 use super::{rolling_radius, PairModel, MODEL_COMPLIANT, MODEL_HUNT_CROSSLEY};
-use crate::model::rows::MaterialRow;
+use crate::rows::MaterialRow;
 
 /// The smallest impact speed a Hunt–Crossley contact with restitution takes (m/s): a contact
 /// that forms at rest is then strongly damped (α = 2χ/(3 V0_MIN)) rather than α = ∞.

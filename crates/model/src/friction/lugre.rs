@@ -3,7 +3,7 @@
 //! ([`super::lugre_patch`]).
 
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys, Num};
-use crate::model::rows::MaterialRow;
+use crate::rows::MaterialRow;
 
 /// Point LuGre (Arslan Waltersson & Karayiannidis with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
 /// contact's μ, Stribeck exponent 2): the implicit bristle update (book: Contact models, "Models as rows") with κ =
@@ -12,13 +12,13 @@ use crate::model::rows::MaterialRow;
 /// friction impulse γ_T = −γ_n⁻ l: E_T = 1/(γ_n⁻ c1), offset c0/c1. The state z (2-D, in the
 /// contact's (u, w) frame) and s⁻ replace the tangential impulse in the saved record
 /// (γ_n, z_u, z_w, s⁻), so checkpoints carry them; z⁺ is formed when the record is saved
-/// ([`crate::model::rows::saved_record`]), from z kept in the state segment of `gam` at assembly.
+/// ([`crate::rows::saved_record`]), from z kept in the state segment of `gam` at assembly.
 /// Projection: γ_n ≥ 0 and a guard disk ‖γ_T‖ ≤ (2 μ_s + (σ1 + σ2) ‖v*_T‖) γ_n⁻; no
 /// friction on a contact's first step (no γ_n⁻).
 ///
 /// **Elasto-plastic variant** (Dupont et al. 2002, as Arslan Waltersson & Karayiannidis eqs. 16–18; table lane 0 =
 /// 5 + ratio/2, see [`lugre_lane`]): κ = β(z, v) σ0 s/g(s) with the paper's
-/// multi-dimensional β ([`crate::model::elasto_plastic::beta`], the patch model's formula): 0 while ‖z‖ ≤
+/// multi-dimensional β ([`crate::elasto_plastic::beta`], the patch model's formula): 0 while ‖z‖ ≤
 /// z_ba = ratio × z_ss (z_ss = g(s)/σ0), a sine ramp up to z_ss, 1 beyond, times
 /// (ẑ·v̂ + 1)/2. The save evaluates β at (z⁻, v⁺) and stores κ⁺/σ0 = β s⁺/g(s⁺) in the
 /// record's `w` lane instead of s⁺ (the next step's frozen κ needs β, whose direction

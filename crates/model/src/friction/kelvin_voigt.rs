@@ -1,8 +1,8 @@
 //! Kelvin–Voigt compliant normal contact (`kind = "compliant"`), given as a stiffness and a
-//! damping or a stiffness and a coefficient of restitution (`crate::model::rows::compliant`).
+//! damping or a stiffness and a coefficient of restitution (`crate::rows::compliant`).
 
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::model::rows::{compliant, MaterialRow};
+use crate::rows::{compliant, MaterialRow};
 
 /// Kelvin–Voigt compliant normal contact (Song et al. 2001): E_n = 1/(dt² k + dt c) on row 0, normal
 /// offset Φ/(dt + c/k) instead of max(Φ/dt, −v_recover) while penetrating; Coulomb cone.

@@ -1,6 +1,6 @@
 //! The one table of solver defaults. The scene file's `[solver]` section
-//! (`bristlecone::scene`), [`crate::solve::SolverSettings::default`] and
-//! [`crate::reference::lcp::LcpSettings::default`] all read their defaults here, so a scene that leaves a key out and an engine user who leaves a field at its
+//! (`bristlecone::scene`), `bristlecone_engine::solve::SolverSettings::default` and
+//! `bristlecone_engine::reference::lcp::LcpSettings::default` all read their defaults here, so a scene that leaves a key out and an engine user who leaves a field at its
 //! default get the same solve; the book's scene reference lists the same values
 //! (`tests/docs.rs` checks the table against it).
 
@@ -15,7 +15,7 @@ pub const GAUSS_SEIDEL_OMEGA: f64 = 1.0;
 /// `recovery_speed`: cap (m/s) on the speed at which a penetration is pushed out.
 pub const RECOVERY_SPEED: f64 = 0.1;
 /// `slop` per smallest body radius: the slop scales with the grains, so the engine, which
-/// sees no radius in [`crate::solve::SolverSettings::default`], defaults to the classic 0.
+/// sees no radius in `bristlecone_engine::solve::SolverSettings::default`, defaults to the classic 0.
 pub const SLOP_PER_RADIUS: f64 = 1e-4;
 /// `stabilisation`: β, the fraction of a penetration beyond the slop pushed out per step.
 pub const STABILISATION: f64 = 1.0;

@@ -2,7 +2,7 @@
 //! contact's μ, no compliance; the default model.
 
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::model::rows::MaterialRow;
+use crate::rows::MaterialRow;
 
 /// Model id of the rigid Coulomb contact.
 pub const MODEL_COULOMB: u32 = 0;

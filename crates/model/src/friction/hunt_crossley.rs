@@ -1,9 +1,9 @@
 //! Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇), given by its parameters or as
 //! physical quantities (Hertz stiffness from E and ν, damping from a restitution:
-//! `crate::model::rows::compliant`).
+//! `crate::rows::compliant`).
 
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys, Num};
-use crate::model::rows::{compliant, MaterialRow};
+use crate::rows::{compliant, MaterialRow};
 
 /// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
 /// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with

@@ -5,7 +5,7 @@
 //! Every constraint the solver sees — a contact today; a joint, a LuGre patch or a shape
 //! contact later — is one **row block** of 1–6 scalar rows. A block is described by:
 //!
-//! * **its record** (the 64-byte [`crate::collide::ContactRecord`] for contacts): bodies A < B,
+//! * **its record** (the 64-byte `bristlecone_engine::collide::ContactRecord` for contacts): bodies A < B,
 //!   normal n, lever arms r_A, r_B, gap Φ, μ in `ra.w`, materials in `ids.w`. The Jacobian is
 //!   never stored: rows 0–2 are `[n; u; w]` linear and `[r×n; r×u; r×w]` angular (u, w the
 //!   deterministic `tangent_u/tangent_w(n)`); rows 3–5, when present, are angular only
@@ -70,7 +70,7 @@
 //!   lane ([`lugre_lane`]).
 //!
 //! Solved: Coulomb, Kelvin–Voigt and Hunt–Crossley compliant contact, bristle, smooth tanh
-//! and point LuGre friction (one file each in `crate::model::friction`, registered in its
+//! and point LuGre friction (one file each in `crate::friction`, registered in its
 //! `LAWS`); the scene builder validates every
 //! parameter with a file:line:field error. The model parameters reach the solver as a
 //! per-material table ([`MaterialRow`], set by `Solve::set_models`, empty = all Coulomb);
@@ -125,7 +125,7 @@
 
 //! # Joints (book: Joints; Peiret et al.; Negrut et al. 2017)
 //!
-//! A joint (`crate::joints::Joint`) expands into **row blocks** of 1–3 rows, one constraint
+//! A joint (`bristlecone_engine::joints::Joint`) expands into **row blocks** of 1–3 rows, one constraint
 //! record each, appended after the step's contacts by the joint stage
 //! (`shaders/joints_write.wgsl`): block j is constraint `counts[0] + j`; the solver's
 //! constraint count is `counts[0] + params.model.w` (`model.w` = joint blocks, a uniform; 0
@@ -200,7 +200,7 @@
 //! is made safe for capped solves (e.g. the first problem relaxed, corrections only after a
 //! converged one), exact is opt-in; the default cap is 2.
 
-use crate::model::friction::FrictionModel;
+use crate::friction::FrictionModel;
 
 pub mod compliant;
 pub mod projection;
@@ -218,14 +218,14 @@ pub enum Cone {
 }
 
 /// Model ids of the row kernels (see the module docs), each declared in its model's file.
-pub use crate::model::friction::bristle::MODEL_BRISTLE;
-pub use crate::model::friction::coulomb::MODEL_COULOMB;
-pub use crate::model::friction::hunt_crossley::MODEL_HUNT_CROSSLEY;
-pub use crate::model::friction::kelvin_voigt::MODEL_COMPLIANT;
-use crate::model::friction::layout;
-pub use crate::model::friction::lugre::{breakaway_ratio, lugre_lane, MODEL_LUGRE};
-pub use crate::model::friction::lugre_patch::{patch_kind, MODEL_LUGRE_PATCH, MODEL_LUGRE_REDUCED};
-pub use crate::model::friction::tanh::MODEL_TANH;
+pub use crate::friction::bristle::MODEL_BRISTLE;
+pub use crate::friction::coulomb::MODEL_COULOMB;
+pub use crate::friction::hunt_crossley::MODEL_HUNT_CROSSLEY;
+pub use crate::friction::kelvin_voigt::MODEL_COMPLIANT;
+use crate::friction::layout;
+pub use crate::friction::lugre::{breakaway_ratio, lugre_lane, MODEL_LUGRE};
+pub use crate::friction::lugre_patch::{patch_kind, MODEL_LUGRE_PATCH, MODEL_LUGRE_REDUCED};
+pub use crate::friction::tanh::MODEL_TANH;
 
 /// The table row of a material's model ([`FrictionModel::material_row`]).
 pub fn material_row(model: &FrictionModel) -> MaterialRow {
@@ -502,13 +502,13 @@ fn lugre_relax(model: PairModel, ext: [f64; 4], mu: f64, w: f64, dt: f64) -> f64
     }
 }
 
-/// κ/σ0 at the save: s/g(s), times the elasto-plastic β(z⁻, z_ss, v⁺) ([`crate::model::elasto_plastic::beta`],
+/// κ/σ0 at the save: s/g(s), times the elasto-plastic β(z⁻, z_ss, v⁺) ([`crate::elasto_plastic::beta`],
 /// z_ss = g(s)/σ0) when `ext[2]` = the break-away ratio > 0.
 pub fn lugre_rate(model: PairModel, ext: [f64; 4], mu: f64, z: [f64; 2], vt: [f64; 2]) -> f64 {
     let s = (vt[0] * vt[0] + vt[1] * vt[1]).sqrt();
     let g = stribeck(mu, ext[0], ext[1], s);
     let b = if ext[2] > 0.0 {
-        crate::model::elasto_plastic::beta(&z, &[g / model.1], &vt, ext[2])
+        crate::elasto_plastic::beta(&z, &[g / model.1], &vt, ext[2])
     } else {
         1.0
     };

@@ -1,14 +1,14 @@
 //! The planar LuGre models on face–face contact patches (book: Contact patches): the
-//! reduced model ([`crate::patch::couple`]) and the distributed one ([`crate::patch::stage`]),
+//! reduced model (`bristlecone_engine::patch::couple`) and the distributed one (`bristlecone_engine::patch::stage`),
 //! with point LuGre's parameters ([`super::lugre`], per unit normal load).
 
 use super::lugre::{breakaway, parameters};
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::model::rows::MaterialRow;
+use crate::rows::MaterialRow;
 
 /// The reduced planar LuGre model on contact patches (book: Contact patches; table row as LuGre's,
 /// `[6, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`): face–face box contacts get a patch block of 3 rows
-/// (spin, u, w at the patch centre) — see [`crate::patch::couple`]; the pair's point
+/// (spin, u, w at the patch centre) — see `bristlecone_engine::patch::couple`; the pair's point
 /// contacts keep their normal rows (Coulomb rigid normal, μ = 0 written by collision).
 pub const MODEL_LUGRE_REDUCED: u32 = 6;
 
@@ -16,7 +16,7 @@ pub const MODEL_LUGRE_REDUCED: u32 = 6;
 /// row `[7 + ratio/2, σ0, σ1, σ2 | μ_s, v_s, ..]`, the elasto-plastic break-away ratio
 /// packed in lane 0 as LuGre's): face–face box contacts get a patch block of 3 rows whose
 /// full 3 × 3 compliance comes from the patch's cells, stepped on the GPU by
-/// [`crate::patch::stage`]; the pair's point contacts keep their normal rows.
+/// `bristlecone_engine::patch::stage`; the pair's point contacts keep their normal rows.
 pub const MODEL_LUGRE_PATCH: u32 = 7;
 
 /// The patch kind of a material row: 0 none, 1 reduced, 2 distributed (collision's
