@@ -10,13 +10,15 @@
 //! scene into both and runs the loop (outputs, checkpoints, the command line).
 
 pub mod bodies;
-pub mod clump;
 pub mod collide;
-pub mod convex;
 pub mod gpu;
 pub mod joints;
 pub mod model;
 pub mod patch;
 pub mod reference;
+pub mod shapes;
 pub mod solve;
 pub mod step;
+
+/// The hull and clump families under the paths they had before `shapes` held them.
+pub use shapes::{clump, convex};
