@@ -34,9 +34,6 @@ impl ShapeFamily for OctahedronFamily {
     fn routine(&self) -> Routine {
         Routine::Convex
     }
-    fn summary(&self) -> &'static str {
-        "a regular octahedron"
-    }
 }
 
 #[test]
@@ -142,4 +139,24 @@ fn families_have_distinct_names_and_ids() {
     assert!(!bristlecone::bodies::is_grain_shape(
         bristlecone::bodies::SHAPE_PLANE
     ));
+}
+
+/// The scene reference's `shape` rows list every family, in the registry's order.
+#[test]
+fn the_scene_reference_lists_every_family() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/scene-reference.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let names: Vec<String> = FAMILIES
+        .iter()
+        .map(|f| format!("`\"{}\"`", f.name()))
+        .collect();
+    let list = names.join(", ");
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("| `shape` | string"))
+        .collect();
+    assert!(!rows.is_empty());
+    for row in rows {
+        assert!(row.contains(&list), "{row}\nshould list {list}");
+    }
 }

@@ -134,7 +134,4 @@ impl ShapeFamily for CapsuleFamily {
     fn routine(&self) -> Routine {
         Routine::Capsule
     }
-    fn summary(&self) -> &'static str {
-        "a segment along body z swept by a sphere (`radius`, `half_length`)"
-    }
 }

@@ -409,7 +409,4 @@ impl super::ShapeFamily for ClumpFamily {
     fn routine(&self) -> super::Routine {
         super::Routine::Clump
     }
-    fn summary(&self) -> &'static str {
-        "a rigid aggregate of spheres (`spheres`)"
-    }
 }

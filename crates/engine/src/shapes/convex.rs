@@ -523,9 +523,6 @@ impl super::ShapeFamily for ConvexFamily {
     fn routine(&self) -> super::Routine {
         super::Routine::Convex
     }
-    fn summary(&self) -> &'static str {
-        "the convex hull of a point list (`points` or `file`)"
-    }
 }
 
 #[cfg(test)]

@@ -87,7 +87,4 @@ impl ShapeFamily for BoxFamily {
     fn routine(&self) -> Routine {
         Routine::Box
     }
-    fn summary(&self) -> &'static str {
-        "a solid box (`half_extents`)"
-    }
 }

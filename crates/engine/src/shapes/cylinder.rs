@@ -87,7 +87,4 @@ impl ShapeFamily for CylinderFamily {
     fn routine(&self) -> Routine {
         Routine::Cylinder
     }
-    fn summary(&self) -> &'static str {
-        "a solid cylinder along body z (`radius`, `half_length`)"
-    }
 }

@@ -1,7 +1,8 @@
 //! Grain shapes: one file per shape family (its f64 support function, bounding radius,
 //! mass properties, surface for the VTK frames, and the narrow-phase routine its pairs
 //! use), the body shape ids the kernels read, and one registry, [`FAMILIES`], that the
-//! grain test, the pair routine table and the docs' shape list are driven from.
+//! grain test, the scene loader's list of shapes, the check of the kernels' pair routine
+//! table and of the book's shape list read.
 //!
 //! A family's geometry is a [`Solid`] in its body frame; a convex shape needs only its
 //! support function: its bounding radius, mass properties and surface then come from the
@@ -137,8 +138,6 @@ pub trait ShapeFamily: Sync {
     fn id(&self) -> u32;
     /// The narrow-phase routine its pairs use.
     fn routine(&self) -> Routine;
-    /// One line for the docs' shape list.
-    fn summary(&self) -> &'static str;
 }
 
 /// The registry of grain shape families, in the order the scene reference lists them.
@@ -147,13 +146,19 @@ pub static FAMILIES: &[&dyn ShapeFamily] = &[
     &cuboid::BoxFamily,
     &capsule::CapsuleFamily,
     &cylinder::CylinderFamily,
-    &convex::ConvexFamily,
     &clump::ClumpFamily,
+    &convex::ConvexFamily,
 ];
 
 /// The family a scene's `shape` names in `families` (the registry or an extension of it).
 pub fn find<'a>(families: &[&'a dyn ShapeFamily], name: &str) -> Option<&'a dyn ShapeFamily> {
     families.iter().copied().find(|f| f.name() == name)
+}
+
+/// The names of `families`, in order, for a message: "sphere, box, ...".
+pub fn names(families: &[&dyn ShapeFamily]) -> String {
+    let names: Vec<&str> = families.iter().map(|f| f.name()).collect();
+    names.join(", ")
 }
 
 /// The family of a body shape id in `families`.

@@ -40,7 +40,4 @@ impl ShapeFamily for SphereFamily {
     fn routine(&self) -> Routine {
         Routine::Sphere
     }
-    fn summary(&self) -> &'static str {
-        "a solid sphere (`radius`)"
-    }
 }
