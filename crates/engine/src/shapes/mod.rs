@@ -13,7 +13,7 @@
 //! two shapes' [`Routine`]s, chosen by one `switch` in `shaders/collide_pairs.wgsl`
 //! (`pair_routine`, the ids checked against [`Routine`] by `step::shared_ids`).
 
-use glam::{DQuat, DVec3};
+use glam::DVec3;
 
 pub mod capsule;
 pub mod clump;
@@ -45,7 +45,7 @@ pub const SHAPE_CONVEX: u32 = 11;
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary: a
 /// family of [`FAMILIES`].
 pub fn is_grain_shape(kind: u32) -> bool {
-    FAMILIES.iter().any(|f| f.id() == kind)
+    by_id(FAMILIES, kind).is_some()
 }
 
 /// The narrow-phase routine of a family's pairs, ranked: a pair runs the higher of its two
@@ -208,9 +208,4 @@ pub(crate) fn sgn(x: f64) -> f64 {
     } else {
         -1.0
     }
-}
-
-/// A solid at a pose: its support in world.
-pub fn world_support(s: &dyn Solid, c: DVec3, q: DQuat, d: DVec3) -> DVec3 {
-    c + q * s.support(q.inverse() * d)
 }
