@@ -61,7 +61,7 @@ pub mod setup;
 
 // The engine crate's modules, under the paths they had before the workspace split.
 pub use bristlecone_engine::{
-    bodies, clump, collide, convex, gpu, joints, model, reference, solve, step,
+    bodies, clump, collide, convex, gpu, joints, model, reference, shapes, solve, step,
 };
 
 /// Contact patches: the engine's patch models and stage, and the patch command's file

@@ -48,6 +48,7 @@ mod run_safety;
 mod scene;
 mod scenes;
 mod shaders;
+mod shape_registry;
 mod shapes;
 mod solve;
 mod sweeps;

@@ -1,5 +1,5 @@
 //! Cylinder frames: `frames/cylinders_STEP.vtp` (index `cylinders.pvd`), every cylinder
-//! body's surface as polygons (16 side quads and two 16-triangle end fans, 34 points),
+//! body's surface as polygons (`shapes::cylinder::surface`: 16 side quads and two 16-triangle end fans, 34 points),
 //! with cell data `id` (the body). Open `cylinders.pvd` in ParaView beside
 //! `particles.pvd` (which holds one point per body, radius = bounding radius).
 
@@ -7,10 +7,11 @@ use std::path::Path;
 
 use vtkio::model::Attribute;
 
-use super::vtk::{check_finite3, check_len};
+use super::vtk::{check_finite3, check_len, pose_surfaces};
 use super::{Collection, IoError};
 use crate::bodies::BodyState;
 use crate::scene::{BodyShape, Scene};
+use crate::shapes::{cylinder, Surface};
 
 /// Cylinder bodies of one frame, indexed by cylinder: centre, orientation (unit quaternion
 /// `[x, y, z, w]`, body → world; the axis is body z), radius, half length, body id.
@@ -23,30 +24,6 @@ pub struct CylinderFrame<'a> {
     pub ids: &'a [u32],
 }
 
-/// Points around each end circle.
-const SEGMENTS: u64 = 16;
-
-/// The surface points of every cylinder: two rings of `SEGMENTS` (ends −hl, +hl), then
-/// the two end centres.
-fn surface_points(frame: &CylinderFrame) -> Vec<[f32; 3]> {
-    let mut points = Vec::new();
-    for k in 0..frame.centers.len() {
-        let q = glam::Quat::from_array(frame.rotations[k]);
-        let c = glam::Vec3::from_array(frame.centers[k]);
-        let (r, hl) = (frame.radii[k], frame.half_lengths[k]);
-        let mut put = |l: glam::Vec3| points.push((c + q * l).to_array());
-        for z in [-hl, hl] {
-            for s in 0..SEGMENTS {
-                let phi = std::f32::consts::TAU * s as f32 / SEGMENTS as f32;
-                put(glam::Vec3::new(r * phi.cos(), r * phi.sin(), z));
-            }
-        }
-        put(glam::Vec3::new(0.0, 0.0, -hl));
-        put(glam::Vec3::new(0.0, 0.0, hl));
-    }
-    points
-}
-
 /// Writes every cylinder's surface (see the module doc). Atomic; refuses mismatched
 /// lengths and NaN/inf.
 pub fn write_cylinders(path: &Path, frame: &CylinderFrame) -> Result<(), IoError> {
@@ -56,31 +33,17 @@ pub fn write_cylinders(path: &Path, frame: &CylinderFrame) -> Result<(), IoError
     check_len(path, "half_length", n, frame.half_lengths.len())?;
     check_len(path, "id", n, frame.ids.len())?;
     check_finite3(path, "center", frame.centers)?;
-    let points = surface_points(frame);
-    check_finite3(path, "vertex", &points)?;
-    let ns = SEGMENTS;
-    let (mut connectivity, mut offsets, mut ids) = (Vec::new(), Vec::new(), Vec::new());
-    for k in 0..n as u64 {
-        let b = (2 * ns + 2) * k;
-        let at = |ring: u64, s: u64| b + ring * ns + s % ns;
-        let mut cell = |v: &[u64]| {
-            connectivity.extend_from_slice(v);
-            offsets.push(connectivity.len() as u64);
-            ids.push(frame.ids[k as usize]);
-        };
-        // Counter-clockwise seen from outside.
-        for s in 0..ns {
-            cell(&[at(0, s), at(0, s + 1), at(1, s + 1), at(1, s)]);
-            cell(&[b + 2 * ns, at(0, s + 1), at(0, s)]);
-            cell(&[b + 2 * ns + 1, at(1, s), at(1, s + 1)]);
-        }
-    }
+    let surfaces: Vec<Surface> = (frame.radii.iter().zip(frame.half_lengths))
+        .map(|(&r, &hl)| cylinder::surface(r, hl))
+        .collect();
+    let posed = pose_surfaces(&surfaces, frame.centers, frame.rotations, frame.ids);
+    check_finite3(path, "vertex", &posed.points)?;
     super::vtk::write_polygons(
         path,
-        &points,
-        connectivity,
-        offsets,
-        vec![Attribute::generic("id", 1).with_data(ids)],
+        &posed.points,
+        posed.connectivity,
+        posed.offsets,
+        vec![Attribute::generic("id", 1).with_data(posed.ids)],
     )
 }
 

@@ -7,14 +7,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use glam::{Quat, Vec3};
 use vtkio::model::Attribute;
 
-use super::vtk::check_finite3;
+use super::vtk::{check_finite3, pose_surfaces};
 use super::{Collection, IoError};
 use crate::bodies::BodyState;
 use crate::convex::ConvexHull;
 use crate::scene::{BodyShape, Scene};
+use crate::shapes::{Solid, Surface};
 
 pub struct HullFrames {
     /// (body index, hull in the body frame).
@@ -75,30 +75,22 @@ pub fn write_hulls(
     hulls: &[(u32, &ConvexHull)],
     poses: &[([f32; 3], [f32; 4])],
 ) -> Result<(), IoError> {
-    let (mut points, mut connectivity, mut offsets) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut ids, mut faces) = (Vec::new(), Vec::new());
-    for (&(id, h), &(c, q)) in hulls.iter().zip(poses) {
-        let base = points.len() as u64;
-        let (c, q) = (Vec3::from_array(c), Quat::from_array(q));
-        for v in &h.vertices {
-            points.push((c + q * v.as_vec3()).to_array());
-        }
-        for (k, f) in h.faces.iter().enumerate() {
-            connectivity.extend(f.verts.iter().map(|&i| base + i as u64));
-            offsets.push(connectivity.len() as u64);
-            ids.push(id);
-            faces.push(k as u32);
-        }
-    }
-    check_finite3(path, "vertex", &points)?;
+    // Hulls past the last pose are left out.
+    let hulls = &hulls[..hulls.len().min(poses.len())];
+    let surfaces: Vec<Surface> = hulls.iter().filter_map(|(_, h)| h.surface()).collect();
+    let centers: Vec<[f32; 3]> = poses.iter().map(|p| p.0).collect();
+    let rotations: Vec<[f32; 4]> = poses.iter().map(|p| p.1).collect();
+    let ids: Vec<u32> = hulls.iter().map(|h| h.0).collect();
+    let posed = pose_surfaces(&surfaces, &centers, &rotations, &ids);
+    check_finite3(path, "vertex", &posed.points)?;
     super::vtk::write_polygons(
         path,
-        &points,
-        connectivity,
-        offsets,
+        &posed.points,
+        posed.connectivity,
+        posed.offsets,
         vec![
-            Attribute::generic("id", 1).with_data(ids),
-            Attribute::generic("face", 1).with_data(faces),
+            Attribute::generic("id", 1).with_data(posed.ids),
+            Attribute::generic("face", 1).with_data(posed.polygon),
         ],
     )
 }

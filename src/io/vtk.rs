@@ -14,6 +14,7 @@ use vtkio::model::{
 
 pub use super::pvd::Collection;
 use super::{write_atomic, IoError};
+use crate::shapes::{capsule, cuboid, Surface};
 
 /// One output frame of spheres. All slices are indexed by particle.
 #[derive(Clone, Debug)]
@@ -380,34 +381,60 @@ pub fn write_boxes(path: &Path, frame: &BoxFrame) -> Result<(), IoError> {
     check_len(path, "id", n, frame.ids.len())?;
     check_finite3(path, "center", frame.centers)?;
     check_finite3(path, "half_extents", frame.half_extents)?;
-    let mut points: Vec<[f32; 3]> = Vec::with_capacity(8 * n);
-    for k in 0..n {
-        let q = glam::Quat::from_array(frame.rotations[k]);
-        let c = glam::Vec3::from_array(frame.centers[k]);
-        let h = frame.half_extents[k];
-        for v in 0..8 {
-            let s = |b: usize| if (v >> b) & 1 == 1 { 1.0 } else { -1.0 };
-            let l = glam::Vec3::new(s(0) * h[0], s(1) * h[1], s(2) * h[2]);
-            points.push((c + q * l).to_array());
-        }
-    }
-    check_finite3(path, "vertex", &points)?;
-    let mut connectivity = Vec::with_capacity(24 * n);
-    let mut ids = Vec::with_capacity(6 * n);
-    for k in 0..n as u64 {
-        for f in crate::bodies::BOX_CORNER_FACES {
-            connectivity.extend(f.iter().map(|&v| 8 * k + v as u64));
-            ids.push(frame.ids[k as usize]);
-        }
-    }
-    let offsets = (1..=6 * n as u64).map(|c| 4 * c).collect();
+    let surfaces: Vec<Surface> = frame
+        .half_extents
+        .iter()
+        .map(|&h| cuboid::surface(h))
+        .collect();
+    let posed = pose_surfaces(&surfaces, frame.centers, frame.rotations, frame.ids);
+    check_finite3(path, "vertex", &posed.points)?;
     write_polygons(
         path,
-        &points,
-        connectivity,
-        offsets,
-        vec![Attribute::generic("id", 1).with_data(ids)],
+        &posed.points,
+        posed.connectivity,
+        posed.offsets,
+        vec![Attribute::generic("id", 1).with_data(posed.ids)],
     )
+}
+
+/// Surfaces at their poses, as one polygon set: the points of each body in turn, its
+/// polygons' connectivity and end offsets, and per polygon the body id and the polygon's
+/// index in its surface.
+pub(crate) struct PosedSurfaces {
+    pub points: Vec<[f32; 3]>,
+    pub connectivity: Vec<u64>,
+    pub offsets: Vec<u64>,
+    pub ids: Vec<u32>,
+    pub polygon: Vec<u32>,
+}
+
+/// Places body k's `surfaces[k]` at `centers[k]`, `rotations[k]` (lengths checked by the
+/// caller).
+pub(crate) fn pose_surfaces(
+    surfaces: &[Surface],
+    centers: &[[f32; 3]],
+    rotations: &[[f32; 4]],
+    ids: &[u32],
+) -> PosedSurfaces {
+    let mut out = PosedSurfaces {
+        points: Vec::new(),
+        connectivity: Vec::new(),
+        offsets: Vec::new(),
+        ids: Vec::new(),
+        polygon: Vec::new(),
+    };
+    for (k, s) in surfaces.iter().enumerate() {
+        let base = out.points.len() as u64;
+        out.points.extend(s.posed(centers[k], rotations[k]));
+        for (f, poly) in s.polygons.iter().enumerate() {
+            out.connectivity
+                .extend(poly.iter().map(|&v| base + v as u64));
+            out.offsets.push(out.connectivity.len() as u64);
+            out.ids.push(ids[k]);
+            out.polygon.push(f as u32);
+        }
+    }
+    out
 }
 
 /// Capsule bodies of one frame, indexed by capsule: centre, orientation (unit quaternion
@@ -422,13 +449,8 @@ pub struct CapsuleFrame<'a> {
     pub ids: &'a [u32],
 }
 
-/// Points around the axis of one capsule surface, and rings: two poles and 6 rings
-/// (latitudes −60°, −30°, 0° on the lower hemisphere, 0°, 30°, 60° on the upper).
-pub const CAPSULE_SEGMENTS: u64 = 12;
-pub const CAPSULE_RINGS: u64 = 6;
-
-/// Writes every capsule's surface as polygons (74 points, 60 quads and 24 triangles per
-/// capsule), with cell data `id` (the body); open `capsules.pvd` in ParaView. Atomic;
+/// Writes every capsule's surface (`shapes::capsule::surface`: 74 points, 60 quads and 24
+/// triangles per capsule), with cell data `id` (the body); open `capsules.pvd` in ParaView. Atomic;
 /// refuses mismatched lengths and NaN/inf.
 pub fn write_capsules(path: &Path, frame: &CapsuleFrame) -> Result<(), IoError> {
     let n = frame.centers.len();
@@ -437,58 +459,17 @@ pub fn write_capsules(path: &Path, frame: &CapsuleFrame) -> Result<(), IoError> 
     check_len(path, "half_length", n, frame.half_lengths.len())?;
     check_len(path, "id", n, frame.ids.len())?;
     check_finite3(path, "center", frame.centers)?;
-    let (ns, nr) = (CAPSULE_SEGMENTS, CAPSULE_RINGS);
-    let per = ns * nr + 2;
-    let mut points: Vec<[f32; 3]> = Vec::with_capacity(per as usize * n);
-    for k in 0..n {
-        let q = glam::Quat::from_array(frame.rotations[k]);
-        let c = glam::Vec3::from_array(frame.centers[k]);
-        let (r, hl) = (frame.radii[k], frame.half_lengths[k]);
-        let mut put = |l: glam::Vec3| points.push((c + q * l).to_array());
-        for ring in 0..nr {
-            let lat = [-60.0f32, -30.0, 0.0, 0.0, 30.0, 60.0][ring as usize].to_radians();
-            let z = if ring < 3 { -hl } else { hl } + r * lat.sin();
-            for s in 0..ns {
-                let phi = std::f32::consts::TAU * s as f32 / ns as f32;
-                let rho = r * lat.cos();
-                put(glam::Vec3::new(rho * phi.cos(), rho * phi.sin(), z));
-            }
-        }
-        put(glam::Vec3::new(0.0, 0.0, -hl - r));
-        put(glam::Vec3::new(0.0, 0.0, hl + r));
-    }
-    check_finite3(path, "vertex", &points)?;
-    let mut connectivity = Vec::new();
-    let mut offsets = Vec::new();
-    let mut ids = Vec::new();
-    for k in 0..n as u64 {
-        let b = per * k;
-        let at = |ring: u64, s: u64| b + ring * ns + s % ns;
-        let mut cell = |v: &[u64]| {
-            connectivity.extend_from_slice(v);
-            offsets.push(connectivity.len() as u64);
-            ids.push(frame.ids[k as usize]);
-        };
-        for s in 0..ns {
-            // Counter-clockwise seen from outside (the axis points up).
-            cell(&[b + ns * nr, at(0, s + 1), at(0, s)]);
-            for ring in 0..nr - 1 {
-                cell(&[
-                    at(ring, s),
-                    at(ring, s + 1),
-                    at(ring + 1, s + 1),
-                    at(ring + 1, s),
-                ]);
-            }
-            cell(&[b + ns * nr + 1, at(nr - 1, s), at(nr - 1, s + 1)]);
-        }
-    }
+    let surfaces: Vec<Surface> = (frame.radii.iter().zip(frame.half_lengths))
+        .map(|(&r, &hl)| capsule::surface(r, hl))
+        .collect();
+    let posed = pose_surfaces(&surfaces, frame.centers, frame.rotations, frame.ids);
+    check_finite3(path, "vertex", &posed.points)?;
     write_polygons(
         path,
-        &points,
-        connectivity,
-        offsets,
-        vec![Attribute::generic("id", 1).with_data(ids)],
+        &posed.points,
+        posed.connectivity,
+        posed.offsets,
+        vec![Attribute::generic("id", 1).with_data(posed.ids)],
     )
 }
 

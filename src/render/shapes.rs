@@ -7,7 +7,6 @@
 //! Adding a shape: a [`Shape`] variant, its reader in `KINDS`, an arm in [`draw`].
 
 use std::collections::BTreeMap;
-use std::f64::consts::{FRAC_PI_2, TAU};
 use std::path::{Path, PathBuf};
 
 use glam::DVec3;
@@ -16,7 +15,7 @@ use super::data::{self, array_any, frame_err, read_poly, FrameRef};
 use super::geometry::SurfaceVertex;
 use super::gpu::SphereInstance;
 use super::RenderError;
-use crate::io::vtk::{CAPSULE_RINGS, CAPSULE_SEGMENTS};
+use crate::shapes::capsule::{self, SURFACE_RINGS, SURFACE_SEGMENTS};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
@@ -131,11 +130,11 @@ fn read_boxes(path: &Path) -> Result<Vec<(u32, Shape)>, RenderError> {
         .collect())
 }
 
-/// `frames/capsules_*.vtp`: per capsule `CAPSULE_RINGS` rings of `CAPSULE_SEGMENTS`
+/// `frames/capsules_*.vtp`: per capsule `SURFACE_RINGS` rings of `SURFACE_SEGMENTS`
 /// points, then the two poles. The poles give the axis and its end caps; the first point
 /// of the lower equator ring (ring 2), at distance `radius` from the axis, the radius.
 fn read_capsules(path: &Path) -> Result<Vec<(u32, Shape)>, RenderError> {
-    let (ns, nr) = (CAPSULE_SEGMENTS as usize, CAPSULE_RINGS as usize);
+    let (ns, nr) = (SURFACE_SEGMENTS as usize, SURFACE_RINGS as usize);
     let (pts, ids) = bodies(path, ns * nr + 2, ns * (nr + 1))?;
     let mut out = Vec::with_capacity(ids.len());
     for (k, (&id, p)) in ids.iter().zip(pts.chunks_exact(ns * nr + 2)).enumerate() {
@@ -255,30 +254,10 @@ fn box_triangles(c: &[DVec3; 8], color: [u8; 4], out: &mut Vec<SurfaceVertex>) {
     }
 }
 
-/// A capsule as a smooth-shaded (vertex-normal) tessellation: hemisphere rings around
-/// `a`, then around `b`; the band between the two equators is the cylinder.
+/// A capsule as a smooth-shaded (vertex-normal) tessellation (`shapes::capsule::smooth_quads`).
 fn capsule_triangles(a: DVec3, b: DVec3, r: f64, color: [u8; 4], out: &mut Vec<SurfaceVertex>) {
-    let u = (b - a).try_normalize().unwrap_or(DVec3::Z);
-    let (e1, e2) = u.any_orthonormal_pair();
-    let rings: Vec<(DVec3, f64)> = (0..=CAPSULE_LAT)
-        .map(|k| (a, -FRAC_PI_2 + FRAC_PI_2 * k as f64 / CAPSULE_LAT as f64))
-        .chain((0..=CAPSULE_LAT).map(|k| (b, FRAC_PI_2 * k as f64 / CAPSULE_LAT as f64)))
-        .collect();
-    let at = |ring: usize, s: usize| {
-        let (c, lat) = rings[ring];
-        let phi = TAU * s as f64 / CAPSULE_AROUND as f64;
-        let n = lat.cos() * (phi.cos() * e1 + phi.sin() * e2) + lat.sin() * u;
-        vertex(c + r * n, n, color)
-    };
-    for ring in 0..rings.len() - 1 {
-        for s in 0..CAPSULE_AROUND {
-            let q = [
-                at(ring, s),
-                at(ring, s + 1),
-                at(ring + 1, s + 1),
-                at(ring + 1, s),
-            ];
-            out.extend([q[0], q[1], q[2], q[0], q[2], q[3]]);
-        }
+    for q in capsule::smooth_quads(a, b, r, CAPSULE_AROUND, CAPSULE_LAT) {
+        let q = q.map(|(p, n)| vertex(p, n, color));
+        out.extend([q[0], q[1], q[2], q[0], q[2], q[3]]);
     }
 }

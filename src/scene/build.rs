@@ -19,6 +19,8 @@ use std::path::{Path, PathBuf};
 use glam::{DQuat, DVec3};
 use toml::de::DeTable;
 
+use crate::shapes::{self, FAMILIES};
+
 use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
 use super::mesh::load_mesh;
 use super::num::Num;
@@ -872,12 +874,18 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
         "mesh" => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("shape `{kind}` is not supported yet for bodies (supported: sphere, box, capsule, cylinder, clump, convex)"),
+            format!(
+                "shape `{kind}` is not supported yet for bodies (supported: {})",
+                shapes::names(FAMILIES)
+            ),
         )),
         other => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
             shape_path,
-            format!("unknown shape kind `{other}` (expected one of: sphere, box, capsule, cylinder, clump, convex, mesh)"),
+            format!(
+                "unknown shape kind `{other}` (expected one of: {}, mesh)",
+                shapes::names(FAMILIES)
+            ),
         )),
     }
 }

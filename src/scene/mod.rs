@@ -33,6 +33,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::shapes::{self, Solid};
+
 mod build;
 mod clumps;
 mod convex;
@@ -378,22 +380,33 @@ pub enum BodyShape {
 }
 
 impl BodyShape {
-    /// Radius of a sphere around the body's origin that contains the shape.
-    pub fn bounding_radius(&self) -> f64 {
+    /// The shape's geometry, as its family (`crate::shapes`) computes it.
+    pub fn with_solid<R>(&self, f: impl FnOnce(&dyn Solid) -> R) -> R {
         match *self {
-            BodyShape::Sphere { radius } => radius,
-            BodyShape::Box { half_extents: h } => (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt(),
+            BodyShape::Sphere { radius } => f(&shapes::sphere::Sphere { radius }),
+            BodyShape::Box { half_extents } => f(&shapes::cuboid::Cuboid { half_extents }),
             BodyShape::Capsule {
                 radius,
                 half_length,
-            } => radius + half_length,
+            } => f(&shapes::capsule::Capsule {
+                radius,
+                half_length,
+            }),
             BodyShape::Cylinder {
                 radius,
                 half_length,
-            } => radius.hypot(half_length),
-            BodyShape::Clump(ref c) => c.bounding_radius(),
-            BodyShape::Convex(ref c) => c.bounding_radius(),
+            } => f(&shapes::cylinder::Cylinder {
+                radius,
+                half_length,
+            }),
+            BodyShape::Clump(ref c) => f(&**c),
+            BodyShape::Convex(ref c) => f(&**c),
         }
+    }
+
+    /// Radius of a sphere around the body's origin that contains the shape.
+    pub fn bounding_radius(&self) -> f64 {
+        self.with_solid(|s| s.bounding_radius())
     }
 
     /// The same shape scaled by `s` about its body origin (same body frame).
@@ -425,23 +438,7 @@ impl BodyShape {
 
     /// Mass and principal moments of inertia (body frame) of the solid shape, analytic.
     pub fn mass_properties(&self, density: f64) -> (f64, [f64; 3]) {
-        match *self {
-            BodyShape::Sphere { radius: r } => {
-                let m = density * 4.0 / 3.0 * std::f64::consts::PI * r * r * r;
-                (m, [0.4 * m * r * r; 3])
-            }
-            BodyShape::Box { half_extents: h } => crate::reference::boxes::box_mass(density, h),
-            BodyShape::Capsule {
-                radius,
-                half_length,
-            } => crate::reference::capsule::capsule_mass(density, radius, half_length),
-            BodyShape::Cylinder {
-                radius,
-                half_length,
-            } => crate::reference::cylinder::cylinder_mass(density, radius, half_length),
-            BodyShape::Clump(ref c) => c.mass_properties(density),
-            BodyShape::Convex(ref c) => c.mass_properties(density),
-        }
+        self.with_solid(|s| s.mass_properties(density))
     }
 }
 

@@ -532,35 +532,78 @@ fn write_cyl_contacts(bi: u32, bj: u32, pi: vec4<f32>, pj: vec4<f32>, m: CylCont
 }
 // cylinder:end
 
+// A grain shape's narrow-phase routine, ranked: a pair runs the higher of its two shapes'
+// routines (the table `crate::shapes::Routine` and each family's `routine` give; checked by
+// `step::shared_ids`). A new grain shape adds its case here.
+const ROUTINE_SPHERE: u32 = 0u;
+const ROUTINE_BOX: u32 = 1u;
+const ROUTINE_CAPSULE: u32 = 2u;
+const ROUTINE_CONVEX: u32 = 3u;
+const ROUTINE_CYLINDER: u32 = 4u;
+const ROUTINE_CLUMP: u32 = 5u;
+
+fn grain_routine(kind: u32) -> u32 {
+    switch kind {
+        case SHAPE_BOX: { return ROUTINE_BOX; }
+        case SHAPE_CAPSULE: { return ROUTINE_CAPSULE; }
+        case SHAPE_CONVEX: { return ROUTINE_CONVEX; }
+        case SHAPE_CYLINDER: { return ROUTINE_CYLINDER; }
+        case SHAPE_CLUMP: { return ROUTINE_CLUMP; }
+        default: { return ROUTINE_SPHERE; }
+    }
+}
+
 // The contacts of grains i and j (gap of the bounding spheres within the envelope): one
-// for two spheres, else the pair kind's manifold; written from `at` when `write`.
+// for two spheres, else the pair routine's manifold; written from `at` when `write`. The
+// `HAS_*` guards let the driver drop the routines a scene has no shape for.
 fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u32 {
     let nb = params.boundaries;
     let bi = nb + i;
     let bj = nb + j;
-    if HAS_CLUMPS && (info[bi].z == SHAPE_CLUMP || info[bj].z == SHAPE_CLUMP) {
-        return clump_pair(bi, bj, pi, pj, write, at);
-    } else if HAS_CYLINDERS && (info[bi].z == SHAPE_CYLINDER || info[bj].z == SHAPE_CYLINDER) {
-        // cylinder:begin
-        return cylinder_pair(bi, bj, pi, pj, write, at);
-        // cylinder:end
-    } else if HAS_CONVEX && (info[bi].z == SHAPE_CONVEX || info[bj].z == SHAPE_CONVEX) {
-        // convex:begin
-        return write_manifold(bi, bj, pi, pj, convex_pair(bi, bj, pi, pj), write, at);
-        // convex:end
-    } else if !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS) || (info[bi].z == SHAPE_SPHERE && info[bj].z == SHAPE_SPHERE) {
-        if write && at < params.contact_capacity {
-            contacts_put(at, pair_contact(bi, bj, pi, pj));
+    var routine = ROUTINE_SPHERE;
+    if HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS || HAS_CLUMPS || HAS_CONVEX {
+        routine = max(grain_routine(info[bi].z), grain_routine(info[bj].z));
+    }
+    switch routine {
+        case ROUTINE_CLUMP: {
+            if HAS_CLUMPS {
+                return clump_pair(bi, bj, pi, pj, write, at);
+            }
         }
-        return 1u;
-    } else if HAS_CAPSULES && (info[bi].z == SHAPE_CAPSULE || info[bj].z == SHAPE_CAPSULE) {
-        // capsule:begin
-        let m = capsule_pair(bi, bj, pi, pj);
-        return write_capsule(bi, bj, pi, pj, m, write, at);
-        // capsule:end
-    } else if HAS_BOXES {
-        let m = box_pair(bi, bj, pi, pj);
-        return write_manifold_or_patch(bi, bj, pi, pj, m, write, at);
+        case ROUTINE_CYLINDER: {
+            // cylinder:begin
+            if HAS_CYLINDERS {
+                return cylinder_pair(bi, bj, pi, pj, write, at);
+            }
+            // cylinder:end
+        }
+        case ROUTINE_CONVEX: {
+            // convex:begin
+            if HAS_CONVEX {
+                return write_manifold(bi, bj, pi, pj, convex_pair(bi, bj, pi, pj), write, at);
+            }
+            // convex:end
+        }
+        case ROUTINE_CAPSULE: {
+            // capsule:begin
+            if HAS_CAPSULES {
+                let m = capsule_pair(bi, bj, pi, pj);
+                return write_capsule(bi, bj, pi, pj, m, write, at);
+            }
+            // capsule:end
+        }
+        case ROUTINE_BOX: {
+            if HAS_BOXES {
+                let m = box_pair(bi, bj, pi, pj);
+                return write_manifold_or_patch(bi, bj, pi, pj, m, write, at);
+            }
+        }
+        default: {
+            if write && at < params.contact_capacity {
+                contacts_put(at, pair_contact(bi, bj, pi, pj));
+            }
+            return 1u;
+        }
     }
     return 0u;
 }

@@ -812,31 +812,45 @@ fn wall_grain(w: u32, j: u32, write: bool, base: u32) -> u32 {
         return g_n;
     }
     // cylpair:end
-    if HAS_BOXES && ib.z == SHAPE_BOX {
-        wall_box(iw.z, a);
-        return g_n;
-    }
-    if HAS_CAPSULES && ib.z == SHAPE_CAPSULE {
-        // capsule:begin
-        wall_capsule(iw.z, a);
-        // capsule:end
-        return g_n;
-    }
-    if HAS_CYLINDERS && ib.z == SHAPE_CYLINDER {
-        // cylinder:begin
-        wall_cylinder(iw.z, a);
-        // cylinder:end
-        return g_n;
-    }
-    if HAS_CLUMPS && ib.z == SHAPE_CLUMP {
-        wall_clump(iw.z, s, a, ib.w);
-        return g_n;
-    }
-    if HAS_CONVEX && ib.z == SHAPE_CONVEX {
-        // convex:begin
-        wall_convex(iw.z, a);
-        // convex:end
-        return g_n;
+    // The grain shape's wall routines: a new grain shape adds its case.
+    switch ib.z {
+        case SHAPE_BOX: {
+            if HAS_BOXES {
+                wall_box(iw.z, a);
+                return g_n;
+            }
+        }
+        case SHAPE_CAPSULE: {
+            if HAS_CAPSULES {
+                // capsule:begin
+                wall_capsule(iw.z, a);
+                // capsule:end
+                return g_n;
+            }
+        }
+        case SHAPE_CYLINDER: {
+            if HAS_CYLINDERS {
+                // cylinder:begin
+                wall_cylinder(iw.z, a);
+                // cylinder:end
+                return g_n;
+            }
+        }
+        case SHAPE_CLUMP: {
+            if HAS_CLUMPS {
+                wall_clump(iw.z, s, a, ib.w);
+                return g_n;
+            }
+        }
+        case SHAPE_CONVEX: {
+            if HAS_CONVEX {
+                // convex:begin
+                wall_convex(iw.z, a);
+                // convex:end
+                return g_n;
+            }
+        }
+        default: {}
     }
     wall_sphere(iw.z, s, a, cl, r);
     return g_n;

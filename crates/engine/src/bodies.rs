@@ -14,47 +14,13 @@ pub const MOTION_FIXED: u32 = 2;
 /// integration and statistics skip it, outputs leave it out, until it is activated.
 pub const MOTION_PARKED: u32 = 3;
 
-pub const SHAPE_SPHERE: u32 = 0;
-pub const SHAPE_PLANE: u32 = 1;
-pub const SHAPE_BOX_CONTAINER: u32 = 2;
-pub const SHAPE_SOLID_BOX: u32 = 3;
-pub const SHAPE_CYLINDER_CONTAINER: u32 = 4;
-pub const SHAPE_SOLID_CYLINDER: u32 = 5;
-pub const SHAPE_MESH: u32 = 6;
-/// A box grain: half extents in the collide shape table at the body's shape index.
-pub const SHAPE_BOX: u32 = 7;
-/// A box's six faces as corner indices, corner v at (±h_x, ±h_y, ±h_z) with bit 0, 1, 2 of v
-/// set for +x, +y, +z; each face counter-clockwise seen from outside, the +z face last (an
-/// open container leaves it out). The surfaces written for ParaView, drawn by `render` and
-/// the box's polytope for the hull narrow phase (`convex::box_polytope`) share it.
-pub const BOX_CORNER_FACES: [[u8; 4]; 6] = [
-    [0, 4, 6, 2],
-    [1, 3, 7, 5],
-    [0, 1, 5, 4],
-    [2, 6, 7, 3],
-    [0, 2, 3, 1],
-    [4, 5, 7, 6],
-];
-/// A capsule grain (axis = body z): radius and half length in the collide shape table.
-pub const SHAPE_CAPSULE: u32 = 9;
-/// A clump grain (rigid aggregate of spheres): members in the collide shape table at the
-/// body's shape index (`collide::BoundaryShape::GrainClump`); pos.w = bounding radius.
-pub const SHAPE_CLUMP: u32 = 10;
-/// A cylinder grain (axis = body z): radius and half length in the collide shape table.
-pub const SHAPE_CYLINDER: u32 = 12;
-/// A convex hull grain: vertices, face planes and loops in the collide shape table at the
-/// body's shape index (`collide::BoundaryShape::GrainConvex`); pos.w = bounding radius.
-pub const SHAPE_CONVEX: u32 = 11;
-
-/// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary.
-pub fn is_grain_shape(kind: u32) -> bool {
-    kind == SHAPE_SPHERE
-        || kind == SHAPE_BOX
-        || kind == SHAPE_CAPSULE
-        || kind == SHAPE_CLUMP
-        || kind == SHAPE_CYLINDER
-        || kind == SHAPE_CONVEX
-}
+/// The shape ids and the box's faces live with their families (`crate::shapes`).
+pub use crate::shapes::cuboid::BOX_CORNER_FACES;
+pub use crate::shapes::{
+    is_grain_shape, SHAPE_BOX, SHAPE_BOX_CONTAINER, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX,
+    SHAPE_CYLINDER, SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_BOX,
+    SHAPE_SOLID_CYLINDER, SHAPE_SPHERE,
+};
 
 /// Host copy of every body, in the GPU layout.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -11,15 +11,17 @@
 //! scene into both and runs the loop (outputs, checkpoints, the command line).
 
 pub mod bodies;
-pub mod clump;
 pub mod collide;
-pub mod convex;
 pub mod gpu;
 pub mod joints;
 pub mod patch;
 pub mod reference;
+pub mod shapes;
 pub mod solve;
 pub mod step;
 
 /// The vocabulary crate under the path the engine's modules have always used for it.
 pub use bristlecone_model as model;
+
+/// The hull and clump families under the paths they had before `shapes` held them.
+pub use shapes::{clump, convex};

@@ -865,12 +865,12 @@ fn grain_sup(b: u32, p: vec4<f32>) -> Sup {
     let s = shapes[4u * info[b].w];
     var kind = SUP_HULL;
     var dims = s.xyz;
-    if k == SHAPE_CYLINDER {
-        kind = SUP_CYLINDER;
-    } else if k == SHAPE_BOX {
-        kind = SUP_BOX;
-    } else if k == SHAPE_CAPSULE {
-        kind = SUP_CAPSULE;
+    // A grain shape's support function (`sup_core`): a new support-mapped grain adds its case.
+    switch k {
+        case SHAPE_CYLINDER: { kind = SUP_CYLINDER; }
+        case SHAPE_BOX: { kind = SUP_BOX; }
+        case SHAPE_CAPSULE: { kind = SUP_CAPSULE; }
+        default: {}
     }
     return Sup(kind, p.xyz, rot[b], dims, p.w, sup_grain_margin(kind, dims), bitcast<vec4<u32>>(s));
 }

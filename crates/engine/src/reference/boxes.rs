@@ -2,6 +2,7 @@
 //! decisions, same feature ids). See `crate::collide` (module docs) for why these
 //! algorithms were chosen.
 
+use crate::shapes::sgn;
 use glam::{DMat3, DQuat, DVec3};
 
 /// A face axis of B must beat A's by this much (× the larger half extent) to be chosen,
@@ -55,14 +56,6 @@ pub struct MPoint {
 pub struct Manifold {
     pub n: DVec3,
     pub pts: Vec<MPoint>,
-}
-
-fn sgn(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0
-    } else {
-        -1.0
-    }
 }
 
 /// Support extent of a box along unit axis `l`.
@@ -323,16 +316,4 @@ pub fn sphere_box(cs: DVec3, r: f64, b: &Obb, env: f64) -> Option<(DVec3, f64, D
     Some((n, gap, surf + n * (0.5 * gap)))
 }
 
-/// Analytic mass properties of a solid box of half extents `h`: mass, principal moments.
-pub fn box_mass(density: f64, h: [f64; 3]) -> (f64, [f64; 3]) {
-    let m = density * 8.0 * h[0] * h[1] * h[2];
-    let sq = h.map(|x| x * x);
-    (
-        m,
-        [
-            m * (sq[1] + sq[2]) / 3.0,
-            m * (sq[0] + sq[2]) / 3.0,
-            m * (sq[0] + sq[1]) / 3.0,
-        ],
-    )
-}
+pub use crate::shapes::cuboid::box_mass;

@@ -65,19 +65,7 @@ pub struct CPoint {
     pub feature: u32,
 }
 
-/// Mass and principal moments (body frame, axis z) of a solid capsule: a cylinder of
-/// length 2·hl and two hemispheres; each hemisphere's moment about a perpendicular axis
-/// through the capsule's centre is m_h (2r²/5 + hl² + 3·hl·r/4) (parallel axes theorem
-/// from its own centroid at 3r/8 from the flat face, where it is 83/320 m_h r²).
-pub fn capsule_mass(density: f64, r: f64, hl: f64) -> (f64, [f64; 3]) {
-    let pi = std::f64::consts::PI;
-    let l = 2.0 * hl;
-    let mc = density * pi * r * r * l;
-    let mh = density * 2.0 / 3.0 * pi * r * r * r;
-    let iz = mc * r * r / 2.0 + 2.0 * mh * 0.4 * r * r;
-    let ip = mc * (l * l / 12.0 + r * r / 4.0) + 2.0 * mh * (0.4 * r * r + hl * hl + 0.75 * hl * r);
-    (mc + 2.0 * mh, [ip, ip, iz])
-}
+pub use crate::shapes::capsule::capsule_mass;
 
 /// A point of `cap`'s segment `q` as a sphere against a point `s` of radius `rs` (normal
 /// from q to s; along `fallback` when they coincide).

@@ -80,13 +80,7 @@ impl Cylinder {
 /// named in the function to the second, gap, feature).
 pub use super::capsule::CPoint;
 
-/// Mass and principal moments (body frame, axis z) of a solid cylinder:
-/// m = ρπr²·2hl, I_z = m r²/2, I_x = I_y = m(3r² + (2hl)²)/12.
-pub fn cylinder_mass(density: f64, r: f64, hl: f64) -> (f64, [f64; 3]) {
-    let m = density * std::f64::consts::PI * r * r * 2.0 * hl;
-    let ip = m * (3.0 * r * r + 4.0 * hl * hl) / 12.0;
-    (m, [ip, ip, 0.5 * m * r * r])
-}
+pub use crate::shapes::cylinder::cylinder_mass;
 
 /// A surface point `q` of the cylinder against the half-space dot(x − x0, n) ≥ 0.
 fn plane_point(q: DVec3, n: DVec3, x0: DVec3, f: u32, env: f64, out: &mut Vec<CPoint>) {

@@ -58,6 +58,7 @@
 
 use super::boxes::{MPoint, Manifold};
 use super::convex::Hull;
+use crate::shapes::{self, sgn};
 use glam::{DQuat, DVec3};
 
 /// Core margin as a fraction of the shape's smallest size (capsules: their radius): 20 %,
@@ -117,14 +118,6 @@ pub struct Shape<'a> {
     pub margin: f64,
 }
 
-fn sgn(x: f64) -> f64 {
-    if x >= 0.0 {
-        1.0
-    } else {
-        -1.0
-    }
-}
-
 impl Kind<'_> {
     /// A grain's core margin.
     pub fn grain_margin(&self) -> f64 {
@@ -159,27 +152,10 @@ impl<'a> Shape<'a> {
         let l = self.q.inverse() * d;
         let m = self.margin();
         let local = match self.kind {
-            Kind::Cylinder { r, hl } => {
-                let w = l.truncate();
-                let ln = w.length();
-                let rim = if ln > 1e-6 * l.length() {
-                    w * ((r - m) / ln)
-                } else {
-                    glam::DVec2::ZERO
-                };
-                rim.extend(sgn(l.z) * (hl - m))
-            }
-            Kind::Box { h } => DVec3::new(sgn(l.x), sgn(l.y), sgn(l.z)) * (h - DVec3::splat(m)),
-            Kind::Capsule { hl, .. } => DVec3::new(0.0, 0.0, sgn(l.z) * hl),
-            Kind::Hull(h) => {
-                let mut best = (f64::NEG_INFINITY, DVec3::ZERO);
-                for v in &h.verts {
-                    if v.dot(l) > best.0 {
-                        best = (v.dot(l), *v);
-                    }
-                }
-                best.1
-            }
+            Kind::Cylinder { r, hl } => shapes::cylinder::support(r - m, hl - m, l),
+            Kind::Box { h } => shapes::cuboid::support(h - DVec3::splat(m), l),
+            Kind::Capsule { hl, .. } => shapes::capsule::segment_support(hl, l),
+            Kind::Hull(h) => shapes::convex::vertex_support(&h.verts, l),
             Kind::Tri { e1, e2, n } => {
                 let mut p = DVec3::ZERO;
                 if e1.dot(l) > 0.0 {

@@ -12,6 +12,7 @@ fn ids_have_one_value() {
     use crate::joints::{JOINT_ANGULAR, JOINT_BIT, PROJ_BOX, PROJ_LOWER, WORLD};
     use crate::model::rows::projection::{PROJECTION_BOX, PROJECTION_CONE, PROJECTION_DISK};
     use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
+    use crate::shapes::Routine;
     use crate::solve::gauss::GS_COLOURS;
     let shared: &[(&str, u32)] = &[
         ("SHAPE_SPHERE", SHAPE_SPHERE),
@@ -43,6 +44,12 @@ fn ids_have_one_value() {
         ("OVERFLOW_CONTACTS", OVERFLOW_CONTACTS),
         ("GS_COLOURS", GS_COLOURS),
         ("SCAN_BLOCK", SCAN_BLOCK),
+        ("ROUTINE_SPHERE", Routine::Sphere as u32),
+        ("ROUTINE_BOX", Routine::Box as u32),
+        ("ROUTINE_CAPSULE", Routine::Capsule as u32),
+        ("ROUTINE_CONVEX", Routine::Convex as u32),
+        ("ROUTINE_CYLINDER", Routine::Cylinder as u32),
+        ("ROUTINE_CLUMP", Routine::Clump as u32),
     ];
     let mut seen = vec![0; shared.len()];
     for source in crate::gpu::kernel::SHADERS {
@@ -61,4 +68,36 @@ fn ids_have_one_value() {
     for ((name, _), n) in shared.iter().zip(seen) {
         assert!(n > 0, "no stage declares {name}");
     }
+}
+
+/// The pair stage's routine table (`grain_routine` in collide_pairs.wgsl: a `case` per grain
+/// shape) gives every family of `shapes::FAMILIES` its routine, and nothing else.
+#[test]
+fn pair_routines_are_the_families() {
+    use crate::shapes::FAMILIES;
+    let source = crate::gpu::kernel::ShaderSource::by_name("collide_pairs").unwrap();
+    let value: std::collections::HashMap<String, u32> = crate::gpu::layout::wgsl_constants(&source)
+        .into_iter()
+        .collect();
+    let body = source.body;
+    let table = &body[body.find("fn grain_routine(").expect("grain_routine")..];
+    let table = &table[..table.find("\n}\n").unwrap()];
+    let mut cases: Vec<(u32, u32)> = table
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim().strip_prefix("case ")?;
+            let (shape, rest) = l.split_once(':')?;
+            let routine = rest.split("return ").nth(1)?.split(';').next()?;
+            Some((value[shape.trim()], value[routine.trim()]))
+        })
+        .collect();
+    cases.sort();
+    let mut families: Vec<(u32, u32)> = FAMILIES
+        .iter()
+        .filter(|f| f.routine() != crate::shapes::Routine::Sphere)
+        .map(|f| (f.id(), f.routine() as u32))
+        .collect();
+    families.sort();
+    assert_eq!(cases, families);
+    assert!(table.contains("default: { return ROUTINE_SPHERE; }"));
 }

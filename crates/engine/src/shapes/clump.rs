@@ -369,3 +369,44 @@ pub fn lens_volume(r1: f64, r2: f64, d: f64) -> f64 {
         * (d * d + 2.0 * d * (r1 + r2) - 3.0 * (r1 - r2).powi(2))
         / (12.0 * d)
 }
+
+impl super::Solid for ClumpMass {
+    /// The member sphere reaching farthest along `d`.
+    fn support(&self, d: DVec3) -> DVec3 {
+        let u = d.normalize_or_zero();
+        let reach = |s: &[f64; 4]| centre(s).dot(u) + s[3];
+        let far = self
+            .members
+            .iter()
+            .fold(None::<&[f64; 4]>, |b, s| match b {
+                Some(b) if reach(b) >= reach(s) => Some(b),
+                _ => Some(s),
+            })
+            .expect("a clump has members");
+        centre(far) + u * far[3]
+    }
+    fn bounding_radius(&self) -> f64 {
+        ClumpMass::bounding_radius(self)
+    }
+    fn mass_properties(&self, density: f64) -> (f64, [f64; 3]) {
+        ClumpMass::mass_properties(self, density)
+    }
+    /// Drawn as its member spheres.
+    fn surface(&self) -> Option<super::Surface> {
+        None
+    }
+}
+
+pub struct ClumpFamily;
+
+impl super::ShapeFamily for ClumpFamily {
+    fn name(&self) -> &'static str {
+        "clump"
+    }
+    fn id(&self) -> u32 {
+        super::SHAPE_CLUMP
+    }
+    fn routine(&self) -> super::Routine {
+        super::Routine::Clump
+    }
+}

@@ -100,7 +100,7 @@ impl ConvexHull {
     /// Mass properties and the body frame of a valid hull (input-frame geometry).
     fn with_frame(verts: Vec<DVec3>, faces: Vec<Face>) -> Self {
         let (volume, com, tensor) = moments(&verts, &faces);
-        let (principal, axes) = crate::clump::principal_axes(&tensor);
+        let (principal, axes) = super::clump::principal_axes(&tensor);
         let inv = axes.inverse();
         let vertices: Vec<DVec3> = verts.iter().map(|&v| inv * (v - com)).collect();
         let faces = faces
@@ -470,11 +470,59 @@ pub fn box_polytope(h: [f32; 3]) -> PolytopeData {
             p
         })
         .collect();
-    let loops = crate::bodies::BOX_CORNER_FACES
+    let loops = super::cuboid::BOX_CORNER_FACES
         .iter()
         .map(|l| l.map(u32::from).to_vec())
         .collect();
     (vertices, planes, loops)
+}
+
+/// The vertex of `verts` farthest along `l` (the first of equals, as the kernels scan).
+pub fn vertex_support<'v>(verts: impl IntoIterator<Item = &'v DVec3>, l: DVec3) -> DVec3 {
+    let mut best = (f64::NEG_INFINITY, DVec3::ZERO);
+    for v in verts {
+        if v.dot(l) > best.0 {
+            best = (v.dot(l), *v);
+        }
+    }
+    best.1
+}
+
+impl super::Solid for ConvexHull {
+    fn support(&self, d: DVec3) -> DVec3 {
+        vertex_support(&self.vertices, d)
+    }
+    fn bounding_radius(&self) -> f64 {
+        ConvexHull::bounding_radius(self)
+    }
+    fn mass_properties(&self, density: f64) -> (f64, [f64; 3]) {
+        ConvexHull::mass_properties(self, density)
+    }
+    /// Its faces, each a polygon of its vertex loop.
+    fn surface(&self) -> Option<super::Surface> {
+        Some(super::Surface {
+            points: self
+                .vertices
+                .iter()
+                .map(|v| v.as_vec3().to_array())
+                .collect(),
+            polygons: self.faces.iter().map(|f| f.verts.clone()).collect(),
+        })
+    }
+}
+
+pub struct ConvexFamily;
+
+impl super::ShapeFamily for ConvexFamily {
+    fn name(&self) -> &'static str {
+        "convex"
+    }
+    fn id(&self) -> u32 {
+        super::SHAPE_CONVEX
+    }
+    fn routine(&self) -> super::Routine {
+        super::Routine::Convex
+    }
 }
 
 #[cfg(test)]
