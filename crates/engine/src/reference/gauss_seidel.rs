@@ -4,7 +4,10 @@
 //! left-over class), the same block step in the metric of the block's diagonal, the same
 //! order of colours and the residual taken after each sweep from the bodies' Δv. It runs inside the
 //! twin's solve (`reference::solve`, `settings.kind = GaussSeidel`): assembly, warm start,
-//! the exact cone's outer loop and the velocity update are the twin's own.
+//! the exact cone's outer loop and the velocity update are the twin's own. A contact's
+//! rolling and spinning rows 3–5, which the twin holds as constraints of their own after the
+//! records, share their contact's colour and take their own block step (the GPU steps them
+//! in the contact's visit).
 
 use super::integrate::Body64;
 use super::solve::{inv_inertia, project_cone, Schur, SweepMethod, Sweeps, Vec3};
@@ -93,7 +96,7 @@ pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
 /// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones. For a
 /// contact's rows 3–5 (`rolling`) the two rolling rows take the larger of their entries, so
 /// that the Euclidean projection on the rolling disk is the projection in the metric of D
-/// (`ext_block_diagonal`).
+/// (`rolling_block_diagonal`).
 fn block_diagonal(schur: &Schur, i: usize, rolling: bool) -> Vec3 {
     let mut a = [[0.0; 3]; 3];
     for (b, lin, ang) in schur.row_jacobian(i) {
