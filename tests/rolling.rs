@@ -10,6 +10,7 @@ use bristlecone::model::rows::{material_row, with_rolling, MaterialRow};
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve as cpu;
 use bristlecone::scene::FrictionModel;
+use bristlecone::solve::gauss::GS_COLOURS;
 use bristlecone::solve::{
     build_csr, counts_words, Cone, Contact, Solve, SolveInputs, SolverKind, SolverSettings,
 };
@@ -134,11 +135,16 @@ fn rolling_models() -> Vec<MaterialRow> {
 /// bounds μ r_eff γ_n⁻ from the first; the twin's second solve starts from the GPU's saved
 /// records, so that the first solve's f32 rounding of γ_n does not move the bounds), same
 /// sweeps and APGD decisions, γ (rows 0–2 and 3–5) and velocities within f32 rounding grown
-/// over the sweeps.
-fn gpu_matches_cpu(kind: SolverKind, cone: Cone) {
+/// over the sweeps. Returns the GPU's run and its settings.
+fn gpu_matches_cpu(kind: SolverKind, cone: Cone) -> (GpuOut, SolverSettings) {
+    gpu_matches_cpu_on(kind, cone, 1000)
+}
+
+/// [`gpu_matches_cpu`] with 1000 contacts among `n_bodies` bodies.
+fn gpu_matches_cpu_on(kind: SolverKind, cone: Cone, n_bodies: usize) -> (GpuOut, SolverSettings) {
     let ctx = shared_context();
     let models = rolling_models();
-    let (state, contacts) = random_problem(17, 1000, 1000, models.len() as u32);
+    let (state, contacts) = random_problem(17, n_bodies, 1000, models.len() as u32);
     let st = SolverSettings {
         kind,
         max_iterations: 40,
@@ -232,6 +238,7 @@ fn gpu_matches_cpu(kind: SolverKind, cone: Cone) {
         dg / sg,
         dr / sr
     );
+    (g, st)
 }
 
 #[test]
@@ -244,6 +251,117 @@ fn rolling_rows_apgd_on_gpu_equal_the_f64_twin() {
     gpu_matches_cpu(SolverKind::Apgd, Cone::Relaxed);
 }
 
+/// Gauss–Seidel's second block per contact (rows 3–5 in the contact's colour, their own
+/// majorant and lagged bounds; ω = 0.6, so both of its projections run): the same sweeps as
+/// the twin, and a second run of the same solves gives the same bits (the order inside a
+/// colour varies from run to run and must change none). 1000 contacts among 250 bodies, so
+/// that the neighbours of the busiest grains' contacts hold every colour and part of the
+/// constraints (70) fall into the left-over class (its projected Jacobi step on rows 3–5
+/// runs too).
+#[test]
+fn rolling_rows_gauss_seidel_on_gpu_equal_the_f64_twin_and_rerun_bit_identical() {
+    let n_bodies = 250;
+    let models = rolling_models();
+    let (state, contacts) = random_problem(17, n_bodies, 1000, models.len() as u32);
+    let b64 = to_f64(&state);
+    let schur = cpu::Schur::new(&b64, &contacts);
+    let colours = bristlecone::reference::gauss_seidel::colours(&schur, contacts.len());
+    let left = colours.iter().filter(|&&k| k == GS_COLOURS - 1).count();
+    assert!(
+        (20..=500).contains(&left),
+        "{left} of 1000 contacts left over: both classes must be exercised"
+    );
+    eprintln!("{left} of 1000 contacts left over");
+    let (g, st) = gpu_matches_cpu_on(SolverKind::GaussSeidel, Cone::Relaxed, n_bodies);
+    let again = run_gpu(&shared_context(), &state, &contacts, &st, &models, 2);
+    let bits = |g: &[[f32; 4]]| g.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&g.gamma), bits(&again.gamma));
+    assert_eq!(bits(&g.rolling), bits(&again.rolling));
+    assert_eq!(bits(&g.state.omega), bits(&again.state.omega));
+    assert_eq!(g.scalars, again.scalars);
+}
+
+/// The f64 twin's Gauss–Seidel with rows 3–5 against its APGD: the two solve the same cone
+/// complementarity problem, so solved to 10⁻⁸ m/s per row they give the same velocities
+/// (Nγ, hence the bodies' Δv, is unique even where γ is not). The bounds μ r_eff γ_n⁻ come
+/// from a first solve's saved records, as they would from the step before. Spheres with
+/// isotropic inertia and lever arms along the normal: a contact's rows 0–2 step with
+/// 1/d_u, 1/d_w but project in the metric of max(d_u, d_w), which has the problem's fixed
+/// points only where the two agree (grains that are spheres).
+#[test]
+fn rolling_rows_gauss_seidel_twin_reaches_the_apgd_twins_solution() {
+    let models = rolling_models();
+    let (mut state, mut contacts) = random_problem(29, 60, 150, models.len() as u32);
+    for m in &mut state.mass_props {
+        let mean = (m[0] + m[1] + m[2]) / 3.0;
+        (m[0], m[1], m[2]) = (mean, mean, mean);
+    }
+    for c in &mut contacts {
+        let (la, lb) = (
+            state.pos[c.ids[0] as usize][3],
+            state.pos[c.ids[1] as usize][3],
+        );
+        for k in 0..3 {
+            (c.ra[k], c.rb[k]) = (c.n_gap[k] * la, -c.n_gap[k] * lb);
+        }
+    }
+    let b64 = to_f64(&state);
+    let dt = DT as f64;
+    let st = |kind, omega| SolverSettings {
+        kind,
+        max_iterations: 20_000,
+        tolerance: 1e-8,
+        omega,
+        recovery_speed: 0.5,
+        warm_start: true,
+        ..SolverSettings::default()
+    };
+    let apgd = st(SolverKind::Apgd, 1.0);
+    let first = cpu::solve_models(&b64, &contacts, &apgd, dt, None, &models);
+    let keys: Vec<_> = contacts.iter().map(|c| cpu::warm_key(c, false)).collect();
+    let gamma: Vec<[f64; 3]> = first.saved.iter().map(|r| [r[0], r[1], r[2]]).collect();
+    let ws = cpu::WarmStart {
+        keys: &keys,
+        gamma: &gamma,
+        saved: &first.saved,
+    };
+    let a = cpu::solve_models(&b64, &contacts, &apgd, dt, Some(ws), &models);
+    for omega in [1.0, 1.3] {
+        let gs = st(SolverKind::GaussSeidel, omega);
+        let g = cpu::solve_models(&b64, &contacts, &gs, dt, Some(ws), &models);
+        assert!(
+            a.converged && g.converged,
+            "apgd {} / gs {}",
+            a.residual,
+            g.residual
+        );
+        let live = g
+            .gamma_rolling
+            .iter()
+            .filter(|r| r.iter().any(|x| *x != 0.0));
+        let live = live.count();
+        assert!(
+            live > 30,
+            "only {live} contacts with rolling / spinning impulses"
+        );
+        let scale = a.omega.iter().map(|w| w.length()).fold(0.0, f64::max);
+        let mut dv: f64 = 0.0;
+        for b in 0..state.len() {
+            dv = dv
+                .max((a.vel[b] - g.vel[b]).length())
+                .max((a.omega[b] - g.omega[b]).length());
+        }
+        eprintln!(
+            "ω = {omega}: {live} live rows 3–5, sweeps gs {} / apgd {}, max |Δv| {dv:.2e} (scale {scale:.2})",
+            g.iterations, a.iterations
+        );
+        assert!(
+            dv <= 1e-6 * scale,
+            "velocities differ by {dv} (scale {scale})"
+        );
+    }
+}
+
 #[test]
 fn rolling_rows_exact_cone_apgd_on_gpu_equal_the_f64_twin() {
     gpu_matches_cpu(SolverKind::Apgd, Cone::Exact);
@@ -251,8 +369,10 @@ fn rolling_rows_exact_cone_apgd_on_gpu_equal_the_f64_twin() {
 
 /// A sphere (m = 1 kg, r = 5 cm, μ = 0.5) resting on a plane under gravity, launched with
 /// velocity `v0` and angular velocity `w0`; plane and sphere both have (μ_r, μ_spin) (the
-/// pair takes the min). Returns the sphere's (t, v, ω) every `every` steps for `steps` steps.
+/// pair takes the min), solved by `kind`. Returns the sphere's (t, v, ω) every `every` steps
+/// for `steps` steps.
 fn ball_on_plane(
+    kind: SolverKind,
     v0: [f32; 3],
     w0: [f32; 3],
     coef: (f64, f64),
@@ -283,9 +403,14 @@ fn ball_on_plane(
                 friction: vec![0.5, 0.5],
             },
             solver: SolverSettings {
-                kind: SolverKind::Apgd,
+                kind,
                 max_iterations: 50,
                 tolerance: 1e-7,
+                omega: if kind == SolverKind::GaussSeidel {
+                    1.0
+                } else {
+                    SolverSettings::default().omega
+                },
                 warm_start: true,
                 ..SolverSettings::default()
             },
@@ -323,41 +448,10 @@ fn slope(pts: &[(f64, f64)]) -> f64 {
 /// Budget: 1000 steps of 2 bodies.
 #[test]
 fn rolling_sphere_decelerates_at_the_analytic_rate_and_stops() {
-    let (v0, r, mu_r, g) = (0.1f64, 0.05f64, 0.02f64, 9.81f64);
-    let run = ball_on_plane(
-        [v0 as f32, 0.0, 0.0],
-        [0.0, (v0 / r) as f32, 0.0],
-        (mu_r, 0.0),
-        1000,
-        25,
-    );
-    let a_exact = 5.0 / 7.0 * mu_r * g;
-    let fit: Vec<(f64, f64)> = run
-        .iter()
-        .filter(|p| p.0 >= 0.05 && p.0 <= 0.6)
-        .map(|p| (p.0, p.1.x))
-        .collect();
-    let a = -slope(&fit);
-    // Rolling without slip all along: contact-point speed v − ω r ≈ 0.
-    let slip = run
-        .iter()
-        .map(|p| (p.1.x - p.2.y * r).abs())
-        .fold(0.0, f64::max);
-    let rest = run
-        .iter()
-        .filter(|p| p.0 >= 0.8)
-        .map(|p| p.1.length().max(p.2.length() * r))
-        .fold(0.0, f64::max);
-    eprintln!(
-        "rolling: a = {a:.5} m/s² vs (5/7) μ_r g = {a_exact:.5} ({:+.3} %), max slip {slip:.2e} m/s, \
-         speed after 0.8 s {rest:.2e} m/s",
-        100.0 * (a / a_exact - 1.0)
-    );
-    assert!((a / a_exact - 1.0).abs() < 0.02, "a = {a} vs {a_exact}");
-    assert!(slip < 1e-3, "slips at {slip} m/s");
-    assert!(rest < 1e-4, "still moving at {rest} m/s after stopping");
+    let (v0, r, a_exact) = rolling_sphere_stops(SolverKind::Apgd, 0.02);
     // Without resistance it keeps rolling (the deceleration is the rows', not numerical).
     let free = ball_on_plane(
+        SolverKind::Apgd,
         [v0 as f32, 0.0, 0.0],
         [0.0, (v0 / r) as f32, 0.0],
         (0.0, 0.0),
@@ -371,13 +465,72 @@ fn rolling_sphere_decelerates_at_the_analytic_rate_and_stops() {
     );
 }
 
+/// The same rolling sphere with `kind = "gauss_seidel"` and μ_r = 0.06 (a = 0.420 m/s², a
+/// stop at 0.24 s): its rows 3–5 block gives the same deceleration, no slip and the stop.
+/// Budget: 350 steps of 2 bodies.
+#[test]
+fn rolling_sphere_with_gauss_seidel_decelerates_at_the_analytic_rate_and_stops() {
+    rolling_sphere_stops(SolverKind::GaussSeidel, 0.06);
+}
+
+/// The rolling sphere's run with resistance μ_r, checked against (5/7) μ_r g (fitted over
+/// 7–84 % of the time to the stop t_s), no slip, and rest from 1.12 t_s on (run to 1.4 t_s);
+/// returns (v₀, r, the analytic deceleration).
+fn rolling_sphere_stops(kind: SolverKind, mu_r: f64) -> (f64, f64, f64) {
+    let (v0, r, g, every) = (0.1f64, 0.05f64, 9.81f64, 25);
+    let a_exact = 5.0 / 7.0 * mu_r * g;
+    let t_stop = v0 / a_exact;
+    let steps = ((1.4 * t_stop / 1e-3 / every as f64).ceil() as u32) * every;
+    let run = ball_on_plane(
+        kind,
+        [v0 as f32, 0.0, 0.0],
+        [0.0, (v0 / r) as f32, 0.0],
+        (mu_r, 0.0),
+        steps,
+        every,
+    );
+    let fit: Vec<(f64, f64)> = run
+        .iter()
+        .filter(|p| p.0 >= 0.07 * t_stop && p.0 <= 0.84 * t_stop)
+        .map(|p| (p.0, p.1.x))
+        .collect();
+    let a = -slope(&fit);
+    // Rolling without slip all along: contact-point speed v − ω r ≈ 0.
+    let slip = run
+        .iter()
+        .map(|p| (p.1.x - p.2.y * r).abs())
+        .fold(0.0, f64::max);
+    let rest = run
+        .iter()
+        .filter(|p| p.0 >= 1.12 * t_stop)
+        .map(|p| p.1.length().max(p.2.length() * r))
+        .fold(0.0, f64::max);
+    eprintln!(
+        "{kind:?} rolling: a = {a:.5} m/s² vs (5/7) μ_r g = {a_exact:.5} ({:+.3} %), max slip \
+         {slip:.2e} m/s, speed after {:.2} s {rest:.2e} m/s",
+        100.0 * (a / a_exact - 1.0),
+        1.12 * t_stop
+    );
+    assert!((a / a_exact - 1.0).abs() < 0.02, "a = {a} vs {a_exact}");
+    assert!(slip < 1e-3, "slips at {slip} m/s");
+    assert!(rest < 1e-4, "still moving at {rest} m/s after stopping");
+    (v0, r, a_exact)
+}
+
 /// Spinning resistance: a sphere spinning at 20 rad/s about the normal with μ_spin = 0.02
 /// slows at α = μ_spin r m g / I = (5/2) μ_spin g / r = 9.81 rad/s² and stops at 2.04 s
 /// (checked over the first 0.5 s, within 2 %); it does not translate.
 #[test]
 fn spinning_sphere_slows_at_the_analytic_rate() {
     let (w0, r, mu_s, g) = (20.0f64, 0.05f64, 0.02f64, 9.81f64);
-    let run = ball_on_plane([0.0; 3], [0.0, 0.0, w0 as f32], (0.0, mu_s), 500, 10);
+    let run = ball_on_plane(
+        SolverKind::Apgd,
+        [0.0; 3],
+        [0.0, 0.0, w0 as f32],
+        (0.0, mu_s),
+        500,
+        10,
+    );
     let alpha_exact = 2.5 * mu_s * g / r;
     let fit: Vec<(f64, f64)> = run
         .iter()

@@ -2890,8 +2890,7 @@ fn stabilisation(cx: &Cx, s: &RawSolver) -> R<f64> {
 
 /// Coloured Gauss–Seidel (`kind = "gauss_seidel"`): ω in (0, 2) (a block's over-relaxed
 /// step overshoots its minimiser by ω − 1: beyond 2 it moves away), and the rows it has no
-/// block step for are refused, never dropped: rolling and spinning resistance (rows 3–5) and
-/// the patch friction models.
+/// block step for are refused, never dropped: the patch friction models.
 fn gauss_seidel_check(
     cx: &Cx,
     raw: &RawScene,
@@ -2916,21 +2915,6 @@ fn gauss_seidel_check(
     }
     for (i, m) in raw.material.iter().enumerate() {
         let m = m.get_ref();
-        for (name, v) in [
-            ("rolling_friction", &m.rolling_friction),
-            ("spinning_friction", &m.spinning_friction),
-        ] {
-            if let Some(v) = v.as_ref().filter(|v| *v.get_ref() != 0.0) {
-                return Err(cx.err(
-                    Some(v.span()),
-                    format!("material[{i}].{name}"),
-                    format!(
-                        "{name} is not solved by kind = \"gauss_seidel\" yet: use apgd or \
-                         jacobi"
-                    ),
-                ));
-            }
-        }
         if matches!(materials[i].model, FrictionModel::LuGrePatch { .. }) {
             let span = m.model.as_ref().map(|fm| fm.get_ref().kind.span());
             return Err(cx.err(

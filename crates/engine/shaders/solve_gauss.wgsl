@@ -33,6 +33,13 @@
 // workgroup in a fixed order; solve_reduce's `reduce_gauss` decides, and unless the solve
 // converged the next sweep starts from the swept impulses extrapolated with Nesterov's
 // momentum (`gauss_extrapolate`), whose Δv is extrapolated with them per body.
+//
+// Rolling and spinning resistance (HAS_ROLL): a contact's rows 3–5 are a second block of the
+// same constraint, visited right after its rows 0–2 in the same invocation (they act on the
+// angular velocities of the same two bodies, so the colouring holds for them unchanged), with
+// their own majorant and their set |γ_s| ≤ μ_spin r_eff γ_n⁻, ‖γ_r‖ ≤ μ_r r_eff γ_n⁻ (bounds
+// lagged by a step: solve_assemble `assemble_ext`). Their residual, momentum and finish
+// follow rows 0–2's.
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
@@ -72,6 +79,12 @@ struct Phase {
 // depends on the bodies' poses, masses and the compliance only). The previous sweep's Δv is
 // kept per body in dv's second half (dv[2 bodies + 2b ..]).
 @group(0) @binding(17) var<storage, read_write> previous: array<vec4<f32>>;
+
+// A contact's rolling and spinning rows 3–5 (HAS_ROLL): γ stays in ext slot 0 like the rows
+// 0–2 in slot 0; ext slot 1 keeps their previous sweep's impulses and ext slot 2 their block's
+// majorant, slots that APGD's iterates use and Gauss–Seidel leaves free.
+const EXT_PREVIOUS: u32 = 1u;
+const EXT_DIAGONAL: u32 = 2u;
 
 const UNCOLOURED: u32 = 0xffffffffu;
 const LEFT_OVER: u32 = GS_COLOURS - 1u;
@@ -193,7 +206,11 @@ fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let k = colour[i] & 0xffu;
     let slot = colour_start(k) + atomicAdd(&colour_count[GS_COLOURS + k], 1u);
     colour[params.capacity + slot] = i;
-    previous[params.capacity + i] = vec4<f32>(block_diagonal(contacts_at(i), i), 0.0);
+    let c = contacts_at(i);
+    previous[params.capacity + i] = vec4<f32>(block_diagonal(c, i), 0.0);
+    if HAS_ROLL {
+        gam_put(ext_at(EXT_DIAGONAL, i), vec4<f32>(rolling_block_diagonal(c), 0.0));
+    }
 }
 
 // Body b's share of constraint c's block N_ii: the diagonal (x, y, z) and the off-diagonal
@@ -253,6 +270,22 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
         d += vec3<f32>(e.x, e.y, e.y);
     }
     return d;
+}
+
+// The majorant of a contact's rows 3–5, torques ±(n, u, w) on its two bodies (Gershgorin as
+// `block_diagonal`), with both rolling rows at the larger of their entries: the rolling set is
+// a disk on them, whose Euclidean projection is then the projection in the metric of D (the
+// spinning row's interval separates). A sphere's block is already diagonal with equal
+// rolling entries: D is the block.
+fn rolling_block_diagonal(c: Contact) -> vec3<f32> {
+    let n = c.n_gap.xyz;
+    let t = mat3x3<f32>(n, tangent_u(n), tangent_w(n));
+    let sa = side_block(c.ids.x, vec3<f32>(0.0), t, true);
+    let sb = side_block(c.ids.y, vec3<f32>(0.0), t, true);
+    let o = abs(sa[1] + sb[1]);
+    let d = sa[0] + sb[0] + vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
+    let r = max(d.y, d.z);
+    return vec3<f32>(d.x, r, r);
 }
 
 // Whether constraint i's set is a Coulomb cone (else a set whose rows separate: a joint's
@@ -342,8 +375,44 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
     return t;
 }
 
+// Rows 3–5 of contact i after its rows 0–2 (HAS_ROLL), from the bodies' Δv that step left:
+// the block step in the metric of their majorant, over-relaxed by ω, on the lagged bounds
+// (|γ_s| ≤ b.x, ‖γ_r‖ ≤ b.y: solve_assemble `assemble_ext`); left over, a damped projected
+// Jacobi step. They are a pure torque ±(γ_s n + γ_ru u + γ_rw w) on the two bodies.
+fn visit_rolling(i: u32, c: Contact, left_over: bool) {
+    let at = ext_at(0u, i);
+    let g = gam_at(at).xyz;
+    let qe = ext_rhs(i);
+    var t = vec3<f32>(0.0);
+    if qe.w > 0.0 {
+        let b = ext_bounds(i);
+        let u = ext_product(c) + qe.xyz;
+        if left_over {
+            t = project_ext(g - (JACOBI_OMEGA * qe.w) * u, b);
+        } else {
+            let d = gam_at(ext_at(EXT_DIAGONAL, i)).xyz;
+            let inv = select(vec3<f32>(0.0), 1.0 / d, d > vec3<f32>(0.0));
+            let x = project_ext(g - inv * u, b);
+            t = x;
+            let w = params.omega;
+            if w != 1.0 {
+                t = project_ext(g + w * (x - g), b);
+            }
+        }
+    }
+    gam_put(at, vec4<f32>(t, 0.0));
+    if !left_over {
+        let n = c.n_gap.xyz;
+        let dt = t - g;
+        let tq = dt.x * n + dt.y * tangent_u(n) + dt.z * tangent_w(n);
+        add_impulse(c.ids.x, vec3<f32>(0.0), vec3<f32>(0.0), -tq);
+        add_impulse(c.ids.y, vec3<f32>(0.0), vec3<f32>(0.0), tq);
+    }
+}
+
 // Constraint i's visit in its colour's dispatch: its new impulse, and its bodies' Δv unless
-// it is left over.
+// it is left over; then a contact's rows 3–5, which act on the same two bodies, so that the
+// colour that keeps the contact apart from its neighbours keeps them apart too.
 fn visit(i: u32, left_over: bool) {
     let at = SEG_GAMMA * params.capacity + i;
     let c = contacts_at(i);
@@ -352,6 +421,9 @@ fn visit(i: u32, left_over: bool) {
     gam_put(at, t);
     if !left_over {
         apply_change(c, t.xyz - g.xyz);
+    }
+    if HAS_ROLL && !is_joint(c.ids.w) {
+        visit_rolling(i, c, left_over);
     }
 }
 
@@ -389,6 +461,10 @@ fn gauss_residual(
         let g = gam_at(SEG_GAMMA * params.capacity + i);
         let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
         r2 = residual_sq(g, u, row_eta(i, c, res_eta(c, q.w)), c, i);
+        if HAS_ROLL {
+            let qe = ext_rhs(i);
+            r2 += ext_residual_sq(gam_at(ext_at(0u, i)).xyz, ext_product(c) + qe.xyz, qe.w, i);
+        }
     }
     reduce_to_partial(vec4<f32>(r2, 0.0, 0.0, 0.0), lid, wid.x + wid.y * nwg.x, false);
 }
@@ -411,6 +487,14 @@ fn gauss_extrapolate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num
         let before = previous[i];
         previous[i] = g;
         gam_put(at, vec4<f32>(g.xyz + beta * (g.xyz - before.xyz), g.w));
+        if HAS_ROLL {
+            let ae = ext_at(0u, i);
+            let ge = gam_at(ae);
+            let pe = ext_at(EXT_PREVIOUS, i);
+            let be = gam_at(pe);
+            gam_put(pe, ge);
+            gam_put(ae, vec4<f32>(ge.xyz + beta * (ge.xyz - be.xyz), ge.w));
+        }
     }
     let n = params.bodies;
     if i < n {
@@ -432,4 +516,7 @@ fn gauss_finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         return;
     }
     gam_put(SEG_GAMMA * params.capacity + i, previous[i]);
+    if HAS_ROLL {
+        gam_put(ext_at(0u, i), gam_at(ext_at(EXT_PREVIOUS, i)));
+    }
 }

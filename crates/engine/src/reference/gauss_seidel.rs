@@ -4,7 +4,10 @@
 //! left-over class), the same block step in the metric of the block's diagonal, the same
 //! order of colours and the residual taken after each sweep from the bodies' Δv. It runs inside the
 //! twin's solve (`reference::solve`, `settings.kind = GaussSeidel`): assembly, warm start,
-//! the exact cone's outer loop and the velocity update are the twin's own.
+//! the exact cone's outer loop and the velocity update are the twin's own. A contact's
+//! rolling and spinning rows 3–5, which the twin holds as constraints of their own after the
+//! records, share their contact's colour and take their own block step (the GPU steps them
+//! in the contact's visit).
 
 use super::integrate::Body64;
 use super::solve::{inv_inertia, project_cone, Schur, SweepMethod, Sweeps, Vec3};
@@ -31,10 +34,11 @@ fn moves(bodies: &[Body64], b: u32) -> bool {
     b != crate::joints::WORLD && bodies[b as usize].inv_mass != 0.0
 }
 
-/// The constraints of each moving body (contacts and joint blocks alike).
-fn by_body(schur: &Schur) -> Vec<Vec<usize>> {
+/// The records (contacts and joint blocks alike, the first `n` constraints) of each moving
+/// body.
+fn by_body(schur: &Schur, n: usize) -> Vec<Vec<usize>> {
     let mut list = vec![Vec::new(); schur.bodies.len()];
-    for (i, c) in schur.contacts.iter().enumerate() {
+    for (i, c) in schur.contacts[..n].iter().enumerate() {
         for b in [c.ids[0], c.ids[1]] {
             if moves(schur.bodies, b) {
                 list[b as usize].push(i);
@@ -45,11 +49,14 @@ fn by_body(schur: &Schur) -> Vec<Vec<usize>> {
 }
 
 /// Each constraint's colour (< `GS_COLOURS`; `LEFT_OVER` for the left-over class), as the
-/// GPU's `colour_round` rounds and `colour_close` give it.
-pub fn colours(schur: &Schur) -> Vec<u32> {
+/// GPU's `colour_round` rounds and `colour_close` give it to the first `n` constraints (the
+/// records); a contact's rolling and spinning rows 3–5 (constraint n + i) take the colour of
+/// their contact i: they act on the angular velocities of the same two bodies, so the colour
+/// that keeps contact i apart from its neighbours keeps them apart too, and the GPU visits
+/// them with the contact, where they live at its index.
+pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
     const UNCOLOURED: u32 = u32::MAX;
-    let lists = by_body(schur);
-    let n = schur.contacts.len();
+    let lists = by_body(schur, n);
     let mut colour = vec![UNCOLOURED; n];
     for _round in 0..COLOUR_ROUNDS {
         let start = colour.clone();
@@ -77,15 +84,20 @@ pub fn colours(schur: &Schur) -> Vec<u32> {
             }
         }
     }
-    colour
+    let mut colour: Vec<u32> = colour
         .into_iter()
         .map(|k| if k == UNCOLOURED { LEFT_OVER } else { k })
-        .collect()
+        .collect();
+    colour.extend_from_within(..schur.contacts.len() - n);
+    colour
 }
 
 /// The diagonal majorant D ⪰ N_ii + E_ii of constraint i's block (`block_diagonal` in the
-/// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones.
-fn block_diagonal(schur: &Schur, i: usize) -> Vec3 {
+/// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones. For a
+/// contact's rows 3–5 (`rolling`) the two rolling rows take the larger of their entries, so
+/// that the Euclidean projection on the rolling disk is the projection in the metric of D
+/// (`rolling_block_diagonal`).
+fn block_diagonal(schur: &Schur, i: usize, rolling: bool) -> Vec3 {
     let mut a = [[0.0; 3]; 3];
     for (b, lin, ang) in schur.row_jacobian(i) {
         if moves(schur.bodies, b) {
@@ -109,6 +121,10 @@ fn block_diagonal(schur: &Schur, i: usize) -> Vec3 {
         for k in 0..3 {
             d[k] += e[k];
         }
+    }
+    if rolling {
+        let r = d[1].max(d[2]);
+        d = [d[0], r, r];
     }
     d
 }
@@ -178,6 +194,9 @@ impl ColouredGaussSeidel {
     ) {
         let omega = sw.settings.omega as f64;
         for k in 0..GS_COLOURS {
+            // Rows 3–5 (after the records) are visited after every record of the colour,
+            // where the GPU visits them right after their contact: no other constraint of
+            // the colour moves their bodies, so both orders do the same arithmetic.
             for i in (0..gamma.len()).filter(|&i| colour[i] == k) {
                 let g = gamma[i];
                 let u = local_velocity(sw, dv, gamma, i);
@@ -218,8 +237,11 @@ impl SweepMethod for ColouredGaussSeidel {
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
         let schur = sw.schur;
-        let colour = colours(schur);
-        let diag: Vec<Vec3> = (0..gamma.len()).map(|i| block_diagonal(schur, i)).collect();
+        let n = sw.records();
+        let colour = colours(schur, n);
+        let diag: Vec<Vec3> = (0..gamma.len())
+            .map(|i| block_diagonal(schur, i, i >= n))
+            .collect();
         let tol = sw.tolerance_norm();
         let mut dv = schur.delta_v(&gamma);
         let (mut residual, mut converged) = (res0, res0 <= tol);

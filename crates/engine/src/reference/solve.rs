@@ -1063,6 +1063,12 @@ impl Sweeps<'_> {
         self.res_rows[i]
     }
 
+    /// The records (contacts, joint and patch blocks): the first constraints; after them,
+    /// with rolling or spinning resistance, record i's rows 3–5 are constraint records + i.
+    pub(crate) fn records(&self) -> usize {
+        self.n_tol
+    }
+
     /// The tolerance as a 2-norm over the rows the tolerance counts (see [`Sweeps::run`]).
     pub(crate) fn tolerance_norm(&self) -> f64 {
         self.settings.tolerance as f64 * ((3 * self.n_tol.max(1)) as f64).sqrt()

@@ -12,7 +12,8 @@
 //! once converged); per sweep, one dispatch per colour over its list, the left-over class's
 //! gather of Δv (solve_schur, empty unless some constraint was left over), the residual from
 //! the bodies' Δv, `reduce_gauss` (the stop test and the momentum) and the extrapolation of
-//! γ and of the bodies' Δv in one dispatch.
+//! γ and of the bodies' Δv in one dispatch. With rolling or spinning resistance a contact's
+//! rows 3–5 are a second block stepped in the contact's visit (same colour, same bodies).
 
 use super::{Layout, Solve, SolveInputs, SolveKernels};
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
