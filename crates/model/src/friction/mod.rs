@@ -313,7 +313,7 @@ mod tests {
     /// are the registry's ids, so a model's id is declared once in Rust and checked in WGSL.
     #[test]
     fn shader_model_ids_are_the_registry_ids() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../engine/shaders");
         let mut seen = 0;
         for dir in [root.clone(), root.join("common")] {
             for entry in std::fs::read_dir(&dir).unwrap() {
