@@ -3,7 +3,7 @@
 //! checked by the command line's loader (`scene`), so they carry its validation and its
 //! messages and write back to TOML exactly; a simulation is the facade's (`sim`).
 //!
-//! No Rust panic reaches Python: every entry point runs under [`guard`], which turns one
+//! No Rust panic reaches Python: every entry point runs under `guard`, which turns one
 //! into a `RuntimeError` (a defect to report, never an expected outcome).
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
