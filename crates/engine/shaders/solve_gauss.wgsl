@@ -269,6 +269,13 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
         let e = gam_at(SEG_AUX * params.capacity + i).zw;
         d += vec3<f32>(e.x, e.y, e.y);
     }
+    if !is_joint(c.ids.w) {
+        // A contact's set is round in u, w and projected in the metric of their larger
+        // entry (`project_scaled`): the step takes the same metric, or its fixed points
+        // are not the problem's where the two entries differ (non-sphere grains).
+        let r = max(d.y, d.z);
+        d = vec3<f32>(d.x, r, r);
+    }
     return d;
 }
 

@@ -93,11 +93,12 @@ pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
 }
 
 /// The diagonal majorant D ⪰ N_ii + E_ii of constraint i's block (`block_diagonal` in the
-/// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones. For a
-/// contact's rows 3–5 (`rolling`) the two rolling rows take the larger of their entries, so
-/// that the Euclidean projection on the rolling disk is the projection in the metric of D
-/// (`rolling_block_diagonal`).
-fn block_diagonal(schur: &Schur, i: usize, rolling: bool) -> Vec3 {
+/// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones. Where the
+/// set is round in the last two rows (`round`: a contact's cone, disk or box, and its rows
+/// 3–5's rolling disk) they take the larger of their two entries, so that the set's
+/// projection in the metric of D (a cone of μ √(d_t / d_n), a disk as it is) is the step's
+/// metric too: with unequal entries the sweeps' fixed points are not the problem's.
+fn block_diagonal(schur: &Schur, i: usize, round: bool) -> Vec3 {
     let mut a = [[0.0; 3]; 3];
     for (b, lin, ang) in schur.row_jacobian(i) {
         if moves(schur.bodies, b) {
@@ -122,7 +123,7 @@ fn block_diagonal(schur: &Schur, i: usize, rolling: bool) -> Vec3 {
             d[k] += e[k];
         }
     }
-    if rolling {
+    if round {
         let r = d[1].max(d[2]);
         d = [d[0], r, r];
     }
@@ -240,7 +241,7 @@ impl SweepMethod for ColouredGaussSeidel {
         let n = sw.records();
         let colour = colours(schur, n);
         let diag: Vec<Vec3> = (0..gamma.len())
-            .map(|i| block_diagonal(schur, i, i >= n))
+            .map(|i| block_diagonal(schur, i, i >= n || sw.is_plain_contact(i)))
             .collect();
         let tol = sw.tolerance_norm();
         let mut dv = schur.delta_v(&gamma);
