@@ -260,11 +260,7 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
         t = mat3x3<f32>(t[0] * mask.x, t[1] * mask.y, t[2] * mask.z);
         angular = (c.ids.w & JOINT_ANGULAR) != 0u;
     }
-    let sa = side_block(c.ids.x, c.ra.xyz, t, angular);
-    let sb = side_block(c.ids.y, c.rb.xyz, t, angular);
-    var d = sa[0] + sb[0];
-    let o = abs(sa[1] + sb[1]);
-    d += vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
+    var d = gershgorin(c, c.ra.xyz, c.rb.xyz, t, angular);
     if models_on() && !is_joint(c.ids.w) {
         let e = gam_at(SEG_AUX * params.capacity + i).zw;
         d += vec3<f32>(e.x, e.y, e.y);
@@ -273,10 +269,25 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
         // A contact's set is round in u, w and projected in the metric of their larger
         // entry (`project_scaled`): the step takes the same metric, or its fixed points
         // are not the problem's where the two entries differ (non-sphere grains).
-        let r = max(d.y, d.z);
-        d = vec3<f32>(d.x, r, r);
+        d = round_tangents(d);
     }
     return d;
+}
+
+// Each row's diagonal entry of the block of rows t at lever arms ra, rb plus the magnitudes
+// of its off-diagonal entries.
+fn gershgorin(c: Contact, ra: vec3<f32>, rb: vec3<f32>, t: mat3x3<f32>, angular: bool) -> vec3<f32> {
+    let sa = side_block(c.ids.x, ra, t, angular);
+    let sb = side_block(c.ids.y, rb, t, angular);
+    let o = abs(sa[1] + sb[1]);
+    return sa[0] + sb[0] + vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
+}
+
+// The two rows of a set round in them (a cone's or disk's tangential pair) at the larger
+// of their entries.
+fn round_tangents(d: vec3<f32>) -> vec3<f32> {
+    let r = max(d.y, d.z);
+    return vec3<f32>(d.x, r, r);
 }
 
 // The majorant of a contact's rows 3–5, torques ±(n, u, w) on its two bodies (Gershgorin as
@@ -287,12 +298,7 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
 fn rolling_block_diagonal(c: Contact) -> vec3<f32> {
     let n = c.n_gap.xyz;
     let t = mat3x3<f32>(n, tangent_u(n), tangent_w(n));
-    let sa = side_block(c.ids.x, vec3<f32>(0.0), t, true);
-    let sb = side_block(c.ids.y, vec3<f32>(0.0), t, true);
-    let o = abs(sa[1] + sb[1]);
-    let d = sa[0] + sb[0] + vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
-    let r = max(d.y, d.z);
-    return vec3<f32>(d.x, r, r);
+    return round_tangents(gershgorin(c, vec3<f32>(0.0), vec3<f32>(0.0), t, true));
 }
 
 // Whether constraint i's set is a Coulomb cone (else a set whose rows separate: a joint's
