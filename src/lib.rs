@@ -48,7 +48,6 @@
 
 pub mod bench;
 pub mod facade;
-pub mod input;
 pub mod io;
 pub mod limits;
 pub mod measure;
@@ -56,7 +55,6 @@ pub mod plot;
 pub mod realtime;
 pub mod render;
 pub mod run;
-pub mod scene;
 pub mod setup;
 
 // The engine crate's modules, under the paths they had before the workspace split.
@@ -70,5 +68,8 @@ pub mod patch {
     pub use bristlecone_engine::patch::*;
     pub mod file;
 }
+
+/// Scene files (TOML → a validated `Scene`) and the size-capped reading of input files.
+pub use bristlecone_scene::{self as scene, input};
 
 pub use facade::Simulation;

@@ -9,7 +9,7 @@ use super::SceneError;
 
 /// The error at `span` of `src` in `file` (line and column when the span is known): what
 /// every validator of a TOML input (scenes, patch files) reports.
-pub(crate) fn error_at(
+pub fn error_at(
     file: &Path,
     src: &Source,
     span: Option<Range<usize>>,
@@ -34,7 +34,7 @@ pub(crate) fn error_at(
 
 /// Span, field path and message of a toml error: the path of the node at its span, with the
 /// name of a missing field appended.
-pub(crate) fn toml_error_field(
+pub fn toml_error_field(
     e: &toml::de::Error,
     index: Option<&PathIndex>,
 ) -> (Option<Range<usize>>, String, String) {
@@ -59,7 +59,7 @@ pub(crate) fn toml_error_field(
 }
 
 /// Line index of a source text.
-pub(crate) struct Source<'a> {
+pub struct Source<'a> {
     text: &'a str,
     line_starts: Vec<usize>,
 }
@@ -87,7 +87,7 @@ impl<'a> Source<'a> {
 }
 
 /// Every spanned node of a parsed document with its field path.
-pub(crate) struct PathIndex {
+pub struct PathIndex {
     nodes: Vec<(Range<usize>, String)>,
     /// Non-finite float literals (`nan`, `inf`) with their span, path and text.
     pub non_finite: Vec<(Range<usize>, String, String)>,

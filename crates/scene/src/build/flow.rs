@@ -1,12 +1,10 @@
-//! `[[inflow]]` and `[[outflow]]` tables (see `crate::scene::flow`).
+//! `[[inflow]]` and `[[outflow]]` tables (see `crate::flow`).
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::*;
-use crate::scene::flow::{
-    FlowRate, Inflow, Outflow, OutflowRegion, PoolGrain, RawInflow, RawOutflow,
-};
+use crate::flow::{FlowRate, Inflow, Outflow, OutflowRegion, PoolGrain};
 
 /// Random sequential addition of equal spheres jams at a solid fraction of about 0.38
 /// (Torquato, Uche & Stillinger 2006); a wave may ask for at most this fraction of its
@@ -322,7 +320,7 @@ fn inside_domain(
     region: &Region,
     r_max: f64,
     boundaries: &[Boundary],
-    field: &S<crate::scene::raw::RawRegion>,
+    field: &S<crate::raw::RawRegion>,
     base: &str,
 ) -> R<()> {
     let (lo, hi) = region.aabb();

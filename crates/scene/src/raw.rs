@@ -25,17 +25,17 @@ pub(crate) struct RawScene {
     pub measure: Vec<S<RawMeasure>>,
     /// `[[inflow]]` / `[[outflow]]`: validated by `build::flow`.
     #[serde(default)]
-    pub inflow: Vec<S<super::flow::RawInflow>>,
+    pub inflow: Vec<S<RawInflow>>,
     #[serde(default)]
-    pub outflow: Vec<S<super::flow::RawOutflow>>,
+    pub outflow: Vec<S<RawOutflow>>,
     /// `[[joint]]`: validated by `super::joints`.
     #[serde(default)]
-    pub joint: Vec<S<super::joints::RawJoint>>,
+    pub joint: Vec<S<RawJoint>>,
     pub output: O<RawOutput>,
     /// `[periodic]`: validated by `super::periodic`.
-    pub periodic: O<super::periodic::RawPeriodic>,
+    pub periodic: O<RawPeriodic>,
     /// `[render]`: camera and look of `bristlecone render`; parsed and checked by
-    /// `crate::render::settings` (the simulation does not use it).
+    /// the app's `render::settings` (the simulation does not use it).
     #[allow(dead_code)]
     pub render: O<toml::Value>,
 }
@@ -279,4 +279,74 @@ pub(crate) struct RawOutput {
     pub checkpoint_every: O<i64>,
     pub keep: O<i64>,
     pub stats_every: O<i64>,
+}
+
+/// `[[inflow]]`: checked by `build::flow`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawInflow {
+    pub name: S<String>,
+    pub material: O<String>,
+    /// `{ NAME = fraction, … }`: each grain's material drawn with these probabilities.
+    pub material_fractions: O<std::collections::BTreeMap<String, S<f64>>>,
+    pub region: S<RawRegion>,
+    /// A number, or `{ min = .., max = .. }` (uniform), as a generator's.
+    pub radius: S<toml::Value>,
+    pub rate: O<f64>,
+    pub mass_rate: O<f64>,
+    pub velocity: O<[f64; 3]>,
+    pub velocity_spread: O<f64>,
+    pub angular_velocity: O<[f64; 3]>,
+    pub angular_velocity_spread: O<f64>,
+    pub seed: O<i64>,
+    pub every: O<i64>,
+    pub max_attempts: O<i64>,
+    pub count: O<i64>,
+}
+
+/// `[[outflow]]`: checked by `build::flow`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawOutflow {
+    pub name: S<String>,
+    pub region: O<RawRegion>,
+    pub point: O<[f64; 3]>,
+    pub normal: O<[f64; 3]>,
+    pub every: O<i64>,
+}
+
+/// `[[joint]]`: every joint kind's keys, checked by `joints::parse`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawJoint {
+    pub kind: S<String>,
+    pub body_a: O<String>,
+    pub body_b: S<String>,
+    pub anchor: S<[f64; 3]>,
+    pub axis: O<[f64; 3]>,
+    pub anchor_b: O<[f64; 3]>,
+    pub length: O<f64>,
+    pub rope: O<bool>,
+    pub limits: O<[f64; 2]>,
+    pub motor_velocity: O<f64>,
+    pub motor_position: O<f64>,
+    pub motor_max_force: O<f64>,
+}
+
+/// `[periodic]`: checked by `periodic::parse`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPeriodic {
+    pub x: O<[f64; 2]>,
+    pub y: O<[f64; 2]>,
+    pub z: O<[f64; 2]>,
+    pub shear: O<RawShear>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawShear {
+    pub rate: S<f64>,
+    pub flow: S<String>,
+    pub gradient: S<String>,
 }

@@ -261,7 +261,7 @@ impl Region {
     }
 
     /// Uniform random centre for a sphere of radius `r` (requires `fits_radius(r)`).
-    pub(crate) fn sample(&self, r: f64, rng: &mut ChaCha8Rng) -> [f64; 3] {
+    pub fn sample(&self, r: f64, rng: &mut ChaCha8Rng) -> [f64; 3] {
         let lerp = |a: f64, b: f64, u: f64| a + (b - a) * u;
         match *self {
             Region::Box { min, max } => {

@@ -18,29 +18,10 @@
 
 use std::ops::Range;
 
-use serde::Deserialize;
-
 use super::joints::ErrFn;
-use super::raw::{RawBoundary, O, S};
+use super::raw::{RawBoundary, RawPeriodic, RawShear, S};
 use super::{BodyDesc, Boundary, BoundaryShape, SceneError, SolverKind, SolverSettings};
-use crate::collide::{LeesEdwards, PeriodicCell};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawPeriodic {
-    pub x: O<[f64; 2]>,
-    pub y: O<[f64; 2]>,
-    pub z: O<[f64; 2]>,
-    pub shear: O<RawShear>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawShear {
-    pub rate: S<f64>,
-    pub flow: S<String>,
-    pub gradient: S<String>,
-}
+use bristlecone_engine::collide::{LeesEdwards, PeriodicCell};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
 

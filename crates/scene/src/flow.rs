@@ -1,14 +1,10 @@
 //! Continuous inflow and outflow: `[[inflow]]` tables insert grains over time, `[[outflow]]`
-//! tables take them out again (the run loop's side is `crate::run::flow`; the keys are
+//! tables take them out again (the run loop's side is the app's `run::flow`; the keys are
 //! checked in `build/flow.rs`).
 //!
 //! An inflow's grains are allocated when the scene is loaded (its *pool*, drawn from the
 //! size and material distributions with the inflow's seed) and start parked: the body count
 //! never changes during a run, and a grain enters the scene by being activated.
-
-use serde::Deserialize;
-
-use super::raw::{RawRegion, O, S};
 
 pub use super::generate::Region;
 
@@ -86,36 +82,4 @@ pub struct Outflow {
     pub region: OutflowRegion,
     /// Steps between removals.
     pub every: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawInflow {
-    pub name: S<String>,
-    pub material: O<String>,
-    /// `{ NAME = fraction, … }`: each grain's material drawn with these probabilities.
-    pub material_fractions: O<std::collections::BTreeMap<String, S<f64>>>,
-    pub region: S<RawRegion>,
-    /// A number, or `{ min = .., max = .. }` (uniform), as a generator's.
-    pub radius: S<toml::Value>,
-    pub rate: O<f64>,
-    pub mass_rate: O<f64>,
-    pub velocity: O<[f64; 3]>,
-    pub velocity_spread: O<f64>,
-    pub angular_velocity: O<[f64; 3]>,
-    pub angular_velocity_spread: O<f64>,
-    pub seed: O<i64>,
-    pub every: O<i64>,
-    pub max_attempts: O<i64>,
-    pub count: O<i64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawOutflow {
-    pub name: S<String>,
-    pub region: O<RawRegion>,
-    pub point: O<[f64; 3]>,
-    pub normal: O<[f64; 3]>,
-    pub every: O<i64>,
 }

@@ -12,7 +12,7 @@
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies: `shape = "sphere"` (`radius`, the default) or
 //!   `"box"` (`half_extents`) or `"capsule"` / `"cylinder"` (`radius`, `half_length`; axis
-//!   along body z) or `"convex"` (`points` or `file`: the hull, see [`crate::convex`]).
+//!   along body z) or `"convex"` (`points` or `file`: the hull, see [`bristlecone_engine::convex`]).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
 //! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
@@ -23,7 +23,7 @@
 //! * `[output]` — `dir`, `frame_every` / `frame_interval`, `vtk`, `contacts`,
 //!   `checkpoint_every`, `keep`, `stats_every`.
 //! * `[render]` — the look of `bristlecone render` (camera, size, colours); read and checked
-//!   by [`crate::render::settings`], not by the simulation.
+//!   by the app's `render::settings`, not by the simulation.
 //!
 //! Every error is a [`SceneError`] naming the file, line, column (when known) and the field
 //! path, e.g. `scene.toml:12:10: body[2].radius: must be positive (got -0.01)`. Array
@@ -33,20 +33,21 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::shapes::{self, Solid};
+use bristlecone_engine::shapes::{self, Solid};
 
 mod build;
 mod clumps;
 mod convex;
 pub mod flow;
 mod generate;
+pub mod input;
 pub mod joints;
 mod mesh;
 mod num;
 pub mod periodic;
 mod precision;
 mod raw;
-pub(crate) mod span;
+pub mod span;
 
 /// The friction models are the engine's vocabulary (its row kernels select them).
 pub use bristlecone_engine::solve::FrictionModel;
@@ -139,7 +140,7 @@ pub struct Scene {
     /// `[[joint]]` tables in file order (see [`joints`]).
     pub joints: Vec<joints::JointDesc>,
     /// `[periodic]`: the axes along which the cell is periodic (see [`periodic`]).
-    pub periodic: Option<crate::collide::PeriodicCell>,
+    pub periodic: Option<bristlecone_engine::collide::PeriodicCell>,
     /// `[[inflow]]` tables in file order; their pools' grains follow [`Scene::bodies`] in
     /// the body arrays, parked (see [`flow`]).
     pub inflows: Vec<flow::Inflow>,
@@ -191,9 +192,9 @@ pub enum SolverKind {
 }
 
 /// Default `[solver] slop` per smallest radius (see [`SolverSettings::slop`]).
-pub const DEFAULT_SLOP_PER_RADIUS: f64 = crate::model::defaults::SLOP_PER_RADIUS;
+pub const DEFAULT_SLOP_PER_RADIUS: f64 = bristlecone_engine::model::defaults::SLOP_PER_RADIUS;
 /// Default `[solver] stabilisation` (see [`SolverSettings::stabilisation`]).
-pub const DEFAULT_STABILISATION: f64 = crate::model::defaults::STABILISATION;
+pub const DEFAULT_STABILISATION: f64 = bristlecone_engine::model::defaults::STABILISATION;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolverSettings {
@@ -203,18 +204,18 @@ pub struct SolverSettings {
     pub max_iterations: u32,
     /// Default 1e-5.
     pub tolerance: f64,
-    /// Jacobi relaxation, default 0.6 (defaults of every field: `crate::model::defaults`).
+    /// Jacobi relaxation, default 0.6 (defaults of every field: `bristlecone_engine::model::defaults`).
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,
     /// Penetration slop in m (rigid contacts), default [`DEFAULT_SLOP_PER_RADIUS`] × the
-    /// smallest body radius (`crate::model::rows::RigidOffset`).
+    /// smallest body radius (`bristlecone_engine::model::rows::RigidOffset`).
     pub slop: f64,
     /// Stabilisation factor β of a penetration beyond the slop, in (0, 1], default
     /// [`DEFAULT_STABILISATION`].
     pub stabilisation: f64,
-    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `crate::model::rows`).
-    pub cone: crate::model::rows::Cone,
+    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `bristlecone_engine::model::rows`).
+    pub cone: bristlecone_engine::model::rows::Cone,
     /// Cone problems per step at most with the exact cone, default 2.
     pub max_outer: u32,
     /// Default true.
@@ -223,13 +224,13 @@ pub struct SolverSettings {
     pub envelope: f64,
     /// Lemke only: friction model of the LCP (`lcp_friction` = `"pyramid"` (default) or
     /// `"surplus"`; `friction_directions` for the pyramid, default 8).
-    pub lcp_friction: crate::reference::lcp::LcpFriction,
+    pub lcp_friction: bristlecone_engine::reference::lcp::LcpFriction,
     /// Lemke only: pivot limit per solve; default 0 = automatic.
     pub max_pivots: u32,
     /// Lemke only: normal compliance 1/k in m/N (`compliance`), default 0 (rigid).
     pub compliance: f64,
     /// Lemke only: where the step runs (`lemke_step` = `"auto"` (default), `"cpu"`, `"gpu"`).
-    pub lemke_step: crate::step::LemkeStep,
+    pub lemke_step: bristlecone_engine::step::LemkeStep,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -241,12 +242,12 @@ pub struct Material {
     pub friction: f64,
     pub model: FrictionModel,
     /// Rolling resistance μ_r ∈ [0, 1] (dimensionless): the rolling torque is bounded by
-    /// μ_r r_eff γ_n (`crate::model::rows`, "Rolling and spinning"); 0 = none.
+    /// μ_r r_eff γ_n (`bristlecone_engine::model::rows`, "Rolling and spinning"); 0 = none.
     pub rolling_friction: f64,
     /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
     /// μ_spin r_eff γ_n; 0 = none.
     pub spinning_friction: f64,
-    /// Constant pull-off force F_0 ≥ 0 in N (`crate::model::rows::with_cohesion`): a contact
+    /// Constant pull-off force F_0 ≥ 0 in N (`bristlecone_engine::model::rows::with_cohesion`): a contact
     /// holds up to F_0 + 3/2 π W r_eff in tension; 0 = none. Coulomb and Kelvin–Voigt only.
     pub cohesion: f64,
     /// Work of adhesion W ≥ 0 in J/m² (the JKR pull-off 3/2 π W r_eff); 0 = none.
@@ -335,7 +336,7 @@ pub enum MeasureKind {
     /// Contact force and torque about `about` on a boundary (index into
     /// [`Scene::boundaries`]); columns `fx,fy,fz,tx,ty,tz`.
     BoundaryForce { boundary: usize, about: [f64; 3] },
-    /// Angle of repose of a heap fitted to its surface profile ([`crate::measure::repose_angle`]):
+    /// Angle of repose of a heap fitted to its surface profile (the app's `measure::repose_angle`):
     /// `axis`, the axis point (x, y) (None: the grains' mean) and the flank band of distances
     /// (None: 0.2–0.8 of the heap's reach); columns `angle,slope,apex,bins`.
     ReposeAngle {
@@ -366,8 +367,8 @@ pub enum BodyShape {
         half_length: f64,
     },
     /// A rigid aggregate of spheres; body frame = its centre of mass and principal axes
-    /// (`members` are in that frame), see [`crate::clump`].
-    Clump(std::sync::Arc<crate::clump::ClumpMass>),
+    /// (`members` are in that frame), see [`bristlecone_engine::clump`].
+    Clump(std::sync::Arc<bristlecone_engine::clump::ClumpMass>),
     /// A solid cylinder of `radius` along the body's z axis from −half_length to
     /// +half_length, centred on the body's position.
     Cylinder {
@@ -375,12 +376,12 @@ pub enum BodyShape {
         half_length: f64,
     },
     /// A convex hull; body frame = its centre of mass and principal axes (vertices and
-    /// faces are in that frame), see [`crate::convex`].
-    Convex(std::sync::Arc<crate::convex::ConvexHull>),
+    /// faces are in that frame), see [`bristlecone_engine::convex`].
+    Convex(std::sync::Arc<bristlecone_engine::convex::ConvexHull>),
 }
 
 impl BodyShape {
-    /// The shape's geometry, as its family (`crate::shapes`) computes it.
+    /// The shape's geometry, as its family (`bristlecone_engine::shapes`) computes it.
     pub fn with_solid<R>(&self, f: impl FnOnce(&dyn Solid) -> R) -> R {
         match *self {
             BodyShape::Sphere { radius } => f(&shapes::sphere::Sphere { radius }),

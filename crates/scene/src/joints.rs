@@ -22,29 +22,11 @@
 use std::ops::Range;
 
 use glam::DVec3;
-use serde::Deserialize;
 
-use super::raw::{RawBody, O, S};
+use super::raw::{RawBody, RawJoint, S};
 use super::{BodyDesc, Motion, SceneError};
-use crate::bodies::BodyState;
-use crate::joints::{Joint, JointKind, Motor, MotorTarget};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawJoint {
-    pub kind: S<String>,
-    pub body_a: O<String>,
-    pub body_b: S<String>,
-    pub anchor: S<[f64; 3]>,
-    pub axis: O<[f64; 3]>,
-    pub anchor_b: O<[f64; 3]>,
-    pub length: O<f64>,
-    pub rope: O<bool>,
-    pub limits: O<[f64; 2]>,
-    pub motor_velocity: O<f64>,
-    pub motor_position: O<f64>,
-    pub motor_max_force: O<f64>,
-}
+use bristlecone_engine::bodies::BodyState;
+use bristlecone_engine::joints::{Joint, JointKind, Motor, MotorTarget};
 
 /// A validated joint in world coordinates; bodies index [`super::Scene::bodies`], or
 /// [`super::Scene::boundaries`] where `on_boundary` says so.
