@@ -2512,6 +2512,7 @@ fn valid_column(s: &str) -> bool {
     !s.is_empty() && !s.contains([',', '"', '\n', '\r']) && s.trim() == s && s != "time"
 }
 
+/// One `[[measure]]` table: its name (the CSV file's), how often it samples and what.
 fn measure(
     cx: &Cx<'_>,
     m: &S<RawMeasure>,
@@ -2551,20 +2552,57 @@ fn measure(
         }
         (None, None) => frame_every,
     };
+    let t = MeasureTable {
+        cx,
+        m,
+        span,
+        base: &base,
+    };
+    let kind = measure_kind(&t, boundaries, materials)?;
+    Ok(Measure { name, every, kind })
+}
+
+/// A `[[measure]]` table being read: its keys, its span and its field path.
+struct MeasureTable<'a> {
+    cx: &'a Cx<'a>,
+    m: &'a RawMeasure,
+    span: Range<usize>,
+    base: &'a str,
+}
+
+impl<'a> MeasureTable<'a> {
+    /// A key the measurement's kind requires.
+    fn require<T>(&self, field: &'a O<T>, name: &str) -> R<&'a S<T>> {
+        let kind = self.m.kind.get_ref().as_str();
+        let what = "measurement kind";
+        (self.cx).require(field, &self.span, self.base, name, what, kind)
+    }
+
+    fn field(&self, name: &str) -> String {
+        format!("{}.{name}", self.base)
+    }
+}
+
+/// The measurement's kind and its keys, each refused where it does not apply.
+fn measure_kind(
+    t: &MeasureTable,
+    boundaries: &[Boundary],
+    materials: &[Material],
+) -> R<MeasureKind> {
+    let (cx, m, base) = (t.cx, t.m, t.base);
     let kind = m.kind.get_ref().as_str();
     let what = "measurement kind";
     let fields =
         present!(m; point, normal, radius, quantile, axis, bins, range, boundary, about, min, max);
-    let kind = match kind {
+    let only = |allowed: &[&str]| cx.only(base, what, kind, &fields, allowed);
+    Ok(match kind {
         "mass_flow" => {
-            cx.only(&base, what, kind, &fields, &["point", "normal", "radius"])?;
-            let point = *cx.require(&m.point, &span, &base, "point", what, kind)?.get_ref();
-            let n = cx.require(&m.normal, &span, &base, "normal", what, kind)?;
-            let normal = cx.direction(n, &format!("{base}.normal"), "normal")?.to_array();
-            let radius = m
-                .radius
-                .as_ref()
-                .map(|r| cx.positive(r, &format!("{base}.radius")))
+            only(&["point", "normal", "radius"])?;
+            let point = *t.require(&m.point, "point")?.get_ref();
+            let n = t.require(&m.normal, "normal")?;
+            let normal = cx.direction(n, &t.field("normal"), "normal")?.to_array();
+            let radius = (m.radius.as_ref())
+                .map(|r| cx.positive(r, &t.field("radius")))
                 .transpose()?;
             MeasureKind::MassFlow {
                 point,
@@ -2573,124 +2611,142 @@ fn measure(
             }
         }
         "bed_height" => {
-            cx.only(&base, what, kind, &fields, &["quantile"])?;
-            let quantile = match &m.quantile {
-                None => 0.95,
-                Some(q) => {
-                    let x = *q.get_ref();
-                    if !(0.0..=1.0).contains(&x) {
-                        return Err(cx.err(
-                            Some(q.span()),
-                            format!("{base}.quantile"),
-                            format!("must be between 0 and 1 (got {})", Num(x)),
-                        ));
-                    }
-                    x
-                }
-            };
-            MeasureKind::BedHeight { quantile }
+            only(&["quantile"])?;
+            bed_height_measure(t)?
         }
         "surface_profile" => {
-            cx.only(&base, what, kind, &fields, &["axis", "bins", "range"])?;
-            let a = cx.require(&m.axis, &span, &base, "axis", what, kind)?;
-            let axis = match a.get_ref().as_str() {
-                "x" => 0,
-                "y" => 1,
-                other => {
-                    return Err(cx.err(
-                        Some(a.span()),
-                        format!("{base}.axis"),
-                        format!("unknown axis `{other}` (expected \"x\" or \"y\")"),
-                    ))
-                }
-            };
-            let b = cx.require(&m.bins, &span, &base, "bins", what, kind)?;
-            let bins = cx.int_range(b, &format!("{base}.bins"), 1, 1000)? as usize;
-            let r = cx.require(&m.range, &span, &base, "range", what, kind)?;
-            let range = *r.get_ref();
-            if range[1] <= range[0] {
-                return Err(cx.err(
-                    Some(r.span()),
-                    format!("{base}.range"),
-                    format!("must be [low, high] with low < high (got {range:?})"),
-                ));
-            }
-            MeasureKind::SurfaceProfile { axis, bins, range }
+            only(&["axis", "bins", "range"])?;
+            surface_profile_measure(t)?
         }
         "kinetic_energy" => {
-            cx.only(&base, what, kind, &fields, &[])?;
+            only(&[])?;
             if let Some(bad) = materials
                 .iter()
                 .find(|mat| !valid_column(&mat.name) || mat.name == "total")
             {
                 return Err(cx.err(
-                    Some(span),
-                    &*base,
+                    Some(t.span.clone()),
+                    base,
                     format!("material name `{}` cannot be a column of this measurement (no commas, quotes, line breaks or surrounding spaces; not `time` or `total`)", bad.name),
                 ));
             }
             MeasureKind::KineticEnergy
         }
         "coordination" => {
-            cx.only(&base, what, kind, &fields, &[])?;
+            only(&[])?;
             MeasureKind::Coordination
         }
         "boundary_force" => {
-            cx.only(&base, what, kind, &fields, &["boundary", "about"])?;
-            let b = cx.require(&m.boundary, &span, &base, "boundary", what, kind)?;
-            let Some(k) = boundaries.iter().position(|x| x.name == *b.get_ref()) else {
-                let known: Vec<&str> = boundaries.iter().map(|x| x.name.as_str()).collect();
-                return Err(cx.err(
-                    Some(b.span()),
-                    format!("{base}.boundary"),
-                    format!(
-                        "unknown boundary `{}` (defined: {})",
-                        b.get_ref(),
-                        if known.is_empty() {
-                            "none".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    ),
-                ));
-            };
-            let about = m
-                .about
-                .as_ref()
-                .map_or(boundaries[k].position, |a| *a.get_ref());
-            MeasureKind::BoundaryForce { boundary: k, about }
+            only(&["boundary", "about"])?;
+            boundary_force_measure(t, boundaries)?
         }
-        "repose_angle" => repose_measure(cx, m, &base, &fields)?,
+        "repose_angle" => repose_measure(cx, m, base, &fields)?,
         "stress" | "solid_fraction" => {
-            cx.only(&base, what, kind, &fields, &["min", "max"])?;
-            let lo = cx.require(&m.min, &span, &base, "min", what, kind)?;
-            let hi = cx.require(&m.max, &span, &base, "max", what, kind)?;
-            let (min, max) = (*lo.get_ref(), *hi.get_ref());
-            if (0..3).any(|k| max[k] <= min[k]) {
-                return Err(cx.err(
-                    Some(hi.span()),
-                    format!("{base}.max"),
-                    format!(
-                        "must exceed `min` (line {}) on every axis: the region is empty",
-                        cx.line(&lo.span())
-                    ),
-                ));
-            }
-            if kind == "stress" {
-                MeasureKind::Stress { min, max }
-            } else {
-                MeasureKind::SolidFraction { min, max }
-            }
+            only(&["min", "max"])?;
+            region_measure(t, kind == "stress")?
         }
         other => {
             return Err(cx.err(
                 Some(m.kind.span()),
-                format!("{base}.kind"),
+                t.field("kind"),
                 format!("unknown measurement kind `{other}` (expected one of: mass_flow, bed_height, surface_profile, kinetic_energy, coordination, boundary_force, repose_angle, stress, solid_fraction)"),
             ))
         }
+    })
+}
+
+/// `kind = "bed_height"`: the quantile of the grains' heights (0.95 when not given).
+fn bed_height_measure(t: &MeasureTable) -> R<MeasureKind> {
+    let quantile = match &t.m.quantile {
+        None => 0.95,
+        Some(q) => {
+            let x = *q.get_ref();
+            if !(0.0..=1.0).contains(&x) {
+                return Err(t.cx.err(
+                    Some(q.span()),
+                    t.field("quantile"),
+                    format!("must be between 0 and 1 (got {})", Num(x)),
+                ));
+            }
+            x
+        }
     };
-    Ok(Measure { name, every, kind })
+    Ok(MeasureKind::BedHeight { quantile })
+}
+
+/// `kind = "surface_profile"`: the top of the bed in `bins` bins over `range` along x or y.
+fn surface_profile_measure(t: &MeasureTable) -> R<MeasureKind> {
+    let (cx, m) = (t.cx, t.m);
+    let a = t.require(&m.axis, "axis")?;
+    let axis = match a.get_ref().as_str() {
+        "x" => 0,
+        "y" => 1,
+        other => {
+            return Err(cx.err(
+                Some(a.span()),
+                t.field("axis"),
+                format!("unknown axis `{other}` (expected \"x\" or \"y\")"),
+            ))
+        }
+    };
+    let b = t.require(&m.bins, "bins")?;
+    let bins = cx.int_range(b, &t.field("bins"), 1, 1000)? as usize;
+    let r = t.require(&m.range, "range")?;
+    let range = *r.get_ref();
+    if range[1] <= range[0] {
+        return Err(cx.err(
+            Some(r.span()),
+            t.field("range"),
+            format!("must be [low, high] with low < high (got {range:?})"),
+        ));
+    }
+    Ok(MeasureKind::SurfaceProfile { axis, bins, range })
+}
+
+/// `kind = "boundary_force"`: a boundary by name, the moment taken about `about` (its
+/// position when not given).
+fn boundary_force_measure(t: &MeasureTable, boundaries: &[Boundary]) -> R<MeasureKind> {
+    let b = t.require(&t.m.boundary, "boundary")?;
+    let Some(k) = boundaries.iter().position(|x| x.name == *b.get_ref()) else {
+        let known: Vec<&str> = boundaries.iter().map(|x| x.name.as_str()).collect();
+        return Err(t.cx.err(
+            Some(b.span()),
+            t.field("boundary"),
+            format!(
+                "unknown boundary `{}` (defined: {})",
+                b.get_ref(),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+    };
+    let about = (t.m.about.as_ref()).map_or(boundaries[k].position, |a| *a.get_ref());
+    Ok(MeasureKind::BoundaryForce { boundary: k, about })
+}
+
+/// `kind = "stress"` or `"solid_fraction"`: an axis-aligned box `min`..`max`.
+fn region_measure(t: &MeasureTable, stress: bool) -> R<MeasureKind> {
+    let lo = t.require(&t.m.min, "min")?;
+    let hi = t.require(&t.m.max, "max")?;
+    let (min, max) = (*lo.get_ref(), *hi.get_ref());
+    if (0..3).any(|k| max[k] <= min[k]) {
+        return Err(t.cx.err(
+            Some(hi.span()),
+            t.field("max"),
+            format!(
+                "must exceed `min` (line {}) on every axis: the region is empty",
+                t.cx.line(&lo.span())
+            ),
+        ));
+    }
+    Ok(if stress {
+        MeasureKind::Stress { min, max }
+    } else {
+        MeasureKind::SolidFraction { min, max }
+    })
 }
 
 /// `kind = "repose_angle"`: optional `axis` ("r" conical heap, default; "x" or "y" a planar

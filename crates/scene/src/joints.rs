@@ -59,259 +59,322 @@ pub(super) fn parse(
     bodies: &[BodyDesc],
     boundaries: &[super::Boundary],
 ) -> Result<Vec<JointDesc>, SceneError> {
-    let mut out = Vec::with_capacity(raw.len());
-    for (i, rj) in raw.iter().enumerate() {
-        let base = format!("joint[{i}]");
-        let j = rj.get_ref();
-        let e = |span: Range<usize>, field: &str, msg: String| {
-            err(Some(span), format!("{base}.{field}"), msg)
-        };
-        // (index, is a boundary); a name is looked up among [[body]] and [[boundary]] names.
-        let body = |name: &S<String>, field: &str| -> Result<Option<(usize, bool)>, SceneError> {
-            let n = name.get_ref();
-            if n == "world" {
-                return Ok(None);
-            }
-            let hits: Vec<(usize, bool)> = raw_bodies
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.get_ref().name.as_ref().is_some_and(|x| x.get_ref() == n))
-                .map(|(k, _)| (k, false))
-                .chain(
-                    boundaries
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, b)| b.name == *n)
-                        .map(|(k, _)| (k, true)),
-                )
-                .collect();
-            match hits.as_slice() {
-                [k] => Ok(Some(*k)),
-                [] => Err(e(
-                    name.span(),
-                    field,
-                    format!(
-                        "unknown body `{n}` (name a [[body]] or [[boundary]] entry, or \"world\")"
-                    ),
-                )),
-                _ => Err(e(
-                    name.span(),
-                    field,
-                    format!(
-                        "ambiguous body `{n}`: {} [[body]] / [[boundary]] entries have this name",
-                        hits.len()
-                    ),
-                )),
-            }
-        };
-        let a = match &j.body_a {
-            Some(n) => body(n, "body_a")?,
-            None => None,
-        };
-        let Some(b) = body(&j.body_b, "body_b")? else {
-            return Err(e(
-                j.body_b.span(),
-                "body_b",
-                "body_b must be a body, not the world".into(),
-            ));
-        };
-        if a == Some(b) {
-            return Err(e(
-                j.body_b.span(),
-                "body_b",
-                "a joint needs two different bodies".into(),
-            ));
+    let bodies = Bodies {
+        raw_bodies,
+        bodies,
+        boundaries,
+    };
+    raw.iter()
+        .enumerate()
+        .map(|(i, rj)| {
+            let e = JointErr {
+                err,
+                base: format!("joint[{i}]"),
+            };
+            parse_joint(&e, rj, &bodies)
+        })
+        .collect()
+}
+
+/// What a joint's body names are looked up in, and whether each body moves.
+struct Bodies<'a> {
+    raw_bodies: &'a [S<RawBody>],
+    bodies: &'a [BodyDesc],
+    boundaries: &'a [super::Boundary],
+}
+
+/// The errors of one `[[joint]]` table: its field paths start with `joint[i]`.
+struct JointErr<'a> {
+    err: ErrFn<'a>,
+    base: String,
+}
+
+impl JointErr<'_> {
+    fn at(&self, span: Range<usize>, field: &str, msg: impl Into<String>) -> SceneError {
+        (self.err)(Some(span), format!("{}.{field}", self.base), msg.into())
+    }
+
+    /// `v` finite, else an error at `span`.
+    fn finite(&self, v: &[f64], span: Range<usize>, field: &str) -> Result<(), SceneError> {
+        if v.iter().all(|x| x.is_finite()) {
+            Ok(())
+        } else {
+            Err(self.at(span, field, "must be finite"))
         }
-        let fixed = |k: Option<(usize, bool)>| {
-            k.is_none_or(|(k, on_b)| {
-                let m = if on_b {
-                    boundaries[k].motion
-                } else {
-                    bodies[k].motion
-                };
-                m != Motion::Dynamic
-            })
-        };
-        if fixed(a) && fixed(Some(b)) {
-            return Err(e(
-                j.body_b.span(),
-                "body_b",
-                "a joint between two fixed (or kinematic) bodies, or one and the world, constrains nothing".into(),
-            ));
+    }
+}
+
+type Found = Option<(usize, bool)>;
+
+/// One `[[joint]]` table: its bodies, kind, anchors and axis, limits and motor.
+fn parse_joint(e: &JointErr, rj: &S<RawJoint>, bodies: &Bodies) -> Result<JointDesc, SceneError> {
+    let j = rj.get_ref();
+    let a = match &j.body_a {
+        Some(n) => bodies.find(e, n, "body_a")?,
+        None => None,
+    };
+    let Some(b) = bodies.find(e, &j.body_b, "body_b")? else {
+        return Err(e.at(
+            j.body_b.span(),
+            "body_b",
+            "body_b must be a body, not the world",
+        ));
+    };
+    if a == Some(b) {
+        return Err(e.at(
+            j.body_b.span(),
+            "body_b",
+            "a joint needs two different bodies",
+        ));
+    }
+    if bodies.fixed(a) && bodies.fixed(Some(b)) {
+        return Err(e.at(
+            j.body_b.span(),
+            "body_b",
+            "a joint between two fixed (or kinematic) bodies, or one and the world, constrains \
+             nothing",
+        ));
+    }
+    let kind = joint_kind(e, j)?;
+    e.finite(j.anchor.get_ref(), j.anchor.span(), "anchor")?;
+    let axis = axis(e, j)?;
+    let (kind, anchor_b) = match kind {
+        JointKind::Distance { .. } => {
+            let (kind, anchor_b) = distance(e, rj)?;
+            (kind, Some(anchor_b))
         }
-        let on_boundary = [a.is_some_and(|x| x.1), b.1];
-        let (a, b) = (a.map(|x| x.0), b.0);
-        let kind_name = j.kind.get_ref().as_str();
-        let mut kind = match kind_name {
-            "spherical" => JointKind::Spherical,
-            "revolute" => JointKind::Revolute,
-            "prismatic" => JointKind::Prismatic,
-            "fixed" => JointKind::Fixed,
-            "universal" => JointKind::Universal,
-            "distance" => JointKind::Distance { length: 0.0, rope: false },
-            other => {
-                return Err(e(
-                    j.kind.span(),
-                    "kind",
-                    format!("unknown joint kind `{other}` (expected one of: spherical, revolute, prismatic, fixed, universal, distance)"),
-                ))
-            }
-        };
-        let not_for = |present: Option<Range<usize>>, field: &str, ok: bool| match present {
-            Some(s) if !ok => Err(e(
+        kind => (kind, None),
+    };
+    let limits = limits(e, j, kind)?;
+    let target = motor_target(e, j)?;
+    let max_force = motor_max_force(e, j, target.is_some())?;
+    Ok(JointDesc {
+        kind,
+        body_a: a.map(|x| x.0),
+        body_b: b.0,
+        anchor: *j.anchor.get_ref(),
+        anchor_b,
+        axis,
+        limits,
+        motor: target.map(|target| Motor { target, max_force }),
+        on_boundary: [a.is_some_and(|x| x.1), b.1],
+    })
+}
+
+impl Bodies<'_> {
+    /// (index, is a boundary) of a body name among the [[body]] and [[boundary]] names; None
+    /// for the world.
+    fn find(&self, e: &JointErr, name: &S<String>, field: &str) -> Result<Found, SceneError> {
+        let n = name.get_ref();
+        if n == "world" {
+            return Ok(None);
+        }
+        let named = |b: &&S<RawBody>| b.get_ref().name.as_ref().is_some_and(|x| x.get_ref() == n);
+        let hits: Vec<(usize, bool)> = (self.raw_bodies.iter().enumerate())
+            .filter(|(_, b)| named(b))
+            .map(|(k, _)| (k, false))
+            .chain(
+                (self.boundaries.iter().enumerate())
+                    .filter(|(_, b)| b.name == *n)
+                    .map(|(k, _)| (k, true)),
+            )
+            .collect();
+        match hits.as_slice() {
+            [k] => Ok(Some(*k)),
+            [] => Err(e.at(
+                name.span(),
+                field,
+                format!("unknown body `{n}` (name a [[body]] or [[boundary]] entry, or \"world\")"),
+            )),
+            _ => Err(e.at(
+                name.span(),
+                field,
+                format!(
+                    "ambiguous body `{n}`: {} [[body]] / [[boundary]] entries have this name",
+                    hits.len()
+                ),
+            )),
+        }
+    }
+
+    /// Whether a joint's body (None: the world) does not move with the solve.
+    fn fixed(&self, k: Found) -> bool {
+        k.is_none_or(|(k, on_b)| {
+            let m = if on_b {
+                self.boundaries[k].motion
+            } else {
+                self.bodies[k].motion
+            };
+            m != Motion::Dynamic
+        })
+    }
+}
+
+/// The joint's kind, with the keys that do not apply to it refused.
+fn joint_kind(e: &JointErr, j: &RawJoint) -> Result<JointKind, SceneError> {
+    let kind_name = j.kind.get_ref().as_str();
+    let kind = match kind_name {
+        "spherical" => JointKind::Spherical,
+        "revolute" => JointKind::Revolute,
+        "prismatic" => JointKind::Prismatic,
+        "fixed" => JointKind::Fixed,
+        "universal" => JointKind::Universal,
+        "distance" => JointKind::Distance {
+            length: 0.0,
+            rope: false,
+        },
+        other => {
+            return Err(e.at(
+                j.kind.span(),
+                "kind",
+                format!(
+                    "unknown joint kind `{other}` (expected one of: spherical, revolute, \
+                     prismatic, fixed, universal, distance)"
+                ),
+            ))
+        }
+    };
+    let distance = matches!(kind, JointKind::Distance { .. });
+    let driven = matches!(kind, JointKind::Revolute | JointKind::Prismatic);
+    let keys = [
+        ("anchor_b", j.anchor_b.as_ref().map(|s| s.span()), distance),
+        ("length", j.length.as_ref().map(|s| s.span()), distance),
+        ("rope", j.rope.as_ref().map(|s| s.span()), distance),
+        ("axis", j.axis.as_ref().map(|s| s.span()), !distance),
+        ("limits", j.limits.as_ref().map(|s| s.span()), driven),
+        (
+            "motor_velocity",
+            j.motor_velocity.as_ref().map(|s| s.span()),
+            driven,
+        ),
+        (
+            "motor_position",
+            j.motor_position.as_ref().map(|s| s.span()),
+            driven,
+        ),
+        (
+            "motor_max_force",
+            j.motor_max_force.as_ref().map(|s| s.span()),
+            driven,
+        ),
+    ];
+    for (field, present, applies) in keys {
+        if let (Some(s), false) = (present, applies) {
+            return Err(e.at(
                 s,
                 field,
                 format!("`{field}` does not apply to joint kind `{kind_name}`"),
-            )),
-            _ => Ok(()),
-        };
-        let distance = matches!(kind, JointKind::Distance { .. });
-        let driven = matches!(kind, JointKind::Revolute | JointKind::Prismatic);
-        not_for(j.anchor_b.as_ref().map(|s| s.span()), "anchor_b", distance)?;
-        not_for(j.length.as_ref().map(|s| s.span()), "length", distance)?;
-        not_for(j.rope.as_ref().map(|s| s.span()), "rope", distance)?;
-        not_for(j.axis.as_ref().map(|s| s.span()), "axis", !distance)?;
-        for (f, s) in [
-            ("limits", j.limits.as_ref().map(|s| s.span())),
-            (
-                "motor_velocity",
-                j.motor_velocity.as_ref().map(|s| s.span()),
-            ),
-            (
-                "motor_position",
-                j.motor_position.as_ref().map(|s| s.span()),
-            ),
-            (
-                "motor_max_force",
-                j.motor_max_force.as_ref().map(|s| s.span()),
-            ),
-        ] {
-            not_for(s, f, driven)?;
+            ));
         }
-        let finite = |v: &[f64], span: Range<usize>, field: &str| {
-            if v.iter().all(|x| x.is_finite()) {
-                Ok(())
-            } else {
-                Err(e(span, field, "must be finite".into()))
-            }
-        };
-        finite(j.anchor.get_ref(), j.anchor.span(), "anchor")?;
-        let axis = match &j.axis {
-            Some(ax) => {
-                let d = DVec3::from_array(*ax.get_ref());
-                let n = d.length();
-                if !n.is_finite() || n <= 1e-12 {
-                    return Err(e(ax.span(), "axis", "zero-length axis".into()));
-                }
-                (d / n).to_array()
-            }
-            None => [0.0, 0.0, 1.0],
-        };
-        let mut anchor_b = None;
-        if distance {
-            let Some(ab) = &j.anchor_b else {
-                return Err(e(
-                    rj.span(),
-                    "anchor_b",
-                    "missing field `anchor_b` (required for joint kind `distance`)".into(),
-                ));
-            };
-            finite(ab.get_ref(), ab.span(), "anchor_b")?;
-            let len = match &j.length {
-                Some(l) if !(l.get_ref().is_finite() && *l.get_ref() > 0.0) => {
-                    return Err(e(
-                        l.span(),
-                        "length",
-                        format!("must be positive (got {})", l.get_ref()),
-                    ))
-                }
-                Some(l) => *l.get_ref(),
-                None => (DVec3::from_array(*ab.get_ref()) - DVec3::from_array(*j.anchor.get_ref()))
-                    .length(),
-            };
-            if len <= 0.0 {
-                return Err(e(
-                    ab.span(),
-                    "anchor_b",
-                    "the anchors coincide: give `length` or move them apart".into(),
-                ));
-            }
-            kind = JointKind::Distance {
-                length: len,
-                rope: j.rope.as_ref().is_some_and(|r| *r.get_ref()),
-            };
-            anchor_b = Some(*ab.get_ref());
-        }
-        let limits = match &j.limits {
-            Some(l) => {
-                let [lo, hi] = *l.get_ref();
-                finite(&[lo, hi], l.span(), "limits")?;
-                if lo > hi {
-                    return Err(e(l.span(), "limits", format!("lower {lo} > upper {hi}")));
-                }
-                if kind == JointKind::Revolute
-                    && (lo <= -std::f64::consts::PI || hi > std::f64::consts::PI)
-                {
-                    return Err(e(
-                        l.span(),
-                        "limits",
-                        "revolute limits must lie in (−π, π] rad".into(),
-                    ));
-                }
-                Some((lo, hi))
-            }
-            None => None,
-        };
-        let target = match (&j.motor_velocity, &j.motor_position) {
-            (Some(_), Some(p)) => {
-                return Err(e(
-                    p.span(),
-                    "motor_position",
-                    "give motor_velocity or motor_position, not both".into(),
-                ))
-            }
-            (Some(v), None) => {
-                finite(&[*v.get_ref()], v.span(), "motor_velocity")?;
-                Some(MotorTarget::Velocity(*v.get_ref()))
-            }
-            (None, Some(p)) => {
-                finite(&[*p.get_ref()], p.span(), "motor_position")?;
-                Some(MotorTarget::Position(*p.get_ref()))
-            }
-            (None, None) => None,
-        };
-        let max_force = match &j.motor_max_force {
-            Some(f) if target.is_none() => {
-                return Err(e(
-                    f.span(),
-                    "motor_max_force",
-                    "a force limit without a motor target (motor_velocity or motor_position)"
-                        .into(),
-                ))
-            }
-            Some(f) if f.get_ref().is_nan() || *f.get_ref() <= 0.0 => {
-                return Err(e(
-                    f.span(),
-                    "motor_max_force",
-                    format!("must be positive (got {})", f.get_ref()),
-                ))
-            }
-            Some(f) => *f.get_ref(),
-            None => f64::INFINITY,
-        };
-        out.push(JointDesc {
-            kind,
-            body_a: a,
-            body_b: b,
-            anchor: *j.anchor.get_ref(),
-            anchor_b,
-            axis,
-            limits,
-            motor: target.map(|target| Motor { target, max_force }),
-            on_boundary,
-        });
     }
-    Ok(out)
+    Ok(kind)
+}
+
+/// A distance joint's second anchor and length (given, or the anchors' distance).
+fn distance(e: &JointErr, rj: &S<RawJoint>) -> Result<(JointKind, [f64; 3]), SceneError> {
+    let j = rj.get_ref();
+    let Some(ab) = &j.anchor_b else {
+        return Err(e.at(
+            rj.span(),
+            "anchor_b",
+            "missing field `anchor_b` (required for joint kind `distance`)",
+        ));
+    };
+    e.finite(ab.get_ref(), ab.span(), "anchor_b")?;
+    let length = match &j.length {
+        Some(l) if !(l.get_ref().is_finite() && *l.get_ref() > 0.0) => {
+            return Err(e.at(
+                l.span(),
+                "length",
+                format!("must be positive (got {})", l.get_ref()),
+            ))
+        }
+        Some(l) => *l.get_ref(),
+        None => {
+            (DVec3::from_array(*ab.get_ref()) - DVec3::from_array(*j.anchor.get_ref())).length()
+        }
+    };
+    if length <= 0.0 {
+        return Err(e.at(
+            ab.span(),
+            "anchor_b",
+            "the anchors coincide: give `length` or move them apart",
+        ));
+    }
+    let rope = j.rope.as_ref().is_some_and(|r| *r.get_ref());
+    Ok((JointKind::Distance { length, rope }, *ab.get_ref()))
+}
+
+/// The joint's unit axis (z when not given).
+fn axis(e: &JointErr, j: &RawJoint) -> Result<[f64; 3], SceneError> {
+    let Some(ax) = &j.axis else {
+        return Ok([0.0, 0.0, 1.0]);
+    };
+    let d = DVec3::from_array(*ax.get_ref());
+    let n = d.length();
+    if !n.is_finite() || n <= 1e-12 {
+        return Err(e.at(ax.span(), "axis", "zero-length axis"));
+    }
+    Ok((d / n).to_array())
+}
+
+/// A driven joint's limits, ordered (a revolute joint's within (−π, π] rad).
+fn limits(e: &JointErr, j: &RawJoint, kind: JointKind) -> Result<Option<(f64, f64)>, SceneError> {
+    let Some(l) = &j.limits else {
+        return Ok(None);
+    };
+    let [lo, hi] = *l.get_ref();
+    e.finite(&[lo, hi], l.span(), "limits")?;
+    if lo > hi {
+        return Err(e.at(l.span(), "limits", format!("lower {lo} > upper {hi}")));
+    }
+    let pi = std::f64::consts::PI;
+    if kind == JointKind::Revolute && (lo <= -pi || hi > pi) {
+        return Err(e.at(
+            l.span(),
+            "limits",
+            "revolute limits must lie in (−π, π] rad",
+        ));
+    }
+    Ok(Some((lo, hi)))
+}
+
+/// A driven joint's motor target: a velocity or a position, not both.
+fn motor_target(e: &JointErr, j: &RawJoint) -> Result<Option<MotorTarget>, SceneError> {
+    match (&j.motor_velocity, &j.motor_position) {
+        (Some(_), Some(p)) => Err(e.at(
+            p.span(),
+            "motor_position",
+            "give motor_velocity or motor_position, not both",
+        )),
+        (Some(v), None) => {
+            e.finite(&[*v.get_ref()], v.span(), "motor_velocity")?;
+            Ok(Some(MotorTarget::Velocity(*v.get_ref())))
+        }
+        (None, Some(p)) => {
+            e.finite(&[*p.get_ref()], p.span(), "motor_position")?;
+            Ok(Some(MotorTarget::Position(*p.get_ref())))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// The motor's force limit (unlimited when not given); refused without a motor target.
+fn motor_max_force(e: &JointErr, j: &RawJoint, has_target: bool) -> Result<f64, SceneError> {
+    match &j.motor_max_force {
+        Some(f) if !has_target => Err(e.at(
+            f.span(),
+            "motor_max_force",
+            "a force limit without a motor target (motor_velocity or motor_position)",
+        )),
+        Some(f) if f.get_ref().is_nan() || *f.get_ref() <= 0.0 => Err(e.at(
+            f.span(),
+            "motor_max_force",
+            format!("must be positive (got {})", f.get_ref()),
+        )),
+        Some(f) => Ok(*f.get_ref()),
+        None => Ok(f64::INFINITY),
+    }
 }
 
 /// The library joints of a scene's joints for the body arrays of `setup::build_bodies`
