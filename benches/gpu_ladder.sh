@@ -5,7 +5,7 @@
 #   cargo build --release && cargo test --release --no-run
 #   run: benches/gpu_ladder.sh target/release/deps/suite-<hash>
 #   carry: .gl, target/release/bristlecone, that suite binary (and any BENCHES binaries)
-# PARTS (default "ladder rest default suite"), SIZES, REST_SIZES, REST_ARGS and BENCHES
+# PARTS (default "ladder rest depth default suite"), SIZES, REST_SIZES, REST_ARGS and BENCHES
 # choose what runs.
 # Each part runs under its own timeout so a slow one cannot cost the others; what comes back
 # is at most eight files under $OUT.
@@ -15,7 +15,7 @@ SUITE=${1:-}
 SIZES=${SIZES:-10000,100000,1000000,10000000}
 REST_SIZES=${REST_SIZES:-10000,100000,1000000}
 REST_ARGS=${REST_ARGS:-}          # e.g. "--iterations 200"
-PARTS=${PARTS:-ladder rest default suite}
+PARTS=${PARTS:-ladder rest depth default suite}
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 BC=target/release/bristlecone
 W=/tmp/gpu_ladder_work
@@ -50,7 +50,15 @@ has rest && timeout 100 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 10
     --out "$W/rest" >"$W/rest.log" 2>&1
 echo "rest exit $?" >>"$W/rest.log"
 cp "$W/rest/bench.csv" "$OUT/rest.csv" 2>/dev/null
-cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" >"$OUT/bench.log"
+# 2b. The piles at rest under a 50-sweep cap, APGD and block Gauss-Seidel side by side: sweeps
+#     a step, capped steps and penetration against the depth of the pile.
+for s in apgd gauss_seidel; do
+    has depth && timeout 150 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 \
+        --iterations 50 --solver $s --out "$W/depth_$s" >"$W/depth_$s.log" 2>&1
+    echo "depth $s exit $?" >>"$W/depth_$s.log"
+done
+{ cat "$W/depth_apgd/bench.csv"; tail -n +2 "$W/depth_gauss_seidel/bench.csv"; } >"$OUT/depth.csv" 2>/dev/null
+cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" "$W"/depth_*.log >"$OUT/bench.log" 2>/dev/null
 
 # 3. The default scene end to end (the Quick start's first command).
 start=$(date +%s%N)
@@ -74,6 +82,7 @@ fi
 
 echo "=== ladder"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/ladder.log"
 echo "=== rest"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/rest.log"
+for s in apgd gauss_seidel; do echo "=== depth $s"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/depth_$s.log" 2>/dev/null; done
 echo "=== default"; tail -4 "$OUT/default.log"
 [ -e "$OUT/benches.log" ] && tail -40 "$OUT/benches.log"
 if [ -n "$SUITE" ] && has suite; then

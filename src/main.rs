@@ -3,6 +3,7 @@
 use bristlecone::gpu::{BackendChoice, GpuContext};
 use bristlecone::run::{self, Progress, RunOptions};
 use bristlecone::scene::Num;
+use bristlecone::solve::SolverKind;
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -415,6 +416,13 @@ struct BenchArgs {
     /// Maximum solver sweeps per step (1 to 100000, as `[solver] max_iterations`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     iterations: Option<u32>,
+    /// The solver: apgd (the default), jacobi or gauss_seidel (as `[solver] kind`).
+    #[arg(long, default_value = "apgd", value_parser = ["apgd", "jacobi", "gauss_seidel"])]
+    solver: String,
+    /// Relaxation ω (as `[solver] omega`): Jacobi's step, or Gauss–Seidel's
+    /// over-relaxation (below 2); the solver's default when not given.
+    #[arg(long)]
+    omega: Option<f32>,
     /// Time stages by the CPU clock (separate submissions) even where timestamps exist.
     #[arg(long)]
     wall_timing: bool,
@@ -461,6 +469,32 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
     let mut solver = bench::bench_solver();
     if let Some(it) = a.iterations {
         solver.max_iterations = it.max(1);
+    }
+    solver.kind = match a.solver.as_str() {
+        "jacobi" => SolverKind::Jacobi,
+        "gauss_seidel" => SolverKind::GaussSeidel,
+        _ => SolverKind::Apgd,
+    };
+    if solver.kind == SolverKind::GaussSeidel {
+        solver.omega = bristlecone::model::defaults::GAUSS_SEIDEL_OMEGA as f32;
+    }
+    if let Some(omega) = a.omega {
+        let limit = if solver.kind == SolverKind::GaussSeidel {
+            2.0
+        } else {
+            f32::INFINITY
+        };
+        if !(omega > 0.0 && omega < limit) {
+            return Err(format!(
+                "--omega {omega}: must be positive{}",
+                if limit.is_finite() {
+                    " and below 2 for gauss_seidel"
+                } else {
+                    ""
+                }
+            ));
+        }
+        solver.omega = omega;
     }
     let opts = BenchOptions {
         sizes: a.sizes,

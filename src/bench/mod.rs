@@ -123,6 +123,8 @@ pub struct BenchRow {
     pub timed_s_per_step: f64,
     pub iterations_mean: f64,
     pub iterations_max: u32,
+    /// Measured steps that used the whole sweep cap (`max_iterations`).
+    pub capped_steps: u32,
     pub residual_mean: f64,
     pub residual_max: f64,
     pub max_penetration: f64,
@@ -158,6 +160,9 @@ pub struct BenchReport {
     pub copy_bandwidth_bytes_per_s: f64,
     pub stage_names: [&'static str; 4],
     pub solver: String,
+    /// The solver's `[solver] kind` name (apgd, jacobi, gauss_seidel), a CSV column so that
+    /// runs of different solvers can share one file.
+    pub solver_kind: &'static str,
     /// Unmeasured steps before each run's measured ones.
     pub warmup: u32,
     pub scene_note: &'static str,
@@ -171,16 +176,39 @@ pub struct BenchReport {
 /// * free velocity: reads info, mass, vel, force, rot, omega, torque, writes vel, omega: 144 B/body;
 /// * collision: per grain keys + counting sort + row counts + CSR ≈ 160 B, per contact the
 ///   record written and read back for the CSR (128 B) + CSR entries (16 B);
-/// * solve: per sweep (step, gather, product, commit) ≈ 456 B/contact + 72 B/body, plus
-///   assembly, impulse application and the warm-start save ≈ 200 B/contact + 160 B/body;
+/// * solve: per sweep ([`sweep_bytes`]), plus assembly, impulse application and the
+///   warm-start save ≈ 200 B/contact + 160 B/body, plus Gauss–Seidel's colouring;
 /// * integrate+stats: position update 112 B/body + statistics reduction 96 B/body.
-pub fn stage_bytes(n: f64, c: f64, it: f64) -> [f64; 4] {
+pub fn stage_bytes(n: f64, c: f64, it: f64, kind: SolverKind) -> [f64; 4] {
+    let (per_contact, per_body) = sweep_bytes(kind);
+    // Gauss–Seidel colours its constraints every step: each of the 24 Jones–Plassmann rounds
+    // reads a constraint's record ids and its neighbours' colour words through its two
+    // bodies' lists (≈ 48 B), and the counting sort writes its list slot (16 B).
+    let colouring = if kind == SolverKind::GaussSeidel {
+        (24.0 * 48.0 + 16.0) * c
+    } else {
+        0.0
+    };
     [
         144.0 * n,
         160.0 * n + 144.0 * c,
-        it * (456.0 * c + 72.0 * n) + 200.0 * c + 160.0 * n,
+        it * (per_contact * c + per_body * n) + 200.0 * c + 160.0 * n + colouring,
         208.0 * n,
     ]
+}
+
+/// Bytes a solver sweep moves at least, (per contact, per body):
+/// * APGD and Jacobi (step, gather, product, commit) ≈ 456 B/contact + 72 B/body;
+/// * Gauss–Seidel: the colour's visit reads the record (64 B), reads and writes the impulse
+///   (32 B) and both bodies' Δv (128 B); the residual reads the record, the impulse and
+///   both Δv again (144 B); the momentum step reads and writes the impulse and its previous
+///   sweep's (64 B) and each body's Δv and its previous (96 B/body): ≈ 432 B/contact +
+///   96 B/body.
+pub fn sweep_bytes(kind: SolverKind) -> (f64, f64) {
+    match kind {
+        SolverKind::GaussSeidel => (432.0, 96.0),
+        _ => (456.0, 72.0),
+    }
 }
 
 fn solver_label(s: &SolverSettings) -> String {
@@ -249,7 +277,7 @@ pub fn run_one(
     let iterations_mean = recs.iter().map(|r| r.iterations as f64).sum::<f64>() / k;
     let mem = sim.memory_bytes();
     let bodies = state.len();
-    let bytes = stage_bytes(bodies as f64, contacts, iterations_mean);
+    let bytes = stage_bytes(bodies as f64, contacts, iterations_mean, opts.solver.kind);
     let mut bandwidth_ratio = [0.0; 4];
     for i in 0..4 {
         if stage_s[i] > 0.0 {
@@ -269,6 +297,9 @@ pub fn run_one(
         timed_s_per_step: stage_s.iter().sum(),
         iterations_mean,
         iterations_max: recs.iter().map(|r| r.iterations).max().unwrap_or(0),
+        capped_steps: (recs.iter())
+            .filter(|r| r.iterations >= opts.solver.max_iterations)
+            .count() as u32,
         residual_mean: recs.iter().map(|r| r.residual).sum::<f64>() / k,
         residual_max: recs.iter().map(|r| r.residual).fold(0.0, f64::max),
         max_penetration: recs.iter().map(|r| r.max_penetration).fold(0.0, f64::max),
@@ -360,6 +391,11 @@ pub fn run(
         copy_bandwidth_bytes_per_s: copy_bw,
         stage_names: STAGE_NAMES,
         solver: solver_label(&opts.solver),
+        solver_kind: match opts.solver.kind {
+            SolverKind::Apgd => "apgd",
+            SolverKind::Jacobi => "jacobi",
+            SolverKind::GaussSeidel => "gauss_seidel",
+        },
         warmup: opts.warmup,
         scene_note: SCENE_NOTE,
         rows,
@@ -391,15 +427,15 @@ impl BenchReport {
         s += &format!("warm-up: {} unmeasured steps per run\n", self.warmup);
         s += &format!("scenes: {}\n\n", self.scene_note);
         s += &format!(
-            "{:<7} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6} | {:>7} {:>8}\n",
-            "scene", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "residual",
+            "{:<7} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>5} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6} | {:>7} {:>8}\n",
+            "scene", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "capped", "residual",
             "pen/d", "free_v", "collide", "solve", "integr", "bw_fv", "bw_co", "bw_so", "bw_in",
             "B/body", "B/cont", "growth", "Mci/s", "body·s/s"
         );
         for r in &self.rows {
             let ms = |x: f64| format!("{:.2}", x * 1e3);
             s += &format!(
-                "{:<7} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6} | {:>7.2} {:>8.2}\n",
+                "{:<7} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>5} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6} | {:>7.2} {:>8.2}\n",
                 r.scene.name(),
                 r.grains,
                 r.steps,
@@ -407,6 +443,7 @@ impl BenchReport {
                 r.steps_per_s,
                 ms(r.wall_s_per_step),
                 r.iterations_mean,
+                r.capped_steps,
                 r.residual_mean,
                 r.max_penetration / (2.0 * scenes::RADIUS as f64),
                 ms(r.stage_s[0]),
@@ -436,6 +473,7 @@ impl BenchReport {
             "\nstage times (ms per step): {how}; ms/step and steps/s: wall clock of the whole batch.\n\
              bw_*: effective bandwidth of the stage (bytes model in bench::stage_bytes) / copy bandwidth. \
              growth: (time per step / previous size's) / (size ratio), from the stage times.\n\
+             capped: measured steps that used the whole sweep cap. \
              pen/d: max penetration / diameter over the measured steps. \
              Mci/s: 10^6 contact-iterations per second of the solve stage (contacts x sweeps / its time). \
              body·s/s: simulated body-seconds per wall-clock second (grains x dt / wall time per step).\n"
@@ -455,11 +493,11 @@ impl BenchReport {
              kinetic_energy_end_j,bytes_per_body,bytes_per_contact,contact_capacity,\
              bw_ratio_free_velocity,bw_ratio_collision,bw_ratio_solve,bw_ratio_integrate_stats,\
              growth,regrowths,contact_iterations_per_s,body_seconds_per_s,\
-             copy_bandwidth_bytes_per_s\n",
+             copy_bandwidth_bytes_per_s,capped_steps,solver_kind\n",
         );
         for r in &self.rows {
             s += &format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.scene.name(),
                 r.grains,
                 r.bodies,
@@ -491,6 +529,8 @@ impl BenchReport {
                 r.contact_iterations_per_s,
                 r.body_seconds_per_s,
                 self.copy_bandwidth_bytes_per_s,
+                r.capped_steps,
+                self.solver_kind,
             );
         }
         s
