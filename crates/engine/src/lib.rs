@@ -15,13 +15,13 @@ pub mod collide;
 pub mod gpu;
 pub mod joints;
 pub mod patch;
-pub mod reference;
-pub mod shapes;
 pub mod solve;
 pub mod step;
 
 /// The vocabulary crate under the path the engine's modules have always used for it.
 pub use bristlecone_model as model;
 
-/// The hull and clump families, also under the short paths `convex` and `clump`.
-pub use shapes::{clump, convex};
+/// The CPU implementations (crate `bristlecone-cpu`) under the paths the engine's modules have
+/// always used for them: the twins and the exact path, the shape families, and the hull and
+/// clump families under the short paths `convex` and `clump`.
+pub use bristlecone_cpu::{clump, convex, reference, shapes};
