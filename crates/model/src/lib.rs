@@ -21,5 +21,6 @@ pub mod elasto_plastic;
 pub mod friction;
 pub mod joint;
 pub mod periodic;
+pub mod restitution;
 pub mod rows;
 pub mod solver;
