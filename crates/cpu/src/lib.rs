@@ -1,6 +1,6 @@
 //! Bristlecone's CPU implementations, in f64 and with no GPU stack: the plain twin of every GPU
 //! stage that the tests compare against, with the exact CPU path, Lemke's algorithm and the LCP
-//! of a step ([`reference`]); the grain shape families — support functions, bounding radii,
+//! of a step ([`reference`](mod@reference)); the grain shape families — support functions, bounding radii,
 //! mass properties, surfaces — with the hull and clump builders ([`shapes`], also as
 //! [`convex`] and [`clump`]); the mesh boundaries' topology ([`mesh`]); the broad phase's
 //! plan ([`grid`]); and the contact patches' models and rows ([`patch`]).

@@ -1,10 +1,11 @@
 //! The GPU engine of Bristlecone: the stages of a step as WGSL compute shaders run through
 //! `wgpu` (collision, the CCP solver, joints, contact patches, integration), the
-//! [`step::Simulation`] that records them, a plain f64 CPU twin of every stage in
-//! [`reference`](mod@reference) that the tests compare against (with the exact CPU path,
-//! Lemke's algorithm and the LCP of a step). Both read the vocabulary, the crate
-//! `bristlecone-model`, re-exported as [`model`]: the friction models, the row math in f64 and
-//! the solver defaults, with no `wgpu`.
+//! [`step::Simulation`] that records them. Below it, with no `wgpu`, sit the CPU
+//! implementations, the crate `bristlecone-cpu` (re-exported as [`reference`](mod@reference),
+//! [`shapes`], [`convex`], [`clump`]): a plain f64 twin of every stage that the tests compare
+//! against, the exact CPU path, Lemke's algorithm and the LCP of a step, the shape families;
+//! and the vocabulary both read, the crate `bristlecone-model`, re-exported as [`model`]: the
+//! records and ids, the settings, the friction models and the row math in f64.
 //!
 //! The engine takes bodies ([`bodies::BodyState`]) and an engine configuration
 //! ([`step::StepSettings`]); it never reads a scene file. The app crate `bristlecone` turns a

@@ -240,8 +240,8 @@ impl PatchModel {
 /// (book: Contact patches; the f64 form the assembly will use — not yet wired into the loop).
 /// The cells' implicit step with rate factors frozen at the last twist gives the impulse
 /// γ = γ_n⁻ w(v⁺) = −γ_n⁻ (C v⁺ + c0), with C = P K Pᵀ, c0 = P k0 the affine wrench per
-/// unit normal load ([`super::DistributedGpu::affine_at`], patch axes x = u, y = w, torque
-/// about n at the lane point) permuted to the lanes. The row v⁺ + E γ + offset = 0 then
+/// unit normal load ([`super::DistributedCpu::affine`], on the GPU the engine's
+/// `DistributedGpu::affine_at`; patch axes x = u, y = w, torque about n at the lane point) permuted to the lanes. The row v⁺ + E γ + offset = 0 then
 /// has the full symmetric compliance E = (γ_n⁻ C)⁻¹ and offset C⁻¹ c0 (C couples spin and
 /// slide off the centre of pressure: no diagonal form is exact).
 #[derive(Clone, Copy, Debug, PartialEq)]
