@@ -8,9 +8,13 @@
 //! cycle, or a module joining a listed one, fails; so does a listed cycle that is gone (take
 //! it off the list, it may not come back).
 //!
-//! The engine's vocabulary is a crate of its own (`crates/model`, re-exported by the engine as
-//! `model`): its manifest lists no dependency (so Cargo keeps it free of the engine and of
-//! `wgpu`), and its code may not name an engine module or `wgpu` either.
+//! Cargo forbids cycles between the crates, not a dependency that goes the wrong way: the
+//! checks below keep the two crates under the engine free of the GPU stack. The vocabulary
+//! (`crates/model`, re-exported by the engine as `model`) lists only pure dependencies
+//! ([`VOCABULARY_DEPENDENCIES`]) and its code names no engine module, no other crate of the
+//! workspace and not `wgpu`. The CPU implementations (`crates/cpu`, re-exported by the engine
+//! as `reference`, `shapes`, ...) list none of [`CPU_FORBIDDEN_DEPENDENCIES`] and their code
+//! names neither the engine crate nor `wgpu`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -18,11 +22,9 @@ use std::path::{Path, PathBuf};
 /// Module graph: module name -> the modules of the same crate it uses.
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
-/// Cycles still present, per crate source folder (relative to the workspace root).
-/// The vocabulary's registry (`friction`) writes the material rows whose layout and math
-/// `rows` holds, and `rows` reads the registry's layout flags and model ids: one cycle between
-/// two modules that were one module of the engine before the vocabulary became a crate.
-const KNOWN_CYCLES: &[(&str, &[&str])] = &[("crates/model/src", &["friction", "rows"])];
+/// Cycles still present, per crate source folder (relative to the workspace root): none. A
+/// cycle that cannot be cut at once goes here with why, so that it cannot grow unseen.
+const KNOWN_CYCLES: &[(&str, &[&str])] = &[];
 
 /// The engine's vocabulary crate: the models, their parameters and the row math, below every
 /// GPU stage and CPU implementation.
@@ -31,6 +33,22 @@ const VOCABULARY: &str = "crates/model/src";
 /// The other top-level engine modules the vocabulary may use: none, so that it can move into
 /// its own crate with no dependency on the engine.
 const VOCABULARY_USES: &[&str] = &[];
+
+/// The vocabulary's dependencies, all pure: glam (a joint's anchors and frames, the periodic
+/// images) and bytemuck (the records the GPU reads as they are).
+const VOCABULARY_DEPENDENCIES: &[&str] = &["bytemuck", "glam"];
+
+/// What the vocabulary's code may not name: the GPU API and the crates above it.
+const VOCABULARY_FORBIDDEN_NAMES: &[&str] = &["wgpu", "bristlecone_engine", "bristlecone_cpu"];
+
+/// The CPU implementations' crate, below the engine.
+const CPU: &str = "crates/cpu/src";
+
+/// What the CPU implementations' manifest may not list: the GPU stack and the engine.
+const CPU_FORBIDDEN_DEPENDENCIES: &[&str] = &["wgpu", "naga", "pollster", "bristlecone-engine"];
+
+/// What the CPU implementations' code may not name: the engine crate and the GPU API.
+const CPU_FORBIDDEN_NAMES: &[&str] = &["wgpu", "bristlecone_engine"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -67,11 +85,7 @@ fn rust_files(dir: &Path, depth: usize, out: &mut Vec<(PathBuf, usize)>) {
 /// first segment after `crate::` (each item of a `crate::{a, b::c}` group) and after as many
 /// `super::` as reach the root. Line comments are left out: a doc mention is not a use.
 fn used_modules(text: &str, depth: usize) -> BTreeSet<String> {
-    let code: String = text
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = without_comments(text);
     let mut prefixes = vec!["crate::".to_string()];
     if depth > 0 {
         prefixes.push("super::".repeat(depth));
@@ -243,52 +257,86 @@ fn no_module_cycle_inside_a_crate_beyond_the_known_ones() {
 }
 
 /// What the vocabulary's code (line comments left out) names that it may not: another
-/// top-level engine module, or `wgpu`; one line per file and name.
+/// top-level engine module, `wgpu` or a crate above it; one line per file and name.
 fn vocabulary_violations(
     files: &[(PathBuf, usize, String)],
     engine_modules: &BTreeSet<String>,
 ) -> Vec<String> {
     let mut found = Vec::new();
     for (path, depth, text) in files {
-        let code: String = text
-            .lines()
-            .map(|l| l.split("//").next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let code = without_comments(text);
         let used = used_modules(text, *depth);
         for m in used.iter().filter(|m| engine_modules.contains(*m)) {
             if m != "model" && !VOCABULARY_USES.contains(&m.as_str()) {
                 found.push(format!("{}: uses crate::{m}", path.display()));
             }
         }
-        if code.contains("wgpu") {
-            found.push(format!("{}: names wgpu", path.display()));
+        found.extend(forbidden_names(path, &code, VOCABULARY_FORBIDDEN_NAMES));
+    }
+    found
+}
+
+/// Code with its line comments left out: a doc mention is not a use.
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One line per name of `names` that `code` (of the file at `path`) contains.
+fn forbidden_names(path: &Path, code: &str, names: &[&str]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| code.contains(*n))
+        .map(|n| format!("{}: names {n}", path.display()))
+        .collect()
+}
+
+/// The crates a manifest lists in its dependency tables (`[dependencies]`,
+/// `[dev-dependencies]`, `[build-dependencies]`, target-specific ones too).
+fn manifest_dependencies(manifest: &str) -> Vec<String> {
+    let mut in_table = false;
+    let mut found = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_table = line.trim_end_matches(']').ends_with("dependencies");
+        } else if in_table && !line.is_empty() && !line.starts_with('#') {
+            let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+            found.push(name.trim_matches('"').to_string());
         }
     }
     found
+}
+
+/// Every `.rs` file under a crate's source folder with its depth and text.
+fn crate_files(src: &str) -> Vec<(PathBuf, usize, String)> {
+    let mut listed = Vec::new();
+    rust_files(&root().join(src), 1, &mut listed);
+    assert!(listed.len() > 1, "{src}: no files found");
+    listed
+        .into_iter()
+        .map(|(path, depth)| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            (path, depth, text)
+        })
+        .collect()
 }
 
 #[test]
 fn the_vocabulary_uses_no_other_engine_module_and_no_wgpu() {
     let src = root().join("crates/engine/src");
     let engine_modules: BTreeSet<String> = module_graph(&src).into_keys().collect();
-    let mut listed = Vec::new();
-    rust_files(&root().join(VOCABULARY), 1, &mut listed);
-    assert!(listed.len() > 1, "{VOCABULARY}: no files found");
-    let files: Vec<(PathBuf, usize, String)> = listed
-        .into_iter()
-        .map(|(path, depth)| {
-            let text = std::fs::read_to_string(&path).unwrap();
-            (path, depth, text)
-        })
-        .collect();
+    let files = crate_files(VOCABULARY);
     let manifest = std::fs::read_to_string(root().join("crates/model/Cargo.toml")).unwrap();
-    let dependencies = manifest.split("[dependencies]").nth(1).unwrap_or("");
+    let dependencies = manifest_dependencies(&manifest);
+    let extra: Vec<&String> = dependencies
+        .iter()
+        .filter(|d| !VOCABULARY_DEPENDENCIES.contains(&d.as_str()))
+        .collect();
     assert!(
-        dependencies
-            .lines()
-            .all(|l| l.trim().is_empty() || l.starts_with('#')),
-        "crates/model/Cargo.toml must list no dependency:\n{dependencies}"
+        extra.is_empty(),
+        "crates/model/Cargo.toml may list only {VOCABULARY_DEPENDENCIES:?}, not {extra:?}"
     );
     let found = vocabulary_violations(&files, &engine_modules);
     assert!(
@@ -314,14 +362,77 @@ fn the_vocabulary_uses_no_other_engine_module_and_no_wgpu() {
             1,
             "fn g(_: &wgpu::Buffer) {} // crate::solve".to_string(),
         ),
+        (
+            PathBuf::from("d.rs"),
+            1,
+            "use bristlecone_cpu::shapes;".to_string(),
+        ),
     ];
     assert_eq!(
         vocabulary_violations(&stray, &modules),
         [
             "a.rs: uses crate::solve",
             "b.rs: uses crate::gpu",
-            "c.rs: names wgpu"
+            "c.rs: names wgpu",
+            "d.rs: names bristlecone_cpu"
         ]
+    );
+}
+
+/// What the CPU implementations' code (line comments left out) names that it may not.
+fn cpu_violations(files: &[(PathBuf, usize, String)]) -> Vec<String> {
+    files
+        .iter()
+        .flat_map(|(path, _, text)| {
+            forbidden_names(path, &without_comments(text), CPU_FORBIDDEN_NAMES)
+        })
+        .collect()
+}
+
+#[test]
+fn the_cpu_crate_names_no_engine_and_no_gpu_stack() {
+    let manifest = std::fs::read_to_string(root().join("crates/cpu/Cargo.toml")).unwrap();
+    let dependencies = manifest_dependencies(&manifest);
+    assert!(
+        dependencies.iter().any(|d| d == "bristlecone-model"),
+        "crates/cpu/Cargo.toml: dependencies not found: {dependencies:?}"
+    );
+    let listed: Vec<&String> = dependencies
+        .iter()
+        .filter(|d| CPU_FORBIDDEN_DEPENDENCIES.contains(&d.as_str()))
+        .collect();
+    assert!(
+        listed.is_empty(),
+        "crates/cpu/Cargo.toml may not list {listed:?} (the CPU implementations are below the engine)"
+    );
+    let found = cpu_violations(&crate_files(CPU));
+    assert!(
+        found.is_empty(),
+        "{CPU} must stay below the engine:\n{}",
+        found.join("\n")
+    );
+    // The checks themselves: a stray dependency in any table, an engine path, a wgpu type.
+    let manifest = "[dependencies]\nglam.workspace = true\n\n[dev-dependencies]\n\
+                    bristlecone-engine = { path = \"../engine\" }\n";
+    assert_eq!(
+        manifest_dependencies(manifest),
+        ["glam", "bristlecone-engine"]
+    );
+    let stray = [
+        (
+            PathBuf::from("a.rs"),
+            1,
+            "use bristlecone_engine::gpu::GpuContext;".to_string(),
+        ),
+        (
+            PathBuf::from("b.rs"),
+            2,
+            "fn g(_: &wgpu::Buffer) {} // bristlecone_engine".to_string(),
+        ),
+    ];
+    assert_eq!(
+        cpu_violations(&stray),
+        ["a.rs: names bristlecone_engine", "b.rs: names wgpu"]
     );
 }
 

@@ -68,11 +68,17 @@
 //! Per grain: rank 4 + sorted index 4 + sorted position 16 + hash slots (≤ 4 slots × 4 B)
 //! + row counts 4 × (boundaries + 1) + CSR degree/offset 8 ≈ 48 + 4 × (nb + 1) bytes.
 
-pub mod mesh;
-pub mod periodic;
 pub mod scan;
 
-pub use periodic::{LeesEdwards, PeriodicCell};
+/// The contact record, the shape table, the settings and the tangent basis are the
+/// vocabulary's (`crate::model::contact`), as is the periodic cell.
+pub use crate::model::contact::{tangent_basis, BoundaryShape, CollideSettings, ContactRecord};
+pub use crate::model::periodic::{self, LeesEdwards, PeriodicCell};
+pub use crate::shapes::boundary_count;
+/// The broad phase's plan, the boundary count and the mesh topology are CPU code the twins
+/// share (`bristlecone_cpu`).
+pub use bristlecone_cpu::grid::{GridPlan, LARGE_MAX, LARGE_RATIO};
+pub use bristlecone_cpu::mesh;
 
 use crate::bodies::{
     is_grain_shape, BodyState, GpuBodies, MOTION_PARKED, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP,
@@ -81,131 +87,8 @@ use crate::bodies::{
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel, ShaderSource};
 use scan::Scan;
 
-/// A static boundary's shape in its body's local frame (see the contract for conventions).
-#[derive(Clone, Debug, PartialEq)]
-pub enum BoundaryShape {
-    /// Half-space: local +z is the outward normal, solid below z = 0.
-    Plane,
-    /// Bodies inside; walls at ±half_extents; `open_top` removes the +z wall.
-    BoxContainer {
-        half_extents: [f32; 3],
-        open_top: bool,
-    },
-    SolidBox {
-        half_extents: [f32; 3],
-    },
-    /// Axis local +z, base at z = 0; bodies inside.
-    CylinderContainer {
-        radius: f32,
-        height: f32,
-        open_top: bool,
-    },
-    SolidCylinder {
-        radius: f32,
-        height: f32,
-    },
-    /// Static in its local frame; two-sided (unsigned distance).
-    Mesh {
-        vertices: Vec<[f32; 3]>,
-        triangles: Vec<[u32; 3]>,
-    },
-    /// Not a boundary: the shape of a box grain (body kind `SHAPE_BOX`, whose shape index
-    /// points here), centred on the body, axes along the body frame.
-    GrainBox {
-        half_extents: [f32; 3],
-    },
-    /// Not a boundary: the shape of a capsule grain (body kind `SHAPE_CAPSULE`): a segment
-    /// of half length `half_length` along the body's z axis, swept by a sphere of `radius`.
-    GrainCapsule {
-        radius: f32,
-        half_length: f32,
-    },
-    /// Not a boundary: the member spheres of a clump grain (body kind `SHAPE_CLUMP`), centre
-    /// xyz in the body frame (centre of mass, principal axes) and radius w.
-    GrainClump {
-        members: Vec<[f32; 4]>,
-    },
-    /// Not a boundary: the shape of a cylinder grain (body kind `SHAPE_CYLINDER`): axis
-    /// along the body's z axis from −half_length to +half_length, `radius`.
-    GrainCylinder {
-        radius: f32,
-        half_length: f32,
-    },
-    /// Not a boundary: a convex hull grain (body kind `SHAPE_CONVEX`), body frame
-    /// (centre of mass, principal axes): vertices, face planes (outward n, offset d) and
-    /// each face's vertex loop (see [`crate::convex`]).
-    GrainConvex {
-        vertices: Vec<[f32; 3]>,
-        planes: Vec<[f32; 4]>,
-        loops: Vec<Vec<u32>>,
-    },
-}
-
-/// Tangent basis (u, w) of a contact's unit normal, in f64: the same formula as
-/// `tangent_u`/`tangent_w` in `shaders/prelude.wgsl` (Duff et al. 2017).
-pub fn tangent_basis(n: glam::DVec3) -> (glam::DVec3, glam::DVec3) {
-    let s = if n.z >= 0.0 { 1.0 } else { -1.0 };
-    let a = -1.0 / (s + n.z);
-    let b = n.x * n.y * a;
-    (
-        glam::DVec3::new(1.0 + s * n.x * n.x * a, s * b, -s * n.x),
-        glam::DVec3::new(b, s + n.y * n.y * a, -n.y),
-    )
-}
-
-/// A hull's collision shape is defined here, with the other shapes, so that `convex` (the
-/// hull's geometry and mass properties) does not depend on collision.
-impl crate::convex::ConvexHull {
-    /// The GPU shape: vertices, face planes (n, d) and vertex loops, in f32.
-    pub fn grain_shape(&self) -> BoundaryShape {
-        let f = |v: glam::DVec3| [v.x as f32, v.y as f32, v.z as f32];
-        BoundaryShape::GrainConvex {
-            vertices: self.vertices.iter().map(|&v| f(v)).collect(),
-            planes: self
-                .faces
-                .iter()
-                .map(|fc| {
-                    let n = f(fc.normal);
-                    [n[0], n[1], n[2], fc.offset as f32]
-                })
-                .collect(),
-            loops: self.faces.iter().map(|fc| fc.verts.clone()).collect(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct CollideSettings {
-    /// A contact is kept while its gap Φ ≤ envelope.
-    pub envelope: f32,
-    /// Friction coefficient μ per material index; a pair uses min(μ_A, μ_B).
-    pub friction: Vec<f32>,
-}
-
-/// One contact, as the GPU stores it (64 bytes; see the contract).
-#[repr(C)]
-#[derive(bytemuck::Pod, bytemuck::Zeroable, Clone, Copy, Debug, Default, PartialEq)]
-pub struct ContactRecord {
-    /// Unit normal from A to B, w = gap Φ.
-    pub n_gap: [f32; 4],
-    /// Contact point − centre of A, w = μ.
-    pub ra: [f32; 4],
-    /// Contact point − centre of B; w = 0 from collision (a patch block's radius; with APGD,
-    /// assembly writes a contact's residual η there, see `shaders/solve_assemble.wgsl`).
-    pub rb: [f32; 4],
-    /// A, B, feature, (material A << 16) | material B.
-    pub ids: [u32; 4],
-}
-
 /// Bytes of one [`ContactRecord`] in the records buffer.
 pub const RECORD_BYTES: u64 = std::mem::size_of::<ContactRecord>() as u64;
-
-impl ContactRecord {
-    /// The sort and warm-start key (A, B, feature).
-    pub fn key(&self) -> (u32, u32, u32) {
-        (self.ids[0], self.ids[1], self.ids[2])
-    }
-}
 
 /// Indices into the `counts` buffer.
 pub const COUNT_CONTACTS: usize = 0;
@@ -357,60 +240,6 @@ pub struct Collide {
     capacity_limit: u64,
     fixed_bytes: u64,
     plan: GridPlan,
-}
-
-/// Grains whose bounding radius exceeds this multiple of the median are "large": kept out
-/// of the grid (whose cell then follows the other grains) and paired by brute force.
-pub const LARGE_RATIO: f32 = 3.0;
-/// At most this many large grains: each costs a pass over all grains per detection, so
-/// beyond it one grid sized by the largest grain is cheaper (the split is not made).
-pub const LARGE_MAX: usize = 64;
-
-/// The broad phase's plan: grid cell size and which grains are large.
-///
-/// Why: the grid cell must hold the largest grain's reach (every contact between
-/// neighbouring cells), so one boulder among sand would make every cell hold ~ratio³ grains
-/// and the pair tests grow by that factor. Large grains (bounding radius > ratio × median,
-/// at most [`LARGE_MAX`]) instead sit in one extra slot after the hash table: each small
-/// grain tests them all after its 27 cells (pairs j > i), and each large grain tests every
-/// grain of higher index in index order (its row comes out sorted). Cost: ng·L sphere
-/// tests per detection for L large grains, in L threads.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GridPlan {
-    /// Grid cell size.
-    pub cell: f32,
-    /// Grains with a bounding radius above this are large (f32::MAX: none).
-    pub large_radius: f32,
-    /// How many grains are large.
-    pub large: usize,
-}
-
-impl GridPlan {
-    /// The plan for these grains: large above `ratio` × the median bounding radius when
-    /// there are 1 to [`LARGE_MAX`] of them (infinite ratio: one grid for all).
-    pub fn new(state: &BodyState, envelope: f32, ratio: f32) -> Self {
-        let nb = boundary_count(state);
-        let mut r: Vec<f32> = state.pos[nb..].iter().map(|p| p[3]).collect();
-        r.sort_by(f32::total_cmp);
-        let median = r.get(r.len() / 2).copied().unwrap_or(0.0);
-        let limit = ratio * median;
-        let large = r.iter().filter(|&&x| x > limit).count();
-        let (large_radius, large) = if large > 0 && large <= LARGE_MAX && limit.is_finite() {
-            (limit, large)
-        } else {
-            (f32::MAX, 0)
-        };
-        let rmax = r[..r.len() - large].last().copied().unwrap_or(0.0);
-        let mut cell = (2.0 * rmax + envelope) * (1.0 + 1e-4);
-        if cell <= 0.0 || !cell.is_finite() {
-            cell = 1.0;
-        }
-        GridPlan {
-            cell,
-            large_radius,
-            large,
-        }
-    }
 }
 
 /// Grains of higher index a large grain's scan (collide_pairs `walk_next` in index order, one invocation,
@@ -640,15 +469,6 @@ fn convex_record(
         [vertices.len() as u32, planes.len() as u32, vbase, fbase].map(f32::from_bits),
         [edges.len() as u32, ebase, 0, 0].map(f32::from_bits),
     ]
-}
-
-/// Number of leading boundary bodies; every body after them must be a grain (sphere or box).
-pub fn boundary_count(state: &BodyState) -> usize {
-    state
-        .info
-        .iter()
-        .position(|i| is_grain_shape(i[2]))
-        .unwrap_or(state.len())
 }
 
 type IsRecord = fn(&BoundaryShape) -> bool;

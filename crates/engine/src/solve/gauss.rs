@@ -18,14 +18,8 @@
 use super::{Layout, Solve, SolveInputs, SolveKernels};
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
 
-/// Colours a sweep visits; the last is the class of constraints the colouring left over
-/// (shaders/common/solve.wgsl `GS_COLOURS`). Each is a dispatch per sweep, empty or not: a
-/// sphere pack's contact graph (a constraint shares its two grains with ~20 others) takes 6–8
-/// colours with the smallest free colour chosen.
-pub const GS_COLOURS: u32 = 16;
-/// Jones–Plassmann rounds recorded per solve; what is left uncoloured after them joins the
-/// left-over class.
-pub const COLOUR_ROUNDS: u32 = 24;
+/// The colour and round counts are the vocabulary's: the CPU twin reads them too.
+pub use crate::model::solver::{COLOUR_ROUNDS, GS_COLOURS};
 /// Phase uniforms: one per colour and per round.
 const PHASES: u32 = if GS_COLOURS > COLOUR_ROUNDS {
     GS_COLOURS

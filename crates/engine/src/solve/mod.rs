@@ -29,8 +29,8 @@ pub mod gauss;
 
 /// The settings' friction model and cone are the vocabulary's (`crate::model`).
 pub use crate::model::friction::FrictionModel;
+use crate::model::rows;
 pub use crate::model::rows::Cone;
-use crate::model::{defaults, rows};
 
 use crate::bodies::GpuBodies;
 use crate::gpu::kernel::grid;
@@ -42,60 +42,8 @@ use std::sync::OnceLock;
 /// live in extension segments that exist only when a material has them; see [`rows`]).
 pub const ROWS: usize = 3;
 
-/// The contact record of the contract (64 bytes), as collision writes it.
-pub use crate::collide::ContactRecord as Contact;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum SolverKind {
-    Jacobi,
-    #[default]
-    Apgd,
-    /// Coloured nonsmooth Gauss–Seidel with over-relaxation ω (`omega`): see [`gauss`].
-    GaussSeidel,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SolverSettings {
-    pub kind: SolverKind,
-    /// Sweeps recorded per solve (each one matrix-free product).
-    pub max_iterations: u32,
-    /// Tolerance on the RMS per row of the residual r = (γ − Π_K(γ − η ∘ ∇f))/η, i.e.
-    /// ‖r‖₂ / √(3 · contacts), in m/s: the typical velocity error a contact row is left with.
-    /// Per row, so it means the same for 10 contacts and for 10⁶ (an absolute 2-norm grows
-    /// with √contacts and a large settled bed never meets it at the f32 floor).
-    pub tolerance: f32,
-    /// Jacobi relaxation ω: the step is ω η_i with η_i = 3/trace(B_ii) (contact-count scaled,
-    /// see `solve_assemble.wgsl`), convergent for every ω < 2/3.
-    pub omega: f32,
-    /// Cap on the penetration recovery speed: the stabilisation term is max(Φ/dt, −v).
-    pub recovery_speed: f32,
-    /// Penetration slop s (m) and stabilisation factor β of rigid contacts: the offset of a
-    /// penetration is β min(Φ + s, 0)/dt (see [`rows::RigidOffset`]); 0 and 1: the classic.
-    pub slop: f32,
-    pub stabilisation: f32,
-    pub warm_start: bool,
-    /// Relaxed (Tasora & Anitescu 2011) or exact Coulomb cone (see [`rows`]).
-    pub cone: Cone,
-    /// Exact cone: cone problems per step at most (each up to `max_iterations` sweeps).
-    pub max_outer: u32,
-}
-
-impl Default for SolverSettings {
-    fn default() -> Self {
-        SolverSettings {
-            kind: SolverKind::Apgd,
-            max_iterations: defaults::MAX_ITERATIONS,
-            tolerance: defaults::TOLERANCE as f32,
-            omega: defaults::OMEGA as f32,
-            recovery_speed: defaults::RECOVERY_SPEED as f32,
-            slop: 0.0,
-            stabilisation: defaults::STABILISATION as f32,
-            warm_start: defaults::WARM_START,
-            cone: Cone::default(),
-            max_outer: defaults::MAX_OUTER,
-        }
-    }
-}
+/// The contact record (`Contact`) and the solver's settings are the vocabulary's.
+pub use crate::model::solver::{Contact, SolverKind, SolverSettings};
 
 /// The solver's uniform (`SolveParams` in shaders/common/solve.wgsl, where each field says
 /// what reads it).

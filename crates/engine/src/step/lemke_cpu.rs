@@ -24,7 +24,7 @@
 
 use super::{Simulation, StepRecord};
 use crate::bodies::{BodyState, MOTION_DYNAMIC};
-use crate::collide::{BoundaryShape, ContactRecord};
+use crate::collide::ContactRecord;
 use crate::gpu::GpuError;
 use crate::reference::collide::detect;
 use crate::reference::integrate::{
@@ -33,40 +33,8 @@ use crate::reference::integrate::{
 use crate::step::BodyTotals;
 use glam::DVec3;
 
-/// Where a Lemke step runs (`[solver] lemke_step`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum LemkeStep {
-    /// The CPU for at most [`CPU_STEP_MAX_BODIES`] bodies and no mesh boundary, else the GPU.
-    #[default]
-    Auto,
-    /// Everything on the CPU (this module).
-    Cpu,
-    /// Free velocity, collision and positions on the GPU; the solve on the CPU.
-    Gpu,
-}
-
-/// Most bodies (boundaries included) for which `Auto` steps on the CPU. The twin's collision
-/// tests all pairs below 2048 grains; at 256 bodies that is 33 k pair tests (~0.1 ms), well
-/// below one GPU round trip on lavapipe, while the Lemke solve of such a pile (hundreds of
-/// contacts, dense pivoting) costs far more than either. Mesh boundaries go to the GPU: the
-/// twin rebuilds a mesh's topology and tests every triangle each step.
-pub const CPU_STEP_MAX_BODIES: u32 = 256;
-
-impl LemkeStep {
-    /// Whether this choice steps `bodies` bodies with boundaries `shapes` on the CPU.
-    pub fn on_cpu(self, bodies: u32, shapes: &[BoundaryShape]) -> bool {
-        match self {
-            LemkeStep::Cpu => true,
-            LemkeStep::Gpu => false,
-            LemkeStep::Auto => {
-                bodies <= CPU_STEP_MAX_BODIES
-                    && !shapes
-                        .iter()
-                        .any(|s| matches!(s, BoundaryShape::Mesh { .. }))
-            }
-        }
-    }
-}
+/// Where a Lemke step runs is the vocabulary's choice (`crate::model::solver`).
+pub use crate::model::solver::{LemkeStep, CPU_STEP_MAX_BODIES};
 
 /// The CPU path's state: the bodies as the GPU would hold them.
 pub(super) struct CpuStep {

@@ -1,8 +1,8 @@
 //! Bristle friction (Peiret et al.): a tangential spring of stiffness k_b per contact, its
 //! state the contact's last tangential impulse.
 
+use super::MaterialRow;
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::rows::MaterialRow;
 
 /// Bristle friction (Peiret et al.): E_T = 1/(k_b dt²) on rows u and w, offset
 /// −E_T γ_T⁻ (the contact's last impulse, found by key like the warm start); projection: the

@@ -1,8 +1,8 @@
 //! Coulomb friction on a rigid contact: the solver's cone (relaxed or exact) with the
 //! contact's μ, no compliance; the default model.
 
+use super::MaterialRow;
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::rows::MaterialRow;
 
 /// Model id of the rigid Coulomb contact.
 pub const MODEL_COULOMB: u32 = 0;

@@ -2,8 +2,9 @@
 //! physical quantities (Hertz stiffness from E and ν, damping from a restitution:
 //! `crate::rows::compliant`).
 
+use super::MaterialRow;
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys, Num};
-use crate::rows::{compliant, MaterialRow};
+use crate::restitution::{hc_chi, HC_E_MIN};
 
 /// Hunt–Crossley normal contact F = k δⁿ (1 + 3/2 α δ̇) (table row `[3, k, α, n]`), linearised
 /// per step at the current penetration δ₀ = −Φ: F ≈ F₀ + k₁ (δ⁺ − δ₀) + c₁ δ̇⁺ with
@@ -23,9 +24,14 @@ pub fn row(stiffness: f64, exponent: f64, damping: f64) -> MaterialRow {
     )
 }
 
-/// Its table row from (E, ν, e): `[3, 0, 0, 1.5 | (1−ν²)/E, χ(e)]` ([`compliant::hertz_row`]).
+/// Its table row from (E, ν, e): `[3, 0, 0, 1.5 | (1−ν²)/E, χ(e), ·, ·]` (χ: [`hc_chi`]).
 pub fn hertz_row(youngs_modulus: f64, poisson_ratio: f64, restitution: f64) -> MaterialRow {
-    compliant::hertz_row(youngs_modulus, poisson_ratio, restitution)
+    let mut r = [0.0; 8];
+    r[0] = MODEL_HUNT_CROSSLEY as f32;
+    r[3] = 1.5;
+    r[4] = ((1.0 - poisson_ratio * poisson_ratio) / youngs_modulus) as f32;
+    r[5] = hc_chi(restitution) as f32;
+    r
 }
 
 pub struct HuntCrossley;
@@ -93,7 +99,7 @@ fn hertz(keys: &dyn ModelKeys) -> Result<FrictionModel, KeyError> {
     }
     let restitution = super::restitution(
         keys,
-        compliant::HC_E_MIN,
+        HC_E_MIN,
         "a smaller restitution needs a very large damping; give `stiffness`, `exponent`, `damping`",
     )?;
     Ok(FrictionModel::HuntCrossleyHertz {

@@ -1,8 +1,9 @@
 //! Kelvin–Voigt compliant normal contact (`kind = "compliant"`), given as a stiffness and a
 //! damping or a stiffness and a coefficient of restitution (`crate::rows::compliant`).
 
+use super::MaterialRow;
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::rows::{compliant, MaterialRow};
+use crate::restitution::{kv_zeta, KV_E_MIN};
 
 /// Kelvin–Voigt compliant normal contact (Song et al. 2001): E_n = 1/(dt² k + dt c) on row 0, normal
 /// offset Φ/(dt + c/k) instead of max(Φ/dt, −v_recover) while penetrating; Coulomb cone.
@@ -13,9 +14,13 @@ pub fn row(stiffness: f64, damping: f64) -> MaterialRow {
     super::row(MODEL_COMPLIANT, [stiffness, damping, 0.0], [0.0; 2])
 }
 
-/// Its table row given the restitution: `[1, k, 0, · | ·, ζ(e)]` ([`compliant::kv_row`]).
+/// Its table row given (k, e): `[1, k, 0, 0 | 0, ζ(e), ·, ·]` (ζ: [`kv_zeta`]).
 pub fn restitution_row(stiffness: f64, restitution: f64) -> MaterialRow {
-    compliant::kv_row(stiffness, restitution)
+    let mut r = [0.0; 8];
+    r[0] = MODEL_COMPLIANT as f32;
+    r[1] = stiffness as f32;
+    r[5] = kv_zeta(restitution) as f32;
+    r
 }
 
 pub struct KelvinVoigt;
@@ -47,7 +52,7 @@ impl FrictionLaw for KelvinVoigt {
         if keys.has("restitution") {
             let restitution = super::restitution(
                 keys,
-                compliant::KV_E_MIN,
+                KV_E_MIN,
                 "an overdamped Kelvin–Voigt contact (ζ ≥ 1) is not converted; give `damping`",
             )?;
             return Ok(FrictionModel::CompliantRestitution {

@@ -2,8 +2,8 @@
 //! elasto-plastic variant (Dupont et al. 2002); the patch models share its parameters
 //! ([`super::lugre_patch`]).
 
+use super::MaterialRow;
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys, Num};
-use crate::rows::MaterialRow;
 
 /// Point LuGre (Arslan Waltersson & Karayiannidis with one cell; table row `[5, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`, μ_c = the
 /// contact's μ, Stribeck exponent 2): the implicit bristle update (book: Contact models, "Models as rows") with κ =

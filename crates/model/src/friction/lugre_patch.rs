@@ -3,8 +3,8 @@
 //! with point LuGre's parameters ([`super::lugre`], per unit normal load).
 
 use super::lugre::{breakaway, parameters};
+use super::MaterialRow;
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::rows::MaterialRow;
 
 /// The reduced planar LuGre model on contact patches (book: Contact patches; table row as LuGre's,
 /// `[6, σ0, σ1, σ2 | μ_s, v_s, 0, 0]`): face–face box contacts get a patch block of 3 rows

@@ -8,8 +8,6 @@
 //! and projection) touches this file (its `FrictionModel` variant, `mod` line and [`LAWS`]
 //! entry), the model's own file, and its rows in the book's Scene reference.
 
-use crate::rows::MaterialRow;
-
 pub mod bristle;
 pub mod coulomb;
 pub mod hunt_crossley;
@@ -20,6 +18,12 @@ pub mod lugre_patch;
 pub mod tanh;
 
 pub use keys::{non_negative, positive, required, restitution, KeyError, ModelKeys, Num, Problem};
+
+/// One material's row parameters as the solver's model table stores them (two `vec4` per
+/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), exponent n | ext]`,
+/// the second `vec4` (ext) holding the parameters of models that need more (LuGre: μ_s, v_s)
+/// and, in lanes 6 and 7, the rolling and spinning coefficients (any model).
+pub type MaterialRow = [f32; 8];
 
 /// A material's friction and contact model with its parameters (each variant's rules live
 /// in its model's file).

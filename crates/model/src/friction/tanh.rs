@@ -1,7 +1,7 @@
 //! Smooth tanh friction (Song et al. 2001), linearised per step at the last slip speed.
 
+use super::MaterialRow;
 use super::{FrictionLaw, FrictionModel, KeyError, KeySet, Layout, ModelKeys};
-use crate::rows::MaterialRow;
 
 /// Smooth friction λ_T = −μ tanh(‖v_T‖/v_s) λ_N v̂_T (Song et al. 2001; table row `[4, v_s, 0, 0]`),
 /// linearised per step by its secant at the contact's last slip speed s⁻ (saved by key in the

@@ -232,11 +232,8 @@ pub fn material_row(model: &FrictionModel) -> MaterialRow {
     model.material_row()
 }
 
-/// One material's row parameters as the solver's model table stores them (two `vec4` per
-/// material index): `[model id, stiffness k (N/m), damping c (N·s/m), exponent n | ext]`,
-/// the second `vec4` (ext) holding the parameters of models that need more (LuGre: μ_s, v_s)
-/// and, in lanes 6 and 7, the rolling and spinning coefficients (any model).
-pub type MaterialRow = [f32; 8];
+/// A material's row in the model table; the registry writes it (`crate::friction`).
+pub use crate::friction::MaterialRow;
 
 /// Whether a model table needs the per-contact state segment (tanh, LuGre: the disk radius of
 /// their projection and LuGre's z, dt; Hunt–Crossley with restitution: the impact speed v₀).

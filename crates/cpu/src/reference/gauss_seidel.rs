@@ -1,0 +1,293 @@
+//! The f64 twin of the GPU's coloured Gauss–Seidel (`shaders/solve_gauss.wgsl`,
+//! the engine's `solve::gauss`): the same colouring (Jones–Plassmann rounds with the same
+//! priorities, the smallest colour free among the neighbours, the same round budget and
+//! left-over class), the same block step in the metric of the block's diagonal, the same
+//! order of colours and the residual taken after each sweep from the bodies' Δv. It runs inside the
+//! twin's solve (`reference::solve`, `settings.kind = GaussSeidel`): assembly, warm start,
+//! the exact cone's outer loop and the velocity update are the twin's own. A contact's
+//! rolling and spinning rows 3–5, which the twin holds as constraints of their own after the
+//! records, share their contact's colour and take their own block step (the GPU steps them
+//! in the contact's visit).
+
+use super::integrate::Body64;
+use super::solve::{inv_inertia, project_cone, Schur, SweepMethod, Sweeps, Vec3};
+use crate::model::solver::{COLOUR_ROUNDS, GS_COLOURS};
+use glam::DVec3;
+
+/// The left-over class (the last colour).
+const LEFT_OVER: u32 = GS_COLOURS - 1;
+/// Projected Jacobi's safe relaxation with the count-scaled η, for the left-over class.
+const JACOBI_OMEGA: f64 = 0.6;
+
+/// PCG's output permutation of an index (`hash_index` in the shader).
+pub fn hash_index(i: u32) -> u32 {
+    let s = i.wrapping_mul(747_796_405).wrapping_add(2_891_336_453);
+    let w = ((s >> ((s >> 28) + 4)) ^ s).wrapping_mul(277_803_737);
+    (w >> 22) ^ w
+}
+
+fn beats(a: usize, b: usize) -> bool {
+    (hash_index(a as u32), a) > (hash_index(b as u32), b)
+}
+
+fn moves(bodies: &[Body64], b: u32) -> bool {
+    b != crate::model::joint::WORLD && bodies[b as usize].inv_mass != 0.0
+}
+
+/// The records (contacts and joint blocks alike, the first `n` constraints) of each moving
+/// body.
+fn by_body(schur: &Schur, n: usize) -> Vec<Vec<usize>> {
+    let mut list = vec![Vec::new(); schur.bodies.len()];
+    for (i, c) in schur.contacts[..n].iter().enumerate() {
+        for b in [c.ids[0], c.ids[1]] {
+            if moves(schur.bodies, b) {
+                list[b as usize].push(i);
+            }
+        }
+    }
+    list
+}
+
+/// Each constraint's colour (< `GS_COLOURS`; `LEFT_OVER` for the left-over class), as the
+/// GPU's `colour_round` rounds and `colour_close` give it to the first `n` constraints (the
+/// records); a contact's rolling and spinning rows 3–5 (constraint n + i) take the colour of
+/// their contact i: they act on the angular velocities of the same two bodies, so the colour
+/// that keeps contact i apart from its neighbours keeps them apart too, and the GPU visits
+/// them with the contact, where they live at its index.
+pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
+    const UNCOLOURED: u32 = u32::MAX;
+    let lists = by_body(schur, n);
+    let mut colour = vec![UNCOLOURED; n];
+    for _round in 0..COLOUR_ROUNDS {
+        let start = colour.clone();
+        for i in 0..n {
+            if start[i] != UNCOLOURED {
+                continue;
+            }
+            let c = &schur.contacts[i];
+            let mut mask = 0u32;
+            let mut waits = false;
+            for b in [c.ids[0], c.ids[1]] {
+                if !moves(schur.bodies, b) {
+                    continue;
+                }
+                for &j in &lists[b as usize] {
+                    match start[j] {
+                        UNCOLOURED => waits |= j != i && beats(j, i),
+                        LEFT_OVER => {}
+                        k => mask |= 1 << k,
+                    }
+                }
+            }
+            if !waits {
+                colour[i] = (!mask).trailing_zeros().min(LEFT_OVER);
+            }
+        }
+    }
+    let mut colour: Vec<u32> = colour
+        .into_iter()
+        .map(|k| if k == UNCOLOURED { LEFT_OVER } else { k })
+        .collect();
+    colour.extend_from_within(..schur.contacts.len() - n);
+    colour
+}
+
+/// The diagonal majorant D ⪰ N_ii + E_ii of constraint i's block (`block_diagonal` in the
+/// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones. Where the
+/// set is round in the last two rows (`round`: a contact's cone, disk or box, and its rows
+/// 3–5's rolling disk) they take the larger of their two entries, so that the set's
+/// projection in the metric of D (a cone of μ √(d_t / d_n), a disk as it is) is the step's
+/// metric too: with unequal entries the sweeps' fixed points are not the problem's.
+fn block_diagonal(schur: &Schur, i: usize, round: bool) -> Vec3 {
+    let mut a = [[0.0; 3]; 3];
+    for (b, lin, ang) in schur.row_jacobian(i) {
+        if moves(schur.bodies, b) {
+            let body = &schur.bodies[b as usize];
+            for k in 0..3 {
+                for l in 0..3 {
+                    a[k][l] +=
+                        body.inv_mass * lin[k].dot(lin[l]) + ang[k].dot(inv_inertia(body, ang[l]));
+                }
+            }
+        }
+    }
+    let mut d = [0, 1, 2].map(|k| {
+        a[k][k]
+            + (0..3)
+                .filter(|&l| l != k)
+                .map(|l| a[k][l].abs())
+                .sum::<f64>()
+    });
+    if let Some(e) = schur.compliance.get(i) {
+        for k in 0..3 {
+            d[k] += e[k];
+        }
+    }
+    if round {
+        let r = d[1].max(d[2]);
+        d = [d[0], r, r];
+    }
+    d
+}
+
+/// Π_D(z) on constraint i's set in the metric of the block diagonal d (`project_scaled`).
+fn project_scaled(sw: &Sweeps, z: Vec3, d: Vec3, i: usize) -> Vec3 {
+    let Some((mu, shift)) = sw.cone(i).filter(|_| d[0] > 0.0) else {
+        return sw.project(z, i);
+    };
+    let dt = d[1].max(d[2]);
+    let s = [d[0].sqrt(), dt.sqrt(), dt.sqrt()];
+    let y = project_cone(
+        [s[0] * (z[0] + shift), s[1] * z[1], s[2] * z[2]],
+        mu * (dt / d[0]).sqrt(),
+    );
+    [y[0] / s[0] - shift, y[1] / s[1], y[2] / s[2]]
+}
+
+/// Δv of the bodies += M⁻¹ D_i δ.
+fn apply_change(schur: &Schur, dv: &mut [(DVec3, DVec3)], i: usize, delta: Vec3) {
+    for (b, lin, ang) in schur.row_jacobian(i) {
+        if !moves(schur.bodies, b) {
+            continue;
+        }
+        let body = &schur.bodies[b as usize];
+        let f = lin[0] * delta[0] + lin[1] * delta[1] + lin[2] * delta[2];
+        let t = ang[0] * delta[0] + ang[1] * delta[1] + ang[2] * delta[2];
+        let e = &mut dv[b as usize];
+        e.0 += body.inv_mass * f;
+        e.1 += inv_inertia(body, t);
+    }
+}
+
+/// D_iᵀ Δv + E γ_i + p_i: constraint i's velocity from the bodies' current Δv.
+fn local_velocity(sw: &Sweeps, dv: &[(DVec3, DVec3)], gamma: &[Vec3], i: usize) -> Vec3 {
+    let schur = sw.schur;
+    let mut u = sw.p[i];
+    for (b, lin, ang) in schur.row_jacobian(i) {
+        if b == crate::model::joint::WORLD {
+            continue;
+        }
+        let (v, w) = dv[b as usize];
+        for k in 0..3 {
+            u[k] += lin[k].dot(v) + ang[k].dot(w);
+        }
+    }
+    if let Some(e) = schur.compliance.get(i) {
+        for k in 0..3 {
+            u[k] += e[k] * gamma[i][k];
+        }
+    }
+    u
+}
+
+/// Coloured Gauss–Seidel with over-relaxation ω (`settings.omega`) and Nesterov's momentum
+/// on the sweeps.
+pub struct ColouredGaussSeidel;
+
+impl ColouredGaussSeidel {
+    /// One sweep over the colours.
+    fn sweep(
+        sw: &Sweeps,
+        colour: &[u32],
+        diag: &[Vec3],
+        gamma: &mut [Vec3],
+        dv: &mut Vec<(DVec3, DVec3)>,
+    ) {
+        let omega = sw.settings.omega as f64;
+        for k in 0..GS_COLOURS {
+            // Rows 3–5 (after the records) are visited after every record of the colour,
+            // where the GPU visits them right after their contact: no other constraint of
+            // the colour moves their bodies, so both orders do the same arithmetic.
+            for i in (0..gamma.len()).filter(|&i| colour[i] == k) {
+                let g = gamma[i];
+                let u = local_velocity(sw, dv, gamma, i);
+                let mut t = [0.0; 3];
+                if sw.eta[i] > 0.0 {
+                    if k == LEFT_OVER {
+                        let e = sw.residual_rows(i);
+                        t = sw.project([0, 1, 2].map(|r| g[r] - JACOBI_OMEGA * e[r] * u[r]), i);
+                    } else {
+                        let d = diag[i];
+                        let inv = d.map(|x| if x > 0.0 { 1.0 / x } else { 0.0 });
+                        let x = project_scaled(sw, [0, 1, 2].map(|r| g[r] - inv[r] * u[r]), d, i);
+                        t = x;
+                        if omega != 1.0 {
+                            let z = [0, 1, 2].map(|r| g[r] + omega * (x[r] - g[r]));
+                            t = project_scaled(sw, z, d, i);
+                        }
+                    }
+                }
+                gamma[i] = t;
+                if k != LEFT_OVER {
+                    apply_change(sw.schur, dv, i, [0, 1, 2].map(|r| t[r] - g[r]));
+                }
+            }
+            if k == LEFT_OVER && colour.contains(&LEFT_OVER) {
+                *dv = sw.schur.delta_v(gamma);
+            }
+        }
+    }
+}
+
+impl SweepMethod for ColouredGaussSeidel {
+    fn run(
+        &self,
+        sw: &mut Sweeps,
+        mut gamma: Vec<Vec3>,
+        _ngamma: Vec<Vec3>,
+        res0: f64,
+    ) -> (Vec<Vec3>, f64, bool) {
+        let schur = sw.schur;
+        let n = sw.records();
+        let colour = colours(schur, n);
+        let diag: Vec<Vec3> = (0..gamma.len())
+            .map(|i| block_diagonal(schur, i, i >= n || sw.is_plain_contact(i)))
+            .collect();
+        let tol = sw.tolerance_norm();
+        let mut dv = schur.delta_v(&gamma);
+        let (mut residual, mut converged) = (res0, res0 <= tol);
+        let mut sweeps = 0;
+        let mut theta = 1.0f64;
+        let mut previous = gamma.clone();
+        let mut dv_previous = dv.clone();
+        while !converged && sweeps < sw.settings.max_iterations {
+            Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
+            let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
+            sweeps += 1;
+            *sw.iterations += 1;
+            // Nesterov's momentum, restarted when the residual rose (`decide_gauss`).
+            let th = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+            let mut beta = theta * (1.0 - theta) / (theta * theta + th);
+            theta = th;
+            if r > residual {
+                (beta, theta) = (0.0, 1.0);
+            }
+            residual = r;
+            sw.history.push([r, r, beta, 1.0]);
+            converged = r <= tol;
+            if converged {
+                break;
+            }
+            // `gauss_extrapolate`: y = γ + β(γ − γ_prev), not projected, so that Δv(y) is
+            // formed per body from Δv and the previous sweep's Δv.
+            for (g, p) in gamma.iter_mut().zip(previous.iter_mut()) {
+                let swept = *g;
+                *g = [0, 1, 2].map(|k| swept[k] + beta * (swept[k] - p[k]));
+                *p = swept;
+            }
+            for (d, p) in dv.iter_mut().zip(dv_previous.iter_mut()) {
+                let swept = *d;
+                *d = (
+                    swept.0 + beta * (swept.0 - p.0),
+                    swept.1 + beta * (swept.1 - p.1),
+                );
+                *p = swept;
+            }
+        }
+        // `gauss_finish`: at the cap, the last swept γ.
+        if !converged && sweeps > 0 {
+            gamma = previous;
+        }
+        (gamma, residual, converged)
+    }
+}

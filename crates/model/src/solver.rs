@@ -1,0 +1,107 @@
+//! The solver's choices: which solver runs ([`SolverKind`]) with which settings
+//! ([`SolverSettings`]), the coloured Gauss–Seidel's colour and round counts, and where an
+//! exact Lemke step runs ([`LemkeStep`]). The GPU solver and its CPU twins read them alike.
+
+use crate::contact::BoundaryShape;
+use crate::defaults;
+use crate::rows::Cone;
+
+/// The contact record of the contract (64 bytes), as collision writes it and the solver reads it.
+pub use crate::contact::ContactRecord as Contact;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SolverKind {
+    Jacobi,
+    #[default]
+    Apgd,
+    /// Coloured nonsmooth Gauss–Seidel with over-relaxation ω (`omega`): the engine's
+    /// `solve::gauss`.
+    GaussSeidel,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverSettings {
+    pub kind: SolverKind,
+    /// Sweeps recorded per solve (each one matrix-free product).
+    pub max_iterations: u32,
+    /// Tolerance on the RMS per row of the residual r = (γ − Π_K(γ − η ∘ ∇f))/η, i.e.
+    /// ‖r‖₂ / √(3 · contacts), in m/s: the typical velocity error a contact row is left with.
+    /// Per row, so it means the same for 10 contacts and for 10⁶ (an absolute 2-norm grows
+    /// with √contacts and a large settled bed never meets it at the f32 floor).
+    pub tolerance: f32,
+    /// Jacobi relaxation ω: the step is ω η_i with η_i = 3/trace(B_ii) (contact-count scaled,
+    /// see `solve_assemble.wgsl`), convergent for every ω < 2/3.
+    pub omega: f32,
+    /// Cap on the penetration recovery speed: the stabilisation term is max(Φ/dt, −v).
+    pub recovery_speed: f32,
+    /// Penetration slop s (m) and stabilisation factor β of rigid contacts: the offset of a
+    /// penetration is β min(Φ + s, 0)/dt (see [`crate::rows::RigidOffset`]); 0 and 1: the classic.
+    pub slop: f32,
+    pub stabilisation: f32,
+    pub warm_start: bool,
+    /// Relaxed (Tasora & Anitescu 2011) or exact Coulomb cone (see [`crate::rows`]).
+    pub cone: Cone,
+    /// Exact cone: cone problems per step at most (each up to `max_iterations` sweeps).
+    pub max_outer: u32,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        SolverSettings {
+            kind: SolverKind::Apgd,
+            max_iterations: defaults::MAX_ITERATIONS,
+            tolerance: defaults::TOLERANCE as f32,
+            omega: defaults::OMEGA as f32,
+            recovery_speed: defaults::RECOVERY_SPEED as f32,
+            slop: 0.0,
+            stabilisation: defaults::STABILISATION as f32,
+            warm_start: defaults::WARM_START,
+            cone: Cone::default(),
+            max_outer: defaults::MAX_OUTER,
+        }
+    }
+}
+
+/// Colours a sweep visits; the last is the class of constraints the colouring left over
+/// (shaders/common/solve.wgsl `GS_COLOURS`). Each is a dispatch per sweep, empty or not: a
+/// sphere pack's contact graph (a constraint shares its two grains with ~20 others) takes 6–8
+/// colours with the smallest free colour chosen.
+pub const GS_COLOURS: u32 = 16;
+/// Jones–Plassmann rounds recorded per solve; what is left uncoloured after them joins the
+/// left-over class.
+pub const COLOUR_ROUNDS: u32 = 24;
+
+/// Where a Lemke step runs (`[solver] lemke_step`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LemkeStep {
+    /// The CPU for at most [`CPU_STEP_MAX_BODIES`] bodies and no mesh boundary, else the GPU.
+    #[default]
+    Auto,
+    /// Everything on the CPU (the engine's `step::lemke_cpu`).
+    Cpu,
+    /// Free velocity, collision and positions on the GPU; the solve on the CPU.
+    Gpu,
+}
+
+/// Most bodies (boundaries included) for which `Auto` steps on the CPU. The twin's collision
+/// tests all pairs below 2048 grains; at 256 bodies that is 33 k pair tests (~0.1 ms), well
+/// below one GPU round trip on lavapipe, while the Lemke solve of such a pile (hundreds of
+/// contacts, dense pivoting) costs far more than either. Mesh boundaries go to the GPU: the
+/// twin rebuilds a mesh's topology and tests every triangle each step.
+pub const CPU_STEP_MAX_BODIES: u32 = 256;
+
+impl LemkeStep {
+    /// Whether this choice steps `bodies` bodies with boundaries `shapes` on the CPU.
+    pub fn on_cpu(self, bodies: u32, shapes: &[BoundaryShape]) -> bool {
+        match self {
+            LemkeStep::Cpu => true,
+            LemkeStep::Gpu => false,
+            LemkeStep::Auto => {
+                bodies <= CPU_STEP_MAX_BODIES
+                    && !shapes
+                        .iter()
+                        .any(|s| matches!(s, BoundaryShape::Mesh { .. }))
+            }
+        }
+    }
+}
