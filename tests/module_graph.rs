@@ -14,7 +14,9 @@
 //! ([`VOCABULARY_DEPENDENCIES`]) and its code names no engine module, no other crate of the
 //! workspace and not `wgpu`. The CPU implementations (`crates/cpu`, re-exported by the engine
 //! as `reference`, `shapes`, ...) list none of [`CPU_FORBIDDEN_DEPENDENCIES`] and their code
-//! names neither the engine crate nor `wgpu`.
+//! names neither the engine crate nor `wgpu`. The scene loader (`crates/scene`) stands on the
+//! same two crates and is held to the same rule, so that a scene can be read and validated
+//! where no GPU stack is built.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -49,6 +51,10 @@ const CPU_FORBIDDEN_DEPENDENCIES: &[&str] = &["wgpu", "naga", "pollster", "brist
 
 /// What the CPU implementations' code may not name: the engine crate and the GPU API.
 const CPU_FORBIDDEN_NAMES: &[&str] = &["wgpu", "bristlecone_engine"];
+
+/// The scene loader's crate: TOML to a validated `Scene`, over the vocabulary and the CPU
+/// implementations (hull and clump mass properties, the box tests of its checks).
+const SCENE: &str = "crates/scene/src";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -433,6 +439,32 @@ fn the_cpu_crate_names_no_engine_and_no_gpu_stack() {
     assert_eq!(
         cpu_violations(&stray),
         ["a.rs: names bristlecone_engine", "b.rs: names wgpu"]
+    );
+}
+
+#[test]
+fn the_scene_crate_stands_on_model_and_cpu_without_the_gpu_stack() {
+    let manifest = std::fs::read_to_string(root().join("crates/scene/Cargo.toml")).unwrap();
+    let dependencies = manifest_dependencies(&manifest);
+    for needed in ["bristlecone-model", "bristlecone-cpu"] {
+        assert!(
+            dependencies.iter().any(|d| d == needed),
+            "crates/scene/Cargo.toml: {needed} not found in {dependencies:?}"
+        );
+    }
+    let listed: Vec<&String> = dependencies
+        .iter()
+        .filter(|d| CPU_FORBIDDEN_DEPENDENCIES.contains(&d.as_str()))
+        .collect();
+    assert!(
+        listed.is_empty(),
+        "crates/scene/Cargo.toml may not list {listed:?} (scenes are read without the GPU stack)"
+    );
+    let found = cpu_violations(&crate_files(SCENE));
+    assert!(
+        found.is_empty(),
+        "{SCENE} must stay below the engine:\n{}",
+        found.join("\n")
     );
 }
 

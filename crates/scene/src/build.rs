@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use glam::{DQuat, DVec3};
 use toml::de::DeTable;
 
-use bristlecone_engine::shapes::{self, FAMILIES};
+use bristlecone_cpu::shapes::{self, FAMILIES};
 
 use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
 use super::mesh::load_mesh;
@@ -32,8 +32,8 @@ mod flow;
 mod friction;
 use super::span::{self, PathIndex, Source};
 use super::*;
-use bristlecone_engine::model::defaults;
-use bristlecone_engine::model::rows::Cone;
+use bristlecone_model::defaults;
+use bristlecone_model::rows::Cone;
 
 type R<T> = Result<T, SceneError>;
 
@@ -674,7 +674,7 @@ fn materials_section(cx: &mut Cx<'_>, raw: &RawScene) -> R<(Vec<Material>, Other
 
 /// `[[material]] cohesion` (N) or `adhesion_energy` (J/m²), ≥ 0: the shifted normal cone
 /// exists for the rigid Coulomb and Kelvin–Voigt rows only
-/// (`bristlecone_engine::model::rows::with_cohesion`), so another model refuses them.
+/// (`bristlecone_model::rows::with_cohesion`), so another model refuses them.
 fn cohesion_key(cx: &Cx, v: &O<f64>, model: &FrictionModel, field: &str) -> R<f64> {
     let Some(v) = v else {
         return Ok(0.0);
@@ -1119,7 +1119,7 @@ fn no_overlap(cx: &Cx<'_>, raw: &RawScene, bodies: &[BodyDesc], origins: &[Origi
 
 /// The penetration depth of two bodies of which one at least is a box, when they overlap.
 fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
-    use bristlecone_engine::reference::boxes::{box_box, sphere_box, Obb};
+    use bristlecone_cpu::reference::boxes::{box_box, sphere_box, Obb};
     let (pa, pb) = (DVec3::from_array(a.position), DVec3::from_array(b.position));
     if pa.distance(pb) >= a.shape.bounding_radius() + b.shape.bounding_radius() {
         return None;
@@ -1160,8 +1160,8 @@ fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
 /// The smallest gap between two bodies of which one at least is a capsule (the capsule
 /// narrow phase at zero envelope); infinity for other pairs.
 fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
-    use bristlecone_engine::reference::boxes::Obb;
-    use bristlecone_engine::reference::capsule::{
+    use bristlecone_cpu::reference::boxes::Obb;
+    use bristlecone_cpu::reference::capsule::{
         capsule_box, capsule_capsule, capsule_sphere, Capsule,
     };
     let pose = |d: &BodyDesc| {
@@ -2907,9 +2907,9 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
     })
 }
 
-/// `[solver] lemke_step`: where a Lemke step runs (`bristlecone_engine::step::LemkeStep`).
-fn lemke_step_field(cx: &Cx, s: &RawSolver) -> R<bristlecone_engine::step::LemkeStep> {
-    use bristlecone_engine::step::LemkeStep;
+/// `[solver] lemke_step`: where a Lemke step runs (`bristlecone_model::solver::LemkeStep`).
+fn lemke_step_field(cx: &Cx, s: &RawSolver) -> R<bristlecone_model::solver::LemkeStep> {
+    use bristlecone_model::solver::LemkeStep;
     let Some(v) = &s.lemke_step else {
         return Ok(LemkeStep::Auto);
     };
@@ -3042,8 +3042,8 @@ fn lemke_fields(
     cx: &Cx,
     s: &RawSolver,
     kind: SolverKind,
-) -> R<(bristlecone_engine::reference::lcp::LcpFriction, u32)> {
-    use bristlecone_engine::reference::lcp::LcpFriction;
+) -> R<(bristlecone_cpu::reference::lcp::LcpFriction, u32)> {
+    use bristlecone_cpu::reference::lcp::LcpFriction;
     let name = match kind {
         SolverKind::Apgd => "apgd",
         SolverKind::Jacobi => "jacobi",

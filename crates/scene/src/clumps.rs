@@ -13,7 +13,7 @@ use super::joints::ErrFn;
 use super::num::Num;
 use super::raw::S;
 use super::{BodyDesc, BodyShape, SceneError};
-use bristlecone_engine::clump::{ClumpError, ClumpMass};
+use bristlecone_cpu::clump::{ClumpError, ClumpMass};
 
 type R<T> = Result<T, SceneError>;
 
@@ -107,8 +107,8 @@ fn world_members(d: &BodyDesc) -> Vec<(DVec3, f64)> {
 /// Penetration depth of two bodies of which one at least is a clump, when they overlap
 /// (member spheres against the other's spheres, box or capsule). `None` for other pairs.
 pub(super) fn overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
-    use bristlecone_engine::reference::boxes::{sphere_box, Obb};
-    use bristlecone_engine::reference::capsule::{capsule_sphere, Capsule};
+    use bristlecone_cpu::reference::boxes::{sphere_box, Obb};
+    use bristlecone_cpu::reference::capsule::{capsule_sphere, Capsule};
     let (ca, cb) = (
         matches!(a.shape, BodyShape::Clump(_)),
         matches!(b.shape, BodyShape::Clump(_)),

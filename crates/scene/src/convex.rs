@@ -12,7 +12,7 @@ use super::joints::ErrFn;
 use super::mesh::load_mesh;
 use super::raw::RawBody;
 use super::{BodyDesc, BodyShape, SceneError};
-use bristlecone_engine::convex::{ConvexHull, HullError};
+use bristlecone_cpu::convex::{ConvexHull, HullError};
 
 type R<T> = Result<T, SceneError>;
 
@@ -82,12 +82,12 @@ pub(super) fn convex_shape(
 /// the smallest point gap of a manifold); infinity for other pairs (refused by
 /// the scene builder or checked elsewhere).
 pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
-    use bristlecone_engine::reference::convex::{sphere_hull, Hull};
+    use bristlecone_cpu::reference::convex::{sphere_hull, Hull};
     let poly = |d: &BodyDesc| {
         let shape = match &d.shape {
             BodyShape::Convex(h) => h.grain_shape(),
             BodyShape::Box { half_extents } => {
-                bristlecone_engine::collide::BoundaryShape::GrainBox {
+                bristlecone_model::contact::BoundaryShape::GrainBox {
                     half_extents: half_extents.map(|v| v as f32),
                 }
             }
@@ -114,22 +114,22 @@ pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
         }
         _ => None,
     };
-    let min_gap = |m: bristlecone_engine::reference::boxes::Manifold| {
+    let min_gap = |m: bristlecone_cpu::reference::boxes::Manifold| {
         m.pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
     };
     if let (Some(h), Some((p0, p1, r))) = (poly(a), capsule(b)) {
-        return min_gap(bristlecone_engine::reference::convex::capsule_hull(
+        return min_gap(bristlecone_cpu::reference::convex::capsule_hull(
             p0, p1, r, &h, 0.0,
         ));
     }
     if let (Some((p0, p1, r)), Some(h)) = (capsule(a), poly(b)) {
-        return min_gap(bristlecone_engine::reference::convex::capsule_hull(
+        return min_gap(bristlecone_cpu::reference::convex::capsule_hull(
             p0, p1, r, &h, 0.0,
         ));
     }
     match (poly(a), poly(b), radius(a), radius(b)) {
         (Some(ha), Some(hb), _, _) => min_gap(
-            bristlecone_engine::reference::polytope::polytope_pair(&ha, &hb, 1.0, 1.0, 0.0),
+            bristlecone_cpu::reference::polytope::polytope_pair(&ha, &hb, 1.0, 1.0, 0.0),
         ),
         (Some(h), None, _, Some(r)) => {
             sphere_hull(DVec3::from_array(b.position), r, &h, 0.0).map_or(f64::INFINITY, |m| m.1)

@@ -25,8 +25,8 @@ use glam::DVec3;
 
 use super::raw::{RawBody, RawJoint, S};
 use super::{BodyDesc, Motion, SceneError};
-use bristlecone_engine::bodies::BodyState;
-use bristlecone_engine::joints::{Joint, JointKind, Motor, MotorTarget};
+use bristlecone_model::body::BodyState;
+use bristlecone_model::joint::{Joint, JointKind, Motor, MotorTarget};
 
 /// A validated joint in world coordinates; bodies index [`super::Scene::bodies`], or
 /// [`super::Scene::boundaries`] where `on_boundary` says so.

@@ -5,14 +5,15 @@
 //! `assets/scenes/default.toml`; in short:
 //!
 //! * `[simulation]` — `name`, `dt`, exactly one of `steps` / `duration`, `gravity`.
-//! * `[solver]` — `kind` (`"apgd"` | `"jacobi"` | `"lemke"`), `max_iterations`, `tolerance`,
-//!   `omega` (apgd/jacobi), `lcp_friction`, `friction_directions`, `max_pivots`, `compliance`,
-//!   `lemke_step` (lemke), `recovery_speed`, `slop`, `stabilisation` (apgd/jacobi), `warm_start`,
+//! * `[solver]` — `kind` (`"apgd"` | `"jacobi"` | `"gauss_seidel"` | `"lemke"`),
+//!   `max_iterations`, `tolerance`, `omega` (apgd/jacobi/gauss_seidel), `lcp_friction`,
+//!   `friction_directions`, `max_pivots`, `compliance`, `lemke_step` (lemke), `recovery_speed`,
+//!   `slop`, `stabilisation` (apgd/jacobi/gauss_seidel), `warm_start`,
 //!   `envelope`.
 //! * `[[material]]` — `name`, `density`, `friction`, optional `model = { kind = ..., ... }`.
 //! * `[[body]]` — explicitly placed bodies: `shape = "sphere"` (`radius`, the default) or
 //!   `"box"` (`half_extents`) or `"capsule"` / `"cylinder"` (`radius`, `half_length`; axis
-//!   along body z) or `"convex"` (`points` or `file`: the hull, see [`bristlecone_engine::convex`]).
+//!   along body z) or `"convex"` (`points` or `file`: the hull, see [`bristlecone_cpu::convex`]).
 //! * `[[generator]]` — `lattice` and `random_fill` generators for large grain counts.
 //! * `[[boundary]]` — `plane`, `box_container`, `box`, `cylinder_container`, `cylinder`, `mesh`.
 //! * `schedule = [{ t = .., velocity = [..], angular_velocity = [..], release = .. }, ..]` on
@@ -33,7 +34,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bristlecone_engine::shapes::{self, Solid};
+use bristlecone_cpu::shapes::{self, Solid};
 
 mod build;
 mod clumps;
@@ -50,7 +51,7 @@ mod raw;
 pub mod span;
 
 /// The friction models are the engine's vocabulary (its row kernels select them).
-pub use bristlecone_engine::solve::FrictionModel;
+pub use bristlecone_model::friction::FrictionModel;
 pub use num::Num;
 
 /// Reads a scene file. Mesh paths are resolved relative to the scene file's directory.
@@ -140,7 +141,7 @@ pub struct Scene {
     /// `[[joint]]` tables in file order (see [`joints`]).
     pub joints: Vec<joints::JointDesc>,
     /// `[periodic]`: the axes along which the cell is periodic (see [`periodic`]).
-    pub periodic: Option<bristlecone_engine::collide::PeriodicCell>,
+    pub periodic: Option<bristlecone_model::periodic::PeriodicCell>,
     /// `[[inflow]]` tables in file order; their pools' grains follow [`Scene::bodies`] in
     /// the body arrays, parked (see [`flow`]).
     pub inflows: Vec<flow::Inflow>,
@@ -192,9 +193,9 @@ pub enum SolverKind {
 }
 
 /// Default `[solver] slop` per smallest radius (see [`SolverSettings::slop`]).
-pub const DEFAULT_SLOP_PER_RADIUS: f64 = bristlecone_engine::model::defaults::SLOP_PER_RADIUS;
+pub const DEFAULT_SLOP_PER_RADIUS: f64 = bristlecone_model::defaults::SLOP_PER_RADIUS;
 /// Default `[solver] stabilisation` (see [`SolverSettings::stabilisation`]).
-pub const DEFAULT_STABILISATION: f64 = bristlecone_engine::model::defaults::STABILISATION;
+pub const DEFAULT_STABILISATION: f64 = bristlecone_model::defaults::STABILISATION;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolverSettings {
@@ -204,18 +205,18 @@ pub struct SolverSettings {
     pub max_iterations: u32,
     /// Default 1e-5.
     pub tolerance: f64,
-    /// Jacobi relaxation, default 0.6 (defaults of every field: `bristlecone_engine::model::defaults`).
+    /// Jacobi relaxation, default 0.6 (defaults of every field: `bristlecone_model::defaults`).
     pub omega: f64,
     /// Maximum penetration recovery speed in m/s, default 0.1.
     pub recovery_speed: f64,
     /// Penetration slop in m (rigid contacts), default [`DEFAULT_SLOP_PER_RADIUS`] × the
-    /// smallest body radius (`bristlecone_engine::model::rows::RigidOffset`).
+    /// smallest body radius (`bristlecone_model::rows::RigidOffset`).
     pub slop: f64,
     /// Stabilisation factor β of a penetration beyond the slop, in (0, 1], default
     /// [`DEFAULT_STABILISATION`].
     pub stabilisation: f64,
-    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `bristlecone_engine::model::rows`).
-    pub cone: bristlecone_engine::model::rows::Cone,
+    /// Friction cone, default relaxed (exact: Coulomb without lift-off; `bristlecone_model::rows`).
+    pub cone: bristlecone_model::rows::Cone,
     /// Cone problems per step at most with the exact cone, default 2.
     pub max_outer: u32,
     /// Default true.
@@ -224,13 +225,13 @@ pub struct SolverSettings {
     pub envelope: f64,
     /// Lemke only: friction model of the LCP (`lcp_friction` = `"pyramid"` (default) or
     /// `"surplus"`; `friction_directions` for the pyramid, default 8).
-    pub lcp_friction: bristlecone_engine::reference::lcp::LcpFriction,
+    pub lcp_friction: bristlecone_cpu::reference::lcp::LcpFriction,
     /// Lemke only: pivot limit per solve; default 0 = automatic.
     pub max_pivots: u32,
     /// Lemke only: normal compliance 1/k in m/N (`compliance`), default 0 (rigid).
     pub compliance: f64,
     /// Lemke only: where the step runs (`lemke_step` = `"auto"` (default), `"cpu"`, `"gpu"`).
-    pub lemke_step: bristlecone_engine::step::LemkeStep,
+    pub lemke_step: bristlecone_model::solver::LemkeStep,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -242,12 +243,12 @@ pub struct Material {
     pub friction: f64,
     pub model: FrictionModel,
     /// Rolling resistance μ_r ∈ [0, 1] (dimensionless): the rolling torque is bounded by
-    /// μ_r r_eff γ_n (`bristlecone_engine::model::rows`, "Rolling and spinning"); 0 = none.
+    /// μ_r r_eff γ_n (`bristlecone_model::rows`, "Rolling and spinning"); 0 = none.
     pub rolling_friction: f64,
     /// Spinning resistance μ_spin ∈ [0, 1]: the torque about the normal is bounded by
     /// μ_spin r_eff γ_n; 0 = none.
     pub spinning_friction: f64,
-    /// Constant pull-off force F_0 ≥ 0 in N (`bristlecone_engine::model::rows::with_cohesion`): a contact
+    /// Constant pull-off force F_0 ≥ 0 in N (`bristlecone_model::rows::with_cohesion`): a contact
     /// holds up to F_0 + 3/2 π W r_eff in tension; 0 = none. Coulomb and Kelvin–Voigt only.
     pub cohesion: f64,
     /// Work of adhesion W ≥ 0 in J/m² (the JKR pull-off 3/2 π W r_eff); 0 = none.
@@ -367,8 +368,8 @@ pub enum BodyShape {
         half_length: f64,
     },
     /// A rigid aggregate of spheres; body frame = its centre of mass and principal axes
-    /// (`members` are in that frame), see [`bristlecone_engine::clump`].
-    Clump(std::sync::Arc<bristlecone_engine::clump::ClumpMass>),
+    /// (`members` are in that frame), see [`bristlecone_cpu::clump`].
+    Clump(std::sync::Arc<bristlecone_cpu::clump::ClumpMass>),
     /// A solid cylinder of `radius` along the body's z axis from −half_length to
     /// +half_length, centred on the body's position.
     Cylinder {
@@ -376,12 +377,12 @@ pub enum BodyShape {
         half_length: f64,
     },
     /// A convex hull; body frame = its centre of mass and principal axes (vertices and
-    /// faces are in that frame), see [`bristlecone_engine::convex`].
-    Convex(std::sync::Arc<bristlecone_engine::convex::ConvexHull>),
+    /// faces are in that frame), see [`bristlecone_cpu::convex`].
+    Convex(std::sync::Arc<bristlecone_cpu::convex::ConvexHull>),
 }
 
 impl BodyShape {
-    /// The shape's geometry, as its family (`bristlecone_engine::shapes`) computes it.
+    /// The shape's geometry, as its family (`bristlecone_cpu::shapes`) computes it.
     pub fn with_solid<R>(&self, f: impl FnOnce(&dyn Solid) -> R) -> R {
         match *self {
             BodyShape::Sphere { radius } => f(&shapes::sphere::Sphere { radius }),

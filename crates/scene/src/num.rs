@@ -1,7 +1,7 @@
 //! Numbers as scene messages print them: `0.5`, `2500`, `1e300`, `1.5e-7`; never the
 //! hundreds of digits that `f64`'s `Display` writes for very large or very small values.
 
-pub use bristlecone_engine::model::friction::Num;
+pub use bristlecone_model::friction::Num;
 
 /// Whether the GPU's `f32` holds `x` as a normal number (or zero): no overflow to infinity,
 /// no flush to zero.

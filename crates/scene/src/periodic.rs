@@ -21,7 +21,7 @@ use std::ops::Range;
 use super::joints::ErrFn;
 use super::raw::{RawBoundary, RawPeriodic, RawShear, S};
 use super::{BodyDesc, Boundary, BoundaryShape, SceneError, SolverKind, SolverSettings};
-use bristlecone_engine::collide::{LeesEdwards, PeriodicCell};
+use bristlecone_model::periodic::{LeesEdwards, PeriodicCell};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
 

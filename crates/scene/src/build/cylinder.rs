@@ -33,9 +33,9 @@ pub(super) fn cylinder_shape(
 /// phase at zero envelope: the smallest point gap); infinity for clumps (checked per member
 /// elsewhere) and other pairs.
 pub(super) fn cylinder_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
-    use bristlecone_engine::reference::convex::Hull;
-    use bristlecone_engine::reference::cylinder::{cylinder_sphere, Cylinder};
-    use bristlecone_engine::reference::support::{cylinder_convex, Kind, Shape};
+    use bristlecone_cpu::reference::convex::Hull;
+    use bristlecone_cpu::reference::cylinder::{cylinder_sphere, Cylinder};
+    use bristlecone_cpu::reference::support::{cylinder_convex, Kind, Shape};
     let (c, x) = if matches!(a.shape, BodyShape::Cylinder { .. }) {
         (a, b)
     } else {

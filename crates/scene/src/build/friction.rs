@@ -1,9 +1,9 @@
 //! `[[material]] model`: the friction model's table read through the engine's registry
-//! (`bristlecone_engine::model::friction::LAWS`), which owns each model's keys and rules; this file adds
+//! (`bristlecone_model::friction::LAWS`), which owns each model's keys and rules; this file adds
 //! the file, line and field to its errors, and the rules between materials.
 
 use super::*;
-use bristlecone_engine::model::friction::{self, KeyError, ModelKeys, Problem};
+use bristlecone_model::friction::{self, KeyError, ModelKeys, Problem};
 
 /// The keys of `RawFrictionModel` by type, and each key's span (for errors).
 macro_rules! model_keys {
@@ -174,7 +174,7 @@ pub(super) fn lugre_static_check(
 
 /// Two materials of one model must give the same parameter set
 /// ([`FrictionModel::parameter_set`]): k and E, or c and e, have no mixing rule
-/// (`bristlecone_engine::model::rows::compliant`); two bristle materials, one projection.
+/// (`bristlecone_model::rows::compliant`); two bristle materials, one projection.
 pub(super) fn parameter_set_check(
     cx: &Cx<'_>,
     m: &RawMaterial,
