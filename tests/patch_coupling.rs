@@ -776,13 +776,13 @@ fn patch_blocks_gauss_seidel_twin_reaches_the_apgd_twins_solution() {
 
 /// The book's patch scenes with `kind = "gauss_seidel"` move as with `apgd` (each with the
 /// scene's own cap and tolerance): `patch_spin.toml` (a box sliding at 0.3 m/s and spun at
-/// 20 rad/s, `lugre_reduced`) after 40 steps, its spin and speed lost within 0.5 % of
-/// apgd's; `patch_push.toml` (a box pushed 2.5 cm off centre, `lugre_patch`) after 70 steps,
-/// 45 of them pushed, its turn rate and velocity within 1 % of apgd's, and a second
+/// 20 rad/s, `lugre_reduced`) after 30 steps, its spin and speed lost within 0.5 % of
+/// apgd's; `patch_push.toml` (a box pushed 2.5 cm off centre, `lugre_patch`) after 50 steps,
+/// 25 of them pushed, its turn rate and velocity within 1 % of apgd's, and a second
 /// Gauss–Seidel run gives the same bits.
 #[test]
 fn patch_scenes_with_gauss_seidel_move_as_with_apgd() {
-    for (name, steps, tol) in [("patch_spin", 40, 0.005), ("patch_push", 70, 0.01)] {
+    for (name, steps, tol) in [("patch_spin", 30, 0.005), ("patch_push", 50, 0.01)] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/scenes/{name}.toml"));
         let text = std::fs::read_to_string(&path).unwrap();
         let run = |kind: &str| {
@@ -805,7 +805,7 @@ fn patch_scenes_with_gauss_seidel_move_as_with_apgd() {
         if name == "patch_spin" {
             let (dw, dv) = (20.0 - wa, 0.3 - va.length());
             assert!(
-                dw > 2.0 && dv > 0.03,
+                dw > 1.5 && dv > 0.02,
                 "apgd: the box neither slowed nor spun down"
             );
             assert!(
