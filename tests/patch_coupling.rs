@@ -646,6 +646,205 @@ fn patch_problem(seed: u64) -> (BodyState, Vec<bristlecone::solve::Contact>) {
     (state, out)
 }
 
+/// Turns `patch_problem`'s patch records into lugre_patch blocks as `patches` asks, with
+/// random affine sums per unit normal load (C positive definite: S0 ∈ [50, 500],
+/// |Sx|, |Sy| ≤ 0.2 S0 r, Srr ∈ [1, 1.5] S0 r², offsets up to 0.3 per unit load; f32 values)
+/// as the patch stage writes them; `None` for the other records.
+fn patch_sums(
+    contacts: &mut [bristlecone::solve::Contact],
+    patches: Patches,
+) -> Vec<Option<[f64; 7]>> {
+    use bristlecone::patch::couple::PATCH_FEATURE_DIST;
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let mut sums: Vec<Option<[f64; 7]>> = vec![None; contacts.len()];
+    let mut records = 0;
+    for (i, c) in contacts.iter_mut().enumerate() {
+        if c.ids[2] != PATCH_FEATURE || patches == Patches::Point {
+            continue;
+        }
+        records += 1;
+        if patches == Patches::Both && records % 2 == 0 {
+            continue;
+        }
+        c.ids[2] = PATCH_FEATURE_DIST;
+        let r = c.rb[3] as f64;
+        let s0: f64 = rng.random_range(50.0..500.0);
+        let mut g = |s: f64| rng.random_range(-s..s) as f32 as f64;
+        let s = [
+            s0,
+            g(0.2 * s0 * r),
+            g(0.2 * s0 * r),
+            0.0,
+            g(0.3),
+            g(0.3),
+            g(0.3 * r),
+        ];
+        let srr = s0 * r * r * rng.random_range(1.0..1.5);
+        sums[i] = Some([s[0], s[1], s[2], srr, s[4], s[5], s[6]].map(|x| x as f32 as f64));
+    }
+    sums
+}
+
+/// The f64 twin's Gauss–Seidel on point and lugre_patch blocks among point contacts reaches
+/// the APGD twin's solution: both solve the same cone complementarity problem, so solved to
+/// 10⁻⁹ m/s per row they give the same velocities (Δv is unique where γ need not be). The
+/// points' γ_n⁻ and the patches' bristle states come from a first APGD solve's saved records,
+/// as from the step before. No guard ball binds at this solution (the LuGre rows stay inside
+/// 2 μ_s γ_n + the viscous share), as in the scenes; a sweep that skips the patch blocks
+/// stalls far from it.
+#[test]
+fn patch_blocks_gauss_seidel_twin_reaches_the_apgd_twins_solution() {
+    use bristlecone::model::rows::material_row;
+    use bristlecone::patch::couple::PATCH_FEATURE_DIST;
+    use bristlecone::reference::integrate::to_f64;
+    use bristlecone::reference::solve as cpu;
+    use bristlecone::scene::FrictionModel;
+    use bristlecone::solve::{SolverKind, SolverSettings};
+    let (state, mut contacts) = patch_problem(23);
+    let sums = patch_sums(&mut contacts, Patches::Both);
+    let model = FrictionModel::LuGreReduced {
+        sigma0: 1e5,
+        sigma1: 300.0,
+        sigma2: 0.5,
+        mu_static: 0.6,
+        v_stribeck: 0.01,
+    };
+    let models = vec![material_row(&FrictionModel::Coulomb), material_row(&model)];
+    let b64 = to_f64(&state);
+    let st = |kind, omega| SolverSettings {
+        kind,
+        max_iterations: 20_000,
+        tolerance: 1e-9,
+        omega,
+        recovery_speed: 0.5,
+        warm_start: true,
+        ..SolverSettings::default()
+    };
+    let apgd = st(SolverKind::Apgd, 1.0);
+    let solve = |s: &SolverSettings, ws| {
+        cpu::solve_with_patch_sums(&b64, &contacts, s, 1e-3, ws, &models, &sums)
+    };
+    let first = solve(&apgd, None);
+    let keys: Vec<_> = contacts.iter().map(|c| cpu::warm_key(c, false)).collect();
+    let gamma: Vec<[f64; 3]> = first.saved.iter().map(|r| [r[0], r[1], r[2]]).collect();
+    let ws = cpu::WarmStart {
+        keys: &keys,
+        gamma: &gamma,
+        saved: &first.saved,
+    };
+    let a = solve(&apgd, Some(ws));
+    let g = solve(&st(SolverKind::GaussSeidel, 1.0), Some(ws));
+    assert!(
+        a.converged && g.converged,
+        "apgd {} / gs {}",
+        a.residual,
+        g.residual
+    );
+    let live = |dist: bool| {
+        let patch =
+            |i: usize| sums[i].is_some() == dist && contacts[i].ids[2] >= PATCH_FEATURE_DIST;
+        (0..contacts.len())
+            .filter(|&i| patch(i) && g.gamma[i][1] != 0.0)
+            .count()
+    };
+    let (points, dists) = (live(false), live(true));
+    assert!(
+        points > 30 && dists > 30,
+        "live patch blocks: {points} point, {dists} lugre_patch"
+    );
+    let scale = a
+        .vel
+        .iter()
+        .chain(&a.omega)
+        .map(|v| v.length())
+        .fold(0.0, f64::max);
+    let mut dv: f64 = 0.0;
+    for b in 0..state.len() {
+        dv = dv
+            .max((a.vel[b] - g.vel[b]).length())
+            .max((a.omega[b] - g.omega[b]).length());
+    }
+    eprintln!(
+        "{points} point and {dists} lugre_patch blocks live, sweeps gs {} / apgd {}, max |Δv| {dv:.2e} (scale {scale:.2})",
+        g.iterations, a.iterations
+    );
+    assert!(
+        dv <= 1e-6 * scale,
+        "velocities differ by {dv} (scale {scale})"
+    );
+}
+
+/// The book's patch scenes with `kind = "gauss_seidel"` move as with `apgd` (each with the
+/// scene's own cap and tolerance): `patch_spin.toml` (a box sliding at 0.3 m/s and spun at
+/// 20 rad/s, `lugre_reduced`) after 30 steps, its spin and speed lost within 0.5 % of
+/// apgd's; `patch_push.toml` (a box pushed 2.5 cm off centre, `lugre_patch`) after 50 steps,
+/// 25 of them pushed, its turn rate and velocity within 1 % of apgd's, and a second
+/// Gauss–Seidel run gives the same bits.
+#[test]
+fn patch_scenes_with_gauss_seidel_move_as_with_apgd() {
+    for (name, steps, tol) in [("patch_spin", 30, 0.005), ("patch_push", 50, 0.01)] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/scenes/{name}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let run = |kind: &str| {
+            let text = text.replace("[solver]\n", &format!("[solver]\nkind = \"{kind}\"\n"));
+            let scene = parse_str(&text, &path).unwrap();
+            let state = setup::build_bodies(&scene);
+            let mut sim =
+                Simulation::new(shared_context(), &state, setup::step_settings(&scene)).unwrap();
+            sim.advance(steps, 0).unwrap();
+            sim.read_state().unwrap()
+        };
+        let (a, g) = (run("apgd"), run("gauss_seidel"));
+        let (va, wa, vg, wg) = (
+            d3(a.vel[1]),
+            d3(a.omega[1]).z,
+            d3(g.vel[1]),
+            d3(g.omega[1]).z,
+        );
+        eprintln!("{name}: apgd v = {va:.5}, ω = {wa:.5}; gauss_seidel v = {vg:.5}, ω = {wg:.5}");
+        if name == "patch_spin" {
+            let (dw, dv) = (20.0 - wa, 0.3 - va.length());
+            assert!(
+                dw > 1.5 && dv > 0.02,
+                "apgd: the box neither slowed nor spun down"
+            );
+            assert!(
+                (wg - wa).abs() <= tol * dw,
+                "spin lost {} vs {dw}",
+                20.0 - wg
+            );
+            assert!(
+                (vg - va).length() <= tol * dv,
+                "speed lost {} vs {dv}",
+                0.3 - vg.length()
+            );
+            continue;
+        }
+        assert!(
+            va.x > 0.005 && wa.abs() > 0.05,
+            "apgd: the box is not pushed: {va}, ω = {wa}"
+        );
+        assert!((wg - wa).abs() <= tol * wa.abs(), "turn rate {wg} vs {wa}");
+        assert!(
+            (vg - va).length() <= tol * va.length(),
+            "velocity {vg} vs {va}"
+        );
+        let bits = |s: &BodyState| {
+            let all = [&s.pos, &s.rot, &s.vel, &s.omega];
+            all.map(|v| {
+                v.iter()
+                    .flatten()
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<u32>>()
+            })
+        };
+        assert!(
+            bits(&run("gauss_seidel")) == bits(&g),
+            "a second run differs"
+        );
+    }
+}
+
 /// Patch blocks in the solver against the f64 twin (`reference::solve` with
 /// `PatchModel` rows): three GPU solves of a random problem from the same velocities (the
 /// first has no γ_n⁻, so its patches are idle; the second finds the points' γ_n⁻ but no
@@ -654,7 +853,16 @@ fn patch_problem(seed: u64) -> (BodyState, Vec<bristlecone::solve::Contact>) {
 /// force lanes and patch spin lanes each against their own scale), velocities and the
 /// patches' saved states (z, s⁺) within 1e-4 of their scales.
 fn patch_solve_matches_twin(kind: bristlecone::solve::SolverKind, cone: bristlecone::solve::Cone) {
-    patch_solve_matches_twin_with(kind, cone, false);
+    patch_solve_matches_twin_with(kind, cone, Patches::Point);
+}
+
+/// Which patch records a [`patch_problem`] holds: all `lugre_reduced` (point) blocks, all
+/// lugre_patch (distributed, full-E) blocks, or every second one of each.
+#[derive(Clone, Copy, PartialEq)]
+enum Patches {
+    Point,
+    Distributed,
+    Both,
 }
 
 /// The solve with lugre_patch blocks: the same problems with distributed records, whose
@@ -668,7 +876,7 @@ fn lugre_patch_solve_apgd_on_gpu_equals_the_f64_twin() {
     patch_solve_matches_twin_with(
         bristlecone::solve::SolverKind::Apgd,
         bristlecone::solve::Cone::Relaxed,
-        true,
+        Patches::Distributed,
     );
 }
 
@@ -677,14 +885,25 @@ fn lugre_patch_solve_jacobi_on_gpu_equals_the_f64_twin() {
     patch_solve_matches_twin_with(
         bristlecone::solve::SolverKind::Jacobi,
         bristlecone::solve::Cone::Relaxed,
-        true,
+        Patches::Distributed,
+    );
+}
+
+/// Coloured Gauss–Seidel (ω = 0.6: both of its projections run) on point and lugre_patch
+/// blocks in one problem among Coulomb and patch-material point contacts.
+#[test]
+fn patch_and_lugre_patch_solve_gauss_seidel_on_gpu_equals_the_f64_twin() {
+    patch_solve_matches_twin_with(
+        bristlecone::solve::SolverKind::GaussSeidel,
+        bristlecone::solve::Cone::Relaxed,
+        Patches::Both,
     );
 }
 
 fn patch_solve_matches_twin_with(
     kind: bristlecone::solve::SolverKind,
     cone: bristlecone::solve::Cone,
-    dist: bool,
+    patches: Patches,
 ) {
     use bristlecone::gpu::buffers;
     use bristlecone::model::rows::material_row;
@@ -695,33 +914,9 @@ fn patch_solve_matches_twin_with(
     use bristlecone::solve::{build_csr, counts_words, Solve, SolveInputs, SolverSettings};
     let ctx = shared_context();
     let (state, mut contacts) = patch_problem(23);
-    let feature = if dist {
-        PATCH_FEATURE_DIST
-    } else {
-        PATCH_FEATURE
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(31);
-    let mut sums: Vec<Option<[f64; 7]>> = vec![None; contacts.len()];
-    for (i, c) in contacts.iter_mut().enumerate() {
-        if c.ids[2] == PATCH_FEATURE {
-            c.ids[2] = feature;
-            let r = c.rb[3] as f64;
-            let s0: f64 = rng.random_range(50.0..500.0);
-            let mut g = |s: f64| rng.random_range(-s..s) as f32 as f64;
-            let s = [
-                s0,
-                g(0.2 * s0 * r),
-                g(0.2 * s0 * r),
-                0.0,
-                g(0.3),
-                g(0.3),
-                g(0.3 * r),
-            ];
-            let srr = s0 * r * r * rng.random_range(1.0..1.5);
-            sums[i] = Some([s[0], s[1], s[2], srr, s[4], s[5], s[6]].map(|x| x as f32 as f64));
-        }
-    }
-    let model = if dist {
+    let dist = patches != Patches::Point;
+    let sums = patch_sums(&mut contacts, patches);
+    let model = if patches == Patches::Distributed {
         FrictionModel::LuGrePatch {
             sigma0: 1e5,
             sigma1: 300.0,
@@ -820,7 +1015,8 @@ fn patch_solve_matches_twin_with(
     let acc_c: Vec<bool> = c.history.iter().map(|h| h[3] != 0.0).collect();
     assert_eq!(acc_g, acc_c, "APGD decisions differ");
     // Lanes: 0 = point rows, 1 = patch force lanes, 2 = patch spin lanes.
-    let lane = |i: usize, k: usize| match (contacts[i].ids[2] == feature, k) {
+    let is_patch = |i: usize| contacts[i].ids[2] >= PATCH_FEATURE_DIST;
+    let lane = |i: usize, k: usize| match (is_patch(i), k) {
         (false, _) => 0,
         (true, 0) => 2,
         _ => 1,
@@ -833,7 +1029,7 @@ fn patch_solve_matches_twin_with(
             diff[l] = diff[l].max((*x as f64 - y).abs());
             scale[l] = scale[l].max(y.abs());
         }
-        live += (contacts[i].ids[2] == feature && gc[1] != 0.0) as usize;
+        live += (is_patch(i) && gc[1] != 0.0) as usize;
     }
     assert!(live > 70, "only {live} live patch blocks");
     for l in 0..3 {
@@ -865,7 +1061,7 @@ fn patch_solve_matches_twin_with(
     let (ka, ra) = &after;
     let mut checked = 0;
     for (i, ct) in contacts.iter().enumerate() {
-        if ct.ids[2] != PATCH_FEATURE || c.gamma[i][1] == 0.0 || dist {
+        if ct.ids[2] != PATCH_FEATURE || c.gamma[i][1] == 0.0 {
             continue;
         }
         let k = ka.binary_search(&ct.key()).expect("patch saved by key");

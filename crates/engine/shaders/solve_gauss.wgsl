@@ -40,6 +40,11 @@
 // their own majorant and their set |γ_s| ≤ μ_spin r_eff γ_n⁻, ‖γ_r‖ ≤ μ_r r_eff γ_n⁻ (bounds
 // lagged by a step: solve_assemble `assemble_ext`). Their residual, momentum and finish
 // follow rows 0–2's.
+//
+// Patch blocks (HAS_PATCHES; rows spin about n, u, w at the patch centre: book, Contact
+// patches) take the same block step with their own majorant (`patch_block_diagonal`, in the
+// metric of their guard ball) and projection (solve_sweep `project_i`); the spin lane is a
+// torque on the same two bodies, so the colouring holds for them as for a contact.
 
 @group(0) @binding(0) var<uniform> params: SolveParams;
 @group(0) @binding(1) var<storage, read> contacts: array<Contact>; // chunked(4)
@@ -215,33 +220,35 @@ fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 
 // Body b's share of constraint c's block N_ii: the diagonal (x, y, z) and the off-diagonal
 // entries (01, 02, 12) of rows t0, t1, t2 (masked joint rows are 0) applied at lever arm r,
-// or as torques (angular joint rows): m⁻¹ tₖ·tₗ + aₖᵀ I⁻¹ aₗ with aₖ = r × tₖ (or tₖ), I⁻¹ in
-// world frame.
+// or as torques (angular joint rows).
 fn side_block(b: u32, r: vec3<f32>, t: mat3x3<f32>, angular: bool) -> array<vec3<f32>, 2> {
+    if angular {
+        return side_rows(b, mat3x3<f32>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0)), t);
+    }
+    return side_rows(b, t, mat3x3<f32>(cross(r, t[0]), cross(r, t[1]), cross(r, t[2])));
+}
+
+// Body b's share of the block of rows k with linear parts lₖ and angular parts aₖ:
+// m⁻¹ lₖ·lₗ + aₖᵀ I⁻¹ aₗ, I⁻¹ in world frame (diagonal, then the entries 01, 02, 12).
+fn side_rows(b: u32, l: mat3x3<f32>, a: mat3x3<f32>) -> array<vec3<f32>, 2> {
     if !moves(b) {
         return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
     }
     let mp = mass_props[b];
     let q = rot[b];
-    var a = t;
-    var m = mp.w;
-    if angular {
-        m = 0.0;
-    } else {
-        a = mat3x3<f32>(cross(r, t[0]), cross(r, t[1]), cross(r, t[2]));
-    }
+    let m = mp.w;
     let i0 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[0]));
     let i1 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[1]));
     let i2 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[2]));
     let diag = vec3<f32>(
-        m * dot(t[0], t[0]) + dot(a[0], i0),
-        m * dot(t[1], t[1]) + dot(a[1], i1),
-        m * dot(t[2], t[2]) + dot(a[2], i2),
+        m * dot(l[0], l[0]) + dot(a[0], i0),
+        m * dot(l[1], l[1]) + dot(a[1], i1),
+        m * dot(l[2], l[2]) + dot(a[2], i2),
     );
     let off = vec3<f32>(
-        m * dot(t[0], t[1]) + dot(a[0], i1),
-        m * dot(t[0], t[2]) + dot(a[0], i2),
-        m * dot(t[1], t[2]) + dot(a[1], i2),
+        m * dot(l[0], l[1]) + dot(a[0], i1),
+        m * dot(l[0], l[2]) + dot(a[0], i2),
+        m * dot(l[1], l[2]) + dot(a[1], i2),
     );
     return array<vec3<f32>, 2>(diag, off);
 }
@@ -252,6 +259,9 @@ fn side_block(b: u32, r: vec3<f32>, t: mat3x3<f32>, angular: bool) -> array<vec3
 // converge whatever the shape (Tseng 2001, block coordinate descent with a majorant). A
 // sphere's contact block is diagonal: D is the block and the step its exact minimiser.
 fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
+    if is_patch(c) {
+        return patch_block_diagonal(c, i);
+    }
     let n = c.n_gap.xyz;
     var t = mat3x3<f32>(n, tangent_u(n), tangent_w(n));
     var angular = false;
@@ -279,8 +289,48 @@ fn block_diagonal(c: Contact, i: u32) -> vec3<f32> {
 fn gershgorin(c: Contact, ra: vec3<f32>, rb: vec3<f32>, t: mat3x3<f32>, angular: bool) -> vec3<f32> {
     let sa = side_block(c.ids.x, ra, t, angular);
     let sb = side_block(c.ids.y, rb, t, angular);
-    let o = abs(sa[1] + sb[1]);
-    return sa[0] + sb[0] + vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
+    return gershgorin_sum(sa[0] + sb[0], sa[1] + sb[1]);
+}
+
+// A symmetric 3 × 3 block's Gershgorin majorant from its diagonal and its entries 01, 02, 12.
+fn gershgorin_sum(diag: vec3<f32>, off: vec3<f32>) -> vec3<f32> {
+    let o = abs(off);
+    return diag + vec3<f32>(o.x + o.y, o.x + o.z, o.y + o.z);
+}
+
+// A patch block's majorant (rows spin, u, w: solve_sweep `product`): the spin row is a torque
+// about n (angular only), u and w are the patch centre's linear rows at ra, rb; Gershgorin
+// on N_ii + E_ii with a lugre_patch block's full symmetric E (E_ss, E_uu in aux.zw; E_ww,
+// E_su, E_sw, E_uw in the state segment, as `product_e` reads them). The guard ball
+// ‖(γ_s / r, γ_u, γ_w)‖ ≤ ρ (`project_patch`, r = rb.w) is round in (γ_s / r, γ_u, γ_w):
+// its radial scaling is the projection in the metric m·diag(1/r², 1, 1), so D is raised to
+// that form, m the largest of d_s r², d_u, d_w; with any other D the step's metric and the
+// projection's differ and the sweeps' fixed points are not the problem's.
+fn patch_block_diagonal(c: Contact, i: u32) -> vec3<f32> {
+    let n = c.n_gap.xyz;
+    let u = tangent_u(n);
+    let w = tangent_w(n);
+    let l = mat3x3<f32>(vec3<f32>(0.0), u, w);
+    let ra = c.ra.xyz;
+    let rb = c.rb.xyz;
+    let sa = side_rows(c.ids.x, l, mat3x3<f32>(n, cross(ra, u), cross(ra, w)));
+    let sb = side_rows(c.ids.y, l, mat3x3<f32>(n, cross(rb, u), cross(rb, w)));
+    var diag = sa[0] + sb[0];
+    var off = sa[1] + sb[1];
+    if models_on() {
+        let e = gam_at(SEG_AUX * params.capacity + i).zw;
+        var ed = vec3<f32>(e.x, e.y, e.y);
+        if is_dist_patch(c) {
+            let s = gam_at(SEG_STATE * params.capacity + i);
+            ed.z = s.x;
+            off += s.yzw;
+        }
+        diag += ed;
+    }
+    let d = gershgorin_sum(diag, off);
+    let r2 = c.rb.w * c.rb.w;
+    let m = max(d.x * r2, max(d.y, d.z));
+    return vec3<f32>(m / r2, m, m);
 }
 
 // The two rows of a set round in them (a cone's or disk's tangential pair) at the larger
@@ -350,6 +400,14 @@ fn apply_change(c: Contact, delta: vec3<f32>) {
     var g = delta;
     if is_joint(c.ids.w) {
         g = delta * joint_mask(c.ids.w);
+    }
+    if is_patch(c) {
+        // Lane x is a torque about n, lanes y, z a force at the patch centre.
+        let f = delta.y * tangent_u(n) + delta.z * tangent_w(n);
+        let tq = delta.x * n;
+        add_impulse(c.ids.x, c.ra.xyz, -f, -tq);
+        add_impulse(c.ids.y, c.rb.xyz, f, tq);
+        return;
     }
     let f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
     if is_joint(c.ids.w) && (c.ids.w & JOINT_ANGULAR) != 0u {

@@ -411,7 +411,7 @@ pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
     let solver = solver_section(&cx, &raw, r_min)?;
     lemke_warning(&mut cx, &raw, &solver, bodies.len());
     lemke_refuses_models(&cx, &raw, &solver, &other_model)?;
-    gauss_seidel_check(&cx, &raw, &solver, &materials)?;
+    gauss_seidel_check(&cx, &raw, &solver)?;
     let output = output_section(&cx, &raw, sim.dt, sim.steps, &name)?;
     let measures = measures_section(
         &cx,
@@ -2947,14 +2947,9 @@ fn stabilisation(cx: &Cx, s: &RawSolver) -> R<f64> {
 }
 
 /// Coloured Gauss–Seidel (`kind = "gauss_seidel"`): ω in (0, 2) (a block's over-relaxed
-/// step overshoots its minimiser by ω − 1: beyond 2 it moves away), and the rows it has no
-/// block step for are refused, never dropped: the patch friction models.
-fn gauss_seidel_check(
-    cx: &Cx,
-    raw: &RawScene,
-    solver: &SolverSettings,
-    materials: &[Material],
-) -> R<()> {
+/// step overshoots its minimiser by ω − 1: beyond 2 it moves away). Every row has its block
+/// step (contacts, rolling rows, joint and patch blocks), so no model is refused.
+fn gauss_seidel_check(cx: &Cx, raw: &RawScene, solver: &SolverSettings) -> R<()> {
     if solver.kind != SolverKind::GaussSeidel {
         return Ok(());
     }
@@ -2970,18 +2965,6 @@ fn gauss_seidel_check(
                 Num(solver.omega)
             ),
         ));
-    }
-    for (i, m) in raw.material.iter().enumerate() {
-        let m = m.get_ref();
-        if matches!(materials[i].model, FrictionModel::LuGrePatch { .. }) {
-            let span = m.model.as_ref().map(|fm| fm.get_ref().kind.span());
-            return Err(cx.err(
-                span,
-                format!("material[{i}].model.kind"),
-                "patch friction models are not solved by kind = \"gauss_seidel\" yet: use \
-                 apgd or jacobi",
-            ));
-        }
     }
     Ok(())
 }

@@ -7,7 +7,8 @@
 //! the exact cone's outer loop and the velocity update are the twin's own. A contact's
 //! rolling and spinning rows 3–5, which the twin holds as constraints of their own after the
 //! records, share their contact's colour and take their own block step (the GPU steps them
-//! in the contact's visit).
+//! in the contact's visit). Patch blocks (rows spin, u, w) step like contacts, with the
+//! majorant in their guard ball's metric and, for lugre_patch blocks, the full E.
 
 use super::integrate::Body64;
 use super::solve::{inv_inertia, project_cone, Schur, SweepMethod, Sweeps, Vec3};
@@ -92,13 +93,25 @@ pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
     colour
 }
 
-/// The diagonal majorant D ⪰ N_ii + E_ii of constraint i's block (`block_diagonal` in the
-/// shader): each row's diagonal entry plus the magnitudes of its off-diagonal ones. Where the
-/// set is round in the last two rows (`round`: a contact's cone, disk or box, and its rows
-/// 3–5's rolling disk) they take the larger of their two entries, so that the set's
-/// projection in the metric of D (a cone of μ √(d_t / d_n), a disk as it is) is the step's
-/// metric too: with unequal entries the sweeps' fixed points are not the problem's.
-fn block_diagonal(schur: &Schur, i: usize, round: bool) -> Vec3 {
+/// Which of a block's rows share one metric in its set's projection, so that the majorant's
+/// entries there are set equal (see [`block_diagonal`]).
+#[derive(Clone, Copy)]
+enum Round {
+    /// Rows that separate (a joint block's bounds).
+    None,
+    /// The last two rows: a contact's cone, disk or box, or its rows 3–5's rolling disk.
+    Tangents,
+    /// A patch block's guard ball ‖(γ_s / r, γ_u, γ_w)‖ ≤ ρ of patch radius r.
+    Ball(f64),
+}
+
+/// The diagonal majorant D ⪰ N_ii + E_ii of constraint i's block (`block_diagonal` and
+/// `patch_block_diagonal` in the shader): each row's diagonal entry plus the magnitudes of
+/// its off-diagonal ones (a lugre_patch block's full E included). Where the set is round in
+/// some rows (`round`) their entries are raised to a common one, so that the set's
+/// projection in the metric of D (a cone of μ √(d_t / d_n), a disk or ball as it is) is the
+/// step's metric too: with unequal entries the sweeps' fixed points are not the problem's.
+fn block_diagonal(schur: &Schur, i: usize, round: Round) -> Vec3 {
     let mut a = [[0.0; 3]; 3];
     for (b, lin, ang) in schur.row_jacobian(i) {
         if moves(schur.bodies, b) {
@@ -109,6 +122,12 @@ fn block_diagonal(schur: &Schur, i: usize, round: bool) -> Vec3 {
                         body.inv_mass * lin[k].dot(lin[l]) + ang[k].dot(inv_inertia(body, ang[l]));
                 }
             }
+        }
+    }
+    if let Some(o) = schur.coupling.get(i) {
+        for (k, l, e) in [(0, 1, o[0]), (0, 2, o[1]), (1, 2, o[2])] {
+            a[k][l] += e;
+            a[l][k] += e;
         }
     }
     let mut d = [0, 1, 2].map(|k| {
@@ -123,11 +142,20 @@ fn block_diagonal(schur: &Schur, i: usize, round: bool) -> Vec3 {
             d[k] += e[k];
         }
     }
-    if round {
-        let r = d[1].max(d[2]);
-        d = [d[0], r, r];
+    match round {
+        Round::None => d,
+        Round::Tangents => {
+            let r = d[1].max(d[2]);
+            [d[0], r, r]
+        }
+        // The ball is round in (γ_s / r, γ_u, γ_w): its Euclidean projection there (a radial
+        // scaling, `project_patch`) is the projection in the metric m·diag(1/r², 1, 1), so D
+        // takes that form with m the largest of d_s r², d_u, d_w.
+        Round::Ball(r) => {
+            let m = (d[0] * r * r).max(d[1]).max(d[2]);
+            [m / (r * r), m, m]
+        }
     }
-    d
 }
 
 /// Π_D(z) on constraint i's set in the metric of the block diagonal d (`project_scaled`).
@@ -176,6 +204,12 @@ fn local_velocity(sw: &Sweeps, dv: &[(DVec3, DVec3)], gamma: &[Vec3], i: usize) 
         for k in 0..3 {
             u[k] += e[k] * gamma[i][k];
         }
+    }
+    if let Some(o) = schur.coupling.get(i) {
+        let g = gamma[i];
+        u[0] += o[0] * g[1] + o[1] * g[2];
+        u[1] += o[0] * g[0] + o[2] * g[2];
+        u[2] += o[1] * g[0] + o[2] * g[1];
     }
     u
 }
@@ -241,7 +275,14 @@ impl SweepMethod for ColouredGaussSeidel {
         let n = sw.records();
         let colour = colours(schur, n);
         let diag: Vec<Vec3> = (0..gamma.len())
-            .map(|i| block_diagonal(schur, i, i >= n || sw.is_plain_contact(i)))
+            .map(|i| {
+                let round = match sw.patch_radius(i) {
+                    Some(r) => Round::Ball(r),
+                    None if i >= n || sw.is_plain_contact(i) => Round::Tangents,
+                    None => Round::None,
+                };
+                block_diagonal(schur, i, round)
+            })
             .collect();
         let tol = sw.tolerance_norm();
         let mut dv = schur.delta_v(&gamma);

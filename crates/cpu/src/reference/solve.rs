@@ -1051,6 +1051,12 @@ impl Sweeps<'_> {
             && !is_joint(&self.schur.contacts[i], self.schur.joints)
     }
 
+    /// Constraint i's patch radius r when it is a patch block (its guard ball is
+    /// ‖(γ_s / r, γ_u, γ_w)‖ ≤ ρ).
+    pub(crate) fn patch_radius(&self, i: usize) -> Option<f64> {
+        self.patch_r.get(i).copied().flatten()
+    }
+
     /// Constraint i's set when it is a contact's Coulomb cone: (μ, the cohesive shift of
     /// its normal); `None` for the other sets (disk, box, joint rules, patch and rolling
     /// blocks).
