@@ -1679,6 +1679,64 @@ fn run_inner(
     realtime: Option<u64>,
 ) -> Result<(RunReport, Option<crate::realtime::Clock>), RunError> {
     let started = Instant::now();
+    let mut run = open_run(ctx, scene_path, opts, scale, progress, realtime.is_some())?;
+    let first_step = run.sim.step_index();
+    let mut clock = realtime.map(|preroll| {
+        let dt = run.scene.sim.dt;
+        let left = run.total.saturating_sub(first_step);
+        crate::realtime::Clock::new(dt, first_step, left, preroll)
+    });
+    let result = run.step_batches(&mut clock, stop, progress);
+    progress.finish();
+    // The output directory's lock (`run._lock`) is held until this function returns.
+    let closed = run.files.close(&run.sim, result)?;
+    let (sim, dir) = (&run.sim, &run.dir);
+    let report = RunReport {
+        out_dir: dir.clone(),
+        scene_name: run.scene.name.clone(),
+        bodies: run.scene.bodies.len(),
+        steps_done: sim.step_index(),
+        total_steps: run.total,
+        first_step,
+        resumed_from: opts.resume.clone().or_else(|| opts.from.clone()),
+        frames_written: closed.frames,
+        interrupted: sim.step_index() < run.total,
+        pvd: dir.join("particles.pvd"),
+        stats: dir.join("stats.csv"),
+        checkpoint: dir.join("checkpoint.bin"),
+        measurements: closed.measurements,
+        contacts_pvd: closed.contacts_pvd,
+        wall_seconds: started.elapsed().as_secs_f64(),
+        capped_steps: sim.batched.capped_steps,
+        budget_redos: sim.batched.budget_redos,
+        regrowths: sim.regrowths,
+    };
+    Ok((report, clock))
+}
+
+/// A run opened and ready to step: its scene, simulation and output files, with the output
+/// directory's lock held until it is dropped.
+struct OpenRun {
+    scene: Scene,
+    dir: PathBuf,
+    sim: Simulation,
+    files: RunFiles,
+    schedules: Schedules,
+    warnings: OnceWarnings,
+    total: u64,
+    _lock: owner::RunLock,
+}
+
+/// Loads the scene and checks every input (scene, device, checkpoint) before the first output
+/// exists; then claims the output directory and opens the outputs, fresh or continued.
+fn open_run(
+    ctx: Arc<GpuContext>,
+    scene_path: &Path,
+    opts: &RunOptions,
+    scale: Option<f64>,
+    progress: &mut dyn Progress,
+    realtime: bool,
+) -> Result<OpenRun, RunError> {
     let (scene, scene_hash) = load_scene_scaled(scene_path, scale)?;
     for w in &scene.warnings {
         progress.message(&format!("warning: {w}"));
@@ -1687,7 +1745,6 @@ fn run_inner(
         .out_dir
         .clone()
         .unwrap_or_else(|| scene.output.dir.clone());
-    // Every input (scene, device, checkpoint) is checked before the first output exists.
     let state = setup::build_bodies(&scene);
     crate::limits::check_run(&scene, &ctx)?;
     let mut sim = with_compile_notice(
@@ -1726,8 +1783,7 @@ fn run_inner(
     if let Some(from) = &opts.from {
         restart::check_out_dir(from, &dir)?;
     }
-    // Held until this function returns, also with an error.
-    let _lock = owner::RunLock::acquire(&dir, &mut |m| progress.message(m))?;
+    let lock = owner::RunLock::acquire(&dir, &mut |m| progress.message(m))?;
     let claim = resumed.as_ref().zip(opts.resume.as_deref());
     let claim = claim.map(|(ck, from)| (from, ck.step, ck.scene_hash));
     let continuing = owner::claim(&dir, claim, opts.overwrite)? == owner::Outputs::Continue;
@@ -1743,9 +1799,6 @@ fn run_inner(
         source,
     })?;
     let total = opts.steps.unwrap_or(scene.sim.steps);
-    let stats_path = dir.join("stats.csv");
-    let pvd_path = dir.join("particles.pvd");
-    let ckpt_path = dir.join("checkpoint.bin");
     let schedules = Schedules::new(&scene);
     let (out, probes) = open_outputs(&scene, scene_path, &dir, &sim, &state, resumed.as_ref())?;
     // A restart takes the inflow and outflow counters of its checkpoint.
@@ -1759,7 +1812,7 @@ fn run_inner(
     progress.start(sim.step_index(), total);
     let mut files = RunFiles {
         // Against the wall clock, frames and statistics are written by a thread (`run::writer`).
-        sink: writer::Sink::new(out, realtime.is_some()),
+        sink: writer::Sink::new(out, realtime),
         probes,
         lemke_csv: match sim.lemke_settings() {
             Some(_) => Some(crate::realtime::LemkeCsv::open(
@@ -1769,7 +1822,7 @@ fn run_inner(
             None => None,
         },
         checkpoints: Checkpoints {
-            path: ckpt_path.clone(),
+            path: dir.join("checkpoint.bin"),
             keep: scene.output.keep,
             scene_hash,
             changed: changed.section(),
@@ -1786,92 +1839,76 @@ fn run_inner(
         frame_every: scene.output.frame_every.max(1),
         ckpt_every: scene.output.checkpoint_every,
         total,
-        realtime: realtime.is_some(),
+        realtime,
         last_frame: sim.step_index(),
     };
     files.checkpoints.flow_section = files.flow.section();
-    let mut warnings = OnceWarnings::new(&scene, &state);
-    let mut clock = realtime.map(|preroll| {
-        let first = sim.step_index();
-        crate::realtime::Clock::new(scene.sim.dt, first, total.saturating_sub(first), preroll)
-    });
-    let mut result = Ok(());
-    let first_step = sim.step_index();
-    while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
-        let s = sim.step_index();
-        schedules.apply(&mut sim, s);
-        match files.flow.apply(&mut sim, s) {
-            Ok(changed) => files.probes.forget(&changed),
-            Err(e) => {
-                result = Err(e);
-                break;
+    let warnings = OnceWarnings::new(&scene, &state);
+    Ok(OpenRun {
+        scene,
+        dir,
+        sim,
+        files,
+        schedules,
+        warnings,
+        total,
+        _lock: lock,
+    })
+}
+
+impl OpenRun {
+    /// Steps in batches (up to the next frame, checkpoint, schedule change or measurement)
+    /// until the run's last step or a stop request; the first error ends the stepping, and
+    /// `RunFiles::close` then writes what can still be written.
+    fn step_batches(
+        &mut self,
+        clock: &mut Option<crate::realtime::Clock>,
+        stop: &AtomicBool,
+        progress: &mut dyn Progress,
+    ) -> Result<(), RunError> {
+        let (sim, files, scene) = (&mut self.sim, &mut self.files, &self.scene);
+        let total = self.total;
+        let first_step = sim.step_index();
+        while sim.step_index() < total && !stop.load(Ordering::SeqCst) {
+            let s = sim.step_index();
+            self.schedules.apply(sim, s);
+            let changed = files.flow.apply(sim, s)?;
+            files.probes.forget(&changed);
+            files.checkpoints.flow_section = files.flow.section();
+            let mut until = batch_end(s, total, scene, &self.schedules, files);
+            if let Some(c) = clock.as_mut() {
+                until = s + 1;
+                c.wait_release(s);
             }
-        }
-        files.checkpoints.flow_section = files.flow.section();
-        let mut until = batch_end(s, total, &scene, &schedules, &files);
-        if let Some(c) = clock.as_mut() {
-            until = s + 1;
-            c.wait_release(s);
-        }
-        let t0 = Instant::now();
-        let steps = (until - s) as u32;
-        let advance = |sim: &mut Simulation| sim.advance(steps, scene.output.stats_every);
-        // A driver may compile a pipeline at its first dispatch rather than at its creation.
-        let advanced = if s == first_step {
-            with_compile_notice(
-                progress.compile_lines(),
-                "the first steps compile the GPU kernels they dispatch (the driver caches them) ...",
-                (COMPILE_NOTICE_AFTER, COMPILE_PROGRESS_EVERY),
-                crate::gpu::kernel::pipelines_built,
-                || advance(&mut sim),
-            )
-        } else {
-            advance(&mut sim)
-        };
-        let records = match advanced {
-            Ok(r) => r,
-            Err(e) => {
-                result = Err(e.into());
-                break;
+            let t0 = Instant::now();
+            let steps = (until - s) as u32;
+            let advance = |sim: &mut Simulation| sim.advance(steps, scene.output.stats_every);
+            // A driver may compile a pipeline at its first dispatch rather than at its creation.
+            let records = if s == first_step {
+                with_compile_notice(
+                    progress.compile_lines(),
+                    "the first steps compile the GPU kernels they dispatch (the driver caches them) ...",
+                    (COMPILE_NOTICE_AFTER, COMPILE_PROGRESS_EVERY),
+                    crate::gpu::kernel::pipelines_built,
+                    || advance(&mut *sim),
+                )
+            } else {
+                advance(sim)
+            }?;
+            if let Some(c) = clock.as_mut() {
+                c.finished(sim.step_index(), sim.lemke_log().first().copied());
             }
-        };
-        if let Some(c) = clock.as_mut() {
-            c.finished(sim.step_index(), sim.lemke_log().first().copied());
+            if let Some(l) = files.lemke_csv.as_mut() {
+                l.push(sim.lemke_log());
+            }
+            self.warnings
+                .check(&records, sim.lemke_settings().is_some(), progress);
+            let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
+            files.after_batch(sim, &records, wall_ms)?;
+            progress.advance(sim.step_index());
         }
-        if let Some(l) = files.lemke_csv.as_mut() {
-            l.push(sim.lemke_log());
-        }
-        warnings.check(&records, sim.lemke_settings().is_some(), progress);
-        let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / (until - s) as f64;
-        result = files.after_batch(&sim, &records, wall_ms);
-        if result.is_err() {
-            break;
-        }
-        progress.advance(sim.step_index());
+        Ok(())
     }
-    progress.finish();
-    let closed = files.close(&sim, result)?;
-    let report = RunReport {
-        out_dir: dir,
-        scene_name: scene.name.clone(),
-        bodies: scene.bodies.len(),
-        steps_done: sim.step_index(),
-        total_steps: total,
-        first_step,
-        resumed_from: opts.resume.clone().or_else(|| opts.from.clone()),
-        frames_written: closed.frames,
-        interrupted: sim.step_index() < total,
-        pvd: pvd_path,
-        stats: stats_path,
-        checkpoint: ckpt_path,
-        measurements: closed.measurements,
-        contacts_pvd: closed.contacts_pvd,
-        wall_seconds: started.elapsed().as_secs_f64(),
-        capped_steps: sim.batched.capped_steps,
-        budget_redos: sim.batched.budget_redos,
-        regrowths: sim.regrowths,
-    };
-    Ok((report, clock))
 }
 
 #[cfg(test)]

@@ -122,6 +122,104 @@ const SPHERE_ATTRS: [wgpu::VertexAttribute; 2] =
 const SURFACE_ATTRS: [wgpu::VertexAttribute; 4] =
     wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Unorm8x4, 3 => Float32x2];
 
+/// One render pipeline of the renderer: its shader entry points, vertex layout and how it
+/// writes colour and depth.
+#[derive(Clone, Copy)]
+struct PipelineSpec<'a> {
+    label: &'a str,
+    layout: &'a wgpu::PipelineLayout,
+    vs: &'a str,
+    fs: &'a str,
+    buffer: &'a wgpu::VertexBufferLayout<'a>,
+    /// Writes colour; false: a shadow map's depth-only pass.
+    color: bool,
+    blend: Option<wgpu::BlendState>,
+    depth_write: bool,
+    compare: wgpu::CompareFunction,
+}
+
+fn render_pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    spec: &PipelineSpec,
+) -> wgpu::RenderPipeline {
+    let targets = [Some(wgpu::ColorTargetState {
+        format: COLOR_FORMAT,
+        blend: spec.blend,
+        write_mask: wgpu::ColorWrites::ALL,
+    })];
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(spec.label),
+        layout: Some(spec.layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(spec.vs),
+            compilation_options: Default::default(),
+            buffers: &[Some(spec.buffer.clone())],
+        },
+        primitive: wgpu::PrimitiveState {
+            topology: wgpu::PrimitiveTopology::TriangleList,
+            cull_mode: None,
+            ..Default::default()
+        },
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(spec.depth_write),
+            depth_compare: Some(spec.compare),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(spec.fs),
+            compilation_options: Default::default(),
+            targets: if spec.color { &targets } else { &[] },
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// The bind group layouts: the camera uniform, and the shadow map with its comparison sampler.
+fn bind_group_layouts(device: &wgpu::Device) -> (wgpu::BindGroupLayout, wgpu::BindGroupLayout) {
+    let cam_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("render camera"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
+    });
+    let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("render shadow map"),
+        entries: &[
+            wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Texture {
+                    sample_type: wgpu::TextureSampleType::Depth,
+                    view_dimension: wgpu::TextureViewDimension::D2,
+                    multisampled: false,
+                },
+                count: None,
+            },
+            wgpu::BindGroupLayoutEntry {
+                binding: 1,
+                visibility: wgpu::ShaderStages::FRAGMENT,
+                ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
+                count: None,
+            },
+        ],
+    });
+    (cam_layout, shadow_layout)
+}
+
 impl Renderer {
     pub fn new(ctx: Arc<GpuContext>) -> Result<Self, RenderError> {
         validate_shaders()?;
@@ -130,40 +228,7 @@ impl Renderer {
             label: Some("render"),
             source: wgpu::ShaderSource::Wgsl(RENDER_WGSL.into()),
         });
-        let cam_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("render camera"),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            }],
-        });
-        let shadow_layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("render shadow map"),
-            entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Texture {
-                        sample_type: wgpu::TextureSampleType::Depth,
-                        view_dimension: wgpu::TextureViewDimension::D2,
-                        multisampled: false,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::FRAGMENT,
-                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Comparison),
-                    count: None,
-                },
-            ],
-        });
+        let (cam_layout, shadow_layout) = bind_group_layouts(device);
         let main_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("render main"),
             bind_group_layouts: &[Some(&cam_layout), Some(&shadow_layout)],
@@ -191,120 +256,54 @@ impl Renderer {
             step_mode: wgpu::VertexStepMode::Vertex,
             attributes: &SURFACE_ATTRS,
         };
-        let blend = wgpu::BlendState::ALPHA_BLENDING;
-        let p = |label: &str,
-                 layout: &wgpu::PipelineLayout,
-                 vs: &str,
-                 fs: &str,
-                 buf: &wgpu::VertexBufferLayout,
-                 color: bool,
-                 blend: Option<wgpu::BlendState>,
-                 depth_write: bool,
-                 compare: wgpu::CompareFunction| {
-            let targets = [Some(wgpu::ColorTargetState {
-                format: COLOR_FORMAT,
-                blend,
-                write_mask: wgpu::ColorWrites::ALL,
-            })];
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(vs),
-                    compilation_options: Default::default(),
-                    buffers: &[Some(buf.clone())],
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology: wgpu::PrimitiveTopology::TriangleList,
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: DEPTH_FORMAT,
-                    depth_write_enabled: Some(depth_write),
-                    depth_compare: Some(compare),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some(fs),
-                    compilation_options: Default::default(),
-                    targets: if color { &targets } else { &[] },
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
-        };
         use wgpu::CompareFunction::{Always, Less};
-        let sphere = p(
-            "spheres",
-            &main_layout,
-            "vs_sphere",
-            "fs_sphere",
-            &sphere_buf,
-            true,
-            None,
-            true,
-            Less,
-        );
-        let sphere_depth = p(
-            "sphere shadows",
-            &depth_layout,
-            "vs_sphere",
-            "fs_sphere_depth",
-            &sphere_buf,
-            false,
-            None,
-            true,
-            Less,
-        );
-        let surface_opaque = p(
-            "surfaces",
-            &main_layout,
-            "vs_surface",
-            "fs_surface",
-            &surface_buf,
-            true,
-            None,
-            true,
-            Less,
-        );
-        let surface_depth = p(
-            "body surface shadows",
-            &depth_layout,
-            "vs_surface",
-            "fs_surface_depth",
-            &surface_buf,
-            false,
-            None,
-            true,
-            Less,
-        );
-        let surface_blend = p(
-            "translucent surfaces",
-            &main_layout,
-            "vs_surface",
-            "fs_surface",
-            &surface_buf,
-            true,
-            Some(blend),
-            false,
-            Less,
-        );
-        let chains = p(
-            "force chains",
-            &main_layout,
-            "vs_surface",
-            "fs_surface",
-            &surface_buf,
-            true,
-            None,
-            false,
-            Always,
-        );
+        let spheres = PipelineSpec {
+            label: "spheres",
+            layout: &main_layout,
+            vs: "vs_sphere",
+            fs: "fs_sphere",
+            buffer: &sphere_buf,
+            color: true,
+            blend: None,
+            depth_write: true,
+            compare: Less,
+        };
+        let surfaces = PipelineSpec {
+            label: "surfaces",
+            vs: "vs_surface",
+            fs: "fs_surface",
+            buffer: &surface_buf,
+            ..spheres
+        };
+        let make = |spec: PipelineSpec| render_pipeline(device, &module, &spec);
+        let sphere = make(spheres);
+        let sphere_depth = make(PipelineSpec {
+            label: "sphere shadows",
+            layout: &depth_layout,
+            fs: "fs_sphere_depth",
+            color: false,
+            ..spheres
+        });
+        let surface_opaque = make(surfaces);
+        let surface_depth = make(PipelineSpec {
+            label: "body surface shadows",
+            layout: &depth_layout,
+            fs: "fs_surface_depth",
+            color: false,
+            ..surfaces
+        });
+        let surface_blend = make(PipelineSpec {
+            label: "translucent surfaces",
+            blend: Some(wgpu::BlendState::ALPHA_BLENDING),
+            depth_write: false,
+            ..surfaces
+        });
+        let chains = make(PipelineSpec {
+            label: "force chains",
+            depth_write: false,
+            compare: Always,
+            ..surfaces
+        });
         Ok(Renderer {
             ctx,
             cam_layout,

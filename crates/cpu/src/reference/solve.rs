@@ -622,125 +622,171 @@ fn assemble_rows(
             }
             continue;
         }
-        let (n, u, w, ra, rb) = frame(c);
-        let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
-        // B's image moves along the flow at rb[3] relative to B (Lees–Edwards; 0 otherwise).
-        let v_image = c.rb[3] as f64 * shear_flow;
-        let rel = (b.vel + v_image + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
-        let (model, ext, phys) = if models.is_empty() {
-            ((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4], [0.0; 2])
-        } else {
-            let (ma, mb) = rows::contact_materials(c.ids[3]);
-            let m = |k: usize| models[k.min(models.len() - 1)];
-            let phys = compliant::pair_physical(m(ma), m(mb));
-            let geo = compliant::ContactGeometry {
-                la: ra.length(),
-                lb: rb.length(),
-                a_fixed: a.inv_mass == 0.0,
-                b_fixed: b.inv_mass == 0.0,
-                m_eff: normal_mass(a, b, ra, rb, n),
-            };
-            let model = compliant::contact_model(rows::pair_model(m(ma), m(mb)), phys, &geo);
-            (model, rows::pair_ext(m(ma), m(mb)), phys)
+        let inputs = ContactInputs {
+            bodies,
+            dt,
+            rigid,
+            models,
+            warm,
+            apgd,
+            shear_flow,
+            rolling,
         };
-        let mut model = model;
-        let phi = c.n_gap[3] as f64;
-        let (e0, mut stab) = rows::normal_rows(model, phi, dt, rigid);
-        let mut e_t = rows::tangent_compliance(model, dt);
-        // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
-        let active = e0.is_finite();
-        let mut e = if active { e0 } else { 0.0 };
-        let share = |body: &Body64, r: DVec3| {
-            3.0 * body.inv_mass
-                + [n, u, w]
-                    .iter()
-                    .map(|t| {
-                        let x = r.cross(*t);
-                        x.dot(inv_inertia(body, x))
-                    })
-                    .sum::<f64>()
-        };
-        let (sa, sb) = (share(a, ra), share(b, rb));
-        let tr = nb(c.ids[0]) * sa + nb(c.ids[1]) * sb;
-        let active = active && tr > 0.0;
-        let stateful = model.0 == rows::MODEL_TANH || model.0 == rows::MODEL_LUGRE;
-        let hc_v0 = compliant::needs_impact_speed(model, phys);
-        // The previous record by key (the warm start; the bristle's γ_T⁻; tanh / LuGre state;
-        // a Hunt–Crossley contact's impact speed).
-        let mut last = None;
-        if let Some((ws, warm_start)) = warm {
-            if active && (warm_start || e_t > 0.0 || stateful || rolling || hc_v0) {
-                if let Ok(k) = ws.keys.binary_search(&c.key()) {
-                    last = Some(ws.record(k));
-                }
-            }
-        }
-        let l = last.unwrap_or([0.0; 4]);
-        let mut state = [0.0; 2];
-        if hc_v0 && active {
-            // α = 2χ/(3 v₀): the damping needs the impact speed (liveness does not).
-            let v0 = compliant::impact_speed(l[3], phi, n.dot(rel));
-            model = compliant::with_impact_speed(model, phys, v0);
-            let (e1, s1) = rows::normal_rows(model, phi, dt, rigid);
-            (e, stab) = (e1, s1);
-            state[0] = v0;
-        }
-        let vt = [u.dot(rel), w.dot(rel)];
-        let mut pt = [vt[0] - e_t * l[1], vt[1] - e_t * l[2]];
-        let mu = c.ra[3] as f64;
-        let mut projection = rows::bristle_box(model, mu, l[0]).unwrap_or(Projection::cone(mu));
-        let mut wt = [l[1], l[2]];
-        if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
-            e_t = t.e_t;
-            pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];
-            projection = t.projection;
-            wt = t.warm_t;
-            state = t.state;
-        }
-        let mut eta = if active { 3.0 / (tr + e + e_t) } else { 0.0 };
-        // APGD's step: the plain diagonal (n_b = 1); the residual keeps the counted η.
-        let mut eta_step = match (apgd, active) {
-            (true, true) => 3.0 / (sa + sb + e + e_t),
-            (true, false) => 0.0,
-            (false, _) => eta,
-        };
-        if rolling {
-            let (ma, mb) = rows::contact_materials(c.ids[3]);
-            let m = |k: usize| models[k.min(models.len() - 1)];
-            let coef = rows::pair_rolling(m(ma), m(mb));
-            let x = assemble_ext(bodies, c, coef, active, l[0], &nb);
-            if x.eta > 0.0 {
-                // The 6-row block's bound halves the linear rows' step.
-                eta = 1.5 / (tr + e + e_t);
-                eta_step = eta;
-            }
-            out.ext.push(x);
-        }
-        out.compliance.push([e, e_t, e_t]);
-        out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
-        out.eta.push(eta_step);
-        if let (Projection::Cone { shift, .. }, false) = (&mut projection, models.is_empty()) {
-            let (ma, mb) = rows::contact_materials(c.ids[3]);
-            let m = |k: usize| models[k.min(models.len() - 1)];
-            let r_eff = rows::rolling_radius(
-                ra.length(),
-                rb.length(),
-                a.inv_mass == 0.0,
-                b.inv_mass == 0.0,
-            );
-            *shift = rows::pull_off(rows::pair_cohesion(m(ma), m(mb)), r_eff) * dt;
-        }
-        out.mu.push(mu);
-        out.projection.push(Some(projection));
-        out.guard.push(0.0);
-        out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
-        out.models.push((model, ext));
-        out.state.push(state);
-        out.eta_rows.push([eta_step; 3]);
-        out.res_rows.push([eta; 3]);
-        out.patch.push(None);
+        push_contact_rows(&mut out, &inputs, c, &nb);
     }
     out
+}
+
+/// What a contact's rows read besides the contact itself: the bodies, the step, the
+/// materials, the previous step's records and the solver's choices.
+struct ContactInputs<'a> {
+    bodies: &'a [Body64],
+    dt: f64,
+    rigid: rows::RigidOffset,
+    models: &'a [MaterialRow],
+    warm: Option<(WarmStart<'a>, bool)>,
+    /// APGD's step is the plain diagonal; Jacobi's counts each body's constraints.
+    apgd: bool,
+    shear_flow: DVec3,
+    /// Some material rolls: every contact carries its rows 3–5 (`ExtRows`).
+    rolling: bool,
+}
+
+/// A contact's rows 0–2 (and 3–5 when materials roll): its model's compliance, offset and
+/// projection, the step η, the warm start and the model state it carries.
+fn push_contact_rows(
+    out: &mut Assembled,
+    inputs: &ContactInputs,
+    c: &Contact,
+    nb: &dyn Fn(u32) -> f64,
+) {
+    let ContactInputs {
+        bodies,
+        dt,
+        rigid,
+        models,
+        warm,
+        apgd,
+        shear_flow,
+        rolling,
+    } = *inputs;
+    let (n, u, w, ra, rb) = frame(c);
+    let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
+    // B's image moves along the flow at rb[3] relative to B (Lees–Edwards; 0 otherwise).
+    let v_image = c.rb[3] as f64 * shear_flow;
+    let rel = (b.vel + v_image + b.omega.cross(rb)) - (a.vel + a.omega.cross(ra));
+    let (model, ext, phys) = if models.is_empty() {
+        ((rows::MODEL_COULOMB, 0.0, 0.0, 0.0), [0.0; 4], [0.0; 2])
+    } else {
+        let (ma, mb) = rows::contact_materials(c.ids[3]);
+        let m = |k: usize| models[k.min(models.len() - 1)];
+        let phys = compliant::pair_physical(m(ma), m(mb));
+        let geo = compliant::ContactGeometry {
+            la: ra.length(),
+            lb: rb.length(),
+            a_fixed: a.inv_mass == 0.0,
+            b_fixed: b.inv_mass == 0.0,
+            m_eff: normal_mass(a, b, ra, rb, n),
+        };
+        let model = compliant::contact_model(rows::pair_model(m(ma), m(mb)), phys, &geo);
+        (model, rows::pair_ext(m(ma), m(mb)), phys)
+    };
+    let mut model = model;
+    let phi = c.n_gap[3] as f64;
+    let (e0, mut stab) = rows::normal_rows(model, phi, dt, rigid);
+    let mut e_t = rows::tangent_compliance(model, dt);
+    // E_n = ∞ (Hunt–Crossley not yet penetrating): no force, the contact is inactive.
+    let active = e0.is_finite();
+    let mut e = if active { e0 } else { 0.0 };
+    let share = |body: &Body64, r: DVec3| {
+        3.0 * body.inv_mass
+            + [n, u, w]
+                .iter()
+                .map(|t| {
+                    let x = r.cross(*t);
+                    x.dot(inv_inertia(body, x))
+                })
+                .sum::<f64>()
+    };
+    let (sa, sb) = (share(a, ra), share(b, rb));
+    let tr = nb(c.ids[0]) * sa + nb(c.ids[1]) * sb;
+    let active = active && tr > 0.0;
+    let stateful = model.0 == rows::MODEL_TANH || model.0 == rows::MODEL_LUGRE;
+    let hc_v0 = compliant::needs_impact_speed(model, phys);
+    // The previous record by key (the warm start; the bristle's γ_T⁻; tanh / LuGre state;
+    // a Hunt–Crossley contact's impact speed).
+    let mut last = None;
+    if let Some((ws, warm_start)) = warm {
+        if active && (warm_start || e_t > 0.0 || stateful || rolling || hc_v0) {
+            if let Ok(k) = ws.keys.binary_search(&c.key()) {
+                last = Some(ws.record(k));
+            }
+        }
+    }
+    let l = last.unwrap_or([0.0; 4]);
+    let mut state = [0.0; 2];
+    if hc_v0 && active {
+        // α = 2χ/(3 v₀): the damping needs the impact speed (liveness does not).
+        let v0 = compliant::impact_speed(l[3], phi, n.dot(rel));
+        model = compliant::with_impact_speed(model, phys, v0);
+        let (e1, s1) = rows::normal_rows(model, phi, dt, rigid);
+        (e, stab) = (e1, s1);
+        state[0] = v0;
+    }
+    let vt = [u.dot(rel), w.dot(rel)];
+    let mut pt = [vt[0] - e_t * l[1], vt[1] - e_t * l[2]];
+    let mu = c.ra[3] as f64;
+    let mut projection = rows::bristle_box(model, mu, l[0]).unwrap_or(Projection::cone(mu));
+    let mut wt = [l[1], l[2]];
+    if let Some(t) = rows::stateful_rows(model, ext, mu, l, vt, dt) {
+        e_t = t.e_t;
+        pt = [vt[0] + t.offset[0], vt[1] + t.offset[1]];
+        projection = t.projection;
+        wt = t.warm_t;
+        state = t.state;
+    }
+    let mut eta = if active { 3.0 / (tr + e + e_t) } else { 0.0 };
+    // APGD's step: the plain diagonal (n_b = 1); the residual keeps the counted η.
+    let mut eta_step = match (apgd, active) {
+        (true, true) => 3.0 / (sa + sb + e + e_t),
+        (true, false) => 0.0,
+        (false, _) => eta,
+    };
+    if rolling {
+        let (ma, mb) = rows::contact_materials(c.ids[3]);
+        let m = |k: usize| models[k.min(models.len() - 1)];
+        let coef = rows::pair_rolling(m(ma), m(mb));
+        let x = assemble_ext(bodies, c, coef, active, l[0], nb);
+        if x.eta > 0.0 {
+            // The 6-row block's bound halves the linear rows' step.
+            eta = 1.5 / (tr + e + e_t);
+            eta_step = eta;
+        }
+        out.ext.push(x);
+    }
+    out.compliance.push([e, e_t, e_t]);
+    out.p.push([stab + n.dot(rel), pt[0], pt[1]]);
+    out.eta.push(eta_step);
+    if let (Projection::Cone { shift, .. }, false) = (&mut projection, models.is_empty()) {
+        let (ma, mb) = rows::contact_materials(c.ids[3]);
+        let m = |k: usize| models[k.min(models.len() - 1)];
+        let r_eff = rows::rolling_radius(
+            ra.length(),
+            rb.length(),
+            a.inv_mass == 0.0,
+            b.inv_mass == 0.0,
+        );
+        *shift = rows::pull_off(rows::pair_cohesion(m(ma), m(mb)), r_eff) * dt;
+    }
+    out.mu.push(mu);
+    out.projection.push(Some(projection));
+    out.guard.push(0.0);
+    out.warm.push(last.map(|l| [l[0], wt[0], wt[1]]));
+    out.models.push((model, ext));
+    out.state.push(state);
+    out.eta_rows.push([eta_step; 3]);
+    out.res_rows.push([eta; 3]);
+    out.patch.push(None);
 }
 
 /// The contact's effective normal mass 1/(J_n M⁻¹ J_nᵀ) (`normal_mass` in the shader); 0 when
