@@ -128,9 +128,9 @@ pub(super) fn convex_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
         ));
     }
     match (poly(a), poly(b), radius(a), radius(b)) {
-        (Some(ha), Some(hb), _, _) => min_gap(
-            bristlecone_cpu::reference::polytope::polytope_pair(&ha, &hb, 1.0, 1.0, 0.0),
-        ),
+        (Some(ha), Some(hb), _, _) => min_gap(bristlecone_cpu::reference::polytope::polytope_pair(
+            &ha, &hb, 1.0, 1.0, 0.0,
+        )),
         (Some(h), None, _, Some(r)) => {
             sphere_hull(DVec3::from_array(b.position), r, &h, 0.0).map_or(f64::INFINITY, |m| m.1)
         }
