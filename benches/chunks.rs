@@ -19,7 +19,7 @@ fn main() {
     let opts = BenchOptions {
         steps: Some(2),
         warmup: 1,
-        solver: bench_solver(),
+        solvers: vec![bench_solver()],
         ..Default::default()
     };
     println!("pile of {n} grains, ms per step (GPU timestamps)");
@@ -33,7 +33,8 @@ fn main() {
             ctx.set_chunk_log2(24);
         }
         let label = format!("2^{} B", ctx.chunk_log2());
-        let row = run_one(&Arc::new(ctx), &scene, &opts, 1.0).expect("bench pile");
+        let row =
+            run_one(&Arc::new(ctx), &scene, &opts, &opts.solvers[0], 1.0).expect("bench pile");
         println!(
             "{label:>14} {:>9.1} {:>9.1} {:>9.1} {:>10.0}",
             row.stage_s[1] * 1e3,

@@ -50,15 +50,13 @@ has rest && timeout 100 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 10
     --out "$W/rest" >"$W/rest.log" 2>&1
 echo "rest exit $?" >>"$W/rest.log"
 cp "$W/rest/bench.csv" "$OUT/rest.csv" 2>/dev/null
-# 2b. The piles at rest under a 50-sweep cap, APGD and block Gauss-Seidel side by side: sweeps
-#     a step, capped steps and penetration against the depth of the pile.
-for s in apgd gauss_seidel; do
-    has depth && timeout 150 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 \
-        --iterations 50 --solver $s --out "$W/depth_$s" >"$W/depth_$s.log" 2>&1
-    echo "depth $s exit $?" >>"$W/depth_$s.log"
-done
-{ cat "$W/depth_apgd/bench.csv"; tail -n +2 "$W/depth_gauss_seidel/bench.csv"; } >"$OUT/depth.csv" 2>/dev/null
-cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" "$W"/depth_*.log >"$OUT/bench.log" 2>/dev/null
+# 2b. The piles at rest under a 50-sweep cap, APGD and block Gauss-Seidel side by side in one
+#     run: sweeps a step, capped steps and penetration against the depth of the pile.
+has depth && timeout 300 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 \
+    --iterations 50 --solver apgd,gauss_seidel --out "$W/depth" >"$W/depth.log" 2>&1
+echo "depth exit $?" >>"$W/depth.log"
+cp "$W/depth/bench.csv" "$OUT/depth.csv" 2>/dev/null
+cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" "$W/depth.log" >"$OUT/bench.log" 2>/dev/null
 
 # 3. The default scene end to end (the Quick start's first command).
 start=$(date +%s%N)
@@ -82,7 +80,7 @@ fi
 
 echo "=== ladder"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/ladder.log"
 echo "=== rest"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/rest.log"
-for s in apgd gauss_seidel; do echo "=== depth $s"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/depth_$s.log" 2>/dev/null; done
+echo "=== depth"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/depth.log"
 echo "=== default"; tail -4 "$OUT/default.log"
 [ -e "$OUT/benches.log" ] && tail -40 "$OUT/benches.log"
 if [ -n "$SUITE" ] && has suite; then

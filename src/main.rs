@@ -416,11 +416,18 @@ struct BenchArgs {
     /// Maximum solver sweeps per step (1 to 100000, as `[solver] max_iterations`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     iterations: Option<u32>,
-    /// The solver: apgd (the default), jacobi or gauss_seidel (as `[solver] kind`).
-    #[arg(long, default_value = "apgd", value_parser = ["apgd", "jacobi", "gauss_seidel"])]
-    solver: String,
-    /// Relaxation ω (as `[solver] omega`): Jacobi's step, or Gauss–Seidel's
-    /// over-relaxation (below 2); the solver's default when not given.
+    /// The solvers (as `[solver] kind`), comma-separated: apgd (the default), jacobi,
+    /// gauss_seidel; each scene and size runs with each in turn, so their ratios come from
+    /// one run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "apgd",
+        value_parser = ["apgd", "jacobi", "gauss_seidel"]
+    )]
+    solver: Vec<String>,
+    /// Relaxation ω (as `[solver] omega`) for every solver listed: Jacobi's step, or
+    /// Gauss–Seidel's over-relaxation (below 2); each solver's default when not given.
     #[arg(long)]
     omega: Option<f32>,
     /// Time stages by the CPU clock (separate submissions) even where timestamps exist.
@@ -437,6 +444,41 @@ struct BenchArgs {
     peer_steps: u32,
     #[arg(long, default_value = "auto")]
     backend: BackendChoice,
+}
+
+/// The bench's solver of `[solver] kind` name `kind`, with the sweep cap and ω given.
+fn bench_solver_settings(
+    kind: &str,
+    iterations: Option<u32>,
+    omega: Option<f32>,
+) -> Result<bristlecone::solve::SolverSettings, String> {
+    let mut solver = bristlecone::bench::bench_solver();
+    if let Some(it) = iterations {
+        solver.max_iterations = it.max(1);
+    }
+    solver.kind = match kind {
+        "jacobi" => SolverKind::Jacobi,
+        "gauss_seidel" => SolverKind::GaussSeidel,
+        _ => SolverKind::Apgd,
+    };
+    if solver.kind == SolverKind::GaussSeidel {
+        solver.omega = bristlecone::model::defaults::GAUSS_SEIDEL_OMEGA as f32;
+    }
+    if let Some(omega) = omega {
+        let gauss_seidel = solver.kind == SolverKind::GaussSeidel;
+        if !(omega > 0.0 && (omega < 2.0 || !gauss_seidel)) {
+            return Err(format!(
+                "--omega {omega}: must be positive{}",
+                if gauss_seidel {
+                    " and below 2 for gauss_seidel"
+                } else {
+                    ""
+                }
+            ));
+        }
+        solver.omega = omega;
+    }
+    Ok(solver)
 }
 
 /// A benchmark size: a whole number of grains, at least 1.
@@ -466,42 +508,15 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
                 .into(),
         );
     }
-    let mut solver = bench::bench_solver();
-    if let Some(it) = a.iterations {
-        solver.max_iterations = it.max(1);
-    }
-    solver.kind = match a.solver.as_str() {
-        "jacobi" => SolverKind::Jacobi,
-        "gauss_seidel" => SolverKind::GaussSeidel,
-        _ => SolverKind::Apgd,
-    };
-    if solver.kind == SolverKind::GaussSeidel {
-        solver.omega = bristlecone::model::defaults::GAUSS_SEIDEL_OMEGA as f32;
-    }
-    if let Some(omega) = a.omega {
-        let limit = if solver.kind == SolverKind::GaussSeidel {
-            2.0
-        } else {
-            f32::INFINITY
-        };
-        if !(omega > 0.0 && omega < limit) {
-            return Err(format!(
-                "--omega {omega}: must be positive{}",
-                if limit.is_finite() {
-                    " and below 2 for gauss_seidel"
-                } else {
-                    ""
-                }
-            ));
-        }
-        solver.omega = omega;
-    }
+    let solvers = (a.solver.iter())
+        .map(|kind| bench_solver_settings(kind, a.iterations, a.omega))
+        .collect::<Result<Vec<_>, _>>()?;
     let opts = BenchOptions {
         sizes: a.sizes,
         steps: a.steps,
         warmup: a.warmup,
         scenes,
-        solver,
+        solvers,
         timing: if a.wall_timing {
             Timing::Wall
         } else {
@@ -526,7 +541,7 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
             &opts.scenes,
             &a.peer_sizes,
             a.peer_steps,
-            opts.solver,
+            opts.solvers[0],
             &mut |line| eprintln!("{line}"),
         )?;
         println!("{}", peer.table());

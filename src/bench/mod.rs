@@ -48,7 +48,9 @@ pub struct BenchOptions {
     pub steps: Option<u32>,
     pub warmup: u32,
     pub scenes: Vec<SceneKind>,
-    pub solver: SolverSettings,
+    /// The solvers to run each scene and size with, one after the other in this order (so
+    /// that their ratios come from one run).
+    pub solvers: Vec<SolverSettings>,
     pub timing: Timing,
     /// Where bench.csv and bench.json go; None: nothing written.
     pub out: Option<PathBuf>,
@@ -77,7 +79,7 @@ impl Default for BenchOptions {
             steps: None,
             warmup: 2,
             scenes: vec![SceneKind::Pile, SceneKind::Hopper],
-            solver: bench_solver(),
+            solvers: vec![bench_solver()],
             timing: Timing::Auto,
             out: None,
             copy_elements: None,
@@ -125,6 +127,8 @@ pub struct BenchRow {
     pub iterations_max: u32,
     /// Measured steps that used the whole sweep cap (`max_iterations`).
     pub capped_steps: u32,
+    /// The solver's `[solver] kind` name (apgd, jacobi, gauss_seidel).
+    pub solver: &'static str,
     pub residual_mean: f64,
     pub residual_max: f64,
     pub max_penetration: f64,
@@ -159,10 +163,8 @@ pub struct BenchReport {
     pub max_binding_bytes: u64,
     pub copy_bandwidth_bytes_per_s: f64,
     pub stage_names: [&'static str; 4],
-    pub solver: String,
-    /// The solver's `[solver] kind` name (apgd, jacobi, gauss_seidel), a CSV column so that
-    /// runs of different solvers can share one file.
-    pub solver_kind: &'static str,
+    /// Each solver's settings, in the order they ran.
+    pub solvers: Vec<String>,
     /// Unmeasured steps before each run's measured ones.
     pub warmup: u32,
     pub scene_note: &'static str,
@@ -211,6 +213,15 @@ pub fn sweep_bytes(kind: SolverKind) -> (f64, f64) {
     }
 }
 
+/// The `[solver] kind` name of a solver.
+pub fn solver_name(kind: SolverKind) -> &'static str {
+    match kind {
+        SolverKind::Apgd => "apgd",
+        SolverKind::Jacobi => "jacobi",
+        SolverKind::GaussSeidel => "gauss_seidel",
+    }
+}
+
 fn solver_label(s: &SolverSettings) -> String {
     format!(
         "{:?}, max {} sweeps, tolerance {:e} m/s, recovery {} m/s, slop {:e} m, warm start {}",
@@ -245,12 +256,13 @@ pub fn run_one(
     ctx: &Arc<GpuContext>,
     scene: &BenchScene,
     opts: &BenchOptions,
+    solver: &SolverSettings,
     copy_bw: f64,
 ) -> Result<BenchRow, GpuError> {
     let n = scene.grains.len();
     let steps = opts.steps.unwrap_or_else(|| default_steps(n)).max(1);
     let state = scene.body_state();
-    let mut sim = Simulation::new(ctx.clone(), &state, scene.step_settings(opts.solver))?;
+    let mut sim = Simulation::new(ctx.clone(), &state, scene.step_settings(*solver))?;
     let stamps = opts.timing == Timing::Auto && sim.set_stage_timing(true);
     if opts.warmup > 0 {
         sim.advance(opts.warmup, u64::MAX)?;
@@ -277,7 +289,7 @@ pub fn run_one(
     let iterations_mean = recs.iter().map(|r| r.iterations as f64).sum::<f64>() / k;
     let mem = sim.memory_bytes();
     let bodies = state.len();
-    let bytes = stage_bytes(bodies as f64, contacts, iterations_mean, opts.solver.kind);
+    let bytes = stage_bytes(bodies as f64, contacts, iterations_mean, solver.kind);
     let mut bandwidth_ratio = [0.0; 4];
     for i in 0..4 {
         if stage_s[i] > 0.0 {
@@ -298,8 +310,9 @@ pub fn run_one(
         iterations_mean,
         iterations_max: recs.iter().map(|r| r.iterations).max().unwrap_or(0),
         capped_steps: (recs.iter())
-            .filter(|r| r.iterations >= opts.solver.max_iterations)
+            .filter(|r| r.iterations >= solver.max_iterations)
             .count() as u32,
+        solver: solver_name(solver.kind),
         residual_mean: recs.iter().map(|r| r.residual).sum::<f64>() / k,
         residual_max: recs.iter().map(|r| r.residual).fold(0.0, f64::max),
         max_penetration: recs.iter().map(|r| r.max_penetration).fold(0.0, f64::max),
@@ -318,10 +331,18 @@ pub fn run_one(
 /// Fills in the growth column: consecutive sizes of the same scene, by timed time per step.
 fn fill_growth(rows: &mut [BenchRow]) {
     for i in 1..rows.len() {
-        let (a, b) = (&rows[i - 1], &rows[i]);
-        if a.scene == b.scene && b.grains > a.grains && a.timed_s_per_step > 0.0 {
-            let g = (b.timed_s_per_step / a.timed_s_per_step) / (b.grains as f64 / a.grains as f64);
-            rows[i].growth = Some(g);
+        let b = &rows[i];
+        // The same scene's previous size with the same solver.
+        let previous = rows[..i]
+            .iter()
+            .rev()
+            .find(|a| a.scene == b.scene && a.solver == b.solver);
+        if let Some(a) = previous {
+            if b.grains > a.grains && a.timed_s_per_step > 0.0 {
+                let g =
+                    (b.timed_s_per_step / a.timed_s_per_step) / (b.grains as f64 / a.grains as f64);
+                rows[i].growth = Some(g);
+            }
         }
     }
 }
@@ -358,28 +379,31 @@ pub fn run(
                 continue;
             }
             let scene = BenchScene::build(kind, n);
-            let t = Instant::now();
-            match run_one(ctx, &scene, opts, copy_bw) {
-                Ok(row) => {
-                    log(&format!(
-                        "{} {n}: {:.1} steps/s, {:.0} contacts ({:.1} s)",
-                        kind.name(),
-                        row.steps_per_s,
-                        row.contacts,
-                        t.elapsed().as_secs_f64()
-                    ));
-                    rows.push(row);
+            for solver in &opts.solvers {
+                let name = solver_name(solver.kind);
+                let t = Instant::now();
+                match run_one(ctx, &scene, opts, solver, copy_bw) {
+                    Ok(row) => {
+                        log(&format!(
+                            "{} {n} {name}: {:.1} steps/s, {:.0} contacts ({:.1} s)",
+                            kind.name(),
+                            row.steps_per_s,
+                            row.contacts,
+                            t.elapsed().as_secs_f64()
+                        ));
+                        rows.push(row);
+                    }
+                    Err(e @ GpuError::TooLarge { .. }) => {
+                        let reason = format!("{name}: {e}");
+                        log(&format!("skip {} {n}: {reason}", kind.name()));
+                        skipped.push(Skipped {
+                            scene: kind,
+                            grains: n,
+                            reason,
+                        });
+                    }
+                    Err(e) => return Err(e.to_string()),
                 }
-                Err(e @ GpuError::TooLarge { .. }) => {
-                    let reason = e.to_string();
-                    log(&format!("skip {} {n}: {reason}", kind.name()));
-                    skipped.push(Skipped {
-                        scene: kind,
-                        grains: n,
-                        reason,
-                    });
-                }
-                Err(e) => return Err(e.to_string()),
             }
         }
     }
@@ -390,12 +414,7 @@ pub fn run(
         max_binding_bytes: ctx.max_binding(),
         copy_bandwidth_bytes_per_s: copy_bw,
         stage_names: STAGE_NAMES,
-        solver: solver_label(&opts.solver),
-        solver_kind: match opts.solver.kind {
-            SolverKind::Apgd => "apgd",
-            SolverKind::Jacobi => "jacobi",
-            SolverKind::GaussSeidel => "gauss_seidel",
-        },
+        solvers: opts.solvers.iter().map(solver_label).collect(),
         warmup: opts.warmup,
         scene_note: SCENE_NOTE,
         rows,
@@ -423,20 +442,23 @@ impl BenchReport {
             self.max_binding_bytes >> 20,
             self.timestamps
         );
-        s += &format!("solver: {}\n", self.solver);
+        for solver in &self.solvers {
+            s += &format!("solver: {solver}\n");
+        }
         s += &format!("warm-up: {} unmeasured steps per run\n", self.warmup);
         s += &format!("scenes: {}\n\n", self.scene_note);
         s += &format!(
-            "{:<7} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>5} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6} | {:>7} {:>8}\n",
-            "scene", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "capped", "residual",
+            "{:<7} {:<12} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>5} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6} | {:>7} {:>8}\n",
+            "scene", "solver", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "capped", "residual",
             "pen/d", "free_v", "collide", "solve", "integr", "bw_fv", "bw_co", "bw_so", "bw_in",
             "B/body", "B/cont", "growth", "Mci/s", "body·s/s"
         );
         for r in &self.rows {
             let ms = |x: f64| format!("{:.2}", x * 1e3);
             s += &format!(
-                "{:<7} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>5} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6} | {:>7.2} {:>8.2}\n",
+                "{:<7} {:<12} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>5} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6} | {:>7.2} {:>8.2}\n",
                 r.scene.name(),
+                r.solver,
                 r.grains,
                 r.steps,
                 r.contacts,
@@ -530,7 +552,7 @@ impl BenchReport {
                 r.body_seconds_per_s,
                 self.copy_bandwidth_bytes_per_s,
                 r.capped_steps,
-                self.solver_kind,
+                r.solver,
             );
         }
         s
@@ -604,6 +626,32 @@ mod tests {
         );
         let csv = std::fs::read_to_string(dir.path().join("bench.csv")).unwrap();
         assert_eq!(csv.lines().count(), 3);
+        assert!(csv
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",capped_steps,solver_kind"));
+        assert!(csv.lines().skip(1).all(|l| l.ends_with(",apgd")), "{csv}");
+        // Growth compares a size with the same scene's previous size under the same solver,
+        // also where the solvers' rows alternate.
+        let mut rows = vec![pile.clone(); 4];
+        rows[1].solver = "gauss_seidel";
+        rows[1].timed_s_per_step = 3.0 * pile.timed_s_per_step;
+        for r in &mut rows[2..] {
+            r.grains = 2 * pile.grains;
+            r.timed_s_per_step = 8.0 * pile.timed_s_per_step;
+        }
+        rows[3].solver = "gauss_seidel";
+        fill_growth(&mut rows);
+        let growth: Vec<f64> = rows.iter().map(|r| r.growth.unwrap_or(-1.0)).collect();
+        let expected = [-1.0, -1.0, 4.0, 8.0 / 3.0 / 2.0];
+        assert!(
+            growth
+                .iter()
+                .zip(expected)
+                .all(|(g, e)| (g - e).abs() < 1e-12),
+            "{growth:?}"
+        );
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
                 .unwrap();
