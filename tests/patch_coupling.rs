@@ -758,12 +758,7 @@ fn patch_blocks_gauss_seidel_twin_reaches_the_apgd_twins_solution() {
         .chain(&a.omega)
         .map(|v| v.length())
         .fold(0.0, f64::max);
-    let mut dv: f64 = 0.0;
-    for b in 0..state.len() {
-        dv = dv
-            .max((a.vel[b] - g.vel[b]).length())
-            .max((a.omega[b] - g.omega[b]).length());
-    }
+    let dv = common::max_velocity_gap(&a, &g);
     eprintln!(
         "{points} point and {dists} lugre_patch blocks live, sweeps gs {} / apgd {}, max |Δv| {dv:.2e} (scale {scale:.2})",
         g.iterations, a.iterations

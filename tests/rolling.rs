@@ -332,12 +332,7 @@ fn rolling_rows_gauss_seidel_twin_reaches_the_apgd_twins_solution() {
             "only {live} contacts with rolling / spinning impulses"
         );
         let scale = a.omega.iter().map(|w| w.length()).fold(0.0, f64::max);
-        let mut dv: f64 = 0.0;
-        for b in 0..state.len() {
-            dv = dv
-                .max((a.vel[b] - g.vel[b]).length())
-                .max((a.omega[b] - g.omega[b]).length());
-        }
+        let dv = max_velocity_gap(&a, &g);
         eprintln!(
             "ω = {omega}: {live} live rows 3–5, sweeps gs {} / apgd {}, max |Δv| {dv:.2e} (scale {scale:.2})",
             g.iterations, a.iterations

@@ -304,3 +304,17 @@ pub fn assert_same_bodies(a: &bristlecone::step::Simulation, b: &bristlecone::st
         "angular velocities differ"
     );
 }
+
+/// The largest difference of any body's linear or angular velocity between two solutions of
+/// the same problem by the twin (e.g. Gauss–Seidel's against APGD's).
+pub fn max_velocity_gap(
+    a: &bristlecone::reference::solve::SolveOutput,
+    b: &bristlecone::reference::solve::SolveOutput,
+) -> f64 {
+    let linear = a.vel.iter().zip(&b.vel);
+    let angular = a.omega.iter().zip(&b.omega);
+    linear
+        .chain(angular)
+        .map(|(x, y)| (*x - *y).length())
+        .fold(0.0, f64::max)
+}

@@ -575,6 +575,16 @@ fn assemble_rows(
         }
     }
     let nb = |b: u32| count[b as usize].max(1) as f64;
+    let inputs = ContactInputs {
+        bodies,
+        dt,
+        rigid,
+        models,
+        warm,
+        apgd,
+        shear_flow,
+        rolling,
+    };
     for (i, c) in contacts.iter().enumerate() {
         out.coupling.push([0.0; 3]);
         out.dist_r.push(None);
@@ -622,16 +632,6 @@ fn assemble_rows(
             }
             continue;
         }
-        let inputs = ContactInputs {
-            bodies,
-            dt,
-            rigid,
-            models,
-            warm,
-            apgd,
-            shear_flow,
-            rolling,
-        };
         push_contact_rows(&mut out, &inputs, c, &nb);
     }
     out
