@@ -395,28 +395,37 @@ fn cpu_violations(files: &[(PathBuf, usize, String)]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn the_cpu_crate_names_no_engine_and_no_gpu_stack() {
-    let manifest = std::fs::read_to_string(root().join("crates/cpu/Cargo.toml")).unwrap();
-    let dependencies = manifest_dependencies(&manifest);
-    assert!(
-        dependencies.iter().any(|d| d == "bristlecone-model"),
-        "crates/cpu/Cargo.toml: dependencies not found: {dependencies:?}"
-    );
+/// Checks a crate below the engine: its manifest lists `needed` and none of
+/// [`CPU_FORBIDDEN_DEPENDENCIES`], and its code (line comments left out) names neither the
+/// engine crate nor `wgpu`.
+fn assert_below_the_engine(manifest: &str, src: &str, needed: &[&str]) {
+    let text = std::fs::read_to_string(root().join(manifest)).unwrap();
+    let dependencies = manifest_dependencies(&text);
+    for needed in needed {
+        assert!(
+            dependencies.iter().any(|d| d == needed),
+            "{manifest}: {needed} not found in {dependencies:?}"
+        );
+    }
     let listed: Vec<&String> = dependencies
         .iter()
         .filter(|d| CPU_FORBIDDEN_DEPENDENCIES.contains(&d.as_str()))
         .collect();
     assert!(
         listed.is_empty(),
-        "crates/cpu/Cargo.toml may not list {listed:?} (the CPU implementations are below the engine)"
+        "{manifest} may not list {listed:?} (this crate is below the engine)"
     );
-    let found = cpu_violations(&crate_files(CPU));
+    let found = cpu_violations(&crate_files(src));
     assert!(
         found.is_empty(),
-        "{CPU} must stay below the engine:\n{}",
+        "{src} must stay below the engine:\n{}",
         found.join("\n")
     );
+}
+
+#[test]
+fn the_cpu_crate_names_no_engine_and_no_gpu_stack() {
+    assert_below_the_engine("crates/cpu/Cargo.toml", CPU, &["bristlecone-model"]);
     // The checks themselves: a stray dependency in any table, an engine path, a wgpu type.
     let manifest = "[dependencies]\nglam.workspace = true\n\n[dev-dependencies]\n\
                     bristlecone-engine = { path = \"../engine\" }\n";
@@ -444,27 +453,10 @@ fn the_cpu_crate_names_no_engine_and_no_gpu_stack() {
 
 #[test]
 fn the_scene_crate_stands_on_model_and_cpu_without_the_gpu_stack() {
-    let manifest = std::fs::read_to_string(root().join("crates/scene/Cargo.toml")).unwrap();
-    let dependencies = manifest_dependencies(&manifest);
-    for needed in ["bristlecone-model", "bristlecone-cpu"] {
-        assert!(
-            dependencies.iter().any(|d| d == needed),
-            "crates/scene/Cargo.toml: {needed} not found in {dependencies:?}"
-        );
-    }
-    let listed: Vec<&String> = dependencies
-        .iter()
-        .filter(|d| CPU_FORBIDDEN_DEPENDENCIES.contains(&d.as_str()))
-        .collect();
-    assert!(
-        listed.is_empty(),
-        "crates/scene/Cargo.toml may not list {listed:?} (scenes are read without the GPU stack)"
-    );
-    let found = cpu_violations(&crate_files(SCENE));
-    assert!(
-        found.is_empty(),
-        "{SCENE} must stay below the engine:\n{}",
-        found.join("\n")
+    assert_below_the_engine(
+        "crates/scene/Cargo.toml",
+        SCENE,
+        &["bristlecone-model", "bristlecone-cpu"],
     );
 }
 

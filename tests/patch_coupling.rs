@@ -758,15 +758,8 @@ fn patch_blocks_gauss_seidel_twin_reaches_the_apgd_twins_solution() {
         .chain(&a.omega)
         .map(|v| v.length())
         .fold(0.0, f64::max);
-    let dv = common::max_velocity_gap(&a, &g);
-    eprintln!(
-        "{points} point and {dists} lugre_patch blocks live, sweeps gs {} / apgd {}, max |Δv| {dv:.2e} (scale {scale:.2})",
-        g.iterations, a.iterations
-    );
-    assert!(
-        dv <= 1e-6 * scale,
-        "velocities differ by {dv} (scale {scale})"
-    );
+    let what = format!("{points} point and {dists} lugre_patch blocks live, gs against apgd");
+    common::assert_same_velocities(&g, &a, scale, &what);
 }
 
 /// The book's patch scenes with `kind = "gauss_seidel"` move as with `apgd` (each with the

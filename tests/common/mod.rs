@@ -307,7 +307,7 @@ pub fn assert_same_bodies(a: &bristlecone::step::Simulation, b: &bristlecone::st
 
 /// The largest difference of any body's linear or angular velocity between two solutions of
 /// the same problem by the twin (e.g. Gauss–Seidel's against APGD's).
-pub fn max_velocity_gap(
+fn max_velocity_gap(
     a: &bristlecone::reference::solve::SolveOutput,
     b: &bristlecone::reference::solve::SolveOutput,
 ) -> f64 {
@@ -317,4 +317,23 @@ pub fn max_velocity_gap(
         .chain(angular)
         .map(|(x, y)| (*x - *y).length())
         .fold(0.0, f64::max)
+}
+
+/// Asserts that two solutions of the same problem by the twin give every body the same
+/// velocities to 1e-6 of `scale`, after printing `what` with both sweep counts (`a`'s first).
+pub fn assert_same_velocities(
+    a: &bristlecone::reference::solve::SolveOutput,
+    b: &bristlecone::reference::solve::SolveOutput,
+    scale: f64,
+    what: &str,
+) {
+    let dv = max_velocity_gap(a, b);
+    eprintln!(
+        "{what}, sweeps {} / {}, max |Δv| {dv:.2e} (scale {scale:.2})",
+        a.iterations, b.iterations
+    );
+    assert!(
+        dv <= 1e-6 * scale,
+        "{what}: velocities differ by {dv} (scale {scale})"
+    );
 }
