@@ -1037,23 +1037,27 @@ fn no_overlap(cx: &Cx<'_>, raw: &RawScene, bodies: &[BodyDesc], origins: &[Origi
     let any_clump = bodies
         .iter()
         .any(|b| matches!(b.shape, BodyShape::Clump(_)));
+    // Body j overlaps the earlier body i by `depth`.
+    let overlap = |i: usize, j: usize, depth: f64| {
+        cx.err(
+            Some(origins[j].span.clone()),
+            format!("body[{j}].position"),
+            format!(
+                "{} overlaps {} defined on line {} by {}{}",
+                origins[j].label,
+                origins[i].label,
+                cx.line(&origins[i].span),
+                Num(depth),
+                sizes(i, j)
+            ),
+        )
+    };
     for (j, b) in bodies.iter().enumerate() {
         if any_clump {
             if let Some((i, depth)) =
                 (0..j).find_map(|i| super::clumps::overlap(&bodies[i], b).map(|d| (i, d)))
             {
-                return Err(cx.err(
-                    Some(origins[j].span.clone()),
-                    format!("body[{j}].position"),
-                    format!(
-                        "{} overlaps {} defined on line {} by {}{}",
-                        origins[j].label,
-                        origins[i].label,
-                        cx.line(&origins[i].span),
-                        Num(depth),
-                        sizes(i, j)
-                    ),
-                ));
+                return Err(overlap(i, j, depth));
             }
             if matches!(b.shape, BodyShape::Clump(_)) {
                 continue;
@@ -1063,18 +1067,7 @@ fn no_overlap(cx: &Cx<'_>, raw: &RawScene, bodies: &[BodyDesc], origins: &[Origi
             if let Some((i, depth)) =
                 (0..j).find_map(|i| box_overlap(&bodies[i], b).map(|d| (i, d)))
             {
-                return Err(cx.err(
-                    Some(origins[j].span.clone()),
-                    format!("body[{j}].position"),
-                    format!(
-                        "{} overlaps {} defined on line {} by {}{}",
-                        origins[j].label,
-                        origins[i].label,
-                        cx.line(&origins[i].span),
-                        Num(depth),
-                        sizes(i, j)
-                    ),
-                ));
+                return Err(overlap(i, j, depth));
             }
             continue;
         }
