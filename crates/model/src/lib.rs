@@ -7,7 +7,8 @@
 //! - the bodies in their GPU layout with the motion and shape ids ([`body`]), the contact
 //!   record, shape table and collision settings ([`contact`]), the periodic cell
 //!   ([`periodic`]), the joints and their row blocks ([`joint`]), and the solver's settings
-//!   ([`solver`]).
+//!   ([`solver`]);
+//! - what is wrong with a key a friction model or a shape family reads ([`keys`]).
 //!
 //! It sits below every other crate and names none of them, nor `wgpu`; its only dependencies
 //! are `glam` (the f64 vectors of a joint's anchors and frames, and of the periodic cell's
@@ -20,6 +21,7 @@ pub mod defaults;
 pub mod elasto_plastic;
 pub mod friction;
 pub mod joint;
+pub mod keys;
 pub mod periodic;
 pub mod restitution;
 pub mod rows;

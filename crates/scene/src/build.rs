@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 use glam::{DQuat, DVec3};
 use toml::de::DeTable;
 
-use bristlecone_cpu::shapes::{self, FAMILIES};
+use bristlecone_cpu::shapes::{self, ShapeFamily};
+use bristlecone_model::keys::{KeyError, Problem};
 
 use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
 use super::mesh::load_mesh;
@@ -46,6 +47,8 @@ macro_rules! present {
 
 struct Cx<'a> {
     file: &'a Path,
+    /// The shape families a `[[body]]`'s `shape` may name.
+    families: &'a [&'a dyn ShapeFamily],
     src: Source<'a>,
     warnings: Vec<String>,
 }
@@ -372,9 +375,15 @@ struct Origin {
     velocity: Option<(String, Range<usize>)>,
 }
 
-pub(super) fn build(text: &str, file: &Path, scale: f64) -> R<Scene> {
+pub(super) fn build(
+    text: &str,
+    file: &Path,
+    scale: f64,
+    families: &[&dyn ShapeFamily],
+) -> R<Scene> {
     let mut cx = Cx {
         file,
+        families,
         src: Source::new(text),
         warnings: Vec::new(),
     };
@@ -831,62 +840,105 @@ fn body(
     Ok((body, origin))
 }
 
-/// The `shape` of a `[[body]]` and its size fields.
+/// The `shape` of a `[[body]]`: its family in the registry (the loader's `families`), the
+/// keys the family takes, and its shape from them (clumps and hulls are read from their data
+/// here).
 fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
     let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
-    let shape_path = format!("{base}.shape");
     let fields = present!(b; radius, half_extents, half_length, height, file, spheres, points);
+    let Some(family) = shapes::find(cx.families, kind) else {
+        let unknown = if kind == "mesh" {
+            format!(
+                "shape `mesh` is not supported yet for bodies (supported: {})",
+                shapes::names(cx.families)
+            )
+        } else {
+            format!(
+                "unknown shape kind `{kind}` (expected one of: {}, mesh)",
+                shapes::names(cx.families)
+            )
+        };
+        return Err(cx.err(
+            b.shape.as_ref().map(|s| s.span()),
+            format!("{base}.shape"),
+            unknown,
+        ));
+    };
+    let keys = family.keys();
+    if let Some(k) = keys.iter().find(|k| !fields.iter().any(|(f, _)| f == *k)) {
+        return Err(cx.err(
+            b.shape.as_ref().map(|s| s.span()),
+            format!("{base}.shape"),
+            format!("shape family `{kind}` takes the key `{k}`, which a `[[body]]` does not have"),
+        ));
+    }
+    cx.only(base, "shape", kind, &fields, keys)
+        .map_err(|mut e| {
+            let list: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+            e.message
+                .push_str(&format!(" (its keys: {})", list.join(", ")));
+            e
+        })?;
+    if let Some(shape) = family.parse(b) {
+        return shape.map_err(|e| shape_key_error(cx, b, span, base, kind, e));
+    }
+    let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     match kind {
-        "sphere" => {
-            cx.only(base, "shape", kind, &fields, &["radius"])?;
-            let radius = cx.positive(
-                cx.require(&b.radius, span, base, "radius", "shape", kind)?,
-                &format!("{base}.radius"),
-            )?;
-            Ok(BodyShape::Sphere { radius })
-        }
-        "box" => {
-            cx.only(base, "shape", kind, &fields, &["half_extents"])?;
-            let h = cx.require(&b.half_extents, span, base, "half_extents", "shape", kind)?;
-            if let Some(&x) = h.get_ref().iter().find(|&&x| x.is_nan() || x <= 0.0) {
-                return Err(cx.err(
-                    Some(h.span()),
-                    format!("{base}.half_extents"),
-                    format!("every half extent must be positive (got {})", Num(x)),
-                ));
-            }
-            Ok(BodyShape::Box {
-                half_extents: *h.get_ref(),
-            })
-        }
-        "capsule" => capsule_shape(cx, b, span, base, &fields),
         "clump" => {
-            cx.only(base, "shape", kind, &fields, &["spheres"])?;
             let list = cx.require(&b.spheres, span, base, "spheres", "shape", kind)?;
-            let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
             super::clumps::clump_shape(&err, list, base)
         }
-        "cylinder" => cylinder::cylinder_shape(cx, b, span, base, &fields),
-        "convex" => {
-            let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
-            super::convex::convex_shape(cx.file, &err, b, span.clone(), base, &fields)
-        }
-        "mesh" => Err(cx.err(
+        "convex" => super::convex::convex_shape(cx.file, &err, b, span.clone(), base),
+        _ => Err(cx.err(
             b.shape.as_ref().map(|s| s.span()),
-            shape_path,
-            format!(
-                "shape `{kind}` is not supported yet for bodies (supported: {})",
-                shapes::names(FAMILIES)
-            ),
+            format!("{base}.shape"),
+            format!("shape family `{kind}` is given by data this loader does not read"),
         )),
-        other => Err(cx.err(
-            b.shape.as_ref().map(|s| s.span()),
-            shape_path,
-            format!(
-                "unknown shape kind `{other}` (expected one of: {}, mesh)",
-                shapes::names(FAMILIES)
-            ),
-        )),
+    }
+}
+
+/// The size keys of a `[[body]]` as its shape family reads them.
+impl shapes::ShapeKeys for RawBody {
+    fn number(&self, key: &str) -> Option<f64> {
+        let v = match key {
+            "radius" => &self.radius,
+            "half_length" => &self.half_length,
+            "height" => &self.height,
+            _ => return None,
+        };
+        v.as_ref().map(|v| *v.get_ref())
+    }
+    fn vector(&self, key: &str) -> Option<[f64; 3]> {
+        (key == "half_extents")
+            .then(|| self.half_extents.as_ref().map(|v| *v.get_ref()))
+            .flatten()
+    }
+}
+
+/// A shape family's key error as a scene error at the key (at the table for a missing key).
+fn shape_key_error(
+    cx: &Cx<'_>,
+    b: &RawBody,
+    table: &Range<usize>,
+    base: &str,
+    kind: &str,
+    e: KeyError,
+) -> SceneError {
+    let fields = present!(b; radius, half_extents, half_length, height);
+    let at = fields
+        .into_iter()
+        .find(|(f, _)| *f == e.key)
+        .and_then(|(_, s)| s);
+    let field = format!("{base}.{}", e.key);
+    match e.problem {
+        Problem::Missing => cx.err(
+            Some(table.clone()),
+            field,
+            format!("missing field `{}` (required for shape `{kind}`)", e.key),
+        ),
+        Problem::NotPositive(x) => cx.err(at, field, format!("must be positive (got {})", Num(x))),
+        Problem::Negative(x) => cx.err(at, field, format!("must be non-negative (got {})", Num(x))),
+        Problem::Invalid(message) => cx.err(at, field, message),
     }
 }
 
@@ -964,36 +1016,6 @@ fn patch_grids_agree(cx: &Cx<'_>, raw: &RawScene, materials: &[Material]) -> R<(
         }
     }
     Ok(())
-}
-
-/// `shape = "capsule"`: `radius` and `half_length` (of the axis segment, along body z).
-fn capsule_shape(
-    cx: &Cx<'_>,
-    b: &RawBody,
-    span: &Range<usize>,
-    base: &str,
-    fields: &[(&str, Option<Range<usize>>)],
-) -> R<BodyShape> {
-    cx.only(base, "shape", "capsule", fields, &["radius", "half_length"])?;
-    let radius = cx.positive(
-        cx.require(&b.radius, span, base, "radius", "shape", "capsule")?,
-        &format!("{base}.radius"),
-    )?;
-    let half_length = cx.positive(
-        cx.require(
-            &b.half_length,
-            span,
-            base,
-            "half_length",
-            "shape",
-            "capsule",
-        )?,
-        &format!("{base}.half_length"),
-    )?;
-    Ok(BodyShape::Capsule {
-        radius,
-        half_length,
-    })
 }
 
 /// An explicit `inertia = [Ixx, Iyy, Izz]`: positive, with a warning when it violates the

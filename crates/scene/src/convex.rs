@@ -16,24 +16,15 @@ use bristlecone_cpu::convex::{ConvexHull, HullError};
 
 type R<T> = Result<T, SceneError>;
 
-/// A `[[body]]`'s convex shape: exactly one of `points` and `file`.
+/// A `[[body]]`'s convex shape: exactly one of `points` and `file` (the loader has refused
+/// every other key).
 pub(super) fn convex_shape(
     file: &Path,
     err: ErrFn,
     b: &RawBody,
     span: Range<usize>,
     base: &str,
-    fields: &[(&str, Option<Range<usize>>)],
 ) -> R<BodyShape> {
-    for (name, s) in fields {
-        if let (Some(s), false) = (s, ["points", "file"].contains(name)) {
-            return Err(err(
-                Some(s.clone()),
-                format!("{base}.{name}"),
-                format!("`{name}` does not apply to shape `convex` (it takes `points` or `file`)"),
-            ));
-        }
-    }
     let hull = match (&b.points, &b.file) {
         (Some(p), None) => {
             let pts: Vec<[f64; 3]> = p.get_ref().iter().map(|x| *x.get_ref()).collect();

@@ -34,7 +34,9 @@
 
 use std::path::{Path, PathBuf};
 
-use bristlecone_cpu::shapes::{self, Solid};
+use bristlecone_cpu::shapes;
+/// A grain's shape is its family's (`bristlecone_cpu::shapes`).
+pub use bristlecone_cpu::shapes::BodyShape;
 
 mod build;
 mod clumps;
@@ -69,7 +71,19 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 /// Parses scene text. `file` is used in messages, for the default name (its stem) and as
 /// the base for relative mesh paths (its parent directory).
 pub fn parse_str(text: &str, file: &Path) -> Result<Scene, SceneError> {
-    build::build(text, file, 1.0)
+    build::build(text, file, 1.0, shapes::FAMILIES)
+}
+
+/// [`parse_str`] with the shape families `families` (the registry, `shapes::FAMILIES`,
+/// extended by a program's own): a `[[body]]`'s `shape` names one of them, which reads its
+/// size keys. A convex family with no GPU routine of its own builds its shape as its hull
+/// (`shapes::hull_shape`), which the engine collides as any other hull.
+pub fn parse_str_with_shapes(
+    text: &str,
+    file: &Path,
+    families: &[&dyn shapes::ShapeFamily],
+) -> Result<Scene, SceneError> {
+    build::build(text, file, 1.0, families)
 }
 
 /// [`parse_str`] with every generator shrunk by `scale` (0 < scale ≤ 1, for quick test
@@ -86,7 +100,7 @@ pub fn parse_str_scaled(text: &str, file: &Path, scale: f64) -> Result<Scene, Sc
             message: format!("scale must be in (0, 1] (got {scale})"),
         });
     }
-    build::build(text, file, scale)
+    build::build(text, file, scale, shapes::FAMILIES)
 }
 
 /// A scene-file error: where it is and what is wrong.
@@ -350,98 +364,6 @@ pub enum MeasureKind {
     Stress { min: [f64; 3], max: [f64; 3] },
     /// Solid fraction of the box `min`–`max` (`measure::solid_fraction`); column `phi`.
     SolidFraction { min: [f64; 3], max: [f64; 3] },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum BodyShape {
-    Sphere {
-        radius: f64,
-    },
-    /// Centred on the body's position, axes along the body frame.
-    Box {
-        half_extents: [f64; 3],
-    },
-    /// A segment of half length `half_length` along the body's z axis, centred on the
-    /// body's position, swept by a sphere of `radius`.
-    Capsule {
-        radius: f64,
-        half_length: f64,
-    },
-    /// A rigid aggregate of spheres; body frame = its centre of mass and principal axes
-    /// (`members` are in that frame), see [`bristlecone_cpu::clump`].
-    Clump(std::sync::Arc<bristlecone_cpu::clump::ClumpMass>),
-    /// A solid cylinder of `radius` along the body's z axis from −half_length to
-    /// +half_length, centred on the body's position.
-    Cylinder {
-        radius: f64,
-        half_length: f64,
-    },
-    /// A convex hull; body frame = its centre of mass and principal axes (vertices and
-    /// faces are in that frame), see [`bristlecone_cpu::convex`].
-    Convex(std::sync::Arc<bristlecone_cpu::convex::ConvexHull>),
-}
-
-impl BodyShape {
-    /// The shape's geometry, as its family (`bristlecone_cpu::shapes`) computes it.
-    pub fn with_solid<R>(&self, f: impl FnOnce(&dyn Solid) -> R) -> R {
-        match *self {
-            BodyShape::Sphere { radius } => f(&shapes::sphere::Sphere { radius }),
-            BodyShape::Box { half_extents } => f(&shapes::cuboid::Cuboid { half_extents }),
-            BodyShape::Capsule {
-                radius,
-                half_length,
-            } => f(&shapes::capsule::Capsule {
-                radius,
-                half_length,
-            }),
-            BodyShape::Cylinder {
-                radius,
-                half_length,
-            } => f(&shapes::cylinder::Cylinder {
-                radius,
-                half_length,
-            }),
-            BodyShape::Clump(ref c) => f(&**c),
-            BodyShape::Convex(ref c) => f(&**c),
-        }
-    }
-
-    /// Radius of a sphere around the body's origin that contains the shape.
-    pub fn bounding_radius(&self) -> f64 {
-        self.with_solid(|s| s.bounding_radius())
-    }
-
-    /// The same shape scaled by `s` about its body origin (same body frame).
-    pub fn scaled(&self, s: f64) -> BodyShape {
-        use std::sync::Arc;
-        match self {
-            BodyShape::Sphere { radius } => BodyShape::Sphere { radius: radius * s },
-            BodyShape::Box { half_extents: h } => BodyShape::Box {
-                half_extents: h.map(|x| x * s),
-            },
-            BodyShape::Capsule {
-                radius,
-                half_length,
-            } => BodyShape::Capsule {
-                radius: radius * s,
-                half_length: half_length * s,
-            },
-            BodyShape::Cylinder {
-                radius,
-                half_length,
-            } => BodyShape::Cylinder {
-                radius: radius * s,
-                half_length: half_length * s,
-            },
-            BodyShape::Clump(c) => BodyShape::Clump(Arc::new(c.scaled(s))),
-            BodyShape::Convex(c) => BodyShape::Convex(Arc::new(c.scaled(s))),
-        }
-    }
-
-    /// Mass and principal moments of inertia (body frame) of the solid shape, analytic.
-    pub fn mass_properties(&self, density: f64) -> (f64, [f64; 3]) {
-        self.with_solid(|s| s.mass_properties(density))
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

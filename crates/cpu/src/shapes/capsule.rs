@@ -2,7 +2,8 @@
 //! z swept by a sphere of `radius`. Its pairs use the segment closest points (the twin:
 //! `reference::capsule`).
 
-use super::{sgn, Routine, ShapeFamily, Solid, Surface, SHAPE_CAPSULE};
+use super::{sgn, BodyShape, Routine, ShapeFamily, ShapeKeys, Solid, Surface, SHAPE_CAPSULE};
+use crate::model::keys::KeyError;
 use glam::DVec3;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,5 +134,17 @@ impl ShapeFamily for CapsuleFamily {
     }
     fn routine(&self) -> Routine {
         Routine::Capsule
+    }
+    fn keys(&self) -> &'static [&'static str] {
+        &["radius", "half_length"]
+    }
+    fn parse(&self, keys: &dyn ShapeKeys) -> Option<Result<BodyShape, KeyError>> {
+        let size = || {
+            Ok(BodyShape::Capsule {
+                radius: super::positive(keys, "radius")?,
+                half_length: super::positive(keys, "half_length")?,
+            })
+        };
+        Some(size())
     }
 }

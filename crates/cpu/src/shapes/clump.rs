@@ -409,4 +409,14 @@ impl super::ShapeFamily for ClumpFamily {
     fn routine(&self) -> super::Routine {
         super::Routine::Clump
     }
+    fn keys(&self) -> &'static [&'static str] {
+        &["spheres"]
+    }
+    /// Given by data (its member `spheres`), which the scene loader reads.
+    fn parse(
+        &self,
+        _: &dyn super::ShapeKeys,
+    ) -> Option<Result<super::BodyShape, crate::model::keys::KeyError>> {
+        None
+    }
 }

@@ -523,6 +523,16 @@ impl super::ShapeFamily for ConvexFamily {
     fn routine(&self) -> super::Routine {
         super::Routine::Convex
     }
+    fn keys(&self) -> &'static [&'static str] {
+        &["file", "points"]
+    }
+    /// Given by data (its `points` or the mesh `file`), which the scene loader reads.
+    fn parse(
+        &self,
+        _: &dyn super::ShapeKeys,
+    ) -> Option<Result<super::BodyShape, crate::model::keys::KeyError>> {
+        None
+    }
 }
 
 impl ConvexHull {

@@ -1,7 +1,8 @@
 //! Box grains (`shape = "box"`): half extents along the body axes; the oriented-box
 //! manifold against spheres and boxes, the hull routines against hulls.
 
-use super::{sgn, Routine, ShapeFamily, Solid, Surface, SHAPE_BOX};
+use super::{sgn, BodyShape, Routine, ShapeFamily, ShapeKeys, Solid, Surface, SHAPE_BOX};
+use crate::model::keys::{KeyError, Num, Problem};
 use glam::DVec3;
 
 /// A box's six faces as corner indices, corner v at (±h_x, ±h_y, ±h_z) with bit 0, 1, 2 of v
@@ -86,5 +87,24 @@ impl ShapeFamily for BoxFamily {
     }
     fn routine(&self) -> Routine {
         Routine::Box
+    }
+    fn keys(&self) -> &'static [&'static str] {
+        &["half_extents"]
+    }
+    fn parse(&self, keys: &dyn ShapeKeys) -> Option<Result<BodyShape, KeyError>> {
+        let key = "half_extents";
+        let Some(h) = keys.vector(key) else {
+            return Some(Err(KeyError {
+                key,
+                problem: Problem::Missing,
+            }));
+        };
+        Some(match h.iter().find(|&&x| x.is_nan() || x <= 0.0) {
+            Some(&x) => Err(KeyError::invalid(
+                key,
+                format!("every half extent must be positive (got {})", Num(x)),
+            )),
+            None => Ok(BodyShape::Box { half_extents: h }),
+        })
     }
 }

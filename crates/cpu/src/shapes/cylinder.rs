@@ -2,7 +2,8 @@
 //! −half_length to +half_length. Its pairs use GJK between cores (the twins:
 //! `reference::cylinder`, `reference::support`).
 
-use super::{sgn, Routine, ShapeFamily, Solid, Surface, SHAPE_CYLINDER};
+use super::{sgn, BodyShape, Routine, ShapeFamily, ShapeKeys, Solid, Surface, SHAPE_CYLINDER};
+use crate::model::keys::KeyError;
 use glam::DVec3;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -86,5 +87,17 @@ impl ShapeFamily for CylinderFamily {
     }
     fn routine(&self) -> Routine {
         Routine::Cylinder
+    }
+    fn keys(&self) -> &'static [&'static str] {
+        &["radius", "half_length"]
+    }
+    fn parse(&self, keys: &dyn ShapeKeys) -> Option<Result<BodyShape, KeyError>> {
+        let size = || {
+            Ok(BodyShape::Cylinder {
+                radius: super::positive(keys, "radius")?,
+                half_length: super::positive(keys, "half_length")?,
+            })
+        };
+        Some(size())
     }
 }

@@ -1,8 +1,8 @@
 //! Grain shapes: one file per shape family (its f64 support function, bounding radius,
 //! mass properties, surface for the VTK frames, and the narrow-phase routine its pairs
 //! use), the body shape ids the kernels read, and one registry, [`FAMILIES`], that the
-//! grain test, the scene loader's list of shapes, the check of the kernels' pair routine
-//! table and of the book's shape list read.
+//! grain test, the scene loader (each family's `[[body]]` keys and [`BodyShape`]), the check
+//! of the kernels' pair routine table and of the book's shape list read.
 //!
 //! A family's geometry is a [`Solid`] in its body frame; a convex shape needs only its
 //! support function: its bounding radius, mass properties and surface then come from the
@@ -15,6 +15,7 @@
 
 use glam::DVec3;
 
+mod body;
 pub mod capsule;
 pub mod clump;
 pub mod convex;
@@ -28,6 +29,9 @@ pub use crate::model::body::{
     SHAPE_CYLINDER_CONTAINER, SHAPE_MESH, SHAPE_PLANE, SHAPE_SOLID_BOX, SHAPE_SOLID_CYLINDER,
     SHAPE_SPHERE,
 };
+
+use crate::model::keys::{KeyError, Problem};
+pub use body::{hull_shape, BodyShape};
 
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary: a
 /// family of [`FAMILIES`].
@@ -134,6 +138,38 @@ pub trait ShapeFamily: Sync {
     fn id(&self) -> u32;
     /// The narrow-phase routine its pairs use.
     fn routine(&self) -> Routine;
+    /// The `[[body]]` keys that give its size (from [`SIZE_KEYS`]) or its data (`spheres`,
+    /// `points`, `file`); the scene loader refuses every other.
+    fn keys(&self) -> &'static [&'static str];
+    /// Its shape from its size keys; `None` for a family given by data that the scene loader
+    /// reads itself (a clump's `spheres`, a hull's `points` or `file`).
+    fn parse(&self, keys: &dyn ShapeKeys) -> Option<Result<BodyShape, KeyError>>;
+}
+
+/// The size keys a `[[body]]` table gives a family through [`ShapeKeys`]: `radius`,
+/// `half_length` and `height` are numbers, `half_extents` a vector.
+pub const SIZE_KEYS: [&str; 4] = ["radius", "half_extents", "half_length", "height"];
+
+/// A `[[body]]`'s size keys as the scene file gives them.
+pub trait ShapeKeys {
+    fn number(&self, key: &str) -> Option<f64>;
+    fn vector(&self, key: &str) -> Option<[f64; 3]>;
+}
+
+/// A required number > 0.
+pub fn positive(keys: &dyn ShapeKeys, key: &'static str) -> Result<f64, KeyError> {
+    let x = keys.number(key).ok_or(KeyError {
+        key,
+        problem: Problem::Missing,
+    })?;
+    if x > 0.0 {
+        Ok(x)
+    } else {
+        Err(KeyError {
+            key,
+            problem: Problem::NotPositive(x),
+        })
+    }
 }
 
 /// The registry of grain shape families, in the order the scene reference lists them.

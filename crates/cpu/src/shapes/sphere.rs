@@ -1,7 +1,8 @@
 //! Sphere grains (`shape = "sphere"`): the body's bounding radius is its radius; a pair of
 //! spheres is one contact between centres, and spheres are drawn as the particle points.
 
-use super::{Routine, ShapeFamily, Solid, SHAPE_SPHERE};
+use super::{BodyShape, Routine, ShapeFamily, ShapeKeys, Solid, SHAPE_SPHERE};
+use crate::model::keys::KeyError;
 use glam::DVec3;
 
 /// A solid sphere about the body origin.
@@ -39,5 +40,11 @@ impl ShapeFamily for SphereFamily {
     }
     fn routine(&self) -> Routine {
         Routine::Sphere
+    }
+    fn keys(&self) -> &'static [&'static str] {
+        &["radius"]
+    }
+    fn parse(&self, keys: &dyn ShapeKeys) -> Option<Result<BodyShape, KeyError>> {
+        Some(super::positive(keys, "radius").map(|radius| BodyShape::Sphere { radius }))
     }
 }

@@ -2,7 +2,7 @@
 //! turns a [`KeyError`] into an error naming the file, line and field; the models word their
 //! messages in the user's terms.
 
-use std::fmt;
+pub use crate::keys::{KeyError, Num, Problem};
 
 /// A friction model's keys as the scene file gives them (`[[material]] model = { … }`).
 pub trait ModelKeys {
@@ -12,33 +12,6 @@ pub trait ModelKeys {
     fn integer(&self, key: &str) -> Option<i64>;
     /// Whether the key is given at all (any type).
     fn has(&self, key: &str) -> bool;
-}
-
-/// What is wrong with one key of a friction model.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Problem {
-    /// A key the model requires is not given.
-    Missing,
-    NotPositive(f64),
-    Negative(f64),
-    /// Any other rule, worded in full.
-    Invalid(String),
-}
-
-/// A friction model's key and what is wrong with it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeyError {
-    pub key: &'static str,
-    pub problem: Problem,
-}
-
-impl KeyError {
-    pub fn invalid(key: &'static str, message: impl Into<String>) -> Self {
-        KeyError {
-            key,
-            problem: Problem::Invalid(message.into()),
-        }
-    }
 }
 
 /// A required number.
@@ -91,22 +64,4 @@ pub fn restitution(keys: &dyn ModelKeys, min: f64, why: &str) -> Result<f64, Key
         ));
     }
     Ok(e)
-}
-
-/// Displays an `f64` readably: plain for magnitudes in [1e-3, 1e6), else scientific, always
-/// the shortest text that reads back to the same value (never the hundreds of digits that
-/// `f64`'s `Display` writes for very large or very small values).
-#[derive(Clone, Copy, Debug)]
-pub struct Num(pub f64);
-
-impl fmt::Display for Num {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let x = self.0;
-        let a = x.abs();
-        if x == 0.0 || !x.is_finite() || (1e-3..1e6).contains(&a) {
-            write!(f, "{x}")
-        } else {
-            write!(f, "{x:e}")
-        }
-    }
 }

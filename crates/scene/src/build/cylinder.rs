@@ -4,31 +4,6 @@
 
 use super::*;
 
-/// `shape = "cylinder"`: `radius` and `half_length` (axis along body z).
-pub(super) fn cylinder_shape(
-    cx: &Cx<'_>,
-    b: &RawBody,
-    span: &Range<usize>,
-    base: &str,
-    fields: &[(&str, Option<Range<usize>>)],
-) -> R<BodyShape> {
-    cx.only(
-        base,
-        "shape",
-        "cylinder",
-        fields,
-        &["radius", "half_length"],
-    )?;
-    let get = |v, name| {
-        let f = cx.require(v, span, base, name, "shape", "cylinder")?;
-        cx.positive(f, &format!("{base}.{name}"))
-    };
-    Ok(BodyShape::Cylinder {
-        radius: get(&b.radius, "radius")?,
-        half_length: get(&b.half_length, "half_length")?,
-    })
-}
-
 /// The gap between a cylinder and a sphere, box, capsule, hull or cylinder (the narrow
 /// phase at zero envelope: the smallest point gap); infinity for clumps (checked per member
 /// elsewhere) and other pairs.
