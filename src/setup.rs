@@ -4,7 +4,7 @@
 use crate::bodies::*;
 use crate::collide::{BoundaryShape as Shape, CollideSettings};
 use crate::scene::SolverKind as SceneSolverKind;
-use crate::scene::{BodyShape, BoundaryShape, Motion, Scene};
+use crate::scene::{BoundaryShape, Motion, Scene};
 use crate::solve::{SolverKind, SolverSettings};
 use crate::step::{ContactSetup, StepSettings};
 
@@ -71,33 +71,17 @@ pub fn build_bodies(scene: &Scene) -> BodyState {
             shape_index: k as u32,
         });
     }
-    let mut boxes = 0;
+    let mut grains = 0;
     for b in &scene.bodies {
         let radius = b.shape.bounding_radius();
-        // Box grains index their shape after the boundaries' (see `boundary_shapes`).
-        let (shape, shape_index) = match b.shape {
-            BodyShape::Sphere { .. } => (SHAPE_SPHERE, 0),
-            BodyShape::Box { .. } => {
-                boxes += 1;
-                (SHAPE_BOX, (scene.boundaries.len() + boxes - 1) as u32)
-            }
-            BodyShape::Capsule { .. } => {
-                boxes += 1;
-                (SHAPE_CAPSULE, (scene.boundaries.len() + boxes - 1) as u32)
-            }
-            BodyShape::Cylinder { .. } => {
-                boxes += 1;
-                (SHAPE_CYLINDER, (scene.boundaries.len() + boxes - 1) as u32)
-            }
-            // Clumps share the grain shape index sequence with boxes (body order).
-            BodyShape::Clump(_) => {
-                boxes += 1;
-                (SHAPE_CLUMP, (scene.boundaries.len() + boxes - 1) as u32)
-            }
-            BodyShape::Convex(_) => {
-                boxes += 1;
-                (SHAPE_CONVEX, (scene.boundaries.len() + boxes - 1) as u32)
-            }
+        // A grain with a shape record indexes it after the boundaries' (see
+        // `boundary_shapes`), in body order.
+        let shape = b.shape.id();
+        let shape_index = if shape == SHAPE_SPHERE {
+            0
+        } else {
+            grains += 1;
+            (scene.boundaries.len() + grains - 1) as u32
         };
         let dynamic = b.motion == Motion::Dynamic;
         let inv = |x: f64| if dynamic { (1.0 / x) as f32 } else { 0.0 };
@@ -151,33 +135,10 @@ fn push_pools(scene: &Scene, s: &mut BodyState) {
     }
 }
 
-/// Shapes for collision: the boundaries' (indexed like the scene's boundaries), then one
-/// `GrainBox` per box body, in body order.
+/// Shapes for collision: the boundaries' (indexed like the scene's boundaries), then each
+/// grain's record (`BodyShape::grain_record`; none for spheres), in body order.
 pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
-    let boxes = scene.bodies.iter().filter_map(|b| match b.shape {
-        BodyShape::Box { half_extents } => Some(Shape::GrainBox {
-            half_extents: f3(half_extents),
-        }),
-        BodyShape::Capsule {
-            radius,
-            half_length,
-        } => Some(Shape::GrainCapsule {
-            radius: radius as f32,
-            half_length: half_length as f32,
-        }),
-        BodyShape::Cylinder {
-            radius,
-            half_length,
-        } => Some(Shape::GrainCylinder {
-            radius: radius as f32,
-            half_length: half_length as f32,
-        }),
-        BodyShape::Clump(ref c) => Some(Shape::GrainClump {
-            members: c.members.iter().map(|m| m.map(|x| x as f32)).collect(),
-        }),
-        BodyShape::Convex(ref c) => Some(c.grain_shape()),
-        BodyShape::Sphere { .. } => None,
-    });
+    let grains = scene.bodies.iter().filter_map(|b| b.shape.grain_record());
     scene
         .boundaries
         .iter()
@@ -215,7 +176,7 @@ pub fn boundary_shapes(scene: &Scene) -> Vec<Shape> {
                 triangles: triangles.clone(),
             },
         })
-        .chain(boxes)
+        .chain(grains)
         .collect()
 }
 

@@ -2,7 +2,11 @@
 //! on the GPU (its parameters in the shape table), and the hulls, which every family that
 //! has no routine of its own becomes ([`hull_shape`]).
 
-use super::{support_hull, Solid};
+use super::{
+    support_hull, Solid, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_CLUMP, SHAPE_CONVEX, SHAPE_CYLINDER,
+    SHAPE_SPHERE,
+};
+use crate::model::contact::BoundaryShape;
 use crate::model::keys::KeyError;
 
 /// A grain's shape in its body frame.
@@ -90,6 +94,48 @@ impl BodyShape {
             BodyShape::Clump(c) => BodyShape::Clump(Arc::new(c.scaled(s))),
             BodyShape::Convex(c) => BodyShape::Convex(Arc::new(c.scaled(s))),
         }
+    }
+
+    /// Its body shape id (`info.z` of its body, `SHAPE_*` in the shaders).
+    pub fn id(&self) -> u32 {
+        match self {
+            BodyShape::Sphere { .. } => SHAPE_SPHERE,
+            BodyShape::Box { .. } => SHAPE_BOX,
+            BodyShape::Capsule { .. } => SHAPE_CAPSULE,
+            BodyShape::Clump(_) => SHAPE_CLUMP,
+            BodyShape::Cylinder { .. } => SHAPE_CYLINDER,
+            BodyShape::Convex(_) => SHAPE_CONVEX,
+        }
+    }
+
+    /// Its record in the collision stage's shape table, in f32; `None` for a sphere (its
+    /// radius is its body's).
+    pub fn grain_record(&self) -> Option<BoundaryShape> {
+        let f = |x: f64| x as f32;
+        Some(match self {
+            BodyShape::Sphere { .. } => return None,
+            BodyShape::Box { half_extents } => BoundaryShape::GrainBox {
+                half_extents: half_extents.map(f),
+            },
+            BodyShape::Capsule {
+                radius,
+                half_length,
+            } => BoundaryShape::GrainCapsule {
+                radius: f(*radius),
+                half_length: f(*half_length),
+            },
+            BodyShape::Cylinder {
+                radius,
+                half_length,
+            } => BoundaryShape::GrainCylinder {
+                radius: f(*radius),
+                half_length: f(*half_length),
+            },
+            BodyShape::Clump(c) => BoundaryShape::GrainClump {
+                members: c.members.iter().map(|m| m.map(f)).collect(),
+            },
+            BodyShape::Convex(c) => c.grain_shape(),
+        })
     }
 
     /// Mass and principal moments of inertia (body frame) of the solid shape, analytic.
