@@ -576,12 +576,17 @@ material = "m"
 /// centre lever arms, μ, r 1–3 cm, visc), the others one or two point contacts of Coulomb or
 /// of the patch material (an edge contact keeps Coulomb rows). Material 1 is `lugre_reduced`.
 fn patch_problem(seed: u64) -> (BodyState, Vec<bristlecone::solve::Contact>) {
+    patch_problem_among(seed, 200)
+}
+
+/// [`patch_problem`]'s 160 pairs among `n_bodies` bodies.
+fn patch_problem_among(seed: u64, n_bodies: u32) -> (BodyState, Vec<bristlecone::solve::Contact>) {
     use bristlecone::solve::Contact;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let state = common::random_bodies(&mut rng, 200, 4.0);
+    let state = common::random_bodies(&mut rng, n_bodies as usize, 4.0);
     let mut pairs = std::collections::BTreeSet::new();
     while pairs.len() < 160 {
-        let (a, b) = (rng.random_range(0..200u32), rng.random_range(0..200u32));
+        let (a, b) = (rng.random_range(0..n_bodies), rng.random_range(0..n_bodies));
         if a != b {
             pairs.insert((a.min(b), a.max(b)));
         }
@@ -888,10 +893,58 @@ fn patch_and_lugre_patch_solve_gauss_seidel_on_gpu_equals_the_f64_twin() {
     );
 }
 
+/// The same with the 160 pairs among 150 bodies: the neighbours of the busiest bodies'
+/// constraints hold every colour, so part of the point contacts and patch blocks fall into
+/// the left-over class, whose projected Jacobi step (the patch blocks' ball metric and guard
+/// included) runs after the colours.
+#[test]
+fn patch_blocks_left_over_by_the_colouring_on_gpu_equal_the_f64_twin() {
+    use bristlecone::model::solver::GS_COLOURS;
+    use bristlecone::reference::{integrate::to_f64, solve::Schur};
+    const BODIES: u32 = 150;
+    let (state, mut contacts) = patch_problem_among(23, BODIES);
+    patch_sums(&mut contacts, Patches::Both);
+    let b64 = to_f64(&state);
+    let schur = Schur::new(&b64, &contacts);
+    let colours = bristlecone::reference::gauss_seidel::colours(&schur, contacts.len());
+    let left: Vec<usize> = (0..contacts.len())
+        .filter(|&i| colours[i] == GS_COLOURS - 1)
+        .collect();
+    let patches = left
+        .iter()
+        .filter(|&&i| contacts[i].ids[2] >= bristlecone::patch::couple::PATCH_FEATURE_DIST)
+        .count();
+    eprintln!(
+        "{} of {} constraints left over, {patches} of them patch blocks",
+        left.len(),
+        contacts.len()
+    );
+    assert!(
+        patches >= 5 && left.len() <= contacts.len() / 2,
+        "both classes, patch blocks among the left-over: {} left, {patches} patch blocks",
+        left.len()
+    );
+    patch_solve_matches_twin_among(
+        bristlecone::solve::SolverKind::GaussSeidel,
+        bristlecone::solve::Cone::Relaxed,
+        Patches::Both,
+        BODIES,
+    );
+}
+
 fn patch_solve_matches_twin_with(
     kind: bristlecone::solve::SolverKind,
     cone: bristlecone::solve::Cone,
     patches: Patches,
+) {
+    patch_solve_matches_twin_among(kind, cone, patches, 200)
+}
+
+fn patch_solve_matches_twin_among(
+    kind: bristlecone::solve::SolverKind,
+    cone: bristlecone::solve::Cone,
+    patches: Patches,
+    n_bodies: u32,
 ) {
     use bristlecone::gpu::buffers;
     use bristlecone::model::rows::material_row;
@@ -901,7 +954,7 @@ fn patch_solve_matches_twin_with(
     use bristlecone::scene::FrictionModel;
     use bristlecone::solve::{build_csr, counts_words, Solve, SolveInputs, SolverSettings};
     let ctx = shared_context();
-    let (state, mut contacts) = patch_problem(23);
+    let (state, mut contacts) = patch_problem_among(23, n_bodies);
     let dist = patches != Patches::Point;
     let sums = patch_sums(&mut contacts, patches);
     let model = if patches == Patches::Distributed {
