@@ -309,7 +309,11 @@ const SECTIONS: &[(&str, &str)] = &[
     ("[simulation]", "[simulation]\n{}\n"),
     ("[solver]", "[solver]\n{}\n"),
     ("[[material]]", "[[material]]\n{}\n"),
-    ("[[material]] model", "[[material]]\nmodel = { {} }\n"),
+    (
+        "[[material]] model",
+        "[simulation]\ndt = 1e-3\nsteps = 1\n[[material]]\nname = \"a\"\ndensity = 1.0\n\
+friction = 0.1\nmodel = { kind = \"coulomb\", {} }\n",
+    ),
     ("[[body]]", "[[body]]\n{}\n"),
     ("schedule entries", "[[body]]\nschedule = [{ {} }]\n"),
     ("[[generator]]", "[[generator]]\n{}\n"),

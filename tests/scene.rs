@@ -832,6 +832,56 @@ fn wrong_types() {
         "output.vtk",
         Some(10),
         "invalid type: integer `1`, expected a boolean",
+    ); // A friction model's keys are read by its model at the type it asks for: a wrong type
+       // is named at the key (never read as absent), an integer serves as a number, and a key
+       // no model takes lists the keys there are.
+    let model = |m: &str| {
+        base_with(&format!(
+            "[[material]]\nname = \"x\"\ndensity = 1.0\nfriction = 0.1\nmodel = {{ {m} }}\n"
+        ))
+    };
+    let e = err(&model("kind = \"compliant\", stiffness = \"big\""));
+    check(
+        &e,
+        "material[1].model.stiffness",
+        Some(13),
+        "invalid type: string \"big\", expected f64",
+    );
+    let e = err(&model(
+        "kind = \"bristle\", stiffness = 1e4, projection = 1",
+    ));
+    check(
+        &e,
+        "material[1].model.projection",
+        Some(13),
+        "invalid type: integer `1`, expected a string",
+    );
+    let e = err(&model(
+        "kind = \"lugre_patch\", sigma0 = 1e5, sigma1 = 300.0, sigma2 = 0.0, \
+         mu_static = 0.5, v_stribeck = 0.01, elasto_plastic = 1, cells = 21",
+    ));
+    check(
+        &e,
+        "material[1].model.elasto_plastic",
+        Some(13),
+        "invalid type: integer `1`, expected a boolean",
+    );
+    let e = err(&model("kind = \"compliant\", stiffnes = 1e4"));
+    check(
+        &e,
+        "material[1].model.stiffnes",
+        Some(13),
+        "unknown field `stiffnes`, expected one of `kind`, ",
+    );
+    assert!(e.message.contains("`stiffness`"), "{e}");
+    let given = model("kind = \"compliant\", stiffness = 10000, damping = 5");
+    let ok = parse(&format!("{given}{SPHERE}material = \"x\"\n")).unwrap();
+    assert_eq!(
+        ok.materials[1].model,
+        scene::FrictionModel::Compliant {
+            stiffness: 1e4,
+            damping: 5.0
+        }
     );
 }
 

@@ -1002,7 +1002,7 @@ fn patch_grids_agree(cx: &Cx<'_>, raw: &RawScene, materials: &[Material]) -> R<(
                     .get_ref()
                     .model
                     .as_ref()
-                    .and_then(|m| m.get_ref().cells.as_ref().map(|c| c.span()));
+                    .and_then(|m| m.get_ref().span_of("cells"));
                 return Err(cx.err(
                     span,
                     format!("material[{i}].model.cells"),

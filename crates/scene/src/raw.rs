@@ -1,6 +1,7 @@
 //! The file format as serde sees it: every field spanned so that semantic errors can name
-//! the line. Kind-specific fields are flat optional fields; `build` checks which ones apply
-//! to which kind. Integers are read as `i64` so that negative values get our own message.
+//! the line. Kind-specific fields are flat optional fields (a friction model's table is kept
+//! as given, for its model to read); `build` checks which ones apply to which kind. Integers
+//! are read as `i64` so that negative values get our own message.
 
 use serde::Deserialize;
 use serde_spanned::Spanned;
@@ -84,26 +85,37 @@ pub(crate) struct RawMaterial {
     pub adhesion_energy: O<f64>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A material's `model = { kind = "…", … }`: its `kind`, and every other key as the file
+/// gives it, in the file's order. The model's registry entry says which keys it takes and
+/// reads them with their types (`build::friction`), so a model's keys live in its own file.
 pub(crate) struct RawFrictionModel {
     pub kind: S<String>,
-    pub stiffness: O<f64>,
-    pub damping: O<f64>,
-    pub exponent: O<f64>,
-    pub slip_velocity: O<f64>,
-    pub sigma0: O<f64>,
-    pub sigma1: O<f64>,
-    pub sigma2: O<f64>,
-    pub mu_static: O<f64>,
-    pub v_stribeck: O<f64>,
-    pub elasto_plastic: O<bool>,
-    pub breakaway_ratio: O<f64>,
-    pub youngs_modulus: O<f64>,
-    pub poisson_ratio: O<f64>,
-    pub restitution: O<f64>,
-    pub projection: O<String>,
-    pub cells: O<i64>,
+    pub keys: Vec<(String, S<toml::Value>)>,
+}
+
+impl<'de> Deserialize<'de> for RawFrictionModel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, Unexpected};
+        let table = std::collections::BTreeMap::<String, S<toml::Value>>::deserialize(d)?;
+        let mut keys: Vec<(String, S<toml::Value>)> = table.into_iter().collect();
+        keys.sort_by_key(|(_, v)| v.span().start);
+        let at = keys
+            .iter()
+            .position(|(k, _)| k == "kind")
+            .ok_or_else(|| D::Error::missing_field("kind"))?;
+        let (_, kind) = keys.remove(at);
+        let span = kind.span();
+        match kind.into_inner() {
+            toml::Value::String(s) => Ok(RawFrictionModel {
+                kind: S::new(span, s),
+                keys,
+            }),
+            other => Err(D::Error::invalid_type(
+                Unexpected::Other(other.type_str()),
+                &"a string (`kind`)",
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]

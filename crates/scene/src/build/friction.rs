@@ -5,86 +5,122 @@
 use super::*;
 use bristlecone_model::friction::{self, KeyError, ModelKeys, Problem};
 
-/// The keys of `RawFrictionModel` by type, and each key's span (for errors).
-macro_rules! model_keys {
-    (numbers: $($n:ident),*; flags: $($f:ident),*; texts: $($t:ident),*; integers: $($i:ident),*) => {
-        impl ModelKeys for RawFrictionModel {
-            fn number(&self, key: &str) -> Option<f64> {
-                match key {
-                    $(stringify!($n) => self.$n.as_ref().map(|v| *v.get_ref()),)*
-                    _ => None,
-                }
-            }
-            fn flag(&self, key: &str) -> Option<bool> {
-                match key {
-                    $(stringify!($f) => self.$f.as_ref().map(|v| *v.get_ref()),)*
-                    _ => None,
-                }
-            }
-            fn text(&self, key: &str) -> Option<&str> {
-                match key {
-                    $(stringify!($t) => self.$t.as_ref().map(|v| v.get_ref().as_str()),)*
-                    _ => None,
-                }
-            }
-            fn integer(&self, key: &str) -> Option<i64> {
-                match key {
-                    $(stringify!($i) => self.$i.as_ref().map(|v| *v.get_ref()),)*
-                    _ => None,
-                }
-            }
-            fn has(&self, key: &str) -> bool {
-                self.span_of(key).is_some()
-            }
-        }
+impl RawFrictionModel {
+    fn value(&self, key: &str) -> Option<&S<toml::Value>> {
+        self.keys.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
 
-        impl RawFrictionModel {
-            fn span_of(&self, key: &str) -> Option<Range<usize>> {
-                match key {
-                    $(stringify!($n) => self.$n.as_ref().map(|v| v.span()),)*
-                    $(stringify!($f) => self.$f.as_ref().map(|v| v.span()),)*
-                    $(stringify!($t) => self.$t.as_ref().map(|v| v.span()),)*
-                    $(stringify!($i) => self.$i.as_ref().map(|v| v.span()),)*
-                    _ => None,
-                }
-            }
+    pub(super) fn span_of(&self, key: &str) -> Option<Range<usize>> {
+        self.value(key).map(|v| v.span())
+    }
 
-            /// Every key with its span when given, in the struct's order (the first key a
-            /// model does not take is the one reported).
-            fn present(&self) -> Vec<(&'static str, Option<Range<usize>>)> {
-                KEY_ORDER.into_iter().map(|k| (k, self.span_of(k))).collect()
-            }
-        }
-    };
+    /// Every key given, with its span, in the file's order (the first key a model does not
+    /// take is the one reported).
+    fn present(&self) -> Vec<(&str, Option<Range<usize>>)> {
+        let keys = self.keys.iter();
+        keys.map(|(k, v)| (k.as_str(), Some(v.span()))).collect()
+    }
 }
 
-/// The keys of `RawFrictionModel` in its order.
-const KEY_ORDER: [&str; 16] = [
-    "stiffness",
-    "damping",
-    "exponent",
-    "slip_velocity",
-    "sigma0",
-    "sigma1",
-    "sigma2",
-    "mu_static",
-    "v_stribeck",
-    "elasto_plastic",
-    "breakaway_ratio",
-    "youngs_modulus",
-    "poisson_ratio",
-    "restitution",
-    "projection",
-    "cells",
-];
+/// A model's table as the model reads it: each key at the type the model asks for, the
+/// first key given at another type remembered for its error (so that a wrong type is never
+/// read as an absent key).
+struct Typed<'a> {
+    table: &'a RawFrictionModel,
+    wrong: std::cell::RefCell<Option<(String, &'static str)>>,
+}
 
-model_keys!(
-    numbers: stiffness, damping, exponent, slip_velocity, sigma0, sigma1, sigma2, mu_static,
-        v_stribeck, breakaway_ratio, youngs_modulus, poisson_ratio, restitution;
-    flags: elasto_plastic;
-    texts: projection;
-    integers: cells
-);
+impl Typed<'_> {
+    fn get<T>(
+        &self,
+        key: &str,
+        want: &'static str,
+        read: impl Fn(&toml::Value) -> Option<T>,
+    ) -> Option<T> {
+        let v = self.table.value(key)?;
+        let got = read(v.get_ref());
+        if got.is_none() && self.wrong.borrow().is_none() {
+            *self.wrong.borrow_mut() = Some((key.to_string(), want));
+        }
+        got
+    }
+}
+
+impl ModelKeys for Typed<'_> {
+    /// A float, or an integer read as one (as TOML's `1000` for a stiffness).
+    fn number(&self, key: &str) -> Option<f64> {
+        self.get(key, "f64", |v| match v {
+            toml::Value::Float(x) => Some(*x),
+            toml::Value::Integer(i) => Some(*i as f64),
+            _ => None,
+        })
+    }
+    fn text(&self, key: &str) -> Option<&str> {
+        let v = self.table.value(key)?;
+        let got = v.get_ref().as_str();
+        if got.is_none() && self.wrong.borrow().is_none() {
+            *self.wrong.borrow_mut() = Some((key.to_string(), "a string"));
+        }
+        got
+    }
+    fn flag(&self, key: &str) -> Option<bool> {
+        self.get(key, "a boolean", toml::Value::as_bool)
+    }
+    fn integer(&self, key: &str) -> Option<i64> {
+        self.get(key, "i64", toml::Value::as_integer)
+    }
+    fn has(&self, key: &str) -> bool {
+        self.table.value(key).is_some()
+    }
+}
+
+/// Every key some registered model takes (both parameter sets of each), `kind` first: the
+/// list an unknown key's error gives.
+fn known_keys() -> Vec<&'static str> {
+    struct Given(bool);
+    impl ModelKeys for Given {
+        fn number(&self, _: &str) -> Option<f64> {
+            None
+        }
+        fn text(&self, _: &str) -> Option<&str> {
+            None
+        }
+        fn flag(&self, _: &str) -> Option<bool> {
+            None
+        }
+        fn integer(&self, _: &str) -> Option<i64> {
+            None
+        }
+        fn has(&self, _: &str) -> bool {
+            self.0
+        }
+    }
+    let mut out = vec!["kind"];
+    for law in friction::LAWS {
+        for given in [Given(false), Given(true)] {
+            for k in law.keys(&given).keys {
+                if !out.contains(k) {
+                    out.push(k);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A key no registered model takes, refused in serde's words with the keys there are.
+fn unknown_key(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<()> {
+    let known = known_keys();
+    let Some((key, v)) = fm.keys.iter().find(|(k, _)| !known.contains(&k.as_str())) else {
+        return Ok(());
+    };
+    let list: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+    Err(cx.err(
+        Some(v.span()),
+        format!("{base}.{key}"),
+        format!("unknown field `{key}`, expected one of {}", list.join(", ")),
+    ))
+}
 
 /// A material's friction model from its table, by the registry's model of its `kind`.
 pub(super) fn friction_model(
@@ -105,14 +141,39 @@ pub(super) fn friction_model(
             ),
         ));
     };
-    let set = law.keys(fm);
+    unknown_key(cx, fm, base)?;
+    let typed = Typed {
+        table: fm,
+        wrong: Default::default(),
+    };
+    let set = law.keys(&typed);
     cx.only(base, "friction model", kind, &fm.present(), set.keys)
         .map_err(|e| match set.physical {
             Some(p) => physical_form_hint(e, p),
             None => e,
         })?;
-    law.parse(fm)
-        .map_err(|e| key_error(cx, fm, &span, base, kind, e))
+    let model = law.parse(&typed);
+    if let Some((key, want)) = typed.wrong.take() {
+        let v = fm.value(&key).expect("a given key");
+        return Err(cx.err(
+            Some(v.span()),
+            format!("{base}.{key}"),
+            format!("invalid type: {}, expected {want}", unexpected(v.get_ref())),
+        ));
+    }
+    model.map_err(|e| key_error(cx, fm, &span, base, kind, e))
+}
+
+/// A value as serde's type errors name it (`string "big"`, `floating point `1.5``).
+fn unexpected(v: &toml::Value) -> serde::de::Unexpected<'_> {
+    use serde::de::Unexpected;
+    match v {
+        toml::Value::String(s) => Unexpected::Str(s),
+        toml::Value::Integer(i) => Unexpected::Signed(*i),
+        toml::Value::Float(x) => Unexpected::Float(*x),
+        toml::Value::Boolean(b) => Unexpected::Bool(*b),
+        other => Unexpected::Other(other.type_str()),
+    }
 }
 
 /// A model's key error as a scene error at the key (at the table for a missing key).
@@ -159,7 +220,7 @@ pub(super) fn lugre_static_check(
     if let (Some(mu_static), Some(fm)) = (model.mu_static(), &m.model) {
         if mu_static < friction {
             return Err(cx.err(
-                fm.get_ref().mu_static.as_ref().map(|e| e.span()),
+                fm.get_ref().span_of("mu_static"),
                 format!("{base}.model.mu_static"),
                 format!(
                     "must be ≥ the material's friction = {} (μ_c: the Stribeck curve falls from μ_s to μ_c), got {}",
