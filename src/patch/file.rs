@@ -243,7 +243,27 @@ pub fn parse_str(text: &str, file: &Path) -> Result<PatchFile, SceneError> {
     let raw: RawFile = toml::from_str(text).map_err(|e| toml_err(e, Some(&index)))?;
 
     let params = lugre(&cx, raw.lugre.as_ref())?;
-    let rp = raw.patch.get_ref();
+    let patch = patch_section(&cx, &raw.patch)?;
+    let run = run_section(&cx, raw.run.get_ref())?;
+    let keys = twist_keys(&cx, raw.twist.as_ref())?;
+    Ok(PatchFile {
+        patch,
+        params,
+        model: run.model,
+        steady: run.steady,
+        integrator: run.integrator,
+        dt: run.dt,
+        steps: run.steps,
+        n_ls: run.n_ls,
+        ellipsoid: run.ellipsoid,
+        gpu: run.gpu,
+        keys,
+    })
+}
+
+/// `[patch]`: the grid, cell, pressure and normal force.
+fn patch_section(cx: &Cx, raw: &S<RawPatch>) -> Result<Patch, SceneError> {
+    let rp = raw.get_ref();
     let f_n = cx.positive(&rp.normal_force, "patch.normal_force")?;
     let (nx, ny) = match &rp.grid {
         None => (21, 21),
@@ -264,11 +284,26 @@ pub fn parse_str(text: &str, file: &Path) -> Result<PatchFile, SceneError> {
         .as_ref()
         .map(|c| cx.positive(c, "patch.cell"))
         .transpose()?;
-    let pressure = pressure(&cx, &rp.pressure, nx, ny)?;
+    let pressure = pressure(cx, &rp.pressure, nx, ny)?;
     let shape = PatchShape::new(&pressure, nx, ny, cell, f_n)
         .map_err(|m| cx.err(Some(rp.pressure.span()), "patch.pressure", m))?;
 
-    let run = raw.run.get_ref();
+    Ok(Patch { shape, f_n })
+}
+
+/// `[run]`, checked: what the patch command runs.
+struct RunSection {
+    model: Model,
+    steady: bool,
+    integrator: Integrator,
+    dt: f64,
+    steps: usize,
+    n_ls: usize,
+    ellipsoid: bool,
+    gpu: bool,
+}
+
+fn run_section(cx: &Cx, run: &RawRun) -> Result<RunSection, SceneError> {
     let dt = cx.positive(&run.dt, "run.dt")?;
     let duration = cx.positive(&run.duration, "run.duration")?;
     let steps = (duration / dt).round() as usize;
@@ -337,7 +372,21 @@ pub fn parse_str(text: &str, file: &Path) -> Result<PatchFile, SceneError> {
         .map(|e| *e.get_ref())
         .unwrap_or(false);
 
-    let Some(keys_raw) = &raw.twist else {
+    Ok(RunSection {
+        model,
+        steady,
+        integrator,
+        dt,
+        steps,
+        n_ls,
+        ellipsoid,
+        gpu,
+    })
+}
+
+/// `[[twist]]`: the keyframes, at increasing times from 0.
+fn twist_keys(cx: &Cx, raw: Option<&S<Vec<RawKey>>>) -> Result<Vec<(f64, Twist)>, SceneError> {
+    let Some(keys_raw) = raw else {
         return Err(cx.err(
             None,
             "twist",
@@ -364,19 +413,7 @@ pub fn parse_str(text: &str, file: &Path) -> Result<PatchFile, SceneError> {
             "needs at least one keyframe",
         ));
     }
-    Ok(PatchFile {
-        patch: Patch { shape, f_n },
-        params,
-        model,
-        steady,
-        integrator,
-        dt,
-        steps,
-        n_ls,
-        ellipsoid,
-        gpu,
-        keys,
-    })
+    Ok(keys)
 }
 
 fn lugre(cx: &Cx, raw: Option<&RawLugre>) -> Result<LugreParams, SceneError> {
