@@ -504,6 +504,42 @@ fn check_grain(b: usize, i: &[u32; 4], shapes: &[BoundaryShape]) -> Result<(), G
     Ok(())
 }
 
+/// Every body's shape kind, shape index and material against the shape table and the
+/// materials: boundaries first (with a shape record each), then grains (a grain's record its
+/// kind's).
+fn check_bodies(
+    state: &BodyState,
+    shapes: &[BoundaryShape],
+    settings: &CollideSettings,
+    nb: u32,
+) -> Result<(), GpuError> {
+    for (b, i) in state.info.iter().enumerate() {
+        if (b as u32) < nb {
+            if i[2] > SHAPE_MESH || i[3] as usize >= shapes.len() {
+                return Err(invalid(format!(
+                    "boundary body {b}: shape kind {} index {} (have {} shapes)",
+                    i[2],
+                    i[3],
+                    shapes.len()
+                )));
+            }
+        } else if !is_grain_shape(i[2]) {
+            return Err(invalid(format!(
+                "body {b} is a boundary after the first grain: boundaries must come first"
+            )));
+        } else {
+            check_grain(b, i, shapes)?;
+        }
+        if i[1] as usize >= settings.friction.len() {
+            return Err(invalid(format!(
+                "body {b}: material {} has no friction entry",
+                i[1]
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Removes every `// {tag}:begin` … `// {tag}:end` section (markers included).
 fn strip_sections(text: &str, tag: &str) -> String {
     let (open, close) = (format!("// {tag}:begin"), format!("// {tag}:end"));
@@ -741,30 +777,7 @@ impl Collide {
         assert_eq!(n, bodies.count, "state and GPU bodies differ in length");
         let nb = boundary_count(state) as u32;
         let ng = n - nb;
-        for (b, i) in state.info.iter().enumerate() {
-            if (b as u32) < nb {
-                if i[2] > SHAPE_MESH || i[3] as usize >= shapes.len() {
-                    return Err(invalid(format!(
-                        "boundary body {b}: shape kind {} index {} (have {} shapes)",
-                        i[2],
-                        i[3],
-                        shapes.len()
-                    )));
-                }
-            } else if !is_grain_shape(i[2]) {
-                return Err(invalid(format!(
-                    "body {b} is a boundary after the first grain: boundaries must come first"
-                )));
-            } else {
-                check_grain(b, i, shapes)?;
-            }
-            if i[1] as usize >= settings.friction.len() {
-                return Err(invalid(format!(
-                    "body {b}: material {} has no friction entry",
-                    i[1]
-                )));
-            }
-        }
+        check_bodies(state, shapes, settings, nb)?;
         let rmax = state.pos[nb as usize..]
             .iter()
             .map(|p| p[3])
