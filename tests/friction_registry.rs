@@ -7,8 +7,8 @@ use bristlecone::model::friction::{
 use bristlecone::model::rows::MaterialRow;
 use bristlecone::scene::FrictionModel;
 
-/// A test model: an undamped Kelvin–Voigt contact given by its stiffness alone (the
-/// compliant rows with c = 0).
+/// A test model: an undamped Kelvin–Voigt contact given by its spring constant alone (the
+/// compliant rows with c = 0), under a key no engine model has.
 struct Undamped;
 
 impl FrictionLaw for Undamped {
@@ -23,13 +23,13 @@ impl FrictionLaw for Undamped {
     }
     fn keys(&self, _: &dyn ModelKeys) -> KeySet {
         KeySet {
-            keys: &["stiffness"],
+            keys: &["spring"],
             physical: None,
         }
     }
     fn parse(&self, keys: &dyn ModelKeys) -> Result<FrictionModel, KeyError> {
         Ok(FrictionModel::Compliant {
-            stiffness: friction::positive(keys, "stiffness")?,
+            stiffness: friction::positive(keys, "spring")?,
             damping: 0.0,
         })
     }
@@ -43,7 +43,7 @@ struct Stiffness(f64);
 
 impl ModelKeys for Stiffness {
     fn number(&self, key: &str) -> Option<f64> {
-        (key == "stiffness").then_some(self.0)
+        (key == "spring").then_some(self.0)
     }
     fn text(&self, _: &str) -> Option<&str> {
         None
@@ -55,7 +55,7 @@ impl ModelKeys for Stiffness {
         None
     }
     fn has(&self, key: &str) -> bool {
-        key == "stiffness"
+        key == "spring"
     }
 }
 
@@ -71,8 +71,56 @@ fn a_model_from_existing_rows_needs_only_the_registry() {
     assert_eq!(friction::layout(&row), law.layout(&row));
     assert!(friction::layout(&row).compliant_normal && !friction::layout(&row).state);
     let e = law.parse(&Stiffness(-1.0)).unwrap_err();
+    assert_eq!((e.key, e.problem), ("spring", Problem::NotPositive(-1.0)));
+}
+
+/// A scene names the model by its kind and gives its new key; the loader reads it against
+/// the extended registry (the engine's own does not know it), reports the model's rules at
+/// the key with the file's line, and sets up its material row for the GPU.
+#[test]
+fn a_registered_model_enters_a_scene_by_its_own_keys() {
+    use bristlecone::scene::{parse_str, parse_str_with, Registries};
+    use std::path::Path;
+    let laws: Vec<&dyn FrictionLaw> = LAWS.iter().copied().chain([&Undamped as _]).collect();
+    let registries = Registries {
+        laws: &laws,
+        ..Default::default()
+    };
+    let scene = |model: &str| {
+        format!(
+            "[simulation]\ndt = 1e-3\nsteps = 1\n[[material]]\nname = \"m\"\ndensity = 1000.0\n\
+             friction = 0.3\nmodel = {{ kind = \"undamped\", {model} }}\n[[body]]\nradius = 0.01\n\
+             position = [0.0, 0.0, 0.1]\n"
+        )
+    };
+    let file = Path::new("undamped.toml");
+    let s = parse_str_with(&scene("spring = 2e5"), file, registries).unwrap();
     assert_eq!(
-        (e.key, e.problem),
-        ("stiffness", Problem::NotPositive(-1.0))
+        s.materials[0].model,
+        FrictionModel::Compliant {
+            stiffness: 2e5,
+            damping: 0.0
+        }
+    );
+    assert_eq!(
+        s.materials[0].model.material_row(),
+        kelvin_voigt::row(2e5, 0.0)
+    );
+    let e = parse_str(&scene("spring = 2e5"), file).unwrap_err();
+    assert!(
+        e.message.contains("unknown friction model kind `undamped`"),
+        "{e}"
+    );
+    let e = parse_str_with(&scene("spring = -1.0"), file, registries).unwrap_err();
+    assert_eq!(
+        (e.field.as_str(), e.line),
+        ("material[0].model.spring", Some(8))
+    );
+    assert!(e.message.contains("must be positive (got -1)"), "{e}");
+    let e = parse_str_with(&scene("stiffness = 2e5"), file, registries).unwrap_err();
+    assert!(
+        e.message
+            .contains("`stiffness` does not apply to friction model `undamped`"),
+        "{e}"
     );
 }

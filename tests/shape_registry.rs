@@ -212,6 +212,10 @@ fn octahedron_scene(theta: f64, seconds: f64, a: f64) -> String {
 fn a_registered_convex_shape_enters_a_scene_and_slides_on_the_gpu() {
     use bristlecone::{setup, step::Simulation};
     let families = with_octahedron();
+    let registries = bristlecone::scene::Registries {
+        shapes: &families,
+        ..Default::default()
+    };
     let (a, mu, t) = (0.03, 0.3f64, 0.1);
     let theta = mu.atan() + 0.15;
     let text = octahedron_scene(theta, t, a);
@@ -221,7 +225,7 @@ fn a_registered_convex_shape_enters_a_scene_and_slides_on_the_gpu() {
         unknown.message.contains("unknown shape kind `octahedron`"),
         "{unknown}"
     );
-    let scene = bristlecone::scene::parse_str_with_shapes(&text, file, &families).unwrap();
+    let scene = bristlecone::scene::parse_str_with(&text, file, registries).unwrap();
     let BodyShape::Convex(hull) = &scene.bodies[0].shape else {
         panic!("a hull: {:?}", scene.bodies[0].shape);
     };
@@ -234,13 +238,13 @@ fn a_registered_convex_shape_enters_a_scene_and_slides_on_the_gpu() {
     );
 
     let wrong = text.replace("radius = 0.03", "half_length = 0.03");
-    let e = bristlecone::scene::parse_str_with_shapes(&wrong, file, &families).unwrap_err();
+    let e = bristlecone::scene::parse_str_with(&wrong, file, registries).unwrap_err();
     assert!(
         e.field == "body[0].half_length" && e.message.contains("its keys: `radius`"),
         "{e}"
     );
     let flat = text.replace("radius = 0.03", "radius = -0.03");
-    let e = bristlecone::scene::parse_str_with_shapes(&flat, file, &families).unwrap_err();
+    let e = bristlecone::scene::parse_str_with(&flat, file, registries).unwrap_err();
     assert_eq!(e.field, "body[0].radius", "{e}");
     assert!(e.message.contains("must be positive (got -0.03)"), "{e}");
     assert!(e.line.is_some(), "{e}");

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use glam::{DQuat, DVec3};
 use toml::de::DeTable;
 
-use bristlecone_cpu::shapes::{self, ShapeFamily};
+use bristlecone_cpu::shapes;
 use bristlecone_model::keys::{KeyError, Problem};
 
 use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
@@ -47,8 +47,9 @@ macro_rules! present {
 
 struct Cx<'a> {
     file: &'a Path,
-    /// The shape families a `[[body]]`'s `shape` may name.
-    families: &'a [&'a dyn ShapeFamily],
+    /// The shape families a `[[body]]`'s `shape` may name and the friction models a
+    /// material's `model.kind` may name.
+    registries: Registries<'a>,
     src: Source<'a>,
     warnings: Vec<String>,
 }
@@ -375,15 +376,10 @@ struct Origin {
     velocity: Option<(String, Range<usize>)>,
 }
 
-pub(super) fn build(
-    text: &str,
-    file: &Path,
-    scale: f64,
-    families: &[&dyn ShapeFamily],
-) -> R<Scene> {
+pub(super) fn build(text: &str, file: &Path, scale: f64, registries: Registries<'_>) -> R<Scene> {
     let mut cx = Cx {
         file,
-        families,
+        registries,
         src: Source::new(text),
         warnings: Vec::new(),
     };
@@ -846,16 +842,16 @@ fn body(
 fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<BodyShape> {
     let kind = b.shape.as_ref().map_or("sphere", |s| s.get_ref().as_str());
     let fields = present!(b; radius, half_extents, half_length, height, file, spheres, points);
-    let Some(family) = shapes::find(cx.families, kind) else {
+    let Some(family) = shapes::find(cx.registries.shapes, kind) else {
         let unknown = if kind == "mesh" {
             format!(
                 "shape `mesh` is not supported yet for bodies (supported: {})",
-                shapes::names(cx.families)
+                shapes::names(cx.registries.shapes)
             )
         } else {
             format!(
                 "unknown shape kind `{kind}` (expected one of: {}, mesh)",
-                shapes::names(cx.families)
+                shapes::names(cx.registries.shapes)
             )
         };
         return Err(cx.err(

@@ -71,19 +71,38 @@ pub fn load(path: &Path) -> Result<Scene, SceneError> {
 /// Parses scene text. `file` is used in messages, for the default name (its stem) and as
 /// the base for relative mesh paths (its parent directory).
 pub fn parse_str(text: &str, file: &Path) -> Result<Scene, SceneError> {
-    build::build(text, file, 1.0, shapes::FAMILIES)
+    build::build(text, file, 1.0, Registries::default())
 }
 
-/// [`parse_str`] with the shape families `families` (the registry, `shapes::FAMILIES`,
-/// extended by a program's own): a `[[body]]`'s `shape` names one of them, which reads its
-/// size keys. A convex family with no GPU routine of its own builds its shape as its hull
-/// (`shapes::hull_shape`), which the engine collides as any other hull.
-pub fn parse_str_with_shapes(
+/// The registries a scene's names are read against: the grain shape families (`shape`) and
+/// the friction models (`model.kind`), each the engine's own by default; a program extends
+/// them with its own entries for [`parse_str_with`].
+#[derive(Clone, Copy)]
+pub struct Registries<'a> {
+    pub shapes: &'a [&'a dyn shapes::ShapeFamily],
+    pub laws: &'a [&'a dyn bristlecone_model::friction::FrictionLaw],
+}
+
+impl Default for Registries<'static> {
+    fn default() -> Self {
+        Registries {
+            shapes: shapes::FAMILIES,
+            laws: bristlecone_model::friction::LAWS,
+        }
+    }
+}
+
+/// [`parse_str`] against `registries`: a `[[body]]`'s `shape` names one of its families,
+/// which reads its size keys, and a material's `model.kind` one of its friction models,
+/// which reads its keys. A convex family with no GPU routine of its own builds its shape as
+/// its hull (`shapes::hull_shape`), which the engine collides as any other hull; a model
+/// built from existing row kinds runs on the GPU by its material row.
+pub fn parse_str_with(
     text: &str,
     file: &Path,
-    families: &[&dyn shapes::ShapeFamily],
+    registries: Registries<'_>,
 ) -> Result<Scene, SceneError> {
-    build::build(text, file, 1.0, families)
+    build::build(text, file, 1.0, registries)
 }
 
 /// [`parse_str`] with every generator shrunk by `scale` (0 < scale ≤ 1, for quick test
@@ -100,7 +119,7 @@ pub fn parse_str_scaled(text: &str, file: &Path, scale: f64) -> Result<Scene, Sc
             message: format!("scale must be in (0, 1] (got {scale})"),
         });
     }
-    build::build(text, file, scale, shapes::FAMILIES)
+    build::build(text, file, scale, Registries::default())
 }
 
 /// A scene-file error: where it is and what is wrong.

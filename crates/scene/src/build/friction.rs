@@ -1,9 +1,9 @@
 //! `[[material]] model`: the friction model's table read through the engine's registry
-//! (`bristlecone_model::friction::LAWS`), which owns each model's keys and rules; this file adds
+//! (`bristlecone_model::friction::LAWS`, or a program's extension of it), which owns each model's keys and rules; this file adds
 //! the file, line and field to its errors, and the rules between materials.
 
 use super::*;
-use bristlecone_model::friction::{self, KeyError, ModelKeys, Problem};
+use bristlecone_model::friction::{self, FrictionLaw, KeyError, ModelKeys, Problem};
 
 impl RawFrictionModel {
     fn value(&self, key: &str) -> Option<&S<toml::Value>> {
@@ -76,7 +76,7 @@ impl ModelKeys for Typed<'_> {
 
 /// Every key some registered model takes (both parameter sets of each), `kind` first: the
 /// list an unknown key's error gives.
-fn known_keys() -> Vec<&'static str> {
+fn known_keys(laws: &[&dyn FrictionLaw]) -> Vec<&'static str> {
     struct Given(bool);
     impl ModelKeys for Given {
         fn number(&self, _: &str) -> Option<f64> {
@@ -96,7 +96,7 @@ fn known_keys() -> Vec<&'static str> {
         }
     }
     let mut out = vec!["kind"];
-    for law in friction::LAWS {
+    for law in laws {
         for given in [Given(false), Given(true)] {
             for k in law.keys(&given).keys {
                 if !out.contains(k) {
@@ -110,7 +110,7 @@ fn known_keys() -> Vec<&'static str> {
 
 /// A key no registered model takes, refused in serde's words with the keys there are.
 fn unknown_key(cx: &Cx<'_>, fm: &RawFrictionModel, base: &str) -> R<()> {
-    let known = known_keys();
+    let known = known_keys(cx.registries.laws);
     let Some((key, v)) = fm.keys.iter().find(|(k, _)| !known.contains(&k.as_str())) else {
         return Ok(());
     };
@@ -131,13 +131,14 @@ pub(super) fn friction_model(
     let span = fm.span();
     let fm = fm.get_ref();
     let kind = fm.kind.get_ref().as_str();
-    let Some(law) = friction::find(friction::LAWS, kind) else {
+    let laws = cx.registries.laws;
+    let Some(law) = friction::find(laws, kind) else {
         return Err(cx.err(
             Some(fm.kind.span()),
             format!("{base}.kind"),
             format!(
                 "unknown friction model kind `{kind}` (expected one of: {})",
-                friction::kinds(friction::LAWS)
+                friction::kinds(laws)
             ),
         ));
     };
