@@ -31,6 +31,16 @@ impl KeyError {
     }
 }
 
+/// A required number > 0, as given (`None`: not given).
+pub fn positive(key: &'static str, given: Option<f64>) -> Result<f64, KeyError> {
+    let problem = match given {
+        Some(x) if x > 0.0 => return Ok(x),
+        Some(x) => Problem::NotPositive(x),
+        None => Problem::Missing,
+    };
+    Err(KeyError { key, problem })
+}
+
 /// Displays an `f64` readably: plain for magnitudes in [1e-3, 1e6), else scientific, always
 /// the shortest text that reads back to the same value (never the hundreds of digits that
 /// `f64`'s `Display` writes for very large or very small values).

@@ -876,7 +876,14 @@ fn body_shape(cx: &Cx<'_>, b: &RawBody, span: &Range<usize>, base: &str) -> R<Bo
             e
         })?;
     if let Some(shape) = family.parse(b) {
-        return shape.map_err(|e| shape_key_error(cx, b, span, base, kind, e));
+        return shape.map_err(|e| {
+            let sizes = present!(b; radius, half_extents, half_length, height);
+            let at = sizes
+                .into_iter()
+                .find(|(f, _)| *f == e.key)
+                .and_then(|(_, s)| s);
+            key_error(cx, e, at, span, base, ("shape", kind))
+        });
     }
     let err = |s: Option<Range<usize>>, f: String, m: String| cx.err(s, f, m);
     match kind {
@@ -911,26 +918,22 @@ impl shapes::ShapeKeys for RawBody {
     }
 }
 
-/// A shape family's key error as a scene error at the key (at the table for a missing key).
-fn shape_key_error(
+/// A registry entry's key error (a shape family's, a friction model's) as a scene error at
+/// the key `at` (at the table for a missing key); `what` and `kind` name the entry.
+fn key_error(
     cx: &Cx<'_>,
-    b: &RawBody,
+    e: KeyError,
+    at: Option<Range<usize>>,
     table: &Range<usize>,
     base: &str,
-    kind: &str,
-    e: KeyError,
+    (what, kind): (&str, &str),
 ) -> SceneError {
-    let fields = present!(b; radius, half_extents, half_length, height);
-    let at = fields
-        .into_iter()
-        .find(|(f, _)| *f == e.key)
-        .and_then(|(_, s)| s);
     let field = format!("{base}.{}", e.key);
     match e.problem {
         Problem::Missing => cx.err(
             Some(table.clone()),
             field,
-            format!("missing field `{}` (required for shape `{kind}`)", e.key),
+            format!("missing field `{}` (required for {what} `{kind}`)", e.key),
         ),
         Problem::NotPositive(x) => cx.err(at, field, format!("must be positive (got {})", Num(x))),
         Problem::Negative(x) => cx.err(at, field, format!("must be non-negative (got {})", Num(x))),

@@ -30,7 +30,7 @@ pub use crate::model::body::{
     SHAPE_SPHERE,
 };
 
-use crate::model::keys::{KeyError, Problem};
+use crate::model::keys::KeyError;
 pub use body::{hull_shape, BodyShape};
 
 /// Whether a shape kind is a grain (a body the broad phase pairs), not a boundary: a
@@ -158,18 +158,7 @@ pub trait ShapeKeys {
 
 /// A required number > 0.
 pub fn positive(keys: &dyn ShapeKeys, key: &'static str) -> Result<f64, KeyError> {
-    let x = keys.number(key).ok_or(KeyError {
-        key,
-        problem: Problem::Missing,
-    })?;
-    if x > 0.0 {
-        Ok(x)
-    } else {
-        Err(KeyError {
-            key,
-            problem: Problem::NotPositive(x),
-        })
-    }
+    crate::model::keys::positive(key, keys.number(key))
 }
 
 /// The registry of grain shape families, in the order the scene reference lists them.

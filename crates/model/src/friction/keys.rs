@@ -24,15 +24,7 @@ pub fn required(keys: &dyn ModelKeys, key: &'static str) -> Result<f64, KeyError
 
 /// A required number > 0.
 pub fn positive(keys: &dyn ModelKeys, key: &'static str) -> Result<f64, KeyError> {
-    let x = required(keys, key)?;
-    if x > 0.0 {
-        Ok(x)
-    } else {
-        Err(KeyError {
-            key,
-            problem: Problem::NotPositive(x),
-        })
-    }
+    crate::keys::positive(key, keys.number(key))
 }
 
 /// A required number ≥ 0.

@@ -3,7 +3,7 @@
 //! the file, line and field to its errors, and the rules between materials.
 
 use super::*;
-use bristlecone_model::friction::{self, FrictionLaw, KeyError, ModelKeys, Problem};
+use bristlecone_model::friction::{self, FrictionLaw, ModelKeys};
 
 impl RawFrictionModel {
     fn value(&self, key: &str) -> Option<&S<toml::Value>> {
@@ -162,7 +162,10 @@ pub(super) fn friction_model(
             format!("invalid type: {}, expected {want}", unexpected(v.get_ref())),
         ));
     }
-    model.map_err(|e| key_error(cx, fm, &span, base, kind, e))
+    model.map_err(|e| {
+        let at = fm.span_of(e.key);
+        key_error(cx, e, at, &span, base, ("friction model", kind))
+    })
 }
 
 /// A value as serde's type errors name it (`string "big"`, `floating point `1.5``).
@@ -174,29 +177,6 @@ fn unexpected(v: &toml::Value) -> serde::de::Unexpected<'_> {
         toml::Value::Float(x) => Unexpected::Float(*x),
         toml::Value::Boolean(b) => Unexpected::Bool(*b),
         other => Unexpected::Other(other.type_str()),
-    }
-}
-
-/// A model's key error as a scene error at the key (at the table for a missing key).
-fn key_error(
-    cx: &Cx<'_>,
-    fm: &RawFrictionModel,
-    table: &Range<usize>,
-    base: &str,
-    kind: &str,
-    e: KeyError,
-) -> SceneError {
-    let (key, field) = (e.key, format!("{base}.{}", e.key));
-    let at = fm.span_of(key);
-    match e.problem {
-        Problem::Missing => cx.err(
-            Some(table.clone()),
-            field,
-            format!("missing field `{key}` (required for friction model `{kind}`)"),
-        ),
-        Problem::NotPositive(x) => cx.err(at, field, format!("must be positive (got {})", Num(x))),
-        Problem::Negative(x) => cx.err(at, field, format!("must be non-negative (got {})", Num(x))),
-        Problem::Invalid(message) => cx.err(at, field, message),
     }
 }
 
