@@ -442,6 +442,10 @@ struct BenchArgs {
     /// Steps of each Rapier comparison run (both engines).
     #[arg(long, default_value_t = 200)]
     peer_steps: u32,
+    /// Gauss–Seidel recolours every step (the cost before it kept its colouring while the
+    /// constraint graph is unchanged; the same results).
+    #[arg(long, hide = true)]
+    recolour_every_step: bool,
     #[arg(long, default_value = "auto")]
     backend: BackendChoice,
 }
@@ -523,6 +527,7 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
             Timing::Auto
         },
         out: Some(a.out.clone()),
+        recolour_every_step: a.recolour_every_step,
         ..Default::default()
     };
     let ctx = open(a.backend)?;

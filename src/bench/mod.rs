@@ -57,6 +57,9 @@ pub struct BenchOptions {
     /// Elements of the copy kernel for the bandwidth yardstick (vec4 each); None:
     /// [`default_copy_elements`].
     pub copy_elements: Option<u32>,
+    /// Gauss–Seidel recolours every step instead of keeping its colouring while the
+    /// constraint graph is unchanged (the cost before; the results are the same).
+    pub recolour_every_step: bool,
 }
 
 /// The engine's solver as the bench runs it: APGD, at most 50 sweeps, tolerance 1e-5 m/s,
@@ -83,6 +86,7 @@ impl Default for BenchOptions {
             timing: Timing::Auto,
             out: None,
             copy_elements: None,
+            recolour_every_step: false,
         }
     }
 }
@@ -147,6 +151,9 @@ pub struct BenchRow {
     pub contact_iterations_per_s: f64,
     /// Simulated body-seconds per wall-clock second: grains × dt ÷ wall seconds per step.
     pub body_seconds_per_s: f64,
+    /// Gauss–Seidel: the fraction of the measured steps' solves that kept the stored
+    /// colouring (the constraint graph unchanged); None for the other solvers.
+    pub colourings_kept: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -179,15 +186,17 @@ pub struct BenchReport {
 /// * collision: per grain keys + counting sort + row counts + CSR ≈ 160 B, per contact the
 ///   record written and read back for the CSR (128 B) + CSR entries (16 B);
 /// * solve: per sweep ([`sweep_bytes`]), plus assembly, impulse application and the
-///   warm-start save ≈ 200 B/contact + 160 B/body, plus Gauss–Seidel's colouring;
+///   warm-start save ≈ 200 B/contact + 160 B/body, plus Gauss–Seidel's colouring in the
+///   fraction `recoloured` of the steps that recomputed it;
 /// * integrate+stats: position update 112 B/body + statistics reduction 96 B/body.
-pub fn stage_bytes(n: f64, c: f64, it: f64, kind: SolverKind) -> [f64; 4] {
+pub fn stage_bytes(n: f64, c: f64, it: f64, kind: SolverKind, recoloured: f64) -> [f64; 4] {
     let (per_contact, per_body) = sweep_bytes(kind);
-    // Gauss–Seidel colours its constraints every step: each of the 24 Jones–Plassmann rounds
-    // reads a constraint's record ids and its neighbours' colour words through its two
-    // bodies' lists (≈ 48 B), and the counting sort writes its list slot (16 B).
+    // Gauss–Seidel checks its constraint graph every step (the record's ids and the stored
+    // pair, ≈ 24 B) and the counting sort writes its list slot (16 B); when it recolours,
+    // each of the 24 Jones–Plassmann rounds reads a constraint's record ids and its
+    // neighbours' colour words through its two bodies' lists (≈ 48 B).
     let colouring = if kind == SolverKind::GaussSeidel {
-        (24.0 * 48.0 + 16.0) * c
+        (24.0 + 16.0 + recoloured * 24.0 * 48.0) * c
     } else {
         0.0
     };
@@ -263,13 +272,18 @@ pub fn run_one(
     let steps = opts.steps.unwrap_or_else(|| default_steps(n)).max(1);
     let state = scene.body_state();
     let mut sim = Simulation::new(ctx.clone(), &state, scene.step_settings(*solver))?;
+    sim.set_colour_reuse(!opts.recolour_every_step);
     let stamps = opts.timing == Timing::Auto && sim.set_stage_timing(true);
     if opts.warmup > 0 {
         sim.advance(opts.warmup, u64::MAX)?;
     }
+    let (checked, kept) = sim.colourings_kept()?;
     let t = Instant::now();
     let recs = sim.advance(steps, 1)?;
     let wall = t.elapsed().as_secs_f64() / steps as f64;
+    let colourings = sim.colourings_kept()?;
+    let colourings_kept = (solver.kind == SolverKind::GaussSeidel)
+        .then(|| (colourings.1 - kept) as f64 / (colourings.0 - checked).max(1) as f64);
     let times: Vec<StageTimes> = if stamps {
         sim.stage_times().to_vec()
     } else {
@@ -289,7 +303,14 @@ pub fn run_one(
     let iterations_mean = recs.iter().map(|r| r.iterations as f64).sum::<f64>() / k;
     let mem = sim.memory_bytes();
     let bodies = state.len();
-    let bytes = stage_bytes(bodies as f64, contacts, iterations_mean, solver.kind);
+    let recoloured = 1.0 - colourings_kept.unwrap_or(0.0);
+    let bytes = stage_bytes(
+        bodies as f64,
+        contacts,
+        iterations_mean,
+        solver.kind,
+        recoloured,
+    );
     let mut bandwidth_ratio = [0.0; 4];
     for i in 0..4 {
         if stage_s[i] > 0.0 {
@@ -325,6 +346,7 @@ pub fn run_one(
         regrowths: sim.regrowths,
         contact_iterations_per_s: contacts * iterations_mean / stage_s[2].max(f64::MIN_POSITIVE),
         body_seconds_per_s: n as f64 * scene.dt / wall,
+        colourings_kept,
     })
 }
 
@@ -500,6 +522,16 @@ impl BenchReport {
              Mci/s: 10^6 contact-iterations per second of the solve stage (contacts x sweeps / its time). \
              body·s/s: simulated body-seconds per wall-clock second (grains x dt / wall time per step).\n"
         );
+        for r in self.rows.iter().filter(|r| r.colourings_kept.is_some()) {
+            let kept = r.colourings_kept.unwrap_or(0.0);
+            s += &format!(
+                "{} {} {}: the colouring was kept in {:.0} % of the measured steps' solves\n",
+                r.scene.name(),
+                r.solver,
+                r.grains,
+                100.0 * kept
+            );
+        }
         for k in &self.skipped {
             s += &format!("skipped {} {}: {}\n", k.scene.name(), k.grains, k.reason);
         }
@@ -515,11 +547,11 @@ impl BenchReport {
              kinetic_energy_end_j,bytes_per_body,bytes_per_contact,contact_capacity,\
              bw_ratio_free_velocity,bw_ratio_collision,bw_ratio_solve,bw_ratio_integrate_stats,\
              growth,regrowths,contact_iterations_per_s,body_seconds_per_s,\
-             copy_bandwidth_bytes_per_s,capped_steps,solver_kind\n",
+             copy_bandwidth_bytes_per_s,capped_steps,solver_kind,colourings_kept\n",
         );
         for r in &self.rows {
             s += &format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.scene.name(),
                 r.grains,
                 r.bodies,
@@ -553,6 +585,7 @@ impl BenchReport {
                 self.copy_bandwidth_bytes_per_s,
                 r.capped_steps,
                 r.solver,
+                r.colourings_kept.map_or(String::new(), |k| k.to_string()),
             );
         }
         s
@@ -630,8 +663,9 @@ mod tests {
             .lines()
             .next()
             .unwrap()
-            .ends_with(",capped_steps,solver_kind"));
-        assert!(csv.lines().skip(1).all(|l| l.ends_with(",apgd")), "{csv}");
+            .ends_with(",capped_steps,solver_kind,colourings_kept"));
+        // APGD colours nothing: an empty last column.
+        assert!(csv.lines().skip(1).all(|l| l.ends_with(",apgd,")), "{csv}");
         // Growth compares a size with the same scene's previous size under the same solver,
         // also where the solvers' rows alternate.
         let mut rows = vec![pile.clone(); 4];

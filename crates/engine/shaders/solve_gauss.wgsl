@@ -13,6 +13,20 @@
 // neighbours hold every colour, are "left over". The colours' indirect arguments are written
 // by solve_reduce (`colour_args`), which owns the arguments buffer.
 //
+// The colouring is a function of the constraint graph only: the constraint count, the
+// contacts before the joint blocks (where those start), and per constraint the two bodies it
+// couples that move (the bodies' lists and the joint lists follow from them: the joint lists
+// change only with the joints, when the host forgets the colouring). A bed at rest keeps its
+// graph from step to step, and the 26 dispatches of the colouring then recompute the same
+// colours, so the colour buffer keeps, after the colours and lists, the graph they were
+// computed for (`graph_key` per constraint, then a header: valid, constraints, contacts).
+// `colour_check` compares this step's graph with it (an integer flag, set by whichever
+// invocation finds a difference), `colour_plan` decides, and the reset, rounds and close are
+// dispatched over every constraint when the graph differs and over none when it is the same
+// (solve_reduce `colour_rounds_args`: no readback). A colouring recomputed in a step whose
+// contacts overflowed a capacity (the bodies' lists may then name constraints past the
+// step's) is stored as invalid, so it is never kept.
+//
 // After the rounds, `colour_sort` lists the constraints by colour (colour k's at
 // colour[capacity + start_k ..], start_k the sum of the counts before k), so that a sweep's
 // dispatch per colour covers that colour's constraints only: a dispatch over every constraint
@@ -61,11 +75,13 @@
 @group(0) @binding(12) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(13) var<uniform> scal: Scalars;
 // Per constraint i < capacity (params.capacity): UNCOLOURED, or (round << 8) | colour; then
-// the constraints listed by colour (`colour_sort`).
+// the constraints listed by colour (`colour_sort`); then per constraint the two words of the
+// graph the colours were computed for (`graph_key`), and the graph's header (`graph_header`).
 @group(0) @binding(14) var<storage, read_write> colour: array<u32>;
 // Constraints per colour (GS_COLOURS of them; the last is the left-over class), which
 // solve_reduce's `colour_args` turns into the colours' indirect arguments; then per colour
-// the slots `colour_sort` has claimed.
+// the slots `colour_sort` has claimed; then the words from GS_GRAPH_DIFFERS on (the counts
+// stay those of the stored colouring while it is kept).
 @group(0) @binding(15) var<storage, read_write> colour_count: array<atomic<u32>>;
 // x = the colour this dispatch sweeps, y = the colouring round (256 B apart in one buffer,
 // chosen per dispatch by the offset: src/solve `gauss`).
@@ -150,6 +166,77 @@ fn scan_body(i: u32, b: u32, round: u32) -> vec2<u32> {
     return acc;
 }
 
+// Constraint i's word pair in the stored graph, and the header after them: (1 when the
+// stored colouring may be kept, its constraints, its contacts before the joint blocks).
+fn graph_at(i: u32) -> u32 {
+    return 2u * params.capacity + 2u * i;
+}
+
+fn graph_header() -> u32 {
+    return 4u * params.capacity;
+}
+
+// The bodies constraint i couples as the colouring sees them: one that does not move couples
+// nothing (`scan_body`), so it reads as WORLD.
+fn graph_key(i: u32) -> vec2<u32> {
+    let ids = contacts_at(i).ids;
+    return vec2<u32>(select(WORLD, ids.x, moves(ids.x)), select(WORLD, ids.y, moves(ids.y)));
+}
+
+// Whether a capacity overflowed this step (the step is redone): the bodies' lists may then
+// name constraints past the step's, whose colour words the colouring reads as they are.
+fn graph_overflows() -> bool {
+    return counts[1] != 0u || counts[0] + params.joint_blocks > params.capacity;
+}
+
+// Whether constraint i couples other bodies than when the stored colouring was computed.
+@compute @workgroup_size(256)
+fn colour_check(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = linear_index(gid, nwg);
+    if i >= scal.n_contacts {
+        return;
+    }
+    let k = graph_key(i);
+    let at = graph_at(i);
+    if colour[at] != k.x || colour[at + 1u] != k.y {
+        atomicStore(&colour_count[GS_GRAPH_DIFFERS], 1u);
+    }
+}
+
+// One workgroup after `colour_check`: keep the stored colouring when it is valid and its
+// graph is this step's, else recolour (GS_RECOLOUR) and store this step's header (the rounds
+// that follow in the same pass compute the colours it describes, from counts at 0). The
+// slots `colour_sort` claims start at 0 either way.
+@compute @workgroup_size(256)
+fn colour_plan(@builtin(local_invocation_index) lid: u32) {
+    if lid < GS_COLOURS {
+        atomicStore(&colour_count[GS_COLOURS + lid], 0u);
+    }
+    if lid != 0u {
+        return;
+    }
+    let h = graph_header();
+    let n = scal.n_contacts;
+    let stored = colour[h] == 1u && colour[h + 1u] == n && colour[h + 2u] == counts[0];
+    let differs = atomicLoad(&colour_count[GS_GRAPH_DIFFERS]) != 0u;
+    let keep = stored && !differs && !graph_overflows();
+    atomicStore(&colour_count[GS_GRAPH_DIFFERS], 0u);
+    atomicStore(&colour_count[GS_RECOLOUR], select(1u, 0u, keep));
+    atomicAdd(&colour_count[GS_STEPS_CHECKED], 1u);
+    if keep {
+        atomicAdd(&colour_count[GS_STEPS_KEPT], 1u);
+        return;
+    }
+    colour[h] = select(1u, 0u, graph_overflows());
+    colour[h + 1u] = n;
+    colour[h + 2u] = counts[0];
+    // The reset zeroes them too, but covers no invocation when there is no constraint.
+    for (var k = 0u; k < GS_COLOURS; k++) {
+        atomicStore(&colour_count[k], 0u);
+    }
+}
+
+// Before the rounds: no colours, no counts, and this step's graph stored with them.
 @compute @workgroup_size(256)
 fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
@@ -158,6 +245,10 @@ fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     }
     if i < scal.n_contacts {
         colour[i] = UNCOLOURED;
+        let k = graph_key(i);
+        let at = graph_at(i);
+        colour[at] = k.x;
+        colour[at + 1u] = k.y;
     }
 }
 

@@ -19,7 +19,8 @@
 // One vec4 per sweep: (residual of the trial, best residual, L, accepted).
 @group(0) @binding(5) var<storage, read_write> history: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> step_stats: array<u32>;
-// Coloured Gauss–Seidel: constraints per colour (solve_gauss's colouring).
+// Coloured Gauss–Seidel: constraints per colour (solve_gauss's colouring), then the words
+// from GS_GRAPH_DIFFERS on.
 @group(0) @binding(7) var<storage, read> colour_count: array<u32>;
 
 @compute @workgroup_size(256)
@@ -76,6 +77,18 @@ fn colour_args(@builtin(local_invocation_index) lid: u32) {
     // The extrapolation's invocations: one per constraint and one per body.
     let extrapolate = max(scal.n_groups, body_groups());
     set_args(GS_ARGS + 4u * (GS_COLOURS + 1u), select(0u, extrapolate, on));
+}
+
+// Coloured Gauss–Seidel, before the colouring: the arguments of its reset, rounds and close
+// (solve_gauss), every constraint when `colour_plan` decided to recolour, none when the
+// stored colouring is this step's graph's.
+@compute @workgroup_size(256)
+fn colour_rounds_args(@builtin(local_invocation_index) lid: u32) {
+    if lid != 0u {
+        return;
+    }
+    let recolour = colour_count[GS_RECOLOUR] != 0u;
+    set_args(GS_ARGS + 4u * (GS_COLOURS + 2u), select(0u, scal.n_groups, recolour));
 }
 
 // After a Gauss–Seidel sweep and its residual (solve_gauss `gauss_residual`).

@@ -191,9 +191,18 @@ const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt
 // Coloured Gauss–Seidel (solve_gauss): the colours a sweep visits, the last being the class of
 // constraints left over by the colouring (src/solve `GS_COLOURS`), and the first word of
 // colour 0's indirect arguments in solve_reduce's `args` (then colour k's at GS_ARGS + 4k,
-// the left-over class's gather of Δv after the last colour's, then the extrapolation's).
+// the left-over class's gather of Δv after the last colour's, then the extrapolation's, then
+// the colouring's: reset, rounds and close).
 const GS_COLOURS: u32 = 16u;
 const GS_ARGS: u32 = 24u;
+// solve_gauss's `colour_count` after the counts and claimed slots (2 GS_COLOURS words):
+// whether the stored colouring fails this step's constraint graph (`colour_check`), whether
+// this step recolours (`colour_plan`; solve_reduce `colour_rounds_args` reads it), then the
+// steps checked and the steps whose colouring was kept.
+const GS_GRAPH_DIFFERS: u32 = 2u * GS_COLOURS;
+const GS_RECOLOUR: u32 = GS_GRAPH_DIFFERS + 1u;
+const GS_STEPS_CHECKED: u32 = GS_GRAPH_DIFFERS + 2u;
+const GS_STEPS_KEPT: u32 = GS_GRAPH_DIFFERS + 3u;
 
 // Body index of "the world" (no velocity, no mass) on the A side of a joint block.
 const WORLD: u32 = 0xffffffffu;

@@ -1,19 +1,27 @@
 //! Coloured nonsmooth Gauss–Seidel (`kind = "gauss_seidel"`): the constraints are coloured
-//! so that no two of a colour share a moving body (Jones & Plassmann 1993, on the GPU every
-//! step), and a sweep visits the colours in order, each constraint solving its block from
-//! its neighbours' impulses of the same sweep (Jean 1999; Preclik & Rüde 2015) and writing its
-//! bodies' Δv at once. The arithmetic is in `shaders/solve_gauss.wgsl`; the f64 twin is
-//! `reference::gauss_seidel`; why it takes fewer sweeps than projected Jacobi and APGD on a
-//! deep bed is in the book (Solver depth).
+//! so that no two of a colour share a moving body (Jones & Plassmann 1993, on the GPU
+//! whenever the constraint graph changes), and a sweep visits the colours in order, each
+//! constraint solving its block from its neighbours' impulses of the same sweep (Jean 1999;
+//! Preclik & Rüde 2015) and writing its bodies' Δv at once. The arithmetic is in
+//! `shaders/solve_gauss.wgsl`; the f64 twin is `reference::gauss_seidel`; why it takes
+//! fewer sweeps than projected Jacobi and APGD on a deep bed is in the book (Solver depth).
 //!
-//! Per solve: `colour_reset`, [`COLOUR_ROUNDS`] Jones–Plassmann rounds, `colour_close` and
-//! `colour_sort` (the constraints listed by colour) after assembly; per cone problem,
-//! `colour_args` (solve_reduce) writes each colour's indirect arguments from its count (zero
-//! once converged); per sweep, one dispatch per colour over its list, the left-over class's
-//! gather of Δv (solve_schur, empty unless some constraint was left over), the residual from
-//! the bodies' Δv, `reduce_gauss` (the stop test and the momentum) and the extrapolation of
-//! γ and of the bodies' Δv in one dispatch. With rolling or spinning resistance a contact's
-//! rows 3–5 are a second block stepped in the contact's visit (same colour, same bodies).
+//! Per solve, after assembly: `colour_check` (does any constraint couple other moving
+//! bodies than in the graph the stored colouring was computed for?), `colour_plan` (keep or
+//! recolour) and solve_reduce's `colour_rounds_args`; then `colour_reset`,
+//! [`COLOUR_ROUNDS`] Jones–Plassmann rounds and `colour_close` over every constraint when
+//! recolouring and over none when the colouring is kept (the colours are a function of that
+//! graph alone, so keeping them changes no bit; a bed at rest keeps them step after step);
+//! then `colour_sort` every step (the constraints listed by colour, and each block's
+//! majorant, which depends on the step's poses). What invalidates the stored graph is in
+//! `shaders/solve_gauss.wgsl` and the book (Coloured Gauss–Seidel, "Keeping the
+//! colouring"). Per cone problem, `colour_args` (solve_reduce) writes each colour's
+//! indirect arguments from its count (zero once converged); per sweep, one dispatch per
+//! colour over its list, the left-over class's gather of Δv (solve_schur, empty unless some
+//! constraint was left over), the residual from the bodies' Δv, `reduce_gauss` (the stop
+//! test and the momentum) and the extrapolation of γ and of the bodies' Δv in one dispatch.
+//! With rolling or spinning resistance a contact's rows 3–5 are a second block stepped in
+//! the contact's visit (same colour, same bodies).
 
 use super::{Layout, Solve, SolveInputs, SolveKernels};
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
@@ -32,25 +40,39 @@ const ARGS_COLOURS: u64 = 24 * 4;
 const ARGS_LEFT_OVER_BODY: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
 /// The extrapolation (one invocation per constraint and per body), after the gather's.
 const ARGS_EXTRAPOLATE: u64 = ARGS_LEFT_OVER_BODY + 16;
+/// The colouring's reset, rounds and close: every constraint, or none while the stored
+/// colouring is kept (solve_reduce `colour_rounds_args`).
+const ARGS_RECOLOUR: u64 = ARGS_EXTRAPOLATE + 16;
 /// Bytes of the solver's indirect arguments buffer.
-pub(super) const ARGS_BYTES: u64 = ARGS_EXTRAPOLATE + 16;
+pub(super) const ARGS_BYTES: u64 = ARGS_RECOLOUR + 16;
 /// Stride of the phase uniforms (the largest uniform offset alignment an adapter may ask).
 const PHASE_STRIDE: u64 = 256;
 
-/// For Gauss–Seidel, a colour word per constraint of capacity and the constraints listed by
-/// colour (`colour_sort`); else a placeholder.
+/// For Gauss–Seidel, a colour word per constraint of capacity, the constraints listed by
+/// colour (`colour_sort`), the graph the colours were computed for (two words per
+/// constraint) and its header; else a placeholder. A new buffer is zeroed: its header
+/// says no colouring is stored, so the first solve recolours.
 pub(super) fn colour_buffer(
     ctx: &GpuContext,
     layout: Layout,
     capacity: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
-    let words = if layout.gauss { 2 * capacity } else { 1 };
+    let words = if layout.gauss {
+        4 * capacity + GRAPH_HEADER_WORDS
+    } else {
+        1
+    };
     buffers::storage_zeroed(ctx, "solve colours", words * 4)
 }
 
-/// Words of the colour counts: constraints per colour, then the slots `colour_sort` claimed
-/// per colour.
-pub(super) const COLOUR_COUNT_WORDS: u64 = 2 * GS_COLOURS as u64;
+/// Words of the stored graph's header (solve_gauss `graph_header`: valid, constraints,
+/// contacts, a spare word).
+const GRAPH_HEADER_WORDS: u64 = 4;
+
+/// Words of the colour counts: constraints per colour, the slots `colour_sort` claimed per
+/// colour, then (shaders/common/solve.wgsl `GS_GRAPH_DIFFERS` on) whether the stored graph
+/// differs, whether this step recolours, and the steps checked and kept.
+pub(super) const COLOUR_COUNT_WORDS: u64 = 2 * GS_COLOURS as u64 + 4;
 
 /// Words per body of the solver's Δv: (linear, angular) vec4s, and for Gauss–Seidel the same
 /// again for the previous sweep's Δv (its momentum extrapolates Δv per body).
@@ -158,21 +180,62 @@ impl Solve {
     }
 
     /// The colouring of this step's constraints and their lists by colour (after assembly,
-    /// before the first cone problem).
+    /// before the first cone problem). With the colouring kept while the constraint graph
+    /// is unchanged (the default), `colour_check` and `colour_plan` decide on the GPU whether
+    /// the reset, rounds and close run over every constraint or over none; else they run
+    /// every step.
     pub(super) fn record_colouring(
         &self,
         k: &SolveKernels,
         p: &mut wgpu::ComputePass,
         binds: &GaussBinds,
+        red: &wgpu::BindGroup,
     ) {
         let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
-        let all = super::ARGS_ALL;
-        kernel.dispatch_indirect_at(p, "colour_reset", binds.phase(0), &self.args, all);
+        let (args, all) = (&self.args, super::ARGS_ALL);
+        let rounds = if self.colour_reuse {
+            kernel.dispatch_indirect_at(p, "colour_check", binds.phase(0), args, all);
+            kernel.dispatch_groups(p, "colour_plan", &binds.group, 1);
+            k.reduce.dispatch_groups(p, "colour_rounds_args", red, 1);
+            ARGS_RECOLOUR
+        } else {
+            all
+        };
+        kernel.dispatch_indirect_at(p, "colour_reset", binds.phase(0), args, rounds);
         for round in 0..COLOUR_ROUNDS {
-            kernel.dispatch_indirect_at(p, "colour_round", binds.phase(round), &self.args, all);
+            kernel.dispatch_indirect_at(p, "colour_round", binds.phase(round), args, rounds);
         }
-        kernel.dispatch_indirect_at(p, "colour_close", binds.phase(0), &self.args, all);
-        kernel.dispatch_indirect_at(p, "colour_sort", binds.phase(0), &self.args, all);
+        kernel.dispatch_indirect_at(p, "colour_close", binds.phase(0), args, rounds);
+        kernel.dispatch_indirect_at(p, "colour_sort", binds.phase(0), args, all);
+    }
+
+    /// Whether the colouring is kept while the constraint graph is unchanged (the default)
+    /// or recomputed every step, which gives the same colours (for tests and benchmarks).
+    /// Turning it on forgets the stored colouring, whose graph was not kept up to date.
+    pub fn set_colour_reuse(&mut self, ctx: &GpuContext, on: bool) {
+        if on && !self.colour_reuse {
+            self.forget_colouring(ctx);
+        }
+        self.colour_reuse = on;
+    }
+
+    /// Marks the stored colouring invalid, so that the next solve recolours: for what the
+    /// colouring reads that the stored graph does not record (the joint lists).
+    pub(super) fn forget_colouring(&self, ctx: &GpuContext) {
+        if self.c.layout.gauss {
+            let header = 4 * 4 * self.c.capacity as u64;
+            ctx.queue.write_buffer(&self.c.colour, header, &[0u8; 4]);
+        }
+    }
+
+    /// Gauss–Seidel solves recorded with the colouring check so far, and those among them
+    /// that kept the stored colouring (reads the GPU: not for the step loop).
+    pub fn colourings_kept(&self, ctx: &GpuContext) -> Result<(u32, u32), GpuError> {
+        let words =
+            buffers::read_buffer::<u32>(ctx, &self.colour_count, COLOUR_COUNT_WORDS as usize)?;
+        // shaders/common/solve.wgsl `GS_STEPS_CHECKED`, `GS_STEPS_KEPT`.
+        let at = 2 * GS_COLOURS as usize;
+        Ok((words[at + 2], words[at + 3]))
     }
 
     /// One cone problem's sweeps (Nγ, residual and scalar state set up), at most the sweep

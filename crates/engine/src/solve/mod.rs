@@ -398,6 +398,9 @@ pub struct Solve {
     tail: bool,
     /// Whether the Painlevé diagnostic runs (see [`Solve::set_painleve`]).
     painleve: bool,
+    /// Gauss–Seidel keeps its colouring while the constraint graph is unchanged
+    /// ([`Solve::set_colour_reuse`]).
+    colour_reuse: bool,
     /// The flow axis of a sheared periodic cell ([`Solve::set_shear_flow`]).
     shear_flow: [f32; 3],
     update: Kernel,
@@ -610,6 +613,7 @@ impl Solve {
             fused: false,
             tail: true,
             painleve: true,
+            colour_reuse: true,
             shear_flow: [0.0; 3],
             update,
             params,
@@ -702,6 +706,8 @@ impl Solve {
         let mut words = jcsr.to_vec();
         words.resize(words.len().max(4), 0);
         self.jcsr = buffers::storage_from(ctx, "solve joint lists", &words)?;
+        // The colouring reads the joint lists, which its stored graph does not record.
+        self.forget_colouring(ctx);
         self.write_params(ctx);
         Ok(())
     }
@@ -1023,7 +1029,7 @@ impl Solve {
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
         let gauss = self.bind_gauss(ctx, inputs);
         if let Some(binds) = &gauss {
-            self.record_colouring(k, p, binds);
+            self.record_colouring(k, p, binds, &red);
         }
         // The one-workgroup stage runs the whole solve (fused), or the sweeps a step needs
         // past the recorded budget (tail); bound only when it is dispatched.

@@ -14,6 +14,14 @@ pub trait BenchKnobs {
     /// APGD steps with the count-scaled η as before the plain diagonal
     /// ([`crate::solve::Solve::set_counted_step`]).
     fn set_counted_step(&mut self, on: bool);
+    /// Gauss–Seidel's colouring kept while the constraint graph is unchanged (the default)
+    /// or recomputed every step ([`crate::solve::Solve::set_colour_reuse`]); results are the
+    /// same either way. A restored checkpoint's solver starts with the default.
+    fn set_colour_reuse(&mut self, on: bool);
+    /// Gauss–Seidel solves that checked their constraint graph so far and those among them
+    /// that kept the stored colouring ([`crate::solve::Solve::colourings_kept`]); (0, 0)
+    /// for the other kinds. Reads the GPU.
+    fn colourings_kept(&self) -> Result<(u32, u32), GpuError>;
     /// Wall seconds of one submission that runs collision on the current state, the set-up
     /// of a solve and `repeats` dispatches of one sweep kernel; the state does not advance.
     fn time_solver_kernel(&mut self, kernel: &str, repeats: u32) -> Result<f64, GpuError>;
@@ -39,6 +47,19 @@ impl BenchKnobs for Simulation {
     fn set_counted_step(&mut self, on: bool) {
         if let Some(c) = self.contact.as_mut() {
             c.solve.set_counted_step(on);
+        }
+    }
+
+    fn set_colour_reuse(&mut self, on: bool) {
+        if let Some(c) = self.contact.as_mut() {
+            c.solve.set_colour_reuse(&self.ctx, on);
+        }
+    }
+
+    fn colourings_kept(&self) -> Result<(u32, u32), GpuError> {
+        match &self.contact {
+            Some(c) => c.solve.colourings_kept(&self.ctx),
+            None => Ok((0, 0)),
         }
     }
 
