@@ -69,10 +69,17 @@ pub(super) fn colour_buffer(
 /// contacts, a spare word).
 const GRAPH_HEADER_WORDS: u64 = 4;
 
+/// The colour counts' words after the counts and claimed slots (`GS_*` in
+/// shaders/common/solve.wgsl): whether the stored graph differs, whether this step
+/// recolours, and the solves checked and kept.
+pub(crate) const GS_GRAPH_DIFFERS: u32 = 2 * GS_COLOURS;
+pub(crate) const GS_RECOLOUR: u32 = GS_GRAPH_DIFFERS + 1;
+pub(crate) const GS_STEPS_CHECKED: u32 = GS_GRAPH_DIFFERS + 2;
+pub(crate) const GS_STEPS_KEPT: u32 = GS_GRAPH_DIFFERS + 3;
+
 /// Words of the colour counts: constraints per colour, the slots `colour_sort` claimed per
-/// colour, then (shaders/common/solve.wgsl `GS_GRAPH_DIFFERS` on) whether the stored graph
-/// differs, whether this step recolours, and the steps checked and kept.
-pub(super) const COLOUR_COUNT_WORDS: u64 = 2 * GS_COLOURS as u64 + 4;
+/// colour, then the words from [`GS_GRAPH_DIFFERS`] on.
+pub(super) const COLOUR_COUNT_WORDS: u64 = GS_STEPS_KEPT as u64 + 1;
 
 /// Words per body of the solver's Δv: (linear, angular) vec4s, and for Gauss–Seidel the same
 /// again for the previous sweep's Δv (its momentum extrapolates Δv per body).
@@ -233,9 +240,8 @@ impl Solve {
     pub fn colourings_kept(&self, ctx: &GpuContext) -> Result<(u32, u32), GpuError> {
         let words =
             buffers::read_buffer::<u32>(ctx, &self.colour_count, COLOUR_COUNT_WORDS as usize)?;
-        // shaders/common/solve.wgsl `GS_STEPS_CHECKED`, `GS_STEPS_KEPT`.
-        let at = 2 * GS_COLOURS as usize;
-        Ok((words[at + 2], words[at + 3]))
+        let word = |k: u32| words[k as usize];
+        Ok((word(GS_STEPS_CHECKED), word(GS_STEPS_KEPT)))
     }
 
     /// One cone problem's sweeps (Nγ, residual and scalar state set up), at most the sweep

@@ -13,7 +13,9 @@ fn ids_have_one_value() {
     use crate::model::rows::projection::{PROJECTION_BOX, PROJECTION_CONE, PROJECTION_DISK};
     use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
     use crate::shapes::Routine;
-    use crate::solve::gauss::GS_COLOURS;
+    use crate::solve::gauss::{
+        GS_COLOURS, GS_GRAPH_DIFFERS, GS_RECOLOUR, GS_STEPS_CHECKED, GS_STEPS_KEPT,
+    };
     let shared: &[(&str, u32)] = &[
         ("SHAPE_SPHERE", SHAPE_SPHERE),
         ("SHAPE_BOX", SHAPE_BOX),
@@ -43,6 +45,10 @@ fn ids_have_one_value() {
         ("PATCH_FEATURE_DIST", PATCH_FEATURE_DIST),
         ("OVERFLOW_CONTACTS", OVERFLOW_CONTACTS),
         ("GS_COLOURS", GS_COLOURS),
+        ("GS_GRAPH_DIFFERS", GS_GRAPH_DIFFERS),
+        ("GS_RECOLOUR", GS_RECOLOUR),
+        ("GS_STEPS_CHECKED", GS_STEPS_CHECKED),
+        ("GS_STEPS_KEPT", GS_STEPS_KEPT),
         ("SCAN_BLOCK", SCAN_BLOCK),
         ("ROUTINE_SPHERE", Routine::Sphere as u32),
         ("ROUTINE_BOX", Routine::Box as u32),
