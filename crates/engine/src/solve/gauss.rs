@@ -71,9 +71,8 @@ const GRAPH_HEADER_WORDS: u64 = 4;
 
 /// The colour counts' words after the counts and claimed slots (`GS_*` in
 /// shaders/common/solve.wgsl): whether the stored graph differs, whether this step
-/// recolours, and the solves checked and kept.
+/// recolours (`GS_RECOLOUR`, the shaders' alone), and the solves checked and kept.
 pub(crate) const GS_GRAPH_DIFFERS: u32 = 2 * GS_COLOURS;
-pub(crate) const GS_RECOLOUR: u32 = GS_GRAPH_DIFFERS + 1;
 pub(crate) const GS_STEPS_CHECKED: u32 = GS_GRAPH_DIFFERS + 2;
 pub(crate) const GS_STEPS_KEPT: u32 = GS_GRAPH_DIFFERS + 3;
 

@@ -13,9 +13,7 @@ fn ids_have_one_value() {
     use crate::model::rows::projection::{PROJECTION_BOX, PROJECTION_CONE, PROJECTION_DISK};
     use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
     use crate::shapes::Routine;
-    use crate::solve::gauss::{
-        GS_COLOURS, GS_GRAPH_DIFFERS, GS_RECOLOUR, GS_STEPS_CHECKED, GS_STEPS_KEPT,
-    };
+    use crate::solve::gauss::{GS_COLOURS, GS_GRAPH_DIFFERS, GS_STEPS_CHECKED, GS_STEPS_KEPT};
     let shared: &[(&str, u32)] = &[
         ("SHAPE_SPHERE", SHAPE_SPHERE),
         ("SHAPE_BOX", SHAPE_BOX),
@@ -46,7 +44,6 @@ fn ids_have_one_value() {
         ("OVERFLOW_CONTACTS", OVERFLOW_CONTACTS),
         ("GS_COLOURS", GS_COLOURS),
         ("GS_GRAPH_DIFFERS", GS_GRAPH_DIFFERS),
-        ("GS_RECOLOUR", GS_RECOLOUR),
         ("GS_STEPS_CHECKED", GS_STEPS_CHECKED),
         ("GS_STEPS_KEPT", GS_STEPS_KEPT),
         ("SCAN_BLOCK", SCAN_BLOCK),
