@@ -410,9 +410,20 @@ struct BenchArgs {
     /// Output directory for bench.csv and bench.json.
     #[arg(long, default_value = "out/bench")]
     out: PathBuf,
-    /// pile, hopper or all.
+    /// pile, hopper, column, all (pile and hopper) or a comma-separated list.
     #[arg(long, default_value = "all")]
     scene: String,
+    /// Depths in layers (comma-separated), in place of --sizes: each scene's lattice that
+    /// many layers deep (column: 6 grains wide at any depth; pile: as tall as wide).
+    #[arg(long, value_delimiter = ',', value_parser = layer_count)]
+    layers: Vec<usize>,
+    /// The packs (comma-separated): lattice (built at rest) and random (the same grains as a
+    /// random_fill, settled under gravity and saved under --packs, measured from there).
+    #[arg(long, value_delimiter = ',', default_value = "lattice", value_parser = ["lattice", "random"])]
+    pack: Vec<String>,
+    /// Where settled random packs are saved and found again (default: OUT/packs).
+    #[arg(long)]
+    packs: Option<PathBuf>,
     /// Maximum solver sweeps per step (1 to 100000, as `[solver] max_iterations`).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     iterations: Option<u32>,
@@ -485,6 +496,15 @@ fn bench_solver_settings(
     Ok(solver)
 }
 
+/// A benchmark depth: a whole number of layers, at least 2.
+fn layer_count(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if n < 2 => Err(format!("a depth must be at least 2 layers (got {n})")),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("{s:?} is not a layer count: {e}")),
+    }
+}
+
 /// A benchmark size: a whole number of grains, at least 1.
 fn grain_count(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
@@ -495,17 +515,30 @@ fn grain_count(s: &str) -> Result<usize, String> {
 }
 
 fn cmd_bench(a: BenchArgs) -> Result<(), String> {
-    use bristlecone::bench::{self, BenchOptions, SceneKind, Timing};
-    let scenes = match a.scene.as_str() {
-        "pile" => vec![SceneKind::Pile],
-        "hopper" => vec![SceneKind::Hopper],
-        "all" => vec![SceneKind::Pile, SceneKind::Hopper],
-        other => {
-            return Err(format!(
-                "unknown scene '{other}' (expected pile, hopper or all)"
-            ))
+    use bristlecone::bench::{self, BenchOptions, Pack, SceneKind, Timing};
+    let mut scenes = Vec::new();
+    for name in a.scene.split(',').map(str::trim) {
+        match name {
+            "pile" => scenes.push(SceneKind::Pile),
+            "hopper" => scenes.push(SceneKind::Hopper),
+            "column" => scenes.push(SceneKind::Column),
+            "all" => scenes.extend([SceneKind::Pile, SceneKind::Hopper]),
+            other => {
+                return Err(format!(
+                    "unknown scene '{other}' (expected pile, hopper, column or all)"
+                ))
+            }
         }
-    };
+    }
+    let packs = (a.pack.iter())
+        .map(|p| {
+            if p == "random" {
+                Pack::Random
+            } else {
+                Pack::Lattice
+            }
+        })
+        .collect();
     if a.peer && !cfg!(feature = "peer") {
         return Err(
             "--peer needs a build with the Rapier peer: cargo run --release --features peer -- bench --peer"
@@ -517,6 +550,9 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
         .collect::<Result<Vec<_>, _>>()?;
     let opts = BenchOptions {
         sizes: a.sizes,
+        layers: a.layers,
+        packs,
+        packs_dir: Some(a.packs.unwrap_or_else(|| a.out.join("packs"))),
         steps: a.steps,
         warmup: a.warmup,
         scenes,

@@ -759,11 +759,23 @@ pub fn plot_points_on_lines(
     }
 }
 
+/// [`plot_lines`] with a y scale per panel: logarithmic where the flag is set.
+pub fn plot_lines_scaled(path: &Path, panels: Vec<(LinePanel, bool)>) -> Result<bool, PlotError> {
+    let scaled = (panels.into_iter())
+        .map(|(lp, log)| (lp, if log { YScale::Log } else { YScale::Linear }))
+        .collect();
+    plot_scaled_panels(path, scaled)
+}
+
 fn plot_panels(path: &Path, panels: Vec<LinePanel>, scale: YScale) -> Result<bool, PlotError> {
+    plot_scaled_panels(path, panels.into_iter().map(|lp| (lp, scale)).collect())
+}
+
+fn plot_scaled_panels(path: &Path, panels: Vec<(LinePanel, YScale)>) -> Result<bool, PlotError> {
     ensure_font()?;
     let panels: Vec<Panel> = panels
         .into_iter()
-        .filter_map(|lp| {
+        .filter_map(|(lp, scale)| {
             let series = lp
                 .series
                 .into_iter()

@@ -24,7 +24,7 @@ pub mod peer;
 use crate::gpu::{bandwidth, GpuContext, GpuError};
 use crate::solve::{SolverKind, SolverSettings};
 use crate::step::{BenchKnobs, Simulation, StageTimes, STAGE_NAMES};
-pub use scenes::{BenchScene, SceneKind, Wall};
+pub use scenes::{BenchScene, Pack, SceneKind, Wall};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,6 +44,13 @@ pub enum Timing {
 #[derive(Clone, Debug)]
 pub struct BenchOptions {
     pub sizes: Vec<usize>,
+    /// Depths of the lattices in layers, in place of `sizes` when not empty (each scene's
+    /// grains for that depth: [`SceneKind::grains_for_layers`]).
+    pub layers: Vec<usize>,
+    /// The packs each scene and size runs as, in this order.
+    pub packs: Vec<Pack>,
+    /// Where settled random packs are saved and found again; None: settled and not saved.
+    pub packs_dir: Option<PathBuf>,
     /// Measured steps per run; None: [`default_steps`].
     pub steps: Option<u32>,
     pub warmup: u32,
@@ -79,6 +86,9 @@ impl Default for BenchOptions {
     fn default() -> Self {
         BenchOptions {
             sizes: DEFAULT_SIZES.to_vec(),
+            layers: Vec::new(),
+            packs: vec![Pack::Lattice],
+            packs_dir: None,
             steps: None,
             warmup: 2,
             scenes: vec![SceneKind::Pile, SceneKind::Hopper],
@@ -112,6 +122,9 @@ pub fn default_steps(n: usize) -> u32 {
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchRow {
     pub scene: SceneKind,
+    pub pack: Pack,
+    /// Layers of the lattice (of a random pack: of the lattice with its grains).
+    pub layers: usize,
     pub grains: usize,
     pub bodies: usize,
     pub steps: u32,
@@ -136,6 +149,8 @@ pub struct BenchRow {
     pub residual_mean: f64,
     pub residual_max: f64,
     pub max_penetration: f64,
+    /// Height of the bed's top (the highest grain's top) after the measured steps, m.
+    pub bed_height: f64,
     pub kinetic_energy_end: f64,
     /// GPU bytes per body (body arrays + collision and solver per-body buffers).
     pub bytes_per_body: f64,
@@ -159,6 +174,7 @@ pub struct BenchRow {
 #[derive(Clone, Debug, Serialize)]
 pub struct Skipped {
     pub scene: SceneKind,
+    pub pack: Pack,
     pub grains: usize,
     pub reason: String,
 }
@@ -241,7 +257,9 @@ fn solver_label(s: &SolverSettings) -> String {
 pub const SCENE_NOTE: &str = "FCC lattice of r = 5 mm spheres built at rest (no settling run): \
 pile = on a floor plane between 4 solid-box walls, as tall as wide; hopper = twice as tall as \
 wide in a square bin of solid-box walls, floor of 4 solid-box plates around a 6 d square \
-orifice, catch plane one bin height below. dt = 1 ms, mu = 0.5, restitution 0.";
+orifice, catch plane one bin height below; column = the pile's bin 6 grains wide at any depth. \
+random pack = the same grains and bin as a random_fill at solid fraction 0.45, settled under \
+gravity before the run. dt = 1 ms, mu = 0.5, restitution 0.";
 
 /// Why a run of `n` grains cannot fit this adapter, if it cannot.
 pub fn fits(ctx: &GpuContext, n: usize) -> Result<(), String> {
@@ -282,6 +300,11 @@ pub fn run_one(
     let recs = sim.advance(steps, 1)?;
     let wall = t.elapsed().as_secs_f64() / steps as f64;
     let colourings = sim.colourings_kept()?;
+    let end = sim.read_state()?;
+    let bed_height = (end.pos.iter().zip(&end.info))
+        .filter(|(_, info)| info[0] == crate::bodies::MOTION_DYNAMIC)
+        .map(|(p, _)| (p[2] + p[3]) as f64)
+        .fold(0.0, f64::max);
     let colourings_kept = (solver.kind == SolverKind::GaussSeidel)
         .then(|| (colourings.1 - kept) as f64 / (colourings.0 - checked).max(1) as f64);
     let times: Vec<StageTimes> = if stamps {
@@ -319,6 +342,8 @@ pub fn run_one(
     }
     Ok(BenchRow {
         scene: scene.kind,
+        pack: scene.pack,
+        layers: scene.layers,
         grains: n,
         bodies,
         steps,
@@ -337,6 +362,7 @@ pub fn run_one(
         residual_mean: recs.iter().map(|r| r.residual).sum::<f64>() / k,
         residual_max: recs.iter().map(|r| r.residual).fold(0.0, f64::max),
         max_penetration: recs.iter().map(|r| r.max_penetration).fold(0.0, f64::max),
+        bed_height,
         kinetic_energy_end: recs.last().map_or(0.0, |r| r.totals.kinetic_energy),
         bytes_per_body: (mem.bodies + mem.collide_fixed + mem.solver_bodies) as f64 / bodies as f64,
         bytes_per_contact: mem.contacts as f64 / mem.contact_capacity.max(1) as f64,
@@ -358,7 +384,7 @@ fn fill_growth(rows: &mut [BenchRow]) {
         let previous = rows[..i]
             .iter()
             .rev()
-            .find(|a| a.scene == b.scene && a.solver == b.solver);
+            .find(|a| a.scene == b.scene && a.pack == b.pack && a.solver == b.solver);
         if let Some(a) = previous {
             if b.grains > a.grains && a.timed_s_per_step > 0.0 {
                 let g =
@@ -367,6 +393,220 @@ fn fill_growth(rows: &mut [BenchRow]) {
             }
         }
     }
+}
+
+/// One run's point of the depth figure.
+pub struct DepthPoint {
+    /// The line it belongs to (scene, pack and solver).
+    pub line: String,
+    pub layers: usize,
+    /// Mean sweeps per measured step.
+    pub sweeps: f64,
+    /// Worst penetration over the measured steps ÷ the grains' diameter.
+    pub penetration_d: f64,
+    pub wall_ms: f64,
+}
+
+/// Mean sweeps per step, worst penetration ÷ d and wall time per step against the depth in
+/// layers, a line per scene, pack and solver, into the PNG at `path`; `Ok(false)` (nothing
+/// written) when no line has two depths.
+pub fn depth_figure(path: &Path, points: &[DepthPoint]) -> Result<bool, crate::plot::PlotError> {
+    type Line = (String, Vec<(f64, f64)>);
+    let mut sweeps: Vec<Line> = Vec::new();
+    let mut penetration: Vec<Line> = Vec::new();
+    let mut wall: Vec<Line> = Vec::new();
+    for p in points {
+        let at = |lines: &mut Vec<Line>, y: f64| {
+            let x = p.layers as f64;
+            match lines.iter_mut().find(|(l, _)| *l == p.line) {
+                Some((_, points)) => points.push((x, y)),
+                None => lines.push((p.line.clone(), vec![(x, y)])),
+            }
+        };
+        at(&mut sweeps, p.sweeps);
+        at(&mut penetration, p.penetration_d);
+        at(&mut wall, p.wall_ms);
+    }
+    if sweeps.iter().all(|(_, points)| points.len() < 2) {
+        return Ok(false);
+    }
+    let panel = |title: &str, y_label: &str, series: Vec<Line>| crate::plot::LinePanel {
+        title: title.into(),
+        x_label: "depth (layers)".into(),
+        y_label: y_label.into(),
+        series,
+    };
+    crate::plot::plot_lines_scaled(
+        path,
+        vec![
+            (panel("Sweeps per step", "mean sweeps", sweeps), false),
+            (
+                panel("Worst penetration", "penetration / d", penetration),
+                true,
+            ),
+            (panel("Wall time per step", "ms", wall), true),
+        ],
+    )
+}
+
+/// Runs `scene` with each solver of `opts` in turn.
+fn run_solvers(
+    ctx: &Arc<GpuContext>,
+    scene: &BenchScene,
+    opts: &BenchOptions,
+    copy_bw: f64,
+    rows: &mut Vec<BenchRow>,
+    skipped: &mut Vec<Skipped>,
+    log: &mut dyn FnMut(&str),
+) -> Result<(), String> {
+    let (kind, n, pack) = (scene.kind.name(), scene.grains.len(), scene.pack.name());
+    for solver in &opts.solvers {
+        let name = solver_name(solver.kind);
+        let t = Instant::now();
+        match run_one(ctx, scene, opts, solver, copy_bw) {
+            Ok(row) => {
+                log(&format!(
+                    "{kind} {pack} {n} {name}: {:.1} steps/s, {:.0} contacts, {:.1} sweeps ({:.1} s)",
+                    row.steps_per_s,
+                    row.contacts,
+                    row.iterations_mean,
+                    t.elapsed().as_secs_f64()
+                ));
+                rows.push(row);
+            }
+            Err(e @ GpuError::TooLarge { .. }) => {
+                let reason = format!("{name}: {e}");
+                log(&format!("skip {kind} {pack} {n}: {reason}"));
+                skipped.push(Skipped {
+                    scene: scene.kind,
+                    pack: scene.pack,
+                    grains: n,
+                    reason,
+                });
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Ok(())
+}
+
+/// The seed of every random pack's fill.
+const PACK_SEED: u64 = 1;
+/// Steps a random pack settles in, at most, in batches of [`SETTLE_BATCH`].
+const SETTLE_MAX_STEPS: u32 = 8000;
+const SETTLE_BATCH: u32 = 200;
+/// A pack has settled when its kinetic energy per grain is below this fraction of m·g·d
+/// (every grain slower than about 1.4 mm/s).
+const SETTLED_ENERGY: f64 = 1e-5;
+
+/// The random pack of `lattice`'s grains and bin, settled under gravity (APGD, 100 sweeps
+/// a step, the bench's tolerance) until its kinetic energy per grain falls below
+/// [`SETTLED_ENERGY`] · m g d: read from `dir` when it was saved there before, else settled
+/// and saved there (one line `x,y,z` per grain after a `#` header).
+pub fn settled(
+    ctx: &Arc<GpuContext>,
+    lattice: &BenchScene,
+    dir: Option<&Path>,
+    log: &mut dyn FnMut(&str),
+) -> Result<BenchScene, String> {
+    let n = lattice.grains.len();
+    let name = format!(
+        "{}_{}_layers_{n}_grains_seed_{PACK_SEED}.csv",
+        lattice.kind.name(),
+        lattice.layers
+    );
+    let path = dir.map(|d| d.join(name));
+    let fill = lattice.random_fill(PACK_SEED)?;
+    if let Some(path) = &path {
+        match read_pack(path, n) {
+            Ok(Some(grains)) => return Ok(fill.with_grains(grains)),
+            Ok(None) => {}
+            Err(e) => log(&format!("{e}; settling it again")),
+        }
+    }
+    let t = Instant::now();
+    let mut solver = bench_solver();
+    solver.max_iterations = 100;
+    let mut sim = Simulation::new(ctx.clone(), &fill.body_state(), fill.step_settings(solver))
+        .map_err(|e| e.to_string())?;
+    let scale = n as f64 * fill.grain_mass() as f64 * 9.81 * 2.0 * fill.radius as f64;
+    let mut steps = 0;
+    let mut energy = f64::INFINITY;
+    while steps < SETTLE_MAX_STEPS && energy > SETTLED_ENERGY * scale {
+        sim.advance(SETTLE_BATCH, u64::MAX)
+            .map_err(|e| e.to_string())?;
+        steps += SETTLE_BATCH;
+        energy = sim.totals().map_err(|e| e.to_string())?.kinetic_energy;
+    }
+    let state = sim.read_state().map_err(|e| e.to_string())?;
+    let grains: Vec<[f32; 3]> = (state.pos.iter().zip(&state.info))
+        .filter(|(_, info)| info[0] == crate::bodies::MOTION_DYNAMIC)
+        .map(|(p, _)| [p[0], p[1], p[2]])
+        .collect();
+    let pack = fill.with_grains(grains);
+    log(&format!(
+        "{} random {n}: settled in {steps} steps ({:.1} s), kinetic energy {:.2e} of m·g·d per grain, bed {:.1} d high",
+        lattice.kind.name(),
+        t.elapsed().as_secs_f64(),
+        energy / scale,
+        pack.top / (2.0 * pack.radius)
+    ));
+    if let Some(path) = &path {
+        write_pack(path, &pack, steps, energy / scale)
+            .map_err(|e| format!("cannot save the settled pack to {}: {e}", path.display()))?;
+    }
+    Ok(pack)
+}
+
+/// The grains of a saved pack; None when there is none; an error naming the file and line
+/// when it is not a pack of `n` grains.
+fn read_pack(path: &Path, n: usize) -> Result<Option<Vec<[f32; 3]>>, String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let mut grains = Vec::with_capacity(n);
+    for (k, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let xyz: Vec<f32> = (line.split(','))
+            .map(|x| x.trim().parse::<f32>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("{}:{}: not x,y,z: {e}", path.display(), k + 1))?;
+        match xyz[..] {
+            [x, y, z] if xyz.iter().all(|v| v.is_finite()) => grains.push([x, y, z]),
+            _ => return Err(format!("{}:{}: not x,y,z", path.display(), k + 1)),
+        }
+    }
+    if grains.len() != n {
+        return Err(format!(
+            "{}: {} grains, the scene has {n}",
+            path.display(),
+            grains.len()
+        ));
+    }
+    Ok(Some(grains))
+}
+
+fn write_pack(path: &Path, pack: &BenchScene, steps: u32, energy: f64) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut s = format!(
+        "# {} random pack, {} grains (the {}-layer lattice's), random_fill seed {PACK_SEED}, \
+         settled {steps} steps to a kinetic energy of {energy:.2e} m·g·d per grain\n",
+        pack.kind.name(),
+        pack.grains.len(),
+        pack.layers
+    );
+    for p in &pack.grains {
+        s += &format!("{},{},{}\n", p[0], p[1], p[2]);
+    }
+    let tmp = path.with_extension("csv.partial");
+    std::fs::write(&tmp, s)?;
+    std::fs::rename(tmp, path)
 }
 
 /// Runs the whole ladder; `log` gets a line per run as it finishes.
@@ -390,42 +630,38 @@ pub fn run(
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for &kind in &opts.scenes {
-        for &n in &opts.sizes {
+        let lattices: Vec<usize> = if opts.layers.is_empty() {
+            opts.sizes.clone()
+        } else {
+            opts.layers
+                .iter()
+                .map(|&l| kind.grains_for_layers(l))
+                .collect()
+        };
+        for (k, &n) in lattices.iter().enumerate() {
             if let Err(reason) = fits(ctx, n) {
                 log(&format!("skip {} {n}: {reason}", kind.name()));
-                skipped.push(Skipped {
-                    scene: kind,
-                    grains: n,
-                    reason,
-                });
+                for &pack in &opts.packs {
+                    let reason = reason.clone();
+                    skipped.push(Skipped {
+                        scene: kind,
+                        pack,
+                        grains: n,
+                        reason,
+                    });
+                }
                 continue;
             }
-            let scene = BenchScene::build(kind, n);
-            for solver in &opts.solvers {
-                let name = solver_name(solver.kind);
-                let t = Instant::now();
-                match run_one(ctx, &scene, opts, solver, copy_bw) {
-                    Ok(row) => {
-                        log(&format!(
-                            "{} {n} {name}: {:.1} steps/s, {:.0} contacts ({:.1} s)",
-                            kind.name(),
-                            row.steps_per_s,
-                            row.contacts,
-                            t.elapsed().as_secs_f64()
-                        ));
-                        rows.push(row);
-                    }
-                    Err(e @ GpuError::TooLarge { .. }) => {
-                        let reason = format!("{name}: {e}");
-                        log(&format!("skip {} {n}: {reason}", kind.name()));
-                        skipped.push(Skipped {
-                            scene: kind,
-                            grains: n,
-                            reason,
-                        });
-                    }
-                    Err(e) => return Err(e.to_string()),
-                }
+            let lattice = match opts.layers.get(k) {
+                Some(&layers) => BenchScene::with_layers(kind, layers),
+                None => BenchScene::build(kind, n),
+            };
+            for &pack in &opts.packs {
+                let scene = match pack {
+                    Pack::Lattice => lattice.clone(),
+                    Pack::Random => settled(ctx, &lattice, opts.packs_dir.as_deref(), log)?,
+                };
+                run_solvers(ctx, &scene, opts, copy_bw, &mut rows, &mut skipped, log)?;
             }
         }
     }
@@ -470,16 +706,18 @@ impl BenchReport {
         s += &format!("warm-up: {} unmeasured steps per run\n", self.warmup);
         s += &format!("scenes: {}\n\n", self.scene_note);
         s += &format!(
-            "{:<7} {:<12} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>5} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6} | {:>7} {:>8}\n",
-            "scene", "solver", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "capped", "residual",
-            "pen/d", "free_v", "collide", "solve", "integr", "bw_fv", "bw_co", "bw_so", "bw_in",
+            "{:<7} {:<7} {:>6} {:<12} {:>8} {:>5} {:>9} {:>8} {:>9} {:>6} {:>5} {:>9} {:>8} {:>7} | {:>8} {:>8} {:>8} {:>8} | {:>5} {:>5} {:>5} {:>5} | {:>6} {:>6} {:>6} | {:>7} {:>8}\n",
+            "scene", "pack", "layers", "solver", "grains", "steps", "contacts", "steps/s", "ms/step", "iters", "capped", "residual",
+            "pen/d", "top/d", "free_v", "collide", "solve", "integr", "bw_fv", "bw_co", "bw_so", "bw_in",
             "B/body", "B/cont", "growth", "Mci/s", "body·s/s"
         );
         for r in &self.rows {
             let ms = |x: f64| format!("{:.2}", x * 1e3);
             s += &format!(
-                "{:<7} {:<12} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>5} {:>9.2e} {:>8.1e} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6} | {:>7.2} {:>8.2}\n",
+                "{:<7} {:<7} {:>6} {:<12} {:>8} {:>5} {:>9.0} {:>8.2} {:>9} {:>6.1} {:>5} {:>9.2e} {:>8.1e} {:>7.1} | {:>8} {:>8} {:>8} {:>8} | {:>5.2} {:>5.2} {:>5.2} {:>5.2} | {:>6.0} {:>6.0} {:>6} | {:>7.2} {:>8.2}\n",
                 r.scene.name(),
+                r.pack.name(),
+                r.layers,
                 r.solver,
                 r.grains,
                 r.steps,
@@ -490,6 +728,7 @@ impl BenchReport {
                 r.capped_steps,
                 r.residual_mean,
                 r.max_penetration / (2.0 * scenes::RADIUS as f64),
+                r.bed_height / (2.0 * scenes::RADIUS as f64),
                 ms(r.stage_s[0]),
                 ms(r.stage_s[1]),
                 ms(r.stage_s[2]),
@@ -519,21 +758,29 @@ impl BenchReport {
              growth: (time per step / previous size's) / (size ratio), from the stage times.\n\
              capped: measured steps that used the whole sweep cap. \
              pen/d: max penetration / diameter over the measured steps. \
+             top/d: the bed's top after them / diameter. layers: of the lattice (a random pack: of the lattice with its grains). \
              Mci/s: 10^6 contact-iterations per second of the solve stage (contacts x sweeps / its time). \
              body·s/s: simulated body-seconds per wall-clock second (grains x dt / wall time per step).\n"
         );
         for r in self.rows.iter().filter(|r| r.colourings_kept.is_some()) {
             let kept = r.colourings_kept.unwrap_or(0.0);
             s += &format!(
-                "{} {} {}: the colouring was kept in {:.0} % of the measured steps' solves\n",
+                "{} {} {} {}: the colouring was kept in {:.0} % of the measured steps' solves\n",
                 r.scene.name(),
+                r.pack.name(),
                 r.solver,
                 r.grains,
                 100.0 * kept
             );
         }
         for k in &self.skipped {
-            s += &format!("skipped {} {}: {}\n", k.scene.name(), k.grains, k.reason);
+            s += &format!(
+                "skipped {} {} {}: {}\n",
+                k.scene.name(),
+                k.pack.name(),
+                k.grains,
+                k.reason
+            );
         }
         s += &format!("elapsed {:.1} s\n", self.elapsed_s);
         s
@@ -547,11 +794,12 @@ impl BenchReport {
              kinetic_energy_end_j,bytes_per_body,bytes_per_contact,contact_capacity,\
              bw_ratio_free_velocity,bw_ratio_collision,bw_ratio_solve,bw_ratio_integrate_stats,\
              growth,regrowths,contact_iterations_per_s,body_seconds_per_s,\
-             copy_bandwidth_bytes_per_s,capped_steps,solver_kind,colourings_kept\n",
+             copy_bandwidth_bytes_per_s,capped_steps,solver_kind,colourings_kept,pack,layers,\
+             bed_height_m\n",
         );
         for r in &self.rows {
             s += &format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.scene.name(),
                 r.grains,
                 r.bodies,
@@ -586,17 +834,38 @@ impl BenchReport {
                 r.capped_steps,
                 r.solver,
                 r.colourings_kept.map_or(String::new(), |k| k.to_string()),
+                r.pack.name(),
+                r.layers,
+                r.bed_height,
             );
         }
         s
     }
 
-    /// Writes `bench.csv` and `bench.json` into `dir`.
+    /// Writes `bench.csv` and `bench.json` into `dir`, and `depth.png` ([`Self::depth_figure`])
+    /// when the runs span two depths or more.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("bench.csv"), self.csv())?;
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        std::fs::write(dir.join("bench.json"), json)
+        std::fs::write(dir.join("bench.json"), json)?;
+        self.depth_figure(&dir.join("depth.png"))
+            .map(|_| ())
+            .map_err(std::io::Error::other)
+    }
+
+    /// The depth figure of these rows ([`depth_figure`]).
+    pub fn depth_figure(&self, path: &Path) -> Result<bool, crate::plot::PlotError> {
+        let points: Vec<DepthPoint> = (self.rows.iter())
+            .map(|r| DepthPoint {
+                line: format!("{} {} {}", r.scene.name(), r.pack.name(), r.solver),
+                layers: r.layers,
+                sweeps: r.iterations_mean,
+                penetration_d: r.max_penetration / (2.0 * scenes::RADIUS as f64),
+                wall_ms: r.wall_s_per_step * 1e3,
+            })
+            .collect();
+        depth_figure(path, &points)
     }
 }
 
@@ -645,7 +914,11 @@ mod tests {
         // The pile starts at rest and must stay (nearly) at rest over a few steps.
         let pile = &report.rows[0];
         assert_eq!(pile.scene, SceneKind::Pile);
-        let m = BenchScene::build(SceneKind::Pile, 200).grain_mass() as f64;
+        let lattice = BenchScene::build(SceneKind::Pile, 200);
+        assert_eq!((pile.pack, pile.layers), (Pack::Lattice, lattice.layers));
+        // At rest: the bed's top where the lattice's was (to a hundredth of a diameter).
+        assert!((pile.bed_height - lattice.top as f64).abs() < 0.01 * 2.0 * 0.005);
+        let m = lattice.grain_mass() as f64;
         assert!(
             pile.kinetic_energy_end < 200.0 * 0.5 * m * 0.01f64.powi(2),
             "pile KE {}",
@@ -663,9 +936,12 @@ mod tests {
             .lines()
             .next()
             .unwrap()
-            .ends_with(",capped_steps,solver_kind,colourings_kept"));
-        // APGD colours nothing: an empty last column.
-        assert!(csv.lines().skip(1).all(|l| l.ends_with(",apgd,")), "{csv}");
+            .ends_with(",capped_steps,solver_kind,colourings_kept,pack,layers,bed_height_m"));
+        // APGD colours nothing: an empty colourings column.
+        assert!(
+            csv.lines().skip(1).all(|l| l.contains(",apgd,,lattice,")),
+            "{csv}"
+        );
         // Growth compares a size with the same scene's previous size under the same solver,
         // also where the solvers' rows alternate.
         let mut rows = vec![pile.clone(); 4];
@@ -722,5 +998,27 @@ mod tests {
         let err = fits(&ctx, n).unwrap_err();
         assert!(err.contains("MiB each"), "{err}");
         assert!(fits(&ctx, 1000).is_ok());
+    }
+
+    #[test]
+    fn a_saved_pack_reads_back_and_a_damaged_one_names_its_line() {
+        let dir = std::env::temp_dir().join(format!("bench_pack_{}", std::process::id()));
+        let path = dir.join("pack.csv");
+        let pack = BenchScene::with_layers(SceneKind::Column, 3);
+        let mut grains = pack.grains.clone();
+        grains[1][2] = 0.1 + f32::EPSILON; // a value that needs every digit
+        let pack = pack.with_grains(grains);
+        assert_eq!(read_pack(&path, pack.grains.len()), Ok(None));
+        write_pack(&path, &pack, 400, 1e-6).unwrap();
+        let back = read_pack(&path, pack.grains.len()).unwrap().unwrap();
+        assert_eq!(back, pack.grains, "bit for bit");
+        let err = read_pack(&path, 5).unwrap_err();
+        assert!(err.contains("grains, the scene has 5"), "{err}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let damaged = text.replacen("\n", "\n0.1,nan,0.2\n", 1);
+        std::fs::write(&path, damaged).unwrap();
+        let err = read_pack(&path, pack.grains.len()).unwrap_err();
+        assert!(err.contains("pack.csv:2: not x,y,z"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
