@@ -8,7 +8,7 @@
 # PARTS (default "ladder rest depth default suite"), SIZES, REST_SIZES, REST_ARGS and BENCHES
 # choose what runs.
 # Each part runs under its own timeout so a slow one cannot cost the others; what comes back
-# is at most eight files under $OUT.
+# is at most nine files under $OUT.
 set -u
 OUT=${OUT:-/tmp/gpu_ladder}
 SUITE=${1:-}
@@ -56,6 +56,13 @@ has depth && timeout 300 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 1
     --iterations 50 --solver apgd,gauss_seidel --out "$W/depth" >"$W/depth.log" 2>&1
 echo "depth exit $?" >>"$W/depth.log"
 cp "$W/depth/bench.csv" "$OUT/depth.csv" 2>/dev/null
+# 2c. Sweeps against depth: columns 6 grains wide, 25-200 layers, the lattice and a random
+#     pack settled first (saved under the work dir), every solver, a 200-sweep cap.
+has depth && timeout 300 $BC bench --scene column --layers 25,50,100,200 --pack lattice,random \
+    --warmup 10 --steps 30 --iterations 200 --solver apgd,gauss_seidel,jacobi \
+    --out "$W/column" >>"$W/depth.log" 2>&1
+echo "column exit $?" >>"$W/depth.log"
+cp "$W/column/bench.csv" "$OUT/depth_column.csv" 2>/dev/null
 cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" "$W/depth.log" >"$OUT/bench.log" 2>/dev/null
 
 # 3. The default scene end to end (the Quick start's first command).
