@@ -12,12 +12,13 @@
 //! `BRISTLECONE_DEPTH_SWEEPS` (cap, 200), `BRISTLECONE_DEPTH_STEPS` (5),
 //! `BRISTLECONE_DEPTH_SETTLE` (40), `BRISTLECONE_DEPTH_CSV` (output path),
 //! `BRISTLECONE_DEPTH_SOLVERS` (names, comma-separated; default all),
+//! `BRISTLECONE_DEPTH_PACKINGS` (`lattice`, `random`, `heap`; default `lattice,random`),
 //! `BRISTLECONE_DEPTH_HISTORY` (1: print each cold step's residuals to stderr).
 
 mod common;
 
 use bristlecone::reference::avbd::Avbd;
-use bristlecone::reference::block_gs::{BlockSettings, SweepOrder, TwoLevel};
+use bristlecone::reference::block_gs::{Aggregates, BlockSettings, SweepOrder, TwoLevel};
 use bristlecone::reference::depth::{diameter, Candidate, Column, Packing, StepStats};
 use bristlecone::reference::multilevel::{CoarseRows, CoarseSolve, Multilevel};
 use bristlecone::solve::{SolverKind, SolverSettings};
@@ -36,12 +37,13 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
             ..gs
         })
     };
-    let coarse = |cells: f64| {
+    let coarse_of = |aggregates| {
         Some(TwoLevel {
-            cell: cells * d,
+            aggregates,
             stall: 0.5,
         })
     };
+    let coarse = |cells: f64| coarse_of(Aggregates::Cells { edge: cells * d });
     let all = vec![
         ("jacobi", Candidate::Twin(SolverKind::Jacobi)),
         ("apgd", Candidate::Twin(SolverKind::Apgd)),
@@ -62,6 +64,25 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
             with(SweepOrder::Alternating, 1.0, coarse(4.0)),
         ),
         ("2level-sor", with(SweepOrder::Colours, 1.5, coarse(2.0))),
+        (
+            "2level-slab-alt",
+            with(
+                SweepOrder::Alternating,
+                1.0,
+                coarse_of(Aggregates::Slabs { height: 2.0 * d }),
+            ),
+        ),
+        (
+            "2level-box8-alt",
+            with(
+                SweepOrder::Alternating,
+                1.0,
+                coarse_of(Aggregates::Boxes {
+                    horizontal: 8.0 * d,
+                    height: 2.0 * d,
+                }),
+            ),
+        ),
     ];
     let all = all
         .into_iter()
@@ -76,7 +97,9 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
 
 /// The multilevel variants (`reference::multilevel`): smoothed aggregation or not, the
 /// coarse rows, the coarse solve, the line search and the gain check, one or two changes at
-/// a time from "sa-alt".
+/// a time from "sa-alt"; the aggregates' shape (cubic cells, `slab`: horizontal slabs 2 d
+/// high, `box8`: boxes 8 d wide and 2 d high); `gsm`: the GPU's Gauss–Seidel with momentum
+/// as the smoother.
 fn multilevel() -> Vec<(&'static str, Candidate)> {
     let d = diameter();
     let base = Multilevel {
@@ -84,7 +107,8 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             order: SweepOrder::Alternating,
             ..BlockSettings::coloured(d)
         },
-        cell: 2.0 * d,
+        momentum: false,
+        aggregates: Aggregates::Cells { edge: 2.0 * d },
         stall: 0.5,
         smoothed: true,
         rows: CoarseRows::Normal,
@@ -98,7 +122,89 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
         ..BlockSettings::coloured(d)
     };
     let v = |ml| Candidate::Multilevel(ml);
+    let slabs = Aggregates::Slabs { height: 2.0 * d };
+    let boxes = Aggregates::Boxes {
+        horizontal: 8.0 * d,
+        height: 2.0 * d,
+    };
+    let sa_all_sor = Multilevel {
+        smoother: sor,
+        rows: CoarseRows::All,
+        gain_check: true,
+        ..base
+    };
+    // The GPU's coloured Gauss–Seidel with momentum (ω from the solver settings) as the
+    // smoother, under the unsmoothed slab correction (a tridiagonal coarse matrix) or the
+    // smoothed one on the normal and friction rows.
+    let momentum = Multilevel {
+        momentum: true,
+        aggregates: slabs,
+        ..base
+    };
     vec![
+        (
+            "sa-all-sor-slab",
+            v(Multilevel {
+                aggregates: slabs,
+                ..sa_all_sor
+            }),
+        ),
+        (
+            "sa-all-sor-box8",
+            v(Multilevel {
+                aggregates: boxes,
+                ..sa_all_sor
+            }),
+        ),
+        (
+            "sa-all-alt-slab",
+            v(Multilevel {
+                aggregates: slabs,
+                rows: CoarseRows::All,
+                ..base
+            }),
+        ),
+        (
+            "gsm-2level-slab",
+            v(Multilevel {
+                smoothed: false,
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-sa-all-slab",
+            v(Multilevel {
+                rows: CoarseRows::All,
+                gain_check: true,
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-2level-slab-gain",
+            v(Multilevel {
+                smoothed: false,
+                gain_check: true,
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-sa-all-box8",
+            v(Multilevel {
+                rows: CoarseRows::All,
+                gain_check: true,
+                aggregates: boxes,
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-sa-all-cells",
+            v(Multilevel {
+                rows: CoarseRows::All,
+                gain_check: true,
+                aggregates: base.aggregates,
+                ..momentum
+            }),
+        ),
         ("sa-alt", v(base)),
         (
             "sa-gain-alt",
@@ -241,7 +347,7 @@ fn prepare(packing: Packing, layers: usize, width: usize, settle: usize) -> Colu
     let mut column = Column::new(packing, layers, width, 7);
     let apgd = Candidate::Twin(SolverKind::Apgd);
     let (steps, cap) = match packing {
-        Packing::Lattice => (3, 3000),
+        Packing::Lattice | Packing::Heap => (3, 3000),
         Packing::Random => (settle, 300),
     };
     let st = SolverSettings {
@@ -277,6 +383,19 @@ fn main() {
     let steps: usize = env("BRISTLECONE_DEPTH_STEPS", 5);
     let settle: usize = env("BRISTLECONE_DEPTH_SETTLE", 40);
     let history = env("BRISTLECONE_DEPTH_HISTORY", 0) != 0;
+    let packings: String = env("BRISTLECONE_DEPTH_PACKINGS", "lattice,random".to_string());
+    let packings: Vec<Packing> = packings
+        .split(',')
+        .map(|p| match p.trim() {
+            "lattice" => Packing::Lattice,
+            "random" => Packing::Random,
+            "heap" => Packing::Heap,
+            other => {
+                eprintln!("BRISTLECONE_DEPTH_PACKINGS: lattice, random or heap, got {other:?}");
+                std::process::exit(2);
+            }
+        })
+        .collect();
     let csv_path: String = env(
         "BRISTLECONE_DEPTH_CSV",
         concat!(
@@ -311,7 +430,7 @@ fn main() {
         "ms/step"
     );
     let mut csv = String::from(
-        "layers,packing,solver,grains,contacts,cold_sweeps,cold_capped,cold_penetration_d,\
+        "layers,width,packing,solver,grains,contacts,cold_sweeps,cold_capped,cold_penetration_d,\
          warm_sweeps_mean,warm_sweeps_max,warm_capped,warm_steps,warm_penetration_d,ms_per_step\n",
     );
     let layers: Vec<usize> = match layers
@@ -329,7 +448,7 @@ fn main() {
         }
     };
     for l in layers {
-        for packing in [Packing::Lattice, Packing::Random] {
+        for &packing in &packings {
             let prepared = prepare(packing, l, width, settle);
             let grains = prepared.bodies.len() - 1;
             for (name, candidate) in candidates() {
@@ -361,7 +480,7 @@ fn main() {
                 );
                 writeln!(
                     csv,
-                    "{l},{},{name},{grains},{},{},{},{cold_pen:.4e},{mean:.2},{max},{capped},{},\
+                    "{l},{width},{},{name},{grains},{},{},{},{cold_pen:.4e},{mean:.2},{max},{capped},{},\
                      {pen:.4e},{ms:.2}",
                     packing.name(),
                     r.cold.contacts,

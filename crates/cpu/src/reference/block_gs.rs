@@ -18,8 +18,9 @@
 //!   bottom to top, or alternating), each band's colours in index order;
 //! - the two-level correction (aggregation multigrid, Vaněk, Mandel & Brezina 1996, without
 //!   smoothing of the prolongator): the normal rows of the active contacts are grouped by grid
-//!   cell, each contact weighted by |n·ĝ| (the share of the vertical load its normal carries);
-//!   one coarse unknown per cell adds w_i δ_cell to every normal impulse of the cell. The
+//!   cell (or horizontal slab, or box: [`Aggregates`]), each contact weighted by |n·ĝ| (the
+//!   share of the vertical load its normal carries); one coarse unknown per cell adds
+//!   w_i δ_cell to every normal impulse of the cell. The
 //!   Galerkin matrix Pᵀ N P is summed body by body (P's columns as body impulses), solved
 //!   exactly (it has one row per cell), and the corrected normals are projected.
 //!
@@ -51,11 +52,59 @@ pub enum SweepOrder {
     Alternating,
 }
 
+/// The shape of a coarse level's aggregates: which contacts share a coarse unknown, by the
+/// position of the contact's point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Aggregates {
+    /// Cubic cells of this edge (m) on the world's axes. The coarse problem has one unknown
+    /// per occupied cell (about grains / 8 at 2 d) and is banded along the grid: a GPU would
+    /// solve it by its own multigrid hierarchy, with reductions per pair of cells.
+    Cells { edge: f64 },
+    /// Horizontal slabs of this height (m) along gravity, each spanning the whole bed: one
+    /// coarse unknown per band. With a height of at least one diameter a body's contacts touch
+    /// at most two adjacent slabs, so the unsmoothed coarse matrix is tridiagonal, its entries
+    /// and right-hand side are sums per band, and the coarse problem is small enough for one
+    /// workgroup to solve directly (Thomas's algorithm). What it cannot represent is a load
+    /// that varies across the width of the bed: one slab moves all its contacts together.
+    Slabs { height: f64 },
+    /// Boxes `horizontal` wide in both horizontal directions and `height` high along gravity:
+    /// between the two (columns of `horizontal` cells, split into bands).
+    Boxes { horizontal: f64, height: f64 },
+}
+
+impl Aggregates {
+    /// The aggregate of a point, as integer coordinates (`down`: the unit direction of
+    /// gravity; the last coordinate of slabs and boxes is the band along it, counted up).
+    pub(crate) fn key(&self, x: DVec3, down: DVec3) -> [i64; 3] {
+        let band = |height: f64| (x.dot(-down) / height).floor() as i64;
+        match *self {
+            Aggregates::Cells { edge } => {
+                let x = x / edge;
+                [x.x.floor() as i64, x.y.floor() as i64, x.z.floor() as i64]
+            }
+            Aggregates::Slabs { height } => [0, 0, band(height)],
+            Aggregates::Boxes { horizontal, height } => {
+                // Gravity along −z gives the x and y axes.
+                let (a, b) = if down == DVec3::ZERO {
+                    (DVec3::X, DVec3::Y)
+                } else {
+                    (-down).any_orthonormal_pair()
+                };
+                [
+                    (x.dot(a) / horizontal).floor() as i64,
+                    (x.dot(b) / horizontal).floor() as i64,
+                    band(height),
+                ]
+            }
+        }
+    }
+}
+
 /// The two-level correction of the normal rows.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TwoLevel {
-    /// Edge of the cubic aggregation cells (m).
-    pub cell: f64,
+    /// Which contacts share a coarse unknown.
+    pub aggregates: Aggregates,
     /// A coarse correction follows each sweep whose residual is above `stall` × the one
     /// before (1: never; 0: after every sweep).
     pub stall: f64,
@@ -335,16 +384,20 @@ pub(crate) fn phases(colours: &[u32], bands: &[i64], band_order: Option<bool>) -
     out
 }
 
-/// The cell and weight |n·ĝ| of each contact's normal row in the two-level correction.
-fn aggregates(sw: &Sweeps, s: &BlockSettings, cell: f64) -> (Vec<Option<(usize, f64)>>, usize) {
+/// The aggregate and weight |n·ĝ| of each contact's normal row in the two-level correction.
+fn aggregates(
+    sw: &Sweeps,
+    s: &BlockSettings,
+    shape: Aggregates,
+) -> (Vec<Option<(usize, f64)>>, usize) {
     let n = sw.schur.contacts.len();
+    let down = s.gravity.normalize_or_zero();
     let keys: Vec<Option<[i64; 3]>> = (0..n)
         .map(|i| {
             if !sw.is_plain_contact(i) || sw.eta[i] <= 0.0 {
                 return None;
             }
-            let x = point(sw.schur, i) / cell;
-            Some([x.x.floor() as i64, x.y.floor() as i64, x.z.floor() as i64])
+            Some(shape.key(point(sw.schur, i), down))
         })
         .collect();
     let mut index = BTreeMap::new();
@@ -352,7 +405,6 @@ fn aggregates(sw: &Sweeps, s: &BlockSettings, cell: f64) -> (Vec<Option<(usize, 
         let next = index.len();
         index.entry(*k).or_insert(next);
     }
-    let down = s.gravity.normalize_or_zero();
     let agg = keys
         .iter()
         .enumerate()
@@ -605,7 +657,7 @@ impl SweepMethod for BlockGaussSeidel {
         let s = &self.settings;
         let schur = sw.schur;
         let (blocks, orders) = blocks_and_orders(sw, s);
-        let agg = s.two_level.map(|t| aggregates(sw, s, t.cell));
+        let agg = s.two_level.map(|t| aggregates(sw, s, t.aggregates));
         let tol = sw.tolerance_norm();
         let cap = sw.settings.max_iterations;
         let mut dv = schur.delta_v(&gamma);
@@ -658,4 +710,38 @@ pub(crate) fn add(a: Vec3, b: Vec3) -> Vec3 {
 
 pub(crate) fn sub(a: Vec3, b: Vec3) -> Vec3 {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cells keep the cubic grid; a slab is one band along gravity whatever the horizontal
+    /// position; a box splits the band into horizontal cells.
+    #[test]
+    fn aggregate_keys_follow_their_shapes() {
+        let d = 0.01;
+        let down = DVec3::NEG_Z;
+        let cells = Aggregates::Cells { edge: 2.0 * d };
+        let slabs = Aggregates::Slabs { height: 2.0 * d };
+        let boxes = Aggregates::Boxes {
+            horizontal: 8.0 * d,
+            height: 2.0 * d,
+        };
+        let (a, b, c) = (
+            DVec3::new(-0.5 * d, 0.3 * d, 0.5 * d),
+            DVec3::new(7.5 * d, -3.0 * d, 1.5 * d),
+            DVec3::new(0.5 * d, 0.3 * d, 2.5 * d),
+        );
+        assert_eq!(cells.key(a, down), [-1, 0, 0]);
+        assert_eq!(cells.key(b, down), [3, -2, 0]);
+        assert_eq!(slabs.key(a, down), slabs.key(b, down));
+        assert_eq!(slabs.key(a, down), [0, 0, 0]);
+        assert_eq!(slabs.key(c, down), [0, 0, 1]);
+        assert_eq!(boxes.key(a, down), [-1, 0, 0]);
+        assert_eq!(boxes.key(b, down), [0, -1, 0]);
+        assert_eq!(boxes.key(c, down), [0, 0, 1]);
+        // Gravity along +x: the bands count along −x.
+        assert_eq!(slabs.key(b, DVec3::X), [0, 0, -4]);
+    }
 }

@@ -1,7 +1,8 @@
 //! Deep columns of equal spheres for measuring how a solver's sweeps grow with the depth of
-//! a bed, all in f64 on the CPU: a simple-cubic lattice (loaded at rest) or a random pack
-//! (ballistic deposition), `width × width` grains per layer in an open box, stepped with the
-//! twin's contact detection, free velocity, a solver and the position update.
+//! a bed, all in f64 on the CPU: a simple-cubic lattice (loaded at rest), a random pack
+//! (ballistic deposition) or a pyramid of the lattice (a heap at rest), `width × width`
+//! grains per layer in an open box, stepped with the twin's contact detection, free velocity,
+//! a solver and the position update.
 
 use super::avbd::{self, Avbd};
 use super::block_gs::{self, BlockSettings};
@@ -31,6 +32,10 @@ pub enum Packing {
     Lattice,
     /// Ballistic deposition: each grain dropped at a random (x, y) onto the grains below.
     Random,
+    /// A simple-cubic pyramid at rest: the base fills the box, and every second layer is one
+    /// grain narrower on each side (a heap whose load varies across its width: the centre
+    /// carries `layers` grains, the edges one or two). Layers stop where they would be empty.
+    Heap,
 }
 
 impl Packing {
@@ -38,6 +43,7 @@ impl Packing {
         match self {
             Packing::Lattice => "lattice",
             Packing::Random => "random",
+            Packing::Heap => "heap",
         }
     }
 }
@@ -105,6 +111,7 @@ impl Column {
         );
         let centres = match packing {
             Packing::Lattice => lattice(layers, width),
+            Packing::Heap => heap(layers, width),
             Packing::Random => deposit(layers * width * width, width, seed),
         };
         let mut inits = vec![box_body];
@@ -228,6 +235,23 @@ fn lattice(layers: usize, width: usize) -> Vec<DVec3> {
         }
     }
     out
+}
+
+/// The simple-cubic sites of [`Packing::Heap`]: layer k keeps the sites at least ⌊k / 2⌋
+/// from each side of the `width × width` base, so every grain rests on the one below it.
+fn heap(layers: usize, width: usize) -> Vec<DVec3> {
+    let d = diameter();
+    let all = lattice(layers, width);
+    let inset = |s: f64| {
+        let i = ((s + width as f64 * RADIUS - RADIUS) / d).round() as usize;
+        i.min(width - 1 - i)
+    };
+    all.into_iter()
+        .filter(|c| {
+            let k = ((c.z - RADIUS) / d).round() as usize;
+            inset(c.x).min(inset(c.y)) >= k / 2
+        })
+        .collect()
 }
 
 /// Random (x, y) tried for each grain of [`deposit`]; it lands at the lowest.

@@ -219,8 +219,63 @@ fn local_velocity(sw: &Sweeps, dv: &[(DVec3, DVec3)], gamma: &[Vec3], i: usize) 
 pub struct ColouredGaussSeidel;
 
 impl ColouredGaussSeidel {
+    /// Each constraint's colour and diagonal majorant (what every sweep of a solve reads).
+    pub(crate) fn prepare(sw: &Sweeps) -> (Vec<u32>, Vec<Vec3>) {
+        let schur = sw.schur;
+        let n = sw.records();
+        let colour = colours(schur, n);
+        let diag: Vec<Vec3> = (0..schur.contacts.len())
+            .map(|i| {
+                let round = match sw.patch_radius(i) {
+                    Some(r) => Round::Ball(r),
+                    None if i >= n || sw.is_plain_contact(i) => Round::Tangents,
+                    None => Round::None,
+                };
+                block_diagonal(schur, i, round)
+            })
+            .collect();
+        (colour, diag)
+    }
+
+    /// Nesterov's momentum coefficient β after a sweep whose residual is `r` (the last one
+    /// `last`), and the next θ; restarted (β = 0, θ = 1) when the residual rose
+    /// (`decide_gauss`).
+    pub(crate) fn momentum(theta: f64, r: f64, last: f64) -> (f64, f64) {
+        let th = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+        let beta = theta * (1.0 - theta) / (theta * theta + th);
+        if r > last {
+            (0.0, 1.0)
+        } else {
+            (beta, th)
+        }
+    }
+
+    /// `gauss_extrapolate`: γ ← γ + β(γ − γ_prev), not projected, and Δv likewise per body;
+    /// the swept γ and Δv become the previous ones.
+    pub(crate) fn extrapolate(
+        beta: f64,
+        gamma: &mut [Vec3],
+        previous: &mut [Vec3],
+        dv: &mut [(DVec3, DVec3)],
+        dv_previous: &mut [(DVec3, DVec3)],
+    ) {
+        for (g, p) in gamma.iter_mut().zip(previous.iter_mut()) {
+            let swept = *g;
+            *g = [0, 1, 2].map(|k| swept[k] + beta * (swept[k] - p[k]));
+            *p = swept;
+        }
+        for (d, p) in dv.iter_mut().zip(dv_previous.iter_mut()) {
+            let swept = *d;
+            *d = (
+                swept.0 + beta * (swept.0 - p.0),
+                swept.1 + beta * (swept.1 - p.1),
+            );
+            *p = swept;
+        }
+    }
+
     /// One sweep over the colours.
-    fn sweep(
+    pub(crate) fn sweep(
         sw: &Sweeps,
         colour: &[u32],
         diag: &[Vec3],
@@ -272,18 +327,7 @@ impl SweepMethod for ColouredGaussSeidel {
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
         let schur = sw.schur;
-        let n = sw.records();
-        let colour = colours(schur, n);
-        let diag: Vec<Vec3> = (0..gamma.len())
-            .map(|i| {
-                let round = match sw.patch_radius(i) {
-                    Some(r) => Round::Ball(r),
-                    None if i >= n || sw.is_plain_contact(i) => Round::Tangents,
-                    None => Round::None,
-                };
-                block_diagonal(schur, i, round)
-            })
-            .collect();
+        let (colour, diag) = Self::prepare(sw);
         let tol = sw.tolerance_norm();
         let mut dv = schur.delta_v(&gamma);
         let (mut residual, mut converged) = (res0, res0 <= tol);
@@ -297,12 +341,8 @@ impl SweepMethod for ColouredGaussSeidel {
             sweeps += 1;
             *sw.iterations += 1;
             // Nesterov's momentum, restarted when the residual rose (`decide_gauss`).
-            let th = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
-            let mut beta = theta * (1.0 - theta) / (theta * theta + th);
-            theta = th;
-            if r > residual {
-                (beta, theta) = (0.0, 1.0);
-            }
+            let beta;
+            (beta, theta) = Self::momentum(theta, r, residual);
             residual = r;
             sw.history.push([r, r, beta, 1.0]);
             converged = r <= tol;
@@ -311,19 +351,7 @@ impl SweepMethod for ColouredGaussSeidel {
             }
             // `gauss_extrapolate`: y = γ + β(γ − γ_prev), not projected, so that Δv(y) is
             // formed per body from Δv and the previous sweep's Δv.
-            for (g, p) in gamma.iter_mut().zip(previous.iter_mut()) {
-                let swept = *g;
-                *g = [0, 1, 2].map(|k| swept[k] + beta * (swept[k] - p[k]));
-                *p = swept;
-            }
-            for (d, p) in dv.iter_mut().zip(dv_previous.iter_mut()) {
-                let swept = *d;
-                *d = (
-                    swept.0 + beta * (swept.0 - p.0),
-                    swept.1 + beta * (swept.1 - p.1),
-                );
-                *p = swept;
-            }
+            Self::extrapolate(beta, &mut gamma, &mut previous, &mut dv, &mut dv_previous);
         }
         // `gauss_finish`: at the cap, the last swept γ.
         if !converged && sweeps > 0 {

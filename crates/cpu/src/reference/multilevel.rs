@@ -8,9 +8,10 @@
 //! - fine unknowns F: the normal rows of the active contacts (γ_n > 0 or approaching), and
 //!   with [`CoarseRows::All`] or [`CoarseRows::Ray`] the tangential rows of the contacts that
 //!   carry load;
-//! - tentative prolongator P₀: one column per cubic cell, w_i = |n_i·ĝ| on the normal row of
-//!   each active contact in the cell (the share of the vertical load its normal carries;
-//!   `Ray`: w_i γ_i / γ_i,n on the three rows of a loaded contact);
+//! - tentative prolongator P₀: one column per aggregate (a cubic cell, or a horizontal slab or
+//!   box: [`Aggregates`]), w_i = |n_i·ĝ| on the normal row of each active contact in it (the
+//!   share of the vertical load its normal carries; `Ray`: w_i γ_i / γ_i,n on the three rows
+//!   of a loaded contact);
 //! - smoothed aggregation (Vaněk, Mandel & Brezina 1996): P = (I − ω D⁻¹ A_FF) P₀ with A_FF
 //!   the operator N + E on F, D its diagonal and ω = 4 / (3 ρ(D⁻¹ A_FF)), ρ estimated by
 //!   power iteration. The smoothing step spreads each cell's load over the neighbouring rows
@@ -24,12 +25,15 @@
 //!   set): α = 1, or with the line search the first of 1, ½, ¼, ⅛ that lowers it; nothing
 //!   changes when none does.
 //!
-//! The smoother and the objective check keep every fixed point the twin's (see `block_gs`).
+//! The smoother (`block_gs`'s block sweeps, or with [`Multilevel::momentum`] the twin of the
+//! GPU's coloured Gauss–Seidel with Nesterov's momentum) and the objective check keep every
+//! fixed point the twin's (see `block_gs`).
 
 use super::block_gs::{
-    blocks_and_orders, compliance_product, objective, point, sub, Block, BlockGaussSeidel,
-    BlockSettings, Twist,
+    blocks_and_orders, compliance_product, objective, point, sub, Aggregates, Block,
+    BlockGaussSeidel, BlockSettings, Twist,
 };
+use super::gauss_seidel::ColouredGaussSeidel;
 use super::integrate::Body64;
 use super::solve::{
     inv_inertia, solve_with_method, Extra, SolveOutput, SweepMethod, Sweeps, Vec3, WarmStart,
@@ -65,8 +69,15 @@ pub enum CoarseSolve {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Multilevel {
     pub smoother: BlockSettings,
-    /// Edge of the cubic aggregation cells of the first coarse level (m).
-    pub cell: f64,
+    /// Sweep with the twin of the GPU's coloured Gauss–Seidel with Nesterov's momentum
+    /// (`reference::gauss_seidel`, ω from the solver settings) instead of `smoother`'s block
+    /// sweeps (of `smoother`, only the direction of gravity is used). The momentum restarts
+    /// after each kept correction: the correction is not a step of the sweeps' iteration, so
+    /// the difference of the last two iterates is no longer a direction of it (O'Donoghue &
+    /// Candès 2015 restart the momentum when it stops being one).
+    pub momentum: bool,
+    /// The aggregates of the first coarse level.
+    pub aggregates: Aggregates,
     /// A coarse correction follows each sweep whose residual is above `stall` × the one
     /// before (after a rejected one, or one that failed `gain_check`: 2, 4, 8, … such
     /// sweeps later).
@@ -183,8 +194,7 @@ impl MultilevelMethod {
             if at_bound[i] || !(gamma[i][0] > 0.0 || u[i][0] <= 0.0) {
                 continue;
             }
-            let x = point(sw.schur, i) / s.cell;
-            let key = [x.x.floor() as i64, x.y.floor() as i64, x.z.floor() as i64];
+            let key = s.aggregates.key(point(sw.schur, i), down);
             let next = index.len();
             let cell = *index.entry(key).or_insert(next);
             if cell == fine.cell_keys.len() {
@@ -438,6 +448,103 @@ impl MultilevelMethod {
     }
 }
 
+impl MultilevelMethod {
+    /// The sweeps of [`Multilevel::momentum`]: the GPU's coloured Gauss–Seidel with
+    /// Nesterov's momentum, its iteration and its records unchanged, with the coarse
+    /// correction applied to the swept (projected) impulses after a stalled sweep, as under
+    /// the block sweeps; a kept correction restarts the momentum.
+    fn run_momentum(
+        &self,
+        sw: &mut Sweeps,
+        mut gamma: Vec<Vec3>,
+        res0: f64,
+    ) -> (Vec<Vec3>, f64, bool) {
+        let s = &self.settings;
+        let schur = sw.schur;
+        // The block rows the correction reads (velocities, body impulses, the objective).
+        let blocks: Vec<Block> = (0..schur.contacts.len())
+            .map(|i| Block::new(schur, i, sw.eta_rows[i]))
+            .collect();
+        let (colour, diag) = ColouredGaussSeidel::prepare(sw);
+        let tol = sw.tolerance_norm();
+        let cap = sw.settings.max_iterations;
+        let mut dv = schur.delta_v(&gamma);
+        let (mut residual, mut converged) = (res0, res0 <= tol);
+        let mut sweeps = 0u32;
+        let mut best = res0;
+        let (mut wait, mut rejected) = (0u32, 0u32);
+        let mut theta = 1.0f64;
+        let mut previous = gamma.clone();
+        let mut dv_previous = dv.clone();
+        let mut f = objective(sw, &blocks, &gamma, &dv);
+        while !converged && sweeps < cap {
+            ColouredGaussSeidel::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
+            sweeps += 1;
+            *sw.iterations += 1;
+            let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
+            let last = residual;
+            let mut beta;
+            (beta, theta) = ColouredGaussSeidel::momentum(theta, r, last);
+            residual = r;
+            best = best.min(r);
+            sw.history.push([r, best, beta, 1.0]);
+            converged = r <= tol;
+            if converged {
+                break;
+            }
+            // The iteration's fall of the objective, from the last swept (or corrected)
+            // impulses: what a correction has to beat under `gain_check`.
+            let f_sweep = f;
+            f = objective(sw, &blocks, &gamma, &dv);
+            let sweep_gain = f_sweep - f;
+            if residual > s.stall * last && sweeps < cap {
+                if wait > 0 {
+                    wait -= 1;
+                } else {
+                    let (cost, gain) = self.correct(sw, &blocks, &mut gamma, &mut dv);
+                    f -= gain;
+                    let worth = if s.gain_check {
+                        gain > sweep_gain * cost as f64
+                    } else {
+                        gain > 0.0
+                    };
+                    if worth {
+                        rejected = 0;
+                    } else {
+                        rejected += 1;
+                        wait = 1 << rejected.min(16);
+                    }
+                    sweeps += cost;
+                    *sw.iterations += cost;
+                    residual = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
+                    best = best.min(residual);
+                    let kept = if gain > 0.0 { 1.0 } else { 0.0 };
+                    sw.history.push([residual, best, cost as f64, kept]);
+                    converged = residual <= tol;
+                    if converged {
+                        break;
+                    }
+                    if gain > 0.0 {
+                        (beta, theta) = (0.0, 1.0);
+                    }
+                }
+            }
+            ColouredGaussSeidel::extrapolate(
+                beta,
+                &mut gamma,
+                &mut previous,
+                &mut dv,
+                &mut dv_previous,
+            );
+        }
+        // As `gauss_finish`: at the cap, the last swept (or corrected) γ.
+        if !converged && sweeps > 0 {
+            gamma = previous;
+        }
+        (gamma, residual, converged)
+    }
+}
+
 /// The coarse levels of a V-cycle: level 0 is the correction's coarse problem; each next
 /// level aggregates 2 × 2 × 2 cells with a smoothed prolongator.
 struct Hierarchy {
@@ -560,6 +667,9 @@ impl SweepMethod for MultilevelMethod {
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
         let s = &self.settings;
+        if s.momentum {
+            return self.run_momentum(sw, gamma, res0);
+        }
         let schur = sw.schur;
         let (blocks, orders) = blocks_and_orders(sw, &s.smoother);
         let smoother = BlockGaussSeidel {
