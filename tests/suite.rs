@@ -11,6 +11,7 @@ mod chunked;
 mod clumps;
 mod cohesion;
 mod collide;
+mod column;
 mod contact_models;
 mod convex;
 mod cylinder;
