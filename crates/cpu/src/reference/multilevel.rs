@@ -448,7 +448,56 @@ impl MultilevelMethod {
     }
 }
 
+/// When the next coarse correction may run: after one rejected (or, under `gain_check`,
+/// worth less than the sweeps it cost), wait 2, 4, 8, … stalled sweeps.
+#[derive(Default)]
+struct Backoff {
+    wait: u32,
+    rejected: u32,
+}
+
+/// What a correction updates: the impulses, the bodies' Δv, the sweep count and the best
+/// residual so far.
+type CorrectionState<'a> = (&'a mut [Vec3], &'a mut [Twist], &'a mut u32, &'a mut f64);
+
 impl MultilevelMethod {
+    /// After a stalled sweep whose objective fell by `sweep_gain`: a coarse correction,
+    /// unless the back-off says wait. Its passes count as sweeps and it is recorded as
+    /// APGD's steps are (the last field 0 when it was rejected). Returns the objective's fall
+    /// and the residual after it when one ran.
+    fn correct_after_stall(
+        &self,
+        sw: &mut Sweeps,
+        blocks: &[Block],
+        (gamma, dv, sweeps, best): CorrectionState<'_>,
+        backoff: &mut Backoff,
+        sweep_gain: f64,
+    ) -> Option<(f64, f64)> {
+        if backoff.wait > 0 {
+            backoff.wait -= 1;
+            return None;
+        }
+        let (cost, gain) = self.correct(sw, blocks, gamma, dv);
+        let worth = if self.settings.gain_check {
+            gain > sweep_gain * cost as f64
+        } else {
+            gain > 0.0
+        };
+        if worth {
+            backoff.rejected = 0;
+        } else {
+            backoff.rejected += 1;
+            backoff.wait = 1 << backoff.rejected.min(16);
+        }
+        *sweeps += cost;
+        *sw.iterations += cost;
+        let residual = sw.residual(gamma, &sw.schur.apply_from(dv, gamma));
+        *best = best.min(residual);
+        let kept = if gain > 0.0 { 1.0 } else { 0.0 };
+        sw.history.push([residual, *best, cost as f64, kept]);
+        Some((gain, residual))
+    }
+
     /// The sweeps of [`Multilevel::momentum`]: the GPU's coloured Gauss–Seidel with
     /// Nesterov's momentum, its iteration and its records unchanged, with the coarse
     /// correction applied to the swept (projected) impulses after a stalled sweep, as under
@@ -472,7 +521,7 @@ impl MultilevelMethod {
         let (mut residual, mut converged) = (res0, res0 <= tol);
         let mut sweeps = 0u32;
         let mut best = res0;
-        let (mut wait, mut rejected) = (0u32, 0u32);
+        let mut backoff = Backoff::default();
         let mut theta = 1.0f64;
         let mut previous = gamma.clone();
         let mut dv_previous = dv.clone();
@@ -498,28 +547,12 @@ impl MultilevelMethod {
             f = objective(sw, &blocks, &gamma, &dv);
             let sweep_gain = f_sweep - f;
             if residual > s.stall * last && sweeps < cap {
-                if wait > 0 {
-                    wait -= 1;
-                } else {
-                    let (cost, gain) = self.correct(sw, &blocks, &mut gamma, &mut dv);
+                let step = (&mut gamma[..], &mut dv[..], &mut sweeps, &mut best);
+                if let Some((gain, r)) =
+                    self.correct_after_stall(sw, &blocks, step, &mut backoff, sweep_gain)
+                {
                     f -= gain;
-                    let worth = if s.gain_check {
-                        gain > sweep_gain * cost as f64
-                    } else {
-                        gain > 0.0
-                    };
-                    if worth {
-                        rejected = 0;
-                    } else {
-                        rejected += 1;
-                        wait = 1 << rejected.min(16);
-                    }
-                    sweeps += cost;
-                    *sw.iterations += cost;
-                    residual = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
-                    best = best.min(residual);
-                    let kept = if gain > 0.0 { 1.0 } else { 0.0 };
-                    sw.history.push([residual, best, cost as f64, kept]);
+                    residual = r;
                     converged = residual <= tol;
                     if converged {
                         break;
@@ -681,7 +714,7 @@ impl SweepMethod for MultilevelMethod {
         let (mut residual, mut converged) = (res0, res0 <= tol);
         let (mut sweeps, mut gs_sweeps) = (0u32, 0usize);
         let mut best = res0;
-        let (mut wait, mut rejected) = (0u32, 0u32);
+        let mut backoff = Backoff::default();
         let mut f = objective(sw, &blocks, &gamma, &dv);
         while !converged && sweeps < cap {
             let order = &orders[gs_sweeps % orders.len()];
@@ -704,33 +737,14 @@ impl SweepMethod for MultilevelMethod {
             if !stalled || converged || sweeps >= cap {
                 continue;
             }
-            if wait > 0 {
-                wait -= 1;
-                continue;
+            let step = (&mut gamma[..], &mut dv[..], &mut sweeps, &mut best);
+            if let Some((gain, r)) =
+                self.correct_after_stall(sw, &blocks, step, &mut backoff, sweep_gain)
+            {
+                f -= gain;
+                residual = r;
+                converged = residual <= tol;
             }
-            let (cost, gain) = self.correct(sw, &blocks, &mut gamma, &mut dv);
-            f -= gain;
-            let worth = if s.gain_check {
-                gain > sweep_gain * cost as f64
-            } else {
-                gain > 0.0
-            };
-            if worth {
-                rejected = 0;
-            } else {
-                // Rejected, or worth less than the sweeps it cost: wait 2, 4, 8, … stalled
-                // sweeps before the next.
-                rejected += 1;
-                wait = 1 << rejected.min(16);
-            }
-            sweeps += cost;
-            *sw.iterations += cost;
-            residual = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
-            best = best.min(residual);
-            // As APGD's records: the last field is 0 when the step was rejected.
-            let kept = if gain > 0.0 { 1.0 } else { 0.0 };
-            sw.history.push([residual, best, cost as f64, kept]);
-            converged = residual <= tol;
         }
         (gamma, residual, converged)
     }
