@@ -415,7 +415,7 @@ struct BenchArgs {
     scene: String,
     /// Depths in layers (comma-separated), in place of --sizes: each scene's lattice that
     /// many layers deep (column: 6 grains wide at any depth; pile: as tall as wide).
-    #[arg(long, value_delimiter = ',', value_parser = layer_count)]
+    #[arg(long, value_delimiter = ',', value_parser = layer_count, conflicts_with = "sizes")]
     layers: Vec<usize>,
     /// The packs (comma-separated): lattice (built at rest) and random (the same grains as a
     /// random_fill, settled under gravity and saved under --packs, measured from there).
@@ -530,7 +530,7 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
             }
         }
     }
-    let packs = (a.pack.iter())
+    let packs: Vec<Pack> = (a.pack.iter())
         .map(|p| {
             if p == "random" {
                 Pack::Random
@@ -539,6 +539,9 @@ fn cmd_bench(a: BenchArgs) -> Result<(), String> {
             }
         })
         .collect();
+    if a.packs.is_some() && !packs.contains(&Pack::Random) {
+        return Err("--packs DIR: only random packs are saved there; add --pack random".into());
+    }
     if a.peer && !cfg!(feature = "peer") {
         return Err(
             "--peer needs a build with the Rapier peer: cargo run --release --features peer -- bench --peer"
