@@ -540,8 +540,9 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
 // Rows 3–5 of contact i after its rows 0–2 (HAS_ROLL), from the bodies' Δv that step left:
 // the block step in the metric of their majorant, over-relaxed by ω, on the lagged bounds
 // (|γ_s| ≤ b.x, ‖γ_r‖ ≤ b.y: solve_assemble `assemble_ext`); left over, a damped projected
-// Jacobi step. They are a pure torque ±(γ_s n + γ_ru u + γ_rw w) on the two bodies.
-fn visit_rolling(i: u32, c: Contact, left_over: bool) {
+// Jacobi step. They are a pure torque ±(γ_s n + γ_ru u + γ_rw w) on the two bodies. Returns
+// their term of the momentum's restart test (`restart_term`).
+fn visit_rolling(i: u32, c: Contact, left_over: bool) -> f32 {
     let at = ext_at(0u, i);
     let g = gam_at(at).xyz;
     let qe = ext_rhs(i);
@@ -570,11 +571,21 @@ fn visit_rolling(i: u32, c: Contact, left_over: bool) {
         add_impulse(c.ids.x, vec3<f32>(0.0), vec3<f32>(0.0), -tq);
         add_impulse(c.ids.y, vec3<f32>(0.0), vec3<f32>(0.0), tq);
     }
+    return restart_term(g, t, gam_at(ext_at(EXT_PREVIOUS, i)).xyz);
+}
+
+// A constraint's term (y − x)·(x − x_prev) of the momentum's restart test (solve_scalar
+// `decide_gauss`): its impulse y before this sweep's visit, x after it, x_prev after the last
+// sweep.
+fn restart_term(y: vec3<f32>, x: vec3<f32>, x_prev: vec3<f32>) -> f32 {
+    return dot(y - x, x - x_prev);
 }
 
 // Constraint i's visit in its colour's dispatch: its new impulse, and its bodies' Δv unless
 // it is left over; then a contact's rows 3–5, which act on the same two bodies, so that the
-// colour that keeps the contact apart from its neighbours keeps them apart too.
+// colour that keeps the contact apart from its neighbours keeps them apart too. Its term of
+// the restart test goes to the w lane of its previous impulse, which `gauss_residual` sums
+// and `gauss_extrapolate` then overwrites (γ's own w lane stays in `gam`).
 fn visit(i: u32, left_over: bool) {
     let at = SEG_GAMMA * params.capacity + i;
     let c = contacts_at(i);
@@ -584,9 +595,11 @@ fn visit(i: u32, left_over: bool) {
     if !left_over {
         apply_change(c, t.xyz - g.xyz);
     }
+    var term = restart_term(g.xyz, t.xyz, previous[i].xyz);
     if HAS_ROLL && !is_joint(c.ids.w) {
-        visit_rolling(i, c, left_over);
+        term += visit_rolling(i, c, left_over);
     }
+    previous[i].w = term;
 }
 
 // Projected Jacobi's safe relaxation with the count-scaled η (solve_assemble's header).
@@ -604,7 +617,8 @@ fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 }
 
 // After a sweep: the residual of γ from the bodies' Δv, which the colours kept up to date (the
-// left-over class's gather included), partials per workgroup for solve_reduce. Measured
+// left-over class's gather included), and the restart test's product (the visits' terms),
+// partials per workgroup for solve_reduce. Measured
 // after the sweep rather than as each constraint is visited: a visit's residual is that of
 // the impulse before its update, ~1.3× the sweep's result on a settled bed, where it kept
 // solves above the tolerance for tens of sweeps.
@@ -617,6 +631,7 @@ fn gauss_residual(
 ) {
     let i = linear_index(gid, nwg);
     var r2 = 0.0;
+    var term = 0.0;
     if i < scal.n_contacts {
         let c = contacts_at(i);
         let q = rhs[i];
@@ -627,8 +642,9 @@ fn gauss_residual(
             let qe = ext_rhs(i);
             r2 += ext_residual_sq(gam_at(ext_at(0u, i)).xyz, ext_product(c) + qe.xyz, qe.w, i);
         }
+        term = previous[i].w;
     }
-    reduce_to_partial(vec4<f32>(r2, 0.0, 0.0, 0.0), lid, wid.x + wid.y * nwg.x, false);
+    reduce_to_partial(vec4<f32>(r2, term, 0.0, 0.0), lid, wid.x + wid.y * nwg.x, false);
 }
 
 // After a sweep that did not converge: the momentum step y = γ + β (γ − γ_prev) from the
@@ -677,7 +693,8 @@ fn gauss_finish(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     if i >= scal.n_contacts || scal.converged != 0u || scal.iters == 0u {
         return;
     }
-    gam_put(SEG_GAMMA * params.capacity + i, previous[i]);
+    let at = SEG_GAMMA * params.capacity + i;
+    gam_put(at, vec4<f32>(previous[i].xyz, gam_at(at).w));
     if HAS_ROLL {
         gam_put(ext_at(0u, i), gam_at(ext_at(EXT_PREVIOUS, i)));
     }

@@ -237,17 +237,35 @@ impl ColouredGaussSeidel {
         (colour, diag)
     }
 
-    /// Nesterov's momentum coefficient β after a sweep whose residual is `r` (the last one
-    /// `last`), and the next θ; restarted (β = 0, θ = 1) when the residual rose
-    /// (`decide_gauss`).
-    pub(crate) fn momentum(theta: f64, r: f64, last: f64) -> (f64, f64) {
-        let th = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
-        let beta = theta * (1.0 - theta) / (theta * theta + th);
-        if r > last {
-            (0.0, 1.0)
-        } else {
-            (beta, th)
+    /// Nesterov's momentum coefficient β after a sweep, and the next θ; restarted (β = 0,
+    /// θ = 1) when `restart` (`decide_gauss`).
+    pub(crate) fn momentum(theta: f64, restart: bool) -> (f64, f64) {
+        if restart {
+            return (0.0, 1.0);
         }
+        let th = 0.5 * (-theta * theta + theta * (theta * theta + 4.0).sqrt());
+        (theta * (1.0 - theta) / (theta * theta + th), th)
+    }
+
+    /// Whether the momentum restarts after a sweep took the impulses from `before`
+    /// (the extrapolated y) to `swept` (x), the last sweep having left `previous`: when the
+    /// sweep's own step y − x and the progress x − x_prev point apart,
+    /// (y − x)·(x − x_prev) > 0 — O'Donoghue & Candès's (2015) gradient restart, as APGD's,
+    /// with the sweep's step in place of the gradient (`gauss_phase` forms each constraint's
+    /// term, `gauss_residual` sums them). Not tested while the momentum is `fresh` (θ = 1: the
+    /// cone problem's first sweep, which has no previous one, or the sweep after a restart,
+    /// where y = x_prev and the product is −‖y − x‖²).
+    pub(crate) fn restarts(
+        fresh: bool,
+        before: &[Vec3],
+        swept: &[Vec3],
+        previous: &[Vec3],
+    ) -> bool {
+        let mut product = 0.0;
+        for ((y, x), p) in before.iter().zip(swept).zip(previous) {
+            product += (0..3).map(|r| (y[r] - x[r]) * (x[r] - p[r])).sum::<f64>();
+        }
+        !fresh && product > 0.0
     }
 
     /// `gauss_extrapolate`: γ ← γ + β(γ − γ_prev), not projected, and Δv likewise per body;
@@ -336,13 +354,15 @@ impl SweepMethod for ColouredGaussSeidel {
         let mut previous = gamma.clone();
         let mut dv_previous = dv.clone();
         while !converged && sweeps < sw.settings.max_iterations {
+            let before = gamma.clone();
             Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             sweeps += 1;
             *sw.iterations += 1;
-            // Nesterov's momentum, restarted when the residual rose (`decide_gauss`).
+            // Nesterov's momentum with its restart (`decide_gauss`).
             let beta;
-            (beta, theta) = Self::momentum(theta, r, residual);
+            let restart = Self::restarts(theta == 1.0, &before, &gamma, &previous);
+            (beta, theta) = Self::momentum(theta, restart);
             residual = r;
             sw.history.push([r, r, beta, 1.0]);
             converged = r <= tol;

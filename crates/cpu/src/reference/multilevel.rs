@@ -527,13 +527,15 @@ impl MultilevelMethod {
         let mut dv_previous = dv.clone();
         let mut f = objective(sw, &blocks, &gamma, &dv);
         while !converged && sweeps < cap {
+            let before = gamma.clone();
             ColouredGaussSeidel::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
             sweeps += 1;
             *sw.iterations += 1;
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             let last = residual;
             let mut beta;
-            (beta, theta) = ColouredGaussSeidel::momentum(theta, r, last);
+            let restart = ColouredGaussSeidel::restarts(theta == 1.0, &before, &gamma, &previous);
+            (beta, theta) = ColouredGaussSeidel::momentum(theta, restart);
             residual = r;
             best = best.min(r);
             sw.history.push([r, best, beta, 1.0]);

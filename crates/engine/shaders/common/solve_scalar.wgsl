@@ -175,9 +175,13 @@ fn decide_jacobi(s: vec4<f32>) {
     }
 }
 
-// After a Gauss–Seidel sweep (not yet converged; s.x: the residual of the swept γ): the
-// momentum of the extrapolation that follows (solve_gauss `gauss_extrapolate`), Nesterov's
-// sequence as APGD's, restarted (β = 0) when the residual rose (O'Donoghue & Candès 2015).
+// After a Gauss–Seidel sweep (not yet converged; s.x: the residual of the swept γ, s.y: the
+// restart test's product Σ (y − x)·(x − x_prev) over the sweep's visits): the momentum of the
+// extrapolation that follows (solve_gauss `gauss_extrapolate`), Nesterov's sequence as APGD's,
+// restarted (β = 0) when the sweep's step y − x and the progress x − x_prev point apart —
+// O'Donoghue & Candès's (2015) gradient restart, as APGD's, with the sweep's step in place of
+// the gradient. Not tested while θ = 1 (the cone problem's first sweep, whose x_prev is a
+// stale slot, or the sweep after a restart, where the product is −‖y − x‖²).
 fn decide_gauss(s: vec4<f32>) {
     let k = scal.iters;
     scal.iters = k + 1u;
@@ -185,7 +189,7 @@ fn decide_gauss(s: vec4<f32>) {
     let th = scal.theta;
     var th_new = 0.5 * (-th * th + th * sqrt(th * th + 4.0));
     var beta = th * (1.0 - th) / (th * th + th_new);
-    if r > scal.res {
+    if th != 1.0 && s.y > 0.0 {
         beta = 0.0;
         th_new = 1.0;
     }
