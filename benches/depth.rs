@@ -99,7 +99,8 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
 /// coarse rows, the coarse solve, the line search and the gain check, one or two changes at
 /// a time from "sa-alt"; the aggregates' shape (cubic cells, `slab`: horizontal slabs 2 d
 /// high, `box8`: boxes 8 d wide and 2 d high); `gsm`: the GPU's Gauss–Seidel with momentum
-/// as the smoother.
+/// as the smoother; `r3`: the smoothing's ω from an assumed ρ(D⁻¹A) = 3 in place of the power
+/// iteration.
 fn multilevel() -> Vec<(&'static str, Candidate)> {
     let d = diameter();
     let base = Multilevel {
@@ -111,6 +112,7 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
         aggregates: Aggregates::Cells { edge: 2.0 * d },
         stall: 0.5,
         smoothed: true,
+        radius: None,
         rows: CoarseRows::Normal,
         solve: CoarseSolve::Direct,
         line_search: false,
@@ -176,6 +178,30 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             v(Multilevel {
                 rows: CoarseRows::All,
                 gain_check: true,
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-sa-normal-slab",
+            v(Multilevel {
+                gain_check: true,
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-sa-normal-slab-r3",
+            v(Multilevel {
+                gain_check: true,
+                radius: Some(3.0),
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-sa-all-slab-r3",
+            v(Multilevel {
+                rows: CoarseRows::All,
+                gain_check: true,
+                radius: Some(3.0),
                 ..momentum
             }),
         ),

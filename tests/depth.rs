@@ -46,6 +46,7 @@ fn smoothed() -> Multilevel {
         },
         stall: 0.5,
         smoothed: true,
+        radius: None,
         rows: CoarseRows::All,
         solve: CoarseSolve::Direct,
         line_search: false,

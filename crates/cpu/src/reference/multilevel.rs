@@ -14,9 +14,10 @@
 //!   of a loaded contact);
 //! - smoothed aggregation (Vaněk, Mandel & Brezina 1996): P = (I − ω D⁻¹ A_FF) P₀ with A_FF
 //!   the operator N + E on F, D its diagonal and ω = 4 / (3 ρ(D⁻¹ A_FF)), ρ estimated by
-//!   power iteration. The smoothing step spreads each cell's load over the neighbouring rows
-//!   (with `All`, onto the tangential rows; and onto the wall contacts, whose w is 0), so the
-//!   coarse space represents smooth errors far better than piecewise-constant aggregates;
+//!   power iteration or assumed ([`Multilevel::radius`]). The smoothing step spreads each
+//!   cell's load over the neighbouring rows (with `All`, onto the tangential rows; and onto
+//!   the wall contacts, whose w is 0), so the coarse space represents smooth errors far
+//!   better than piecewise-constant aggregates;
 //! - the Galerkin problem Pᵀ A_FF P δ = −Pᵀ u (u = (N + E)γ + p), summed body by body, solved
 //!   exactly (Cholesky) or by V-cycles of the same construction on 2 × 2 × 2 coarser cells
 //!   (symmetric Gauss–Seidel smoothing, a direct solve below [`COARSEST`] unknowns);
@@ -84,6 +85,10 @@ pub struct Multilevel {
     pub stall: f64,
     /// Smoothed aggregation (false: the tentative prolongator P₀).
     pub smoothed: bool,
+    /// The spectral radius ρ(D⁻¹ A_FF) the smoothing's ω = 4 / (3ρ) assumes; `None`: estimated
+    /// by 15 steps of power iteration (15 products with A_FF, each a sweep's traffic, which a
+    /// GPU correction would rather not pay: on the columns ρ is 2.4–2.9).
+    pub radius: Option<f64>,
     pub rows: CoarseRows,
     pub solve: CoarseSolve,
     /// Backtracking α = 1, ½, ¼, ⅛ (false: α = 1 or nothing).
@@ -263,7 +268,10 @@ impl MultilevelMethod {
             return fine.tentative.clone();
         }
         let bodies = sw.schur.bodies;
-        let rho = self.spectral_radius(sw, fine, diag);
+        let rho = match self.settings.radius {
+            Some(rho) => rho,
+            None => self.spectral_radius(sw, fine, diag),
+        };
         if !(rho > 0.0 && rho.is_finite()) {
             return fine.tentative.clone();
         }
