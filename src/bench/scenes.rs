@@ -316,7 +316,9 @@ impl BenchScene {
 
     /// Mass of one grain.
     pub fn grain_mass(&self) -> f32 {
-        self.density * 4.0 / 3.0 * std::f32::consts::PI * self.radius.powi(3)
+        // r³ as products, not `powi(3)`, whose rounding depends on inlining (`BodyInit::sphere`).
+        let r = self.radius;
+        self.density * 4.0 / 3.0 * std::f32::consts::PI * (r * r * r)
     }
 
     /// Bodies: the walls (fixed, shape index = wall index), then the grains at rest.

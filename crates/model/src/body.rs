@@ -93,7 +93,10 @@ impl BodyInit {
 
     /// A dynamic solid sphere of the given density.
     pub fn sphere(position: [f32; 3], radius: f32, density: f32) -> Self {
-        let m = density * 4.0 / 3.0 * std::f32::consts::PI * radius.powi(3);
+        // r³ as products, not `powi(3)`: Rust leaves powi's rounding unspecified, and LLVM folds
+        // it for a constant radius to the once-rounded cube but computes (r·r)·r at run time,
+        // so the mass (and every result after it) would depend on whether the call is inlined.
+        let m = density * 4.0 / 3.0 * std::f32::consts::PI * (radius * radius * radius);
         let i = 0.4 * m * radius * radius;
         BodyInit {
             position,
