@@ -67,6 +67,11 @@ impl Default for SolverSettings {
 /// sphere pack's contact graph (a constraint shares its two grains with ~20 others) takes 6–8
 /// colours with the smallest free colour chosen.
 pub const GS_COLOURS: u32 = 16;
+/// Gauss–Seidel's momentum restarts when a sweep's residual is above this many times the
+/// lowest since its last restart (shaders/common/solve.wgsl `GS_MOMENTUM_RISE`): the sign of a
+/// diverging momentum, which over-relaxed steps (ω > 1) can give; a residual that merely
+/// oscillates while it converges stays below it.
+pub const GS_MOMENTUM_RISE: u32 = 2;
 /// Jones–Plassmann rounds recorded per solve; what is left uncoloured after them joins the
 /// left-over class.
 pub const COLOUR_ROUNDS: u32 = 24;

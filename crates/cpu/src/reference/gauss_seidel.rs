@@ -12,7 +12,7 @@
 
 use super::integrate::Body64;
 use super::solve::{inv_inertia, project_cone, Schur, SweepMethod, Sweeps, Vec3};
-use crate::model::solver::{COLOUR_ROUNDS, GS_COLOURS};
+use crate::model::solver::{COLOUR_ROUNDS, GS_COLOURS, GS_MOMENTUM_RISE};
 use glam::DVec3;
 
 /// The left-over class (the last colour).
@@ -247,25 +247,37 @@ impl ColouredGaussSeidel {
         (theta * (1.0 - theta) / (theta * theta + th), th)
     }
 
-    /// Whether the momentum restarts after a sweep took the impulses from `before`
-    /// (the extrapolated y) to `swept` (x), the last sweep having left `previous`: when the
-    /// sweep's own step y − x and the progress x − x_prev point apart,
+    /// Whether the momentum restarts after a sweep took the impulses from `before` (the
+    /// extrapolated y) to `swept` (x), the last sweep having left `previous` (`decide_gauss`):
+    /// when the sweep's own step y − x and the progress x − x_prev point apart,
     /// (y − x)·(x − x_prev) > 0 — O'Donoghue & Candès's (2015) gradient restart, as APGD's,
     /// with the sweep's step in place of the gradient (`gauss_phase` forms each constraint's
-    /// term, `gauss_residual` sums them). Not tested while the momentum is `fresh` (θ = 1: the
-    /// cone problem's first sweep, which has no previous one, or the sweep after a restart,
-    /// where y = x_prev and the product is −‖y − x‖²).
+    /// term, `gauss_residual` sums them) — or when the sweep's residual `r` is above
+    /// [`GS_MOMENTUM_RISE`] × `low`, the lowest since the momentum last (re)started: the
+    /// momentum is diverging, as over-relaxed steps (ω > 1) let it. Not tested while the
+    /// momentum is `fresh` (θ = 1: the cone problem's first sweep, which has no previous one,
+    /// or the sweep after a restart, where y = x_prev and the product is −‖y − x‖²).
     pub(crate) fn restarts(
         fresh: bool,
-        before: &[Vec3],
-        swept: &[Vec3],
-        previous: &[Vec3],
+        (before, swept, previous): (&[Vec3], &[Vec3], &[Vec3]),
+        r: f64,
+        low: f64,
     ) -> bool {
         let mut product = 0.0;
         for ((y, x), p) in before.iter().zip(swept).zip(previous) {
-            product += (0..3).map(|r| (y[r] - x[r]) * (x[r] - p[r])).sum::<f64>();
+            product += (0..3).map(|k| (y[k] - x[k]) * (x[k] - p[k])).sum::<f64>();
         }
-        !fresh && product > 0.0
+        !fresh && (product > 0.0 || r > GS_MOMENTUM_RISE as f64 * low)
+    }
+
+    /// The lowest residual since the momentum last (re)started, after a sweep of residual `r`
+    /// (`decide_gauss` keeps it as the solve's `best`).
+    pub(crate) fn lowest(fresh: bool, low: f64, r: f64) -> f64 {
+        if fresh {
+            r
+        } else {
+            low.min(r)
+        }
     }
 
     /// `gauss_extrapolate`: γ ← γ + β(γ − γ_prev), not projected, and Δv likewise per body;
@@ -353,6 +365,7 @@ impl SweepMethod for ColouredGaussSeidel {
         let mut theta = 1.0f64;
         let mut previous = gamma.clone();
         let mut dv_previous = dv.clone();
+        let mut low = res0;
         while !converged && sweeps < sw.settings.max_iterations {
             let before = gamma.clone();
             Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
@@ -361,10 +374,12 @@ impl SweepMethod for ColouredGaussSeidel {
             *sw.iterations += 1;
             // Nesterov's momentum with its restart (`decide_gauss`).
             let beta;
-            let restart = Self::restarts(theta == 1.0, &before, &gamma, &previous);
+            let fresh = theta == 1.0;
+            low = Self::lowest(fresh, low, r);
+            let restart = Self::restarts(fresh, (&before, &gamma, &previous), r, low);
             (beta, theta) = Self::momentum(theta, restart);
             residual = r;
-            sw.history.push([r, r, beta, 1.0]);
+            sw.history.push([r, low, beta, 1.0]);
             converged = r <= tol;
             if converged {
                 break;

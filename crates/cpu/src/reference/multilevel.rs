@@ -534,6 +534,7 @@ impl MultilevelMethod {
         let mut previous = gamma.clone();
         let mut dv_previous = dv.clone();
         let mut f = objective(sw, &blocks, &gamma, &dv);
+        let mut low = res0;
         while !converged && sweeps < cap {
             let before = gamma.clone();
             ColouredGaussSeidel::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
@@ -542,7 +543,10 @@ impl MultilevelMethod {
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             let last = residual;
             let mut beta;
-            let restart = ColouredGaussSeidel::restarts(theta == 1.0, &before, &gamma, &previous);
+            let fresh = theta == 1.0;
+            low = ColouredGaussSeidel::lowest(fresh, low, r);
+            let swept = (&before[..], &gamma[..], &previous[..]);
+            let restart = ColouredGaussSeidel::restarts(fresh, swept, r, low);
             (beta, theta) = ColouredGaussSeidel::momentum(theta, restart);
             residual = r;
             best = best.min(r);

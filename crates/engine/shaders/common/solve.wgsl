@@ -115,6 +115,7 @@ struct Scalars {
     n_groups: u32,
     outer: u32,      // exact cone: cone problems solved this step (0 before the first)
     outer_done: u32, // exact cone: the fixed point is reached (no further outer pass)
+    low: f32,        // Gauss–Seidel: the lowest residual since the momentum last (re)started
 }
 
 fn project_cone(g: vec4<f32>, mu: f32) -> vec4<f32> {
@@ -194,6 +195,9 @@ const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt
 // the left-over class's gather of Δv after the last colour's, then the extrapolation's, then
 // the colouring's: reset, rounds and close).
 const GS_COLOURS: u32 = 16u;
+// Gauss–Seidel's momentum restarts when a sweep's residual is above this many times the lowest
+// since its last restart (solve_scalar `decide_gauss`; model::solver `GS_MOMENTUM_RISE`).
+const GS_MOMENTUM_RISE: u32 = 2u;
 const GS_ARGS: u32 = 24u;
 // solve_gauss's `colour_count` after the counts and claimed slots (2 GS_COLOURS words):
 // whether the stored colouring fails this step's constraint graph (`colour_check`), whether

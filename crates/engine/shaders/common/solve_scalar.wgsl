@@ -180,16 +180,19 @@ fn decide_jacobi(s: vec4<f32>) {
 // extrapolation that follows (solve_gauss `gauss_extrapolate`), Nesterov's sequence as APGD's,
 // restarted (β = 0) when the sweep's step y − x and the progress x − x_prev point apart —
 // O'Donoghue & Candès's (2015) gradient restart, as APGD's, with the sweep's step in place of
-// the gradient. Not tested while θ = 1 (the cone problem's first sweep, whose x_prev is a
-// stale slot, or the sweep after a restart, where the product is −‖y − x‖²).
+// the gradient — or when the residual is above GS_MOMENTUM_RISE × the lowest since the
+// momentum last (re)started (a diverging momentum, which over-relaxed steps can give). Not tested while θ = 1 (the cone problem's first sweep, whose x_prev is a stale slot,
+// or the sweep after a restart, where the product is −‖y − x‖²).
 fn decide_gauss(s: vec4<f32>) {
     let k = scal.iters;
     scal.iters = k + 1u;
     let r = sqrt(s.x);
     let th = scal.theta;
+    let fresh = th == 1.0;
+    let low = select(min(scal.low, r), r, fresh);
     var th_new = 0.5 * (-th * th + th * sqrt(th * th + 4.0));
     var beta = th * (1.0 - th) / (th * th + th_new);
-    if th != 1.0 && s.y > 0.0 {
+    if !fresh && (s.y > 0.0 || r > f32(GS_MOMENTUM_RISE) * low) {
         beta = 0.0;
         th_new = 1.0;
     }
@@ -197,7 +200,8 @@ fn decide_gauss(s: vec4<f32>) {
     scal.beta = beta;
     scal.res = r;
     scal.best = r;
-    history[k] = vec4<f32>(r, r, beta, 1.0);
+    scal.low = low;
+    history[k] = vec4<f32>(r, low, beta, 1.0);
     if rms_converged(s.x) {
         converge();
     }

@@ -110,6 +110,8 @@ pub struct SolverScalars {
     pub outer: u32,
     /// Exact cone: 1 when the outer iterations reached their fixed point before the cap.
     pub outer_done: u32,
+    /// Gauss–Seidel: the lowest residual since the momentum last (re)started.
+    pub low: f32,
 }
 
 /// Segments of `gam` and `nv` (the `SEG_*` pipeline constants of shaders/common/solve.wgsl),
@@ -617,7 +619,11 @@ impl Solve {
             shear_flow: [0.0; 3],
             update,
             params,
-            scal: buffers::scalars_zeroed(ctx, "solve scalars", 64)?,
+            scal: buffers::scalars_zeroed(
+                ctx,
+                "solve scalars",
+                std::mem::size_of::<SolverScalars>() as u64,
+            )?,
             args: buffers::storage_zeroed(ctx, "solve dispatch args", gauss::ARGS_BYTES)?,
             colour_count: buffers::storage_zeroed(
                 ctx,
@@ -1572,6 +1578,7 @@ fn records_have_the_shaders_layout() {
         n_groups,
         outer,
         outer_done,
+        low,
     });
     check("solve_iterate", "Scalars", scalars);
 }

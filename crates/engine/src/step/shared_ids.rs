@@ -11,6 +11,7 @@ fn ids_have_one_value() {
     use crate::collide::{scan::SCAN_BLOCK, OVERFLOW_CONTACTS};
     use crate::joints::{JOINT_ANGULAR, JOINT_BIT, PROJ_BOX, PROJ_LOWER, WORLD};
     use crate::model::rows::projection::{PROJECTION_BOX, PROJECTION_CONE, PROJECTION_DISK};
+    use crate::model::solver::GS_MOMENTUM_RISE;
     use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
     use crate::shapes::Routine;
     use crate::solve::gauss::{GS_COLOURS, GS_GRAPH_DIFFERS, GS_STEPS_CHECKED, GS_STEPS_KEPT};
@@ -43,6 +44,7 @@ fn ids_have_one_value() {
         ("PATCH_FEATURE_DIST", PATCH_FEATURE_DIST),
         ("OVERFLOW_CONTACTS", OVERFLOW_CONTACTS),
         ("GS_COLOURS", GS_COLOURS),
+        ("GS_MOMENTUM_RISE", GS_MOMENTUM_RISE),
         ("GS_GRAPH_DIFFERS", GS_GRAPH_DIFFERS),
         ("GS_STEPS_CHECKED", GS_STEPS_CHECKED),
         ("GS_STEPS_KEPT", GS_STEPS_KEPT),
