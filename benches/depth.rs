@@ -17,6 +17,7 @@
 
 mod common;
 
+use bristlecone::model::defaults::GAUSS_SEIDEL_OMEGA;
 use bristlecone::reference::avbd::Avbd;
 use bristlecone::reference::block_gs::{Aggregates, BlockSettings, SweepOrder, TwoLevel};
 use bristlecone::reference::depth::{diameter, Candidate, Column, Packing, StepStats};
@@ -93,6 +94,24 @@ fn candidates() -> Vec<(&'static str, Candidate)> {
     all.into_iter()
         .filter(|(name, _)| only.is_empty() || only.split(',').any(|o| o.trim() == *name))
         .collect()
+}
+
+/// The settings a candidate runs with: those of a scene with `kind = "gauss_seidel"` and no
+/// `omega` where it sweeps as the GPU's Gauss–Seidel (ω = 1, not projected Jacobi's 0.6).
+fn settings_for(candidate: &Candidate, st: &SolverSettings) -> SolverSettings {
+    let gauss = match candidate {
+        Candidate::Twin(kind) => *kind == SolverKind::GaussSeidel,
+        Candidate::Multilevel(ml) => ml.momentum,
+        _ => false,
+    };
+    SolverSettings {
+        omega: if gauss {
+            GAUSS_SEIDEL_OMEGA as f32
+        } else {
+            st.omega
+        },
+        ..*st
+    }
 }
 
 /// The multilevel variants (`reference::multilevel`): smoothed aggregation or not, the
@@ -478,7 +497,7 @@ fn main() {
             let prepared = prepare(packing, l, width, settle);
             let grains = prepared.bodies.len() - 1;
             for (name, candidate) in candidates() {
-                let r = measure(&prepared, &candidate, &st, steps);
+                let r = measure(&prepared, &candidate, &settings_for(&candidate, &st), steps);
                 if history {
                     let h: Vec<String> =
                         r.cold.history.iter().map(|x| format!("{x:.1e}")).collect();
