@@ -181,8 +181,9 @@ fn decide_jacobi(s: vec4<f32>) {
 // restarted (β = 0) when the sweep's step y − x and the progress x − x_prev point apart —
 // O'Donoghue & Candès's (2015) gradient restart, as APGD's, with the sweep's step in place of
 // the gradient — or when the residual is above GS_MOMENTUM_RISE × the lowest since the
-// momentum last (re)started (a diverging momentum, which over-relaxed steps can give). Not tested while θ = 1 (the cone problem's first sweep, whose x_prev is a stale slot,
-// or the sweep after a restart, where the product is −‖y − x‖²).
+// momentum last (re)started (a diverging momentum, which over-relaxed steps can give). Not
+// tested while θ = 1 (the cone problem's first sweep, whose x_prev is a stale slot, or the
+// sweep after a restart, where the product is −‖y − x‖²).
 fn decide_gauss(s: vec4<f32>) {
     let k = scal.iters;
     scal.iters = k + 1u;
