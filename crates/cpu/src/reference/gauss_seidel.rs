@@ -271,7 +271,7 @@ impl ColouredGaussSeidel {
     }
 
     /// The lowest residual since the momentum last (re)started, after a sweep of residual `r`
-    /// (`decide_gauss` keeps it as the solve's `best`).
+    /// (`decide_gauss` keeps it as the solver scalar `low`).
     pub(crate) fn lowest(fresh: bool, low: f64, r: f64) -> f64 {
         if fresh {
             r
@@ -366,8 +366,10 @@ impl SweepMethod for ColouredGaussSeidel {
         let mut previous = gamma.clone();
         let mut dv_previous = dv.clone();
         let mut low = res0;
+        // The impulses before each sweep (the extrapolated y), for the restart test.
+        let mut before = gamma.clone();
         while !converged && sweeps < sw.settings.max_iterations {
-            let before = gamma.clone();
+            before.clone_from(&gamma);
             Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             sweeps += 1;

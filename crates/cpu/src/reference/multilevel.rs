@@ -535,8 +535,10 @@ impl MultilevelMethod {
         let mut dv_previous = dv.clone();
         let mut f = objective(sw, &blocks, &gamma, &dv);
         let mut low = res0;
+        // The impulses before each sweep (the extrapolated y), for the restart test.
+        let mut before = gamma.clone();
         while !converged && sweeps < cap {
-            let before = gamma.clone();
+            before.clone_from(&gamma);
             ColouredGaussSeidel::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
             sweeps += 1;
             *sw.iterations += 1;
