@@ -216,6 +216,13 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             }),
         ),
         (
+            "gsm-sa-normal-slab-r3-nogain",
+            v(Multilevel {
+                radius: Some(3.0),
+                ..momentum
+            }),
+        ),
+        (
             "gsm-sa-all-slab-r3",
             v(Multilevel {
                 rows: CoarseRows::All,

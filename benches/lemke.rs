@@ -117,6 +117,7 @@ fn apgd(ctx: &GpuContext, state: &BodyState, contacts: &[Contact]) -> (u32, f64)
         warm_start: false,
         cone: bristlecone::solve::Cone::Relaxed,
         max_outer: 1,
+        coarse_slab: 0.0,
     };
     let bodies = GpuBodies::upload(ctx, state).unwrap();
     let solve = Solve::new(ctx, &bodies, contacts.len() as u32, &settings, DT).unwrap();

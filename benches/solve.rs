@@ -146,6 +146,7 @@ fn settings(kind: SolverKind, max_iterations: u32, tolerance: f32, warm: bool) -
         warm_start: warm,
         cone: Cone::Relaxed,
         max_outer: 1,
+        coarse_slab: 0.0,
     }
 }
 

@@ -200,6 +200,7 @@ pub fn solver_settings(scene: &Scene) -> SolverSettings {
         slop: s.slop as f32,
         stabilisation: s.stabilisation as f32,
         warm_start: s.warm_start,
+        coarse_slab: s.coarse_slab as f32,
     }
 }
 

@@ -541,6 +541,7 @@ fn gpu_velocities(ctx: &GpuContext, pb: &Problem, kind: SolverKind, sweeps: u32)
         warm_start: false,
         cone: bristlecone::solve::Cone::Relaxed,
         max_outer: 1,
+        coarse_slab: 0.0,
     };
     let bodies = bristlecone::bodies::GpuBodies::upload(ctx, &pb.state).unwrap();
     let solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, &settings, DTF).unwrap();

@@ -43,6 +43,9 @@ pub struct SolverSettings {
     pub cone: Cone,
     /// Exact cone: cone problems per step at most (each up to `max_iterations` sweeps).
     pub max_outer: u32,
+    /// Gauss–Seidel's slab correction: the height (m) of the horizontal slabs of its coarse
+    /// level; 0: none (book: Solver depth, "The slab correction on the GPU").
+    pub coarse_slab: f32,
 }
 
 impl Default for SolverSettings {
@@ -58,6 +61,7 @@ impl Default for SolverSettings {
             warm_start: defaults::WARM_START,
             cone: Cone::default(),
             max_outer: defaults::MAX_OUTER,
+            coarse_slab: 0.0,
         }
     }
 }

@@ -2836,6 +2836,7 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         max_pivots: None,
         compliance: None,
         lemke_step: None,
+        coarse_slab: None,
     };
     let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
     let kind = match &s.kind {
@@ -2918,7 +2919,23 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
         max_pivots,
         compliance,
         lemke_step,
+        coarse_slab: coarse_slab_field(cx, s, kind)?,
     })
+}
+
+/// `[solver] coarse_slab`: Gauss–Seidel's slab height (m), 0 (none) by default.
+fn coarse_slab_field(cx: &Cx, s: &RawSolver, kind: SolverKind) -> R<f64> {
+    let Some(v) = &s.coarse_slab else {
+        return Ok(0.0);
+    };
+    if kind != SolverKind::GaussSeidel {
+        return Err(cx.err(
+            Some(v.span()),
+            "solver.coarse_slab",
+            "applies to kind = \"gauss_seidel\" only (its coarse correction)".to_string(),
+        ));
+    }
+    cx.positive(v, "solver.coarse_slab")
 }
 
 /// `[solver] lemke_step`: where a Lemke step runs (`bristlecone_model::solver::LemkeStep`).
@@ -3066,6 +3083,7 @@ fn lemke_fields(
         ("max_pivots", s.max_pivots.as_ref().map(|v| v.span())),
         ("compliance", s.compliance.as_ref().map(|v| v.span())),
         ("lemke_step", s.lemke_step.as_ref().map(|v| v.span())),
+        ("coarse_slab", s.coarse_slab.as_ref().map(|v| v.span())),
     ];
     let allowed: &[&str] = match kind {
         SolverKind::Lemke => &[
@@ -3083,6 +3101,7 @@ fn lemke_fields(
             "max_outer",
             "slop",
             "stabilisation",
+            "coarse_slab",
         ],
     };
     cx.only("solver", "solver", name, &present, allowed)?;

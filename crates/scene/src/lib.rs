@@ -254,6 +254,9 @@ pub struct SolverSettings {
     pub max_outer: u32,
     /// Default true.
     pub warm_start: bool,
+    /// Gauss–Seidel only: the height (m) of the slabs of its coarse correction, default 0
+    /// (none); for deep layered beds (book: Solver depth, "The slab correction on the GPU").
+    pub coarse_slab: f64,
     /// Collision envelope in m; default 0.05 × the smallest body radius.
     pub envelope: f64,
     /// Lemke only: friction model of the LCP (`lcp_friction` = `"pyramid"` (default) or

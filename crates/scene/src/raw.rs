@@ -70,6 +70,7 @@ pub(crate) struct RawSolver {
     pub max_pivots: O<i64>,
     pub compliance: O<f64>,
     pub lemke_step: O<String>,
+    pub coarse_slab: O<f64>,
 }
 
 #[derive(Deserialize)]

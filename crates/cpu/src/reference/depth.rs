@@ -167,6 +167,23 @@ impl Column {
         self.warm_saved.clear();
     }
 
+    /// The next step's cone problem as the GPU sees it: the state (positions, shapes,
+    /// masses) with the free velocities of one step of gravity, and the twin's f64 bodies
+    /// with the same velocities.
+    pub fn free_problem(&self) -> (BodyState, Vec<Body64>) {
+        let mut free = self.bodies.clone();
+        for b in &mut free {
+            free_velocity(b, GRAVITY, DT);
+        }
+        let mut state = self.state.clone();
+        for (i, b) in free.iter().enumerate() {
+            let (v, w) = (b.vel.as_vec3(), b.omega.as_vec3());
+            state.vel[i] = [v.x, v.y, v.z, 0.0];
+            state.omega[i] = [w.x, w.y, w.z, 0.0];
+        }
+        (state, free)
+    }
+
     /// One step: free velocity, the solve, the position update, new contacts.
     pub fn step(&mut self, candidate: &Candidate, settings: &SolverSettings) -> StepStats {
         let mut free = self.bodies.clone();

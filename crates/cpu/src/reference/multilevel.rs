@@ -101,6 +101,31 @@ pub struct Multilevel {
     pub bound_passes: u32,
 }
 
+impl Multilevel {
+    /// What the GPU's slab correction runs (`[solver] coarse_slab`, engine `solve::slabs`):
+    /// the GPU's momentum Gauss–Seidel, slabs `height` high stacked against `gravity`, the
+    /// active contacts' normal rows, the smoothed prolongator with ρ assumed 3, the stall
+    /// test at ½, the direct coarse solve and the gain check.
+    pub fn gpu_slabs(height: f64, gravity: DVec3) -> Multilevel {
+        Multilevel {
+            smoother: BlockSettings {
+                gravity,
+                ..BlockSettings::coloured(height)
+            },
+            momentum: true,
+            aggregates: Aggregates::Slabs { height },
+            stall: 0.5,
+            smoothed: true,
+            radius: Some(3.0),
+            rows: CoarseRows::Normal,
+            solve: CoarseSolve::Direct,
+            line_search: false,
+            gain_check: true,
+            bound_passes: 0,
+        }
+    }
+}
+
 /// Below this many unknowns a V-cycle's level is solved directly.
 pub const COARSEST: usize = 32;
 
@@ -527,7 +552,9 @@ impl MultilevelMethod {
         let cap = sw.settings.max_iterations;
         let mut dv = schur.delta_v(&gamma);
         let (mut residual, mut converged) = (res0, res0 <= tol);
+        // The cap counts sweeps; the corrections count in the iterations (as the GPU's).
         let mut sweeps = 0u32;
+        let mut corrections = 0u32;
         let mut best = res0;
         let mut backoff = Backoff::default();
         let mut theta = 1.0f64;
@@ -563,7 +590,7 @@ impl MultilevelMethod {
             f = objective(sw, &blocks, &gamma, &dv);
             let sweep_gain = f_sweep - f;
             if residual > s.stall * last && sweeps < cap {
-                let step = (&mut gamma[..], &mut dv[..], &mut sweeps, &mut best);
+                let step = (&mut gamma[..], &mut dv[..], &mut corrections, &mut best);
                 if let Some((gain, r)) =
                     self.correct_after_stall(sw, &blocks, step, &mut backoff, sweep_gain)
                 {

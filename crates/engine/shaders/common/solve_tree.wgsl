@@ -1,4 +1,4 @@
-// stages: solve_iterate, solve_reduce, solve_fused, solve_gauss
+// stages: solve_iterate, solve_reduce, solve_fused, solve_gauss, solve_slabs_step
 // Fixed-order reduction helpers shared by the partial sums (solve_iterate), their total
 // (solve_reduce) and the one-workgroup solver (solve_fused), so all three sum in one order.
 

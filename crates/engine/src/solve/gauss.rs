@@ -23,6 +23,7 @@
 //! With rolling or spinning resistance a contact's rows 3–5 are a second block stepped in
 //! the contact's visit (same colour, same bodies).
 
+use super::slabs::SlabBinds;
 use super::{Layout, Solve, SolveInputs, SolveKernels};
 use crate::gpu::{buffers, GpuContext, GpuError, Kernel};
 
@@ -39,7 +40,7 @@ const ARGS_COLOURS: u64 = 24 * 4;
 /// The left-over class's gather of Δv, after the colours'.
 const ARGS_LEFT_OVER_BODY: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
 /// The extrapolation (one invocation per constraint and per body), after the gather's.
-const ARGS_EXTRAPOLATE: u64 = ARGS_LEFT_OVER_BODY + 16;
+pub(super) const ARGS_EXTRAPOLATE: u64 = ARGS_LEFT_OVER_BODY + 16;
 /// The colouring's reset, rounds and close: every constraint, or none while the stored
 /// colouring is kept (solve_reduce `colour_rounds_args`).
 const ARGS_RECOLOUR: u64 = ARGS_EXTRAPOLATE + 16;
@@ -247,9 +248,10 @@ impl Solve {
     /// budget; γ stays in slot 0 throughout.
     pub(super) fn record_gauss_sweeps(
         &self,
+        ctx: &GpuContext,
         k: &SolveKernels,
         p: &mut wgpu::ComputePass,
-        binds: &GaussBinds,
+        (binds, slabs): (&GaussBinds, Option<&SlabBinds>),
         sch: &wgpu::BindGroup,
         red: &wgpu::BindGroup,
     ) {
@@ -257,6 +259,9 @@ impl Solve {
         let args = &self.args;
         let b = binds.phase(0);
         k.reduce.dispatch_groups(p, "colour_args", red, 1);
+        if let Some(s) = slabs {
+            self.record_slab_start(ctx, p, s);
+        }
         for _ in 0..self.sweep_budget {
             for colour in 0..GS_COLOURS {
                 let at = ARGS_COLOURS + 16 * colour as u64;
@@ -266,9 +271,15 @@ impl Solve {
                 .dispatch_indirect(p, "gather_gamma", sch, args, ARGS_LEFT_OVER_BODY);
             kernel.dispatch_indirect_at(p, "gauss_residual", b, args, super::ARGS_WORK);
             k.reduce.dispatch_groups(p, "reduce_gauss", red, 1);
+            if let Some(s) = slabs {
+                self.record_slab_correction(ctx, p, s, (kernel, b));
+            }
             kernel.dispatch_indirect_at(p, "gauss_extrapolate", b, args, ARGS_EXTRAPOLATE);
         }
         kernel.dispatch_indirect_at(p, "gauss_finish", b, args, super::ARGS_ALL);
+        if let Some(s) = slabs {
+            self.record_slab_finish(ctx, p, s);
+        }
     }
 }
 

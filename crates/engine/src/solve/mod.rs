@@ -26,6 +26,8 @@
 //! Jacobi and APGD compare like for like in work.
 
 pub mod gauss;
+mod slabs;
+pub use slabs::SLAB_MAX;
 
 /// The settings' friction model and cone are the vocabulary's (`crate::model`).
 pub use crate::model::friction::FrictionModel;
@@ -438,6 +440,12 @@ pub struct Solve {
     /// their static per-body lists (`src/joints`; a 1-word dummy without joints).
     n_joint_blocks: u32,
     jcsr: wgpu::Buffer,
+    /// Bodies' positions (the slab correction's slabs).
+    pos: wgpu::Buffer,
+    /// Gauss–Seidel's slab correction (`coarse_slab`), else `None`.
+    slabs: Option<slabs::Slabs>,
+    /// The slabs are stacked along it ([`Solve::set_gravity`]).
+    gravity: [f32; 3],
 }
 
 const ARGS_WORK: u64 = 0;
@@ -523,6 +531,8 @@ struct SolveKernels {
     /// The one-workgroup solver (solve_fused), compiled on first use; `None` where the
     /// adapter cannot build it (its 17 bindings, 29 with chunk slots, exceed a limit).
     fused: OnceLock<Option<Kernel>>,
+    /// The slab correction's two stages, compiled on first use.
+    slabs: OnceLock<slabs::SlabKernels>,
     consts: Vec<(&'static str, f64)>,
 }
 
@@ -547,6 +557,7 @@ impl SolveKernels {
                 None
             },
             fused: OnceLock::new(),
+            slabs: OnceLock::new(),
             consts,
         })
     }
@@ -602,7 +613,7 @@ impl Solve {
             ctx,
             &[&params, &dv, &bodies.vel, &bodies.omega, &bodies.info],
         );
-        let s = Solve {
+        let mut s = Solve {
             settings: *settings,
             sweep_budget: settings.max_iterations,
             dt,
@@ -624,7 +635,7 @@ impl Solve {
                 "solve scalars",
                 std::mem::size_of::<SolverScalars>() as u64,
             )?,
-            args: buffers::storage_zeroed(ctx, "solve dispatch args", gauss::ARGS_BYTES)?,
+            args: buffers::storage_zeroed(ctx, "solve dispatch args", slabs::ARGS_BYTES)?,
             colour_count: buffers::storage_zeroed(
                 ctx,
                 "solve colour counts",
@@ -661,7 +672,11 @@ impl Solve {
             any_patch: false,
             n_joint_blocks: 0,
             jcsr: buffers::storage_from(ctx, "solve joint lists", &[0u32; 4])?,
+            pos: bodies.pos.clone(),
+            slabs: None,
+            gravity: [0.0; 3],
         };
+        s.configure_slabs(ctx)?;
         s.write_params(ctx);
         Ok(s)
     }
@@ -884,6 +899,7 @@ impl Solve {
             },
         )?;
         self.sweep_budget = settings.max_iterations;
+        self.configure_slabs(ctx)?;
         self.write_params(ctx);
         self.respecialise(before);
         Ok(())
@@ -951,6 +967,9 @@ impl Solve {
         let new = ContactBuffers::new(ctx, contact_capacity, self.c.layout)?;
         self.c.copy_warm_start(ctx, &new);
         self.c = new;
+        if let Some(slabs) = &mut self.slabs {
+            slabs.grow(ctx, contact_capacity, self.settings.max_iterations)?;
+        }
         self.write_params(ctx);
         Ok(())
     }
@@ -1012,6 +1031,34 @@ impl Solve {
         Ok(())
     }
 
+    /// The direction of gravity, which the slab correction's slabs are stacked along.
+    pub fn set_gravity(&mut self, ctx: &GpuContext, gravity: [f32; 3]) {
+        self.gravity = gravity;
+        let cap = self.settings.max_iterations;
+        if let Some(s) = &mut self.slabs {
+            s.set_gravity(ctx, gravity, cap);
+        }
+    }
+
+    /// The slab correction as the settings ask: made, changed (height, sweep cap) or dropped.
+    fn configure_slabs(&mut self, ctx: &GpuContext) -> Result<(), GpuError> {
+        let st = &self.settings;
+        if st.coarse_slab <= 0.0 || st.kind != SolverKind::GaussSeidel {
+            self.slabs = None;
+            return Ok(());
+        }
+        let mut s = slabs::Slabs::new(
+            ctx,
+            st.coarse_slab,
+            self.n_bodies,
+            self.c.capacity,
+            st.max_iterations,
+        )?;
+        s.set_gravity(ctx, self.gravity, st.max_iterations);
+        self.slabs = Some(s);
+        Ok(())
+    }
+
     /// Forgets the warm-start data (e.g. after a scene change).
     pub fn reset_warm_start(&self, ctx: &GpuContext) {
         let (kb, at, _) = self.c.keys();
@@ -1034,6 +1081,7 @@ impl Solve {
         k.assemble
             .dispatch_indirect(p, "assemble", &asm, args, ARGS_ALL);
         let gauss = self.bind_gauss(ctx, inputs);
+        let slab_binds = self.bind_slabs(ctx, inputs);
         if let Some(binds) = &gauss {
             self.record_colouring(k, p, binds, &red);
         }
@@ -1065,7 +1113,9 @@ impl Solve {
                 k.reduce.dispatch_groups(p, "reduce_init", &red, 1);
             }
             match &gauss {
-                Some(binds) => self.record_gauss_sweeps(k, p, binds, &sch, &red),
+                Some(binds) => {
+                    self.record_gauss_sweeps(ctx, k, p, (binds, slab_binds.as_ref()), &sch, &red)
+                }
                 None => self.record_sweeps(k, p, &sch, &it, &red, tail),
             }
         }

@@ -559,9 +559,11 @@ impl Simulation {
         let integrate = integrate::Integrate::new(&ctx, &bodies, g, dt)?;
         let stats = stats::Stats::new(&ctx, &bodies)?;
         let contact = match &settings.contact {
-            Some(setup) => Some(ContactStages::new(
-                &ctx, &bodies, state, setup, dt, None, &scope,
-            )?),
+            Some(setup) => {
+                let mut c = ContactStages::new(&ctx, &bodies, state, setup, dt, None, &scope)?;
+                c.solve.set_gravity(&ctx, g);
+                Some(c)
+            }
             None => None,
         };
         let mut sim = Simulation {
@@ -878,6 +880,9 @@ impl Simulation {
         self.settings.gravity = gravity;
         let g = gravity.map(|x| x as f32);
         self.integrate.set_dt(&self.ctx, g, self.settings.dt as f32);
+        if let Some(c) = &mut self.contact {
+            c.solve.set_gravity(&self.ctx, g);
+        }
     }
 
     /// Sets the velocity of a kinematic body (e.g. a boundary's prescribed motion changes).
@@ -1007,6 +1012,8 @@ impl Simulation {
                 &self.scope,
             )
             .map_err(|e| e.to_string())?;
+            c.solve
+                .set_gravity(&self.ctx, self.settings.gravity.map(|x| x as f32));
             c.solve
                 .write_warm_start(&self.ctx, &keys, &gam)
                 .map_err(|e| e.to_string())?;
