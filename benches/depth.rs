@@ -223,6 +223,15 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             }),
         ),
         (
+            "gsm-sa-ray-slab-r3",
+            v(Multilevel {
+                rows: CoarseRows::Ray,
+                gain_check: true,
+                radius: Some(3.0),
+                ..momentum
+            }),
+        ),
+        (
             "gsm-sa-all-slab-r3",
             v(Multilevel {
                 rows: CoarseRows::All,
@@ -399,7 +408,7 @@ fn prepare(packing: Packing, layers: usize, width: usize, settle: usize) -> Colu
     let mut column = Column::new(packing, layers, width, 7);
     let apgd = Candidate::Twin(SolverKind::Apgd);
     let (steps, cap) = match packing {
-        Packing::Lattice | Packing::Heap => (3, 3000),
+        Packing::Lattice | Packing::Heap | Packing::Staggered => (3, 3000),
         Packing::Random => (settle, 300),
     };
     let st = SolverSettings {
@@ -442,6 +451,7 @@ fn main() {
             "lattice" => Packing::Lattice,
             "random" => Packing::Random,
             "heap" => Packing::Heap,
+            "staggered" => Packing::Staggered,
             other => {
                 eprintln!("BRISTLECONE_DEPTH_PACKINGS: lattice, random or heap, got {other:?}");
                 std::process::exit(2);

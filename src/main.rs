@@ -428,13 +428,13 @@ struct BenchArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     iterations: Option<u32>,
     /// The solvers (as `[solver] kind`), comma-separated: apgd (the default), jacobi,
-    /// gauss_seidel; each scene and size runs with each in turn, so their ratios come from
-    /// one run.
+    /// gauss_seidel, and gauss_seidel_slabs (with `coarse_slab` = 2 grain diameters); each
+    /// scene and size runs with each in turn, so their ratios come from one run.
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "apgd",
-        value_parser = ["apgd", "jacobi", "gauss_seidel"]
+        value_parser = ["apgd", "jacobi", "gauss_seidel", "gauss_seidel_slabs"]
     )]
     solver: Vec<String>,
     /// Relaxation ω (as `[solver] omega`) for every solver listed: Jacobi's step, or
@@ -473,9 +473,12 @@ fn bench_solver_settings(
     }
     solver.kind = match kind {
         "jacobi" => SolverKind::Jacobi,
-        "gauss_seidel" => SolverKind::GaussSeidel,
+        "gauss_seidel" | "gauss_seidel_slabs" => SolverKind::GaussSeidel,
         _ => SolverKind::Apgd,
     };
+    if kind == "gauss_seidel_slabs" {
+        solver.coarse_slab = bristlecone::bench::BENCH_SLAB_HEIGHT;
+    }
     if solver.kind == SolverKind::GaussSeidel {
         solver.omega = bristlecone::model::defaults::GAUSS_SEIDEL_OMEGA as f32;
     }

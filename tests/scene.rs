@@ -1927,3 +1927,53 @@ fn generator_template_errors_name_the_field() {
     ));
     check(&e, "generator[0].template", Some(15), "not both");
 }
+
+/// `[solver] coarse_slab`: read for `gauss_seidel` (and handed to the engine), refused with
+/// file, line and field for the other kinds and when not positive.
+#[test]
+fn coarse_slab_is_read_for_gauss_seidel_only() {
+    let parse = |solver: &str| {
+        let text = format!(
+            "[simulation]\ndt = 0.001\nsteps = 1\n\n[[material]]\nname = \"g\"\n\
+             density = 2500.0\nfriction = 0.5\n\n[[body]]\nradius = 0.01\n\
+             position = [0.0, 0.0, 0.01]\n\n[solver]\n{solver}"
+        );
+        bristlecone::scene::parse_str(&text, std::path::Path::new("t.toml"))
+    };
+    let s = parse("kind = \"gauss_seidel\"\ncoarse_slab = 0.04\n").unwrap();
+    assert_eq!(s.solver.coarse_slab, 0.04);
+    assert_eq!(bristlecone::setup::solver_settings(&s).coarse_slab, 0.04);
+    assert_eq!(
+        parse("kind = \"gauss_seidel\"\n")
+            .unwrap()
+            .solver
+            .coarse_slab,
+        0.0
+    );
+    for (solver, line, says) in [
+        ("coarse_slab = 0.04\n", 15, "gauss_seidel"),
+        (
+            "kind = \"jacobi\"\ncoarse_slab = 0.04\n",
+            16,
+            "gauss_seidel",
+        ),
+        (
+            "kind = \"lemke\"\ncoarse_slab = 0.04\n",
+            16,
+            "does not apply",
+        ),
+        (
+            "kind = \"gauss_seidel\"\ncoarse_slab = -1.0\n",
+            16,
+            "positive",
+        ),
+    ] {
+        let e = parse(solver).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("t.toml:{line}"))
+                && e.contains("solver.coarse_slab")
+                && e.contains(says),
+            "{solver}: {e}"
+        );
+    }
+}

@@ -169,6 +169,8 @@ pub struct BenchRow {
     /// Gauss–Seidel: the fraction of the measured steps' solves that kept the stored
     /// colouring (the constraint graph unchanged); None for the other solvers.
     pub colourings_kept: Option<f64>,
+    /// The slab correction: corrections tried and kept per measured step; None without it.
+    pub slab_corrections: Option<(f64, f64)>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -239,13 +241,17 @@ pub fn sweep_bytes(kind: SolverKind) -> (f64, f64) {
 }
 
 /// The `[solver] kind` name of a solver.
-pub fn solver_name(kind: SolverKind) -> &'static str {
-    match kind {
+pub fn solver_name(s: &SolverSettings) -> &'static str {
+    match s.kind {
         SolverKind::Apgd => "apgd",
         SolverKind::Jacobi => "jacobi",
+        SolverKind::GaussSeidel if s.coarse_slab > 0.0 => "gauss_seidel_slabs",
         SolverKind::GaussSeidel => "gauss_seidel",
     }
 }
+
+/// `--solver gauss_seidel_slabs`'s slab height: two grain diameters (book: Solver depth).
+pub const BENCH_SLAB_HEIGHT: f32 = 4.0 * scenes::RADIUS;
 
 fn solver_label(s: &SolverSettings) -> String {
     format!(
@@ -296,10 +302,15 @@ pub fn run_one(
         sim.advance(opts.warmup, u64::MAX)?;
     }
     let (checked, kept) = sim.colourings_kept()?;
+    let slabs_before = sim.slab_corrections()?;
     let t = Instant::now();
     let recs = sim.advance(steps, 1)?;
     let wall = t.elapsed().as_secs_f64() / steps as f64;
     let colourings = sim.colourings_kept()?;
+    let per_step = |a: u32, b: u32| (a - b) as f64 / steps as f64;
+    let slab_corrections = (sim.slab_corrections()?)
+        .zip(slabs_before)
+        .map(|(now, then)| (per_step(now.0, then.0), per_step(now.1, then.1)));
     let end = sim.read_state()?;
     let bed_height = (end.pos.iter().zip(&end.info))
         .filter(|(_, info)| info[0] == crate::bodies::MOTION_DYNAMIC)
@@ -355,10 +366,14 @@ pub fn run_one(
         timed_s_per_step: stage_s.iter().sum(),
         iterations_mean,
         iterations_max: recs.iter().map(|r| r.iterations).max().unwrap_or(0),
+        // At the sweep cap and above the tolerance (the slab correction's iterations count
+        // its corrections as well as its sweeps).
         capped_steps: (recs.iter())
-            .filter(|r| r.iterations >= solver.max_iterations)
+            .filter(|r| {
+                r.iterations >= solver.max_iterations && r.residual > solver.tolerance as f64
+            })
             .count() as u32,
-        solver: solver_name(solver.kind),
+        solver: solver_name(solver),
         residual_mean: recs.iter().map(|r| r.residual).sum::<f64>() / k,
         residual_max: recs.iter().map(|r| r.residual).fold(0.0, f64::max),
         max_penetration: recs.iter().map(|r| r.max_penetration).fold(0.0, f64::max),
@@ -373,6 +388,7 @@ pub fn run_one(
         contact_iterations_per_s: contacts * iterations_mean / stage_s[2].max(f64::MIN_POSITIVE),
         body_seconds_per_s: n as f64 * scene.dt / wall,
         colourings_kept,
+        slab_corrections,
     })
 }
 
@@ -461,12 +477,16 @@ fn run_solvers(
 ) -> Result<(), String> {
     let (kind, n, pack) = (scene.kind.name(), scene.grains.len(), scene.pack.name());
     for solver in &opts.solvers {
-        let name = solver_name(solver.kind);
+        let name = solver_name(solver);
         let t = Instant::now();
         match run_one(ctx, scene, opts, solver, copy_bw) {
             Ok(row) => {
+                let slabs = row.slab_corrections.map_or(String::new(), |(tried, kept)| {
+                    format!(" ({tried:.1} slab corrections, {kept:.1} kept)")
+                });
                 log(&format!(
-                    "{kind} {pack} {n} {name}: {:.1} steps/s, {:.0} contacts, {:.1} sweeps ({:.1} s)",
+                    "{kind} {pack} {n} {name}: {:.1} steps/s, {:.0} contacts, {:.1} sweeps{slabs} \
+                     ({:.1} s)",
                     row.steps_per_s,
                     row.contacts,
                     row.iterations_mean,
@@ -795,11 +815,11 @@ impl BenchReport {
              bw_ratio_free_velocity,bw_ratio_collision,bw_ratio_solve,bw_ratio_integrate_stats,\
              growth,regrowths,contact_iterations_per_s,body_seconds_per_s,\
              copy_bandwidth_bytes_per_s,capped_steps,solver_kind,colourings_kept,pack,layers,\
-             bed_height_m\n",
+             bed_height_m,slab_corrections,slab_corrections_kept\n",
         );
         for r in &self.rows {
             s += &format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                 r.scene.name(),
                 r.grains,
                 r.bodies,
@@ -837,6 +857,8 @@ impl BenchReport {
                 r.pack.name(),
                 r.layers,
                 r.bed_height,
+                r.slab_corrections.map_or(String::new(), |c| c.0.to_string()),
+                r.slab_corrections.map_or(String::new(), |c| c.1.to_string()),
             );
         }
         s
@@ -936,7 +958,7 @@ mod tests {
             .lines()
             .next()
             .unwrap()
-            .ends_with(",capped_steps,solver_kind,colourings_kept,pack,layers,bed_height_m"));
+            .ends_with(",pack,layers,bed_height_m,slab_corrections,slab_corrections_kept"));
         // APGD colours nothing: an empty colourings column.
         assert!(
             csv.lines().skip(1).all(|l| l.contains(",apgd,,lattice,")),

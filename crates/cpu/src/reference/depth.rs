@@ -36,6 +36,11 @@ pub enum Packing {
     /// grain narrower on each side (a heap whose load varies across its width: the centre
     /// carries `layers` grains, the edges one or two). Layers stop where they would be empty.
     Heap,
+    /// The engine bench's lattice (`bristlecone bench`, pack `lattice`): square layers of
+    /// `width` × `width` and (`width` − 1)² grains in turn, each grain in the hollow of four
+    /// below (layers 0.707 d apart, four contacts at 45° each way), 0.002 d between
+    /// in-plane neighbours, at rest.
+    Staggered,
 }
 
 impl Packing {
@@ -44,6 +49,7 @@ impl Packing {
             Packing::Lattice => "lattice",
             Packing::Random => "random",
             Packing::Heap => "heap",
+            Packing::Staggered => "staggered",
         }
     }
 }
@@ -97,7 +103,11 @@ impl Column {
     /// A column `layers` grains deep (the random pack has as many grains as the lattice).
     pub fn new(packing: Packing, layers: usize, width: usize, seed: u64) -> Column {
         let d = diameter();
-        let half = width as f64 * RADIUS * (1.0 + 1e-4);
+        let half = match packing {
+            // The bench's walls: one in-plane gap beyond the outermost grains.
+            Packing::Staggered => (width as f64 - 1.0) * d * 1.002 / 2.0 + RADIUS + 0.002 * d,
+            _ => width as f64 * RADIUS * (1.0 + 1e-4),
+        };
         let height = (layers as f64 + 2.0) * d * if packing == Packing::Random { 3.0 } else { 1.0 };
         let shape = BoundaryShape::BoxContainer {
             half_extents: [half as f32, half as f32, (height / 2.0) as f32],
@@ -112,6 +122,7 @@ impl Column {
         let centres = match packing {
             Packing::Lattice => lattice(layers, width),
             Packing::Heap => heap(layers, width),
+            Packing::Staggered => staggered(layers, width),
             Packing::Random => deposit(layers * width * width, width, seed),
         };
         let mut inits = vec![box_body];
@@ -247,6 +258,29 @@ fn lattice(layers: usize, width: usize) -> Vec<DVec3> {
                     offset + i as f64 * d,
                     offset + j as f64 * d,
                     RADIUS + k as f64 * d,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The sites of [`Packing::Staggered`], the lowest layer first.
+fn staggered(layers: usize, width: usize) -> Vec<DVec3> {
+    const GAP: f64 = 0.002;
+    let d = diameter();
+    let s = d * (1.0 + GAP);
+    let h = (d * d - s * s / 2.0).sqrt();
+    let mut out = Vec::new();
+    for k in 0..layers {
+        let side = if k % 2 == 0 { width } else { width - 1 };
+        let c = (side as f64 - 1.0) / 2.0;
+        for j in 0..side {
+            for i in 0..side {
+                out.push(DVec3::new(
+                    (i as f64 - c) * s,
+                    (j as f64 - c) * s,
+                    RADIUS + k as f64 * h,
                 ));
             }
         }

@@ -22,6 +22,9 @@ pub trait BenchKnobs {
     /// that kept the stored colouring ([`crate::solve::Solve::colourings_kept`]); (0, 0)
     /// for the other kinds. Reads the GPU.
     fn colourings_kept(&self) -> Result<(u32, u32), GpuError>;
+    /// Gauss–Seidel's slab corrections tried and kept so far
+    /// ([`crate::solve::Solve::slab_corrections`]); None without them. Reads the GPU.
+    fn slab_corrections(&self) -> Result<Option<(u32, u32)>, GpuError>;
     /// Wall seconds of one submission that runs collision on the current state, the set-up
     /// of a solve and `repeats` dispatches of one sweep kernel; the state does not advance.
     fn time_solver_kernel(&mut self, kernel: &str, repeats: u32) -> Result<f64, GpuError>;
@@ -60,6 +63,13 @@ impl BenchKnobs for Simulation {
         match &self.contact {
             Some(c) => c.solve.colourings_kept(&self.ctx),
             None => Ok((0, 0)),
+        }
+    }
+
+    fn slab_corrections(&self) -> Result<Option<(u32, u32)>, GpuError> {
+        match &self.contact {
+            Some(c) => c.solve.slab_corrections(&self.ctx),
+            None => Ok(None),
         }
     }
 
