@@ -223,6 +223,24 @@ fn multilevel() -> Vec<(&'static str, Candidate)> {
             }),
         ),
         (
+            "gsm-sa-normal-slab-r3-ls",
+            v(Multilevel {
+                gain_check: true,
+                radius: Some(3.0),
+                line_search: true,
+                ..momentum
+            }),
+        ),
+        (
+            "gsm-sa-normal-slab-r3-b3",
+            v(Multilevel {
+                gain_check: true,
+                radius: Some(3.0),
+                bound_passes: 3,
+                ..momentum
+            }),
+        ),
+        (
             "gsm-sa-ray-slab-r3",
             v(Multilevel {
                 rows: CoarseRows::Ray,
