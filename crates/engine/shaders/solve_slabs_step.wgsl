@@ -76,19 +76,6 @@ fn project_contact(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
     return project_state(g, gam_at(SEG_STATE * params.capacity + i), c.ra.w);
 }
 
-fn set_args(slot: u32, groups: u32) {
-    let x = min(groups, 65535u);
-    let y = select(0u, (groups + x - 1u) / max(x, 1u), groups > 0u);
-    args[slot] = x;
-    args[slot + 1u] = y;
-    args[slot + 2u] = select(0u, 1u, groups > 0u);
-    args[slot + 3u] = 0u;
-}
-
-fn body_groups() -> u32 {
-    return (params.bodies + WG - 1u) / WG;
-}
-
 // The Gauss–Seidel sweep's own arguments: its colours, the left-over gather and the
 // extrapolation (solve_reduce `colour_args`), zeroed when the solve ends here.
 fn stop_sweeps() {

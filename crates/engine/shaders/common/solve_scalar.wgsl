@@ -4,21 +4,8 @@
 
 var<workgroup> sh_u: vec2<u32>;
 
-fn set_args(slot: u32, groups: u32) {
-    let x = min(groups, 65535u);
-    let y = select(0u, (groups + x - 1u) / max(x, 1u), groups > 0u);
-    args[slot] = x;
-    args[slot + 1u] = y;
-    args[slot + 2u] = select(0u, 1u, groups > 0u);
-    args[slot + 3u] = 0u;
-}
-
 fn contact_groups() -> u32 {
     return scal.n_groups;
-}
-
-fn body_groups() -> u32 {
-    return (params.bodies + WG - 1u) / WG;
 }
 
 // Sum (.w: max when `w_max`) of partials[0 .. n_groups] (the per-workgroup trees of the
