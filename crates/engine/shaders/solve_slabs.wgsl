@@ -30,10 +30,6 @@
 
 const V0: u32 = 0u;
 
-fn moves(b: u32) -> bool {
-    return b != WORLD && mass_props[b].w != 0.0;
-}
-
 fn row_slab(i: u32) -> u32 {
     return slab_words[slab_row_at(i)].x;
 }
@@ -136,11 +132,9 @@ fn slab_sums(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
 // D_f,bᵀ-side product J·M⁻¹S of body b's window slab j with contact c's normal row.
 fn side_product(b: u32, j: u32, jac: array<vec3<f32>, 2>) -> f32 {
     let at = slab_body_at(b);
-    let mp = mass_props[b];
-    let q = rot[b];
     let l = slab_get(at + 1u + 2u * j).xyz;
     let a = slab_get(at + 2u + 2u * j).xyz;
-    return mp.w * dot(jac[0], l) + dot(jac[1], quat_rotate(q, mp.xyz * quat_rotate_inv(q, a)));
+    return mass_props[b].w * dot(jac[0], l) + dot(jac[1], inv_inertia(b, a));
 }
 
 @compute @workgroup_size(256)
@@ -218,12 +212,11 @@ fn contributions(b: u32) -> array<f32, 35> {
             }
         }
     }
-    let mp = mass_props[b];
-    let rq = rot[b];
+    let m = mass_props[b].w;
     for (var j = 0u; j < 7u; j++) {
-        let ia = quat_rotate(rq, mp.xyz * quat_rotate_inv(rq, ta[j]));
+        let ia = inv_inertia(b, ta[j]);
         for (var l = j; l < 7u; l++) {
-            out[entry(j, l)] += mp.w * dot(tl[l], tl[j]) + dot(ta[l], ia);
+            out[entry(j, l)] += m * dot(tl[l], tl[j]) + dot(ta[l], ia);
         }
     }
     return out;

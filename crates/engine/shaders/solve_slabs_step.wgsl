@@ -44,8 +44,6 @@
 // This stage sees the coarse accumulators at the start of `slab`, the rest after them.
 const V0: u32 = SLAB_COARSE_VEC4S;
 
-var<workgroup> sh_u: vec2<u32>;
-
 // Constraint i's impulse.
 fn gamma_of(i: u32) -> vec4<f32> {
     return gam_at(SEG_GAMMA * params.capacity + i);
@@ -74,17 +72,6 @@ fn project_contact(g: vec4<f32>, c: Contact, i: u32) -> vec4<f32> {
         return project_cone(g, c.ra.w);
     }
     return project_state(g, gam_at(SEG_STATE * params.capacity + i), c.ra.w);
-}
-
-// The Gauss–Seidel sweep's own arguments: its colours, the left-over gather and the
-// extrapolation (solve_reduce `colour_args`), zeroed when the solve ends here.
-fn stop_sweeps() {
-    for (var k = 0u; k <= GS_COLOURS + 1u; k++) {
-        set_args(GS_ARGS + 4u * k, 0u);
-    }
-    set_args(0u, 0u);
-    set_args(4u, 0u);
-    set_args(8u, 0u);
 }
 
 fn slab_args(on: bool) {
@@ -160,7 +147,7 @@ fn slab_sweep_gain(
 fn slab_stall(@builtin(local_invocation_index) lid: u32) {
     let st = uniform_state(lid);
     let parts = max(scal.n_groups, body_groups());
-    let gain = -sum_partials(lid, select(parts, 0u, st.y != 0u)).x;
+    let gain = -sum_partials(lid, select(parts, 0u, st.y != 0u), false).x;
     var on = false;
     if lid == 0u {
         let h = slab_words[V0 + SLAB_HEAD];
@@ -237,19 +224,13 @@ fn contact_point(c: Contact) -> vec3<f32> {
     return pos[c.ids.y].xyz + c.rb.xyz;
 }
 
-fn moves(b: u32) -> bool {
-    return b != WORLD && mass_props[b].w != 0.0;
-}
-
 // Body b's share m⁻¹ + (r × n)·I⁻¹(r × n) of a normal row at lever arm r.
 fn normal_share(b: u32, r: vec3<f32>, n: vec3<f32>) -> f32 {
     if !moves(b) {
         return 0.0;
     }
-    let mp = mass_props[b];
-    let q = rot[b];
     let a = cross(r, n);
-    return mp.w + dot(a, quat_rotate(q, mp.xyz * quat_rotate_inv(q, a)));
+    return mass_props[b].w + dot(a, inv_inertia(b, a));
 }
 
 fn normal_diagonal(c: Contact, i: u32) -> f32 {
@@ -425,8 +406,7 @@ fn slab_change(
             }
         }
         let mp = mass_props[b];
-        let q = rot[b];
-        let iang = quat_rotate(q, mp.xyz * quat_rotate_inv(q, ang));
+        let iang = inv_inertia(b, ang);
         f = 0.5 * (mp.w * dot(lin, lin) + dot(ang, iang));
         let at = V0 + slab_body_at(b) + SLAB_BODY_DV;
         slab_put(at, vec4<f32>(mp.w * lin, 0.0));
@@ -448,7 +428,7 @@ fn slab_decide(@builtin(local_invocation_index) lid: u32) {
         return;
     }
     let st = uniform_state(lid);
-    let change = sum_partials(lid, select(scal.n_groups + body_groups(), 0u, st.y != 0u)).x;
+    let change = sum_partials(lid, select(scal.n_groups + body_groups(), 0u, st.y != 0u), false).x;
     if lid != 0u {
         return;
     }
@@ -503,7 +483,7 @@ fn slab_residual(@builtin(local_invocation_index) lid: u32) {
         return;
     }
     let st = uniform_state(lid);
-    let s = sum_partials(lid, select(scal.n_groups, 0u, st.y != 0u));
+    let s = sum_partials(lid, select(scal.n_groups, 0u, st.y != 0u), false);
     if lid != 0u {
         return;
     }
@@ -515,10 +495,8 @@ fn slab_residual(@builtin(local_invocation_index) lid: u32) {
     scal.res = r;
     scal.best = r;
     slab_words[V0 + SLAB_HEAD].x = bitcast<u32>(r);
-    let rows = f32(3u * max(scal.n_contacts, 1u));
-    if sqrt(s.x / rows) <= params.tolerance {
-        scal.converged = 1u;
-        stop_sweeps();
+    if rms_converged(s.x) {
+        converge();
     }
 }
 
@@ -550,24 +528,4 @@ fn scheduled(lid: u32) -> bool {
         sh_u = vec2<u32>(slab_words[V0 + SLAB_HEAD + 3u].x, 0u);
     }
     return workgroupUniformLoad(&sh_u).x != 0u;
-}
-
-fn uniform_state(lid: u32) -> vec2<u32> {
-    if lid == 0u {
-        sh_u = vec2<u32>(0u, scal.converged);
-    }
-    return workgroupUniformLoad(&sh_u);
-}
-
-fn sum_partials(lid: u32, n: u32) -> vec4<f32> {
-    var acc = vec4<f32>(0.0);
-    for (var g = lid; g < n; g += WG) {
-        acc += partials[g];
-    }
-    let t = tree_total(acc, lid, false);
-    if lid == 0u {
-        sh[0] = t;
-    }
-    workgroupBarrier();
-    return sh[0];
 }

@@ -52,6 +52,16 @@ const SLAB_ARGS_ONE: u32 = 108u;
 const SLAB_ARGS_APPLY: u32 = 112u;
 const SLAB_ARGS_RESIDUAL: u32 = 116u;
 
+fn moves(b: u32) -> bool {
+    return b != WORLD && mass_props[b].w != 0.0;
+}
+
+// I⁻¹ v in the world frame for body b (its inverse inertia is diagonal in the body frame).
+fn inv_inertia(b: u32, v: vec3<f32>) -> vec3<f32> {
+    let q = rot[b];
+    return quat_rotate(q, mass_props[b].xyz * quat_rotate_inv(q, v));
+}
+
 fn slab_row_at(i: u32) -> u32 {
     return sp.rows_at + 3u * i;
 }
