@@ -666,9 +666,18 @@ fn gpu_solvers_match_lemke_on_planar_problems() {
             &l,
             &gpu_velocities(&ctx, &pb, SolverKind::Jacobi, 1500),
         );
-        println!("{name}: GPU APGD vs Lemke {a:.2e}, GPU Jacobi vs Lemke {j:.2e}");
+        let g = velocity_error(
+            &pb,
+            &l,
+            &gpu_velocities(&ctx, &pb, SolverKind::GaussSeidel, 400),
+        );
+        println!(
+            "{name}: GPU APGD vs Lemke {a:.2e}, GPU Jacobi vs Lemke {j:.2e}, \
+             GPU Gauss–Seidel vs Lemke {g:.2e}"
+        );
         assert!(a < 1e-6, "{name}: APGD {a:e}");
         assert!(j < 5e-6, "{name}: Jacobi {j:e}");
+        assert!(g < 1e-6, "{name}: Gauss–Seidel {g:e}");
     }
 }
 

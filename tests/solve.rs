@@ -980,11 +980,11 @@ fn solvers_reach_the_oracle_with_compliant_and_bristle_rows() {
     }
 }
 
-/// Both solvers, on the CPU (f64) and on the GPU (f32), converge to the oracle's minimiser on
+/// The three solvers, on the CPU (f64) and on the GPU (f32), converge to the oracle's minimiser on
 /// small problems: the residual falls below tolerance relative to ‖p‖, γ matches the oracle
 /// (where γ is unique) and v⁺ matches it always.
 #[test]
-fn both_solvers_reach_the_oracle_solution_on_small_problems() {
+fn every_solver_reaches_the_oracle_solution_on_small_problems() {
     let ctx = shared_context();
     for (name, pb, unique) in small_problems() {
         let b64 = bodies64(&pb);
@@ -1003,7 +1003,11 @@ fn both_solvers_reach_the_oracle_solution_on_small_problems() {
             .zip(&b64)
             .map(|(v, b)| v.0.length().max(b.vel.length()))
             .fold(0.0, f64::max);
-        for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
+        for kind in [
+            SolverKind::Apgd,
+            SolverKind::Jacobi,
+            SolverKind::GaussSeidel,
+        ] {
             // f64 twin: 1e-9 relative residual. Jacobi on the singular box converges
             // linearly but slowly (its steps are bounded by the contact-count scaled η).
             let cpu_cap = if kind == SolverKind::Jacobi {
