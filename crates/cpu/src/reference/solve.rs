@@ -274,6 +274,24 @@ impl<'a> Schur<'a> {
         self
     }
 
+    /// The block's diagonal along the world direction `d` at contact i: Σ over its bodies of
+    /// m⁻¹ + (r × d)·I⁻¹(r × d), a body without inverse mass counting nothing.
+    pub fn inverse_mass_along(&self, i: usize, d: DVec3) -> f64 {
+        let c = &self.contacts[i];
+        let (_, _, _, ra, rb) = self.frames[i];
+        [(c.ids[0], ra), (c.ids[1], rb)]
+            .iter()
+            .map(|&(id, r)| {
+                let b = &self.bodies[id as usize];
+                if b.inv_mass == 0.0 {
+                    return 0.0;
+                }
+                let rd = r.cross(d);
+                b.inv_mass * d.dot(d) + rd.dot(inv_inertia(b, rd))
+            })
+            .sum()
+    }
+
     /// Δv (linear, angular) per body for impulses γ.
     pub fn delta_v(&self, gamma: &[Vec3]) -> Vec<(DVec3, DVec3)> {
         let mut acc = vec![(DVec3::ZERO, DVec3::ZERO); self.bodies.len()];
@@ -1555,6 +1573,25 @@ struct Solved {
     outer: u32,
 }
 
+/// The exact cone's offset μ‖u_T‖ for the slip left once a still approaching contact
+/// (u_n < 0) has taken the normal impulse −u_n / N_nn that stops it and that impulse's
+/// friction μ (N_TT / N_nn)(−u_n) off the slip (the shader's `slip_offset`, which says why).
+fn slip_offset(schur: &Schur, i: usize, mu: f64, u_n: f64, u_t: [f64; 2], cone: bool) -> f64 {
+    let slip = (u_t[0] * u_t[0] + u_t[1] * u_t[1]).sqrt();
+    if !cone || slip == 0.0 || mu == 0.0 {
+        return 0.0;
+    }
+    let (n, u, w, _, _) = schur.frames[i];
+    let f = (u_t[0] * u + u_t[1] * w) / slip;
+    let n_nn = schur.inverse_mass_along(i, n);
+    let k = if n_nn > 0.0 {
+        schur.inverse_mass_along(i, f) / n_nn
+    } else {
+        0.0
+    };
+    mu * (slip - mu * k * (-u_n).max(0.0)).max(0.0)
+}
+
 /// The cone problems of one solve from γ⁰: one with the relaxed cone; with the exact cone up
 /// to `max_outer`, each with the normal offset corrected by μ‖u_T‖ of the γ before it (the
 /// offset ends up in `p`, the rows' free velocities).
@@ -1581,11 +1618,8 @@ fn solve_cone_problems(
             let s_new: Vec<f64> = (0..nc)
                 .map(|i| {
                     let u = add(ngamma[i], p[i]);
-                    if rs.eta[i] > 0.0 {
-                        rs.mu[i] * (u[1] * u[1] + u[2] * u[2]).sqrt()
-                    } else {
-                        0.0
-                    }
+                    let u_n = ngamma[i][0] + p_n[i];
+                    slip_offset(schur, i, rs.mu[i], u_n, [u[1], u[2]], rs.eta[i] > 0.0)
                 })
                 .collect();
             // Per contact in m/s, like the shader's `outer_offset` (not a norm over contacts).

@@ -187,18 +187,23 @@
 //! the warm start carries the offset to the next step, so the fixed point is iterated in
 //! time), or at `max_outer`; the count is reported per step (stats.csv `outer_iterations`).
 //!
-//! **Why relaxed stays the default** (measured on lavapipe, one run each): a sphere launched
-//! at 2 m/s with μ = 0.3 rises 0.21 r with the relaxed cone and 0 with the exact one, at 1.05
-//! cone problems per step (`tests/physics.rs`) — for few-body and sliding scenes use
-//! `cone = "exact"`. But on the drum scene (`--scale 0.25`: 550 grains, 500 steps, cap 50
-//! sweeps, which the dense pile hits nearly every step) the exact cone solved 1.04 problems
-//! per step yet took 83 vs 44 ms per step (the second problem's recorded dispatches, empty,
-//! cost ~0.1 ms each on lavapipe; a few µs on a GPU), and its largest penetration was
-//! 5.4e-4 m vs 3.4e-5 m: with the sweep cap hit, the offset carried from the warm start is
-//! not at the fixed point and lets contacts sink by s·dt. (A first version that iterated to
-//! `max_outer` = 4 regardless cost 3.8 problems and 3.7× the time per step.) Until the offset
-//! is made safe for capped solves (e.g. the first problem relaxed, corrections only after a
-//! converged one), exact is opt-in; the default cap is 2.
+//! An offset larger than μ‖u_T‖ of the problem's solution lets the contact sink by the
+//! excess times dt (a sticking contact solves u_n = −s). A contact still approaching at the
+//! current γ (u_n < 0 with the uncorrected p_n) will take at least the normal impulse −u_n/N_nn
+//! that stops it, and that impulse's friction can take μ (N_TT/N_nn)(−u_n) off its slip (N_dd:
+//! the block's diagonal along d), so s counts only the slip left after that: a grain that lands
+//! with a tangential speed does not start from μ times it. At the fixed point u_n = 0 and
+//! the bound leaves s = μ‖u_T‖.
+//!
+//! **Why relaxed stays the default** (`benches/exact_cone.sh`, lavapipe, one run): a sphere
+//! launched at 2 m/s with μ = 0.3 rises 0.21 r with the relaxed cone and 0 with the exact one
+//! (`tests/physics.rs`) — for few-body and sliding scenes use `cone = "exact"`. But where the
+//! sweep cap is hit (the default scene's pour: 171 of 240 steps capped) the offset carried
+//! from the warm start is not at the fixed point: the exact cone costs 1.06–1.11× the relaxed
+//! one's stepping time there and lets grains sink 18–29× deeper (4.2·10⁻⁴ m against
+//! 1.5·10⁻⁵ m with APGD; 8.7·10⁻⁴ m without the bound). A first problem relaxed for every
+//! contact (offsets only from a solved problem) still sinks 8× deeper, and a third cone
+//! problem does not help a capped step; the default cap is 2.
 
 use crate::friction::FrictionModel;
 
