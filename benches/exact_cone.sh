@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The exact cone against the relaxed one (book: Coloured Gauss–Seidel, "The exact cone"):
-# the default scene's first 240 steps (the impact phase) and the hopper's first 60, each
+# the default scene's first 240 steps (the impact phase) and the hopper's first 300, each
 # with `apgd` and `gauss_seidel`, `cone = "relaxed"` and `cone = "exact"` (max_outer = 2),
 # one after the other with one binary, VTK off. Prints per run the mean sweeps a step, the
 # steps at the scene's cap, the worst penetration, the mean cone problems a step and the
@@ -13,7 +13,7 @@ out="$(realpath -m "${2:-out/exact_cone}")"
 mkdir -p "$out/scenes"
 # The scenes refer to their meshes as ../meshes/…: the edited copies sit beside a link.
 ln -sfn "$root/assets/meshes" "$out/meshes"
-for scene in default:240 hopper:60; do
+for scene in default:240 hopper:300; do
     name=${scene%%:*} steps=${scene##*:}
     for kind in apgd gauss_seidel; do
         for cone in relaxed exact; do

@@ -510,6 +510,29 @@ fn apply_change(c: Contact, delta: vec3<f32>) {
     add_impulse(c.ids.y, c.rb.xyz, f, vec3<f32>(0.0));
 }
 
+// The exact cone in a visit (scal.outer counts the exact cone's problems; 0 throughout a
+// relaxed solve): the offset s = μ‖u_T‖ taken from the contact's own slip u at the visit
+// (bounded as the outer pass bounds it, common/solve_exact.wgsl) rather than held at the
+// slip of the warm start or of the last cone problem until the next outer pass. Each block
+// then solves the exact Coulomb law's local problem with its neighbours' latest impulses,
+// as nonsmooth contact dynamics codes do (Jean 1999); a step that ends at the sweep cap
+// keeps offsets at most a sweep old instead of the warm start's, which let a contact whose
+// slip the step stopped sink by s·dt. The new offset goes to rhs (the residual and the next
+// visit read it) and to aux.y (outer_offset's test of a moved offset). Returns the change
+// of u_n.
+fn follow_slip(i: u32, c: Contact, u: vec4<f32>, q: vec4<f32>) -> f32 {
+    let mu = friction_of(c);
+    if mu == 0.0 || is_patch(c) {
+        return 0.0;
+    }
+    let at = SEG_AUX * params.capacity + i;
+    let a = gam_at(at);
+    let s = slip_offset(c, mu, u.x - (q.x - a.x), u.yz, true);
+    rhs[i] = vec4<f32>(a.x + s, q.yzw);
+    gam_put(at, vec4<f32>(a.x, s, a.zw));
+    return a.x + s - q.x;
+}
+
 // Constraint i's new impulse from its velocity u = D_iᵀΔv + E γ + p: the block step in the
 // metric of its majorant D, over-relaxed by ω; or, for the left-over class, a damped
 // projected Jacobi step (Δv is gathered again after that dispatch). An inactive constraint
@@ -519,7 +542,10 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
     if q.w <= 0.0 {
         return vec4<f32>(0.0, 0.0, 0.0, g.w);
     }
-    let u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
+    var u = product_e(c, i, g) + vec4<f32>(q.xyz, 0.0);
+    if scal.outer > 0u {
+        u.x += follow_slip(i, c, u, q);
+    }
     var t: vec4<f32>;
     if left_over {
         t = project_i(g - JACOBI_OMEGA * row_eta(i, c, res_eta(c, q.w)) * u, c, i);

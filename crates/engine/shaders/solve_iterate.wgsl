@@ -138,42 +138,6 @@ fn outer_offset(
     reduce_to_partial(v, lid, wid.x + wid.y * nwg.x, true);
 }
 
-// The exact cone's offset s = μ‖u_T‖ for the slip u_T the contact keeps and the normal
-// velocity u_n with the uncorrected p_n, both at the current γ (before the first cone
-// problem: the warm start). A contact still approaching (u_n < 0) is owed at least the normal
-// impulse −u_n / N_nn that stops it, whose friction can take μ (N_TT / N_nn)(−u_n) off the
-// slip along its direction (N_dd: the block's diagonal along d); the offset counts only the
-// slip left after that. Without it a grain landing with a tangential speed v_T, whose impact
-// ends in sticking, would keep s = μ v_T with u_T = 0 and sink by s·dt (an offset is safe
-// when it does not exceed μ‖u_T‖ of the problem's solution). At the fixed point u_n = 0 and
-// the offset is μ‖u_T‖ as before.
-fn slip_offset(c: Contact, mu: f32, u_n: f32, u_t: vec2<f32>, cone: bool) -> f32 {
-    let slip = length(u_t);
-    if !cone || slip == 0.0 || mu == 0.0 {
-        return 0.0;
-    }
-    let n = c.n_gap.xyz;
-    let f = (u_t.x * tangent_u(n) + u_t.y * tangent_w(n)) / slip;
-    let n_nn = inverse_mass_along(c, n);
-    let k = select(0.0, inverse_mass_along(c, f) / n_nn, n_nn > 0.0);
-    return mu * max(slip - mu * k * max(-u_n, 0.0), 0.0);
-}
-
-// The block's diagonal along the world direction d: Σ over the contact's bodies of
-// m⁻¹ + (r × d)·I⁻¹(r × d), a body without inverse mass counting nothing.
-fn inverse_mass_along(c: Contact, d: vec3<f32>) -> f32 {
-    return body_inverse_mass_along(c.ids.x, c.ra.xyz, d) + body_inverse_mass_along(c.ids.y, c.rb.xyz, d);
-}
-
-fn body_inverse_mass_along(b: u32, r: vec3<f32>, d: vec3<f32>) -> f32 {
-    let mp = mass_props[b];
-    if mp.w == 0.0 {
-        return 0.0;
-    }
-    let rd = cross(r, d);
-    return mp.w * dot(d, d) + dot(rd, quat_rotate(rot[b], mp.xyz * quat_rotate_inv(rot[b], rd)));
-}
-
 // Body b's share of the normal velocity change per unit normal impulse of direction
 // P = n + μ f̂ (f̂: the friction direction): m⁻¹ n·P + (r×n)·I⁻¹(r×P), I⁻¹ in world frame.
 fn painleve_share(b: u32, r: vec3<f32>, n: vec3<f32>, pdir: vec3<f32>) -> f32 {

@@ -306,7 +306,7 @@ impl ColouredGaussSeidel {
 
     /// One sweep over the colours.
     pub(crate) fn sweep(
-        sw: &Sweeps,
+        sw: &mut Sweeps,
         colour: &[u32],
         diag: &[Vec3],
         gamma: &mut [Vec3],
@@ -319,9 +319,10 @@ impl ColouredGaussSeidel {
             // the colour moves their bodies, so both orders do the same arithmetic.
             for i in (0..gamma.len()).filter(|&i| colour[i] == k) {
                 let g = gamma[i];
-                let u = local_velocity(sw, dv, gamma, i);
+                let mut u = local_velocity(sw, dv, gamma, i);
                 let mut t = [0.0; 3];
                 if sw.eta[i] > 0.0 {
+                    sw.follow_slip(i, &mut u);
                     if k == LEFT_OVER {
                         let e = sw.residual_rows(i);
                         t = sw.project([0, 1, 2].map(|r| g[r] - JACOBI_OMEGA * e[r] * u[r]), i);

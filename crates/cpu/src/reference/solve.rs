@@ -1050,7 +1050,13 @@ fn assemble_joint(
 pub(crate) struct Sweeps<'a> {
     pub(crate) schur: &'a Schur<'a>,
     pub(crate) settings: &'a SolverSettings,
-    pub(crate) p: &'a [Vec3],
+    pub(crate) p: &'a mut [Vec3],
+    /// With the exact cone, each contact's p_n before the offset (its offset s is p_n's
+    /// excess over it), which Gauss–Seidel's visits move with the contact's slip
+    /// ([`Sweeps::follow_slip`]).
+    pub(crate) p_n: Option<&'a [f64]>,
+    /// Each contact's μ (0 for joint and patch blocks).
+    pub(crate) mu: &'a [f64],
     pub(crate) eta: &'a [f64],
     projection: &'a [Option<Projection>],
     guard: &'a [f64],
@@ -1070,6 +1076,19 @@ pub(crate) struct Sweeps<'a> {
 }
 
 impl Sweeps<'_> {
+    /// The exact cone in a Gauss–Seidel visit (`follow_slip` in the shader, which says why):
+    /// contact i's offset from its slip in u, its velocity at the visit; p follows and u_n
+    /// with it. Nothing for the relaxed cone, a joint or patch block or rows 3–5.
+    pub(crate) fn follow_slip(&mut self, i: usize, u: &mut Vec3) {
+        let Some(p_n) = self.p_n.filter(|p_n| i < p_n.len() && self.mu[i] > 0.0) else {
+            return;
+        };
+        let u_n = u[0] - (self.p[i][0] - p_n[i]);
+        let s = slip_offset(self.schur, i, self.mu[i], u_n, [u[1], u[2]], true);
+        u[0] += p_n[i] + s - self.p[i][0];
+        self.p[i][0] = p_n[i] + s;
+    }
+
     /// Σ_k d_k²/η_k (`sq_over_eta` in the shader).
     fn sq_over_eta(&self, d: Vec3, i: usize) -> f64 {
         (0..3).map(|k| d[k] * d[k] / self.eta_rows[i][k]).sum()
@@ -1640,7 +1659,9 @@ fn solve_cone_problems(
         let mut sw = Sweeps {
             schur,
             settings,
-            p,
+            p: &mut *p,
+            p_n: exact.then_some(&p_n[..]),
+            mu: &rs.mu,
             eta: &rs.eta,
             projection: &rs.projection,
             guard: &rs.guard,
@@ -1663,6 +1684,12 @@ fn solve_cone_problems(
             Some(m) => m.run(&mut sw, gamma, ngamma, r),
             None => sw.run(gamma, ngamma, r),
         };
+        if exact {
+            // The offsets Gauss–Seidel's visits left (the shader's aux.y).
+            for i in 0..nc {
+                s[i] = p[i][0] - p_n[i];
+            }
+        }
     }
     Solved {
         gamma,

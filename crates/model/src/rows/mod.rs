@@ -195,15 +195,16 @@
 //! with a tangential speed does not start from μ times it. At the fixed point u_n = 0 and
 //! the bound leaves s = μ‖u_T‖.
 //!
+//! Gauss–Seidel's visits take each contact's offset from its own slip as they go (the
+//! shader's `follow_slip`), so a step that ends at the sweep cap keeps offsets at most a
+//! sweep old.
+//!
 //! **Why relaxed stays the default** (`benches/exact_cone.sh`, lavapipe, one run): a sphere
 //! launched at 2 m/s with μ = 0.3 rises 0.21 r with the relaxed cone and 0 with the exact one
-//! (`tests/physics.rs`) — for few-body and sliding scenes use `cone = "exact"`. But where the
-//! sweep cap is hit (the default scene's pour: 171 of 240 steps capped) the offset carried
-//! from the warm start is not at the fixed point: the exact cone costs 1.06–1.11× the relaxed
-//! one's stepping time there and lets grains sink 18–29× deeper (4.2·10⁻⁴ m against
-//! 1.5·10⁻⁵ m with APGD; 8.7·10⁻⁴ m without the bound). A first problem relaxed for every
-//! contact (offsets only from a solved problem) still sinks 8× deeper, and a third cone
-//! problem does not help a capped step; the default cap is 2.
+//! (`tests/physics.rs`) — for few-body and sliding scenes use `cone = "exact"`. With
+//! Gauss–Seidel the exact cone costs 1.10–1.13× the relaxed one on the default scene and the
+//! hopper and sinks 1.03–1.19× as deep; with APGD (the default solver), whose capped steps
+//! keep the warm start's offsets, grains sink 28–29× deeper. The default cap is 2.
 
 use crate::friction::FrictionModel;
 
