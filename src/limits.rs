@@ -176,7 +176,11 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
         collide::shape_array_bytes(&contact.shapes, rmax + contact.collide.envelope);
     let (meshes, grains) = shape_causes(scene);
     let bodies_cause = format!("{n} bodies");
-    let arrays = vec![
+    let gauss = contact.solver.kind == crate::solve::SolverKind::GaussSeidel;
+    // Gauss–Seidel keeps the previous sweep's Δv beside each body's (its momentum).
+    let dv_bytes = if gauss { 64 } else { 32 };
+    let capacity = Collide::default_capacity(&state);
+    let mut arrays = vec![
         BoundArray {
             label: "pos (and the other 7 per-body arrays)",
             bytes: n * 16,
@@ -184,7 +188,7 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
         },
         BoundArray {
             label: "solve dv",
-            bytes: n * 32,
+            bytes: n * dv_bytes,
             cause: bodies_cause,
         },
         BoundArray {
@@ -208,10 +212,19 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
             cause: meshes,
         },
     ];
+    let mut per_contact_gauss = 0;
+    if gauss {
+        use crate::solve::gauss::{COLOUR_BYTES_PER_CONSTRAINT, PREVIOUS_BYTES_PER_CONSTRAINT};
+        arrays.push(BoundArray {
+            label: "solve previous sweep",
+            bytes: capacity * PREVIOUS_BYTES_PER_CONSTRAINT,
+            cause: format!("room for {capacity} contacts (kind = \"gauss_seidel\")"),
+        });
+        per_contact_gauss = COLOUR_BYTES_PER_CONSTRAINT + PREVIOUS_BYTES_PER_CONSTRAINT;
+    }
     let layout = crate::solve::Layout::plain(contact.solver.kind);
     let (seg, nv_seg) = layout.segments();
-    let capacity = Collide::default_capacity(&state);
-    let per_contact = collide::BYTES_PER_CONTACT + (seg + nv_seg) * 16 + 16 + 8;
+    let per_contact = collide::BYTES_PER_CONTACT + (seg + nv_seg) * 16 + 16 + 8 + per_contact_gauss;
     let table = (2 * ng).next_power_of_two().max(1024);
     let shapes = records + mesh_floats + mesh_ints;
     MemoryEstimate {
@@ -219,7 +232,7 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
         shapes,
         grid: (table + 2) * 4 + ng * 24 + ((nb + 1) * ng + 1) * 4 + n * 8,
         contacts: capacity * per_contact,
-        solver: n * (crate::solve::BYTES_PER_BODY + 32),
+        solver: n * (crate::solve::BYTES_PER_BODY + dv_bytes),
         host: n * (std::mem::size_of::<crate::scene::BodyDesc>() as u64 + 128) + 2 * shapes,
         arrays,
     }

@@ -121,6 +121,30 @@ fn the_device_refuses_a_binding_past_its_limit_with_an_error() {
     }
 }
 
+/// Gauss–Seidel's colours and previous sweep are one binding each (32 B per contact of
+/// capacity in the larger): the solver's capacity stops where they fill it, below where
+/// APGD's chunked arrays stop, and the estimate refuses a Gauss–Seidel scene naming the array.
+#[test]
+fn gauss_seidel_capacity_stops_at_its_own_bindings() {
+    use bristlecone::solve::{gauss, Layout, Solve, SolverKind};
+    let mut ctx = GpuContext::new(BackendChoice::Auto).unwrap_or_else(|e| panic!("{e}"));
+    ctx.lower_binding_limit(1 << 20);
+    let apgd = Solve::max_capacity_for(&ctx, Layout::plain(SolverKind::Apgd));
+    let gs = Solve::max_capacity_for(&ctx, Layout::plain(SolverKind::GaussSeidel));
+    assert!(
+        gs * gauss::PREVIOUS_BYTES_PER_CONSTRAINT <= ctx.max_binding(),
+        "{gs} contacts of capacity"
+    );
+    assert!(gs < apgd, "Gauss–Seidel {gs}, APGD {apgd}");
+    let text = format!(
+        "{BASE}[solver]\nkind = \"gauss_seidel\"\n[[generator]]\nkind = \"lattice\"\n\
+         radius = 0.01\nregion = {{ kind = \"box\", min = [0.0, 0.0, 0.0], max = [0.1, 0.1, 0.1] }}\n\
+         [[boundary]]\nkind = \"plane\"\n"
+    );
+    let e = refused_below(&parse(&text).unwrap(), "solve previous sweep");
+    assert!(e.contains("gauss_seidel"), "{e}");
+}
+
 #[test]
 fn devices_and_oversized_scene_files_are_refused_before_reading() {
     let started = Instant::now();

@@ -49,6 +49,13 @@ pub(super) const ARGS_BYTES: u64 = ARGS_RECOLOUR + 16;
 /// Stride of the phase uniforms (the largest uniform offset alignment an adapter may ask).
 const PHASE_STRIDE: u64 = 256;
 
+/// Bytes per constraint of capacity of [`colour_buffer`]: its colour word, its list slot and
+/// the stored graph's two bodies (one binding).
+pub const COLOUR_BYTES_PER_CONSTRAINT: u64 = 16;
+/// Bytes per constraint of capacity of [`previous_buffer`]: the previous sweep's impulse and
+/// the block's majorant, a vec4 each (one binding).
+pub const PREVIOUS_BYTES_PER_CONSTRAINT: u64 = 32;
+
 /// For Gauss–Seidel, a colour word per constraint of capacity, the constraints listed by
 /// colour (`colour_sort`), the graph the colours were computed for (two words per
 /// constraint) and its header; else a placeholder. A new buffer is zeroed: its header
@@ -58,12 +65,18 @@ pub(super) fn colour_buffer(
     layout: Layout,
     capacity: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
-    let words = if layout.gauss {
-        4 * capacity + GRAPH_HEADER_WORDS
+    let bytes = if layout.gauss {
+        COLOUR_BYTES_PER_CONSTRAINT * capacity + 4 * GRAPH_HEADER_WORDS
     } else {
-        1
+        4
     };
-    buffers::storage_zeroed(ctx, "solve colours", words * 4)
+    buffers::storage_zeroed(ctx, "solve colours", bytes)
+}
+
+/// Most constraints Gauss–Seidel's own arrays hold in one binding of `max_binding` bytes.
+pub fn max_constraints(max_binding: u64) -> u64 {
+    ((max_binding - 4 * GRAPH_HEADER_WORDS) / COLOUR_BYTES_PER_CONSTRAINT)
+        .min(max_binding / PREVIOUS_BYTES_PER_CONSTRAINT)
 }
 
 /// Words of the stored graph's header (solve_gauss `graph_header`: valid, constraints,
@@ -98,8 +111,12 @@ pub(super) fn previous_buffer(
     layout: Layout,
     capacity: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
-    let rows = if layout.gauss { 2 * capacity } else { 1 };
-    buffers::storage_zeroed(ctx, "solve previous sweep", rows * 16)
+    let bytes = if layout.gauss {
+        PREVIOUS_BYTES_PER_CONSTRAINT * capacity
+    } else {
+        16
+    };
+    buffers::storage_zeroed(ctx, "solve previous sweep", bytes)
 }
 
 /// One phase uniform (`Phase` in solve_gauss.wgsl): the colour a sweep's dispatch solves and

@@ -867,14 +867,17 @@ impl Solve {
     }
 
     /// [`Solve::max_capacity`] for a row layout (with or without the state and rolling
-    /// segments).
+    /// segments, and Gauss–Seidel's colours and previous sweep, each one binding).
     pub fn max_capacity_for(ctx: &GpuContext, layout: Layout) -> u64 {
         let (segments, nv_segments) = layout.segments();
         let bytes = |array: &str| ctx.chunked_capacity(ShaderSource::chunks_of(array));
-        let most = (bytes("gam") / (segments * 16))
+        let mut most = (bytes("gam") / (segments * 16))
             .min(bytes("nv") / (nv_segments * 16))
             .min(bytes("prev") / 8 - 1)
             .min(ctx.max_binding() / 16);
+        if layout.gauss {
+            most = most.min(gauss::max_constraints(ctx.max_binding()));
+        }
         // Down to the alignment, which every allocated capacity is rounded up to.
         most / CAPACITY_ALIGN as u64 * CAPACITY_ALIGN as u64
     }
