@@ -580,7 +580,11 @@ fn cohesive_column_stands() {
 /// than the cohesionless one: at 0.25 s more than 61 % of the initial height (measured 66 %;
 /// the same scene with cohesion = 0 keeps 57 % and is still falling; early in the collapse
 /// the two columns are of a height, so the window is not shorter). The angle fit has a
-/// straight flank: its RMS residual is under a grain radius.
+/// straight flank: its RMS residual is under a grain radius. The fitted angle itself is not
+/// asserted: at 0.25 s the column is still collapsing and its flank lies within a few degrees
+/// of flat, on either side depending on the adapter's f32 rounding (3.0° on lavapipe, −8.6°
+/// on an NVIDIA H200, the same heights within 1 %); the scene's angle of repose is the one
+/// at rest, 1.0 s (`examples/cohesive_heap.rs`).
 #[test]
 fn cohesive_heap_keeps_its_height() {
     let o = run_case(case("cohesive_heap.toml"));
@@ -601,7 +605,7 @@ fn cohesive_heap_keeps_its_height() {
         "the column did not collapse: {h0} m -> {h1} m"
     );
     assert!(
-        rms < 0.0025 && angle > 0.0,
+        rms < 0.0025 && angle.is_finite(),
         "no straight flank: {angle}°, rms {rms} m"
     );
 }
