@@ -5,17 +5,21 @@
 #   cargo build --release && cargo test --release --no-run
 #   run: benches/gpu_ladder.sh target/release/deps/suite-<hash>
 #   carry: .gl, target/release/bristlecone, that suite binary (and any BENCHES binaries)
-# PARTS (default "ladder rest depth default suite"), SIZES, REST_SIZES, REST_ARGS and BENCHES
-# choose what runs.
+# PARTS (default "ladder rest depth column default suite"; "held" too on request), SIZES,
+# REST_SIZES, REST_ARGS, HELD_SIZES, SOLVERS (the ladder's and held's, default apgd),
+# SUITE_FILTER (a test-name filter) and BENCHES choose what runs.
 # Each part runs under its own timeout so a slow one cannot cost the others; what comes back
-# is at most nine files under $OUT.
+# is at most eight files under $OUT.
 set -u
 OUT=${OUT:-/tmp/gpu_ladder}
 SUITE=${1:-}
 SIZES=${SIZES:-10000,100000,1000000,10000000}
 REST_SIZES=${REST_SIZES:-10000,100000,1000000}
 REST_ARGS=${REST_ARGS:-}          # e.g. "--iterations 200"
-PARTS=${PARTS:-ladder rest depth default suite}
+PARTS=${PARTS:-ladder rest depth column default suite}
+HELD_SIZES=${HELD_SIZES:-10000000}
+SOLVERS=${SOLVERS:-apgd}
+SUITE_FILTER=${SUITE_FILTER:-}
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 BC=target/release/bristlecone
 W=/tmp/gpu_ladder_work
@@ -38,38 +42,55 @@ if [ -e $icd ] && ! $BC info 2>&1 | grep -qi nvidia; then
     echo "--- with VK_DRIVER_FILES" >>"$W/info.txt"
     $BC info >>"$W/info.txt" 2>&1
 fi
-cat "$W/info.txt"
+cat "$W/info.txt" | tee "$OUT/bench.log"
+# Every part appends to $OUT/bench.log as it runs, so a run stopped at its limit still returns
+# what the parts before finished.
+part() { # name, timeout, bench arguments...
+    local name=$1 limit=$2
+    shift 2
+    has "$name" || return 0
+    echo "=== $name: bench $*" >>"$OUT/bench.log"
+    timeout "$limit" $BC bench "$@" --out "$W/$name" >>"$OUT/bench.log" 2>&1
+    echo "$name exit $?" >>"$OUT/bench.log"
+    cp "$W/$name/bench.csv" "$OUT/$name.csv" 2>/dev/null
+}
 
 # 1. The ladder: cold lattices, the default warm-up (2 steps) and step counts.
-has ladder && timeout 200 $BC bench --sizes "$SIZES" --out "$W/ladder" >"$W/ladder.log" 2>&1
-echo "ladder exit $?" >>"$W/ladder.log"
-cp "$W/ladder/bench.csv" "$OUT/ladder.csv" 2>/dev/null
-
-# 2. The piles at rest: 100 unmeasured steps settle the lattice first.
-has rest && timeout 100 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 $REST_ARGS \
-    --out "$W/rest" >"$W/rest.log" 2>&1
-echo "rest exit $?" >>"$W/rest.log"
-cp "$W/rest/bench.csv" "$OUT/rest.csv" 2>/dev/null
-# 2b. The piles at rest under a 50-sweep cap, APGD and block Gauss-Seidel side by side in one
+part ladder 180 --sizes "$SIZES" --solver "$SOLVERS"
+# 2. The largest piles held: 20 unmeasured and 10 measured steps from the lattice, every
+#    solver in SOLVERS under a 50-sweep cap (the load reaches deeper than in the ladder's 7).
+part held 150 --scene pile --sizes "$HELD_SIZES" --warmup 20 --steps 10 --iterations 50 \
+    --solver "$SOLVERS"
+# 3. The piles at rest: 100 unmeasured steps settle the lattice first.
+part rest 100 --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 $REST_ARGS
+# 3b. The piles at rest under a 50-sweep cap, APGD and block Gauss-Seidel side by side in one
 #     run: sweeps a step, capped steps and penetration against the depth of the pile.
-has depth && timeout 300 $BC bench --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 \
-    --iterations 50 --solver apgd,gauss_seidel --out "$W/depth" >"$W/depth.log" 2>&1
-echo "depth exit $?" >>"$W/depth.log"
-cp "$W/depth/bench.csv" "$OUT/depth.csv" 2>/dev/null
-# 2c. Sweeps against depth: columns 6 grains wide, 25-200 layers, the lattice and a random
+part depth 150 --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 --iterations 50 \
+    --solver apgd,gauss_seidel
+# 3c. Sweeps against depth: columns 6 grains wide, 25-200 layers, the lattice and a random
 #     pack settled first (saved under the work dir), every solver, a 200-sweep cap.
-has depth && timeout 300 $BC bench --scene column --layers 25,50,100,200 --pack lattice,random \
-    --warmup 10 --steps 30 --iterations 200 --solver apgd,gauss_seidel,jacobi \
-    --out "$W/column" >>"$W/depth.log" 2>&1
-echo "column exit $?" >>"$W/depth.log"
-cp "$W/column/bench.csv" "$OUT/depth_column.csv" 2>/dev/null
-cat "$W/info.txt" "$W/ladder.log" "$W/rest.log" "$W/depth.log" >"$OUT/bench.log" 2>/dev/null
+part column 300 --scene column --layers 25,50,100,200 --pack lattice,random --warmup 10 \
+    --steps 30 --iterations 200 --solver apgd,gauss_seidel,jacobi
 
-# 3. The default scene end to end (the Quick start's first command).
-start=$(date +%s%N)
-has default && timeout 60 $BC run assets/scenes/default.toml --out "$W/default" >"$OUT/default.log" 2>&1
-echo "default exit $? wall $((($(date +%s%N) - start) / 1000000)) ms" >>"$OUT/default.log"
-cp "$W/default/stats.csv" "$OUT/default_stats.csv" 2>/dev/null
+# 4. The default scene end to end (the Quick start's first command), then with Gauss-Seidel
+#    under the relaxed and the exact cone (a copy of the scene beside it, deleted after).
+default_run() { # name, scene
+    local start
+    start=$(date +%s%N)
+    echo "=== $1" >>"$OUT/default.log"
+    timeout 45 $BC run "$2" --out "$W/runs/$1" >>"$OUT/default.log" 2>&1
+    echo "$1 exit $? wall $((($(date +%s%N) - start) / 1000000)) ms" >>"$OUT/default.log"
+    (cd "$W/runs" && tar czf "$OUT/default_stats.tgz" */stats.csv 2>/dev/null)
+}
+if has default; then
+    default_run default assets/scenes/default.toml
+    d=assets/scenes/gpu_ladder_gs.toml
+    sed 's/^kind = "apgd"/kind = "gauss_seidel"/' assets/scenes/default.toml >$d
+    default_run default_gs $d
+    sed 's/^kind = "apgd"/kind = "gauss_seidel"\ncone = "exact"/' assets/scenes/default.toml >$d
+    default_run default_gs_exact $d
+    rm -f $d
+fi
 
 # 4. Criterion-free bench binaries named in BENCHES (cargo bench --no-run; carry each):
 #    e.g. the per-dispatch cost and the one-workgroup crossover, benches/dispatch.rs, fused.rs.
@@ -81,14 +102,12 @@ done
 
 # 5. The test suite on this adapter: every GPU stage against its CPU twin.
 if [ -n "$SUITE" ] && has suite; then
-    timeout 140 "$SUITE" --test-threads 16 >"$OUT/suite.log" 2>&1
+    timeout 120 "$SUITE" --test-threads 16 $SUITE_FILTER >"$OUT/suite.log" 2>&1
     echo "suite exit $?" >>"$OUT/suite.log"
 fi
 
-echo "=== ladder"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/ladder.log"
-echo "=== rest"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/rest.log"
-echo "=== depth"; grep -v "^$\|^stage times\|^bw_\|^pen/d" "$W/depth.log"
-echo "=== default"; tail -4 "$OUT/default.log"
+grep -v "^$\|^stage times\|^bw_\|^pen/d\|^scenes:\|^adapter\|^warm-up" "$OUT/bench.log"
+echo "=== default"; grep -E "exit|steps at|penetration|kinetic" "$OUT/default.log"
 [ -e "$OUT/benches.log" ] && tail -40 "$OUT/benches.log"
 if [ -n "$SUITE" ] && has suite; then
     echo "=== suite"; grep -E "^test result|FAILED|panicked" "$OUT/suite.log" | head -30; tail -1 "$OUT/suite.log"
