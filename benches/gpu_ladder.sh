@@ -107,7 +107,7 @@ if [ -n "$SUITE" ] && has suite; then
 fi
 
 grep -v "^$\|^stage times\|^bw_\|^pen/d\|^scenes:\|^adapter\|^warm-up" "$OUT/bench.log"
-echo "=== default"; grep -E "exit|steps at|penetration|kinetic" "$OUT/default.log"
+has default && echo "=== default" && grep -E "exit|steps used|penetration" "$OUT/default.log"
 [ -e "$OUT/benches.log" ] && tail -40 "$OUT/benches.log"
 if [ -n "$SUITE" ] && has suite; then
     echo "=== suite"; grep -E "^test result|FAILED|panicked" "$OUT/suite.log" | head -30; tail -1 "$OUT/suite.log"
