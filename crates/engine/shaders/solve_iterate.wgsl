@@ -138,16 +138,6 @@ fn outer_offset(
     reduce_to_partial(v, lid, wid.x + wid.y * nwg.x, true);
 }
 
-// Body b's share of the normal velocity change per unit normal impulse of direction
-// P = n + μ f̂ (f̂: the friction direction): m⁻¹ n·P + (r×n)·I⁻¹(r×P), I⁻¹ in world frame.
-fn painleve_share(b: u32, r: vec3<f32>, n: vec3<f32>, pdir: vec3<f32>) -> f32 {
-    let mp = mass_props[b];
-    let q = rot[b];
-    let rp = cross(r, pdir);
-    let iw = quat_rotate(q, mp.xyz * quat_rotate_inv(q, rp));
-    return mp.w * dot(n, pdir) + dot(cross(r, n), iw);
-}
-
 // Painlevé diagnostic (Song et al. 2001), for contacts with rigid tangential rows (E_T = 0: Coulomb,
 // compliant normal): a contact is sliding when its free tangential velocity
 // v_T = (p_u, p_w) exceeds the solver tolerance; friction then acts along f̂ = −v_T/‖v_T‖ and
@@ -178,8 +168,9 @@ fn painleve(
             let n = c.n_gap.xyz;
             let f = -(q.y * tangent_u(n) + q.z * tangent_w(n)) / t;
             let pdir = n + mu * f;
-            let a = painleve_share(c.ids.x, c.ra.xyz, n, pdir)
-                + painleve_share(c.ids.y, c.rb.xyz, n, pdir);
+            // The normal velocity change per unit normal impulse of direction P = n + μ f̂.
+            let a = body_inverse_mass_between(c.ids.x, c.ra.xyz, n, pdir)
+                + body_inverse_mass_between(c.ids.y, c.rb.xyz, n, pdir);
             v.x = select(0.0, 1.0, a <= 0.0);
         }
     }

@@ -281,14 +281,7 @@ impl<'a> Schur<'a> {
         let (_, _, _, ra, rb) = self.frames[i];
         [(c.ids[0], ra), (c.ids[1], rb)]
             .iter()
-            .map(|&(id, r)| {
-                let b = &self.bodies[id as usize];
-                if b.inv_mass == 0.0 {
-                    return 0.0;
-                }
-                let rd = r.cross(d);
-                b.inv_mass * d.dot(d) + rd.dot(inv_inertia(b, rd))
-            })
+            .map(|&(id, r)| body_inverse_mass_between(&self.bodies[id as usize], r, d, d))
             .sum()
     }
 
@@ -1776,9 +1769,6 @@ fn painleve_rigid(
     skip: &[bool],
     joints: bool,
 ) -> u32 {
-    let share = |b: &Body64, r: DVec3, n: DVec3, pdir: DVec3| {
-        b.inv_mass * n.dot(pdir) + r.cross(n).dot(inv_inertia(b, r.cross(pdir)))
-    };
     let mut count = 0;
     for (i, c) in contacts.iter().enumerate() {
         if is_joint(c, joints) {
@@ -1792,11 +1782,24 @@ fn painleve_rigid(
         let (n, u, w, ra, rb) = frame(c);
         let pdir = n - mu * (q[1] * u + q[2] * w) / t;
         let (a, b) = (&bodies[c.ids[0] as usize], &bodies[c.ids[1] as usize]);
-        if share(a, ra, n, pdir) + share(b, rb, n, pdir) <= 0.0 {
+        // The normal velocity change per unit normal impulse of direction P = n + μ f̂.
+        let share =
+            body_inverse_mass_between(a, ra, n, pdir) + body_inverse_mass_between(b, rb, n, pdir);
+        if share <= 0.0 {
             count += 1;
         }
     }
     count
+}
+
+/// Body b's velocity change along `a` per unit impulse along `d` at the lever `r`:
+/// m⁻¹ a·d + (r × a)·I⁻¹(r × d); a body without inverse mass counts nothing
+/// (`body_inverse_mass_between` in `shaders/common/solve_exact.wgsl`).
+fn body_inverse_mass_between(b: &Body64, r: DVec3, a: DVec3, d: DVec3) -> f64 {
+    if b.inv_mass == 0.0 {
+        return 0.0;
+    }
+    b.inv_mass * a.dot(d) + r.cross(a).dot(inv_inertia(b, r.cross(d)))
 }
 
 /// The residual (same definition as the solver's) of arbitrary impulses.

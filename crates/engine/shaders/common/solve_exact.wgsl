@@ -1,7 +1,8 @@
 // stages: solve_iterate, solve_gauss
 // The exact cone's offset (src/model/rows, "The cone"): shared by the outer pass between
 // cone problems (solve_iterate `outer_offset`) and Gauss–Seidel's visits, which take each
-// contact's offset from its own slip as they go (solve_gauss `follow_slip`).
+// contact's offset from its own slip as they go (solve_gauss `follow_slip`); and the
+// inverse mass a contact's block has along a direction, which the Painlevé test uses too.
 
 // The exact cone's offset s = μ‖u_T‖ for the slip u_T the contact keeps and the normal
 // velocity u_n with the uncorrected p_n, both at the current γ (before the first cone
@@ -27,14 +28,18 @@ fn slip_offset(c: Contact, mu: f32, u_n: f32, u_t: vec2<f32>, cone: bool) -> f32
 // The block's diagonal along the world direction d: Σ over the contact's bodies of
 // m⁻¹ + (r × d)·I⁻¹(r × d), a body without inverse mass counting nothing.
 fn inverse_mass_along(c: Contact, d: vec3<f32>) -> f32 {
-    return body_inverse_mass_along(c.ids.x, c.ra.xyz, d) + body_inverse_mass_along(c.ids.y, c.rb.xyz, d);
+    return body_inverse_mass_between(c.ids.x, c.ra.xyz, d, d)
+        + body_inverse_mass_between(c.ids.y, c.rb.xyz, d, d);
 }
 
-fn body_inverse_mass_along(b: u32, r: vec3<f32>, d: vec3<f32>) -> f32 {
+// Body b's velocity change along a per unit impulse along d at the lever r:
+// m⁻¹ a·d + (r × a)·I⁻¹(r × d), I⁻¹ in the world frame; a body without inverse mass counts
+// nothing. Also the Painlevé test's normal share (solve_iterate `painleve`).
+fn body_inverse_mass_between(b: u32, r: vec3<f32>, a: vec3<f32>, d: vec3<f32>) -> f32 {
     let mp = mass_props[b];
     if mp.w == 0.0 {
         return 0.0;
     }
     let rd = cross(r, d);
-    return mp.w * dot(d, d) + dot(rd, quat_rotate(rot[b], mp.xyz * quat_rotate_inv(rot[b], rd)));
+    return mp.w * dot(a, d) + dot(cross(r, a), quat_rotate(rot[b], mp.xyz * quat_rotate_inv(rot[b], rd)));
 }
