@@ -222,6 +222,17 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
         });
         per_contact_gauss = COLOUR_BYTES_PER_CONSTRAINT + PREVIOUS_BYTES_PER_CONSTRAINT;
     }
+    let slab_bytes = if gauss && contact.solver.coarse_slab > 0.0 {
+        let bytes = crate::solve::slab_state_bytes(n, capacity);
+        arrays.push(BoundArray {
+            label: "slab state",
+            bytes,
+            cause: format!("{n} bodies and room for {capacity} contacts (coarse_slab)"),
+        });
+        bytes
+    } else {
+        0
+    };
     let layout = crate::solve::Layout::plain(contact.solver.kind);
     let (seg, nv_seg) = layout.segments();
     let per_contact = collide::BYTES_PER_CONTACT + (seg + nv_seg) * 16 + 16 + 8 + per_contact_gauss;
@@ -232,7 +243,7 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
         shapes,
         grid: (table + 2) * 4 + ng * 24 + ((nb + 1) * ng + 1) * 4 + n * 8,
         contacts: capacity * per_contact,
-        solver: n * (crate::solve::BYTES_PER_BODY + dv_bytes),
+        solver: n * (crate::solve::BYTES_PER_BODY + dv_bytes) + slab_bytes,
         host: n * (std::mem::size_of::<crate::scene::BodyDesc>() as u64 + 128) + 2 * shapes,
         arrays,
     }

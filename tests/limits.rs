@@ -123,7 +123,8 @@ fn the_device_refuses_a_binding_past_its_limit_with_an_error() {
 
 /// Gauss–Seidel's colours and previous sweep are one binding each (32 B per contact of
 /// capacity in the larger): the solver's capacity stops where they fill it, below where
-/// APGD's chunked arrays stop, and the estimate refuses a Gauss–Seidel scene naming the array.
+/// APGD's chunked arrays stop, and the estimate refuses a Gauss–Seidel scene naming the array
+/// (and the slab correction's state, likewise).
 #[test]
 fn gauss_seidel_capacity_stops_at_its_own_bindings() {
     use bristlecone::solve::{gauss, Layout, Solve, SolverKind};
@@ -143,6 +144,10 @@ fn gauss_seidel_capacity_stops_at_its_own_bindings() {
     );
     let e = refused_below(&parse(&text).unwrap(), "solve previous sweep");
     assert!(e.contains("gauss_seidel"), "{e}");
+    // The slab correction's state is one binding too.
+    let slabs = text.replace("[[generator]]", "coarse_slab = 0.04\n[[generator]]");
+    let e = refused_below(&parse(&slabs).unwrap(), "slab state");
+    assert!(e.contains("coarse_slab"), "{e}");
 }
 
 #[test]

@@ -27,7 +27,7 @@
 
 pub mod gauss;
 mod slabs;
-pub use slabs::SLAB_MAX;
+pub use slabs::{state_bytes as slab_state_bytes, SLAB_MAX};
 
 /// The settings' friction model and cone are the vocabulary's (`crate::model`).
 pub use crate::model::friction::FrictionModel;

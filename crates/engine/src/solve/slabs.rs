@@ -25,6 +25,12 @@ const COARSE_VEC4S: u64 = COARSE_WORDS.div_ceil(64) * 16;
 const FIXED_VEC4S: u64 = 4 + 2 * SLAB_MAX;
 const BODY_VEC4S: u64 = 9;
 const ROW_VEC4S: u64 = 3;
+/// Bytes of the correction's state (one binding) for `bodies` bodies and `capacity`
+/// constraints: the coarse accumulators, the header and Cholesky rows, 144 B per body and
+/// 48 B per constraint.
+pub fn state_bytes(bodies: u64, capacity: u64) -> u64 {
+    16 * (COARSE_VEC4S + FIXED_VEC4S + BODY_VEC4S * bodies + ROW_VEC4S * capacity)
+}
 /// The residual must fall below this × the one before a sweep, or the sweep stalled.
 pub const STALL: f32 = 0.5;
 /// The spectral radius ρ(D⁻¹A) the smoothing's ω = 4 / (3ρ) assumes: the power iteration
@@ -89,10 +95,7 @@ impl Slabs {
 
     /// Bytes of the state for `capacity` constraints.
     fn bytes(&self, capacity: u32) -> u64 {
-        16 * (COARSE_VEC4S
-            + FIXED_VEC4S
-            + BODY_VEC4S * self.bodies as u64
-            + ROW_VEC4S * capacity as u64)
+        state_bytes(self.bodies as u64, capacity as u64)
     }
 
     /// Room for `capacity` constraints (a new state: the totals restart).
