@@ -178,7 +178,7 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
     let bodies_cause = format!("{n} bodies");
     let gauss = contact.solver.kind == crate::solve::SolverKind::GaussSeidel;
     // Gauss–Seidel keeps the previous sweep's Δv beside each body's (its momentum).
-    let dv_bytes = if gauss { 64 } else { 32 };
+    let dv_bytes = 4 * crate::solve::gauss::dv_words_per_body(contact.solver.kind);
     let capacity = Collide::default_capacity(&state);
     let mut arrays = vec![
         BoundArray {

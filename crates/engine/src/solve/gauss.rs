@@ -96,7 +96,7 @@ pub(super) const COLOUR_COUNT_WORDS: u64 = GS_STEPS_KEPT as u64 + 1;
 
 /// Words per body of the solver's Δv: (linear, angular) vec4s, and for Gauss–Seidel the same
 /// again for the previous sweep's Δv (its momentum extrapolates Δv per body).
-pub(super) fn dv_words_per_body(kind: super::SolverKind) -> u64 {
+pub fn dv_words_per_body(kind: super::SolverKind) -> u64 {
     if kind == super::SolverKind::GaussSeidel {
         16
     } else {
