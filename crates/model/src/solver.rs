@@ -9,14 +9,36 @@ use crate::rows::Cone;
 /// The contact record of the contract (64 bytes), as collision writes it and the solver reads it.
 pub use crate::contact::ContactRecord as Contact;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolverKind {
     Jacobi,
-    #[default]
     Apgd,
     /// Coloured nonsmooth Gauss–Seidel with over-relaxation ω (`omega`): the engine's
     /// `solve::gauss`.
     GaussSeidel,
+}
+
+/// APGD, or Gauss–Seidel with the feature `gauss-seidel-default`
+/// ([`defaults::GAUSS_SEIDEL_IS_DEFAULT`]).
+impl Default for SolverKind {
+    fn default() -> Self {
+        if defaults::GAUSS_SEIDEL_IS_DEFAULT {
+            SolverKind::GaussSeidel
+        } else {
+            SolverKind::Apgd
+        }
+    }
+}
+
+impl SolverKind {
+    /// `omega` when the scene or the user leaves it out: the Jacobi relaxation, or
+    /// Gauss–Seidel's over-relaxation (APGD reads none).
+    pub fn default_omega(self) -> f64 {
+        match self {
+            SolverKind::GaussSeidel => defaults::GAUSS_SEIDEL_OMEGA,
+            _ => defaults::OMEGA,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -50,11 +72,12 @@ pub struct SolverSettings {
 
 impl Default for SolverSettings {
     fn default() -> Self {
+        let kind = SolverKind::default();
         SolverSettings {
-            kind: SolverKind::Apgd,
+            kind,
             max_iterations: defaults::MAX_ITERATIONS,
             tolerance: defaults::TOLERANCE as f32,
-            omega: defaults::OMEGA as f32,
+            omega: kind.default_omega() as f32,
             recovery_speed: defaults::RECOVERY_SPEED as f32,
             slop: 0.0,
             stabilisation: defaults::STABILISATION as f32,

@@ -2840,7 +2840,7 @@ fn solver_section(cx: &Cx, raw: &RawScene, r_min: f64) -> R<SolverSettings> {
     };
     let s = raw.solver.as_ref().map_or(&default, |s| s.get_ref());
     let kind = match &s.kind {
-        None => SolverKind::Apgd,
+        None => SolverKind::default(),
         Some(k) => match k.get_ref().as_str() {
             "apgd" => SolverKind::Apgd,
             "jacobi" => SolverKind::Jacobi,

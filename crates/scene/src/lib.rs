@@ -214,15 +214,26 @@ pub struct SimSettings {
     pub gravity: [f64; 3],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SolverKind {
-    #[default]
     Apgd,
     Jacobi,
     /// Coloured nonsmooth Gauss–Seidel on the GPU (book: Solver depth).
     GaussSeidel,
     /// The exact LCP solved by Lemke's algorithm on the CPU (Golle et al.).
     Lemke,
+}
+
+/// `apgd`, or `gauss_seidel` with the feature `gauss-seidel-default`
+/// (`bristlecone_model::defaults::GAUSS_SEIDEL_IS_DEFAULT`).
+impl Default for SolverKind {
+    fn default() -> Self {
+        if bristlecone_model::defaults::GAUSS_SEIDEL_IS_DEFAULT {
+            SolverKind::GaussSeidel
+        } else {
+            SolverKind::Apgd
+        }
+    }
 }
 
 /// Default `[solver] slop` per smallest radius (see [`SolverSettings::slop`]).
@@ -232,7 +243,7 @@ pub const DEFAULT_STABILISATION: f64 = bristlecone_model::defaults::STABILISATIO
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct SolverSettings {
-    /// Default [`SolverKind::Apgd`].
+    /// Default [`SolverKind::Apgd`] (see [`SolverKind::default`]).
     pub kind: SolverKind,
     /// Default 100.
     pub max_iterations: u32,
