@@ -35,5 +35,5 @@ compile_bound=(cylinder_pairs:: polytope:: cylinder_patch:: capsule:: scenes::ti
         GALLIVM_PERF=nopt test_suite "${compile_bound[@]}"
     fi
 } >"$out" 2>&1
-grep -E "^test .* FAILED$|^test result" "$out"
+grep -E " --- FAILED$|^test .* FAILED$|^test result" "$out"
 echo "log: $out"
