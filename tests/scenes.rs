@@ -576,41 +576,21 @@ fn cohesive_column_stands() {
     assert!(h1 > 0.6 * h0, "the column fell: {h0} m -> {h1} m");
 }
 
-/// The cohesive column (Bond number 1) collapses into a heap that keeps more of its height
-/// than the cohesionless one: at 0.25 s more than 61 % of the initial height (measured 66 %;
-/// the same scene with cohesion = 0 keeps 57 % and is still falling; early in the collapse
-/// the two columns are of a height, so the window is not shorter). The angle fit has a
-/// straight flank: its RMS residual is under a grain radius. The fitted angle itself is not
-/// asserted: at 0.25 s the column is still collapsing and its flank lies within a few degrees
-/// of flat, on either side depending on the adapter's f32 rounding (3.0° on lavapipe, −8.6°
-/// on an NVIDIA H200, the same heights within 1 %); the scene's angle of repose is the one
-/// at rest, 1.0 s (`examples/cohesive_heap.rs`). The slump is that of the scene's solve,
-/// APGD capped at 100 sweeps in 241 of the 250 steps (RMS residual 4.8·10⁻² m/s): solves
-/// converged 100× further (APGD with 1000 sweeps, Gauss–Seidel with 100) keep 0.909 of the
-/// height at 0.25 s and form no flank (book: Contact models, "The collapse itself is the
-/// unconverged solve's").
+/// The cohesive column (Bond number 1) released on a floor keeps its height: 0.25 s after the
+/// release more than 85 % of it (measured 90.9 %; the same scene with cohesion = 0 keeps
+/// 55.9 %). The scene's solver is Gauss–Seidel, whose 100 sweeps a step agree with APGD's
+/// 1000 to four digits of the height; APGD's 100, unconverged here (RMS residual
+/// 4.8·10⁻² m/s), let the column slump to 65.6 % and fail this test (book: Contact models,
+/// "The collapse itself is the unconverged solve's").
 #[test]
 fn cohesive_heap_keeps_its_height() {
     let o = run_case(case("cohesive_heap.toml"));
     let h = o.measurement("height").col("height");
     let (h0, h1) = (h[0], *h.last().unwrap());
-    let heap = o.measurement("heap");
-    let (angle, rms) = (heap.col("angle"), heap.col("flank_rms"));
-    let (angle, rms) = (*angle.last().unwrap(), *rms.last().unwrap());
-    println!(
-        "cohesive heap: height {h0:.4} m -> {h1:.4} m, angle {angle:.1}°, flank rms {rms:.2e} m"
-    );
+    println!("cohesive heap: height {h0:.4} m -> {h1:.4} m");
     assert!(
-        h1 > 0.61 * h0,
-        "the cohesive heap spread like a cohesionless one: {h0} m -> {h1} m"
-    );
-    assert!(
-        h1 < 0.9 * h0,
-        "the column did not collapse: {h0} m -> {h1} m"
-    );
-    assert!(
-        rms < 0.0025 && angle.is_finite(),
-        "no straight flank: {angle}°, rms {rms} m"
+        h1 > 0.85 * h0,
+        "the cohesive column slumped like a cohesionless one: {h0} m -> {h1} m"
     );
 }
 
