@@ -479,9 +479,7 @@ fn bench_solver_settings(
     if kind == "gauss_seidel_slabs" {
         solver.coarse_slab = bristlecone::bench::BENCH_SLAB_HEIGHT;
     }
-    if solver.kind == SolverKind::GaussSeidel {
-        solver.omega = bristlecone::model::defaults::GAUSS_SEIDEL_OMEGA as f32;
-    }
+    solver.omega = solver.kind.default_omega() as f32;
     if let Some(omega) = omega {
         let gauss_seidel = solver.kind == SolverKind::GaussSeidel;
         if !(omega > 0.0 && (omega < 2.0 || !gauss_seidel)) {
