@@ -81,24 +81,42 @@ fn run_gpu_models(
     solves: usize,
     models: &[MaterialRow],
 ) -> GpuRun {
-    run_gpu_lanes(ctx, pb, settings, solves, models, None)
+    run_gpu_lanes(ctx, pb, settings, solves, models, Adapter::default())
 }
 
-/// [`run_gpu_models`], the sweep's product lanes laid out for a GPU (`Some(true)`), a CPU
-/// adapter (`Some(false)`) or as the adapter's default (`None`).
+/// The kernels' layout choices that follow the adapter: `None` keeps the adapter's default,
+/// `Some` sets a GPU's (`true`) or a CPU adapter's (`false`) choice.
+#[derive(Clone, Copy, Default)]
+struct Adapter {
+    /// The sweep's product lanes ([`Solve::set_gpu_lanes`]).
+    gpu_lanes: Option<bool>,
+    /// The gather's lever arm from the loaded record ([`Solve::set_arm_from_row`], negated).
+    arm_from_record: Option<bool>,
+}
+
+/// Both of a GPU's layout choices, run on whatever adapter the suite has.
+const GPU_LAYOUT: Adapter = Adapter {
+    gpu_lanes: Some(true),
+    arm_from_record: Some(true),
+};
+
+/// [`run_gpu_models`] with the kernels' layout choices of `adapter`.
 fn run_gpu_lanes(
     ctx: &GpuContext,
     pb: &Problem,
     settings: &SolverSettings,
     solves: usize,
     models: &[MaterialRow],
-    gpu_lanes: Option<bool>,
+    adapter: Adapter,
 ) -> GpuRun {
     let bodies = bristlecone::bodies::GpuBodies::upload(ctx, &pb.state).unwrap();
     let mut solve = Solve::new(ctx, &bodies, pb.contacts.len() as u32, settings, DT).unwrap();
     solve.set_models(ctx, models).unwrap();
-    if let Some(on) = gpu_lanes {
+    if let Some(on) = adapter.gpu_lanes {
         solve.set_gpu_lanes(on);
+    }
+    if let Some(on) = adapter.arm_from_record {
+        solve.set_arm_from_row(!on);
     }
     let inputs = Inputs::upload(ctx, pb);
     for _ in 0..solves {
@@ -237,10 +255,10 @@ fn gpu_matches_cpu_models(
     models: &[MaterialRow],
 ) -> u32 {
     let pb = (n_bodies, n_contacts);
-    gpu_matches_cpu_lanes(kind, cone, pb, sweeps, tol, models, None)
+    gpu_matches_cpu_lanes(kind, cone, pb, sweeps, tol, models, Adapter::default())
 }
 
-/// [`gpu_matches_cpu_models`] with the sweep's product lanes of [`run_gpu_lanes`].
+/// [`gpu_matches_cpu_models`] with the kernels' layout choices of [`run_gpu_lanes`].
 fn gpu_matches_cpu_lanes(
     kind: SolverKind,
     cone: Cone,
@@ -248,7 +266,7 @@ fn gpu_matches_cpu_lanes(
     sweeps: u32,
     tol: f32,
     models: &[MaterialRow],
-    gpu_lanes: Option<bool>,
+    adapter: Adapter,
 ) -> u32 {
     let ctx = shared_context();
     let mut pb = random_problem(11, n_bodies, n_contacts);
@@ -266,7 +284,7 @@ fn gpu_matches_cpu_lanes(
     };
     // Two solves: the second one's bristle offset −E_T γ_T⁻ uses the first one's impulses.
     let solves = if models.is_empty() { 1 } else { 2 };
-    let g = run_gpu_lanes(&ctx, &pb, &st, solves, models, gpu_lanes);
+    let g = run_gpu_lanes(&ctx, &pb, &st, solves, models, adapter);
     let b64 = bodies64(&pb);
     let mut c = cpu::solve_models(&b64, &pb.contacts, &st, DT as f64, None, models);
     if solves == 2 {
@@ -433,14 +451,39 @@ fn apgd_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
     gpu_matches_cpu(SolverKind::Apgd, Cone::Relaxed, 1000, 3000, 40, 0.0);
 }
 
-// The GPU layout of a sweep's product lanes (4 per lane, strided), which lavapipe does not
-// pick, run here so that it is not left untested: the same sweeps as the twin.
+// A GPU's layout (product lanes of 4, strided; the gather's lever arm from the loaded
+// record), which lavapipe does not pick, run here so that it is not left untested: the same
+// sweeps as the twin.
 #[test]
-fn apgd_and_jacobi_with_gpu_product_lanes_equal_the_f64_twin_on_3000_random_contacts() {
+fn apgd_and_jacobi_with_the_gpu_layout_equal_the_f64_twin_on_3000_random_contacts() {
     for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
         let pb = (1000, 3000);
-        gpu_matches_cpu_lanes(kind, Cone::Relaxed, pb, 40, 0.0, &[], Some(true));
+        gpu_matches_cpu_lanes(kind, Cone::Relaxed, pb, 40, 0.0, &[], GPU_LAYOUT);
     }
+}
+
+// Where the gather takes a lever arm changes loads, not arithmetic: the same bits.
+#[test]
+fn the_gathers_lever_arm_from_the_record_or_its_own_row_gives_the_same_bits() {
+    let ctx = shared_context();
+    let pb = random_problem(23, 1000, 3000);
+    let st = settings(SolverKind::Apgd, 40, 0.0);
+    let run = |from_record| {
+        let adapter = Adapter {
+            arm_from_record: Some(from_record),
+            ..Adapter::default()
+        };
+        run_gpu_lanes(&ctx, &pb, &st, 2, &[], adapter)
+    };
+    let (record, row) = (run(true), run(false));
+    let bits = |g: &[[f32; 4]]| g.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&record.gamma), bits(&row.gamma), "impulses");
+    assert!(
+        record.gamma.iter().flatten().any(|&x| x != 0.0),
+        "no impulse"
+    );
+    assert_eq!(bits(&record.state.vel), bits(&row.state.vel), "velocities");
+    assert_eq!(bits(&record.state.omega), bits(&row.state.omega), "spins");
 }
 
 #[test]

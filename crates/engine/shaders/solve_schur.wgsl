@@ -20,14 +20,21 @@
 @group(0) @binding(10) var<uniform> scal: Scalars;
 // The saved list's per-body rows (written by save_rows, read by the next step's assembly).
 @group(0) @binding(11) var<storage, read_write> warm_rows: array<vec2<u32>>;
-// The contact records again, as rows of 16 B: a gather entry loads only its side's lever
-// arm (row 1 for A, 2 for B) instead of both and a select — on lavapipe every load is a
-// loop over the SIMD lanes, so one load fewer per entry is a fifth of the entry's loads.
+// The contact records again, as rows of 16 B: with ARM_FROM_ROW a gather entry loads only
+// its side's lever arm (row 1 for A, 2 for B) instead of both and a select — on lavapipe
+// every load is a loop over the SIMD lanes, so one load fewer per entry is a fifth of the
+// entry's loads.
 @group(0) @binding(12) var<storage, read> contact_rows: array<vec4<f32>>; // chunked(4)
+// On a GPU the record's two arms share its cache lines, and a second chunked view adds a
+// select over its live chunks to every entry; there the arm comes from the record
+// (`ARM_FROM_ROW` false, common/solve.wgsl).
 
 // Lever arm of side A (else B) of contact ci (common/solve_gather.wgsl).
 fn lever_arm(ci: u32, c: Contact, side_a: bool) -> vec3<f32> {
-    return contact_rows_at(4u * ci + select(2u, 1u, side_a)).xyz;
+    if ARM_FROM_ROW {
+        return contact_rows_at(4u * ci + select(2u, 1u, side_a)).xyz;
+    }
+    return select(c.rb.xyz, c.ra.xyz, side_a);
 }
 
 // Δv from the current iterate γ (segment 0).

@@ -97,6 +97,10 @@ fn project_ext(g: vec3<f32>, b: vec2<f32>) -> vec3<f32> {
 override PER_LANE_MIN: u32 = 16u;
 override LANES_STRIDED: bool = false;
 override PARTS_MAX: u32 = 65536u;
+// Where a gather takes a contact's lever arm (solve_schur `lever_arm`): a row load of its own
+// (true) or the record already loaded (false); set per adapter kind by src/solve
+// `Specialisation` (`Solve::set_arm_from_row`).
+override ARM_FROM_ROW: bool = true;
 
 struct Scalars {
     lip: f32,

@@ -393,6 +393,8 @@ pub struct Solve {
     counted_step: bool,
     /// The GPU layout of a sweep's product lanes ([`Solve::set_gpu_lanes`]).
     gpu_lanes: bool,
+    /// The gather's lever arm as a row of its own ([`Solve::set_arm_from_row`]).
+    arm_from_row: bool,
     /// The adapter bounds shader loops ([`GpuContext::loop_limited`]): one-workgroup sweeps
     /// are split over dispatches ([`Solve::loop_budget`]).
     loop_limited: bool,
@@ -496,6 +498,10 @@ pub struct Specialisation {
     /// How a sweep's product lanes take their constraints: GPU (4 or more each, strided) or
     /// CPU adapter (16 or more each, consecutive); see [`Solve::set_gpu_lanes`].
     pub gpu_lanes: bool,
+    /// The gather loads its side's lever arm as a row of its own (`ARM_FROM_ROW` in
+    /// solve_schur) rather than from the loaded record: on a CPU adapter, see
+    /// [`Solve::set_arm_from_row`].
+    pub arm_from_row: bool,
     /// APGD steps with projected Jacobi's count-scaled η, as before the plain diagonal (for
     /// benchmarks, [`Solve::set_counted_step`]).
     pub counted_step: bool,
@@ -512,6 +518,7 @@ impl Specialisation {
             ("HAS_PATCHES", f(self.patches)),
             ("PER_LANE_MIN", if self.gpu_lanes { 4.0 } else { 16.0 }),
             ("LANES_STRIDED", f(self.gpu_lanes)),
+            ("ARM_FROM_ROW", f(self.arm_from_row)),
             ("PARTS_MAX", PARTS_MAX as f64),
             // The step's η with contact counts: Jacobi's bound (solve_assemble's header).
             ("COUNT_BOUND", f(!self.layout.apgd || self.counted_step)),
@@ -622,6 +629,7 @@ impl Solve {
             generic: false,
             counted_step: false,
             gpu_lanes: ctx.info.device_type != wgpu::DeviceType::Cpu,
+            arm_from_row: ctx.info.device_type == wgpu::DeviceType::Cpu,
             loop_limited: ctx.loop_limited(),
             fused: false,
             tail: true,
@@ -744,6 +752,7 @@ impl Solve {
             patches: self.any_patch,
             layout: self.c.layout,
             gpu_lanes: self.gpu_lanes,
+            arm_from_row: self.arm_from_row,
             counted_step: self.counted_step,
         }
     }
@@ -758,6 +767,18 @@ impl Solve {
     pub fn set_gpu_lanes(&mut self, on: bool) {
         let before = self.specialisation();
         self.gpu_lanes = on;
+        self.respecialise(before);
+    }
+
+    /// Where the gather takes a contact's lever arm (solve_schur `ARM_FROM_ROW`): by default
+    /// a row load of its own on a CPU adapter, where each load is a loop over the SIMD lanes
+    /// and one fewer per entry paid, and the record already loaded on a GPU, where the second
+    /// chunked view's selection over live chunks costs more than the arm it saves (book:
+    /// Benchmarks, "The 10⁷ slowdown: the gather's lever arm"). Results are the same either
+    /// way.
+    pub fn set_arm_from_row(&mut self, on: bool) {
+        let before = self.specialisation();
+        self.arm_from_row = on;
         self.respecialise(before);
     }
 
