@@ -58,8 +58,9 @@ part() { # name, timeout, bench arguments...
 # 1. The ladder: cold lattices, the default warm-up (2 steps) and step counts.
 part ladder 180 --sizes "$SIZES" --solver "$SOLVERS"
 # 2. The largest piles held: 20 unmeasured and 10 measured steps from the lattice, every
-#    solver in SOLVERS under a 50-sweep cap (the load reaches deeper than in the ladder's 7).
-part held 150 --scene pile --sizes "$HELD_SIZES" --warmup 20 --steps 10 --iterations 50 \
+#    solver in SOLVERS under a 100-sweep cap (the load reaches deeper than in the ladder's 7;
+#    under 50 sweeps the 10^7 pile reaches about 1 % d by step 30 and is still sinking).
+part held 200 --scene pile --sizes "$HELD_SIZES" --warmup 20 --steps 10 --iterations 100 \
     --solver "$SOLVERS"
 # 3. The piles at rest: 100 unmeasured steps settle the lattice first.
 part rest 100 --scene pile --sizes "$REST_SIZES" --warmup 100 --steps 20 $REST_ARGS

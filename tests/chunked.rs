@@ -1,13 +1,14 @@
 //! Chunked storage arrays (`gpu::chunked`): contact records and the solver's per-contact
 //! arrays bound as several storage bindings. A context with 32 KiB chunks makes a 512-grain
-//! box span every chunk of every array; the step must equal the unchunked one bit for bit.
+//! box span every chunk of every array; the step must equal the unchunked one bit for bit,
+//! whichever load of the gather's lever arm the adapter kind picks.
 //! Also the solver layouts' memory per contact (Jacobi holds no y, best or Ny).
 
 use bristlecone::bodies::{BodyInit, BodyState, SHAPE_BOX_CONTAINER};
 use bristlecone::collide::{BoundaryShape, CollideSettings};
 use bristlecone::gpu::{shared_context, BackendChoice, GpuContext, ShaderSource};
 use bristlecone::solve::{SolverKind, SolverSettings};
-use bristlecone::step::{ContactSetup, Simulation, StepSettings};
+use bristlecone::step::{BenchKnobs, ContactSetup, Simulation, StepSettings};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::sync::Arc;
@@ -55,9 +56,18 @@ fn lattice(kind: SolverKind) -> (BodyState, StepSettings) {
     (BodyState::from_inits(&bodies), settings)
 }
 
-fn run(ctx: Arc<GpuContext>, kind: SolverKind) -> (BodyState, Vec<u32>) {
+/// Twelve steps of [`lattice`]; `arm_from_row` sets the gather's lever-arm load (None: the
+/// adapter's default).
+fn run(
+    ctx: Arc<GpuContext>,
+    kind: SolverKind,
+    arm_from_row: Option<bool>,
+) -> (BodyState, Vec<u32>) {
     let (state, settings) = lattice(kind);
     let mut sim = Simulation::new(ctx, &state, settings).unwrap();
+    if let Some(on) = arm_from_row {
+        sim.set_arm_from_row(on);
+    }
     let contacts = sim
         .advance(12, 1)
         .unwrap()
@@ -75,9 +85,7 @@ fn chunked_arrays_step_bit_for_bit_like_one_binding() {
     // 32 KiB chunks: 512 records or 2048 vec4 each.
     let records = (32768 / 64) * ShaderSource::chunks_of("contacts") as usize;
     for kind in [SolverKind::Apgd, SolverKind::Jacobi] {
-        let (a, ca) = run(shared_context(), kind);
-        let (b, cb) = run(small.clone(), kind);
-        assert_eq!(ca, cb, "{kind:?}: contact counts");
+        let (a, ca) = run(shared_context(), kind, None);
         let n = *ca.iter().min().unwrap() as usize;
         // Records span 3 of the 4 chunks; γ, y, trial, best and aux span the gam chunks.
         assert!(n > 2 * 512 && n < records, "{kind:?}: {n} contacts");
@@ -92,12 +100,21 @@ fn chunked_arrays_step_bit_for_bit_like_one_binding() {
                 .collect();
             f.iter().map(|x| x.to_bits()).collect::<Vec<u32>>()
         };
-        let (ba, bb) = (bits(&a), bits(&b));
-        let first = ba.iter().zip(&bb).position(|(x, y)| x != y);
-        assert_eq!(
-            first, None,
-            "{kind:?}: first differing state word after 12 steps"
-        );
+        // The lever arm from its own chunked row (a CPU adapter's load) and from the chunked
+        // record (a GPU's).
+        for arm_from_row in [true, false] {
+            let (b, cb) = run(small.clone(), kind, Some(arm_from_row));
+            assert_eq!(
+                ca, cb,
+                "{kind:?}, arm from row {arm_from_row}: contact counts"
+            );
+            let (ba, bb) = (bits(&a), bits(&b));
+            let first = ba.iter().zip(&bb).position(|(x, y)| x != y);
+            assert_eq!(
+                first, None,
+                "{kind:?}, arm from row {arm_from_row}: first differing state word after 12 steps"
+            );
+        }
         let moved = a.pos.iter().zip(&lattice(kind).0.pos).any(|(p, q)| p != q);
         assert!(moved, "{kind:?}: nothing moved");
     }

@@ -14,6 +14,10 @@ pub trait BenchKnobs {
     /// APGD steps with the count-scaled η as before the plain diagonal
     /// ([`crate::solve::Solve::set_counted_step`]).
     fn set_counted_step(&mut self, on: bool);
+    /// Where the gather takes a contact's lever arm: a row load of its own (a CPU adapter's
+    /// default) or the record already loaded (a GPU's); [`crate::solve::Solve::set_arm_from_row`].
+    /// Results are the same either way.
+    fn set_arm_from_row(&mut self, on: bool);
     /// Gauss–Seidel's colouring kept while the constraint graph is unchanged (the default)
     /// or recomputed every step ([`crate::solve::Solve::set_colour_reuse`]); results are the
     /// same either way. A restored checkpoint's solver starts with the default.
@@ -50,6 +54,12 @@ impl BenchKnobs for Simulation {
     fn set_counted_step(&mut self, on: bool) {
         if let Some(c) = self.contact.as_mut() {
             c.solve.set_counted_step(on);
+        }
+    }
+
+    fn set_arm_from_row(&mut self, on: bool) {
+        if let Some(c) = self.contact.as_mut() {
+            c.solve.set_arm_from_row(on);
         }
     }
 
