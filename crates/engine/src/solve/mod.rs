@@ -763,7 +763,8 @@ impl Solve {
     /// runs its masked levels), so there lanes are few and long, each over consecutive
     /// constraints (strided, the 10⁵-sphere sweep lost 20 % to interleaved streams); a GPU
     /// keeps its threads busy with 4 per lane, strided so that a warp reads consecutive
-    /// records (not measured: no GPU was at hand). Tests run the GPU layout on lavapipe.
+    /// records; there the CPU adapter's layout takes twice the solve's time (book:
+    /// Benchmarks, "The product lanes on a GPU"). Tests run the GPU layout on lavapipe.
     pub fn set_gpu_lanes(&mut self, on: bool) {
         let before = self.specialisation();
         self.gpu_lanes = on;
