@@ -7,6 +7,7 @@ use crate::common::{random_bodies, random_contacts};
 use bristlecone::reference::avbd::{self, Avbd};
 use bristlecone::reference::block_gs::{self, Aggregates, BlockSettings, SweepOrder, TwoLevel};
 use bristlecone::reference::depth::{diameter, Candidate, Column, Packing};
+use bristlecone::reference::gauss_seidel::{hub_slab, solve_hub_split};
 use bristlecone::reference::integrate::{to_f64, Body64};
 use bristlecone::reference::multilevel::{self, CoarseRows, CoarseSolve, Multilevel};
 use bristlecone::reference::solve as cpu;
@@ -154,6 +155,69 @@ fn solve_avbd(b: &[Body64], c: &[Contact], st: &SolverSettings) -> cpu::SolveOut
         stiffness_max: 10.0,
     };
     avbd::solve(b, c, st, &a, DT, None)
+}
+
+/// The hub candidate with every body of 3 or more contacts a hub, so that most constraints
+/// share a hub with others of their colour.
+fn solve_hubs(b: &[Body64], c: &[Contact], st: &SolverSettings) -> cpu::SolveOutput {
+    solve_hub_split(b, c, st, DT, None, 3)
+}
+
+#[test]
+fn hub_split_gauss_seidel_reaches_the_apgd_solution() {
+    reaches_apgd(Cone::Relaxed, "hub split", &solve_hubs);
+    reaches_apgd(Cone::Exact, "hub split", &solve_hubs);
+}
+
+/// A bed 6 × 6 × 4 on one dynamic slab (36 contacts on it): the GPU's colouring gives the
+/// slab's contacts at most one per colour and leaves the rest, with much of the bottom layer,
+/// to the left-over class's Jacobi steps; the hub candidate colours them with the grains and
+/// splits the slab's mass over each colour's. It reaches APGD's impulses and needs at most
+/// half the sweeps, for a slab lighter and heavier than the bed.
+#[test]
+fn hub_split_gauss_seidel_holds_a_bed_on_a_slab_in_fewer_sweeps() {
+    for ratio in [0.1, 10.0] {
+        let (state, contacts) = hub_slab(6, 4, ratio, DT as f32);
+        let bodies = to_f64(&state);
+        let st = |kind: SolverKind| SolverSettings {
+            kind,
+            max_iterations: 20_000,
+            tolerance: 1e-11,
+            omega: kind.default_omega() as f32,
+            warm_start: false,
+            slop: 0.0,
+            ..SolverSettings::default()
+        };
+        let apgd = cpu::solve(&bodies, &contacts, &st(SolverKind::Apgd), DT, None);
+        let gs_st = st(SolverKind::GaussSeidel);
+        let gs = cpu::solve(&bodies, &contacts, &gs_st, DT, None);
+        let split = solve_hub_split(&bodies, &contacts, &gs_st, DT, None, 16);
+        for (name, out) in [
+            ("APGD", &apgd),
+            ("Gauss–Seidel", &gs),
+            ("hub split", &split),
+        ] {
+            assert!(out.converged, "{ratio}: {name} at {}", out.residual);
+        }
+        let scale = (apgd.gamma.iter().flatten()).fold(0.0f64, |m, x| m.max(x.abs()));
+        let diff = (apgd.gamma.iter().flatten())
+            .zip(split.gamma.iter().flatten())
+            .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+        assert!(
+            diff <= 1e-5 * scale,
+            "{ratio}: impulses {diff:e} of {scale:e} apart"
+        );
+        assert!(
+            2 * split.iterations <= gs.iterations,
+            "{ratio}: hub split {} sweeps, Gauss–Seidel {}",
+            split.iterations,
+            gs.iterations
+        );
+        eprintln!(
+            "slab {ratio} x the bed: APGD {}, Gauss–Seidel {}, hub split {} sweeps",
+            apgd.iterations, gs.iterations, split.iterations
+        );
+    }
 }
 
 #[test]

@@ -11,8 +11,9 @@
 //! majorant in their guard ball's metric and, for lugre_patch blocks, the full E.
 
 use super::integrate::Body64;
-use super::solve::{inv_inertia, project_cone, Schur, SweepMethod, Sweeps, Vec3};
-use crate::model::solver::{COLOUR_ROUNDS, GS_COLOURS, GS_MOMENTUM_RISE};
+use super::solve::{inv_inertia, project_cone, solve_with_method, Extra, Schur, SolveOutput};
+use super::solve::{SweepMethod, Sweeps, Vec3, WarmStart};
+use crate::model::solver::{Contact, SolverSettings, COLOUR_ROUNDS, GS_COLOURS, GS_MOMENTUM_RISE};
 use glam::DVec3;
 
 /// The left-over class (the last colour).
@@ -56,6 +57,11 @@ fn by_body(schur: &Schur, n: usize) -> Vec<Vec<usize>> {
 /// that keeps contact i apart from its neighbours keeps them apart too, and the GPU visits
 /// them with the contact, where they live at its index.
 pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
+    colours_linking(schur, n, &Hubs::none(schur))
+}
+
+/// [`colours`] where a hub body links nothing, as a fixed body does ([`Hubs`]).
+fn colours_linking(schur: &Schur, n: usize, hubs: &Hubs) -> Vec<u32> {
     const UNCOLOURED: u32 = u32::MAX;
     let lists = by_body(schur, n);
     let mut colour = vec![UNCOLOURED; n];
@@ -69,7 +75,7 @@ pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
             let mut mask = 0u32;
             let mut waits = false;
             for b in [c.ids[0], c.ids[1]] {
-                if !moves(schur.bodies, b) {
+                if !moves(schur.bodies, b) || hubs.is_hub(b) {
                     continue;
                 }
                 for &j in &lists[b as usize] {
@@ -111,15 +117,19 @@ enum Round {
 /// some rows (`round`) their entries are raised to a common one, so that the set's
 /// projection in the metric of D (a cone of μ √(d_t / d_n), a disk or ball as it is) is the
 /// step's metric too: with unequal entries the sweeps' fixed points are not the problem's.
-fn block_diagonal(schur: &Schur, i: usize, round: Round) -> Vec3 {
+/// Body b's share counts `shared(b)` times (1 but for a hub: the constraints of the colour
+/// that move it at once, [`Hubs`]).
+fn block_diagonal(schur: &Schur, i: usize, round: Round, shared: impl Fn(u32) -> f64) -> Vec3 {
     let mut a = [[0.0; 3]; 3];
     for (b, lin, ang) in schur.row_jacobian(i) {
         if moves(schur.bodies, b) {
             let body = &schur.bodies[b as usize];
+            let w = shared(b);
             for k in 0..3 {
                 for l in 0..3 {
-                    a[k][l] +=
-                        body.inv_mass * lin[k].dot(lin[l]) + ang[k].dot(inv_inertia(body, ang[l]));
+                    a[k][l] += w
+                        * (body.inv_mass * lin[k].dot(lin[l])
+                            + ang[k].dot(inv_inertia(body, ang[l])));
                 }
             }
         }
@@ -187,6 +197,73 @@ fn apply_change(schur: &Schur, dv: &mut [(DVec3, DVec3)], i: usize, delta: Vec3)
     }
 }
 
+/// A body's Δv: linear, angular.
+type BodyDv = (DVec3, DVec3);
+
+/// [`apply_change`] where a hub's share goes to `pending` (applied when the colour ends).
+fn apply_change_split(
+    schur: &Schur,
+    hubs: &Hubs,
+    (dv, pending): (&mut [BodyDv], &mut [BodyDv]),
+    i: usize,
+    delta: Vec3,
+) {
+    for (b, lin, ang) in schur.row_jacobian(i) {
+        if !moves(schur.bodies, b) {
+            continue;
+        }
+        let body = &schur.bodies[b as usize];
+        let f = lin[0] * delta[0] + lin[1] * delta[1] + lin[2] * delta[2];
+        let t = ang[0] * delta[0] + ang[1] * delta[1] + ang[2] * delta[2];
+        let e = if hubs.is_hub(b) {
+            &mut pending[b as usize]
+        } else {
+            &mut dv[b as usize]
+        };
+        e.0 += body.inv_mass * f;
+        e.1 += inv_inertia(body, t);
+    }
+}
+
+/// Hub bodies (a candidate of the twin, not on the GPU): a moving body with so many
+/// constraints that the colouring cannot give them all their own colour (a drum, a mixer's
+/// blade, a slab under a bed) sends all but one per colour to the left-over class, whose
+/// damped Jacobi steps are bounded by the hub's count. Here a hub links no constraints in the
+/// colouring, so its constraints take the grains' colours; a colour's constraints on one hub
+/// then move it at once, each from the hub's Δv at the colour's start, and the colour's end
+/// adds their changes. That is a Jacobi step in the hub's velocities inside a Gauss–Seidel
+/// sweep, and it stays a descent step when each such constraint's majorant counts the hub's
+/// share k times, k the colour's constraints on that hub (by Cauchy–Schwarz,
+/// ‖Σⱼ Jⱼ δⱼ‖² ≤ k Σⱼ ‖Jⱼ δⱼ‖²: the mass splitting of Tonge, Benevolenski & Voroshilov
+/// 2012). A heavy hub's share is small, so the grains' sides keep nearly their exact step.
+pub(crate) struct Hubs {
+    hub: Vec<bool>,
+}
+
+impl Hubs {
+    /// No hubs: the GPU's colouring.
+    fn none(schur: &Schur) -> Hubs {
+        Hubs {
+            hub: vec![false; schur.bodies.len()],
+        }
+    }
+
+    /// The moving bodies with at least `min` of the first `n` constraints (the records).
+    fn find(schur: &Schur, n: usize, min: usize) -> Hubs {
+        Hubs {
+            hub: by_body(schur, n).iter().map(|l| l.len() >= min).collect(),
+        }
+    }
+
+    fn is_hub(&self, b: u32) -> bool {
+        self.hub.get(b as usize).copied().unwrap_or(false)
+    }
+
+    fn any(&self) -> bool {
+        self.hub.contains(&true)
+    }
+}
+
 /// D_iᵀ Δv + E γ_i + p_i: constraint i's velocity from the bodies' current Δv.
 fn local_velocity(sw: &Sweeps, dv: &[(DVec3, DVec3)], gamma: &[Vec3], i: usize) -> Vec3 {
     let schur = sw.schur;
@@ -221,9 +298,26 @@ pub struct ColouredGaussSeidel;
 impl ColouredGaussSeidel {
     /// Each constraint's colour and diagonal majorant (what every sweep of a solve reads).
     pub(crate) fn prepare(sw: &Sweeps) -> (Vec<u32>, Vec<Vec3>) {
+        Self::prepare_with(sw, &Hubs::none(sw.schur))
+    }
+
+    /// [`Self::prepare`] with `hubs` linking nothing in the colouring and their shares in
+    /// the majorants counted once per constraint of the colour on them.
+    fn prepare_with(sw: &Sweeps, hubs: &Hubs) -> (Vec<u32>, Vec<Vec3>) {
         let schur = sw.schur;
         let n = sw.records();
-        let colour = colours(schur, n);
+        let colour = colours_linking(schur, n, hubs);
+        // Per (hub, colour): the constraints of that colour that move the hub.
+        let mut on_hub = std::collections::HashMap::<(u32, u32), f64>::new();
+        if hubs.any() {
+            for (i, &k) in colour.iter().enumerate() {
+                for (b, _, _) in schur.row_jacobian(i) {
+                    if hubs.is_hub(b) && k != LEFT_OVER {
+                        *on_hub.entry((b, k)).or_insert(0.0) += 1.0;
+                    }
+                }
+            }
+        }
         let diag: Vec<Vec3> = (0..schur.contacts.len())
             .map(|i| {
                 let round = match sw.patch_radius(i) {
@@ -231,7 +325,8 @@ impl ColouredGaussSeidel {
                     None if i >= n || sw.is_plain_contact(i) => Round::Tangents,
                     None => Round::None,
                 };
-                block_diagonal(schur, i, round)
+                let shared = |b: u32| on_hub.get(&(b, colour[i])).copied().unwrap_or(1.0);
+                block_diagonal(schur, i, round, shared)
             })
             .collect();
         (colour, diag)
@@ -312,7 +407,19 @@ impl ColouredGaussSeidel {
         gamma: &mut [Vec3],
         dv: &mut Vec<(DVec3, DVec3)>,
     ) {
+        Self::sweep_with(sw, (colour, diag), gamma, dv, &Hubs::none(sw.schur));
+    }
+
+    /// [`Self::sweep`] where a colour's changes to the hubs' Δv are added when it ends.
+    fn sweep_with(
+        sw: &mut Sweeps,
+        (colour, diag): (&[u32], &[Vec3]),
+        gamma: &mut [Vec3],
+        dv: &mut Vec<(DVec3, DVec3)>,
+        hubs: &Hubs,
+    ) {
         let omega = sw.settings.omega as f64;
+        let mut pending = vec![(DVec3::ZERO, DVec3::ZERO); if hubs.any() { dv.len() } else { 0 }];
         for k in 0..GS_COLOURS {
             // Rows 3–5 (after the records) are visited after every record of the colour,
             // where the GPU visits them right after their contact: no other constraint of
@@ -338,9 +445,17 @@ impl ColouredGaussSeidel {
                     }
                 }
                 gamma[i] = t;
-                if k != LEFT_OVER {
-                    apply_change(sw.schur, dv, i, [0, 1, 2].map(|r| t[r] - g[r]));
+                let delta = [0, 1, 2].map(|r| t[r] - g[r]);
+                if k != LEFT_OVER && hubs.any() {
+                    apply_change_split(sw.schur, hubs, (dv, &mut pending), i, delta);
+                } else if k != LEFT_OVER {
+                    apply_change(sw.schur, dv, i, delta);
                 }
+            }
+            for (d, p) in dv.iter_mut().zip(pending.iter_mut()) {
+                d.0 += p.0;
+                d.1 += p.1;
+                *p = (DVec3::ZERO, DVec3::ZERO);
             }
             if k == LEFT_OVER && colour.contains(&LEFT_OVER) {
                 *dv = sw.schur.delta_v(gamma);
@@ -353,12 +468,135 @@ impl SweepMethod for ColouredGaussSeidel {
     fn run(
         &self,
         sw: &mut Sweeps,
-        mut gamma: Vec<Vec3>,
+        gamma: Vec<Vec3>,
         _ngamma: Vec<Vec3>,
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
+        Self::run_with(sw, gamma, res0, &Hubs::none(sw.schur))
+    }
+}
+
+/// Coloured Gauss–Seidel with [`Hubs`]: the bodies with at least `min_constraints`
+/// constraints (a twin candidate; the GPU colours by every moving body).
+pub struct HubSplitGaussSeidel {
+    pub min_constraints: usize,
+}
+
+/// A hub problem: a `width` × `width` simple-cubic bed `layers` deep (spheres of radius
+/// `r`, density 2500 kg/m³, every neighbour touching) on one dynamic slab (a sphere body of
+/// radius `width` r whose mass is `mass_ratio` × the bed's), the slab on a fixed plane at four
+/// corner contacts. Every bed grain and the slab carry one step of gravity (dt); friction
+/// μ = 0.5. Body 0 is the plane, body 1 the slab; the bottom layer's `width`² contacts all
+/// move the slab.
+pub fn hub_slab(
+    width: usize,
+    layers: usize,
+    mass_ratio: f64,
+    dt: f32,
+) -> (crate::model::body::BodyState, Vec<Contact>) {
+    use crate::model::body::{BodyInit, BodyState, SHAPE_PLANE};
+    const R: f32 = 0.005;
+    const MU: f32 = 0.5;
+    let fall = [0.0, 0.0, -9.81 * dt];
+    let half = width as f32 * R;
+    let grain = BodyInit::sphere([0.0; 3], R, 2500.0);
+    let bed_mass = (width * width * layers) as f64 / grain.inv_mass as f64;
+    let slab_volume = 4.0 / 3.0 * std::f64::consts::PI * (half as f64).powi(3);
+    let mut slab = BodyInit::sphere(
+        [0.0, 0.0, half],
+        half,
+        (mass_ratio * bed_mass / slab_volume) as f32,
+    );
+    slab.velocity = fall;
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0), slab];
+    let top = 2.0 * half;
+    let id = |i: usize, j: usize, k: usize| (2 + (k * width + j) * width + i) as u32;
+    let at = |i: usize| -half + R * (2 * i + 1) as f32;
+    let contact = |n: [f32; 3], ra: [f32; 3], rb: [f32; 3], a: u32, b: u32| Contact {
+        n_gap: [n[0], n[1], n[2], 0.0],
+        ra: [ra[0], ra[1], ra[2], MU],
+        rb: [rb[0], rb[1], rb[2], 0.0],
+        ids: [a, b, 0, 0],
+    };
+    let mut contacts: Vec<Contact> = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
+        .map(|(x, y)| contact([0.0, 0.0, 1.0], [0.0; 3], [x * half, y * half, -half], 0, 1))
+        .to_vec();
+    for k in 0..layers {
+        for j in 0..width {
+            for i in 0..width {
+                let mut b =
+                    BodyInit::sphere([at(i), at(j), top + R * (2 * k + 1) as f32], R, 2500.0);
+                b.velocity = fall;
+                inits.push(b);
+                let (up, down) = ([0.0, 0.0, R], [0.0, 0.0, -R]);
+                contacts.push(if k == 0 {
+                    contact([0.0, 0.0, 1.0], [at(i), at(j), half], down, 1, id(i, j, 0))
+                } else {
+                    contact([0.0, 0.0, 1.0], up, down, id(i, j, k - 1), id(i, j, k))
+                });
+                if i > 0 {
+                    contacts.push(contact(
+                        [1.0, 0.0, 0.0],
+                        [R, 0.0, 0.0],
+                        [-R, 0.0, 0.0],
+                        id(i - 1, j, k),
+                        id(i, j, k),
+                    ));
+                }
+                if j > 0 {
+                    contacts.push(contact(
+                        [0.0, 1.0, 0.0],
+                        [0.0, R, 0.0],
+                        [0.0, -R, 0.0],
+                        id(i, j - 1, k),
+                        id(i, j, k),
+                    ));
+                }
+            }
+        }
+    }
+    contacts.sort_by_key(|c| c.key());
+    (BodyState::from_inits(&inits), contacts)
+}
+
+/// The twin's solve with its cone problems swept by [`HubSplitGaussSeidel`] (`settings.kind`
+/// is ignored).
+pub fn solve_hub_split(
+    bodies: &[Body64],
+    contacts: &[Contact],
+    settings: &SolverSettings,
+    dt: f64,
+    warm: Option<WarmStart>,
+    min_constraints: usize,
+) -> SolveOutput {
+    let method = HubSplitGaussSeidel { min_constraints };
+    let extra = Extra::default();
+    solve_with_method(bodies, contacts, settings, dt, warm, extra, Some(&method))
+}
+
+impl SweepMethod for HubSplitGaussSeidel {
+    fn run(
+        &self,
+        sw: &mut Sweeps,
+        gamma: Vec<Vec3>,
+        _ngamma: Vec<Vec3>,
+        res0: f64,
+    ) -> (Vec<Vec3>, f64, bool) {
+        let hubs = Hubs::find(sw.schur, sw.records(), self.min_constraints);
+        ColouredGaussSeidel::run_with(sw, gamma, res0, &hubs)
+    }
+}
+
+impl ColouredGaussSeidel {
+    /// The sweeps of one cone problem, with `hubs` ([`Hubs::none`]: the GPU's).
+    fn run_with(
+        sw: &mut Sweeps,
+        mut gamma: Vec<Vec3>,
+        res0: f64,
+        hubs: &Hubs,
+    ) -> (Vec<Vec3>, f64, bool) {
         let schur = sw.schur;
-        let (colour, diag) = Self::prepare(sw);
+        let (colour, diag) = Self::prepare_with(sw, hubs);
         let tol = sw.tolerance_norm();
         let mut dv = schur.delta_v(&gamma);
         let (mut residual, mut converged) = (res0, res0 <= tol);
@@ -371,7 +609,7 @@ impl SweepMethod for ColouredGaussSeidel {
         let mut before = gamma.clone();
         while !converged && sweeps < sw.settings.max_iterations {
             before.clone_from(&gamma);
-            Self::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
+            Self::sweep_with(sw, (&colour, &diag), &mut gamma, &mut dv, hubs);
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             sweeps += 1;
             *sw.iterations += 1;
