@@ -182,28 +182,14 @@ fn project_scaled(sw: &Sweeps, z: Vec3, d: Vec3, i: usize) -> Vec3 {
     [y[0] / s[0] - shift, y[1] / s[1], y[2] / s[2]]
 }
 
-/// Δv of the bodies += M⁻¹ D_i δ.
-fn apply_change(schur: &Schur, dv: &mut [(DVec3, DVec3)], i: usize, delta: Vec3) {
-    for (b, lin, ang) in schur.row_jacobian(i) {
-        if !moves(schur.bodies, b) {
-            continue;
-        }
-        let body = &schur.bodies[b as usize];
-        let f = lin[0] * delta[0] + lin[1] * delta[1] + lin[2] * delta[2];
-        let t = ang[0] * delta[0] + ang[1] * delta[1] + ang[2] * delta[2];
-        let e = &mut dv[b as usize];
-        e.0 += body.inv_mass * f;
-        e.1 += inv_inertia(body, t);
-    }
-}
-
 /// A body's Δv: linear, angular.
 type BodyDv = (DVec3, DVec3);
 
-/// [`apply_change`] where a hub's share goes to `pending` (applied when the colour ends).
-fn apply_change_split(
+/// Δv of the bodies += M⁻¹ D_i δ; with `hubs`, a hub's share goes to `pending` instead
+/// (added when the colour ends).
+fn apply_change(
     schur: &Schur,
-    hubs: &Hubs,
+    hubs: Option<&Hubs>,
     (dv, pending): (&mut [BodyDv], &mut [BodyDv]),
     i: usize,
     delta: Vec3,
@@ -215,10 +201,9 @@ fn apply_change_split(
         let body = &schur.bodies[b as usize];
         let f = lin[0] * delta[0] + lin[1] * delta[1] + lin[2] * delta[2];
         let t = ang[0] * delta[0] + ang[1] * delta[1] + ang[2] * delta[2];
-        let e = if hubs.is_hub(b) {
-            &mut pending[b as usize]
-        } else {
-            &mut dv[b as usize]
+        let e = match hubs {
+            Some(h) if h.is_hub(b) => &mut pending[b as usize],
+            _ => &mut dv[b as usize],
         };
         e.0 += body.inv_mass * f;
         e.1 += inv_inertia(body, t);
@@ -446,10 +431,9 @@ impl ColouredGaussSeidel {
                 }
                 gamma[i] = t;
                 let delta = [0, 1, 2].map(|r| t[r] - g[r]);
-                if k != LEFT_OVER && hubs.any() {
-                    apply_change_split(sw.schur, hubs, (dv, &mut pending), i, delta);
-                } else if k != LEFT_OVER {
-                    apply_change(sw.schur, dv, i, delta);
+                if k != LEFT_OVER {
+                    let split = hubs.any().then_some(hubs);
+                    apply_change(sw.schur, split, (dv, &mut pending), i, delta);
                 }
             }
             for (d, p) in dv.iter_mut().zip(pending.iter_mut()) {
