@@ -466,83 +466,6 @@ pub struct HubSplitGaussSeidel {
     pub min_constraints: usize,
 }
 
-/// A hub problem: a `width` × `width` simple-cubic bed `layers` deep (spheres of radius
-/// `r`, density 2500 kg/m³, every neighbour touching) on one dynamic slab (a sphere body of
-/// radius `width` r whose mass is `mass_ratio` × the bed's), the slab on a fixed plane at four
-/// corner contacts. Every bed grain and the slab carry one step of gravity (dt); friction
-/// μ = 0.5. Body 0 is the plane, body 1 the slab; the bottom layer's `width`² contacts all
-/// move the slab.
-pub fn hub_slab(
-    width: usize,
-    layers: usize,
-    mass_ratio: f64,
-    dt: f32,
-) -> (crate::model::body::BodyState, Vec<Contact>) {
-    use crate::model::body::{BodyInit, BodyState, SHAPE_PLANE};
-    const R: f32 = 0.005;
-    const MU: f32 = 0.5;
-    let fall = [0.0, 0.0, -9.81 * dt];
-    let half = width as f32 * R;
-    let grain = BodyInit::sphere([0.0; 3], R, 2500.0);
-    let bed_mass = (width * width * layers) as f64 / grain.inv_mass as f64;
-    let slab_volume = 4.0 / 3.0 * std::f64::consts::PI * (half as f64).powi(3);
-    let mut slab = BodyInit::sphere(
-        [0.0, 0.0, half],
-        half,
-        (mass_ratio * bed_mass / slab_volume) as f32,
-    );
-    slab.velocity = fall;
-    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0), slab];
-    let top = 2.0 * half;
-    let id = |i: usize, j: usize, k: usize| (2 + (k * width + j) * width + i) as u32;
-    let at = |i: usize| -half + R * (2 * i + 1) as f32;
-    let contact = |n: [f32; 3], ra: [f32; 3], rb: [f32; 3], a: u32, b: u32| Contact {
-        n_gap: [n[0], n[1], n[2], 0.0],
-        ra: [ra[0], ra[1], ra[2], MU],
-        rb: [rb[0], rb[1], rb[2], 0.0],
-        ids: [a, b, 0, 0],
-    };
-    let mut contacts: Vec<Contact> = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
-        .map(|(x, y)| contact([0.0, 0.0, 1.0], [0.0; 3], [x * half, y * half, -half], 0, 1))
-        .to_vec();
-    for k in 0..layers {
-        for j in 0..width {
-            for i in 0..width {
-                let mut b =
-                    BodyInit::sphere([at(i), at(j), top + R * (2 * k + 1) as f32], R, 2500.0);
-                b.velocity = fall;
-                inits.push(b);
-                let (up, down) = ([0.0, 0.0, R], [0.0, 0.0, -R]);
-                contacts.push(if k == 0 {
-                    contact([0.0, 0.0, 1.0], [at(i), at(j), half], down, 1, id(i, j, 0))
-                } else {
-                    contact([0.0, 0.0, 1.0], up, down, id(i, j, k - 1), id(i, j, k))
-                });
-                if i > 0 {
-                    contacts.push(contact(
-                        [1.0, 0.0, 0.0],
-                        [R, 0.0, 0.0],
-                        [-R, 0.0, 0.0],
-                        id(i - 1, j, k),
-                        id(i, j, k),
-                    ));
-                }
-                if j > 0 {
-                    contacts.push(contact(
-                        [0.0, 1.0, 0.0],
-                        [0.0, R, 0.0],
-                        [0.0, -R, 0.0],
-                        id(i, j - 1, k),
-                        id(i, j, k),
-                    ));
-                }
-            }
-        }
-    }
-    contacts.sort_by_key(|c| c.key());
-    (BodyState::from_inits(&inits), contacts)
-}
-
 /// The twin's solve with its cone problems swept by [`HubSplitGaussSeidel`] (`settings.kind`
 /// is ignored).
 pub fn solve_hub_split(
@@ -619,4 +542,81 @@ impl ColouredGaussSeidel {
         }
         (gamma, residual, converged)
     }
+}
+
+/// A hub problem: a `width` × `width` simple-cubic bed `layers` deep (spheres of radius
+/// 5 mm, density 2500 kg/m³, every neighbour touching) on one dynamic slab (a sphere body
+/// of radius `width` × 5 mm whose mass is `mass_ratio` × the bed's), the slab on a fixed
+/// plane at four corner contacts. Every bed grain and the slab carry one step of gravity
+/// (dt); friction μ = 0.5. Body 0 is the plane, body 1 the slab; the bottom layer's
+/// `width`² contacts all move the slab.
+pub fn hub_slab(
+    width: usize,
+    layers: usize,
+    mass_ratio: f64,
+    dt: f32,
+) -> (crate::model::body::BodyState, Vec<Contact>) {
+    use crate::model::body::{BodyInit, BodyState, SHAPE_PLANE};
+    const R: f32 = 0.005;
+    const MU: f32 = 0.5;
+    let fall = [0.0, 0.0, -9.81 * dt];
+    let half = width as f32 * R;
+    let grain = BodyInit::sphere([0.0; 3], R, 2500.0);
+    let bed_mass = (width * width * layers) as f64 / grain.inv_mass as f64;
+    let slab_volume = 4.0 / 3.0 * std::f64::consts::PI * (half as f64).powi(3);
+    let mut slab = BodyInit::sphere(
+        [0.0, 0.0, half],
+        half,
+        (mass_ratio * bed_mass / slab_volume) as f32,
+    );
+    slab.velocity = fall;
+    let mut inits = vec![BodyInit::fixed(SHAPE_PLANE, 0, [0.0; 3], 1.0), slab];
+    let top = 2.0 * half;
+    let id = |i: usize, j: usize, k: usize| (2 + (k * width + j) * width + i) as u32;
+    let at = |i: usize| -half + R * (2 * i + 1) as f32;
+    let contact = |n: [f32; 3], ra: [f32; 3], rb: [f32; 3], a: u32, b: u32| Contact {
+        n_gap: [n[0], n[1], n[2], 0.0],
+        ra: [ra[0], ra[1], ra[2], MU],
+        rb: [rb[0], rb[1], rb[2], 0.0],
+        ids: [a, b, 0, 0],
+    };
+    let mut contacts: Vec<Contact> = [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)]
+        .map(|(x, y)| contact([0.0, 0.0, 1.0], [0.0; 3], [x * half, y * half, -half], 0, 1))
+        .to_vec();
+    for k in 0..layers {
+        for j in 0..width {
+            for i in 0..width {
+                let mut b =
+                    BodyInit::sphere([at(i), at(j), top + R * (2 * k + 1) as f32], R, 2500.0);
+                b.velocity = fall;
+                inits.push(b);
+                let (up, down) = ([0.0, 0.0, R], [0.0, 0.0, -R]);
+                contacts.push(if k == 0 {
+                    contact([0.0, 0.0, 1.0], [at(i), at(j), half], down, 1, id(i, j, 0))
+                } else {
+                    contact([0.0, 0.0, 1.0], up, down, id(i, j, k - 1), id(i, j, k))
+                });
+                if i > 0 {
+                    contacts.push(contact(
+                        [1.0, 0.0, 0.0],
+                        [R, 0.0, 0.0],
+                        [-R, 0.0, 0.0],
+                        id(i - 1, j, k),
+                        id(i, j, k),
+                    ));
+                }
+                if j > 0 {
+                    contacts.push(contact(
+                        [0.0, 1.0, 0.0],
+                        [0.0, R, 0.0],
+                        [0.0, -R, 0.0],
+                        id(i, j - 1, k),
+                        id(i, j, k),
+                    ));
+                }
+            }
+        }
+    }
+    contacts.sort_by_key(|c| c.key());
+    (BodyState::from_inits(&inits), contacts)
 }
