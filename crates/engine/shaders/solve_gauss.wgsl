@@ -6,8 +6,9 @@
 //
 // Colouring (once per solve, after assembly): two constraints are neighbours when they share
 // a moving body. Jones & Plassmann (1993): in round r each uncoloured constraint whose
-// priority (hash of its index, then the index) beats every uncoloured neighbour's takes the
-// smallest colour none of its coloured neighbours has. A round decides from the colours of
+// priority (constraints on a hub last, then a hash of its index, then the index:
+// `priority_beats`) beats every uncoloured neighbour's takes the smallest colour none of its
+// coloured neighbours has. A round decides from the colours of
 // the rounds before it (a colour word records its round), so the result does not depend on
 // the order in which invocations run. Constraints left after the recorded rounds, or whose
 // neighbours hold every colour, are "left over". The colours' indirect arguments are written
@@ -74,7 +75,8 @@
 @group(0) @binding(11) var<storage, read_write> rhs: array<vec4<f32>>;
 @group(0) @binding(12) var<storage, read_write> partials: array<vec4<f32>>;
 @group(0) @binding(13) var<uniform> scal: Scalars;
-// Per constraint i < capacity (params.capacity): UNCOLOURED, or (round << 8) | colour; then
+// Per constraint i < capacity (params.capacity): its colour word (UNCOLOURED, or
+// (round << 8) | colour, with the YIELDS bit of `priority_beats` on either); then
 // the constraints listed by colour (`colour_sort`); then per constraint the two words of the
 // graph the colours were computed for (`graph_key`), and the graph's header (`graph_header`).
 @group(0) @binding(14) var<storage, read_write> colour: array<u32>;
@@ -107,14 +109,52 @@ struct Phase {
 const EXT_PREVIOUS: u32 = 1u;
 const EXT_DIAGONAL: u32 = 2u;
 
-const UNCOLOURED: u32 = 0xffffffffu;
+// A colour word: bit 31 `YIELDS`, bits 8–30 the round that coloured it (all ones while
+// uncoloured), bits 0–7 the colour.
+const UNCOLOURED: u32 = 0x7fffffffu;
+const YIELDS: u32 = 0x80000000u;
 const LEFT_OVER: u32 = GS_COLOURS - 1u;
-// Constraint i's priority: an integer hash of its index (Jones & Plassmann's random order,
+
+fn uncoloured(w: u32) -> bool {
+    return (w & ~YIELDS) == UNCOLOURED;
+}
+
+fn round_of(w: u32) -> u32 {
+    return (w & ~YIELDS) >> 8u;
+}
+
+// Constraint a's priority over b (`ya`, `yb`: their YIELDS bits): a constraint on a body with
+// more constraints than there are colours (a hub: a drum, a slab under a bed) yields to every
+// other, so the hub's constraints, which can hold one colour each at most, take the colours
+// the grains leave instead of taking them first and pushing the grains' other contacts into
+// the left-over class; then an integer hash of the index (Jones & Plassmann's random order,
 // reproducible), ties broken by the index.
-fn priority_beats(a: u32, b: u32) -> bool {
+fn priority_beats(a: u32, ya: u32, b: u32, yb: u32) -> bool {
+    if ya != yb {
+        return yb != 0u;
+    }
     let ha = hash_index(a);
     let hb = hash_index(b);
     return ha > hb || (ha == hb && a > b);
+}
+
+// Whether body b moves and has more constraints (contacts and joint blocks) than there are
+// colours to keep apart.
+fn is_hub(b: u32) -> bool {
+    if !moves(b) {
+        return false;
+    }
+    var n = body_offsets[b + 1u] - body_offsets[b];
+    if joints_on() {
+        n += jcsr[b + 1u] - jcsr[b];
+    }
+    return n > LEFT_OVER;
+}
+
+// The YIELDS bit of constraint i: one of its bodies is a hub (`is_hub`).
+fn yields_bit(i: u32) -> u32 {
+    let ids = contacts_at(i).ids;
+    return select(0u, YIELDS, is_hub(ids.x) || is_hub(ids.y));
 }
 
 // PCG's output permutation of the index (O'Neill 2014), as reference::gauss_seidel.
@@ -131,25 +171,25 @@ fn moves(b: u32) -> bool {
 }
 
 // What round `round` knows of neighbour j: (its colour bit, or 0 when it is uncoloured at the
-// round's start, then whether it beats constraint i).
-fn neighbour_state(i: u32, j: u32, round: u32) -> vec2<u32> {
+// round's start, then whether it beats constraint i, whose YIELDS bit is `yi`).
+fn neighbour_state(i: u32, yi: u32, j: u32, round: u32) -> vec2<u32> {
     let w = colour[j];
-    if w != UNCOLOURED && (w >> 8u) < round {
+    if !uncoloured(w) && round_of(w) < round {
         let k = w & 0xffu;
         return vec2<u32>(select(1u << k, 0u, k == LEFT_OVER), 0u);
     }
-    return vec2<u32>(0u, select(0u, 1u, j != i && priority_beats(j, i)));
+    return vec2<u32>(0u, select(0u, 1u, j != i && priority_beats(j, w & YIELDS, i, yi)));
 }
 
 // The colours held by constraint i's neighbours through body b, and whether one of its
 // uncoloured neighbours there beats it (then i waits: bit 1 of the result's y).
-fn scan_body(i: u32, b: u32, round: u32) -> vec2<u32> {
+fn scan_body(i: u32, yi: u32, b: u32, round: u32) -> vec2<u32> {
     var acc = vec2<u32>(0u);
     if !moves(b) {
         return acc;
     }
     for (var k = body_offsets[b]; k < body_offsets[b + 1u]; k++) {
-        let s = neighbour_state(i, body_entries[k] >> 1u, round);
+        let s = neighbour_state(i, yi, body_entries[k] >> 1u, round);
         acc = vec2<u32>(acc.x | s.x, acc.y | s.y);
     }
     if joints_on() {
@@ -158,7 +198,7 @@ fn scan_body(i: u32, b: u32, round: u32) -> vec2<u32> {
         for (var k = jcsr[b]; k < jcsr[b + 1u]; k++) {
             let j = first + (jcsr[nb + 1u + k] >> 1u);
             if j < params.capacity {
-                let s = neighbour_state(i, j, round);
+                let s = neighbour_state(i, yi, j, round);
                 acc = vec2<u32>(acc.x | s.x, acc.y | s.y);
             }
         }
@@ -244,7 +284,7 @@ fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
         atomicStore(&colour_count[i], 0u);
     }
     if i < scal.n_contacts {
-        colour[i] = UNCOLOURED;
+        colour[i] = UNCOLOURED | yields_bit(i);
         let k = graph_key(i);
         let at = graph_at(i);
         colour[at] = k.x;
@@ -256,19 +296,24 @@ fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 @compute @workgroup_size(256)
 fn colour_round(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i >= scal.n_contacts || colour[i] != UNCOLOURED {
+    if i >= scal.n_contacts {
         return;
     }
+    let own = colour[i];
+    if !uncoloured(own) {
+        return;
+    }
+    let yi = own & YIELDS;
     let round = phase.round;
     let c = contacts_at(i);
-    let a = scan_body(i, c.ids.x, round);
-    let b = scan_body(i, c.ids.y, round);
+    let a = scan_body(i, yi, c.ids.x, round);
+    let b = scan_body(i, yi, c.ids.y, round);
     if (a.y | b.y) != 0u {
         return;
     }
     let free = ~(a.x | b.x);
     let k = min(firstTrailingBit(free), LEFT_OVER);
-    colour[i] = (round << 8u) | k;
+    colour[i] = yi | (round << 8u) | k;
     atomicAdd(&colour_count[k], 1u);
 }
 
@@ -276,8 +321,8 @@ fn colour_round(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 @compute @workgroup_size(256)
 fn colour_close(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i < scal.n_contacts && colour[i] == UNCOLOURED {
-        colour[i] = LEFT_OVER;
+    if i < scal.n_contacts && uncoloured(colour[i]) {
+        colour[i] = (colour[i] & YIELDS) | LEFT_OVER;
         atomicAdd(&colour_count[LEFT_OVER], 1u);
     }
 }

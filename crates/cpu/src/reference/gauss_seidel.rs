@@ -28,8 +28,12 @@ pub fn hash_index(i: u32) -> u32 {
     (w >> 22) ^ w
 }
 
-fn beats(a: usize, b: usize) -> bool {
-    (hash_index(a as u32), a) > (hash_index(b as u32), b)
+/// Constraint a's priority over b in the colouring: a constraint on a hub (a moving body with
+/// more constraints than there are colours) yields to every other, so that the hub's
+/// constraints take the colours the grains leave (`priority_beats` in the shader); then the
+/// hash of the index, then the index.
+fn beats(a: usize, b: usize, yields: &[bool]) -> bool {
+    (!yields[a], hash_index(a as u32), a) > (!yields[b], hash_index(b as u32), b)
 }
 
 fn moves(bodies: &[Body64], b: u32) -> bool {
@@ -64,6 +68,14 @@ pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
 fn colours_linking(schur: &Schur, n: usize, hubs: &Hubs) -> Vec<u32> {
     const UNCOLOURED: u32 = u32::MAX;
     let lists = by_body(schur, n);
+    let yields: Vec<bool> = (0..n)
+        .map(|i| {
+            let c = &schur.contacts[i];
+            [c.ids[0], c.ids[1]]
+                .iter()
+                .any(|&b| moves(schur.bodies, b) && lists[b as usize].len() > LEFT_OVER as usize)
+        })
+        .collect();
     let mut colour = vec![UNCOLOURED; n];
     for _round in 0..COLOUR_ROUNDS {
         let start = colour.clone();
@@ -80,7 +92,7 @@ fn colours_linking(schur: &Schur, n: usize, hubs: &Hubs) -> Vec<u32> {
                 }
                 for &j in &lists[b as usize] {
                     match start[j] {
-                        UNCOLOURED => waits |= j != i && beats(j, i),
+                        UNCOLOURED => waits |= j != i && beats(j, i, &yields),
                         LEFT_OVER => {}
                         k => mask |= 1 << k,
                     }
