@@ -1,8 +1,9 @@
 //! Gauss–Seidel with a hub body, in the f64 twin (book: Coloured Gauss–Seidel, "Hub bodies"):
 //! a simple-cubic bed on one dynamic slab (`reference::gauss_seidel::hub_slab`), solved from
 //! a cold start to the tolerance by APGD, by the GPU's coloured Gauss–Seidel (the slab's
-//! contacts beyond one per colour fall into the left-over class) and by the twin's candidate
-//! that splits the slab's mass over a colour's contacts on it (`HubSplitGaussSeidel`), for
+//! contacts yield to the grains' in the colouring, and those left without a colour take the
+//! left-over class's Jacobi steps) and by the twin's candidate that splits the slab's mass
+//! over a colour's contacts on it (`HubSplitGaussSeidel`), for
 //! slabs from a tenth of the bed's mass to a hundred times it. Prints the sweeps each takes,
 //! the residual reached and how far its impulses are from APGD's.
 //! Run: `cargo run --release --example hub_split [WIDTH LAYERS]`.
