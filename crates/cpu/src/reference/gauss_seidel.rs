@@ -61,7 +61,7 @@ fn by_body(schur: &Schur, n: usize) -> Vec<Vec<usize>> {
 /// that keeps contact i apart from its neighbours keeps them apart too, and the GPU visits
 /// them with the contact, where they live at its index.
 pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
-    colours_linking(schur, n, &Hubs::none(schur))
+    colours_linking(schur, n, &Hubs::none())
 }
 
 /// [`colours`] where a hub body links nothing, as a fixed body does ([`Hubs`]).
@@ -234,21 +234,23 @@ fn apply_change(
 /// ‖Σⱼ Jⱼ δⱼ‖² ≤ k Σⱼ ‖Jⱼ δⱼ‖²: the mass splitting of Tonge, Benevolenski & Voroshilov
 /// 2012). A heavy hub's share is small, so the grains' sides keep nearly their exact step.
 pub(crate) struct Hubs {
+    /// Per body whether it is a hub; empty when none is.
     hub: Vec<bool>,
 }
 
 impl Hubs {
     /// No hubs: the GPU's colouring.
-    fn none(schur: &Schur) -> Hubs {
-        Hubs {
-            hub: vec![false; schur.bodies.len()],
-        }
+    fn none() -> Hubs {
+        Hubs { hub: Vec::new() }
     }
 
     /// The moving bodies with at least `min` of the first `n` constraints (the records).
     fn find(schur: &Schur, n: usize, min: usize) -> Hubs {
-        Hubs {
-            hub: by_body(schur, n).iter().map(|l| l.len() >= min).collect(),
+        let hub: Vec<bool> = by_body(schur, n).iter().map(|l| l.len() >= min).collect();
+        if hub.contains(&true) {
+            Hubs { hub }
+        } else {
+            Hubs::none()
         }
     }
 
@@ -257,7 +259,7 @@ impl Hubs {
     }
 
     fn any(&self) -> bool {
-        self.hub.contains(&true)
+        !self.hub.is_empty()
     }
 }
 
@@ -295,7 +297,7 @@ pub struct ColouredGaussSeidel;
 impl ColouredGaussSeidel {
     /// Each constraint's colour and diagonal majorant (what every sweep of a solve reads).
     pub(crate) fn prepare(sw: &Sweeps) -> (Vec<u32>, Vec<Vec3>) {
-        Self::prepare_with(sw, &Hubs::none(sw.schur))
+        Self::prepare_with(sw, &Hubs::none())
     }
 
     /// [`Self::prepare`] with `hubs` linking nothing in the colouring and their shares in
@@ -404,7 +406,7 @@ impl ColouredGaussSeidel {
         gamma: &mut [Vec3],
         dv: &mut Vec<(DVec3, DVec3)>,
     ) {
-        Self::sweep_with(sw, (colour, diag), gamma, dv, &Hubs::none(sw.schur));
+        Self::sweep_with(sw, (colour, diag), gamma, dv, &Hubs::none());
     }
 
     /// [`Self::sweep`] where a colour's changes to the hubs' Δv are added when it ends.
@@ -417,6 +419,7 @@ impl ColouredGaussSeidel {
     ) {
         let omega = sw.settings.omega as f64;
         let mut pending = vec![(DVec3::ZERO, DVec3::ZERO); if hubs.any() { dv.len() } else { 0 }];
+        let split = hubs.any().then_some(hubs);
         for k in 0..GS_COLOURS {
             // Rows 3–5 (after the records) are visited after every record of the colour,
             // where the GPU visits them right after their contact: no other constraint of
@@ -444,7 +447,6 @@ impl ColouredGaussSeidel {
                 gamma[i] = t;
                 let delta = [0, 1, 2].map(|r| t[r] - g[r]);
                 if k != LEFT_OVER {
-                    let split = hubs.any().then_some(hubs);
                     apply_change(sw.schur, split, (dv, &mut pending), i, delta);
                 }
             }
@@ -468,7 +470,7 @@ impl SweepMethod for ColouredGaussSeidel {
         _ngamma: Vec<Vec3>,
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
-        Self::run_with(sw, gamma, res0, &Hubs::none(sw.schur))
+        Self::run_with(sw, gamma, res0, &Hubs::none())
     }
 }
 
