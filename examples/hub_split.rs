@@ -1,15 +1,16 @@
 //! Gauss–Seidel with a hub body, in the f64 twin (book: Coloured Gauss–Seidel, "Hub bodies"):
 //! a simple-cubic bed on one dynamic slab (`reference::gauss_seidel::hub_slab`), solved from
-//! a cold start to the tolerance by APGD, by the GPU's coloured Gauss–Seidel (the slab's
-//! contacts yield to the grains' in the colouring, and those left without a colour take the
-//! left-over class's Jacobi steps) and by the twin's candidate that splits the slab's mass
-//! over a colour's contacts on it (`HubSplitGaussSeidel`), for
-//! slabs from a tenth of the bed's mass to a hundred times it. Prints the sweeps each takes,
-//! the residual reached and how far its impulses are from APGD's.
+//! a cold start to the tolerance by APGD, by coloured Gauss–Seidel with the slab linking its
+//! contacts in the colouring as a grain does (they yield to the grains' contacts, and those
+//! left without a colour take the left-over class's Jacobi steps) and by the engine's
+//! Gauss–Seidel, where the slab is a hub: it links nothing, its contacts take the grains'
+//! colours, and its mass is split over them (`HubSplitGaussSeidel`), for slabs from a tenth
+//! of the bed's mass to a hundred times it. Prints the sweeps each takes, the residual
+//! reached and how far its impulses are from APGD's.
 //! Run: `cargo run --release --example hub_split [WIDTH LAYERS]`.
 
 use bristlecone::model::solver::GS_COLOURS;
-use bristlecone::reference::gauss_seidel::{colours, hub_slab, solve_hub_split};
+use bristlecone::reference::gauss_seidel::{colours, hub_slab, solve_hub_split, HUB_CONSTRAINTS};
 use bristlecone::reference::integrate::to_f64;
 use bristlecone::reference::solve::{self as twin, Schur, SolveOutput};
 use bristlecone::solve::{Cone, SolverKind, SolverSettings};
@@ -53,8 +54,27 @@ fn main() {
             None,
         );
         let gs_settings = settings(SolverKind::GaussSeidel);
-        let gs = twin::solve(&bodies, &contacts, &gs_settings, DT as f64, None);
-        let split = solve_hub_split(&bodies, &contacts, &gs_settings, DT as f64, None, 16);
+        let linked = solve_hub_split(
+            &bodies,
+            &contacts,
+            &gs_settings,
+            DT as f64,
+            None,
+            usize::MAX,
+        );
+        let split = twin::solve(&bodies, &contacts, &gs_settings, DT as f64, None);
+        let hub = solve_hub_split(
+            &bodies,
+            &contacts,
+            &gs_settings,
+            DT as f64,
+            None,
+            HUB_CONSTRAINTS,
+        );
+        assert_eq!(
+            hub.iterations, split.iterations,
+            "the twin's Gauss–Seidel splits hubs"
+        );
         let row = |name: &str, out: &SolveOutput| {
             let scale = apgd
                 .gamma
@@ -73,7 +93,7 @@ fn main() {
             );
         };
         row("apgd", &apgd);
-        row(&format!("gauss_seidel ({left} left)"), &gs);
-        row("gauss_seidel, hub split", &split);
+        row("gauss_seidel, slab linked", &linked);
+        row(&format!("gauss_seidel ({left} left)"), &split);
     }
 }

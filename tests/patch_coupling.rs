@@ -893,16 +893,18 @@ fn patch_and_lugre_patch_solve_gauss_seidel_on_gpu_equals_the_f64_twin() {
     );
 }
 
-/// The same with the 160 pairs among 150 bodies: the neighbours of the busiest bodies'
-/// constraints hold every colour, so part of the point contacts and patch blocks fall into
-/// the left-over class, whose projected Jacobi step (the patch blocks' ball metric and guard
-/// included) runs after the colours.
+/// The same with the 160 pairs among 150 bodies, drawn (seed 164) so that the neighbours of
+/// some constraints between busy bodies that are not hubs (15 constraints or fewer) hold
+/// every colour: part of the point contacts and patch blocks fall into the left-over class,
+/// whose projected Jacobi step (the patch blocks' ball metric and guard included) runs after
+/// the colours. Most draws leave none over: the busiest bodies are hubs, which link nothing.
 #[test]
 fn patch_blocks_left_over_by_the_colouring_on_gpu_equal_the_f64_twin() {
     use bristlecone::model::solver::GS_COLOURS;
     use bristlecone::reference::{integrate::to_f64, solve::Schur};
     const BODIES: u32 = 150;
-    let (state, mut contacts) = patch_problem_among(23, BODIES);
+    const SEED: u64 = 164;
+    let (state, mut contacts) = patch_problem_among(SEED, BODIES);
     patch_sums(&mut contacts, Patches::Both);
     let b64 = to_f64(&state);
     let schur = Schur::new(&b64, &contacts);
@@ -928,7 +930,7 @@ fn patch_blocks_left_over_by_the_colouring_on_gpu_equal_the_f64_twin() {
         bristlecone::solve::SolverKind::GaussSeidel,
         bristlecone::solve::Cone::Relaxed,
         Patches::Both,
-        BODIES,
+        (SEED, BODIES),
     );
 }
 
@@ -937,14 +939,14 @@ fn patch_solve_matches_twin_with(
     cone: bristlecone::solve::Cone,
     patches: Patches,
 ) {
-    patch_solve_matches_twin_among(kind, cone, patches, 200)
+    patch_solve_matches_twin_among(kind, cone, patches, (23, 200))
 }
 
 fn patch_solve_matches_twin_among(
     kind: bristlecone::solve::SolverKind,
     cone: bristlecone::solve::Cone,
     patches: Patches,
-    n_bodies: u32,
+    (seed, n_bodies): (u64, u32),
 ) {
     use bristlecone::gpu::buffers;
     use bristlecone::model::rows::material_row;
@@ -954,7 +956,7 @@ fn patch_solve_matches_twin_among(
     use bristlecone::scene::FrictionModel;
     use bristlecone::solve::{build_csr, counts_words, Solve, SolveInputs, SolverSettings};
     let ctx = shared_context();
-    let (state, mut contacts) = patch_problem_among(23, n_bodies);
+    let (state, mut contacts) = patch_problem_among(seed, n_bodies);
     let dist = patches != Patches::Point;
     let sums = patch_sums(&mut contacts, patches);
     let model = if patches == Patches::Distributed {

@@ -429,26 +429,42 @@ fn gauss_seidel_on_gpu_equals_the_f64_twin_on_3000_random_contacts() {
     gpu_matches_cpu(SolverKind::GaussSeidel, Cone::Relaxed, 1000, 3000, 40, 0.0);
 }
 
-/// A bed 6 × 6 × 4 on one dynamic slab (`hub_slab`): the slab's 36 contacts make it a hub,
-/// whose constraints yield to the grains' in the colouring (`priority_beats`). Gauss–Seidel
-/// on the GPU takes the twin's 40 sweeps to the same impulses, so both coloured alike.
+/// A bed 6 × 6 × 4 on one dynamic slab (`hub_slab`): the slab's 40 contacts make it a hub,
+/// which links nothing in the colouring, takes no Δv from the visits and is gathered after
+/// each sweep, with its mass split over its contacts in their majorants. Gauss–Seidel on the
+/// GPU takes the twin's 40 sweeps to the same impulses, for a slab of a tenth of the bed's
+/// mass and of ten times it; the twin with the slab linking its contacts (no hub) ends far
+/// from them, so the check sees whether the GPU treats the slab as a hub.
 #[test]
 fn gauss_seidel_with_a_hub_body_on_gpu_equals_the_f64_twin() {
+    use bristlecone::reference::gauss_seidel::{hub_slab, solve_hub_split};
     let ctx = shared_context();
-    let (state, contacts) = bristlecone::reference::gauss_seidel::hub_slab(6, 4, 10.0, DT);
-    let pb = Problem { state, contacts };
-    let st = settings(SolverKind::GaussSeidel, 40, 0.0);
-    let g = run_gpu(&ctx, &pb, &st, 1);
-    let c = cpu::solve(&bodies64(&pb), &pb.contacts, &st, DT as f64, None);
-    assert_eq!(g.scalars.iterations, c.iterations);
-    let scale = max_abs(&c.gamma);
-    let worst = (g.gamma.iter().zip(&c.gamma))
-        .flat_map(|(a, b)| (0..3).map(move |k| (a[k] as f64 - b[k]).abs()))
-        .fold(0.0, f64::max);
-    assert!(
-        worst <= 1e-4 * scale,
-        "γ differs by {worst} (scale {scale})"
-    );
+    for ratio in [0.1, 10.0] {
+        let (state, contacts) = hub_slab(6, 4, ratio, DT);
+        let pb = Problem { state, contacts };
+        let st = settings(SolverKind::GaussSeidel, 40, 0.0);
+        let g = run_gpu(&ctx, &pb, &st, 1);
+        let bodies = bodies64(&pb);
+        let c = cpu::solve(&bodies, &pb.contacts, &st, DT as f64, None);
+        let linked = solve_hub_split(&bodies, &pb.contacts, &st, DT as f64, None, usize::MAX);
+        assert_eq!(g.scalars.iterations, c.iterations);
+        let scale = max_abs(&c.gamma);
+        let apart = |a: &[[f64; 3]]| {
+            (g.gamma.iter().zip(a))
+                .flat_map(|(x, y)| (0..3).map(move |k| (x[k] as f64 - y[k]).abs()))
+                .fold(0.0, f64::max)
+        };
+        let (worst, from_linked) = (apart(&c.gamma), apart(&linked.gamma));
+        eprintln!("slab {ratio}× the bed: γ within {worst:.2e} of the twin's, {from_linked:.2e} of the linked twin's (scale {scale:.2e})");
+        assert!(
+            worst <= 1e-4 * scale,
+            "γ differs by {worst} (scale {scale})"
+        );
+        assert!(
+            from_linked > 1e-2 * scale,
+            "γ is the linked twin's ({from_linked})"
+        );
+    }
 }
 
 // Gauss–Seidel's colours and block steps with the other sets and compliances: Kelvin–Voigt

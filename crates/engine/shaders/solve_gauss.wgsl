@@ -49,6 +49,17 @@
 // converged the next sweep starts from the swept impulses extrapolated with Nesterov's
 // momentum (`gauss_extrapolate`), whose Δv is extrapolated with them per body.
 //
+// Hubs: a moving body with more constraints than the colours can keep apart (`is_hub`: a
+// drum, a mixer's blade, a slab under a bed, a large grain among fine ones) links nothing in
+// the colouring, as a fixed body does, so its constraints take the grains' colours instead of
+// one per colour and the rest left over. A visit reads a hub's Δv and leaves it; after the
+// sweep's colours `gather_after_colours` gathers each hub's Δv from its constraints' impulses (a
+// workgroup per hub, a fixed-order sum). That is a Jacobi step in the hub's velocities inside
+// the sweep, which stays a descent step because each constraint's majorant counts the hub's
+// share as many times as the hub has constraints (`side_rows`; Cauchy–Schwarz: the mass
+// splitting of Tonge, Benevolenski & Voroshilov 2012). Whether a body is a hub follows from
+// the constraint graph, so a kept colouring keeps its hubs; `colour_close` lists them.
+//
 // Rolling and spinning resistance (HAS_ROLL): a contact's rows 3–5 are a second block of the
 // same constraint, visited right after its rows 0–2 in the same invocation (they act on the
 // angular velocities of the same two bodies, so the colouring holds for them unchanged), with
@@ -79,6 +90,7 @@
 // (round << 8) | colour, with the YIELDS bit of `priority_beats` on either); then
 // the constraints listed by colour (`colour_sort`); then per constraint the two words of the
 // graph the colours were computed for (`graph_key`), and the graph's header (`graph_header`).
+// After the header, the hubs (`hub_at`).
 @group(0) @binding(14) var<storage, read_write> colour: array<u32>;
 // Constraints per colour (GS_COLOURS of them; the last is the left-over class), which
 // solve_reduce's `colour_args` turns into the colours' indirect arguments; then per colour
@@ -109,8 +121,8 @@ struct Phase {
 const EXT_PREVIOUS: u32 = 1u;
 const EXT_DIAGONAL: u32 = 2u;
 
-// A colour word: bit 31 `YIELDS`, bits 8–30 the round that coloured it (all ones while
-// uncoloured), bits 0–7 the colour.
+// A colour word: bit 31 `YIELDS` (the constraint moves a hub: `yields_bit`), bits 8–30 the
+// round that coloured it (all ones while uncoloured), bits 0–7 the colour.
 const UNCOLOURED: u32 = 0x7fffffffu;
 const YIELDS: u32 = 0x80000000u;
 const LEFT_OVER: u32 = GS_COLOURS - 1u;
@@ -138,17 +150,47 @@ fn priority_beats(a: u32, ya: u32, b: u32, yb: u32) -> bool {
     return ha > hb || (ha == hb && a > b);
 }
 
-// Whether body b moves and has more constraints (contacts and joint blocks) than there are
-// colours to keep apart.
-fn is_hub(b: u32) -> bool {
-    if !moves(b) {
-        return false;
-    }
+// Body b's constraints: its contacts and joint blocks.
+fn constraints_of(b: u32) -> u32 {
     var n = body_offsets[b + 1u] - body_offsets[b];
     if joints_on() {
         n += jcsr[b + 1u] - jcsr[b];
     }
-    return n > LEFT_OVER;
+    return n;
+}
+
+// Whether body b moves and has more constraints than there are colours to keep apart.
+fn is_hub(b: u32) -> bool {
+    return moves(b) && constraints_of(b) > LEFT_OVER;
+}
+
+// How many times body b's share counts in a block's majorant: its constraints for a hub,
+// whose Δv they all change at once in a sweep, else once.
+fn hub_share(b: u32) -> f32 {
+    if is_hub(b) {
+        return f32(constraints_of(b));
+    }
+    return 1.0;
+}
+
+// Hub h's word in the colour buffer (after the stored graph's header), h < `max_hubs`.
+fn hub_at(h: u32) -> u32 {
+    return graph_header() + GRAPH_HEADER_WORDS + h;
+}
+
+// Room for hubs: each has 16 or more constraints and a constraint moves two bodies at most.
+fn max_hubs() -> u32 {
+    return params.capacity / 8u + 1u;
+}
+
+// Whether constraint i (a contact, or a joint block from counts[0] on) holds the first entry
+// of hub b's lists (its side `side`: 0 for A), so that one invocation lists the hub.
+fn first_of_hub(i: u32, side: u32, b: u32) -> bool {
+    if body_offsets[b + 1u] > body_offsets[b] {
+        return body_entries[body_offsets[b]] == ((i << 1u) | side);
+    }
+    let e = jcsr[params.bodies + 1u + jcsr[b]];
+    return min(counts[0], params.capacity) + (e >> 1u) == i && (e & 1u) == side;
 }
 
 // The YIELDS bit of constraint i: one of its bodies is a hub (`is_hub`).
@@ -185,7 +227,7 @@ fn neighbour_state(i: u32, yi: u32, j: u32, round: u32) -> vec2<u32> {
 // uncoloured neighbours there beats it (then i waits: bit 1 of the result's y).
 fn scan_body(i: u32, yi: u32, b: u32, round: u32) -> vec2<u32> {
     var acc = vec2<u32>(0u);
-    if !moves(b) {
+    if !moves(b) || is_hub(b) {
         return acc;
     }
     for (var k = body_offsets[b]; k < body_offsets[b + 1u]; k++) {
@@ -211,6 +253,8 @@ fn scan_body(i: u32, yi: u32, b: u32, round: u32) -> vec2<u32> {
 fn graph_at(i: u32) -> u32 {
     return 2u * params.capacity + 2u * i;
 }
+
+const GRAPH_HEADER_WORDS: u32 = 4u;
 
 fn graph_header() -> u32 {
     return 4u * params.capacity;
@@ -283,6 +327,9 @@ fn colour_reset(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     if i < 2u * GS_COLOURS {
         atomicStore(&colour_count[i], 0u);
     }
+    if i == 0u {
+        atomicStore(&colour_count[GS_HUBS], 0u);
+    }
     if i < scal.n_contacts {
         colour[i] = UNCOLOURED | yields_bit(i);
         let k = graph_key(i);
@@ -317,13 +364,28 @@ fn colour_round(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     atomicAdd(&colour_count[k], 1u);
 }
 
-// After the rounds: the constraints still uncoloured join the left-over class.
+// After the rounds: the constraints still uncoloured join the left-over class, and each hub
+// is listed by the constraint that holds its first entry (the list's order varies from run to
+// run and changes no bit: each hub's gather is its own).
 @compute @workgroup_size(256)
 fn colour_close(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = linear_index(gid, nwg);
-    if i < scal.n_contacts && uncoloured(colour[i]) {
+    if i >= scal.n_contacts {
+        return;
+    }
+    if uncoloured(colour[i]) {
         colour[i] = (colour[i] & YIELDS) | LEFT_OVER;
         atomicAdd(&colour_count[LEFT_OVER], 1u);
+    }
+    let ids = contacts_at(i).ids;
+    for (var side = 0u; side < 2u; side++) {
+        let b = select(ids.y, ids.x, side == 0u);
+        if is_hub(b) && first_of_hub(i, side, b) {
+            let h = atomicAdd(&colour_count[GS_HUBS], 1u);
+            if h < max_hubs() {
+                colour[hub_at(h)] = b;
+            }
+        }
     }
 }
 
@@ -370,7 +432,7 @@ fn side_rows(b: u32, l: mat3x3<f32>, a: mat3x3<f32>) -> array<vec3<f32>, 2> {
     if !moves(b) {
         return array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
     }
-    let mp = mass_props[b];
+    let mp = mass_props[b] * hub_share(b);
     let q = rot[b];
     let m = mp.w;
     let i0 = quat_rotate(q, mp.xyz * quat_rotate_inv(q, a[0]));
@@ -518,9 +580,14 @@ fn project_scaled(z: vec4<f32>, d: vec3<f32>, c: Contact, i: u32) -> vec4<f32> {
     return y / vec4<f32>(s, 1.0) - shift;
 }
 
-// Δv of body b += M_b⁻¹ (force f at lever arm r, plus torque tq), as solve_schur gathers it.
+// Whether the constraint a visit steps moves a hub (its colour word's YIELDS bit), so that
+// only such visits read the bodies' constraint counts (`is_hub`).
+var<private> visit_on_hub: bool;
+
+// Δv of body b += M_b⁻¹ (force f at lever arm r, plus torque tq), as solve_schur gathers it;
+// a hub's is gathered after the sweep (`gather_after_colours`).
 fn add_impulse(b: u32, r: vec3<f32>, f: vec3<f32>, tq: vec3<f32>) {
-    if !moves(b) {
+    if !moves(b) || (visit_on_hub && is_hub(b)) {
         return;
     }
     let mp = mass_props[b];
@@ -663,6 +730,7 @@ fn visit(i: u32, left_over: bool) {
     let g = gam_at(at);
     let t = new_impulse(i, c, g, left_over);
     gam_put(at, t);
+    visit_on_hub = (colour[i] & YIELDS) != 0u;
     if !left_over {
         apply_change(c, t.xyz - g.xyz);
     }
@@ -685,6 +753,55 @@ fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
         return;
     }
     visit(colour[params.capacity + colour_start(k) + t], k == LEFT_OVER);
+}
+
+// Lever arm of side A (else B) of contact ci, from its record (common/solve_gather.wgsl).
+fn lever_arm(ci: u32, c: Contact, side_a: bool) -> vec3<f32> {
+    return select(c.rb.xyz, c.ra.xyz, side_a);
+}
+
+// After a sweep's colours, the Δv the visits did not write (one dispatch: solve_reduce
+// `colour_args` covers the bodies or the hubs). When some constraint was left over, every
+// body's Δv is gathered again from γ, an invocation per body. Else hub `workgroup`'s: each
+// invocation sums every WG-th of the hub's contacts, then a fixed-order tree (no float
+// atomics: the same bits every run); its joint blocks, few, by one invocation.
+@compute @workgroup_size(256)
+fn gather_after_colours(
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let w = wid.x + wid.y * nwg.x;
+    let left_over = atomicLoad(&colour_count[LEFT_OVER]) != 0u;
+    if left_over && w * WG + lid < params.bodies {
+        gather(w * WG + lid, 0u, 0.0);
+    }
+    let h = w;
+    let live = !left_over && h < min(atomicLoad(&colour_count[GS_HUBS]), max_hubs());
+    var b = 0u;
+    var lin = vec3<f32>(0.0);
+    var ang = vec3<f32>(0.0);
+    let base = gam_seg(0u) * params.capacity;
+    if live {
+        b = colour[hub_at(h)];
+        let end = body_offsets[b + 1u];
+        for (var k = body_offsets[b] + lid; k < end; k += WG) {
+            add_entry(body_entries[k], base, 0u, 0.0, &lin, &ang);
+        }
+    }
+    let total_lin = tree_total(vec4<f32>(lin, 0.0), lid, false).xyz;
+    workgroupBarrier();
+    let total_ang = tree_total(vec4<f32>(ang, 0.0), lid, false).xyz;
+    if live && lid == 0u {
+        var l = total_lin;
+        var a = total_ang;
+        if joints_on() {
+            let j = gather_joints(b, base, 0.0);
+            l += j[0];
+            a += j[1];
+        }
+        put_dv(b, mass_props[b], l, a);
+    }
 }
 
 // After a sweep: the residual of γ from the bodies' Δv, which the colours kept up to date (the

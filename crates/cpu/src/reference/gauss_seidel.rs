@@ -8,7 +8,9 @@
 //! rolling and spinning rows 3–5, which the twin holds as constraints of their own after the
 //! records, share their contact's colour and take their own block step (the GPU steps them
 //! in the contact's visit). Patch blocks (rows spin, u, w) step like contacts, with the
-//! majorant in their guard ball's metric and, for lugre_patch blocks, the full E.
+//! majorant in their guard ball's metric and, for lugre_patch blocks, the full E. Hub bodies
+//! (moving bodies of [`HUB_CONSTRAINTS`] or more constraints) link nothing in the colouring
+//! and take their Δv from a gather after each sweep.
 
 use super::integrate::Body64;
 use super::solve::{inv_inertia, project_cone, solve_with_method, Extra, Schur, SolveOutput};
@@ -59,12 +61,12 @@ fn by_body(schur: &Schur, n: usize) -> Vec<Vec<usize>> {
 /// records); a contact's rolling and spinning rows 3–5 (constraint n + i) take the colour of
 /// their contact i: they act on the angular velocities of the same two bodies, so the colour
 /// that keeps contact i apart from its neighbours keeps them apart too, and the GPU visits
-/// them with the contact, where they live at its index.
+/// them with the contact, where they live at its index. A hub ([`Hubs`]) links nothing.
 pub fn colours(schur: &Schur, n: usize) -> Vec<u32> {
-    colours_linking(schur, n, &Hubs::none())
+    colours_linking(schur, n, &Hubs::find(schur, n, HUB_CONSTRAINTS))
 }
 
-/// [`colours`] where a hub body links nothing, as a fixed body does ([`Hubs`]).
+/// [`colours`] where the bodies of `hubs` link nothing, as a fixed body does.
 fn colours_linking(schur: &Schur, n: usize, hubs: &Hubs) -> Vec<u32> {
     const UNCOLOURED: u32 = u32::MAX;
     let lists = by_body(schur, n);
@@ -129,8 +131,8 @@ enum Round {
 /// some rows (`round`) their entries are raised to a common one, so that the set's
 /// projection in the metric of D (a cone of μ √(d_t / d_n), a disk or ball as it is) is the
 /// step's metric too: with unequal entries the sweeps' fixed points are not the problem's.
-/// Body b's share counts `shared(b)` times (1 but for a hub: the constraints of the colour
-/// that move it at once, [`Hubs`]).
+/// Body b's share counts `shared(b)` times (1 but for a hub: its constraints, which move it
+/// at once, [`Hubs`]).
 fn block_diagonal(schur: &Schur, i: usize, round: Round, shared: impl Fn(u32) -> f64) -> Vec3 {
     let mut a = [[0.0; 3]; 3];
     for (b, lin, ang) in schur.row_jacobian(i) {
@@ -197,69 +199,69 @@ fn project_scaled(sw: &Sweeps, z: Vec3, d: Vec3, i: usize) -> Vec3 {
 /// A body's Δv: linear, angular.
 type BodyDv = (DVec3, DVec3);
 
-/// Δv of the bodies += M⁻¹ D_i δ; with `hubs`, a hub's share goes to `pending` instead
-/// (added when the colour ends).
-fn apply_change(
-    schur: &Schur,
-    hubs: Option<&Hubs>,
-    (dv, pending): (&mut [BodyDv], &mut [BodyDv]),
-    i: usize,
-    delta: Vec3,
-) {
+/// Δv of the bodies += M⁻¹ D_i δ, but for the hubs' (gathered after the sweep).
+fn apply_change(schur: &Schur, hubs: &Hubs, dv: &mut [BodyDv], i: usize, delta: Vec3) {
     for (b, lin, ang) in schur.row_jacobian(i) {
-        if !moves(schur.bodies, b) {
+        if !moves(schur.bodies, b) || hubs.is_hub(b) {
             continue;
         }
         let body = &schur.bodies[b as usize];
         let f = lin[0] * delta[0] + lin[1] * delta[1] + lin[2] * delta[2];
         let t = ang[0] * delta[0] + ang[1] * delta[1] + ang[2] * delta[2];
-        let e = match hubs {
-            Some(h) if h.is_hub(b) => &mut pending[b as usize],
-            _ => &mut dv[b as usize],
-        };
+        let e = &mut dv[b as usize];
         e.0 += body.inv_mass * f;
         e.1 += inv_inertia(body, t);
     }
 }
 
-/// Hub bodies (a candidate of the twin, not on the GPU): a moving body with so many
-/// constraints that the colouring cannot give them all their own colour (a drum, a mixer's
-/// blade, a slab under a bed) sends all but one per colour to the left-over class, whose
-/// damped Jacobi steps are bounded by the hub's count. Here a hub links no constraints in the
-/// colouring, so its constraints take the grains' colours; a colour's constraints on one hub
-/// then move it at once, each from the hub's Δv at the colour's start, and the colour's end
-/// adds their changes. That is a Jacobi step in the hub's velocities inside a Gauss–Seidel
-/// sweep, and it stays a descent step when each such constraint's majorant counts the hub's
-/// share k times, k the colour's constraints on that hub (by Cauchy–Schwarz,
-/// ‖Σⱼ Jⱼ δⱼ‖² ≤ k Σⱼ ‖Jⱼ δⱼ‖²: the mass splitting of Tonge, Benevolenski & Voroshilov
-/// 2012). A heavy hub's share is small, so the grains' sides keep nearly their exact step.
+/// Constraints a moving body needs to be a hub: more than the colours can keep apart (the
+/// shader's `is_hub`).
+pub const HUB_CONSTRAINTS: usize = GS_COLOURS as usize;
+
+/// Hub bodies: a moving body with more constraints than the colours can keep apart (a drum, a
+/// mixer's blade, a slab under a bed, a large grain among fine ones). Were it to link its
+/// constraints in the colouring as a grain does, it would keep at most one per colour and
+/// send the rest to the left-over class, whose damped Jacobi steps are bounded by the hub's
+/// count. A hub links nothing instead, as a fixed body does, so its constraints take the
+/// grains' colours; every visit in a sweep reads the hub's Δv of the sweep's start and leaves
+/// it, and after the sweep the hub's Δv is gathered from the impulses. That is a Jacobi step
+/// in the hub's velocities inside a Gauss–Seidel sweep, and it stays a descent step when each
+/// constraint's majorant counts the hub's share k times, k the hub's constraints (by
+/// Cauchy–Schwarz, ‖Σⱼ Jⱼ δⱼ‖² ≤ k Σⱼ ‖Jⱼ δⱼ‖²: the mass splitting of Tonge, Benevolenski &
+/// Voroshilov 2012). A heavy hub's share is small, so the grains' sides keep nearly their
+/// exact step.
 pub(crate) struct Hubs {
-    /// Per body whether it is a hub; empty when none is.
-    hub: Vec<bool>,
+    /// Per body its constraints where it is a hub, else 0; empty when no body is a hub.
+    count: Vec<usize>,
 }
 
 impl Hubs {
-    /// No hubs: the GPU's colouring.
-    fn none() -> Hubs {
-        Hubs { hub: Vec::new() }
-    }
-
     /// The moving bodies with at least `min` of the first `n` constraints (the records).
     fn find(schur: &Schur, n: usize, min: usize) -> Hubs {
-        let hub: Vec<bool> = by_body(schur, n).iter().map(|l| l.len() >= min).collect();
-        if hub.contains(&true) {
-            Hubs { hub }
+        let count: Vec<usize> = (by_body(schur, n).iter())
+            .map(|l| if l.len() >= min { l.len() } else { 0 })
+            .collect();
+        if count.iter().any(|&k| k > 0) {
+            Hubs { count }
         } else {
-            Hubs::none()
+            Hubs { count: Vec::new() }
         }
     }
 
     fn is_hub(&self, b: u32) -> bool {
-        self.hub.get(b as usize).copied().unwrap_or(false)
+        self.count.get(b as usize).is_some_and(|&k| k > 0)
+    }
+
+    /// How many times body b's share counts in a majorant.
+    fn share(&self, b: u32) -> f64 {
+        match self.count.get(b as usize) {
+            Some(&k) if k > 0 => k as f64,
+            _ => 1.0,
+        }
     }
 
     fn any(&self) -> bool {
-        !self.hub.is_empty()
+        !self.count.is_empty()
     }
 }
 
@@ -294,29 +296,26 @@ fn local_velocity(sw: &Sweeps, dv: &[(DVec3, DVec3)], gamma: &[Vec3], i: usize) 
 /// on the sweeps.
 pub struct ColouredGaussSeidel;
 
+/// What every sweep of a solve reads: each constraint's colour and diagonal majorant, and
+/// the hubs.
+pub(crate) struct Colouring {
+    colour: Vec<u32>,
+    diag: Vec<Vec3>,
+    hubs: Hubs,
+}
+
 impl ColouredGaussSeidel {
-    /// Each constraint's colour and diagonal majorant (what every sweep of a solve reads).
-    pub(crate) fn prepare(sw: &Sweeps) -> (Vec<u32>, Vec<Vec3>) {
-        Self::prepare_with(sw, &Hubs::none())
+    /// The GPU's colouring: hubs of [`HUB_CONSTRAINTS`] or more constraints.
+    pub(crate) fn prepare(sw: &Sweeps) -> Colouring {
+        Self::prepare_with(sw, HUB_CONSTRAINTS)
     }
 
-    /// [`Self::prepare`] with `hubs` linking nothing in the colouring and their shares in
-    /// the majorants counted once per constraint of the colour on them.
-    fn prepare_with(sw: &Sweeps, hubs: &Hubs) -> (Vec<u32>, Vec<Vec3>) {
+    /// [`Self::prepare`] with hubs of `min_hub` or more constraints.
+    fn prepare_with(sw: &Sweeps, min_hub: usize) -> Colouring {
         let schur = sw.schur;
         let n = sw.records();
-        let colour = colours_linking(schur, n, hubs);
-        // Per (hub, colour): the constraints of that colour that move the hub.
-        let mut on_hub = std::collections::HashMap::<(u32, u32), f64>::new();
-        if hubs.any() {
-            for (i, &k) in colour.iter().enumerate() {
-                for (b, _, _) in schur.row_jacobian(i) {
-                    if hubs.is_hub(b) && k != LEFT_OVER {
-                        *on_hub.entry((b, k)).or_insert(0.0) += 1.0;
-                    }
-                }
-            }
-        }
+        let hubs = Hubs::find(schur, n, min_hub);
+        let colour = colours_linking(schur, n, &hubs);
         let diag: Vec<Vec3> = (0..schur.contacts.len())
             .map(|i| {
                 let round = match sw.patch_radius(i) {
@@ -324,11 +323,10 @@ impl ColouredGaussSeidel {
                     None if i >= n || sw.is_plain_contact(i) => Round::Tangents,
                     None => Round::None,
                 };
-                let shared = |b: u32| on_hub.get(&(b, colour[i])).copied().unwrap_or(1.0);
-                block_diagonal(schur, i, round, shared)
+                block_diagonal(schur, i, round, |b| hubs.share(b))
             })
             .collect();
-        (colour, diag)
+        Colouring { colour, diag, hubs }
     }
 
     /// Nesterov's momentum coefficient β after a sweep, and the next θ; restarted (β = 0,
@@ -398,28 +396,16 @@ impl ColouredGaussSeidel {
         }
     }
 
-    /// One sweep over the colours.
+    /// One sweep over the colours; then the hubs' Δv (`gather_after_colours`) and, when some
+    /// constraint is left over, every body's are gathered from the impulses.
     pub(crate) fn sweep(
         sw: &mut Sweeps,
-        colour: &[u32],
-        diag: &[Vec3],
+        colouring: &Colouring,
         gamma: &mut [Vec3],
         dv: &mut Vec<(DVec3, DVec3)>,
     ) {
-        Self::sweep_with(sw, (colour, diag), gamma, dv, &Hubs::none());
-    }
-
-    /// [`Self::sweep`] where a colour's changes to the hubs' Δv are added when it ends.
-    fn sweep_with(
-        sw: &mut Sweeps,
-        (colour, diag): (&[u32], &[Vec3]),
-        gamma: &mut [Vec3],
-        dv: &mut Vec<(DVec3, DVec3)>,
-        hubs: &Hubs,
-    ) {
+        let Colouring { colour, diag, hubs } = colouring;
         let omega = sw.settings.omega as f64;
-        let mut pending = vec![(DVec3::ZERO, DVec3::ZERO); if hubs.any() { dv.len() } else { 0 }];
-        let split = hubs.any().then_some(hubs);
         for k in 0..GS_COLOURS {
             // Rows 3–5 (after the records) are visited after every record of the colour,
             // where the GPU visits them right after their contact: no other constraint of
@@ -447,16 +433,18 @@ impl ColouredGaussSeidel {
                 gamma[i] = t;
                 let delta = [0, 1, 2].map(|r| t[r] - g[r]);
                 if k != LEFT_OVER {
-                    apply_change(sw.schur, split, (dv, &mut pending), i, delta);
+                    apply_change(sw.schur, hubs, dv, i, delta);
                 }
             }
-            for (d, p) in dv.iter_mut().zip(pending.iter_mut()) {
-                d.0 += p.0;
-                d.1 += p.1;
-                *p = (DVec3::ZERO, DVec3::ZERO);
-            }
-            if k == LEFT_OVER && colour.contains(&LEFT_OVER) {
-                *dv = sw.schur.delta_v(gamma);
+        }
+        if colour.contains(&LEFT_OVER) {
+            *dv = sw.schur.delta_v(gamma);
+        } else if hubs.any() {
+            let gathered = sw.schur.delta_v(gamma);
+            for (b, d) in dv.iter_mut().enumerate() {
+                if hubs.is_hub(b as u32) {
+                    *d = gathered[b];
+                }
             }
         }
     }
@@ -470,12 +458,12 @@ impl SweepMethod for ColouredGaussSeidel {
         _ngamma: Vec<Vec3>,
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
-        Self::run_with(sw, gamma, res0, &Hubs::none())
+        Self::run_with(sw, gamma, res0, HUB_CONSTRAINTS)
     }
 }
 
-/// Coloured Gauss–Seidel with [`Hubs`]: the bodies with at least `min_constraints`
-/// constraints (a twin candidate; the GPU colours by every moving body).
+/// Coloured Gauss–Seidel with [`Hubs`] of `min_constraints` or more constraints (the GPU's:
+/// [`HUB_CONSTRAINTS`]; `usize::MAX`: none, every body links its constraints).
 pub struct HubSplitGaussSeidel {
     pub min_constraints: usize,
 }
@@ -503,21 +491,20 @@ impl SweepMethod for HubSplitGaussSeidel {
         _ngamma: Vec<Vec3>,
         res0: f64,
     ) -> (Vec<Vec3>, f64, bool) {
-        let hubs = Hubs::find(sw.schur, sw.records(), self.min_constraints);
-        ColouredGaussSeidel::run_with(sw, gamma, res0, &hubs)
+        ColouredGaussSeidel::run_with(sw, gamma, res0, self.min_constraints)
     }
 }
 
 impl ColouredGaussSeidel {
-    /// The sweeps of one cone problem, with `hubs` ([`Hubs::none`]: the GPU's).
+    /// The sweeps of one cone problem, with hubs of `min_hub` or more constraints.
     fn run_with(
         sw: &mut Sweeps,
         mut gamma: Vec<Vec3>,
         res0: f64,
-        hubs: &Hubs,
+        min_hub: usize,
     ) -> (Vec<Vec3>, f64, bool) {
         let schur = sw.schur;
-        let (colour, diag) = Self::prepare_with(sw, hubs);
+        let colouring = Self::prepare_with(sw, min_hub);
         let tol = sw.tolerance_norm();
         let mut dv = schur.delta_v(&gamma);
         let (mut residual, mut converged) = (res0, res0 <= tol);
@@ -530,7 +517,7 @@ impl ColouredGaussSeidel {
         let mut before = gamma.clone();
         while !converged && sweeps < sw.settings.max_iterations {
             before.clone_from(&gamma);
-            Self::sweep_with(sw, (&colour, &diag), &mut gamma, &mut dv, hubs);
+            Self::sweep(sw, &colouring, &mut gamma, &mut dv);
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));
             sweeps += 1;
             *sw.iterations += 1;

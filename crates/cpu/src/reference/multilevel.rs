@@ -547,7 +547,7 @@ impl MultilevelMethod {
         let blocks: Vec<Block> = (0..schur.contacts.len())
             .map(|i| Block::new(schur, i, sw.eta_rows[i]))
             .collect();
-        let (colour, diag) = ColouredGaussSeidel::prepare(sw);
+        let colouring = ColouredGaussSeidel::prepare(sw);
         let tol = sw.tolerance_norm();
         let cap = sw.settings.max_iterations;
         let mut dv = schur.delta_v(&gamma);
@@ -566,7 +566,7 @@ impl MultilevelMethod {
         let mut before = gamma.clone();
         while !converged && sweeps < cap {
             before.clone_from(&gamma);
-            ColouredGaussSeidel::sweep(sw, &colour, &diag, &mut gamma, &mut dv);
+            ColouredGaussSeidel::sweep(sw, &colouring, &mut gamma, &mut dv);
             sweeps += 1;
             *sw.iterations += 1;
             let r = sw.residual(&gamma, &schur.apply_from(&dv, &gamma));

@@ -17,8 +17,10 @@
 //! `shaders/solve_gauss.wgsl` and the book (Coloured Gauss–Seidel, "Keeping the
 //! colouring"). Per cone problem, `colour_args` (solve_reduce) writes each colour's
 //! indirect arguments from its count (zero once converged); per sweep, one dispatch per
-//! colour over its list, the left-over class's gather of Δv (solve_schur, empty unless some
-//! constraint was left over), the residual from the bodies' Δv, `reduce_gauss` (the stop
+//! colour over its list, the gather of the Δv the visits did not write
+//! (`gather_after_colours`: every body's when some constraint was left over, else each hub's,
+//! a workgroup per hub: a body with more constraints than colours links nothing in the
+//! colouring and takes a Jacobi step per sweep; book: Coloured Gauss–Seidel, "Hub bodies"), the residual from the bodies' Δv, `reduce_gauss` (the stop
 //! test and the momentum) and the extrapolation of γ and of the bodies' Δv in one dispatch.
 //! With rolling or spinning resistance a contact's rows 3–5 are a second block stepped in
 //! the contact's visit (same colour, same bodies).
@@ -37,10 +39,11 @@ const PHASES: u32 = if GS_COLOURS > COLOUR_ROUNDS {
 };
 /// Byte offset of colour 0's indirect arguments in the solver's `args` (`GS_ARGS` words).
 const ARGS_COLOURS: u64 = 24 * 4;
-/// The left-over class's gather of Δv, after the colours'.
-const ARGS_LEFT_OVER_BODY: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
+/// The gather of Δv after the colours (`gather_after_colours`: every body when some
+/// constraint was left over, else every hub), after the colours' arguments.
+const ARGS_GATHER: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
 /// The extrapolation (one invocation per constraint and per body), after the gather's.
-pub(super) const ARGS_EXTRAPOLATE: u64 = ARGS_LEFT_OVER_BODY + 16;
+pub(super) const ARGS_EXTRAPOLATE: u64 = ARGS_GATHER + 16;
 /// The colouring's reset, rounds and close: every constraint, or none while the stored
 /// colouring is kept (solve_reduce `colour_rounds_args`).
 const ARGS_RECOLOUR: u64 = ARGS_EXTRAPOLATE + 16;
@@ -50,23 +53,29 @@ pub(super) const ARGS_BYTES: u64 = ARGS_RECOLOUR + 16;
 const PHASE_STRIDE: u64 = 256;
 
 /// Bytes per constraint of capacity of [`colour_buffer`]: its colour word, its list slot and
-/// the stored graph's two bodies (one binding).
+/// the stored graph's two bodies (one binding); the hubs' list adds [`hub_words`].
 pub const COLOUR_BYTES_PER_CONSTRAINT: u64 = 16;
+
+/// Words of the hubs' list (solve_gauss `max_hubs`): a hub has 16 or more constraints and a
+/// constraint moves two bodies at most.
+fn hub_words(capacity: u64) -> u64 {
+    capacity / 8 + 1
+}
 /// Bytes per constraint of capacity of [`previous_buffer`]: the previous sweep's impulse and
 /// the block's majorant, a vec4 each (one binding).
 pub const PREVIOUS_BYTES_PER_CONSTRAINT: u64 = 32;
 
 /// For Gauss–Seidel, a colour word per constraint of capacity, the constraints listed by
 /// colour (`colour_sort`), the graph the colours were computed for (two words per
-/// constraint) and its header; else a placeholder. A new buffer is zeroed: its header
-/// says no colouring is stored, so the first solve recolours.
+/// constraint), its header and the hubs; else a placeholder. A new buffer is zeroed: its
+/// header says no colouring is stored, so the first solve recolours.
 pub(super) fn colour_buffer(
     ctx: &GpuContext,
     layout: Layout,
     capacity: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
     let bytes = if layout.gauss {
-        COLOUR_BYTES_PER_CONSTRAINT * capacity + 4 * GRAPH_HEADER_WORDS
+        COLOUR_BYTES_PER_CONSTRAINT * capacity + 4 * (GRAPH_HEADER_WORDS + hub_words(capacity))
     } else {
         4
     };
@@ -75,8 +84,9 @@ pub(super) fn colour_buffer(
 
 /// Most constraints Gauss–Seidel's own arrays hold in one binding of `max_binding` bytes.
 pub fn max_constraints(max_binding: u64) -> u64 {
-    ((max_binding - 4 * GRAPH_HEADER_WORDS) / COLOUR_BYTES_PER_CONSTRAINT)
-        .min(max_binding / PREVIOUS_BYTES_PER_CONSTRAINT)
+    // 16 B and half a hub word per constraint: 33 words per 8 constraints.
+    let words = max_binding / 4 - GRAPH_HEADER_WORDS - 1;
+    (words * 8 / 33).min(max_binding / PREVIOUS_BYTES_PER_CONSTRAINT)
 }
 
 /// Words of the stored graph's header (solve_gauss `graph_header`: valid, constraints,
@@ -85,14 +95,16 @@ const GRAPH_HEADER_WORDS: u64 = 4;
 
 /// The colour counts' words after the counts and claimed slots (`GS_*` in
 /// shaders/common/solve.wgsl): whether the stored graph differs, whether this step
-/// recolours (`GS_RECOLOUR`, the shaders' alone), and the solves checked and kept.
+/// recolours (`GS_RECOLOUR`, the shaders' alone), the solves checked and kept, and the
+/// hubs listed.
 pub(crate) const GS_GRAPH_DIFFERS: u32 = 2 * GS_COLOURS;
 pub(crate) const GS_STEPS_CHECKED: u32 = GS_GRAPH_DIFFERS + 2;
 pub(crate) const GS_STEPS_KEPT: u32 = GS_GRAPH_DIFFERS + 3;
+pub(crate) const GS_HUBS: u32 = GS_GRAPH_DIFFERS + 4;
 
 /// Words of the colour counts: constraints per colour, the slots `colour_sort` claimed per
 /// colour, then the words from [`GS_GRAPH_DIFFERS`] on.
-pub(super) const COLOUR_COUNT_WORDS: u64 = GS_STEPS_KEPT as u64 + 1;
+pub(super) const COLOUR_COUNT_WORDS: u64 = GS_HUBS as u64 + 1;
 
 /// Words per body of the solver's Δv: (linear, angular) vec4s, and for Gauss–Seidel the same
 /// again for the previous sweep's Δv (its momentum extrapolates Δv per body).
@@ -269,7 +281,6 @@ impl Solve {
         k: &SolveKernels,
         p: &mut wgpu::ComputePass,
         (binds, slabs): (&GaussBinds, Option<&SlabBinds>),
-        sch: &wgpu::BindGroup,
         red: &wgpu::BindGroup,
     ) {
         let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
@@ -284,8 +295,7 @@ impl Solve {
                 let at = ARGS_COLOURS + 16 * colour as u64;
                 kernel.dispatch_indirect_at(p, "gauss_phase", binds.phase(colour), args, at);
             }
-            k.schur
-                .dispatch_indirect(p, "gather_gamma", sch, args, ARGS_LEFT_OVER_BODY);
+            kernel.dispatch_indirect_at(p, "gather_after_colours", b, args, ARGS_GATHER);
             kernel.dispatch_indirect_at(p, "gauss_residual", b, args, super::ARGS_WORK);
             k.reduce.dispatch_groups(p, "reduce_gauss", red, 1);
             if let Some(s) = slabs {

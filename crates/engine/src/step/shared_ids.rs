@@ -14,7 +14,9 @@ fn ids_have_one_value() {
     use crate::model::solver::GS_MOMENTUM_RISE;
     use crate::patch::couple::{PATCH_FEATURE, PATCH_FEATURE_DIST};
     use crate::shapes::Routine;
-    use crate::solve::gauss::{GS_COLOURS, GS_GRAPH_DIFFERS, GS_STEPS_CHECKED, GS_STEPS_KEPT};
+    use crate::solve::gauss::{
+        GS_COLOURS, GS_GRAPH_DIFFERS, GS_HUBS, GS_STEPS_CHECKED, GS_STEPS_KEPT,
+    };
     let shared: &[(&str, u32)] = &[
         ("SHAPE_SPHERE", SHAPE_SPHERE),
         ("SHAPE_BOX", SHAPE_BOX),
@@ -48,6 +50,7 @@ fn ids_have_one_value() {
         ("GS_GRAPH_DIFFERS", GS_GRAPH_DIFFERS),
         ("GS_STEPS_CHECKED", GS_STEPS_CHECKED),
         ("GS_STEPS_KEPT", GS_STEPS_KEPT),
+        ("GS_HUBS", GS_HUBS),
         ("SCAN_BLOCK", SCAN_BLOCK),
         ("ROUTINE_SPHERE", Routine::Sphere as u32),
         ("ROUTINE_BOX", Routine::Box as u32),
