@@ -220,7 +220,7 @@ pub fn estimate(scene: &Scene) -> MemoryEstimate {
             bytes: capacity * PREVIOUS_BYTES_PER_CONSTRAINT,
             cause: format!("room for {capacity} contacts (kind = \"gauss_seidel\")"),
         });
-        // And half a word of the hubs' list per constraint, rounded up.
+        // And a sixteenth of a word of the hubs' list per constraint, rounded up.
         per_contact_gauss = COLOUR_BYTES_PER_CONSTRAINT + 1 + PREVIOUS_BYTES_PER_CONSTRAINT;
     }
     let slab_bytes = if gauss && contact.solver.coarse_slab > 0.0 {

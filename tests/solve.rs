@@ -1793,6 +1793,104 @@ fn gauss_seidel_keeps_its_colouring_while_the_graph_holds_with_the_same_bits() {
     assert_same_bodies(&a, &b);
 }
 
+/// A dynamic ball of radius 50 mm on the floor with 40 beads (radius 5 mm) resting on its top
+/// in rings 12° apart, and one bead dropped onto the topmost: the ball's bead and floor
+/// contacts make it a hub.
+fn hub_graph_scene() -> String {
+    let mut text = String::from(
+        r#"
+[simulation]
+dt = 1e-3
+steps = 30
+
+[solver]
+kind = "gauss_seidel"
+max_iterations = 40
+
+[[material]]
+name = "glass"
+density = 2500.0
+friction = 0.5
+
+[[boundary]]
+kind = "plane"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 0.0, 1.0]
+
+[[body]]
+name = "ball"
+radius = 0.05
+position = [0.0, 0.0, 0.05]
+
+[[body]]
+name = "dropped"
+radius = 0.005
+position = [0.0, 0.0, 0.118]
+"#,
+    );
+    // Rings at 0°, 12°, 24° and 36° from the top, as many beads as fit 10.1 mm apart.
+    for (ring, count) in [1, 6, 13, 20].into_iter().enumerate() {
+        let polar = (12.0 * ring as f64).to_radians();
+        for k in 0..count {
+            let azimuth = std::f64::consts::TAU * k as f64 / count as f64;
+            let d = 0.05501;
+            let p = [
+                d * polar.sin() * azimuth.cos(),
+                d * polar.sin() * azimuth.sin(),
+                0.05 + d * polar.cos(),
+            ];
+            text += &format!(
+                "\n[[body]]\nradius = 0.005\nposition = [{}, {}, {}]\n",
+                p[0], p[1], p[2]
+            );
+        }
+    }
+    text
+}
+
+/// Gauss–Seidel with a hub (`hub_graph_scene`): the colouring lists the slab as a hub and
+/// keeps it while the graph holds, and the run gives the same bits with the colouring kept,
+/// with it recomputed every step and when run again, through the dropped bead's landing.
+#[test]
+fn gauss_seidel_with_a_hub_keeps_its_colouring_and_reruns_with_the_same_bits() {
+    use bristlecone::step::{BenchKnobs, Simulation};
+    let scene =
+        bristlecone::scene::parse_str(&hub_graph_scene(), std::path::Path::new("hub")).unwrap();
+    let run = |keep: bool| {
+        let state = bristlecone::setup::build_bodies(&scene);
+        let settings = bristlecone::setup::step_settings(&scene);
+        let mut sim = Simulation::new(shared_context(), &state, settings).unwrap();
+        sim.set_colour_reuse(keep);
+        let records = sim.advance(30, 1).unwrap();
+        let (checked, kept) = sim.colourings_kept().unwrap();
+        let hubs = sim.gauss_hubs().unwrap();
+        (sim, records, (checked, kept), hubs)
+    };
+    let (a, ra, (checked, kept), hubs) = run(true);
+    let (b, rb, _, hubs_b) = run(false);
+    let (c, rc, _, _) = run(true);
+    eprintln!(
+        "hubs {hubs}; colouring kept in {kept} of {checked} solves; contacts {:?}; sweeps {:?}",
+        ra.iter().map(|r| r.contacts).collect::<Vec<_>>(),
+        ra.iter().map(|r| r.iterations).collect::<Vec<_>>(),
+    );
+    assert_eq!((hubs, hubs_b), (1, 1), "the slab is the one hub");
+    assert!(kept >= 5 && checked > kept, "kept {kept} of {checked}");
+    for other in [&rb, &rc] {
+        assert_eq!(ra.len(), other.len());
+        for (x, y) in ra.iter().zip(other.iter()) {
+            assert_eq!(
+                (x.contacts, x.iterations, x.residual.to_bits()),
+                (y.contacts, y.iterations, y.residual.to_bits()),
+                "step {}: the statistics differ",
+                x.step
+            );
+        }
+    }
+    assert_same_bodies(&a, &b);
+    assert_same_bodies(&a, &c);
+}
+
 /// Gauss–Seidel with the slab correction (`coarse_slab`) against its twin
 /// (`Multilevel::gpu_slabs`) on a lattice column 30 grains deep loaded from rest (the cold
 /// step the correction shortens most): the same sweeps and corrections, the same

@@ -49,7 +49,7 @@
 // converged the next sweep starts from the swept impulses extrapolated with Nesterov's
 // momentum (`gauss_extrapolate`), whose Δv is extrapolated with them per body.
 //
-// Hubs: a moving body with more constraints than the colours can keep apart (`is_hub`: a
+// Hubs: a moving body with many more constraints than the colours can keep apart (`is_hub`: a
 // drum, a mixer's blade, a slab under a bed, a large grain among fine ones) links nothing in
 // the colouring, as a fixed body does, so its constraints take the grains' colours instead of
 // one per colour and the rest left over. A visit reads a hub's Δv and leaves it; after the
@@ -135,12 +135,11 @@ fn round_of(w: u32) -> u32 {
     return (w & ~YIELDS) >> 8u;
 }
 
-// Constraint a's priority over b (`ya`, `yb`: their YIELDS bits): a constraint on a body with
-// more constraints than there are colours (a hub: a drum, a slab under a bed) yields to every
-// other, so the hub's constraints, which can hold one colour each at most, take the colours
-// the grains leave instead of taking them first and pushing the grains' other contacts into
-// the left-over class; then an integer hash of the index (Jones & Plassmann's random order,
-// reproducible), ties broken by the index.
+// Constraint a's priority over b (`ya`, `yb`: their YIELDS bits): a constraint on a hub
+// (`is_hub`) yields to every other, so that around a hub the grains' contacts between
+// themselves take their colours first and the hub's contacts the colours they leave; then an
+// integer hash of the index (Jones & Plassmann's random order, reproducible), ties broken by
+// the index.
 fn priority_beats(a: u32, ya: u32, b: u32, yb: u32) -> bool {
     if ya != yb {
         return yb != 0u;
@@ -159,9 +158,10 @@ fn constraints_of(b: u32) -> u32 {
     return n;
 }
 
-// Whether body b moves and has more constraints than there are colours to keep apart.
+// Whether body b moves and has GS_HUB_CONSTRAINTS or more constraints, many more than the
+// colours can keep apart.
 fn is_hub(b: u32) -> bool {
-    return moves(b) && constraints_of(b) > LEFT_OVER;
+    return moves(b) && constraints_of(b) >= GS_HUB_CONSTRAINTS;
 }
 
 // How many times body b's share counts in a block's majorant: its constraints for a hub,
@@ -178,9 +178,10 @@ fn hub_at(h: u32) -> u32 {
     return graph_header() + GRAPH_HEADER_WORDS + h;
 }
 
-// Room for hubs: each has 16 or more constraints and a constraint moves two bodies at most.
+// Room for hubs: each has GS_HUB_CONSTRAINTS or more constraints and a constraint moves two
+// bodies at most.
 fn max_hubs() -> u32 {
-    return params.capacity / 8u + 1u;
+    return params.capacity * 2u / GS_HUB_CONSTRAINTS + 1u;
 }
 
 // Whether constraint i (a contact, or a joint block from counts[0] on) holds the first entry

@@ -99,6 +99,13 @@ pub const GS_COLOURS: u32 = 16;
 /// diverging momentum, which over-relaxed steps (ω > 1) can give; a residual that merely
 /// oscillates while it converges stays below it.
 pub const GS_MOMENTUM_RISE: u32 = 2;
+/// Constraints (contacts and joint blocks) from which a moving body is a hub for Gauss–Seidel
+/// (shaders/common/solve.wgsl `GS_HUB_CONSTRAINTS`): it links nothing in the colouring and its
+/// mass is split over its constraints (a drum, a slab under a bed, a large grain among fine
+/// ones). Twice the colours: a box in a wall (4 neighbours × 4 manifold points) keeps its
+/// constraints linked, where splitting its share 16 ways, among neighbours of its own mass,
+/// made every step of a brick wall a damped Jacobi step.
+pub const GS_HUB_CONSTRAINTS: u32 = 2 * GS_COLOURS;
 /// Jones–Plassmann rounds recorded per solve; what is left uncoloured after them joins the
 /// left-over class.
 pub const COLOUR_ROUNDS: u32 = 24;

@@ -31,7 +31,7 @@ pub fn hash_index(i: u32) -> u32 {
 }
 
 /// Constraint a's priority over b in the colouring: a constraint on a hub (a moving body with
-/// more constraints than there are colours) yields to every other, so that the hub's
+/// [`HUB_CONSTRAINTS`] or more constraints) yields to every other, so that the hub's
 /// constraints take the colours the grains leave (`priority_beats` in the shader); then the
 /// hash of the index, then the index.
 fn beats(a: usize, b: usize, yields: &[bool]) -> bool {
@@ -75,7 +75,7 @@ fn colours_linking(schur: &Schur, n: usize, hubs: &Hubs) -> Vec<u32> {
             let c = &schur.contacts[i];
             [c.ids[0], c.ids[1]]
                 .iter()
-                .any(|&b| moves(schur.bodies, b) && lists[b as usize].len() > LEFT_OVER as usize)
+                .any(|&b| moves(schur.bodies, b) && lists[b as usize].len() >= HUB_CONSTRAINTS)
         })
         .collect();
     let mut colour = vec![UNCOLOURED; n];
@@ -214,14 +214,13 @@ fn apply_change(schur: &Schur, hubs: &Hubs, dv: &mut [BodyDv], i: usize, delta: 
     }
 }
 
-/// Constraints a moving body needs to be a hub: more than the colours can keep apart (the
-/// shader's `is_hub`).
-pub const HUB_CONSTRAINTS: usize = GS_COLOURS as usize;
+/// Constraints a moving body needs to be a hub (the shader's `is_hub`).
+pub const HUB_CONSTRAINTS: usize = crate::model::solver::GS_HUB_CONSTRAINTS as usize;
 
-/// Hub bodies: a moving body with more constraints than the colours can keep apart (a drum, a
-/// mixer's blade, a slab under a bed, a large grain among fine ones). Were it to link its
-/// constraints in the colouring as a grain does, it would keep at most one per colour and
-/// send the rest to the left-over class, whose damped Jacobi steps are bounded by the hub's
+/// Hub bodies: a moving body with many more constraints than the colours can keep apart
+/// ([`HUB_CONSTRAINTS`] or more: a drum, a mixer's blade, a slab under a bed, a large grain
+/// among fine ones). Were it to link its constraints in the colouring as a grain does, it
+/// would keep at most one per colour and send the rest to the left-over class, whose damped Jacobi steps are bounded by the hub's
 /// count. A hub links nothing instead, as a fixed body does, so its constraints take the
 /// grains' colours; every visit in a sweep reads the hub's Δv of the sweep's start and leaves
 /// it, and after the sweep the hub's Δv is gathered from the impulses. That is a Jacobi step

@@ -203,6 +203,9 @@ const GS_COLOURS: u32 = 16u;
 // since its last restart (solve_scalar `decide_gauss`; model::solver `GS_MOMENTUM_RISE`).
 const GS_MOMENTUM_RISE: u32 = 2u;
 const GS_ARGS: u32 = 24u;
+// A moving body with this many constraints or more is a hub (solve_gauss `is_hub`;
+// model::solver `GS_HUB_CONSTRAINTS`).
+const GS_HUB_CONSTRAINTS: u32 = 32u;
 // solve_gauss's `colour_count` after the counts and claimed slots (2 GS_COLOURS words):
 // whether the stored colouring fails this step's constraint graph (`colour_check`), whether
 // this step recolours (`colour_plan`; solve_reduce `colour_rounds_args` reads it), then the

@@ -19,8 +19,8 @@
 //! indirect arguments from its count (zero once converged); per sweep, one dispatch per
 //! colour over its list, the gather of the Δv the visits did not write
 //! (`gather_after_colours`: every body's when some constraint was left over, else each hub's,
-//! a workgroup per hub: a body with more constraints than colours links nothing in the
-//! colouring and takes a Jacobi step per sweep; book: Coloured Gauss–Seidel, "Hub bodies"), the residual from the bodies' Δv, `reduce_gauss` (the stop
+//! a workgroup per hub: a body with twice as many constraints as colours or more links
+//! nothing in the colouring and takes a Jacobi step per sweep; book: Coloured Gauss–Seidel, "Hub bodies"), the residual from the bodies' Δv, `reduce_gauss` (the stop
 //! test and the momentum) and the extrapolation of γ and of the bodies' Δv in one dispatch.
 //! With rolling or spinning resistance a contact's rows 3–5 are a second block stepped in
 //! the contact's visit (same colour, same bodies).
@@ -56,10 +56,10 @@ const PHASE_STRIDE: u64 = 256;
 /// the stored graph's two bodies (one binding); the hubs' list adds [`hub_words`].
 pub const COLOUR_BYTES_PER_CONSTRAINT: u64 = 16;
 
-/// Words of the hubs' list (solve_gauss `max_hubs`): a hub has 16 or more constraints and a
-/// constraint moves two bodies at most.
+/// Words of the hubs' list (solve_gauss `max_hubs`): a hub has `GS_HUB_CONSTRAINTS` (32) or
+/// more constraints and a constraint moves two bodies at most.
 fn hub_words(capacity: u64) -> u64 {
-    capacity / 8 + 1
+    capacity * 2 / crate::model::solver::GS_HUB_CONSTRAINTS as u64 + 1
 }
 /// Bytes per constraint of capacity of [`previous_buffer`]: the previous sweep's impulse and
 /// the block's majorant, a vec4 each (one binding).
@@ -84,9 +84,9 @@ pub(super) fn colour_buffer(
 
 /// Most constraints Gauss–Seidel's own arrays hold in one binding of `max_binding` bytes.
 pub fn max_constraints(max_binding: u64) -> u64 {
-    // 16 B and half a hub word per constraint: 33 words per 8 constraints.
+    // 16 B and a sixteenth of a hub word per constraint: 65 words per 16 constraints.
     let words = max_binding / 4 - GRAPH_HEADER_WORDS - 1;
-    (words * 8 / 33).min(max_binding / PREVIOUS_BYTES_PER_CONSTRAINT)
+    (words * 16 / 65).min(max_binding / PREVIOUS_BYTES_PER_CONSTRAINT)
 }
 
 /// Words of the stored graph's header (solve_gauss `graph_header`: valid, constraints,
@@ -271,6 +271,14 @@ impl Solve {
             buffers::read_buffer::<u32>(ctx, &self.colour_count, COLOUR_COUNT_WORDS as usize)?;
         let word = |k: u32| words[k as usize];
         Ok((word(GS_STEPS_CHECKED), word(GS_STEPS_KEPT)))
+    }
+
+    /// The hub bodies the last colouring listed (`colour_close`; reads the GPU: not for the
+    /// step loop).
+    pub fn gauss_hubs(&self, ctx: &GpuContext) -> Result<u32, GpuError> {
+        let words =
+            buffers::read_buffer::<u32>(ctx, &self.colour_count, COLOUR_COUNT_WORDS as usize)?;
+        Ok(words[GS_HUBS as usize])
     }
 
     /// One cone problem's sweeps (Nγ, residual and scalar state set up), at most the sweep

@@ -26,6 +26,9 @@ pub trait BenchKnobs {
     /// that kept the stored colouring ([`crate::solve::Solve::colourings_kept`]); (0, 0)
     /// for the other kinds. Reads the GPU.
     fn colourings_kept(&self) -> Result<(u32, u32), GpuError>;
+    /// The hub bodies Gauss–Seidel's last colouring listed
+    /// ([`crate::solve::Solve::gauss_hubs`]); 0 for the other kinds. Reads the GPU.
+    fn gauss_hubs(&self) -> Result<u32, GpuError>;
     /// Gauss–Seidel's slab corrections tried and kept so far
     /// ([`crate::solve::Solve::slab_corrections`]); None without them. Reads the GPU.
     fn slab_corrections(&self) -> Result<Option<(u32, u32)>, GpuError>;
@@ -73,6 +76,13 @@ impl BenchKnobs for Simulation {
         match &self.contact {
             Some(c) => c.solve.colourings_kept(&self.ctx),
             None => Ok((0, 0)),
+        }
+    }
+
+    fn gauss_hubs(&self) -> Result<u32, GpuError> {
+        match &self.contact {
+            Some(c) => c.solve.gauss_hubs(&self.ctx),
+            None => Ok(0),
         }
     }
 

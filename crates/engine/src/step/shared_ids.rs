@@ -51,6 +51,10 @@ fn ids_have_one_value() {
         ("GS_STEPS_CHECKED", GS_STEPS_CHECKED),
         ("GS_STEPS_KEPT", GS_STEPS_KEPT),
         ("GS_HUBS", GS_HUBS),
+        (
+            "GS_HUB_CONSTRAINTS",
+            crate::model::solver::GS_HUB_CONSTRAINTS,
+        ),
         ("SCAN_BLOCK", SCAN_BLOCK),
         ("ROUTINE_SPHERE", Routine::Sphere as u32),
         ("ROUTINE_BOX", Routine::Box as u32),
