@@ -88,7 +88,8 @@
 @group(0) @binding(13) var<uniform> scal: Scalars;
 // Per constraint i < capacity (params.capacity): its colour word (UNCOLOURED, or
 // (round << 8) | colour, with the YIELDS bit of `priority_beats` on either); then
-// the constraints listed by colour (`colour_sort`); then per constraint the two words of the
+// the constraints listed by colour (`colour_sort`: the index with ENTRY_HUB_A, ENTRY_HUB_B);
+// then per constraint the two words of the
 // graph the colours were computed for (`graph_key`), and the graph's header (`graph_header`).
 // After the header, the hubs (`hub_at`).
 @group(0) @binding(14) var<storage, read_write> colour: array<u32>;
@@ -126,6 +127,11 @@ const EXT_DIAGONAL: u32 = 2u;
 const UNCOLOURED: u32 = 0x7fffffffu;
 const YIELDS: u32 = 0x80000000u;
 const LEFT_OVER: u32 = GS_COLOURS - 1u;
+// A list entry (`colour_sort`): the constraint's index (below 2^28: 16 B per constraint of
+// capacity in one binding), and whether its body A, B is a hub.
+const ENTRY_HUB_A: u32 = 0x80000000u;
+const ENTRY_HUB_B: u32 = 0x40000000u;
+const ENTRY_INDEX: u32 = 0x3fffffffu;
 
 fn uncoloured(w: u32) -> bool {
     return (w & ~YIELDS) == UNCOLOURED;
@@ -409,8 +415,14 @@ fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     }
     let k = colour[i] & 0xffu;
     let slot = colour_start(k) + atomicAdd(&colour_count[GS_COLOURS + k], 1u);
-    colour[params.capacity + slot] = i;
     let c = contacts_at(i);
+    // The list entry carries which of its bodies are hubs, so that a visit knows without a
+    // load (an indexed load behind a branch can be hoisted out of it and paid by every visit).
+    var hubs = 0u;
+    if (colour[i] & YIELDS) != 0u {
+        hubs = select(0u, ENTRY_HUB_A, is_hub(c.ids.x)) | select(0u, ENTRY_HUB_B, is_hub(c.ids.y));
+    }
+    colour[params.capacity + slot] = i | hubs;
     previous[params.capacity + i] = vec4<f32>(block_diagonal(c, i), 0.0);
     if HAS_ROLL {
         gam_put(ext_at(EXT_DIAGONAL, i), vec4<f32>(rolling_block_diagonal(c), 0.0));
@@ -581,14 +593,10 @@ fn project_scaled(z: vec4<f32>, d: vec3<f32>, c: Contact, i: u32) -> vec4<f32> {
     return y / vec4<f32>(s, 1.0) - shift;
 }
 
-// Whether the constraint a visit steps moves a hub (its colour word's YIELDS bit), so that
-// only such visits read the bodies' constraint counts (`is_hub`).
-var<private> visit_on_hub: bool;
-
-// Δv of body b += M_b⁻¹ (force f at lever arm r, plus torque tq), as solve_schur gathers it;
-// a hub's is gathered after the sweep (`gather_after_colours`).
-fn add_impulse(b: u32, r: vec3<f32>, f: vec3<f32>, tq: vec3<f32>) {
-    if !moves(b) || (visit_on_hub && is_hub(b)) {
+// Δv of body b += M_b⁻¹ (force f at lever arm r, plus torque tq), as solve_schur gathers it,
+// unless b is a hub (`hub`), whose Δv is gathered after the sweep (`gather_after_colours`).
+fn add_impulse(b: u32, r: vec3<f32>, f: vec3<f32>, tq: vec3<f32>, hub: bool) {
+    if !moves(b) || hub {
         return;
     }
     let mp = mass_props[b];
@@ -599,7 +607,7 @@ fn add_impulse(b: u32, r: vec3<f32>, f: vec3<f32>, tq: vec3<f32>) {
 }
 
 // The bodies' Δv after constraint c's impulse changed by δ (solve_gather's per-entry terms).
-fn apply_change(c: Contact, delta: vec3<f32>) {
+fn apply_change(c: Contact, delta: vec3<f32>, hub: vec2<bool>) {
     let n = c.n_gap.xyz;
     var g = delta;
     if is_joint(c.ids.w) {
@@ -609,18 +617,18 @@ fn apply_change(c: Contact, delta: vec3<f32>) {
         // Lane x is a torque about n, lanes y, z a force at the patch centre.
         let f = delta.y * tangent_u(n) + delta.z * tangent_w(n);
         let tq = delta.x * n;
-        add_impulse(c.ids.x, c.ra.xyz, -f, -tq);
-        add_impulse(c.ids.y, c.rb.xyz, f, tq);
+        add_impulse(c.ids.x, c.ra.xyz, -f, -tq, hub.x);
+        add_impulse(c.ids.y, c.rb.xyz, f, tq, hub.y);
         return;
     }
     let f = g.x * n + g.y * tangent_u(n) + g.z * tangent_w(n);
     if is_joint(c.ids.w) && (c.ids.w & JOINT_ANGULAR) != 0u {
-        add_impulse(c.ids.x, vec3<f32>(0.0), vec3<f32>(0.0), -f);
-        add_impulse(c.ids.y, vec3<f32>(0.0), vec3<f32>(0.0), f);
+        add_impulse(c.ids.x, vec3<f32>(0.0), vec3<f32>(0.0), -f, hub.x);
+        add_impulse(c.ids.y, vec3<f32>(0.0), vec3<f32>(0.0), f, hub.y);
         return;
     }
-    add_impulse(c.ids.x, c.ra.xyz, -f, vec3<f32>(0.0));
-    add_impulse(c.ids.y, c.rb.xyz, f, vec3<f32>(0.0));
+    add_impulse(c.ids.x, c.ra.xyz, -f, vec3<f32>(0.0), hub.x);
+    add_impulse(c.ids.y, c.rb.xyz, f, vec3<f32>(0.0), hub.y);
 }
 
 // The exact cone in a visit (scal.outer counts the exact cone's problems; 0 throughout a
@@ -681,7 +689,7 @@ fn new_impulse(i: u32, c: Contact, g: vec4<f32>, left_over: bool) -> vec4<f32> {
 // (|γ_s| ≤ b.x, ‖γ_r‖ ≤ b.y: solve_assemble `assemble_ext`); left over, a damped projected
 // Jacobi step. They are a pure torque ±(γ_s n + γ_ru u + γ_rw w) on the two bodies. Returns
 // their term of the momentum's restart test (`restart_term`).
-fn visit_rolling(i: u32, c: Contact, left_over: bool) -> f32 {
+fn visit_rolling(i: u32, c: Contact, left_over: bool, hub: vec2<bool>) -> f32 {
     let at = ext_at(0u, i);
     let g = gam_at(at).xyz;
     let qe = ext_rhs(i);
@@ -707,8 +715,8 @@ fn visit_rolling(i: u32, c: Contact, left_over: bool) -> f32 {
         let n = c.n_gap.xyz;
         let dt = t - g;
         let tq = dt.x * n + dt.y * tangent_u(n) + dt.z * tangent_w(n);
-        add_impulse(c.ids.x, vec3<f32>(0.0), vec3<f32>(0.0), -tq);
-        add_impulse(c.ids.y, vec3<f32>(0.0), vec3<f32>(0.0), tq);
+        add_impulse(c.ids.x, vec3<f32>(0.0), vec3<f32>(0.0), -tq, hub.x);
+        add_impulse(c.ids.y, vec3<f32>(0.0), vec3<f32>(0.0), tq, hub.y);
     }
     return restart_term(g, t, gam_at(ext_at(EXT_PREVIOUS, i)).xyz);
 }
@@ -725,19 +733,18 @@ fn restart_term(y: vec3<f32>, x: vec3<f32>, x_prev: vec3<f32>) -> f32 {
 // colour that keeps the contact apart from its neighbours keeps them apart too. Its term of
 // the restart test goes to the w lane of its previous impulse, which `gauss_residual` sums
 // and `gauss_extrapolate` then overwrites (γ's own w lane stays in `gam`).
-fn visit(i: u32, left_over: bool) {
+fn visit(i: u32, left_over: bool, hub: vec2<bool>) {
     let at = SEG_GAMMA * params.capacity + i;
     let c = contacts_at(i);
     let g = gam_at(at);
     let t = new_impulse(i, c, g, left_over);
     gam_put(at, t);
-    visit_on_hub = (colour[i] & YIELDS) != 0u;
     if !left_over {
-        apply_change(c, t.xyz - g.xyz);
+        apply_change(c, t.xyz - g.xyz, hub);
     }
     var term = restart_term(g.xyz, t.xyz, previous[i].xyz);
     if HAS_ROLL && !is_joint(c.ids.w) {
-        term += visit_rolling(i, c, left_over);
+        term += visit_rolling(i, c, left_over, hub);
     }
     previous[i].w = term;
 }
@@ -753,7 +760,9 @@ fn gauss_phase(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     if t >= atomicLoad(&colour_count[k]) {
         return;
     }
-    visit(colour[params.capacity + colour_start(k) + t], k == LEFT_OVER);
+    let e = colour[params.capacity + colour_start(k) + t];
+    let hub = vec2<bool>((e & ENTRY_HUB_A) != 0u, (e & ENTRY_HUB_B) != 0u);
+    visit(e & ENTRY_INDEX, k == LEFT_OVER, hub);
 }
 
 // Lever arm of side A (else B) of contact ci, from its record (common/solve_gather.wgsl).
