@@ -53,7 +53,7 @@
 // drum, a mixer's blade, a slab under a bed, a large grain among fine ones) links nothing in
 // the colouring, as a fixed body does, so its constraints take the grains' colours instead of
 // one per colour and the rest left over. A visit reads a hub's Δv and leaves it; after the
-// sweep's colours `gather_after_colours` gathers each hub's Δv from its constraints' impulses (a
+// sweep's colours `hub_gather` gathers each hub's Δv from its constraints' impulses (a
 // workgroup per hub, a fixed-order sum). That is a Jacobi step in the hub's velocities inside
 // the sweep, which stays a descent step because each constraint's majorant counts the hub's
 // share as many times as the hub has constraints (`side_rows`; Cauchy–Schwarz: the mass
@@ -594,7 +594,7 @@ fn project_scaled(z: vec4<f32>, d: vec3<f32>, c: Contact, i: u32) -> vec4<f32> {
 }
 
 // Δv of body b += M_b⁻¹ (force f at lever arm r, plus torque tq), as solve_schur gathers it,
-// unless b is a hub (`hub`), whose Δv is gathered after the sweep (`gather_after_colours`).
+// unless b is a hub (`hub`), whose Δv is gathered after the sweep (`hub_gather`).
 fn add_impulse(b: u32, r: vec3<f32>, f: vec3<f32>, tq: vec3<f32>, hub: bool) {
     if !moves(b) || hub {
         return;
@@ -770,24 +770,19 @@ fn lever_arm(ci: u32, c: Contact, side_a: bool) -> vec3<f32> {
     return select(c.rb.xyz, c.ra.xyz, side_a);
 }
 
-// After a sweep's colours, the Δv the visits did not write (one dispatch: solve_reduce
-// `colour_args` covers the bodies or the hubs). When some constraint was left over, every
-// body's Δv is gathered again from γ, an invocation per body. Else hub `workgroup`'s: each
-// invocation sums every WG-th of the hub's contacts, then a fixed-order tree (no float
-// atomics: the same bits every run); its joint blocks, few, by one invocation.
+// After a sweep's colours, unless some constraint was left over (then solve_schur gathers
+// every body's Δv again: solve_reduce `colour_args`): hub `workgroup`'s Δv from its
+// constraints' impulses, each invocation summing every WG-th of the hub's contacts, then a
+// fixed-order tree (no float atomics: the same bits every run); its joint blocks, few, by one
+// invocation.
 @compute @workgroup_size(256)
-fn gather_after_colours(
+fn hub_gather(
     @builtin(local_invocation_index) lid: u32,
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
-    let w = wid.x + wid.y * nwg.x;
-    let left_over = atomicLoad(&colour_count[LEFT_OVER]) != 0u;
-    if left_over && w * WG + lid < params.bodies {
-        gather(w * WG + lid, 0u, 0.0);
-    }
-    let h = w;
-    let live = !left_over && h < min(atomicLoad(&colour_count[GS_HUBS]), max_hubs());
+    let h = wid.x + wid.y * nwg.x;
+    let live = h < min(atomicLoad(&colour_count[GS_HUBS]), max_hubs());
     var b = 0u;
     var lin = vec3<f32>(0.0);
     var ang = vec3<f32>(0.0);

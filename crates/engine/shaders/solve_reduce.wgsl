@@ -59,8 +59,8 @@ fn init_args(@builtin(local_invocation_index) lid: u32) {
 
 // Coloured Gauss–Seidel, before a cone problem's sweeps: each colour's dispatch covers every
 // constraint (each checks its colour) when the colour has constraints, and the left-over
-// class's gather of Δv covers every body when it has some, else every hub (a workgroup each);
-// nothing once the solve converged.
+// class's gather of Δv covers every body when it has some, else the hubs' gather every hub
+// (a workgroup each); nothing once the solve converged.
 @compute @workgroup_size(256)
 fn colour_args(@builtin(local_invocation_index) lid: u32) {
     if lid != 0u {
@@ -73,11 +73,11 @@ fn colour_args(@builtin(local_invocation_index) lid: u32) {
     for (var k = 0u; k < GS_COLOURS; k++) {
         set_args(GS_ARGS + 4u * k, select(0u, (colour_count[k] + WG - 1u) / WG, on));
     }
-    // The gather after the colours (solve_gauss `gather_after_colours`): every body when some
-    // constraint is left over, else a workgroup per hub.
+    // After the colours: every body's Δv gathered again when some constraint is left over,
+    // else each hub's (solve_gauss `hub_gather`, a workgroup per hub).
     let left = colour_count[GS_COLOURS - 1u] != 0u;
-    let gathered = select(colour_count[GS_HUBS], body_groups(), left);
-    set_args(GS_ARGS + 4u * GS_COLOURS, select(0u, gathered, on));
+    set_args(GS_ARGS + 4u * GS_COLOURS, select(0u, body_groups(), on && left));
+    set_args(GS_ARGS + 4u * (GS_COLOURS + 3u), select(0u, colour_count[GS_HUBS], on && !left));
     // The extrapolation's invocations: one per constraint and one per body.
     let extrapolate = max(scal.n_groups, body_groups());
     set_args(GS_ARGS + 4u * (GS_COLOURS + 1u), select(0u, extrapolate, on));

@@ -395,7 +395,7 @@ impl ColouredGaussSeidel {
         }
     }
 
-    /// One sweep over the colours; then the hubs' Δv (`gather_after_colours`) and, when some
+    /// One sweep over the colours; then the hubs' Δv (`hub_gather`) and, when some
     /// constraint is left over, every body's are gathered from the impulses.
     pub(crate) fn sweep(
         sw: &mut Sweeps,

@@ -196,8 +196,8 @@ const JOINT_PROJ_BOX: u32 = 2u; // |γ| ≤ ra.w (motor force/torque limit × dt
 // Coloured Gauss–Seidel (solve_gauss): the colours a sweep visits, the last being the class of
 // constraints left over by the colouring (src/solve `GS_COLOURS`), and the first word of
 // colour 0's indirect arguments in solve_reduce's `args` (then colour k's at GS_ARGS + 4k,
-// the gather of Δv after the colours (the left-over class's or the hubs') after the last
-// colour's, then the extrapolation's, then the colouring's: reset, rounds and close).
+// the left-over class's gather of Δv after the last colour's, then the extrapolation's, then
+// the colouring's: reset, rounds and close, then the hubs' gather).
 const GS_COLOURS: u32 = 16u;
 // Gauss–Seidel's momentum restarts when a sweep's residual is above this many times the lowest
 // since its last restart (solve_scalar `decide_gauss`; model::solver `GS_MOMENTUM_RISE`).
@@ -214,7 +214,7 @@ const GS_GRAPH_DIFFERS: u32 = 2u * GS_COLOURS;
 const GS_RECOLOUR: u32 = GS_GRAPH_DIFFERS + 1u;
 const GS_STEPS_CHECKED: u32 = GS_GRAPH_DIFFERS + 2u;
 const GS_STEPS_KEPT: u32 = GS_GRAPH_DIFFERS + 3u;
-// Then the hubs `colour_close` listed (solve_gauss `gather_after_colours`).
+// Then the hubs `colour_close` listed (solve_gauss `hub_gather`).
 const GS_HUBS: u32 = GS_GRAPH_DIFFERS + 4u;
 
 // Body index of "the world" (no velocity, no mass) on the A side of a joint block.

@@ -64,11 +64,12 @@ fn converge() {
     set_args(0u, 0u);
     set_args(4u, 0u);
     set_args(8u, 0u);
-    // Coloured Gauss–Seidel's colours, gather after them and extrapolation (its arguments
-    // buffer is longer).
+    // Coloured Gauss–Seidel's colours, left-over gather, extrapolation and hubs' gather (its
+    // arguments buffer is longer).
     if arrayLength(&args) > GS_ARGS {
         for (var k = 0u; k <= GS_COLOURS + 1u; k++) {
             set_args(GS_ARGS + 4u * k, 0u);
         }
+        set_args(GS_ARGS + 4u * (GS_COLOURS + 3u), 0u);
     }
 }

@@ -46,11 +46,11 @@ const SLAB_BODY_DV: u32 = 7u;
 // Indirect arguments (words of solve_reduce's `args`, after Gauss–Seidel's): the fine rows
 // and trial (per constraint), the bodies' kernels, the coarse solve and decision (one
 // group), the kept trial's update, the residual after a correction.
-const SLAB_ARGS_ROWS: u32 = 100u;
-const SLAB_ARGS_BODIES: u32 = 104u;
-const SLAB_ARGS_ONE: u32 = 108u;
-const SLAB_ARGS_APPLY: u32 = 112u;
-const SLAB_ARGS_RESIDUAL: u32 = 116u;
+const SLAB_ARGS_ROWS: u32 = 104u;
+const SLAB_ARGS_BODIES: u32 = 108u;
+const SLAB_ARGS_ONE: u32 = 112u;
+const SLAB_ARGS_APPLY: u32 = 116u;
+const SLAB_ARGS_RESIDUAL: u32 = 120u;
 
 fn moves(b: u32) -> bool {
     return b != WORLD && mass_props[b].w != 0.0;

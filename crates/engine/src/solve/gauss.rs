@@ -17,10 +17,11 @@
 //! `shaders/solve_gauss.wgsl` and the book (Coloured Gauss–Seidel, "Keeping the
 //! colouring"). Per cone problem, `colour_args` (solve_reduce) writes each colour's
 //! indirect arguments from its count (zero once converged); per sweep, one dispatch per
-//! colour over its list, the gather of the Δv the visits did not write
-//! (`gather_after_colours`: every body's when some constraint was left over, else each hub's,
-//! a workgroup per hub: a body with twice as many constraints as colours or more links
-//! nothing in the colouring and takes a Jacobi step per sweep; book: Coloured Gauss–Seidel, "Hub bodies"), the residual from the bodies' Δv, `reduce_gauss` (the stop
+//! colour over its list, the hubs' gather of Δv (`hub_gather`, a workgroup per hub: a body
+//! with twice as many constraints as colours or more links nothing in the colouring and
+//! takes a Jacobi step per sweep; book: Coloured Gauss–Seidel, "Hub bodies"), the left-over
+//! class's gather of Δv (solve_schur, empty unless some constraint was left over; it covers
+//! the hubs too, and the hubs' gather is then empty), the residual from the bodies' Δv, `reduce_gauss` (the stop
 //! test and the momentum) and the extrapolation of γ and of the bodies' Δv in one dispatch.
 //! With rolling or spinning resistance a contact's rows 3–5 are a second block stepped in
 //! the contact's visit (same colour, same bodies).
@@ -39,16 +40,18 @@ const PHASES: u32 = if GS_COLOURS > COLOUR_ROUNDS {
 };
 /// Byte offset of colour 0's indirect arguments in the solver's `args` (`GS_ARGS` words).
 const ARGS_COLOURS: u64 = 24 * 4;
-/// The gather of Δv after the colours (`gather_after_colours`: every body when some
-/// constraint was left over, else every hub), after the colours' arguments.
-const ARGS_GATHER: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
+/// The left-over class's gather of Δv, after the colours'.
+const ARGS_LEFT_OVER_BODY: u64 = ARGS_COLOURS + 16 * GS_COLOURS as u64;
 /// The extrapolation (one invocation per constraint and per body), after the gather's.
-pub(super) const ARGS_EXTRAPOLATE: u64 = ARGS_GATHER + 16;
+pub(super) const ARGS_EXTRAPOLATE: u64 = ARGS_LEFT_OVER_BODY + 16;
 /// The colouring's reset, rounds and close: every constraint, or none while the stored
 /// colouring is kept (solve_reduce `colour_rounds_args`).
 const ARGS_RECOLOUR: u64 = ARGS_EXTRAPOLATE + 16;
+/// The hubs' gather after a sweep's colours (a workgroup per hub; none when the left-over
+/// class's gather covers every body).
+const ARGS_HUBS: u64 = ARGS_RECOLOUR + 16;
 /// Bytes of the solver's indirect arguments buffer.
-pub(super) const ARGS_BYTES: u64 = ARGS_RECOLOUR + 16;
+pub(super) const ARGS_BYTES: u64 = ARGS_HUBS + 16;
 /// Stride of the phase uniforms (the largest uniform offset alignment an adapter may ask).
 const PHASE_STRIDE: u64 = 256;
 
@@ -289,6 +292,7 @@ impl Solve {
         k: &SolveKernels,
         p: &mut wgpu::ComputePass,
         (binds, slabs): (&GaussBinds, Option<&SlabBinds>),
+        sch: &wgpu::BindGroup,
         red: &wgpu::BindGroup,
     ) {
         let kernel = self.gauss_kernel(k).expect("a Gauss–Seidel solve");
@@ -303,7 +307,9 @@ impl Solve {
                 let at = ARGS_COLOURS + 16 * colour as u64;
                 kernel.dispatch_indirect_at(p, "gauss_phase", binds.phase(colour), args, at);
             }
-            kernel.dispatch_indirect_at(p, "gather_after_colours", b, args, ARGS_GATHER);
+            kernel.dispatch_indirect_at(p, "hub_gather", b, args, ARGS_HUBS);
+            k.schur
+                .dispatch_indirect(p, "gather_gamma", sch, args, ARGS_LEFT_OVER_BODY);
             kernel.dispatch_indirect_at(p, "gauss_residual", b, args, super::ARGS_WORK);
             k.reduce.dispatch_groups(p, "reduce_gauss", red, 1);
             if let Some(s) = slabs {

@@ -1139,7 +1139,7 @@ impl Solve {
             }
             match &gauss {
                 Some(binds) => {
-                    self.record_gauss_sweeps(ctx, k, p, (binds, slab_binds.as_ref()), &red)
+                    self.record_gauss_sweeps(ctx, k, p, (binds, slab_binds.as_ref()), &sch, &red)
                 }
                 None => self.record_sweeps(k, p, &sch, &it, &red, tail),
             }
