@@ -416,8 +416,8 @@ fn colour_sort(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let k = colour[i] & 0xffu;
     let slot = colour_start(k) + atomicAdd(&colour_count[GS_COLOURS + k], 1u);
     let c = contacts_at(i);
-    // The list entry carries which of its bodies are hubs, so that a visit knows without a
-    // load (an indexed load behind a branch can be hoisted out of it and paid by every visit).
+    // The list entry carries which of its bodies are hubs, so that a visit knows without
+    // reading their constraint counts.
     var hubs = 0u;
     if (colour[i] & YIELDS) != 0u {
         hubs = select(0u, ENTRY_HUB_A, is_hub(c.ids.x)) | select(0u, ENTRY_HUB_B, is_hub(c.ids.y));
