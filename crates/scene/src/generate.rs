@@ -571,7 +571,7 @@ pub(crate) fn random_fill(
                 spheres.push((region.sample(r, &mut rng), r));
             }
             let fixed = grid_with_obstacles(region, dist.max(), obstacles);
-            return relax(region, spheres, &fixed, obstacles, dist.max()).map_err(
+            return relax(region, spheres, &fixed, obstacles, dist.max(), &mut rng).map_err(
                 |(placed, sweeps)| FillShortfall {
                     placed,
                     wanted: radii.len(),
@@ -606,8 +606,9 @@ type Spheres = Vec<([f64; 3], f64)>;
 
 /// Overlap removal: in each sweep every sphere moves by half of each overlap with another
 /// sphere and all of each overlap with an obstacle (along the line of centres, or for an
-/// obstacle that is not a sphere along the normal of its exact clearance; all moves
-/// computed before any is applied, so the order does not matter), then back into the
+/// obstacle that is not a sphere along the normal of its exact clearance, or to a fresh
+/// random spot when its centre lies inside that shape; all moves computed before any is
+/// applied, so the order does not matter), then back into the
 /// region. Returns the spheres once none overlaps, else (after [`RELAX_SWEEPS`], or once a
 /// window makes too little progress) the number without an overlap and the sweeps spent.
 fn relax(
@@ -616,6 +617,7 @@ fn relax(
     fixed: &SphereGrid,
     obstacles: &Obstacles<'_>,
     r_max: f64,
+    rng: &mut ChaCha8Rng,
 ) -> Result<Spheres, (usize, usize)> {
     let mut near = Vec::new();
     let mut moves = vec![[0.0; 3]; spheres.len()];
@@ -642,10 +644,15 @@ fn relax(
             }
             near.clear();
             fixed.overlaps(c, r, &mut near);
+            let mut buried = false;
             for &j in &near {
                 match obstacles.clearance(fixed.ids[j], c, r) {
                     None => push_apart(c, r, fixed.centers[j], fixed.radii[j], 1.0, 1.0, &mut d),
                     Some(((_, gap), tol)) if gap >= -tol => continue,
+                    // The centre inside the shape: its nearest face may lead out of the
+                    // region (a slab whose lower half the region holds), where the region
+                    // would put the sphere back every sweep. It is drawn afresh instead.
+                    Some(((_, gap), _)) if gap < -r => buried = true,
                     Some(((n, gap), _)) => {
                         // Out along the shape's normal, to the same relative clearance.
                         let push = RELAX_CLEARANCE * r - gap;
@@ -655,6 +662,10 @@ fn relax(
                     }
                 }
                 hit = true;
+            }
+            if buried {
+                let fresh = region.sample(r, rng);
+                d = [0, 1, 2].map(|k| fresh[k] - c[k]);
             }
             overlapping += hit as usize;
             moves[i] = d;
