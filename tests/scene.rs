@@ -1601,6 +1601,206 @@ fn lattice_in_cylinder() {
 }
 
 // ---------------------------------------------------------------------------------------
+// Beads on a box slab: overlaps and generator clearance by the actual shapes
+
+/// A fixed box slab 0.1 × 0.1 × 0.01 m lying on z = 0 (top face at z = 0.01), on lines 9–13.
+const SLAB: &str = r#"[[body]]
+shape = "box"
+half_extents = [0.05, 0.05, 0.005]
+position = [0, 0, 0.005]
+motion = "fixed"
+"#;
+
+/// The slab's half extents and centre, as in [`SLAB`].
+const SLAB_H: [f64; 3] = [0.05, 0.05, 0.005];
+const SLAB_C: [f64; 3] = [0.0, 0.0, 0.005];
+
+/// The signed gap of a sphere to the (axis-aligned) slab, computed here independently of
+/// the crate: the distance to the box less the radius, or minus the depth inside it.
+fn slab_gap(c: [f64; 3], r: f64) -> f64 {
+    let l: Vec<f64> = (0..3).map(|i| c[i] - SLAB_C[i]).collect();
+    let out: f64 = (0..3)
+        .map(|i| (l[i].abs() - SLAB_H[i]).max(0.0).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let inside = (0..3)
+        .map(|i| l[i].abs() - SLAB_H[i])
+        .fold(f64::NEG_INFINITY, f64::max)
+        .min(0.0);
+    out + inside - r
+}
+
+/// Every sphere of the scene but the slab (body 0) clears the slab, to the relative
+/// tolerance validation allows a touch.
+#[track_caller]
+fn assert_clear_of_slab(s: &Scene) {
+    let slab_r = SLAB_H.iter().map(|h| h * h).sum::<f64>().sqrt();
+    for (k, b) in s.bodies.iter().enumerate().skip(1) {
+        let r = radius(b);
+        let gap = slab_gap(b.position, r);
+        assert!(
+            gap >= -1e-9 * (r + slab_r),
+            "grain {k} at {:?} overlaps the slab by {}",
+            b.position,
+            -gap
+        );
+    }
+}
+
+#[test]
+fn beads_resting_on_a_box_are_accepted_and_a_sunk_one_is_refused() {
+    let bead = |x: f64, z: f64| format!("[[body]]\nradius = 0.005\nposition = [{x}, 0.0, {z}]\n");
+    // Exactly touching the top face (z = 0.01), whichever of the two comes first.
+    let s = ok(&base_with(&format!(
+        "{SLAB}{}{}",
+        bead(0.0, 0.015),
+        bead(0.03, 0.015)
+    )));
+    assert_eq!(s.bodies.len(), 3);
+    ok(&base_with(&format!("{}{SLAB}", bead(0.0, 0.015))));
+    // On the edge and at the corner too.
+    ok(&base_with(&format!("{SLAB}{}", bead(0.055, 0.005))));
+    ok(&base_with(&format!(
+        "{SLAB}[[body]]\nradius = 0.005\nposition = [0.05, 0.05, 0.015]\n"
+    )));
+    // Sunk 1 mm into the slab: refused at the bead's position, naming the slab and depth.
+    let e = err(&base_with(&format!(
+        "{SLAB}{}{}",
+        bead(0.0, 0.015),
+        bead(0.03, 0.014)
+    )));
+    check(
+        &e,
+        "body[2].position",
+        Some(19),
+        "body[2] overlaps body[0] defined on line 12 by ",
+    );
+    let depth = |e: &SceneError| -> f64 {
+        let after = e.message.split(" by ").nth(1).expect("a depth");
+        after.split(' ').next().unwrap().parse().unwrap()
+    };
+    assert!((depth(&e) - 0.001).abs() < 1e-12, "{e}");
+    // The slab placed onto a sunk bead is refused at the slab.
+    let e = err(&base_with(&format!("{}{SLAB}", bead(0.0, 0.014))));
+    check(
+        &e,
+        "body[1].position",
+        Some(15),
+        "overlaps body[0] defined on line 11 by ",
+    );
+    assert!((depth(&e) - 0.001).abs() < 1e-12, "{e}");
+}
+
+#[test]
+fn lattice_over_a_box_slab_fills_every_site_clear_of_it() {
+    let lattice = |region: &str| {
+        format!(
+            "{BASE}{SLAB}[[generator]]\nkind = \"lattice\"\nradius = 0.004\nregion = {region}\n"
+        )
+    };
+    // 9 × 9 sites a layer, 2 layers, the lowest 1 mm above the slab: all are free, though
+    // nearly all lie inside the slab's bounding sphere (radius 0.0709 m about its centre).
+    let s = ok(&lattice(
+        "{ kind = \"box\", min = [-0.04, -0.04, 0.011], max = [0.04, 0.04, 0.03] }",
+    ));
+    assert_eq!(s.bodies.len(), 1 + 162);
+    assert_clear_of_slab(&s);
+    // The lowest layer's sites next to the slab's axis, 1 cm above its centre.
+    let over_centre = s.bodies[1..]
+        .iter()
+        .filter(|b| b.position[0].hypot(b.position[1]) < 0.006 && b.position[2] < 0.02)
+        .count();
+    assert_eq!(over_centre, 3);
+    // A region reaching into the slab: its layers inside it or cutting its top face are
+    // left out, the one above is kept.
+    let s = ok(&lattice(
+        "{ kind = \"box\", min = [-0.04, -0.04, 0.0], max = [0.04, 0.04, 0.025] }",
+    ));
+    assert_clear_of_slab(&s);
+    assert_eq!(s.bodies.len(), 1 + 81);
+    assert!(s.bodies[1..].iter().all(|b| b.position[2] > 0.014));
+    // A cylinder region above the slab.
+    let s = ok(&lattice(
+        "{ kind = \"cylinder\", base = [0.0, 0.0, 0.01], radius = 0.04, height = 0.02 }",
+    ));
+    assert_clear_of_slab(&s);
+    assert!(s.bodies[1..]
+        .iter()
+        .any(|b| b.position[0].hypot(b.position[1]) < 0.006 && b.position[2] < 0.02));
+}
+
+#[test]
+fn random_fill_over_a_box_slab_clears_it_and_is_deterministic() {
+    // Part of the region lies inside the slab. With one attempt per grain, the first grain
+    // that lands in the slab starts overlap removal, which must push grains out of it too.
+    for attempts in [1000, 1] {
+        let fill = |seed: u64| {
+            ok(&format!(
+                "{BASE}{SLAB}[[generator]]\nkind = \"random_fill\"\ncount = 300\nradius = 0.003\n\
+                 max_attempts = {attempts}\nseed = {seed}\n\
+                 region = {{ kind = \"box\", min = [-0.04, -0.04, 0.0], max = [0.04, 0.04, 0.03] }}\n"
+            ))
+        };
+        let a = fill(5);
+        assert_eq!(a.bodies.len(), 1 + 300);
+        assert_clear_of_slab(&a);
+        assert_no_overlap_brute(&a.bodies[1..]);
+        // Grains rest within the bounding sphere of the slab, right above its top face.
+        assert!(a.bodies[1..]
+            .iter()
+            .any(|b| b.position[0].hypot(b.position[1]) < 0.02 && b.position[2] < 0.016));
+        assert_eq!(a.bodies, fill(5).bodies);
+        assert_ne!(a.bodies, fill(6).bodies);
+    }
+}
+
+#[test]
+fn a_region_inside_a_body_is_covered_and_one_beside_it_is_not() {
+    let gen = |body: &str, region: &str| {
+        format!(
+            "{BASE}{body}[[generator]]\nkind = \"lattice\"\nradius = 0.002\nregion = {region}\n"
+        )
+    };
+    let inside_slab = "{ kind = \"box\", min = [-0.04, -0.04, 0.001], max = [0.04, 0.04, 0.009] }";
+    let e = err(&gen(SLAB, inside_slab));
+    check(
+        &e,
+        "body[0].half_extents",
+        Some(11),
+        "body[0] holds the whole region of generator[0] (line 17) inside its shape",
+    );
+    // Inside the slab's bounding sphere but above the slab: grains are placed.
+    let above = "{ kind = \"box\", min = [-0.02, -0.02, 0.011], max = [0.02, 0.02, 0.03] }";
+    assert!(ok(&gen(SLAB, above)).bodies.len() > 1);
+    // Half in the slab, with room for no grain above it: the generator says so itself.
+    let e = err(&gen(
+        SLAB,
+        "{ kind = \"box\", min = [-0.02, -0.02, 0.0], max = [0.02, 0.02, 0.012] }",
+    ));
+    check(
+        &e,
+        "generator[0].region",
+        Some(17),
+        "the region holds no free lattice site",
+    );
+    // Capsules and cylinders answer by their own shapes.
+    let small = "{ kind = \"box\", min = [-0.01, -0.01, -0.02], max = [0.01, 0.01, 0.02] }";
+    for shape in ["capsule", "cylinder"] {
+        let body = format!(
+            "[[body]]\nshape = \"{shape}\"\nradius = 0.02\nhalf_length = 0.05\nposition = [0, 0, 0]\n"
+        );
+        let e = err(&gen(&body, small));
+        assert_eq!(e.field, "body[0].radius", "{e}");
+        assert!(
+            e.message.contains("holds the whole region of generator[0]"),
+            "{e}"
+        );
+        let beside = "{ kind = \"box\", min = [0.021, -0.01, -0.02], max = [0.04, 0.01, 0.02] }";
+        assert!(ok(&gen(&body, beside)).bodies.len() > 1);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Meshes
 
 fn fixtures() -> PathBuf {

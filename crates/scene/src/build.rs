@@ -22,6 +22,7 @@ use toml::de::DeTable;
 use bristlecone_cpu::shapes;
 use bristlecone_model::keys::{KeyError, Problem};
 
+use super::gap;
 use super::generate::{self, FillTarget, Obstacles, RadiusDist, Region, SphereGrid, MAX_GENERATED};
 use super::mesh::load_mesh;
 use super::num::Num;
@@ -1039,8 +1040,9 @@ fn explicit_inertia(cx: &mut Cx<'_>, iv: &S<[f64; 3]>, base: &str) -> R<[f64; 3]
     Ok(v)
 }
 
-/// Explicit bodies must not overlap: spheres by a grid; a box against every body whose
-/// bounding sphere it meets, exactly (the box narrow phase at zero envelope).
+/// Explicit bodies must not overlap: spheres by a grid; any other shape against every body
+/// whose bounding sphere it meets, exactly (the narrow phase at zero envelope). Touching,
+/// within [`gap::touch_tolerance`], is not overlapping.
 fn no_overlap(cx: &Cx<'_>, raw: &RawScene, bodies: &[BodyDesc], origins: &[Origin]) -> R<()> {
     if bodies.is_empty() {
         return Ok(());
@@ -1092,21 +1094,11 @@ fn no_overlap(cx: &Cx<'_>, raw: &RawScene, bodies: &[BodyDesc], origins: &[Origi
             }
             continue;
         }
-        if let Some(i) = (0..j).find(|&i| {
-            !matches!(bodies[i].shape, BodyShape::Sphere { .. })
-                && box_overlap(b, &bodies[i]).is_some()
-        }) {
-            return Err(cx.err(
-                Some(origins[j].span.clone()),
-                format!("body[{j}].position"),
-                format!(
-                    "{} overlaps {} defined on line {}{}",
-                    origins[j].label,
-                    origins[i].label,
-                    cx.line(&origins[i].span),
-                    sizes(i, j)
-                ),
-            ));
+        if let Some((i, depth)) = (0..j)
+            .filter(|&i| !matches!(bodies[i].shape, BodyShape::Sphere { .. }))
+            .find_map(|i| box_overlap(&bodies[i], b).map(|d| (i, d)))
+        {
+            return Err(overlap(i, j, depth));
         }
         let r = b.shape.bounding_radius();
         if let Some(k) = grid.find_overlap(b.position, r) {
@@ -1131,9 +1123,10 @@ fn no_overlap(cx: &Cx<'_>, raw: &RawScene, bodies: &[BodyDesc], origins: &[Origi
     Ok(())
 }
 
-/// The penetration depth of two bodies of which one at least is a box, when they overlap.
+/// The penetration depth of two bodies of which one at least is not a sphere, when they
+/// overlap by more than [`gap::touch_tolerance`] (clumps: `clumps::overlap`).
 fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
-    use bristlecone_cpu::reference::boxes::{box_box, sphere_box, Obb};
+    use bristlecone_cpu::reference::boxes::{box_box, Obb};
     let (pa, pb) = (DVec3::from_array(a.position), DVec3::from_array(b.position));
     if pa.distance(pb) >= a.shape.bounding_radius() + b.shape.bounding_radius() {
         return None;
@@ -1153,22 +1146,17 @@ fn box_overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
                 .map(|p| p.gap)
                 .fold(f64::INFINITY, f64::min)
         }
-        (BodyShape::Box { half_extents: h }, BodyShape::Sphere { radius })
-        | (BodyShape::Sphere { radius }, BodyShape::Box { half_extents: h }) => {
-            let (s, x) = if matches!(a.shape, BodyShape::Sphere { .. }) {
-                (pa, b)
-            } else {
-                (pb, a)
-            };
-            sphere_box(s, *radius, &obb(x, *h), 0.0).map_or(f64::INFINITY, |m| m.1)
-        }
+        // A sphere against any shape: the same gap that generated grains are kept clear by.
+        (BodyShape::Sphere { radius }, _) => gap::Placed::of(b).sphere_gap(pa, *radius).1,
+        (_, BodyShape::Sphere { radius }) => gap::Placed::of(a).sphere_gap(pb, *radius).1,
         (BodyShape::Cylinder { .. }, _) | (_, BodyShape::Cylinder { .. }) => {
             cylinder::cylinder_gap(a, b)
         }
         (BodyShape::Convex(_), _) | (_, BodyShape::Convex(_)) => super::convex::convex_gap(a, b),
         _ => capsule_gap(a, b),
     };
-    (gap < 0.0).then_some(-gap)
+    let tol = gap::touch_tolerance(a.shape.bounding_radius(), b.shape.bounding_radius());
+    (gap < -tol).then_some(-gap)
 }
 
 /// The smallest gap between two bodies of which one at least is a capsule (the capsule
@@ -1218,17 +1206,21 @@ fn capsule_gap(a: &BodyDesc, b: &BodyDesc) -> f64 {
     pts.iter().map(|p| p.gap).fold(f64::INFINITY, f64::min)
 }
 
-/// A body whose bounding sphere holds every corner of `region`'s box, so that no grain of
-/// a generator fits there (grains are placed clear of the bodies' bounding spheres).
+/// A body whose actual shape holds the whole of `region`'s box, so that no grain of a
+/// generator fits there. Only a sure answer counts: a region this misses (one a clump's
+/// members hold together, a cylinder region inside a body that does not hold its box) is
+/// caught by the generator placing no grain.
 fn covering_body(bodies: &[BodyDesc], region: &Region) -> Option<usize> {
     let (lo, hi) = region.aabb();
     bodies.iter().position(|b| {
+        let r = b.shape.bounding_radius();
+        // Broad phase: a body holds the box only if its bounding sphere does.
         let far = DVec3::from_array([0, 1, 2].map(|i| {
             (b.position[i] - lo[i])
                 .abs()
                 .max((hi[i] - b.position[i]).abs())
         }));
-        far.length() <= b.shape.bounding_radius()
+        far.length() <= r && gap::Placed::of(b).holds_box(lo, hi, gap::touch_tolerance(r, 0.0))
     })
 }
 
@@ -1281,10 +1273,9 @@ fn generators_section(
                 Some(size),
                 field,
                 format!(
-                    "{} (bounding radius {} m) covers the whole region of {base} (line {}): no \
-                     grain of it can be placed",
+                    "{} holds the whole region of {base} (line {}) inside its shape: no grain \
+                     of it can be placed",
                     origins[k].label,
-                    Num(bodies[k].shape.bounding_radius()),
                     cx.line(&g.region.span())
                 ),
             ));
@@ -1293,9 +1284,25 @@ fn generators_section(
         let seed = cx.opt_int(&g.seed, &format!("{base}.seed"), 0, i64::MAX, 0)?;
         let centers: Vec<[f64; 3]> = bodies.iter().map(|b| b.position).collect();
         let radii: Vec<f64> = bodies.iter().map(|b| b.shape.bounding_radius()).collect();
+        // A grain may sit inside a body's bounding sphere but clear of its shape (beads on
+        // a slab): the bounding spheres are only the broad phase. The shapes are placed
+        // once each, when a grain first meets one's bounding sphere.
+        let known: &[BodyDesc] = bodies;
+        let placed_shapes = std::cell::RefCell::new(HashMap::<usize, gap::Placed>::new());
+        let exact = |i: usize, c: [f64; 3], r: f64| {
+            let b = &known[i];
+            if matches!(b.shape, BodyShape::Sphere { .. }) {
+                return None;
+            }
+            let mut shapes = placed_shapes.borrow_mut();
+            let shape = shapes.entry(i).or_insert_with(|| gap::Placed::of(b));
+            let (n, gap) = shape.sphere_gap(DVec3::from_array(c), r);
+            Some((n.to_array(), gap))
+        };
         let obstacles = Obstacles {
             centers: &centers,
             radii: &radii,
+            exact: &exact,
         };
         let gx = GenCx {
             g,

@@ -9,6 +9,7 @@ use glam::{DQuat, DVec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::gap::{touch_tolerance, Placed};
 use super::joints::ErrFn;
 use super::num::Num;
 use super::raw::S;
@@ -86,29 +87,10 @@ impl Orientations {
     }
 }
 
-/// Members of body `d` in world: centre, radius (a sphere is its own member).
-fn world_members(d: &BodyDesc) -> Vec<(DVec3, f64)> {
-    let p = DVec3::from_array(d.position);
-    let q = DQuat::from_array(d.orientation);
-    match &d.shape {
-        BodyShape::Clump(c) => c
-            .members
-            .iter()
-            .map(|m| (p + q * DVec3::new(m[0], m[1], m[2]), m[3]))
-            .collect(),
-        BodyShape::Sphere { radius } => vec![(p, *radius)],
-        BodyShape::Box { .. }
-        | BodyShape::Capsule { .. }
-        | BodyShape::Cylinder { .. }
-        | BodyShape::Convex(_) => Vec::new(),
-    }
-}
-
-/// Penetration depth of two bodies of which one at least is a clump, when they overlap
-/// (member spheres against the other's spheres, box or capsule). `None` for other pairs.
+/// Penetration depth of two bodies of which one at least is a clump, when they overlap by
+/// more than [`touch_tolerance`]: each member sphere against the other body's actual shape
+/// (its members, for a clump). `None` for other pairs.
 pub(super) fn overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
-    use bristlecone_cpu::reference::boxes::{sphere_box, Obb};
-    use bristlecone_cpu::reference::capsule::{capsule_sphere, Capsule};
     let (ca, cb) = (
         matches!(a.shape, BodyShape::Clump(_)),
         matches!(b.shape, BodyShape::Clump(_)),
@@ -116,44 +98,19 @@ pub(super) fn overlap(a: &BodyDesc, b: &BodyDesc) -> Option<f64> {
     if !(ca || cb) {
         return None;
     }
+    let (ra, rb) = (a.shape.bounding_radius(), b.shape.bounding_radius());
     let (pa, pb) = (DVec3::from_array(a.position), DVec3::from_array(b.position));
-    if pa.distance(pb) >= a.shape.bounding_radius() + b.shape.bounding_radius() {
+    if pa.distance(pb) >= ra + rb {
         return None;
     }
     let (clump, other) = if ca { (a, b) } else { (b, a) };
-    let mut gap = f64::INFINITY;
-    for (c, r) in world_members(clump) {
-        match &other.shape {
-            BodyShape::Box { half_extents } => {
-                let obb = Obb::new(
-                    DVec3::from_array(other.position),
-                    DQuat::from_array(other.orientation),
-                    DVec3::from_array(*half_extents),
-                );
-                if let Some(m) = sphere_box(c, r, &obb, 0.0) {
-                    gap = gap.min(m.1);
-                }
-            }
-            BodyShape::Capsule {
-                radius,
-                half_length,
-            } => {
-                let cap = Capsule::new(
-                    DVec3::from_array(other.position),
-                    DQuat::from_array(other.orientation),
-                    *half_length,
-                    *radius,
-                );
-                for p in capsule_sphere(&cap, c, r, 0.0) {
-                    gap = gap.min(p.gap);
-                }
-            }
-            _ => {
-                for (c2, r2) in world_members(other) {
-                    gap = gap.min(c.distance(c2) - r - r2);
-                }
-            }
-        }
-    }
-    (gap < 0.0).then_some(-gap)
+    let Placed::Clump(members) = Placed::of(clump) else {
+        return None;
+    };
+    let other = Placed::of(other);
+    let gap = members
+        .iter()
+        .map(|&(c, r)| other.sphere_gap(c, r).1)
+        .fold(f64::INFINITY, f64::min);
+    (gap < -touch_tolerance(ra, rb)).then_some(-gap)
 }

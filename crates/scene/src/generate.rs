@@ -96,9 +96,21 @@ impl SphereGrid {
 
     /// Index (into `centers`/`radii`/`ids`) of a sphere overlapping the query, if any.
     pub fn find_overlap(&self, c: [f64; 3], r: f64) -> Option<usize> {
+        self.find_overlap_where(c, r, |_| true)
+    }
+
+    /// Index of a sphere overlapping the query for which `really(index)` holds too: the
+    /// spheres are a broad phase, `really` the exact test of what a sphere bounds.
+    pub fn find_overlap_where(
+        &self,
+        c: [f64; 3],
+        r: f64,
+        mut really: impl FnMut(usize) -> bool,
+    ) -> Option<usize> {
+        let mut hit = |i: usize| spheres_overlap(c, r, self.centers[i], self.radii[i]) && really(i);
         for &i in &self.big {
             let i = i as usize;
-            if spheres_overlap(c, r, self.centers[i], self.radii[i]) {
+            if hit(i) {
                 return Some(i);
             }
         }
@@ -107,8 +119,7 @@ impl SphereGrid {
         let hi = self.key([c[0] + reach, c[1] + reach, c[2] + reach]);
         if (hi.0 - lo.0 + 1) * (hi.1 - lo.1 + 1) * (hi.2 - lo.2 + 1) > 4096 {
             // A query much larger than the cells: scan everything instead.
-            return (0..self.centers.len())
-                .find(|&i| spheres_overlap(c, r, self.centers[i], self.radii[i]));
+            return (0..self.centers.len()).find(|&i| hit(i));
         }
         for z in lo.2..=hi.2 {
             for y in lo.1..=hi.1 {
@@ -116,7 +127,7 @@ impl SphereGrid {
                     if let Some(list) = self.cells.get(&(x, y, z)) {
                         for &i in list {
                             let i = i as usize;
-                            if spheres_overlap(c, r, self.centers[i], self.radii[i]) {
+                            if hit(i) {
                                 return Some(i);
                             }
                         }
@@ -329,10 +340,52 @@ impl RadiusDist {
     }
 }
 
-/// Existing spheres (explicit bodies, earlier generators) that generated spheres must avoid.
+/// A sphere's clearance from an obstacle's actual shape: (unit normal from the obstacle
+/// towards the sphere, signed gap; negative when they overlap).
+pub(crate) type Clearance = ([f64; 3], f64);
+
+/// Existing bodies (explicit ones, earlier generators' grains) that generated spheres must
+/// avoid: their bounding spheres, and for a body that is not its bounding sphere its exact
+/// clearance from a sphere.
 pub(crate) struct Obstacles<'a> {
     pub centers: &'a [[f64; 3]],
     pub radii: &'a [f64],
+    /// `exact(i, c, r)`: obstacle i's clearance from the sphere (c, r), or None when
+    /// obstacle i is the sphere `centers[i]`, `radii[i]`. Asked only of obstacles whose
+    /// bounding sphere the sphere meets.
+    pub exact: &'a dyn Fn(usize, [f64; 3], f64) -> Option<Clearance>,
+}
+
+impl Obstacles<'_> {
+    /// Obstacles that are all spheres.
+    #[cfg(test)]
+    pub(crate) fn spheres<'a>(centers: &'a [[f64; 3]], radii: &'a [f64]) -> Obstacles<'a> {
+        Obstacles {
+            centers,
+            radii,
+            exact: &|_, _, _| None,
+        }
+    }
+
+    /// The exact clearance of grid entry `id`'s shape from the sphere (c, r) when it is an
+    /// obstacle whose shape is not its bounding sphere.
+    fn clearance(&self, id: usize, c: [f64; 3], r: f64) -> Option<(Clearance, f64)> {
+        let i = obstacle_index(id)?;
+        let tol = super::gap::touch_tolerance(r, self.radii[i]);
+        (self.exact)(i, c, r).map(|cl| (cl, tol))
+    }
+
+    /// Whether the sphere (c, r), which meets grid entry `id`'s bounding sphere, overlaps
+    /// what that sphere bounds.
+    fn really_overlaps(&self, id: usize, c: [f64; 3], r: f64) -> bool {
+        self.clearance(id, c, r)
+            .is_none_or(|((_, gap), tol)| gap < -tol)
+    }
+}
+
+/// Grid ids of obstacles count down from `usize::MAX`, those of generated spheres up from 0.
+fn obstacle_index(id: usize) -> Option<usize> {
+    (id > usize::MAX / 2).then(|| usize::MAX - id)
 }
 
 fn grid_with_obstacles(region: &Region, r_max: f64, obstacles: &Obstacles<'_>) -> SphereGrid {
@@ -407,7 +460,13 @@ pub(crate) fn lattice(
                     site[1] + jitter * d[1],
                     site[2] + jitter * d[2],
                 ];
-                if !region.contains_sphere(c, radius) || grid.find_overlap(c, radius).is_some() {
+                if !region.contains_sphere(c, radius)
+                    || grid
+                        .find_overlap_where(c, radius, |k| {
+                            obstacles.really_overlaps(grid.ids[k], c, radius)
+                        })
+                        .is_some()
+                {
                     continue;
                 }
                 out.push(c);
@@ -492,7 +551,10 @@ pub(crate) fn random_fill(
         let mut placed = false;
         for _ in 0..attempts {
             let c = region.sample(r, &mut rng);
-            if grid.find_overlap(c, r).is_none() {
+            let clear = grid
+                .find_overlap_where(c, r, |k| obstacles.really_overlaps(grid.ids[k], c, r))
+                .is_none();
+            if clear {
                 grid.insert(c, r, n);
                 placed = true;
                 break;
@@ -509,14 +571,14 @@ pub(crate) fn random_fill(
                 spheres.push((region.sample(r, &mut rng), r));
             }
             let fixed = grid_with_obstacles(region, dist.max(), obstacles);
-            return relax(region, spheres, &fixed, dist.max()).map_err(|(placed, sweeps)| {
-                FillShortfall {
+            return relax(region, spheres, &fixed, obstacles, dist.max(), &mut rng).map_err(
+                |(placed, sweeps)| FillShortfall {
                     placed,
                     wanted: radii.len(),
                     fraction,
                     sweeps,
-                }
-            });
+                },
+            );
         }
     }
     Ok(grid.centers[first_new..]
@@ -543,15 +605,19 @@ const RELAX_PROGRESS: f64 = 0.8;
 type Spheres = Vec<([f64; 3], f64)>;
 
 /// Overlap removal: in each sweep every sphere moves by half of each overlap with another
-/// sphere and all of each overlap with an obstacle (along the line of centres; all moves
-/// computed before any is applied, so the order does not matter), then back into the
+/// sphere and all of each overlap with an obstacle (along the line of centres, or for an
+/// obstacle that is not a sphere along the normal of its exact clearance, or to a fresh
+/// random spot when its centre lies inside that shape; all moves computed before any is
+/// applied, so the order does not matter), then back into the
 /// region. Returns the spheres once none overlaps, else (after [`RELAX_SWEEPS`], or once a
 /// window makes too little progress) the number without an overlap and the sweeps spent.
 fn relax(
     region: &Region,
     mut spheres: Spheres,
     fixed: &SphereGrid,
+    obstacles: &Obstacles<'_>,
     r_max: f64,
+    rng: &mut ChaCha8Rng,
 ) -> Result<Spheres, (usize, usize)> {
     let mut near = Vec::new();
     let mut moves = vec![[0.0; 3]; spheres.len()];
@@ -578,9 +644,28 @@ fn relax(
             }
             near.clear();
             fixed.overlaps(c, r, &mut near);
+            let mut buried = false;
             for &j in &near {
-                push_apart(c, r, fixed.centers[j], fixed.radii[j], 1.0, 1.0, &mut d);
+                match obstacles.clearance(fixed.ids[j], c, r) {
+                    None => push_apart(c, r, fixed.centers[j], fixed.radii[j], 1.0, 1.0, &mut d),
+                    Some(((_, gap), tol)) if gap >= -tol => continue,
+                    // The centre inside the shape: its nearest face may lead out of the
+                    // region (a slab whose lower half the region holds), where the region
+                    // would put the sphere back every sweep. It is drawn afresh instead.
+                    Some(((_, gap), _)) if gap < -r => buried = true,
+                    Some(((n, gap), _)) => {
+                        // Out along the shape's normal, to the same relative clearance.
+                        let push = RELAX_CLEARANCE * r - gap;
+                        for k in 0..3 {
+                            d[k] += push * n[k];
+                        }
+                    }
+                }
                 hit = true;
+            }
+            if buried {
+                let fresh = region.sample(r, rng);
+                d = [0, 1, 2].map(|k| fresh[k] - c[k]);
             }
             overlapping += hit as usize;
             moves[i] = d;
@@ -690,14 +775,8 @@ mod tests {
             min: [0.0; 3],
             max: [1.0; 3],
         };
-        let obstacles = Obstacles {
-            centers: &[[0.5, 0.5, 0.5]],
-            radii: &[0.3],
-        };
-        let none = Obstacles {
-            centers: &[],
-            radii: &[],
-        };
+        let obstacles = Obstacles::spheres(&[[0.5, 0.5, 0.5]], &[0.3]);
+        let none = Obstacles::spheres(&[], &[]);
         let free = lattice(&region, 0.05, 0.1, 0.0, None, 0, &none);
         let blocked = lattice(&region, 0.05, 0.1, 0.0, None, 0, &obstacles);
         assert_eq!(free.len(), 1000);

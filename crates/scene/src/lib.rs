@@ -42,6 +42,7 @@ mod build;
 mod clumps;
 mod convex;
 pub mod flow;
+mod gap;
 mod generate;
 pub mod input;
 pub mod joints;
