@@ -14,17 +14,27 @@
 //! `BRISTLECONE_DEPTH_SOLVERS` (names, comma-separated; default all),
 //! `BRISTLECONE_DEPTH_PACKINGS` (`lattice`, `random`, `heap`; default `lattice,random`),
 //! `BRISTLECONE_DEPTH_HISTORY` (1: print each cold step's residuals to stderr).
+//!
+//! `BRISTLECONE_DEPTH_SCENE` (a scene file of spheres in fixed boundaries, stepped at the
+//! twin's 1 ms and gravity): in place of the columns, the bed that scene reaches after
+//! `BRISTLECONE_DEPTH_SCENE_STEPS` (150) steps on the GPU under its own solver, read back;
+//! the candidates take the scene's solver settings but for the cap, each from the same
+//! read-back state (cold, then warm). `assets/scenes/default.toml` at 150 steps is its
+//! impact (book: Coloured Gauss–Seidel, "The default scene's impact").
 
 mod common;
 
+use bristlecone::gpu::BackendChoice;
 use bristlecone::model::defaults::GAUSS_SEIDEL_OMEGA;
 use bristlecone::reference::avbd::Avbd;
 use bristlecone::reference::block_gs::{Aggregates, BlockSettings, SweepOrder, TwoLevel};
-use bristlecone::reference::depth::{diameter, Candidate, Column, Packing, StepStats};
+use bristlecone::reference::depth::{diameter, Candidate, Column, Packing, StepStats, DT, GRAVITY};
 use bristlecone::reference::multilevel::{CoarseRows, CoarseSolve, Multilevel};
 use bristlecone::solve::{SolverKind, SolverSettings};
+use bristlecone::Simulation;
 use common::env;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// The solvers compared, by name.
 fn candidates() -> Vec<(&'static str, Candidate)> {
@@ -455,6 +465,87 @@ fn measure(prepared: &Column, candidate: &Candidate, st: &SolverSettings, steps:
     Row { cold, warm }
 }
 
+/// The bed a row describes (layers and width 0 for a scene's).
+struct Bed {
+    layers: usize,
+    width: usize,
+    packing: &'static str,
+}
+
+/// Every candidate on one prepared bed: a printed line and a CSV row each.
+fn run_candidates(
+    bed: &Bed,
+    prepared: &Column,
+    st: &SolverSettings,
+    steps: usize,
+    history: bool,
+    csv: &mut String,
+) {
+    let (l, width, packing) = (bed.layers, bed.width, bed.packing);
+    let d = diameter();
+    let grains = prepared.bodies.len() - 1;
+    for (name, candidate) in candidates() {
+        let r = measure(prepared, &candidate, &settings_for(&candidate, st), steps);
+        if history {
+            let h: Vec<String> = r.cold.history.iter().map(|x| format!("{x:.1e}")).collect();
+            eprintln!("{l} {packing} {name} cold residuals: {}", h.join(" "));
+        }
+        let mean = r.warm.iter().map(|s| s.sweeps as f64).sum::<f64>() / r.warm.len() as f64;
+        let max = r.warm.iter().map(|s| s.sweeps).max().unwrap_or(0);
+        let capped = r.warm.iter().filter(|s| !s.converged).count();
+        let pen = r.warm.iter().map(|s| s.penetration).fold(0.0, f64::max) / d;
+        let ms = 1e3 * r.warm.iter().map(|s| s.seconds).sum::<f64>() / r.warm.len() as f64;
+        let cold_pen = r.cold.penetration / d;
+        let cold_mark = if r.cold.converged { "" } else { "*" };
+        println!(
+            "{l:>6} {packing:>8} {name:>11} {:>7} | {:>4}{cold_mark:1} {cold_pen:>9.2e} | \
+             {mean:>6.1} {max:>5} {capped:>4}/{:<1} {pen:>9.2e} | {ms:>8.1}",
+            r.cold.contacts,
+            r.cold.sweeps,
+            r.warm.len(),
+        );
+        writeln!(
+            csv,
+            "{l},{width},{packing},{name},{grains},{},{},{},{cold_pen:.4e},{mean:.2},{max},{capped},{},\
+             {pen:.4e},{ms:.2}",
+            r.cold.contacts,
+            r.cold.sweeps,
+            !r.cold.converged,
+            r.warm.len(),
+        )
+        .expect("write to a string");
+    }
+}
+
+/// The bed the scene file `path` reaches after `steps` steps on the GPU (its own solver),
+/// and the scene's solver settings.
+fn scene_bed(path: &str, steps: u64) -> (Column, SolverSettings) {
+    let fail = |what: &str, e: &dyn std::fmt::Display| -> ! {
+        eprintln!("BRISTLECONE_DEPTH_SCENE {path}: {what}: {e}");
+        std::process::exit(2);
+    };
+    let mut sim = Simulation::from_scene_file(Path::new(path), BackendChoice::Auto)
+        .unwrap_or_else(|e| fail("loading", &e));
+    let (dt, gravity) = (sim.engine().settings.dt, sim.engine().settings.gravity);
+    if dt != DT || gravity != GRAVITY.to_array() {
+        let twin = format!("{DT} s and {GRAVITY} m/s², the twin's");
+        fail(
+            "time step and gravity",
+            &format!("{dt} s and {gravity:?} m/s², not {twin}"),
+        );
+    }
+    sim.step(steps).unwrap_or_else(|e| fail("stepping", &e));
+    let state = sim
+        .engine()
+        .read_state()
+        .unwrap_or_else(|e| fail("reading", &e));
+    let Some(contact) = sim.engine().settings.contact.clone() else {
+        fail("contacts", &"the scene has none")
+    };
+    let column = Column::from_state(state, contact.shapes, contact.collide);
+    (column, contact.solver)
+}
+
 fn main() {
     let layers: String = env("BRISTLECONE_DEPTH_LAYERS", "25,50,100,200".to_string());
     let width: usize = env("BRISTLECONE_DEPTH_WIDTH", 4);
@@ -490,11 +581,16 @@ fn main() {
         recovery_speed: 1.0,
         ..SolverSettings::default()
     };
-    let d = diameter();
-    println!(
-        "f64 twin, {width}x{width} grains a layer, cap {cap} sweeps, tolerance {} m/s RMS per row",
-        st.tolerance
-    );
+    let scene: String = env("BRISTLECONE_DEPTH_SCENE", String::new());
+    if scene.is_empty() {
+        println!(
+            "f64 twin, {width}x{width} grains a layer, cap {cap} sweeps, tolerance {} m/s RMS \
+             per row",
+            st.tolerance
+        );
+    } else {
+        println!("f64 twin, the bed of {scene}, cap {cap} sweeps, the scene's tolerance");
+    }
     println!(
         "{:>6} {:>8} {:>11} {:>7} | {:>5} {:>9} | {:>6} {:>5} {:>6} {:>9} | {:>8}",
         "layers",
@@ -527,49 +623,31 @@ fn main() {
             std::process::exit(2);
         }
     };
-    for l in layers {
+    if !scene.is_empty() {
+        let lead_in: u64 = env("BRISTLECONE_DEPTH_SCENE_STEPS", 150);
+        let (prepared, scene_st) = scene_bed(&scene, lead_in);
+        let st = SolverSettings {
+            kind: SolverKind::Apgd,
+            omega: SolverKind::Apgd.default_omega() as f32,
+            max_iterations: cap,
+            ..scene_st
+        };
+        let bed = Bed {
+            layers: 0,
+            width: 0,
+            packing: "scene",
+        };
+        run_candidates(&bed, &prepared, &st, steps, history, &mut csv);
+    }
+    for l in layers.into_iter().filter(|_| scene.is_empty()) {
         for &packing in &packings {
             let prepared = prepare(packing, l, width, settle);
-            let grains = prepared.bodies.len() - 1;
-            for (name, candidate) in candidates() {
-                let r = measure(&prepared, &candidate, &settings_for(&candidate, &st), steps);
-                if history {
-                    let h: Vec<String> =
-                        r.cold.history.iter().map(|x| format!("{x:.1e}")).collect();
-                    eprintln!(
-                        "{l} {} {name} cold residuals: {}",
-                        packing.name(),
-                        h.join(" ")
-                    );
-                }
-                let mean =
-                    r.warm.iter().map(|s| s.sweeps as f64).sum::<f64>() / r.warm.len() as f64;
-                let max = r.warm.iter().map(|s| s.sweeps).max().unwrap_or(0);
-                let capped = r.warm.iter().filter(|s| !s.converged).count();
-                let pen = r.warm.iter().map(|s| s.penetration).fold(0.0, f64::max) / d;
-                let ms = 1e3 * r.warm.iter().map(|s| s.seconds).sum::<f64>() / r.warm.len() as f64;
-                let cold_pen = r.cold.penetration / d;
-                let cold_mark = if r.cold.converged { "" } else { "*" };
-                println!(
-                    "{l:>6} {:>8} {name:>11} {:>7} | {:>4}{cold_mark:1} {cold_pen:>9.2e} | \
-                     {mean:>6.1} {max:>5} {capped:>4}/{:<1} {pen:>9.2e} | {ms:>8.1}",
-                    packing.name(),
-                    r.cold.contacts,
-                    r.cold.sweeps,
-                    r.warm.len(),
-                );
-                writeln!(
-                    csv,
-                    "{l},{width},{},{name},{grains},{},{},{},{cold_pen:.4e},{mean:.2},{max},{capped},{},\
-                     {pen:.4e},{ms:.2}",
-                    packing.name(),
-                    r.cold.contacts,
-                    r.cold.sweeps,
-                    !r.cold.converged,
-                    r.warm.len(),
-                )
-                .expect("write to a string");
-            }
+            let bed = Bed {
+                layers: l,
+                width,
+                packing: packing.name(),
+            };
+            run_candidates(&bed, &prepared, &st, steps, history, &mut csv);
         }
     }
     match std::fs::write(&csv_path, csv) {

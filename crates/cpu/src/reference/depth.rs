@@ -131,14 +131,25 @@ impl Column {
                 .iter()
                 .map(|c| BodyInit::sphere(c.as_vec3().to_array(), RADIUS as f32, DENSITY as f32)),
         );
-        let state = BodyState::from_inits(&inits);
+        let collide = CollideSettings {
+            envelope: (0.05 * RADIUS) as f32,
+            friction: vec![FRICTION],
+        };
+        Column::from_state(BodyState::from_inits(&inits), vec![shape], collide)
+    }
+
+    /// Any bed of spheres among fixed boundaries (a scene's state read back from the GPU),
+    /// stepped with the twin's time step and gravity ([`DT`], [`GRAVITY`]); its first step
+    /// starts without a warm start.
+    pub fn from_state(
+        state: BodyState,
+        shapes: Vec<BoundaryShape>,
+        collide: CollideSettings,
+    ) -> Column {
         let mut column = Column {
             bodies: to_f64(&state),
-            shapes: vec![shape],
-            collide: CollideSettings {
-                envelope: (0.05 * RADIUS) as f32,
-                friction: vec![FRICTION],
-            },
+            shapes,
+            collide,
             state,
             contacts: Vec::new(),
             warm_keys: Vec::new(),
