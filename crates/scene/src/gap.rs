@@ -12,8 +12,11 @@ use bristlecone_cpu::reference::capsule::{capsule_sphere, Capsule};
 use bristlecone_cpu::reference::convex::{sphere_hull, Hull};
 use bristlecone_cpu::reference::cylinder::{cylinder_sphere, Cylinder};
 
-use super::generate::OVERLAP_TOL;
 use super::{BodyDesc, BodyShape};
+
+/// Relative tolerance for "touching is not overlapping", sphere pairs and every other shape
+/// alike.
+pub(crate) const OVERLAP_TOL: f64 = 1e-9;
 
 /// How far two bodies of bounding radii `ra` and `rb` may overlap and still count as
 /// touching: the relative tolerance of [`OVERLAP_TOL`] that sphere pairs use, so that a

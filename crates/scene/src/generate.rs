@@ -11,11 +11,9 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::gap::OVERLAP_TOL;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// Relative tolerance for "touching is not overlapping".
-pub(crate) const OVERLAP_TOL: f64 = 1e-9;
 
 /// Two spheres overlap when their centres are closer than the sum of the radii (less a
 /// relative tolerance of [`OVERLAP_TOL`], so that exactly touching spheres are fine).
