@@ -608,34 +608,76 @@ fn pair(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, write: bool, at: u32) -> u
     return 0u;
 }
 
-// Only sphere grains: the visit then never calls the pair narrow phase (a sphere
-// pair is one contact; the write pass notes B ids and writes each record once, at its rank),
-// so neither pass carries the 64 B record writes inside its loops (lavapipe runs masked-off
-// code too). One visit serves both passes: each extra call is unrolled and compiled again,
-// which the test suite (hundreds of pipeline sets, no shader cache on lavapipe) pays for.
+// Only sphere grains: the visit then never calls the pair narrow phase (a sphere pair is one
+// contact; the write pass notes B ids and writes each record once, at its rank), so neither
+// pass carries the 64 B record writes inside its loops (lavapipe runs masked-off code too).
 fn spheres_only() -> bool {
     return !(HAS_BOXES || HAS_CAPSULES || HAS_CYLINDERS || HAS_CLUMPS || HAS_CONVEX);
 }
 
-// What a visit does with each pair found: counts its contacts (COUNT) or writes them (WRITE);
-// in sphere-only scenes, one contact per pair and no call of `pair`, so no record-writing
-// code in the visit's loops: counts it (SPHERES) or notes B in body_entries (KEYS).
-const COUNT: u32 = 0u;
-const WRITE: u32 = 1u;
-const KEYS: u32 = 2u;
-const SPHERES: u32 = 3u;
-
-fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u32 {
-    if mode == KEYS {
-        if at < params.contact_capacity {
-            body_entries[at] = j;
+// Sphere-only scenes: grain i's partners, in the order of `walk_next`, each counted and, when
+// `keys`, its B id noted in body_entries from `base`. With nothing to compile per pair, the
+// walk's state machine (which exists to keep the narrow phase at one call site) buys nothing
+// here and costs a branch on its phase per grain passed: the scans are plain loops (the
+// pair stage of a 3000-sphere pile on lavapipe: `bristlecone bench --scene pile`).
+fn visit_spheres(i: u32, pi: vec4<f32>, keys: bool, base: u32) -> u32 {
+    let env = params.envelope;
+    if pi.w > params.large_radius {
+        // A large grain: every grain j > i, in index order.
+        let nb = params.boundaries;
+        var n = 0u;
+        for (var j = i + 1u; j < params.grains; j++) {
+            if sphere_gap(pi, image_of(pi, pos[nb + j])) <= env && !(PARKING && info[nb + j].x == MOTION_PARKED) {
+                n += note_partner(j, keys, base + n);
+            }
         }
-        return 1u;
+        return n;
     }
-    if mode == SPHERES {
-        return 1u;
+    var n = 0u;
+    if PERIODIC {
+        let seams = seam_shift(pi.xyz, params.cell_size);
+        for (var s = 0u; s < 8u; s++) {
+            let t = image_shift(pi.xyz, seams, s, params.cell_size);
+            if t.w != 0.0 {
+                n += visit_sphere_cells(i, vec4<f32>(pi.xyz + t.xyz, pi.w), keys, base + n);
+            }
+        }
+    } else {
+        n = visit_sphere_cells(i, pi, keys, base);
     }
-    return pair(i, j, pi, pj, mode == WRITE, at);
+    for (var k = starts[params.table_size]; k < starts[params.table_size + 1u]; k++) {
+        let j = sorted_idx[k];
+        if j > i && sphere_gap(pi, image_of(pi, sorted_pos[k])) <= env {
+            n += note_partner(j, keys, base + n);
+        }
+    }
+    return n;
+}
+
+// `visit_spheres` in the 27 cells around pc, an image of grain i.
+fn visit_sphere_cells(i: u32, pc: vec4<f32>, keys: bool, base: u32) -> u32 {
+    let c = cell_of(pc.xyz);
+    let env = params.envelope;
+    var n = 0u;
+    for (var row = 0u; row < 9u; row++) {
+        let r = cell_row(c + vec3<i32>(-1, i32(row % 3u) - 1, i32(row / 3u) - 1));
+        for (var q = 0u; q < r.total; q++) {
+            let k = row_slot(r, q);
+            let j = sorted_idx[k];
+            let pj = sorted_pos[k];
+            if j > i && sphere_gap(pc, pj) <= env && row_holds(r, q, pj) {
+                n += note_partner(j, keys, base + n);
+            }
+        }
+    }
+    return n;
+}
+
+fn note_partner(j: u32, keys: bool, at: u32) -> u32 {
+    if keys && at < params.contact_capacity {
+        body_entries[at] = j;
+    }
+    return 1u;
 }
 
 // The partners of grain i, one per call of `walk_next`, in the visit's order. A small grain
@@ -644,8 +686,8 @@ fn found(i: u32, j: u32, pi: vec4<f32>, pj: vec4<f32>, mode: u32, at: u32) -> u3
 // partner found there is passed as its image near i), then the large grains. A large grain
 // i: every grain j > i, in index order (its row then comes out sorted by B).
 //
-// The visit calls the narrow phase (`found`) from one place, once per partner: NIR inlines
-// every call of a function, so each call site of `found` is another copy of every narrow
+// The visit calls the narrow phase (`pair`) from one place, once per partner: NIR inlines
+// every call of a function, so each call site of `pair` is another copy of every narrow
 // phase of the scene's shapes for LLVM to compile (on lavapipe the shape-rich stages spend
 // minutes in LLVM, superlinear in the function's size). The scans between two partners run
 // in `walk_next`'s own loop: a SIMD group runs a loop as often as its busiest lane needs, so
@@ -659,15 +701,8 @@ struct Walk {
     seams: vec3<f32>,
     t: vec3<f32>,
     row: u32,
-    cl: vec3<i32>,
-    // The row of cells x − 1, x, x + 1 as one concatenation of their slot ranges: the
-    // ranges' starts, the ends of the first one and two ranges, the total length, whether
-    // the three are one range, and the position q in it.
-    a: vec3<u32>,
-    l0: u32,
-    l1: u32,
-    total: u32,
-    straight: bool,
+    // The row of cells x − 1, x, x + 1 and the position q in it.
+    cells: CellRow,
     q: u32,
     // Large grains: slot k of the large grains' cell; index order: the next j.
     k: u32,
@@ -706,8 +741,24 @@ fn walk_row(w: ptr<function, Walk>, pi: vec4<f32>, row: u32) {
     let dy = i32(row % 3u) - 1;
     let dz = i32(row / 3u) - 1;
     (*w).row = row;
-    (*w).cl = cell_of(pi.xyz + (*w).t) + vec3<i32>(-1, dy, dz);
-    let cl = (*w).cl;
+    (*w).cells = cell_row(cell_of(pi.xyz + (*w).t) + vec3<i32>(-1, dy, dz));
+    (*w).q = 0u;
+}
+
+// The row of cells cl, cl + x, cl + 2 x as one concatenation of their slot ranges.
+struct CellRow {
+    // The leftmost cell.
+    cl: vec3<i32>,
+    // The ranges' starts, the ends of the first one and two ranges in the concatenation,
+    // its total length, and whether the three are one range.
+    a: vec3<u32>,
+    l0: u32,
+    l1: u32,
+    total: u32,
+    straight: bool,
+}
+
+fn cell_row(cl: vec3<i32>) -> CellRow {
     let s = vec3<u32>(cell_hash(cl), cell_hash(cl + vec3<i32>(1, 0, 0)), cell_hash(cl + vec3<i32>(2, 0, 0)));
     // The three cells' slots are consecutive unless the row crosses a period of the lattice
     // or the table's end (cell_hash): then their ranges are one, read with two loads instead
@@ -723,12 +774,22 @@ fn walk_row(w: ptr<function, Walk>, pi: vec4<f32>, row: u32) {
         a = vec3<u32>(a.x, starts[s.y], starts[s.z]);
         e = vec3<u32>(starts[s.x + 1u], starts[s.y + 1u], starts[s.z + 1u]);
     }
-    (*w).a = a;
-    (*w).straight = straight;
-    (*w).l0 = e.x - a.x;
-    (*w).l1 = select((*w).l0 + e.y - a.y, (*w).l0, straight);
-    (*w).total = select((*w).l1 + e.z - a.z, (*w).l0, straight);
-    (*w).q = 0u;
+    let l0 = e.x - a.x;
+    let l1 = select(l0 + e.y - a.y, l0, straight);
+    let total = select(l1 + e.z - a.z, l0, straight);
+    return CellRow(cl, a, l0, l1, total, straight);
+}
+
+// The slot of position q < total in the row's concatenation.
+fn row_slot(r: CellRow, q: u32) -> u32 {
+    return select(select(r.a.z + (q - r.l1), r.a.y + (q - r.l0), q < r.l1), r.a.x + q, q < r.l0);
+}
+
+// Whether grain position pj, read at position q of the row, lies in the row's cell for q.
+fn row_holds(r: CellRow, q: u32, pj: vec4<f32>) -> bool {
+    let dx = select(select(2, 1, q < r.l1), 0, q < r.l0);
+    let d = cell_of(pj.xyz) - r.cl;
+    return all(d.yz == vec2<i32>(0)) && select(d.x == dx, d.x >= 0 && d.x <= 2, r.straight);
 }
 
 // After the last row of an image: the next image of i that is visited (periodic cells), else
@@ -755,7 +816,8 @@ fn walk_next(w: ptr<function, Walk>, i: u32, pi: vec4<f32>) {
     loop {
         if (*w).phase == WALK_ROWS {
             let q = (*w).q;
-            if q >= (*w).total {
+            let r = (*w).cells;
+            if q >= r.total {
                 if (*w).row == 8u {
                     walk_next_image(w, pi);
                 } else {
@@ -764,16 +826,10 @@ fn walk_next(w: ptr<function, Walk>, i: u32, pi: vec4<f32>) {
                 continue;
             }
             (*w).q = q + 1u;
-            let a = (*w).a;
-            let l0 = (*w).l0;
-            let l1 = (*w).l1;
-            let k = select(select(a.z + (q - l1), a.y + (q - l0), q < l1), a.x + q, q < l0);
-            let dx = select(select(2, 1, q < l1), 0, q < l0);
+            let k = row_slot(r, q);
             let j = sorted_idx[k];
             let pj = sorted_pos[k];
-            let d = cell_of(pj.xyz) - (*w).cl;
-            let in_row = all(d.yz == vec2<i32>(0)) && select(d.x == dx, d.x >= 0 && d.x <= 2, (*w).straight);
-            if j > i && sphere_gap(vec4<f32>(pi.xyz + (*w).t, pi.w), pj) <= env && in_row {
+            if j > i && sphere_gap(vec4<f32>(pi.xyz + (*w).t, pi.w), pj) <= env && row_holds(r, q, pj) {
                 (*w).j = j;
                 (*w).pj = vec4<f32>(pj.xyz - (*w).t, pj.w);
                 return;
@@ -817,9 +873,9 @@ fn image_of(pi: vec4<f32>, pj: vec4<f32>) -> vec4<f32> {
     return vec4<f32>(nearest_image(pi.xyz, pj.xyz), pj.w);
 }
 
-// Every partner of grain i (`walk_next`), each passed to `found` with `mode`; how many
-// contacts (or pairs) that found.
-fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
+// Every partner of grain i (`walk_next`), each passed to the pair narrow phase, which writes
+// its contacts from `base` when `write`; how many contacts that found.
+fn visit_any(i: u32, pi: vec4<f32>, write: bool, base: u32) -> u32 {
     var w = walk_start(i, pi);
     var n = 0u;
     loop {
@@ -827,7 +883,7 @@ fn visit_any(i: u32, pi: vec4<f32>, mode: u32, base: u32) -> u32 {
         if w.phase == WALK_DONE {
             break;
         }
-        n += found(i, w.j, pi, w.pj, mode, base + n);
+        n += pair(i, w.j, pi, w.pj, write, base + n);
     }
     return n;
 }
@@ -870,7 +926,7 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let pi = sorted_pos[t];
     if spheres_only() {
         // One visit for both passes (a second would be unrolled and compiled again).
-        let n_sph = visit_any(i, pi, select(SPHERES, KEYS, write), base);
+        let n_sph = visit_spheres(i, pi, write, base);
         if !write {
             offs[nb * ng + i] = n_sph;
         } else {
@@ -878,7 +934,7 @@ fn detect(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
         }
         return;
     }
-    let n_found = visit_any(i, pi, select(COUNT, WRITE, write), base);
+    let n_found = visit_any(i, pi, write, base);
     if !write {
         offs[nb * ng + i] = n_found;
         return;
